@@ -1,0 +1,151 @@
+"""Typed records that flow through the pipeline: samples -> claims -> verdicts -> results."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from hallumeasure.labels import Label, Policy, Subtype
+
+
+class Mode(StrEnum):
+    """Classifier prompt configuration: chain of thought or not, one claim per call or all at once."""
+
+    COT_ONE = "cot-one"
+    COT_ALL = "cot-all"
+    NOCOT_ONE = "nocot-one"
+    NOCOT_ALL = "nocot-all"
+
+    @property
+    def cot(self) -> bool:
+        return self in (Mode.COT_ONE, Mode.COT_ALL)
+
+    @property
+    def one_claim(self) -> bool:
+        return self in (Mode.COT_ONE, Mode.NOCOT_ONE)
+
+
+class Sample(BaseModel):
+    """One response to measure, with the source text it should be grounded in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    context: str
+    response: str
+    question: str | None = None
+    model: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _strip_id(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("id must not be blank")
+        return value
+
+
+class Span(BaseModel):
+    """Character offsets [start, end) into the response."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class Claim(BaseModel):
+    """An atomic statement taken from a response."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    sample_id: str
+    index: int = Field(ge=0)
+    text: str
+    spans: tuple[Span, ...] = ()
+
+
+class ClaimVerdict(BaseModel):
+    """The judge's decision on one claim; an error row when ``error`` is set and ``label`` is None."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claim_id: str
+    label_reason: str | None = None
+    label: Label | None = None
+    subtype_reason: str | None = None
+    subtype: Subtype | None = None
+    #: Probability that the claim is unsupported, when the judge gives one (the offline judge does).
+    probability: float | None = Field(default=None, ge=0.0, le=1.0)
+    judge: str
+    error: str | None = None
+    raw_output: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.label is not None
+
+
+class Usage(BaseModel):
+    """Provider usage accumulated over one or more calls."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    seconds: float = 0.0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
+
+
+class ResponseResult(BaseModel):
+    """Everything measured for one sample: its claims, their verdicts, and the per-response aggregate."""
+
+    sample_id: str
+    model: str | None = None
+    claims: list[Claim] = Field(default_factory=list)
+    verdicts: list[ClaimVerdict] = Field(default_factory=list)
+    label_counts: dict[Label, int] = Field(default_factory=dict)
+    subtype_counts: dict[Subtype, int] = Field(default_factory=dict)
+    n_claims: int = 0
+    n_evaluated: int = 0
+    n_unsupported: int = 0
+    n_errors: int = 0
+    unsupported_rate: float | None = None
+    hallucinated: bool | None = None
+    #: Response-level probability of hallucination, when the judge gives one.
+    score: float | None = None
+    #: Set when the whole sample failed (for example extraction); the result is then an error row.
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+
+class RunManifest(BaseModel):
+    """What a run measured and how, so that two runs can be compared honestly."""
+
+    run_id: str
+    package_version: str
+    input_path: str | None = None
+    input_sha256: str
+    n_samples: int
+    extractor: str
+    judge: str
+    mode: Mode
+    detector: str = "claims"
+    policy: Policy
+    prompts: dict[str, str] = Field(default_factory=dict, description="prompt id -> sha256")
+    settings: dict[str, Any] = Field(default_factory=dict)
+    started_at: datetime
+    finished_at: datetime | None = None
+    status: str = "running"
+    counts: dict[str, int] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
