@@ -1,0 +1,227 @@
+"""Command line: a thin shell over the library.
+
+Exit codes: 0 success; 1 unexpected failure; 2 bad usage, input or configuration;
+3 the run finished but some samples or claims ended as error rows (see the summary).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hallumeasure import __version__
+from hallumeasure.config import cache_path, redact
+from hallumeasure.errors import HalluMeasureError
+from hallumeasure.labels import Label, Policy, UnevaluatablePolicy
+
+app = typer.Typer(
+    help="Measure hallucinations in grounded LLM responses, claim by claim.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=True)
+out = Console()
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
+    console.print(f"[red]error:[/red] {redact(message)}", highlight=False, markup=True)
+    return typer.Exit(code)
+
+
+def _columns(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        field, sep, column = pair.partition("=")
+        if not sep or not field or not column:
+            raise _fail(f"--column takes field=name, got {pair!r}")
+        mapping[field.strip()] = column.strip()
+    return mapping
+
+
+def _policy(unsupported: str, unevaluatable: str, min_claims: int, min_rate: float) -> Policy:
+    try:
+        labels = frozenset(Label(x.strip()) for x in unsupported.split(",") if x.strip())
+        return Policy(unsupported_labels=labels, unevaluatable=UnevaluatablePolicy(unevaluatable),
+                      min_unsupported_claims=min_claims, min_unsupported_rate=min_rate)
+    except ValueError as exc:
+        raise _fail(f"invalid policy: {exc}") from exc
+
+
+@app.callback()
+def main(
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging (-v info, -vv debug).")] = 0,
+) -> None:
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+@app.command()
+def version() -> None:
+    """Print the package version."""
+    out.print(__version__)
+
+
+@app.command()
+def measure(
+    input: Annotated[Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
+    extractor: Annotated[str, typer.Option(help="Claim extractor: offline, fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.")] = "offline",
+    judge: Annotated[str, typer.Option(help="Claim judge spec (same forms as --extractor).")] = "offline",
+    mode: Annotated[str, typer.Option(help="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")] = "cot-one",
+    resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out.")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first.")] = False,
+    column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
+    model_name: Annotated[Optional[str], typer.Option("--model-name", help="Model name for rows without one.")] = None,
+    concurrency: Annotated[int, typer.Option(help="Samples measured at once.")] = 4,
+    max_concurrency: Annotated[int, typer.Option(help="Provider calls in flight at once, per model.")] = 8,
+    max_retries: Annotated[int, typer.Option(help="Retries of a failed provider call.")] = 4,
+    timeout: Annotated[float, typer.Option(help="Deadline of one provider call, seconds.")] = 120.0,
+    cache: Annotated[Optional[Path], typer.Option(help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
+    unsupported_labels: Annotated[str, typer.Option(help="Labels counted as unsupported.")] = "contradicted,absent,partially_supported",
+    unevaluatable: Annotated[str, typer.Option(help="How unevaluatable claims count: exclude, supported, unsupported.")] = "exclude",
+    min_unsupported_claims: Annotated[int, typer.Option(help="Unsupported claims that make a response hallucinated.")] = 1,
+    min_unsupported_rate: Annotated[float, typer.Option(help="...and the unsupported rate it needs.")] = 0.0,
+    strict_input: Annotated[bool, typer.Option(help="Stop at the first bad input row instead of skipping it.")] = False,
+) -> None:
+    """Measure every sample of INPUT into a run directory."""
+    from hallumeasure.inputs import load_samples
+    from hallumeasure.models.cache import RequestCache
+    from hallumeasure.pipeline.build import build_extractor, build_judge, build_model
+    from hallumeasure.pipeline.run import run_measurement
+    from hallumeasure.types import Mode
+
+    try:
+        run_mode = Mode(mode)
+    except ValueError:
+        raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {mode!r}") from None
+    policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
+    try:
+        loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input)
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    for problem in loaded.problems:
+        who = f" (id {problem.sample_id})" if problem.sample_id else ""
+        console.print(f"[yellow]skipped[/yellow] row {problem.row}{who}: {problem.message}", highlight=False)
+    if overwrite and out_dir.exists():
+        shutil.rmtree(out_dir)
+    try:
+        request_cache = None if no_cache else RequestCache(cache or cache_path())
+        wrapper = {"max_concurrency": max_concurrency, "max_retries": max_retries, "timeout": timeout}
+        models = {}
+        for spec in {extractor, judge} - {"offline"}:
+            models[spec] = build_model(spec, cache=request_cache, **wrapper)
+        ext = build_extractor(extractor, model=models.get(extractor))
+        jud = build_judge(judge, run_mode, model=models.get(judge))
+        with _progress(len(loaded.samples)) as advance:
+            manifest, results = run_measurement(
+                loaded.samples, out_dir, ext, jud, mode=run_mode, input_sha256=loaded.sha256,
+                input_path=str(input), policy=policy, resume=resume, concurrency=concurrency,
+                settings={"skipped_input_rows": len(loaded.problems), "cache": not no_cache},
+                progress=advance,
+            )
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    _print_summary(out_dir)
+    errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
+    if errors or loaded.problems:
+        console.print(
+            f"[yellow]{manifest.counts.get('error_responses', 0)} response(s) and "
+            f"{manifest.counts.get('claim_errors', 0)} claim(s) ended as error rows; "
+            f"{len(loaded.problems)} input row(s) skipped[/yellow]"
+        )
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+class _progress:
+    """A rich progress bar that the pipeline advances once per finished sample."""
+
+    def __init__(self, total: int) -> None:
+        self.bar = Progress(TextColumn("measuring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=console, transient=True, disable=not console.is_terminal)
+        self.task = self.bar.add_task("measure", total=total)
+
+    def __enter__(self):
+        self.bar.start()
+        return lambda _result: self.bar.advance(self.task)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+
+def _print_summary(run_dir: Path) -> None:
+    from hallumeasure.store import load_run
+
+    data = load_run(run_dir)
+    manifest = data.manifest
+    table = Table(title=f"run {run_dir}", title_justify="left")
+    for name in ("model", "responses", "claims", "mean unsupported rate", "hallucinated share", "error rows"):
+        table.add_column(name, justify="left" if name == "model" else "right")
+    for row in data.summary.to_dict(orient="records"):
+        rate, share = row["mean_unsupported_rate"], row["hallucinated_share"]
+        table.add_row(
+            str(row["model"]), str(row["n_responses"]), str(row["n_claims"]),
+            "-" if rate is None or rate != rate else f"{rate:.3f}",
+            "-" if share is None or share != share else f"{share:.3f}",
+            str(row["n_error_responses"] + row["n_claim_errors"]),
+        )
+    out.print(table)
+    if manifest is not None:
+        out.print(f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}")
+        out.print(f"policy: {manifest.policy.describe()}")
+        if manifest.judge == "offline":
+            out.print("note: the offline judge is a trained lexical/numeric model, not an LLM; "
+                      "see the README for its measured quality.")
+        if manifest.judge.startswith("fake"):
+            out.print("note: the fake model is a demo for tests; its labels are not a measurement.")
+
+
+@app.command()
+def show(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
+    claims: Annotated[bool, typer.Option(help="List every claim with its verdict.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest and summary as JSON.")] = False,
+) -> None:
+    """Summarise a run (and optionally list its claims)."""
+    from hallumeasure.store import load_run
+
+    try:
+        data = load_run(run_dir)
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        payload = {
+            "manifest": json.loads(data.manifest.model_dump_json()) if data.manifest else None,
+            "summary": json.loads(data.summary.to_json(orient="records")),
+        }
+        out.print_json(data=payload)
+        return
+    _print_summary(run_dir)
+    if claims:
+        table = Table(show_lines=False)
+        for name in ("sample", "claim", "label", "subtype", "reason"):
+            table.add_column(name, overflow="fold")
+        for row in data.claims.to_dict(orient="records"):
+            label = row["label"] or f"ERROR: {row['error']}"
+            table.add_row(row["sample_id"], row["claim"], label, row["subtype"] or "", row["label_reason"] or "")
+        out.print(table)
+
+
+def run() -> None:  # pragma: no cover - console entry wrapper
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

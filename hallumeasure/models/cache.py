@@ -1,0 +1,63 @@
+"""A persistent request cache: an identical request is answered from disk, never paid for twice."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+from hallumeasure.models.base import GenerateRequest, GenerateResponse
+
+
+def request_key(model_spec: str, request: GenerateRequest, settings: dict | None = None) -> str:
+    """A stable sha256 over everything that can change the answer."""
+    payload = {
+        "model": model_spec,
+        "settings": settings or {},
+        "request": request.model_dump(mode="json"),
+    }
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class RequestCache:
+    """SQLite key-value store of successful responses, safe to share between runs and threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                "key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,"
+                " created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+            )
+            self._db.commit()
+
+    def get(self, key: str) -> GenerateResponse | None:
+        with self._lock:
+            row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return GenerateResponse.model_validate_json(row[0])
+
+    def put(self, key: str, model_spec: str, response: GenerateResponse) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, model, response) VALUES (?, ?, ?)",
+                (key, model_spec, response.model_dump_json()),
+            )
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,138 @@
+"""The one wrapper around a provider: retries, deadline, concurrency, cache and usage live here only."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from typing import Any, Protocol
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from hallumeasure.errors import ProviderError
+from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI
+from hallumeasure.models.cache import RequestCache, request_key
+from hallumeasure.types import Usage
+
+log = logging.getLogger(__name__)
+
+
+class Limiter(Protocol):
+    """Admission control before a call (requests and tokens per minute)."""
+
+    async def acquire(self, estimated_tokens: int) -> None: ...
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ProviderError) and exc.retryable
+
+
+class Model:
+    """Calls a ``ModelAPI`` with bounded concurrency, bounded retries, a deadline and a request cache.
+
+    Provider SDK retries must be off: this is the only layer that retries.
+    """
+
+    def __init__(
+        self,
+        api: ModelAPI,
+        *,
+        max_retries: int = 4,
+        max_concurrency: int = 8,
+        timeout: float = 120.0,
+        cache: RequestCache | None = None,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        limiter: Limiter | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.api = api
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.cache = cache
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.limiter = limiter
+        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._max_concurrency = max_concurrency
+        self._random = random.Random(seed)
+        self.usage = Usage()
+        self.retries = 0
+
+    @property
+    def spec(self) -> str:
+        return self.api.spec
+
+    def settings(self) -> dict[str, Any]:
+        """Settings recorded in the manifest (the cache key uses only the provider's own settings)."""
+        return {
+            **self.api.settings(),
+            "max_retries": self.max_retries,
+            "timeout": self.timeout,
+            "max_concurrency": self._max_concurrency,
+        }
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            # Honour the server, capped, plus a little jitter so that callers do not stampede.
+            return min(self.backoff_max, retry_after) + self._random.uniform(0, self.backoff_base / 4)
+        exp = self.backoff_base * 2 ** (state.attempt_number - 1)
+        return self._random.uniform(0, min(self.backoff_max, exp))
+
+    async def generate(self, request: GenerateRequest, *, use_cache: bool = True) -> GenerateResponse:
+        """One answer for ``request``: from the cache if seen before, else from the provider."""
+        key = request_key(self.spec, request, self.api.settings())
+        if use_cache and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.usage = self.usage + Usage(cached_calls=1)
+                return hit.model_copy(update={"cached": True, "usage": Usage(cached_calls=1)})
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=self._wait,
+            retry=retry_if_exception(_is_retryable),
+            reraise=True,
+            before_sleep=self._before_sleep,
+        )
+        async for attempt in retrying:
+            with attempt:
+                response = await self._call_once(request)
+        if use_cache and self.cache is not None and response.stop_reason != "refusal":
+            self.cache.put(key, self.spec, response)
+        return response
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        self.retries += 1
+        exc = state.outcome.exception() if state.outcome else None
+        log.info("retrying %s after %s (attempt %d)", self.spec, type(exc).__name__, state.attempt_number)
+
+    async def _call_once(self, request: GenerateRequest) -> GenerateResponse:
+        async with self._semaphore:
+            if self.limiter is not None:
+                await self.limiter.acquire(_estimate_tokens(request))
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(self.timeout):
+                    response = await self.api.generate(request)
+            except TimeoutError as exc:
+                raise ProviderError(
+                    f"{self.spec}: no answer within the {self.timeout:g} s deadline",
+                    retryable=True,
+                    cause="timeout",
+                ) from exc
+            elapsed = time.perf_counter() - started
+        usage = response.usage.model_copy(update={"calls": max(1, response.usage.calls), "seconds": elapsed})
+        self.usage = self.usage + usage
+        return response.model_copy(update={"usage": usage})
+
+    async def aclose(self) -> None:
+        await self.api.aclose()
+
+
+def _estimate_tokens(request: GenerateRequest) -> int:
+    chars = len(request.system) + sum(len(m.text) for m in request.messages)
+    return chars // 4 + request.max_tokens

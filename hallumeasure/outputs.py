@@ -1,0 +1,135 @@
+"""The JSON contracts of LLM answers. Each is sent as a forced tool's input schema and validated on return.
+
+In every contract the reason field comes before the verdict it explains, so that a model
+writing left to right reasons first and decides second.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from hallumeasure.labels import LABELS_WITH_SUBTYPE, Label, Subtype
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ExtractedClaim(_Contract):
+    text: str = Field(min_length=1, description="One atomic, self-contained claim.")
+    source_sentence: str | None = Field(default=None, description="The response sentence it comes from, verbatim.")
+
+
+class ExtractedClaims(_Contract):
+    claims: list[ExtractedClaim]
+
+
+def _normalise_enum(value: object) -> object:
+    # "Partially Supported" and "partially-supported" mean the same label.
+    if isinstance(value, str):
+        return value.strip().lower().replace("-", "_").replace(" ", "_")
+    return value
+
+
+def _normalise_subtype(value: object) -> object:
+    value = _normalise_enum(value)
+    return None if value in ("", "none", "null", "n/a") else value
+
+
+LabelField = Annotated[Label, BeforeValidator(_normalise_enum)]
+SubtypeField = Annotated[Subtype | None, BeforeValidator(_normalise_subtype)]
+
+
+class _SubtypeRule(_Contract):
+    """Supported and unevaluatable claims carry no subtype; the other labels must name one."""
+
+    @model_validator(mode="after")
+    def _subtype_only_when_unsupported(self):
+        if self.label not in LABELS_WITH_SUBTYPE:
+            self.subtype = None
+        elif self.subtype is None:
+            raise ValueError(f"label {self.label.value!r} needs a subtype (one of {[s.value for s in Subtype]})")
+        return self
+
+
+class PlainVerdict(_SubtypeRule):
+    label: LabelField
+    subtype: SubtypeField = None
+
+
+class CotVerdict(_SubtypeRule):
+    label_reason: str = Field(min_length=1)
+    label: LabelField
+    subtype_reason: str | None = None
+    subtype: SubtypeField = None
+
+
+class PlainClaimVerdict(_SubtypeRule):
+    claim_id: str
+    label: LabelField
+    subtype: SubtypeField = None
+
+
+class CotClaimVerdict(_SubtypeRule):
+    claim_id: str
+    label_reason: str = Field(min_length=1)
+    label: LabelField
+    subtype_reason: str | None = None
+    subtype: SubtypeField = None
+
+
+class PlainVerdicts(_Contract):
+    verdicts: list[PlainClaimVerdict]
+
+
+class CotVerdicts(_Contract):
+    verdicts: list[CotClaimVerdict]
+
+
+class Rewrite(_Contract):
+    reasoning: str
+    rewritten_response: str
+
+
+class NliJudgement(_Contract):
+    reason: str
+    label: Literal["entailment", "neutral", "contradiction"]
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return _normalise_enum(value)
+
+
+CascadeCategory = Literal[
+    "number",
+    "entity",
+    "false_concatenation",
+    "attribution_failure",
+    "overgeneralization",
+    "reasoning_error",
+    "hyperbole",
+    "temporal",
+    "context_based_meaning",
+    "other",
+    "no_problem_found",
+]
+
+
+class CascadeExplanation(_Contract):
+    reason: str
+    category: CascadeCategory
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return _normalise_enum(value)
+
+
+def tool_schema(model: type[BaseModel]) -> dict:
+    """The JSON Schema of a contract, as providers expect a tool's input schema."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    return schema

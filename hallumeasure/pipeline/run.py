@@ -1,0 +1,179 @@
+"""Run the pipeline over samples: extract -> classify -> aggregate, stored as it goes, resumable."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hallumeasure import __version__
+from hallumeasure.errors import RunStoreError
+from hallumeasure.labels import Policy
+from hallumeasure.pipeline.aggregate import summarise_response, summarise_run
+from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.store import RunStore
+from hallumeasure.types import ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[ResponseResult], None]
+
+
+async def measure_sample(
+    sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy
+) -> ResponseResult:
+    """Measure one sample. Failures become error rows on the result; this never raises for model trouble."""
+    try:
+        extraction = await extractor.extract(sample)
+        if extraction.error is not None:
+            return summarise_response(sample, [], [], policy, usage=extraction.usage, error=extraction.error)
+        judgement = await judge.judge(sample, extraction.claims)
+    except Exception as exc:  # noqa: BLE001 - an unexpected bug in one sample must not lose the others
+        log.exception("sample %s failed", sample.id)
+        return summarise_response(sample, [], [], policy, error=f"{type(exc).__name__}: {exc}")
+    verdicts = _complete(extraction.claims, judgement.verdicts, judge.name)
+    return summarise_response(
+        sample, extraction.claims, verdicts, policy, score=judgement.score, usage=extraction.usage + judgement.usage
+    )
+
+
+def _complete(claims, verdicts: Sequence[ClaimVerdict], judge_name: str) -> list[ClaimVerdict]:
+    """One verdict per claim in claim order; a judge that skipped a claim yields an explicit error row."""
+    by_id = {v.claim_id: v for v in verdicts}
+    return [
+        by_id.get(c.id) or ClaimVerdict(claim_id=c.id, judge=judge_name, error="the judge returned no verdict")
+        for c in claims
+    ]
+
+
+async def measure_samples(
+    samples: Sequence[Sample],
+    extractor: ClaimExtractor,
+    judge: ClaimJudge,
+    policy: Policy | None = None,
+    *,
+    store: RunStore | None = None,
+    concurrency: int = 4,
+    progress: Progress | None = None,
+) -> list[ResponseResult]:
+    """Measure samples with at most ``concurrency`` in flight; each result is stored as soon as it is ready."""
+    policy = policy or Policy()
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(sample: Sample) -> ResponseResult:
+        async with gate:
+            result = await measure_sample(sample, extractor, judge, policy)
+        if store is not None:
+            store.write_result(result)
+        if progress is not None:
+            progress(result)
+        return result
+
+    return list(await asyncio.gather(*(one(s) for s in samples)))
+
+
+def prompt_hashes(extractor: ClaimExtractor, judge: ClaimJudge) -> dict[str, str]:
+    """Prompt ids and hashes that the stages use (offline stages use none)."""
+    keys = [getattr(stage, "prompt", None) for stage in (extractor, judge)]
+    keys += list(getattr(judge, "extra_prompts", ()))
+    out = {}
+    for prompt in keys:
+        if prompt is not None:
+            out[prompt.key] = prompt.sha256
+    return out
+
+
+def _manifest_identity(m: RunManifest) -> dict[str, Any]:
+    return {"input_sha256": m.input_sha256, "extractor": m.extractor, "judge": m.judge, "mode": m.mode,
+            "detector": m.detector, "policy": m.policy.model_dump(mode="json"), "prompts": m.prompts}
+
+
+def run_measurement(
+    samples: Sequence[Sample],
+    out: str | Path,
+    extractor: ClaimExtractor,
+    judge: ClaimJudge,
+    *,
+    mode: Mode,
+    input_sha256: str,
+    input_path: str | None = None,
+    policy: Policy | None = None,
+    resume: bool = False,
+    concurrency: int = 4,
+    settings: dict[str, Any] | None = None,
+    detector: str = "claims",
+    progress: Progress | None = None,
+) -> tuple[RunManifest, list[ResponseResult]]:
+    """Measure ``samples`` into the run directory ``out`` and write its manifest.
+
+    With ``resume``, samples already stored are kept and only the rest are measured; the
+    manifest must describe the same input, stages, prompts and policy.
+    """
+    policy = policy or Policy()
+    with RunStore(out, write=True) as store:
+        previous = store.read_manifest()
+        manifest = RunManifest(
+            run_id=Path(out).name,
+            package_version=__version__,
+            input_path=input_path,
+            input_sha256=input_sha256,
+            n_samples=len(samples),
+            extractor=extractor.name,
+            judge=judge.name,
+            mode=mode,
+            detector=detector,
+            policy=policy,
+            prompts=prompt_hashes(extractor, judge),
+            settings={"extractor": extractor.settings(), "judge": judge.settings(), "concurrency": concurrency,
+                      **(settings or {})},
+            started_at=datetime.now(UTC),
+        )
+        if previous is not None:
+            if not resume:
+                raise RunStoreError(
+                    f"{out} already holds a run; pass --resume to continue it, or choose another --out"
+                )
+            diff = {k: (v, _manifest_identity(manifest)[k]) for k, v in _manifest_identity(previous).items()
+                    if _manifest_identity(manifest)[k] != v}
+            if diff:
+                names = ", ".join(sorted(diff))
+                raise RunStoreError(f"cannot resume {out}: it was measured with a different {names}")
+            manifest = manifest.model_copy(update={"started_at": previous.started_at})
+        store.add_samples(list(samples))
+        store.write_manifest(manifest)
+        done = store.done_ids() if resume else set()
+        todo = [s for s in samples if s.id not in done]
+        asyncio.run(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress))
+        results = store.results()
+        summary = summarise_run(results, policy)
+        manifest = manifest.model_copy(
+            update={
+                "finished_at": datetime.now(UTC),
+                "status": "complete" if len(results) == len(samples) else "incomplete",
+                "counts": {
+                    "samples": len(samples),
+                    "results": len(results),
+                    "measured_now": len(todo),
+                    "error_responses": summary.n_error_responses,
+                    "claim_errors": summary.n_claim_errors,
+                    "claims": summary.n_claims,
+                },
+                "usage": summary.usage,
+            }
+        )
+        store.write_manifest(manifest)
+    return manifest, results
+
+
+async def _measure_and_close(todo, extractor, judge, policy, store, concurrency, progress) -> None:
+    try:
+        await measure_samples(todo, extractor, judge, policy, store=store, concurrency=concurrency,
+                              progress=progress)
+    finally:
+        models = {id(m): m for m in (getattr(extractor, "model", None), getattr(judge, "model", None)) if m}
+        for model in models.values():
+            await model.aclose()
+

@@ -1,0 +1,252 @@
+"""The run store: one directory per run, holding ``manifest.json`` and ``run.sqlite``.
+
+SQLite (WAL, one transaction per response) because a run must survive a crash at any
+point without corrupt or duplicate rows, resume where it stopped, and be queryable with
+plain SQL or pandas afterwards. The manifest is replaced atomically (write, then rename).
+A lock file stops two processes from writing the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from filelock import FileLock, Timeout
+
+from hallumeasure.errors import RunStoreError
+from hallumeasure.labels import Label, Subtype
+from hallumeasure.types import Claim, ClaimVerdict, ResponseResult, RunManifest, Sample, Span, Usage
+
+MANIFEST = "manifest.json"
+DATABASE = "run.sqlite"
+LOCK = ".lock"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS samples (
+  sample_id TEXT PRIMARY KEY, position INTEGER NOT NULL, model TEXT, context TEXT NOT NULL,
+  response TEXT NOT NULL, question TEXT, tags TEXT NOT NULL, metadata TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+  sample_id TEXT PRIMARY KEY REFERENCES samples(sample_id), model TEXT, n_claims INTEGER NOT NULL,
+  n_evaluated INTEGER NOT NULL, n_unsupported INTEGER NOT NULL, n_errors INTEGER NOT NULL,
+  unsupported_rate REAL, hallucinated INTEGER, score REAL, error TEXT,
+  label_counts TEXT NOT NULL, subtype_counts TEXT NOT NULL, usage TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS claims (
+  claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL,
+  spans TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verdicts (
+  claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, label_reason TEXT, label TEXT,
+  subtype_reason TEXT, subtype TEXT, probability REAL, judge TEXT NOT NULL, error TEXT, raw_output TEXT);
+CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
+CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
+"""
+
+
+def write_json_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class RunStore:
+    """Read and write one run directory. Use as a context manager when writing (it takes the lock)."""
+
+    def __init__(self, path: str | Path, *, write: bool = False) -> None:
+        self.path = Path(path)
+        self.write = write
+        self._lock: FileLock | None = None
+        if write:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._lock = FileLock(str(self.path / LOCK))
+            try:
+                self._lock.acquire(timeout=0)
+            except Timeout as exc:
+                raise RunStoreError(
+                    f"{self.path} is being written by another hallumeasure process; "
+                    "wait for it to finish or write to another --out directory"
+                ) from exc
+        elif not (self.path / DATABASE).exists():
+            raise RunStoreError(f"{self.path} is not a hallumeasure run (no {DATABASE}); run 'hallumeasure measure' first")
+        self.db = sqlite3.connect(self.path / DATABASE, timeout=30)
+        if write:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+            self.db.commit()
+
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+        if self._lock is not None:
+            self._lock.release()
+
+    # --- manifest -----------------------------------------------------------------------------
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    def read_manifest(self) -> RunManifest | None:
+        if not self.manifest_path.exists():
+            return None
+        return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        write_json_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def add_samples(self, samples: list[Sample]) -> None:
+        with self.db:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (s.id, i, s.model, s.context, s.response, s.question, json.dumps(list(s.tags)),
+                     json.dumps(s.metadata, ensure_ascii=False, default=str))
+                    for i, s in enumerate(samples)
+                ],
+            )
+
+    def write_result(self, result: ResponseResult) -> None:
+        """Replace everything stored for the result's sample in one transaction."""
+        sid = result.sample_id
+        with self.db:
+            for table in ("verdicts", "claims", "results"):
+                self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
+            self.db.executemany(
+                "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
+                [(c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans])) for c in result.claims],
+            )
+            self.db.executemany(
+                "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (v.claim_id, sid, v.label_reason, v.label, v.subtype_reason, v.subtype, v.probability,
+                     v.judge, v.error, v.raw_output)
+                    for v in result.verdicts
+                ],
+            )
+            self.db.execute(
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (sid, result.model, result.n_claims, result.n_evaluated, result.n_unsupported, result.n_errors,
+                 result.unsupported_rate, None if result.hallucinated is None else int(result.hallucinated),
+                 result.score, result.error, json.dumps(result.label_counts), json.dumps(result.subtype_counts),
+                 result.usage.model_dump_json()),
+            )
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def done_ids(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT sample_id FROM results")}
+
+    def samples(self) -> list[Sample]:
+        rows = self.db.execute(
+            "SELECT sample_id, model, context, response, question, tags, metadata FROM samples ORDER BY position"
+        )
+        return [
+            Sample(id=r[0], model=r[1], context=r[2], response=r[3], question=r[4], tags=tuple(json.loads(r[5])),
+                   metadata=json.loads(r[6]))
+            for r in rows
+        ]
+
+    def results(self) -> list[ResponseResult]:
+        """All stored results in input order, with their claims and verdicts."""
+        claims: dict[str, list[Claim]] = {}
+        for cid, sid, idx, text, spans in self.db.execute("SELECT * FROM claims ORDER BY sample_id, idx"):
+            claims.setdefault(sid, []).append(
+                Claim(id=cid, sample_id=sid, index=idx, text=text, spans=tuple(Span(**s) for s in json.loads(spans)))
+            )
+        verdicts: dict[str, dict[str, ClaimVerdict]] = {}
+        for row in self.db.execute("SELECT * FROM verdicts"):
+            cid, sid, lr, label, sr, subtype, prob, judge, error, raw = row
+            verdicts.setdefault(sid, {})[cid] = ClaimVerdict(
+                claim_id=cid, label_reason=lr, label=label, subtype_reason=sr, subtype=subtype, probability=prob,
+                judge=judge, error=error, raw_output=raw,
+            )
+        out = []
+        query = (
+            "SELECT r.* FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
+        )
+        for row in self.db.execute(query):
+            (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row
+            sample_claims = claims.get(sid, [])
+            by_claim = verdicts.get(sid, {})
+            out.append(
+                ResponseResult(
+                    sample_id=sid, model=model, claims=sample_claims,
+                    verdicts=[by_claim[c.id] for c in sample_claims if c.id in by_claim],
+                    label_counts={Label(k): v for k, v in json.loads(lc).items()},
+                    subtype_counts={Subtype(k): v for k, v in json.loads(sc).items()},
+                    n_claims=n_claims, n_evaluated=n_eval, n_unsupported=n_unsup, n_errors=n_err,
+                    unsupported_rate=rate, hallucinated=None if hall is None else bool(hall), score=score,
+                    error=error, usage=Usage.model_validate_json(usage),
+                )
+            )
+        return out
+
+
+@dataclass
+class RunData:
+    """A run loaded for analysis: the manifest and three DataFrames."""
+
+    path: Path
+    manifest: RunManifest | None
+    responses: pd.DataFrame
+    claims: pd.DataFrame
+    summary: pd.DataFrame
+
+
+def load_run(path: str | Path) -> RunData:
+    """Load a run directory as pandas DataFrames: ``responses``, ``claims`` (with verdicts) and ``summary``."""
+    from hallumeasure.labels import Policy
+    from hallumeasure.pipeline.aggregate import summarise_run
+
+    store = RunStore(path)
+    try:
+        manifest = store.read_manifest()
+        responses = pd.read_sql_query(
+            "SELECT s.sample_id, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
+            " r.n_unsupported, r.n_errors, r.unsupported_rate, r.hallucinated, r.score, r.error,"
+            " r.label_counts, r.subtype_counts"
+            " FROM samples s LEFT JOIN results r USING (sample_id) ORDER BY s.position",
+            store.db,
+        )
+        claims = pd.read_sql_query(
+            "SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, c.text AS claim, c.spans, v.label,"
+            " v.subtype, v.label_reason, v.subtype_reason, v.probability, v.judge, v.error, v.raw_output"
+            " FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id)"
+            " ORDER BY s.position, c.idx",
+            store.db,
+        )
+        results = store.results()
+    finally:
+        store.close()
+    responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
+    policy = manifest.policy if manifest else Policy()
+    rows = []
+    groups: dict[str, list[ResponseResult]] = {"(all)": results}
+    for r in results:
+        groups.setdefault(r.model or "(no model)", []).append(r)
+    for name, group in groups.items():
+        s = summarise_run(group, policy)
+        rows.append({
+            "model": name,
+            "n_responses": s.n_responses,
+            "n_error_responses": s.n_error_responses,
+            "n_claims": s.n_claims,
+            "n_claim_errors": s.n_claim_errors,
+            "mean_unsupported_rate": s.mean_unsupported_rate,
+            "hallucinated_share": s.hallucinated_share,
+            **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
+        })
+    return RunData(Path(path), manifest, responses, claims, pd.DataFrame(rows))

@@ -1,0 +1,64 @@
+"""Shared fixtures. The network guard makes any test fail loudly if code tries to reach a real provider."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "samples.jsonl"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _allowed(address: object) -> bool:
+    if isinstance(address, (str, bytes)):  # unix sockets
+        return True
+    host = address[0] if isinstance(address, tuple) else None
+    if host in ("localhost",):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded(real):
+    def connect(self, address):
+        if not _allowed(address):
+            raise RuntimeError(
+                f"test tried to open a network connection to {address!r}: tests may only talk to local fakes"
+            )
+        return real(self, address)
+
+    return connect
+
+
+@pytest.fixture(autouse=True, scope="session")
+def network_guard():
+    socket.socket.connect = _guarded(_real_connect)
+    socket.socket.connect_ex = _guarded(_real_connect_ex)
+    yield
+    socket.socket.connect = _real_connect
+    socket.socket.connect_ex = _real_connect_ex
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    """A private request cache, and no real credentials, for every test."""
+    monkeypatch.setenv("HALLUMEASURE_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("ANTHROPIC_API_KEY", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                 "AWS_SESSION_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present beside the repository")
+    return SHARED_DATA

@@ -1,0 +1,76 @@
+import asyncio
+
+import pytest
+
+from hallumeasure.errors import OutputError
+from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
+from hallumeasure.models.fake import FakeAPI
+from hallumeasure.models.model import Model
+from hallumeasure.outputs import CotVerdict, PlainVerdicts
+from hallumeasure.parsing import ask_structured, parse_output
+
+GOOD = {"label_reason": "The context says 24 km.", "label": "contradicted", "subtype_reason": "distance", "subtype": "number"}
+
+
+def test_parse_tool_input():
+    value = parse_output(CotVerdict, GenerateResponse(tool_input=GOOD, stop_reason="tool_use"))
+    assert value.label == "contradicted" and value.subtype == "number"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"label_reason": "ok", "label": "Supported"}\n```',
+        'Here is my answer: {"label_reason": "a {brace} in a string", "label": "supported"} Hope it helps.',
+    ],
+)
+def test_parse_repairs_prose_and_fences(text):
+    value = parse_output(CotVerdict, GenerateResponse(text=text))
+    assert value.label == "supported" and value.subtype is None
+
+
+def test_parse_unwraps_stringified_tool_input():
+    import json
+
+    value = parse_output(CotVerdict, GenerateResponse(tool_input={"input": json.dumps(GOOD)}, stop_reason="tool_use"))
+    assert value.subtype == "number"
+
+
+def test_parse_rejects_missing_subtype_and_bad_label():
+    with pytest.raises(OutputError, match="subtype"):
+        parse_output(CotVerdict, GenerateResponse(tool_input={"label_reason": "x", "label": "absent"}))
+    with pytest.raises(OutputError, match="label"):
+        parse_output(CotVerdict, GenerateResponse(tool_input={"label_reason": "x", "label": "maybe"}))
+
+
+def test_parse_reports_cutoff_and_empty():
+    with pytest.raises(OutputError, match="max_tokens"):
+        parse_output(PlainVerdicts, GenerateResponse(text='{"verdicts": [', stop_reason="max_tokens"))
+    with pytest.raises(OutputError, match="empty"):
+        parse_output(PlainVerdicts, GenerateResponse(text=""))
+
+
+def _request() -> GenerateRequest:
+    return GenerateRequest(system="s", messages=(Message.user("u"),))
+
+
+def test_ask_structured_reasks_with_the_error_then_succeeds():
+    api = FakeAPI(script=[{"label": "absent"}, GOOD])
+    result = asyncio.run(ask_structured(Model(api), _request(), CotVerdict, max_reasks=2))
+    assert result.value is not None and result.value.label == "contradicted"
+    assert result.attempts == 2 and api.calls == 2
+    feedback = api.requests[1].messages[-1].text
+    assert "could not be used" in feedback and "label_reason" in feedback
+
+
+def test_ask_structured_gives_error_with_raw_after_the_bound():
+    api = FakeAPI(script=[{"label": "nonsense"}] * 3)
+    result = asyncio.run(ask_structured(Model(api), _request(), CotVerdict, max_reasks=2))
+    assert result.value is None and api.calls == 3
+    assert "label" in result.error and "nonsense" in result.raw_output
+
+
+def test_ask_structured_does_not_reask_a_cut_off_answer():
+    api = FakeAPI(script=[GenerateResponse(text='{"verdicts": [', stop_reason="max_tokens")])
+    result = asyncio.run(ask_structured(Model(api), _request(), PlainVerdicts))
+    assert result.stop_reason == "max_tokens" and api.calls == 1
