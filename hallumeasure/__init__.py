@@ -6,3 +6,31 @@ try:
     __version__ = version("hallumeasure")
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0+unknown"
+
+from hallumeasure.inputs import load_samples  # noqa: E402
+from hallumeasure.labels import Label, Policy, Subtype, UnevaluatablePolicy  # noqa: E402
+from hallumeasure.pipeline.build import build_extractor, build_judge, build_model  # noqa: E402
+from hallumeasure.pipeline.run import measure_samples, run_measurement  # noqa: E402
+from hallumeasure.store import load_run  # noqa: E402
+from hallumeasure.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample  # noqa: E402
+
+__all__ = [
+    "Claim",
+    "ClaimVerdict",
+    "Label",
+    "Mode",
+    "Policy",
+    "ResponseResult",
+    "RunManifest",
+    "Sample",
+    "Subtype",
+    "UnevaluatablePolicy",
+    "__version__",
+    "build_extractor",
+    "build_judge",
+    "build_model",
+    "load_run",
+    "load_samples",
+    "measure_samples",
+    "run_measurement",
+]

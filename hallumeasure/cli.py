@@ -15,6 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -36,7 +37,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
-    console.print(f"[red]error:[/red] {redact(message)}", highlight=False, markup=True)
+    console.print(f"[red]error:[/red] {escape(redact(message))}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -114,7 +115,8 @@ def measure(
         raise _fail(str(exc)) from exc
     for problem in loaded.problems:
         who = f" (id {problem.sample_id})" if problem.sample_id else ""
-        console.print(f"[yellow]skipped[/yellow] row {problem.row}{who}: {problem.message}", highlight=False)
+        console.print(f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
+                      highlight=False, soft_wrap=True)
     if overwrite and out_dir.exists():
         shutil.rmtree(out_dir)
     try:
@@ -214,9 +216,17 @@ def show(
         for name in ("sample", "claim", "label", "subtype", "reason"):
             table.add_column(name, overflow="fold")
         for row in data.claims.to_dict(orient="records"):
-            label = row["label"] or f"ERROR: {row['error']}"
-            table.add_row(row["sample_id"], row["claim"], label, row["subtype"] or "", row["label_reason"] or "")
+            label = _cell(row["label"]) or f"ERROR: {_cell(row['error'])}"
+            table.add_row(_cell(row["sample_id"]), _cell(row["claim"]), label, _cell(row["subtype"]),
+                          _cell(row["label_reason"]))
         out.print(table)
+
+
+def _cell(value: object) -> str:
+    """Table text for a DataFrame value (None and NaN become empty); markup in data is escaped."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return escape(str(value))
 
 
 def run() -> None:  # pragma: no cover - console entry wrapper

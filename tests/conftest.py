@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples" / "samples.jsonl"
-SHARED_DATA = REPO.parent / "shared" / "data"
+from testdata import SHARED_DATA
+
+# Wide, stable terminal output for CLI assertions (rich reads this when its consoles are created).
+os.environ["COLUMNS"] = "200"
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

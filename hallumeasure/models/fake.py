@@ -19,7 +19,6 @@ from hallumeasure.types import Usage
 Answer = GenerateResponse | dict[str, Any] | str | BaseException
 Responder = Callable[[GenerateRequest], Answer]
 
-_BLOCK_RE = re.compile(r'<(?P<tag>[a-z]+)(?: id="(?P<id>[^"]*)")?>\n(?P<body>.*?)\n</(?P=tag)>', re.DOTALL)
 _WORD_RE = re.compile(r"[A-Za-z0-9$%.,]+")
 _STOP = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "is", "was", "are", "were", "be", "by", "with"}
 
@@ -27,7 +26,8 @@ _STOP = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "is", "wa
 def prompt_blocks(request: GenerateRequest, tag: str) -> list[tuple[str | None, str]]:
     """(id, body) of every ``<tag>`` block in the request's user messages (parsing our own fences)."""
     text = "\n".join(m.text for m in request.messages if m.role == "user")
-    return [(m["id"], m["body"]) for m in _BLOCK_RE.finditer(text) if m["tag"] == tag]
+    pattern = re.compile(rf'<{tag}(?: id="(?P<id>[^"]*)")?>\n(?P<body>.*?)\n</{tag}>', re.DOTALL)
+    return [(m["id"], m["body"]) for m in pattern.finditer(text)]
 
 
 def count_tokens(text: str) -> int:

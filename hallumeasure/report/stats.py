@@ -1,0 +1,433 @@
+"""Estimates with uncertainty: bootstrap intervals over responses, paired and unpaired tests.
+
+The unit of resampling is the response, never the claim: claims of one response share a
+context and a writer, so they are not independent. Ratios such as "share of claims that are
+absent" are therefore computed as sum-over-responses / sum-over-responses inside each
+bootstrap draw (a cluster bootstrap). Every random draw comes from one seeded generator, so
+the same inputs, resamples and seed always give the same numbers.
+
+Intervals are percentile intervals; p-values come from sign-flip (paired) or label-shuffle
+(unpaired) permutation tests, exact when there are few enough pairs to enumerate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from hallumeasure.labels import Label, Subtype
+
+LABELS = [label.value for label in Label]
+SUBTYPES = [subtype.value for subtype in Subtype]
+
+#: Most cells a bootstrap weight matrix may hold at once (bounds memory on large runs).
+_MAX_CELLS = 2_000_000
+#: Sign flips are enumerated exactly up to this many pairs (2**12 = 4096 patterns).
+_EXACT_PAIRS = 12
+_DIGITS = 6
+
+
+def _round(value: float | None) -> float | None:
+    if value is None or not np.isfinite(value):
+        return None
+    return round(float(value), _DIGITS)
+
+
+class Estimate(BaseModel):
+    """A point estimate with a confidence interval; any part is None when it cannot be computed."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+    @classmethod
+    def of(cls, value: float | None, low: float | None = None, high: float | None = None) -> "Estimate":
+        return cls(value=_round(value), low=_round(low), high=_round(high))
+
+    def format(self, digits: int = 3, *, percent: bool = False) -> str:
+        """``0.250 [0.100, 0.400]``, or ``-`` when there is no value."""
+        if self.value is None:
+            return "-"
+        scale, suffix = (100.0, "%") if percent else (1.0, "")
+        d = max(digits - 2, 0) if percent else digits
+        text = f"{self.value * scale:.{d}f}{suffix}"
+        if self.low is not None and self.high is not None:
+            text += f" [{self.low * scale:.{d}f}, {self.high * scale:.{d}f}]"
+        return text
+
+
+class GroupStats(BaseModel):
+    """Aggregates of one group of responses (a run, or one model in it), each with its interval."""
+
+    name: str
+    n_responses: int
+    n_rated: int
+    n_claims: int
+    n_error_rows: int
+    mean_unsupported_rate: Estimate
+    hallucinated_share: Estimate
+    error_rows: Estimate
+    error_share: Estimate
+    label_shares: dict[str, Estimate]
+    subtype_shares: dict[str, Estimate]
+    label_counts: dict[str, int]
+    subtype_counts: dict[str, int]
+
+
+class Difference(BaseModel):
+    """``b - a`` for one metric, with its interval and a two-sided p-value."""
+
+    metric: str
+    paired: bool
+    n_a: int
+    n_b: int
+    n_pairs: int
+    a: float | None
+    b: float | None
+    diff: Estimate
+    p_value: float | None
+    test: str
+
+
+class SubtypeShift(BaseModel):
+    """Whether the subtype mix differs between two groups.
+
+    ``p_value`` is for the whole mix (chi-square statistic, permutation p-value). Per subtype,
+    ``rates_*`` are subtype claims per evaluated claim and ``p_values`` / ``p_holm`` test their
+    difference (Holm-adjusted across subtypes).
+    """
+
+    paired: bool
+    n_a: int
+    n_b: int
+    counts_a: dict[str, int]
+    counts_b: dict[str, int]
+    statistic: float | None
+    p_value: float | None
+    rates_a: dict[str, float | None]
+    rates_b: dict[str, float | None]
+    p_values: dict[str, float | None]
+    p_holm: dict[str, float | None]
+    note: str | None = None
+
+
+# --- small numeric helpers ----------------------------------------------------------------------
+
+
+def bootstrap_weights(n: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Resampling with replacement as count weights: chunks of a (resamples, n) matrix whose rows sum to n."""
+    if n == 0:
+        return
+    chunk = max(1, _MAX_CELLS // n)
+    left = resamples
+    while left > 0:
+        size = min(chunk, left)
+        yield rng.multinomial(n, np.full(n, 1.0 / n), size=size)
+        left -= size
+
+
+def percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
+    """Percentile interval of bootstrap draws, ignoring draws that were undefined (NaN)."""
+    draws = np.asarray(draws, dtype=float)
+    draws = draws[np.isfinite(draws)]
+    if draws.size == 0:
+        return None, None
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(draws, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+def bootstrap_mean(
+    values: np.ndarray, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> Estimate:
+    """Mean of ``values`` (NaN = undefined, left out) with a percentile bootstrap interval."""
+    values = np.asarray(values, dtype=float)
+    valid = np.isfinite(values)
+    filled = np.where(valid, values, 0.0)
+    point = float(filled.sum() / valid.sum()) if valid.any() else None
+    rng = np.random.default_rng(seed)
+    draws = [_ratio(w @ filled, w @ valid) for w in bootstrap_weights(len(values), resamples, rng)]
+    low, high = percentile_interval(np.concatenate(draws) if draws else np.array([]), confidence)
+    return Estimate.of(point, low, high)
+
+
+def sign_flip_pvalue(d: np.ndarray, *, resamples: int = 10000, rng: np.random.Generator) -> float | None:
+    """Two-sided p-value that the mean of paired differences ``d`` is zero (signs flipped at random).
+
+    Exact (all 2**n sign patterns) for up to 12 pairs, Monte Carlo otherwise; the Monte Carlo
+    p-value counts the observed pattern so it is never zero.
+    """
+    d = np.asarray(d, dtype=float)
+    n = d.size
+    if n == 0:
+        return None
+    observed = abs(d.mean())
+    tol = 1e-12 * max(1.0, observed)
+    if n <= _EXACT_PAIRS:
+        patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2 - 1
+        stats = np.abs(patterns @ d) / n
+        return float(np.mean(stats >= observed - tol))
+    hits, done = 0, 0
+    chunk = max(1, _MAX_CELLS // n)
+    while done < resamples:
+        size = min(chunk, resamples - done)
+        signs = rng.integers(0, 2, size=(size, n)) * 2 - 1
+        hits += int(np.sum(np.abs(signs @ d) / n >= observed - tol))
+        done += size
+    return (hits + 1) / (resamples + 1)
+
+
+def permutation_pvalue(
+    a: np.ndarray, b: np.ndarray, *, resamples: int = 10000, rng: np.random.Generator
+) -> float | None:
+    """Two-sided p-value that ``a`` and ``b`` have the same mean (group labels shuffled at random)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size == 0 or b.size == 0:
+        return None
+    pooled = np.concatenate([a, b])
+    observed = abs(b.mean() - a.mean())
+    tol = 1e-12 * max(1.0, observed)
+    n, nb = pooled.size, b.size
+    hits, done = 0, 0
+    chunk = max(1, _MAX_CELLS // n)
+    while done < resamples:
+        size = min(chunk, resamples - done)
+        order = rng.permuted(np.tile(np.arange(n), (size, 1)), axis=1)
+        shuffled = pooled[order]
+        stat = np.abs(shuffled[:, :nb].mean(axis=1) - shuffled[:, nb:].mean(axis=1))
+        hits += int(np.sum(stat >= observed - tol))
+        done += size
+    return (hits + 1) / (resamples + 1)
+
+
+def holm(p_values: dict[str, float | None]) -> dict[str, float | None]:
+    """Holm step-down adjustment (controls the family-wise error rate); None stays None."""
+    known = sorted(((p, k) for k, p in p_values.items() if p is not None))
+    m = len(known)
+    adjusted: dict[str, float | None] = {k: None for k in p_values}
+    running = 0.0
+    for i, (p, key) in enumerate(known):
+        running = max(running, min(1.0, (m - i) * p))
+        adjusted[key] = _round(running)
+    return adjusted
+
+
+# --- one group -----------------------------------------------------------------------------------
+
+
+def group_stats(
+    units: pd.DataFrame, name: str, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> GroupStats:
+    """Every aggregate of one group of responses, with bootstrap intervals over responses.
+
+    ``units`` is a response table from :func:`hallumeasure.report.runs.response_units`.
+    """
+    n = len(units)
+    rate = units["rate"].to_numpy(dtype=float)
+    rated = np.isfinite(rate)
+    rate0 = np.where(rated, rate, 0.0)
+    flag = units["hallucinated"].to_numpy(dtype=float)
+    flagged = np.isfinite(flag)
+    flag0 = np.where(flagged, flag, 0.0)
+    errors = units["error_rows"].to_numpy(dtype=float)
+    judged = units["judged_units"].to_numpy(dtype=float)
+    labels = units[[f"label_{x}" for x in LABELS]].to_numpy(dtype=float)
+    subtypes = units[[f"subtype_{x}" for x in SUBTYPES]].to_numpy(dtype=float)
+    label_total, subtype_total = labels.sum(axis=1), subtypes.sum(axis=1)
+
+    def evaluate(w: np.ndarray) -> dict[str, np.ndarray]:
+        """All statistics for weight rows ``w`` (shape (k, n)); the point estimate uses ones."""
+        return {
+            "rate": _ratio(w @ rate0, w @ rated),
+            "flag": _ratio(w @ flag0, w @ flagged),
+            "errors": w @ errors,
+            "error_share": _ratio(w @ errors, w @ judged),
+            "labels": _ratio(w @ labels, (w @ label_total)[:, None]),
+            "subtypes": _ratio(w @ subtypes, (w @ subtype_total)[:, None]),
+        }
+
+    point = {k: v[0] for k, v in evaluate(np.ones((1, n))).items()} if n else None
+    rng = np.random.default_rng(seed)
+    chunks = [evaluate(w) for w in bootstrap_weights(n, resamples, rng)]
+    draws = {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]} if chunks else {}
+
+    def estimate(key: str, column: int | None = None) -> Estimate:
+        if point is None:
+            return Estimate.of(None)
+        value = point[key] if column is None else point[key][column]
+        sample = draws[key] if column is None else draws[key][:, column]
+        return Estimate.of(value, *percentile_interval(sample, confidence))
+
+    return GroupStats(
+        name=name,
+        n_responses=n,
+        n_rated=int(rated.sum()),
+        n_claims=int(units["n_claims"].sum()),
+        n_error_rows=int(errors.sum()),
+        mean_unsupported_rate=estimate("rate"),
+        hallucinated_share=estimate("flag"),
+        error_rows=estimate("errors"),
+        error_share=estimate("error_share"),
+        label_shares={x: estimate("labels", i) for i, x in enumerate(LABELS)},
+        subtype_shares={x: estimate("subtypes", i) for i, x in enumerate(SUBTYPES)},
+        label_counts={x: int(labels[:, i].sum()) for i, x in enumerate(LABELS)},
+        subtype_counts={x: int(subtypes[:, i].sum()) for i, x in enumerate(SUBTYPES)},
+    )
+
+
+# --- two groups ----------------------------------------------------------------------------------
+
+
+def paired_difference(
+    a: np.ndarray, b: np.ndarray, metric: str, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> Difference:
+    """Mean of ``b - a`` over pairs where both are defined: paired bootstrap interval, sign-flip p-value."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    both = np.isfinite(a) & np.isfinite(b)
+    d = b[both] - a[both]
+    rng = np.random.default_rng(seed)
+    interval = bootstrap_mean(d, resamples=resamples, seed=seed, confidence=confidence)
+    return Difference(
+        metric=metric, paired=True, n_a=int(np.isfinite(a).sum()), n_b=int(np.isfinite(b).sum()),
+        n_pairs=int(both.sum()), a=_round(a[both].mean()) if both.any() else None,
+        b=_round(b[both].mean()) if both.any() else None, diff=interval,
+        p_value=_round(sign_flip_pvalue(d, resamples=max(resamples, 2000), rng=rng)),
+        test="paired bootstrap interval; sign-flip permutation p-value",
+    )
+
+
+def unpaired_difference(
+    a: np.ndarray, b: np.ndarray, metric: str, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> Difference:
+    """``mean(b) - mean(a)`` for independent groups: bootstrap of each group, permutation p-value."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    rng = np.random.default_rng(seed)
+    value = b.mean() - a.mean() if a.size and b.size else None
+    low = high = None
+    if value is not None:
+        draws = []
+        for wa, wb in zip(bootstrap_weights(a.size, resamples, rng), _weights_like(b.size, resamples, rng)):
+            k = min(len(wa), len(wb))
+            draws.append(wb[:k] @ b / b.size - wa[:k] @ a / a.size)
+        low, high = percentile_interval(np.concatenate(draws), confidence)
+    return Difference(
+        metric=metric, paired=False, n_a=int(a.size), n_b=int(b.size), n_pairs=0,
+        a=_round(a.mean()) if a.size else None, b=_round(b.mean()) if b.size else None,
+        diff=Estimate.of(value, low, high),
+        p_value=_round(permutation_pvalue(a, b, resamples=max(resamples, 2000), rng=rng)),
+        test="independent bootstrap interval; label-shuffle permutation p-value",
+    )
+
+
+def _weights_like(n: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    # bootstrap_weights chunks by n; both groups must yield chunks of the same sizes to be zipped.
+    yield from (rng.multinomial(n, np.full(n, 1.0 / n), size=resamples),)
+
+
+def _chi_square(table_a: np.ndarray, table_b: np.ndarray) -> np.ndarray:
+    """Chi-square statistic of 2 x K tables given as rows of ``table_a`` and ``table_b`` (shape (k, K))."""
+    total = table_a + table_b
+    n_a, n_b = table_a.sum(axis=1, keepdims=True), table_b.sum(axis=1, keepdims=True)
+    grand = n_a + n_b
+    stat = np.zeros(len(table_a))
+    for observed, n_row in ((table_a, n_a), (table_b, n_b)):
+        expected = total * n_row / np.where(grand > 0, grand, 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cell = np.where(expected > 0, (observed - expected) ** 2 / np.where(expected > 0, expected, 1), 0.0)
+        stat += cell.sum(axis=1)
+    return stat
+
+
+def subtype_shift(
+    subtypes_a: np.ndarray,
+    subtypes_b: np.ndarray,
+    evaluated_a: np.ndarray,
+    evaluated_b: np.ndarray,
+    *,
+    paired: bool,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> SubtypeShift:
+    """Test whether the error-subtype mix and each subtype's rate differ between two groups.
+
+    Rows are responses (pairs, aligned row by row, when ``paired``); columns follow ``SUBTYPES``.
+    The null distribution swaps a and b inside pairs (paired) or shuffles responses between
+    the groups (unpaired), so claims of one response always move together.
+    """
+    sa, sb = np.asarray(subtypes_a, dtype=float), np.asarray(subtypes_b, dtype=float)
+    ea, eb = np.asarray(evaluated_a, dtype=float), np.asarray(evaluated_b, dtype=float)
+    rng = np.random.default_rng(seed)
+    counts_a = {x: int(sa[:, i].sum()) if len(sa) else 0 for i, x in enumerate(SUBTYPES)}
+    counts_b = {x: int(sb[:, i].sum()) if len(sb) else 0 for i, x in enumerate(SUBTYPES)}
+
+    def rates(s: np.ndarray, e: np.ndarray) -> dict[str, float | None]:
+        den = e.sum()
+        return {x: _round(s[:, i].sum() / den) if den > 0 else None for i, x in enumerate(SUBTYPES)}
+
+    shift = SubtypeShift(
+        paired=paired, n_a=len(sa), n_b=len(sb), counts_a=counts_a, counts_b=counts_b, statistic=None,
+        p_value=None, rates_a=rates(sa, ea), rates_b=rates(sb, eb), p_values={x: None for x in SUBTYPES},
+        p_holm={x: None for x in SUBTYPES},
+    )
+    if len(sa) == 0 or len(sb) == 0 or ea.sum() == 0 or eb.sum() == 0:
+        return shift.model_copy(update={"note": "not enough responses with evaluated claims to test"})
+
+    # Each permutation yields group tables (k, K) and evaluated totals (k,) for a and b.
+    def permutations() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        done = 0
+        if paired:
+            n = len(sa)
+            base_s, base_e = sa.sum(axis=0), ea.sum()
+            ds, de = sb - sa, eb - ea
+            tot_s, tot_e = base_s + sb.sum(axis=0), base_e + eb.sum()
+            chunk = max(1, _MAX_CELLS // max(n, 1))
+            while done < resamples:
+                size = min(chunk, resamples - done)
+                swap = rng.integers(0, 2, size=(size, n)).astype(float)
+                ta, ta_e = base_s + swap @ ds, base_e + swap @ de
+                yield ta, tot_s - ta, ta_e, tot_e - ta_e
+                done += size
+        else:
+            s = np.vstack([sa, sb])
+            e = np.concatenate([ea, eb])
+            n, na = len(s), len(sa)
+            tot_s, tot_e = s.sum(axis=0), e.sum()
+            chunk = max(1, _MAX_CELLS // n)
+            while done < resamples:
+                size = min(chunk, resamples - done)
+                member = np.zeros((size, n))
+                order = rng.permuted(np.tile(np.arange(n), (size, 1)), axis=1)
+                np.put_along_axis(member, order[:, :na], 1.0, axis=1)
+                ta, ta_e = member @ s, member @ e
+                yield ta, tot_s - ta, ta_e, tot_e - ta_e
+                done += size
+
+    observed_chi = _chi_square(sa.sum(axis=0)[None, :], sb.sum(axis=0)[None, :])[0]
+    observed_diff = sb.sum(axis=0) / eb.sum() - sa.sum(axis=0) / ea.sum()
+    chi_hits, diff_hits, total = 0, np.zeros(len(SUBTYPES)), 0
+    for ta, tb, ea_k, eb_k in permutations():
+        chi_hits += int(np.sum(_chi_square(ta, tb) >= observed_chi - 1e-9))
+        diff = _ratio(tb, eb_k[:, None]) - _ratio(ta, ea_k[:, None])
+        diff_hits += np.sum(np.abs(np.nan_to_num(diff)) >= np.abs(observed_diff) - 1e-12, axis=0)
+        total += len(ta)
+    any_subtypes = (sa.sum() + sb.sum()) > 0
+    p_values = {
+        x: _round((diff_hits[i] + 1) / (total + 1)) if counts_a[x] + counts_b[x] > 0 else None
+        for i, x in enumerate(SUBTYPES)
+    }
+    return shift.model_copy(update={
+        "statistic": _round(observed_chi) if any_subtypes else None,
+        "p_value": _round((chi_hits + 1) / (total + 1)) if any_subtypes else None,
+        "p_values": p_values,
+        "p_holm": holm(p_values),
+        "note": None if any_subtypes else "no claim carries a subtype in either group",
+    })

@@ -1,0 +1,63 @@
+import json
+
+import pytest
+
+from hallumeasure.errors import InputError
+from hallumeasure.inputs import load_samples
+
+
+def _jsonl(path, rows):
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_bad_rows_are_reported_by_row_and_the_rest_load(tmp_path):
+    path = _jsonl(tmp_path / "in.jsonl", [
+        {"id": "a", "context": "C.", "response": "R."},
+        {"id": "b", "context": "", "response": "R."},
+        "{not json",
+        {"id": "a", "context": "C.", "response": "R2."},
+        {"id": "c", "context": "C\u0000.", "response": "R.\u0007"},
+    ])
+    loaded = load_samples(path)
+    assert [s.id for s in loaded.samples] == ["a", "c"]
+    assert loaded.samples[1].context == "C." and loaded.samples[1].response == "R."
+    problems = {p.row: p.message for p in loaded.problems}
+    assert "context is empty" in problems[2]
+    assert "not valid JSON" in problems[3]
+    assert "duplicate id 'a'" in problems[4] and "row 1" in problems[4]
+    with pytest.raises(InputError, match="row 2"):
+        load_samples(path, strict=True)
+
+
+def test_invalid_utf8_is_named(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"id": "a", "context": "C", "response": "R"}\n{"id": "b", "context": "\xff", "response": "R"}\n')
+    loaded = load_samples(path)
+    assert [s.id for s in loaded.samples] == ["a"]
+    assert loaded.problems[0].row == 2 and "UTF-8" in loaded.problems[0].message
+
+
+def test_missing_column_names_the_mapping(tmp_path):
+    path = _jsonl(tmp_path / "in.jsonl", [{"id": "a", "source": "C", "answer": "R"}])
+    with pytest.raises(InputError, match="--column"):
+        load_samples(path)
+    loaded = load_samples(path, columns={"context": "source", "response": "answer"})
+    assert loaded.samples[0].context == "C" and loaded.samples[0].response == "R"
+
+
+def test_csv_with_semicolons_and_a_model_default(tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text('id;context;response;tags\nx;"The sky, today, is blue.";It is blue.;a,b\n', encoding="utf-8")
+    loaded = load_samples(path, model="m1")
+    (sample,) = loaded.samples
+    assert sample.context == "The sky, today, is blue." and sample.model == "m1" and sample.tags == ("a", "b")
+    assert len(loaded.sha256) == 64
+
+
+def test_missing_file_and_empty_file(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        load_samples(tmp_path / "nope.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(InputError, match="no usable rows"):
+        load_samples(tmp_path / "empty.jsonl")

@@ -1,0 +1,74 @@
+"""Prompt files match prompts.lock and follow the format; schemas/ matches the pydantic models."""
+
+import json
+
+import pytest
+
+from hallumeasure import prompts, schemas
+from hallumeasure.errors import PromptError
+from hallumeasure.text import RESERVED_TAGS
+
+EXPECTED = {
+    "extract": {"question_block", "response_block"},
+    "classify_cot_one": {"question_block", "context_block", "claim_block"},
+    "classify_nocot_one": {"question_block", "context_block", "claim_block"},
+    "classify_cot_all": {"question_block", "context_block", "claims_block"},
+    "classify_nocot_all": {"question_block", "context_block", "claims_block"},
+}
+
+
+def test_every_prompt_matches_the_lock():
+    lock = json.loads(prompts.LOCK_FILE.read_text())
+    files = {p.key: p.sha256 for p in prompts.all_prompts()}
+    assert files == lock, "run 'python -m hallumeasure.prompts' after a deliberate prompt change"
+
+
+@pytest.mark.parametrize("prompt_id", sorted(EXPECTED))
+def test_prompt_placeholders_and_cache_split(prompt_id):
+    prompt = prompts.load_prompt(prompt_id)
+    assert EXPECTED[prompt_id] <= prompt.placeholders
+    if prompt_id.startswith("classify"):
+        assert "{{context_block}}" in prompt.user_prefix and "{{context_block}}" not in prompt.user_suffix
+        assert "claim" in prompt.user_suffix
+        assert "{{label_definitions}}" in prompt.system
+    assert "data" in prompt.system.lower()  # the prompt says delimited text is data, not instructions
+
+
+def test_render_fills_every_placeholder_once():
+    prompt = prompts.load_prompt("classify_cot_one")
+    system, message = prompt.render(question_block="", context_block="<context>\n{{claim_block}}\n</context>",
+                                    claim_block='<claim id="c0">\nX\n</claim>')
+    text = system + message.text
+    assert "{{" not in text.replace("{{claim_block}}", "")
+    assert "{{claim_block}}" in message.content[0].text  # inserted text is never re-expanded
+    assert "contradicted" in system and "false_concatenation" in system
+
+
+def test_render_refuses_missing_values():
+    with pytest.raises(PromptError, match="needs values"):
+        prompts.load_prompt("extract").render(question_block="")
+
+
+def test_a_changed_prompt_is_refused(tmp_path, monkeypatch):
+    src = prompts.PROMPT_DIR / "extract.v1.md"
+    (tmp_path / "extract.v1.md").write_text(src.read_text() + "\nchanged\n")
+    (tmp_path / "prompts.lock").write_text(prompts.LOCK_FILE.read_text())
+    monkeypatch.setattr(prompts, "PROMPT_DIR", tmp_path)
+    monkeypatch.setattr(prompts, "LOCK_FILE", tmp_path / "prompts.lock")
+    prompts.load_prompt.cache_clear()
+    try:
+        with pytest.raises(PromptError, match="does not match prompts.lock"):
+            prompts.load_prompt("extract")
+    finally:
+        prompts.load_prompt.cache_clear()
+
+
+def test_reserved_tags_cover_the_prompt_blocks():
+    assert {"context", "question", "response", "claim", "claims"} <= set(RESERVED_TAGS)
+
+
+@pytest.mark.parametrize("name", sorted(schemas.MODELS))
+def test_schemas_are_current(name):
+    path = schemas.SCHEMA_DIR / f"{name}.schema.json"
+    assert path.exists(), "run 'python -m hallumeasure.schemas'"
+    assert path.read_text() == schemas.render(schemas.MODELS[name]), "run 'python -m hallumeasure.schemas'"

@@ -1,0 +1,87 @@
+"""Run store: resume, zero calls on re-run, lock, load_run DataFrames."""
+
+import pytest
+
+from hallumeasure.errors import RunStoreError
+from hallumeasure.inputs import load_samples
+from hallumeasure.models.cache import RequestCache
+from hallumeasure.models.fake import FakeAPI
+from hallumeasure.models.model import Model
+from hallumeasure.pipeline.classify import LLMJudge
+from hallumeasure.pipeline.extract import LLMExtractor
+from hallumeasure.pipeline.run import run_measurement
+from hallumeasure.store import RunStore, load_run
+from hallumeasure.types import Mode
+
+from testdata import EXAMPLES
+
+
+def _stages(api, cache):
+    model = Model(api, cache=cache)
+    return LLMExtractor(model), LLMJudge(model, Mode.COT_ALL)
+
+
+def _measure(samples, out, api, cache, **kwargs):
+    ext, jud = _stages(api, cache)
+    return run_measurement(samples, out, ext, jud, mode=Mode.COT_ALL, input_sha256="x" * 64, **kwargs)
+
+
+def test_run_writes_manifest_and_loads_as_dataframes(tmp_path):
+    loaded = load_samples(EXAMPLES)
+    manifest, results = _measure(loaded.samples, tmp_path / "run", FakeAPI(), None)
+    assert manifest.status == "complete" and manifest.counts["results"] == len(loaded.samples)
+    assert set(manifest.prompts) == {"extract.v1", "classify_cot_all.v1"}
+    assert all(len(h) == 64 for h in manifest.prompts.values())
+    data = load_run(tmp_path / "run")
+    assert len(data.responses) == len(loaded.samples)
+    assert len(data.claims) == sum(r.n_claims for r in results)
+    assert {"claim", "label", "subtype", "label_reason", "context"} <= set(data.claims.columns) | set(data.responses.columns)
+    assert set(data.summary["model"]) == {"(all)", "model-a", "model-b"}
+    assert data.manifest.judge == "fake:demo"
+
+
+def test_rerun_of_a_finished_run_makes_zero_calls(tmp_path):
+    samples = load_samples(EXAMPLES).samples
+    cache = RequestCache(tmp_path / "cache.sqlite")
+    first = FakeAPI()
+    _measure(samples, tmp_path / "a", first, cache)
+    assert first.calls > 0
+    second = FakeAPI(script=[])  # any call would fail the run
+    manifest, results = _measure(samples, tmp_path / "b", second, cache)
+    assert second.calls == 0 and manifest.counts["claim_errors"] == 0
+    third = FakeAPI(script=[])
+    manifest, _ = _measure(samples, tmp_path / "a", third, None, resume=True)
+    assert third.calls == 0 and manifest.counts["measured_now"] == 0
+
+
+def test_resume_measures_only_what_is_missing(tmp_path):
+    samples = load_samples(EXAMPLES).samples
+    _measure(samples[:5], tmp_path / "r", FakeAPI(), None)
+    # Simulate an interrupted run of the full input: rewrite the manifest's sample count.
+    api = FakeAPI()
+    with pytest.raises(RunStoreError, match="--resume"):
+        _measure(samples, tmp_path / "r", api, None)
+    manifest, results = _measure(samples[:5] + samples[5:], tmp_path / "r", api, None, resume=True)
+    assert manifest.counts["measured_now"] == len(samples) - 5
+    assert len(results) == len(samples) and len({r.sample_id for r in results}) == len(samples)
+
+
+def test_resume_refuses_a_different_configuration(tmp_path):
+    samples = load_samples(EXAMPLES).samples[:2]
+    _measure(samples, tmp_path / "r", FakeAPI(), None)
+    model = Model(FakeAPI())
+    with pytest.raises(RunStoreError, match="mode"):
+        run_measurement(samples, tmp_path / "r", LLMExtractor(model), LLMJudge(model, Mode.NOCOT_ONE),
+                        mode=Mode.NOCOT_ONE, input_sha256="x" * 64, resume=True)
+
+
+def test_second_writer_is_refused(tmp_path):
+    with RunStore(tmp_path / "r", write=True):
+        with pytest.raises(RunStoreError, match="another hallumeasure process"):
+            RunStore(tmp_path / "r", write=True)
+    RunStore(tmp_path / "r", write=True).close()  # free again once the first closed
+
+
+def test_loading_a_non_run_is_a_clear_error(tmp_path):
+    with pytest.raises(RunStoreError, match="not a hallumeasure run"):
+        load_run(tmp_path)
