@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from hallumeasure import __version__
-from hallumeasure.config import cache_path, redact
+from hallumeasure.config import RedactingFilter, cache_path, redact
 from hallumeasure.errors import HalluMeasureError
 from hallumeasure.labels import Label, Policy, UnevaluatablePolicy
 
@@ -66,6 +66,8 @@ def main(
 ) -> None:
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
 
 
 @app.command()

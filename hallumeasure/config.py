@@ -32,3 +32,13 @@ def redact(text: str) -> str:
     for value in secret_values():
         text = text.replace(value, "***")
     return text
+
+
+class RedactingFilter:
+    """A logging filter that removes secret values from every record's final message."""
+
+    def filter(self, record) -> bool:  # noqa: ANN001 - logging.LogRecord
+        if secret_values():
+            record.msg = redact(record.getMessage())
+            record.args = ()
+        return True

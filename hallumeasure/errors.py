@@ -35,7 +35,9 @@ class ProviderError(HalluMeasureError):
         status: int | None = None,
         cause: str | None = None,
     ) -> None:
-        super().__init__(message)
+        from hallumeasure.config import redact  # local: config imports nothing of ours, but keep errors leaf-like
+
+        super().__init__(redact(message))
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
