@@ -46,7 +46,7 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def _rows(path: Path, fmt: str, delimiter: str | None) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def read_rows(path: Path, fmt: str, delimiter: str | None) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """(1-based row number, record or an error message) for every row of the file."""
     if fmt == "jsonl":
         with open(path, "rb") as handle:
@@ -121,7 +121,7 @@ def load_samples(
     problems: list[RowProblem] = []
     seen: dict[str, int] = {}
     header_checked = False
-    for number, record in _rows(path, fmt, delimiter if fmt == "csv" else None):
+    for number, record in read_rows(path, fmt, delimiter if fmt == "csv" else None):
         if isinstance(record, str):
             problems.append(RowProblem(number, None, record))
             continue

@@ -1,0 +1,205 @@
+"""Classification metrics and percentile-bootstrap confidence intervals, in plain numpy.
+
+Conventions shared by every function here:
+
+* Inputs are 1-D array-likes of equal length; labels may be ints, bools or strings.
+* A ratio whose denominator is zero (precision with no predicted positives, recall
+  with no true positives, F1 when precision + recall is 0) is defined as ``0.0``.
+  This matches scikit-learn's ``zero_division=0`` and never raises or warns.
+* ``roc_auc`` returns ``nan`` when ``y_true`` holds only one class, because the
+  area is undefined there; ``bootstrap_ci`` skips and counts resamples whose
+  metric is not finite.
+
+Paired tests between two systems live with the reports, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "CI",
+    "accuracy",
+    "balanced_accuracy",
+    "bootstrap_ci",
+    "macro_f1",
+    "per_class_prf",
+    "precision_recall_f1",
+    "roc_auc",
+    "weighted_f1",
+]
+
+
+def _pair(y_true: ArrayLike, y_other: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(y_true), np.asarray(y_other)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"expected 1-D arrays, got shapes {a.shape} and {b.shape}")
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"arrays differ in length: {a.shape[0]} vs {b.shape[0]}")
+    return a, b
+
+
+def _ratio(num: float, den: float) -> float:
+    return float(num) / float(den) if den else 0.0
+
+
+def _f1(p: float, r: float) -> float:
+    return _ratio(2.0 * p * r, p + r)
+
+
+def roc_auc(y_true: ArrayLike, scores: ArrayLike) -> float:
+    """Area under the ROC curve for binary ``y_true`` (positive = 1 / True) and real-valued ``scores``.
+
+    Computed as the Mann-Whitney U statistic with tied scores given their average rank,
+    so a tie between a positive and a negative counts one half. Returns ``nan`` when
+    ``y_true`` has no positives or no negatives.
+    """
+    y, s = _pair(y_true, scores)
+    y = y.astype(bool)
+    s = s.astype(float)
+    n_pos = int(y.sum())
+    n_neg = y.shape[0] - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    order = np.argsort(s, kind="mergesort")
+    sorted_s = s[order]
+    # Average ranks (1-based) over runs of equal scores.
+    ranks = np.empty(s.shape[0], dtype=float)
+    boundaries = np.flatnonzero(np.diff(sorted_s)) + 1
+    starts = np.concatenate(([0], boundaries))
+    ends = np.concatenate((boundaries, [s.shape[0]]))
+    avg = (starts + ends + 1) / 2.0  # mean of ranks start+1 .. end
+    ranks[order] = np.repeat(avg, ends - starts)
+    u = ranks[y].sum() - n_pos * (n_pos + 1) / 2.0
+    return float(u / (n_pos * n_neg))
+
+
+def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
+    """Share of rows where the prediction equals the truth (0.0 for empty input)."""
+    y, p = _pair(y_true, y_pred)
+    return _ratio(np.sum(y == p), y.shape[0])
+
+
+def balanced_accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
+    """Mean recall over the classes present in ``y_true`` (0.0 for empty input)."""
+    y, p = _pair(y_true, y_pred)
+    classes = np.unique(y)
+    if classes.size == 0:
+        return 0.0
+    return float(np.mean([np.mean(p[y == c] == c) for c in classes]))
+
+
+def precision_recall_f1(y_true: ArrayLike, y_pred: ArrayLike, positive: Any = 1) -> tuple[float, float, float]:
+    """Precision, recall and F1 of the class ``positive``; zero denominators give 0.0."""
+    y, p = _pair(y_true, y_pred)
+    true_pos = y == positive
+    pred_pos = p == positive
+    tp = float(np.sum(true_pos & pred_pos))
+    precision = _ratio(tp, np.sum(pred_pos))
+    recall = _ratio(tp, np.sum(true_pos))
+    return precision, recall, _f1(precision, recall)
+
+
+def per_class_prf(
+    y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[Any] | None = None
+) -> dict[Any, tuple[float, float, float, int]]:
+    """Per class: (precision, recall, F1, support in ``y_true``).
+
+    ``labels`` defaults to the sorted union of the classes in ``y_true`` and ``y_pred``.
+    """
+    y, p = _pair(y_true, y_pred)
+    if labels is None:
+        labels = [v.item() if hasattr(v, "item") else v for v in np.unique(np.concatenate((y, p)))]
+    out: dict[Any, tuple[float, float, float, int]] = {}
+    for c in labels:
+        prec, rec, f1 = precision_recall_f1(y, p, positive=c)
+        out[c] = (prec, rec, f1, int(np.sum(y == c)))
+    return out
+
+
+def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[Any] | None = None) -> float:
+    """Unweighted mean of per-class F1 over ``labels`` (default: classes seen in truth or prediction)."""
+    table = per_class_prf(y_true, y_pred, labels)
+    if not table:
+        return 0.0
+    return float(np.mean([row[2] for row in table.values()]))
+
+
+def weighted_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[Any] | None = None) -> float:
+    """Mean of per-class F1 over ``labels`` weighted by true support; 0.0 when no support."""
+    table = per_class_prf(y_true, y_pred, labels)
+    support = np.array([row[3] for row in table.values()], dtype=float)
+    if support.sum() == 0:
+        return 0.0
+    f1s = np.array([row[2] for row in table.values()])
+    return float(np.sum(f1s * support) / support.sum())
+
+
+@dataclass(frozen=True)
+class CI:
+    """A point estimate with a percentile-bootstrap confidence interval.
+
+    ``n_skipped`` counts resamples on which the metric was undefined (not finite);
+    ``low`` / ``high`` come from the remaining ``n_resamples - n_skipped`` values and
+    are ``nan`` when none remain.
+    """
+
+    point: float
+    low: float
+    high: float
+    confidence: float = 0.95
+    n_resamples: int = 0
+    n_skipped: int = 0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "point": self.point,
+            "low": self.low,
+            "high": self.high,
+            "confidence": self.confidence,
+            "n_resamples": self.n_resamples,
+            "n_skipped": self.n_skipped,
+        }
+
+
+def bootstrap_ci(
+    metric_fn: Callable[..., float],
+    *arrays: ArrayLike,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> CI:
+    """Percentile bootstrap CI of ``metric_fn(*arrays)``, resampling whole rows with replacement.
+
+    All arrays are indexed by the same resampled row indices, so pairs such as
+    (truth, prediction) stay together. Resamples where the metric is ``nan`` / inf
+    (for example AUC on a one-class resample) are skipped and counted in ``n_skipped``.
+    """
+    if not arrays:
+        raise ValueError("bootstrap_ci needs at least one array")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    cols = [np.asarray(a) for a in arrays]
+    n = cols[0].shape[0]
+    if any(c.shape[0] != n for c in cols):
+        raise ValueError(f"arrays differ in length: {[c.shape[0] for c in cols]}")
+    point = float(metric_fn(*cols)) if n else float("nan")
+    if n == 0 or n_resamples <= 0:
+        return CI(point, float("nan"), float("nan"), confidence, max(n_resamples, 0), max(n_resamples, 0) if n == 0 else 0)
+    rng = np.random.default_rng(seed)
+    values = np.empty(n_resamples, dtype=float)
+    for i in range(n_resamples):
+        idx = rng.integers(0, n, size=n)
+        values[i] = float(metric_fn(*(c[idx] for c in cols)))
+    finite = values[np.isfinite(values)]
+    skipped = n_resamples - finite.size
+    if finite.size == 0:
+        return CI(point, float("nan"), float("nan"), confidence, n_resamples, skipped)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(finite, [alpha, 1.0 - alpha])
+    return CI(point, float(low), float(high), confidence, n_resamples, skipped)
