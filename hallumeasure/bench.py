@@ -700,7 +700,7 @@ def _prompt_chars(prompt_id: str, fallback: int) -> int:
     return len(p.system) + len(p.user_prefix) + len(p.user_suffix) + standard
 
 
-def estimate_bench(samples: Sequence[LabelledSample], mode: Mode | str = Mode.COT_ONE, *, gold_claims: bool = False,
+def estimate_bench(samples: Sequence[LabelledSample | Sample], mode: Mode | str = Mode.COT_ONE, *, gold_claims: bool = False,
                    claims_per_sentence: float = 2.0, chars_per_token: float = 4.0) -> BenchEstimate:
     """Expected calls and tokens: tokens = characters / 4; claims = sentences x ``claims_per_sentence``.
 
@@ -717,8 +717,9 @@ def estimate_bench(samples: Sequence[LabelledSample], mode: Mode | str = Mode.CO
     chars_in = 0.0
     chars_out_tokens = 0
     for s in samples:
-        if gold_claims and s.claims:
-            n, claim_chars = len(s.claims), sum(len(c.text) for c in s.claims)
+        gold = getattr(s, "claims", None)  # plain Samples (measure --dry-run) have no gold claims
+        if gold_claims and gold:
+            n, claim_chars = len(gold), sum(len(c.text) for c in gold)
         else:
             sentences = max(1, len(_SENTENCE_END.findall(s.response.strip() + " ")))
             n = max(1, round(sentences * claims_per_sentence))
@@ -743,7 +744,7 @@ def estimate_bench(samples: Sequence[LabelledSample], mode: Mode | str = Mode.CO
         "no prompt caching, re-asks or retries counted",
     ]
     return BenchEstimate(
-        dataset="+".join(sorted({s.dataset for s in samples})) or "empty",
+        dataset="+".join(sorted({getattr(s, "dataset", "input") for s in samples})) or "empty",
         mode=mode.value,
         gold_claims=gold_claims,
         n_samples=len(samples),

@@ -31,7 +31,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console(stderr=True)
-out = Console()
+out = Console(soft_wrap=True)
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -98,6 +98,7 @@ def measure(
     min_unsupported_claims: Annotated[int, typer.Option(help="Unsupported claims that make a response hallucinated.")] = 1,
     min_unsupported_rate: Annotated[float, typer.Option(help="...and the unsupported rate it needs.")] = 0.0,
     strict_input: Annotated[bool, typer.Option(help="Stop at the first bad input row instead of skipping it.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
 ) -> None:
     """Measure every sample of INPUT into a run directory."""
     from hallumeasure.inputs import load_samples
@@ -119,6 +120,9 @@ def measure(
         who = f" (id {problem.sample_id})" if problem.sample_id else ""
         console.print(f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
                       highlight=False, soft_wrap=True)
+    if dry_run:
+        _print_estimate(loaded.samples, run_mode, judge, extractor)
+        return
     if overwrite and out_dir.exists():
         shutil.rmtree(out_dir)
     try:
@@ -147,6 +151,27 @@ def measure(
             f"{len(loaded.problems)} input row(s) skipped[/yellow]"
         )
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _print_estimate(samples, mode, judge: str, extractor: str, *, gold_claims: bool = False) -> None:
+    from hallumeasure.bench import estimate_bench, estimate_cost
+    from hallumeasure.pricing import PRICES_AS_OF, price_for
+
+    est = estimate_bench(samples, mode, gold_claims=gold_claims)
+    out.print(f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims, "
+              f"{est.extraction_calls} extraction call(s) + {est.judge_calls} judge call(s), "
+              f"~{est.input_tokens:,} input and ~{est.output_tokens:,} output tokens")
+    if judge == "offline" and extractor in ("offline", None):
+        out.print("cost: 0 (the offline judge and extractor call no provider)")
+    else:
+        price = price_for(judge)
+        if price is None:
+            out.print(f"cost: unknown (no price for {judge!r}; add one with HALLUMEASURE_PRICES)")
+        else:
+            out.print(f"cost: about ${estimate_cost(est, price):,.2f} at list prices of {PRICES_AS_OF}, "
+                      "before prompt caching (which lowers it) and re-asks (which raise it)")
+    for assumption in est.assumptions:
+        out.print(f"  assumes {assumption}")
 
 
 class _progress:
@@ -190,6 +215,73 @@ def _print_summary(run_dir: Path) -> None:
                       "see the README for its measured quality.")
         if manifest.judge.startswith("fake"):
             out.print("note: the fake model is a demo for tests; its labels are not a measurement.")
+
+
+@app.command()
+def bench(
+    datasets: Annotated[list[str], typer.Argument(help="Labelled JSONL/CSV files, or shared set names (bump, cliff, ...).")],
+    judge: Annotated[str, typer.Option(help="Judge spec.")] = "offline",
+    extractor: Annotated[Optional[str], typer.Option(help="Extractor spec (default: offline for the offline judge, else the judge's).")] = None,
+    mode: Annotated[Optional[list[str]], typer.Option(help="Classifier mode(s); repeat to bench several.")] = None,
+    gold_claims: Annotated[bool, typer.Option(help="Judge the dataset's gold claims directly (no extraction).")] = False,
+    limit: Annotated[Optional[int], typer.Option(help="Stratified sample of N records per dataset (seeded).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for --limit sampling and the bootstrap.")] = 13,
+    concurrency: Annotated[int, typer.Option(help="Samples judged at once.")] = 4,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the 95% CIs.")] = 1000,
+    out_dir: Annotated[Path, typer.Option("--out", help="Where the JSON and Markdown tables go.")] = Path("benchmarks/bench"),
+    column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
+    cache: Annotated[Optional[Path], typer.Option(help="Request cache file.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the request cache.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Print expected calls, tokens and cost; call nothing.")] = False,
+) -> None:
+    """Score a judge on labelled data with the papers' metrics (P/R/F1, AUC, subtype F1, usage)."""
+    from hallumeasure.bench import run_bench, save_bench, bench_markdown
+    from hallumeasure.datasets import load_labelled, resolve_dataset, subsample
+    from hallumeasure.models.cache import RequestCache
+    from hallumeasure.pipeline.build import build_extractor, build_judge, build_model
+    from hallumeasure.types import Mode
+
+    modes = mode or ["cot-one"]
+    extractor = extractor or ("offline" if judge == "offline" else judge)
+    try:
+        run_modes = [Mode(m) for m in modes]
+        request_cache = None if no_cache else RequestCache(cache or cache_path())
+        for name in datasets:
+            samples = subsample(load_labelled(resolve_dataset(name), columns=_columns(column or [])), limit, seed=seed)
+            for run_mode in run_modes:
+                if dry_run:
+                    out.print(f"[bold]{name}[/bold]")
+                    _print_estimate(samples, run_mode, judge, extractor, gold_claims=gold_claims)
+                    continue
+                models = {spec: build_model(spec, cache=request_cache) for spec in {judge, extractor} - {"offline"}}
+                jud = build_judge(judge, run_mode, model=models.get(judge))
+                ext = None if gold_claims else build_extractor(extractor, model=models.get(extractor))
+                result = run_bench(samples, jud, ext, gold_claims=gold_claims, mode=run_mode,
+                                   concurrency=concurrency, n_resamples=resamples, seed=seed)
+                json_path, md_path = save_bench(result, out_dir)
+                out.print(bench_markdown(result), markup=False, highlight=False)
+                console.print(f"wrote {json_path} and {md_path}")
+    except ValueError as exc:
+        raise _fail(str(exc)) from exc
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+
+
+@app.command("bench-compare")
+def bench_compare(
+    results: Annotated[list[Path], typer.Argument(help="Bench JSON files written by 'bench'.")],
+    out_file: Annotated[Optional[Path], typer.Option("--out", help="Also write the table to this Markdown file.")] = None,
+) -> None:
+    """Put several bench results side by side (one row per judge x mode x dataset)."""
+    from hallumeasure.bench import compare_bench
+
+    try:
+        table = compare_bench(results)
+    except (OSError, ValueError, HalluMeasureError) as exc:
+        raise _fail(str(exc)) from exc
+    out.print(table, markup=False, highlight=False)
+    if out_file:
+        out_file.write_text(table + "\n", encoding="utf-8")
 
 
 @app.command()
