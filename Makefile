@@ -23,3 +23,6 @@ test: $(BIN)/.installed
 
 clean:
 	rm -rf runs $(VENV)
+
+reports: $(BIN)/.installed
+	$(BIN)/python scripts/make_reports.py

@@ -60,7 +60,7 @@ from hallumeasure.metrics import (
     weighted_f1,
 )
 from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge, Extraction
-from hallumeasure.pipeline.run import measure_samples
+from hallumeasure.pipeline.run import measure_samples, run_sync
 from hallumeasure.subtype_maps import map_error_types
 from hallumeasure.types import Claim, Mode, ResponseResult, Sample, Usage
 
@@ -254,7 +254,7 @@ def run_bench(samples: Sequence[LabelledSample], judge: ClaimJudge, extractor: C
             for model in models.values():
                 await model.aclose()
 
-    return asyncio.run(go())
+    return run_sync(go())
 
 
 def _mode_of(judge: ClaimJudge, mode: Mode | str | None) -> str:

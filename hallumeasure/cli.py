@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -314,6 +315,90 @@ def show(
             table.add_row(_cell(row["sample_id"]), _cell(row["claim"]), label, _cell(row["subtype"]),
                           _cell(row["label_reason"]))
         out.print(table)
+
+
+@app.command()
+def compare(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories written by 'measure' (one may hold several models).")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Directory for report.md, report.html, report.json and plots.")],
+    allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Compare runs measured with different judges, modes, prompts or policies; the report is marked.")] = False,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples per interval.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
+    worst: Annotated[int, typer.Option(help="Worst examples shown per model.")] = 3,
+) -> None:
+    """Compare models: rates with bootstrap intervals, paired differences, subtype mix, worst examples."""
+    from hallumeasure.report.compare import compare_runs
+    from hallumeasure.report.render import format_p, format_signed
+
+    try:
+        report = compare_runs(runs, out_dir, allow_mismatch=allow_mismatch, resamples=resamples, seed=seed,
+                              worst=worst)
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    table = Table(title="models", title_justify="left")
+    for name in ("model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"):
+        table.add_column(name, justify="left" if name == "model" else "right")
+    for s in report.model_stats:
+        table.add_row(escape(s.name), str(s.n_responses), s.mean_unsupported_rate.format(),
+                      s.hallucinated_share.format(), str(s.n_error_rows))
+    out.print(table)
+    for c in report.comparisons:
+        d = c.unsupported_rate
+        out.print(f"unsupported rate, {c.b} - {c.a}: {format_signed(d.diff)} (p {format_p(d.p_value)}; "
+                  f"{c.pairing}, {c.n_shared} shared samples)", highlight=False, markup=False)
+    for line in report.policy:
+        out.print(line, highlight=False, markup=False)
+    for note in report.notes:
+        out.print(f"note: {note}", highlight=False, markup=False)
+    for problem in report.mismatches:
+        console.print(f"[yellow]warning:[/yellow] {escape(problem)}", highlight=False)
+    out.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'report.md'}", markup=False)
+
+
+@app.command()
+def audit(
+    baseline: Annotated[Path, typer.Option("--baseline", help="The baseline run directory.")],
+    current: Annotated[Path, typer.Option("--current", help="The run to audit against the baseline.")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Directory for audit.json, audit.md and audit.junit.xml.")],
+    max_rate_rise: Annotated[float, typer.Option(help="Tolerated rise of the mean unsupported rate (absolute).")] = 0.02,
+    alpha: Annotated[float, typer.Option(help="Significance level of the paired/unpaired test (1.0 = margin only).")] = 0.05,
+    max_hallucinated_share_rise: Annotated[Optional[float], typer.Option(help="Tolerated rise of the hallucinated share (default: not checked).")] = None,
+    subtype_shift: Annotated[bool, typer.Option("--subtype-shift/--no-subtype-shift", help="Fail when an error subtype becomes significantly more frequent.")] = True,
+    subtype_alpha: Annotated[Optional[float], typer.Option(help="Significance level of the subtype test (default: --alpha).")] = None,
+    min_samples: Annotated[int, typer.Option(help="Fewest compared samples for a verdict.")] = 5,
+    max_error_share: Annotated[float, typer.Option(help="Tolerated share of error rows in either run.")] = 0.05,
+    baseline_model: Annotated[Optional[str], typer.Option(help="Audit only this model of the baseline run.")] = None,
+    current_model: Annotated[Optional[str], typer.Option(help="Audit only this model of the current run.")] = None,
+    allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Audit runs measured differently; the outputs are marked.")] = False,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples per interval.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
+) -> None:
+    """Audit CURRENT against BASELINE. Exit 0 pass, 1 regression, 2 usage error, 3 incomplete."""
+    from hallumeasure.report.audit import AuditGates, audit_runs, write_usage_error
+
+    try:
+        gates = AuditGates(max_rate_rise=max_rate_rise, alpha=alpha,
+                           max_hallucinated_share_rise=max_hallucinated_share_rise, subtype_shift=subtype_shift,
+                           subtype_alpha=subtype_alpha, min_samples=min_samples, max_error_share=max_error_share)
+        result = audit_runs(baseline, current, gates, out_dir=out_dir, allow_mismatch=allow_mismatch,
+                            baseline_model=baseline_model, current_model=current_model, resamples=resamples,
+                            seed=seed)
+    except (HalluMeasureError, ValidationError) as exc:
+        message = redact(str(exc))
+        write_usage_error(out_dir, message)
+        raise _fail(message, EXIT_USAGE) from exc
+    table = Table(title=f"audit: {result.status.upper()}", title_justify="left")
+    for name in ("gate", "result", "observed", "message"):
+        table.add_column(name, overflow="fold")
+    for gate in result.gates:
+        table.add_row(escape(gate.name), gate.status.upper(), escape(str(gate.observed)), escape(gate.message))
+    out.print(table)
+    for line in result.policy:
+        out.print(line, highlight=False, markup=False)
+    for note in result.notes:
+        out.print(f"note: {note}", highlight=False, markup=False)
+    out.print(f"wrote {out_dir / 'audit.md'}, audit.json and audit.junit.xml; exit code {result.exit_code}", markup=False)
+    raise typer.Exit(result.exit_code)
 
 
 def _cell(value: object) -> str:

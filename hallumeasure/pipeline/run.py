@@ -86,6 +86,18 @@ def prompt_hashes(extractor: ClaimExtractor, judge: ClaimJudge) -> dict[str, str
     return out
 
 
+def run_sync(coro):
+    """Run a coroutine to completion from sync code, also inside a running loop (Jupyter)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def _manifest_identity(m: RunManifest) -> dict[str, Any]:
     return {"input_sha256": m.input_sha256, "extractor": m.extractor, "judge": m.judge, "mode": m.mode,
             "detector": m.detector, "policy": m.policy.model_dump(mode="json"), "prompts": m.prompts}
@@ -146,7 +158,7 @@ def run_measurement(
         store.write_manifest(manifest)
         done = store.done_ids() if resume else set()
         todo = [s for s in samples if s.id not in done]
-        asyncio.run(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress))
+        run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress))
         results = store.results()
         summary = summarise_run(results, policy)
         manifest = manifest.model_copy(

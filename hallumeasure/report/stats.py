@@ -47,15 +47,13 @@ class Estimate(BaseModel):
     def of(cls, value: float | None, low: float | None = None, high: float | None = None) -> "Estimate":
         return cls(value=_round(value), low=_round(low), high=_round(high))
 
-    def format(self, digits: int = 3, *, percent: bool = False) -> str:
+    def format(self, digits: int = 3) -> str:
         """``0.250 [0.100, 0.400]``, or ``-`` when there is no value."""
         if self.value is None:
             return "-"
-        scale, suffix = (100.0, "%") if percent else (1.0, "")
-        d = max(digits - 2, 0) if percent else digits
-        text = f"{self.value * scale:.{d}f}{suffix}"
+        text = f"{self.value:.{digits}f}"
         if self.low is not None and self.high is not None:
-            text += f" [{self.low * scale:.{d}f}, {self.high * scale:.{d}f}]"
+            text += f" [{self.low:.{digits}f}, {self.high:.{digits}f}]"
         return text
 
 
@@ -125,8 +123,18 @@ def bootstrap_weights(n: int, resamples: int, rng: np.random.Generator) -> Itera
     left = resamples
     while left > 0:
         size = min(chunk, left)
-        yield rng.multinomial(n, np.full(n, 1.0 / n), size=size)
+        picks = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
+        yield np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(float)
         left -= size
+
+
+def random_members(size: int, n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` rows of n zeros and ones with exactly k ones at random places (a random k-subset per row)."""
+    chosen = np.argpartition(rng.random((size, n)), k - 1, axis=1)[:, :k] if 0 < k < n else None
+    members = np.zeros((size, n)) if k < n else np.ones((size, n))
+    if chosen is not None:
+        np.put_along_axis(members, chosen, 1.0, axis=1)
+    return members
 
 
 def percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
@@ -145,18 +153,23 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
+def _mean_draws(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap draws of the mean of ``values`` (NaN = undefined, left out of each draw)."""
+    valid = np.isfinite(values)
+    filled = np.where(valid, values, 0.0)
+    draws = [_ratio(w @ filled, w @ valid) for w in bootstrap_weights(len(values), resamples, rng)]
+    return np.concatenate(draws) if draws else np.array([])
+
+
 def bootstrap_mean(
     values: np.ndarray, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> Estimate:
     """Mean of ``values`` (NaN = undefined, left out) with a percentile bootstrap interval."""
     values = np.asarray(values, dtype=float)
     valid = np.isfinite(values)
-    filled = np.where(valid, values, 0.0)
-    point = float(filled.sum() / valid.sum()) if valid.any() else None
-    rng = np.random.default_rng(seed)
-    draws = [_ratio(w @ filled, w @ valid) for w in bootstrap_weights(len(values), resamples, rng)]
-    low, high = percentile_interval(np.concatenate(draws) if draws else np.array([]), confidence)
-    return Estimate.of(point, low, high)
+    point = float(values[valid].mean()) if valid.any() else None
+    draws = _mean_draws(values, resamples, np.random.default_rng(seed))
+    return Estimate.of(point, *percentile_interval(draws, confidence))
 
 
 def sign_flip_pvalue(d: np.ndarray, *, resamples: int = 10000, rng: np.random.Generator) -> float | None:
@@ -195,14 +208,13 @@ def permutation_pvalue(
     pooled = np.concatenate([a, b])
     observed = abs(b.mean() - a.mean())
     tol = 1e-12 * max(1.0, observed)
-    n, nb = pooled.size, b.size
+    n, nb, total = pooled.size, b.size, pooled.sum()
     hits, done = 0, 0
     chunk = max(1, _MAX_CELLS // n)
     while done < resamples:
         size = min(chunk, resamples - done)
-        order = rng.permuted(np.tile(np.arange(n), (size, 1)), axis=1)
-        shuffled = pooled[order]
-        stat = np.abs(shuffled[:, :nb].mean(axis=1) - shuffled[:, nb:].mean(axis=1))
+        sum_b = random_members(size, n, nb, rng) @ pooled
+        stat = np.abs(sum_b / nb - (total - sum_b) / (n - nb))
         hits += int(np.sum(stat >= observed - tol))
         done += size
     return (hits + 1) / (resamples + 1)
@@ -314,11 +326,8 @@ def unpaired_difference(
     value = b.mean() - a.mean() if a.size and b.size else None
     low = high = None
     if value is not None:
-        draws = []
-        for wa, wb in zip(bootstrap_weights(a.size, resamples, rng), _weights_like(b.size, resamples, rng)):
-            k = min(len(wa), len(wb))
-            draws.append(wb[:k] @ b / b.size - wa[:k] @ a / a.size)
-        low, high = percentile_interval(np.concatenate(draws), confidence)
+        draws = _mean_draws(b, resamples, rng) - _mean_draws(a, resamples, rng)
+        low, high = percentile_interval(draws, confidence)
     return Difference(
         metric=metric, paired=False, n_a=int(a.size), n_b=int(b.size), n_pairs=0,
         a=_round(a.mean()) if a.size else None, b=_round(b.mean()) if b.size else None,
@@ -326,11 +335,6 @@ def unpaired_difference(
         p_value=_round(permutation_pvalue(a, b, resamples=max(resamples, 2000), rng=rng)),
         test="independent bootstrap interval; label-shuffle permutation p-value",
     )
-
-
-def _weights_like(n: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    # bootstrap_weights chunks by n; both groups must yield chunks of the same sizes to be zipped.
-    yield from (rng.multinomial(n, np.full(n, 1.0 / n), size=resamples),)
 
 
 def _chi_square(table_a: np.ndarray, table_b: np.ndarray) -> np.ndarray:
@@ -404,9 +408,7 @@ def subtype_shift(
             chunk = max(1, _MAX_CELLS // n)
             while done < resamples:
                 size = min(chunk, resamples - done)
-                member = np.zeros((size, n))
-                order = rng.permuted(np.tile(np.arange(n), (size, 1)), axis=1)
-                np.put_along_axis(member, order[:, :na], 1.0, axis=1)
+                member = random_members(size, n, na, rng)
                 ta, ta_e = member @ s, member @ e
                 yield ta, tot_s - ta, ta_e, tot_e - ta_e
                 done += size

@@ -1,0 +1,180 @@
+"""The model-comparison report: per-model aggregates with intervals, paired differences, plots, worst examples.
+
+``compare_runs`` reads one or more run directories, refuses runs that were measured
+differently (unless told otherwise, and then says so on the report), and writes
+``report.md``, ``report.html`` (self-contained: plots embedded), ``report.json`` and the
+PNG plots into one output directory. Nothing in the output depends on the time or on
+where the runs are stored, so the same runs and seed always give the same report.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markupsafe import Markup
+from pydantic import BaseModel
+
+from hallumeasure.errors import ConfigError
+from hallumeasure.report.align import align_claim, highlight
+from hallumeasure.report.comparison import Comparison, compare_groups
+from hallumeasure.report.plots import LABEL_ORDER, save_report_plots
+from hallumeasure.report.render import data_uri, render_html, render_markdown
+from hallumeasure.report.runs import (
+    Group,
+    LoadedRun,
+    RunInfo,
+    check_comparable,
+    judge_notes,
+    load_runs,
+    model_groups,
+    policy_lines,
+    response_units,
+    run_info,
+)
+from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
+from hallumeasure.text import split_sentences
+
+
+class ComparisonReport(BaseModel):
+    """Everything a comparison report shows, also written as ``report.json``."""
+
+    title: str
+    runs: list[RunInfo]
+    run_stats: list[GroupStats]
+    model_stats: list[GroupStats]
+    comparisons: list[Comparison]
+    mismatches: list[str]
+    policy: list[str]
+    notes: list[str]
+    resamples: int
+    seed: int
+    confidence: float
+    files: list[str] = []
+
+
+@dataclass
+class ClaimRow:
+    index: int
+    text: str
+    label: str
+    subtype: str
+    reason: str
+    subtype_reason: str
+    source: str
+    overlap: float | None
+
+
+@dataclass
+class Example:
+    group: str
+    run: str
+    sample_id: str
+    question: str
+    response: str
+    context: str
+    rate: float
+    n_unsupported: int
+    n_evaluated: int
+    claims: list[ClaimRow] = field(default_factory=list)
+    #: The context as safe HTML, every sentence that some claim aligns to marked.
+    context_html: Markup = Markup("")
+
+
+def _text(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def worst_examples(run: LoadedRun, group: Group, limit: int) -> list[Example]:
+    """The ``limit`` responses of a group with the highest unsupported rate, with their claims aligned."""
+    if limit <= 0:
+        return []
+    responses = run.data.responses
+    mine = responses[(responses["sample_id"].isin(group.units["sample_id"])) & responses["unsupported_rate"].notna()]
+    mine = mine[mine["unsupported_rate"] > 0].assign(position=lambda t: range(len(t)))
+    mine = mine.sort_values(["unsupported_rate", "n_unsupported", "position"], ascending=[False, False, True])
+    claims = run.data.claims
+    examples = []
+    for row in mine.head(limit).to_dict(orient="records"):
+        context = row["context"]
+        sentences = split_sentences(context)
+        example = Example(
+            group=group.name, run=run.name, sample_id=row["sample_id"], question=_text(row["question"]),
+            response=row["response"], context=context, rate=float(row["unsupported_rate"]),
+            n_unsupported=int(row["n_unsupported"]), n_evaluated=int(row["n_evaluated"]),
+        )
+        alignments = []
+        for claim in claims[claims["sample_id"] == row["sample_id"]].to_dict(orient="records"):
+            alignment = align_claim(claim["claim"], context, sentences)
+            alignments.append(alignment)
+            label = _text(claim["label"]) or "error"
+            example.claims.append(ClaimRow(
+                index=int(claim["claim_index"]) + 1, text=claim["claim"], label=label,
+                subtype=_text(claim["subtype"]),
+                reason=_text(claim["label_reason"]) if label != "error" else _text(claim["error"]),
+                subtype_reason=_text(claim["subtype_reason"]),
+                source=alignment.sentence if alignment else "",
+                overlap=alignment.overlap if alignment else None,
+            ))
+        example.context_html = highlight(context, alignments)
+        examples.append(example)
+    return examples
+
+
+def compare_runs(
+    run_dirs: list[str | Path],
+    out_dir: str | Path,
+    allow_mismatch: bool = False,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    worst: int = 3,
+    title: str = "Model comparison",
+) -> ComparisonReport:
+    """Compare the models in ``run_dirs`` and write the report files into ``out_dir``.
+
+    Models come from the samples' ``model`` field and from the runs (a model in several runs
+    is shown once per run). Raises ``ConfigError`` when the runs were measured with different
+    judges, extractors, modes, prompts or policies, unless ``allow_mismatch``.
+    """
+    if resamples < 100:
+        raise ConfigError(f"resamples must be at least 100 for a usable interval, got {resamples}")
+    runs = load_runs(list(run_dirs))
+    found = check_comparable(runs, allow_mismatch)
+    units = {run.name: response_units(run) for run in runs}
+    groups = model_groups(runs, units)
+    options = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    run_stats = [group_stats(units[run.name], run.name, **options) for run in runs]
+    model_stats = [group_stats(g.units, g.name, **options) for g in groups]
+    comparisons = [compare_groups(a.units, b.units, a.name, b.name, **options)
+                   for a, b in itertools.combinations(groups, 2)]
+    by_name = {run.name: run for run in runs}
+    examples = [e for g in groups for e in worst_examples(by_name[g.run], g, worst)]
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plots = save_report_plots(model_stats, comparisons, out)
+    report = ComparisonReport(
+        title=title, runs=[run_info(r) for r in runs], run_stats=run_stats, model_stats=model_stats,
+        comparisons=comparisons, mismatches=found, policy=policy_lines(runs), notes=judge_notes(runs),
+        resamples=resamples, seed=seed, confidence=confidence,
+        files=["report.md", "report.html", "report.json", *[name for name, _ in plots]],
+    )
+    subtypes = [x for x in SUBTYPES if any(s.subtype_counts[x] for s in model_stats)]
+    context = {"report": report, "examples": examples, "percent": round(confidence * 100),
+               "labels": LABEL_ORDER, "subtypes": subtypes}
+    (out / "report.md").write_text(
+        render_markdown("report.md.j2", plots=[{"file": f, "title": t} for f, t in plots], **context),
+        encoding="utf-8")
+    (out / "report.html").write_text(
+        render_html("report.html.j2", plots=[{"file": f, "title": t, "uri": data_uri(out / f)} for f, t in plots],
+                    **context),
+        encoding="utf-8")
+    (out / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return report
+

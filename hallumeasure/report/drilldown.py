@@ -1,0 +1,137 @@
+"""Helpers for reading a run in a notebook: filter claims, align them to the context, show them safely.
+
+    from hallumeasure.store import load_run
+    from hallumeasure.report import drilldown
+    data = load_run("runs/demo")
+    claims = drilldown.claims_with_sources(data)
+    view = drilldown.filter_claims(claims, model="model-b", label="contradicted")
+    HTML(drilldown.claims_html(view))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+from markupsafe import Markup, escape
+
+from hallumeasure.report.align import Alignment, align_claim, highlight
+from hallumeasure.report.runs import LoadedRun, model_groups, response_units
+from hallumeasure.report.stats import group_stats
+from hallumeasure.store import RunData
+from hallumeasure.text import split_sentences
+
+
+def claims_with_sources(data: RunData) -> pd.DataFrame:
+    """The run's claims with their response's context and response, and the aligned context sentence.
+
+    Added columns: ``context``, ``response``, ``question``, ``source_sentence`` (empty when no
+    sentence shares a content word), ``source_start`` / ``source_end`` (character offsets in the
+    context, -1 when unaligned) and ``overlap`` (share of the claim's content words found there).
+    """
+    responses = data.responses[["sample_id", "question", "context", "response"]]
+    claims = data.claims.merge(responses, on="sample_id", how="left")
+    sentences = {sid: split_sentences(ctx) for sid, ctx in zip(responses["sample_id"], responses["context"])}
+    aligned = [align_claim(text, ctx, sentences[sid])
+               for text, ctx, sid in zip(claims["claim"], claims["context"], claims["sample_id"])]
+    claims["source_sentence"] = [a.sentence if a else "" for a in aligned]
+    claims["source_start"] = [a.start if a else -1 for a in aligned]
+    claims["source_end"] = [a.end if a else -1 for a in aligned]
+    claims["overlap"] = [a.overlap if a else 0.0 for a in aligned]
+    return claims
+
+
+def _as_set(value: str | Iterable[str] | None) -> set[str] | None:
+    if value is None:
+        return None
+    return {value} if isinstance(value, str) else set(value)
+
+
+def filter_claims(
+    claims: pd.DataFrame,
+    *,
+    model: str | Iterable[str] | None = None,
+    label: str | Iterable[str] | None = None,
+    subtype: str | Iterable[str] | None = None,
+    sample_id: str | Iterable[str] | None = None,
+    errors: bool | None = None,
+) -> pd.DataFrame:
+    """Rows matching every given filter (each filter takes one value or several).
+
+    ``errors=True`` keeps only error rows (claims without a verdict), ``False`` drops them.
+    """
+    keep = pd.Series(True, index=claims.index)
+    for column, wanted in (("model", model), ("label", label), ("subtype", subtype), ("sample_id", sample_id)):
+        values = _as_set(wanted)
+        if values is not None:
+            keep &= claims[column].isin(values)
+    if errors is not None:
+        is_error = claims["label"].isna()
+        keep &= is_error if errors else ~is_error
+    return claims[keep]
+
+
+def _cell(value: object) -> Markup:
+    if value is None or (isinstance(value, float) and value != value):
+        return Markup("")
+    return escape(value)
+
+
+def claims_html(claims: pd.DataFrame, *, limit: int = 50) -> Markup:
+    """An HTML table of claims beside their label, subtype, reasons and highlighted source sentence.
+
+    Needs the columns added by :func:`claims_with_sources`. All run text is escaped.
+    """
+    head = Markup(
+        "<table><tr><th>sample</th><th>model</th><th>claim</th><th>label</th><th>subtype</th>"
+        "<th>reason</th><th>source in context</th></tr>"
+    )
+    rows = []
+    for row in claims.head(limit).to_dict(orient="records"):
+        label = row["label"] if isinstance(row["label"], str) else "error"
+        reason = _cell(row["label_reason"]) if label != "error" else _cell(row["error"])
+        if isinstance(row.get("subtype_reason"), str):
+            reason += Markup("<br><em>Subtype:</em> ") + escape(row["subtype_reason"])
+        if row["source_start"] >= 0:
+            context = highlight(row["context"], _span(row))
+        else:
+            context = Markup("<em>no sentence shares a content word</em><br>") + escape(row["context"])
+        rows.append(
+            Markup("<tr><td>{}</td><td>{}</td><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td>"
+                   "<td style='font-size:smaller'>{}</td></tr>").format(
+                _cell(row["sample_id"]), _cell(row["model"]), _cell(row["claim"]), label, _cell(row["subtype"]),
+                reason, context)
+        )
+    more = len(claims) - min(limit, len(claims))
+    tail = Markup("</table>") + (Markup("<p>... {} more rows</p>").format(more) if more > 0 else Markup(""))
+    return head + Markup("").join(rows) + tail
+
+
+def _span(row: dict) -> Alignment:
+    return Alignment(row["source_sentence"], int(row["source_start"]), int(row["source_end"]), float(row["overlap"]))
+
+
+def stats_table(data: RunData, *, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Aggregates of the whole run and of each model in it, with 95% bootstrap intervals as text."""
+    run = LoadedRun(data.path.name, data)
+    units = response_units(run)
+    stats = [group_stats(units, "(all)", resamples=resamples, seed=seed)]
+    stats += [group_stats(g.units, g.name, resamples=resamples, seed=seed)
+              for g in model_groups([run], {run.name: units})]
+    return pd.DataFrame([
+        {
+            "group": s.name,
+            "responses": s.n_responses,
+            "claims": s.n_claims,
+            "mean unsupported rate [95% CI]": s.mean_unsupported_rate.format(),
+            "hallucinated share [95% CI]": s.hallucinated_share.format(),
+            "error rows": s.n_error_rows,
+        }
+        for s in stats
+    ])
+
+
+def subtype_counts(claims: pd.DataFrame) -> pd.DataFrame:
+    """Claims per model (rows) and error subtype (columns)."""
+    subtyped = claims[claims["subtype"].notna()]
+    return pd.crosstab(subtyped["model"].fillna("(no model)"), subtyped["subtype"])

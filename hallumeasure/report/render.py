@@ -1,0 +1,85 @@
+"""Jinja2 rendering of reports: HTML with autoescaping always on, Markdown with an explicit escape filter.
+
+Everything that comes from a run (contexts, responses, claims, reasons, sample ids, model
+names) is untrusted text. In HTML, autoescaping turns it into inert text. In Markdown the
+``md`` filter escapes HTML-significant characters and table pipes, so a viewer that renders
+inline HTML still shows the text instead of running it.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from hallumeasure.report.stats import Estimate
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
+
+
+def md_escape(value: object) -> str:
+    """Untrusted text made inert for a Markdown table cell or paragraph (one line)."""
+    text = "" if value is None else str(value)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return " ".join(text.split())
+
+
+def format_estimate(value: Estimate | None, digits: int = 3) -> str:
+    return "-" if value is None else value.format(digits)
+
+
+def format_p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def format_number(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def format_signed(value: Estimate | None, digits: int = 3) -> str:
+    """A difference with its sign: ``+0.125 [-0.050, +0.300]``."""
+    if value is None or value.value is None:
+        return "-"
+    text = f"{value.value:+.{digits}f}"
+    if value.low is not None and value.high is not None:
+        text += f" [{value.low:+.{digits}f}, {value.high:+.{digits}f}]"
+    return text
+
+
+def data_uri(path: Path) -> str:
+    """A PNG file as a ``data:`` URI, so the HTML report needs no file beside it."""
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _environment(*, html: bool) -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=html,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(est=format_estimate, p=format_p, num=format_number, signed=format_signed, md=md_escape)
+    return env
+
+
+def render_html(template: str, **context: object) -> str:
+    """Render an HTML template; autoescaping is on and cannot be turned off by the caller."""
+    return _environment(html=True).get_template(template).render(**context)
+
+
+def render_markdown(template: str, **context: object) -> str:
+    """Render a Markdown template; templates pass untrusted text through the ``md`` filter."""
+    text = _environment(html=False).get_template(template).render(**context)
+    # Collapse runs of blank lines left by template control blocks.
+    return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"

@@ -1,0 +1,252 @@
+"""Runs as the report layer sees them: loaded, checked for comparability, cut into response tables.
+
+A *response table* has one row per sample of a run (measured or not) with the numbers the
+statistics need: rate, hallucinated flag, error rows, label and subtype counts. Rows of
+samples that have no result yet count as error rows, so an unfinished run cannot look clean.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from hallumeasure.errors import ConfigError
+from hallumeasure.labels import Policy
+from hallumeasure.report.stats import LABELS, SUBTYPES
+from hallumeasure.store import RunData, load_run
+
+NO_MODEL = "(no model)"
+
+
+@dataclass
+class LoadedRun:
+    """A run directory loaded for reporting; ``name`` is the directory name (never the full path)."""
+
+    name: str
+    data: RunData
+
+    @property
+    def policy(self) -> Policy:
+        manifest = self.data.manifest
+        return manifest.policy if manifest is not None else Policy()
+
+
+def load_runs(run_dirs: list[str | Path]) -> list[LoadedRun]:
+    """Load run directories; two runs with the same directory name get their parent's name added."""
+    paths = [Path(p) for p in run_dirs]
+    if not paths:
+        raise ConfigError("give at least one run directory")
+    if len({p.resolve() for p in paths}) != len(paths):
+        raise ConfigError("the same run directory was given twice")
+    names = [p.name for p in paths]
+    names = [f"{p.parent.name}/{p.name}" if names.count(p.name) > 1 else p.name for p in paths]
+    return [LoadedRun(name, load_run(path)) for name, path in zip(names, paths)]
+
+
+# --- what a run is ------------------------------------------------------------------------------
+
+class RunInfo(BaseModel):
+    """How one run was measured, as shown at the top of a report."""
+
+    name: str
+    judge: str | None
+    extractor: str | None
+    mode: str | None
+    detector: str | None
+    prompts: dict[str, str]
+    policy: str
+    n_samples: int
+    n_results: int
+    status: str | None
+
+
+def run_info(run: LoadedRun) -> RunInfo:
+    m = run.data.manifest
+    responses = run.data.responses
+    return RunInfo(
+        name=run.name, judge=m.judge if m else None, extractor=m.extractor if m else None,
+        mode=m.mode.value if m else None, detector=m.detector if m else None,
+        prompts={k: v[:12] for k, v in sorted(m.prompts.items())} if m else {},
+        policy=run.policy.describe(), n_samples=len(responses), n_results=int(responses["n_claims"].notna().sum()),
+        status=m.status if m else None,
+    )
+
+
+def judge_notes(runs: list[LoadedRun]) -> list[str]:
+    """Warnings that a reader must see next to numbers from demo or non-LLM judges."""
+    fake = [r.name for r in runs if r.data.manifest and r.data.manifest.judge.startswith("fake")]
+    offline = [r.name for r in runs if r.data.manifest and r.data.manifest.judge == "offline"]
+    notes = []
+    if fake:
+        notes.append(f"Judged by the scripted fake model ({', '.join(fake)}): the labels demonstrate the report, "
+                     "they are not a measurement.")
+    if offline:
+        notes.append(f"Judged by the offline judge ({', '.join(offline)}), a trained lexical/numeric model, not an "
+                     "LLM; see the README for its measured quality.")
+    return notes
+
+
+# --- comparability -------------------------------------------------------------------------------
+
+#: Manifest fields that must agree for two runs' numbers to be comparable.
+IDENTITY_FIELDS = ("judge", "extractor", "mode", "detector", "prompts", "policy")
+
+
+def _identity(run: LoadedRun) -> dict[str, object] | None:
+    m = run.data.manifest
+    if m is None:
+        return None
+    return {"judge": m.judge, "extractor": m.extractor, "mode": m.mode.value, "detector": m.detector,
+            "prompts": dict(sorted(m.prompts.items())), "policy": m.policy}
+
+
+def _show(field: str, value: object) -> str:
+    if field == "policy":
+        return value.describe()  # type: ignore[attr-defined]
+    if field == "prompts":
+        return ", ".join(f"{k}@{v[:12]}" for k, v in value.items()) or "(none)"  # type: ignore[attr-defined]
+    return str(value)
+
+
+def mismatches(runs: list[LoadedRun]) -> list[str]:
+    """One sentence per way the runs were measured differently (empty when they are comparable)."""
+    problems = [f"run {r.name} has no manifest, so how it was measured is unknown"
+                for r in runs if r.data.manifest is None]
+    known = [(r, _identity(r)) for r in runs if r.data.manifest is not None]
+    if len(known) < 2:
+        return problems
+    first_run, first = known[0]
+    for field in IDENTITY_FIELDS:
+        differing = [(r, ident) for r, ident in known[1:] if ident[field] != first[field]]
+        if differing:
+            values = "; ".join(f"{r.name}: {_show(field, ident[field])}" for r, ident in [known[0], *differing])
+            problems.append(f"runs differ in {field} ({values})")
+    return problems
+
+
+def check_comparable(runs: list[LoadedRun], allow_mismatch: bool) -> list[str]:
+    """Raise ``ConfigError`` naming every mismatch, unless ``allow_mismatch``; return the mismatches."""
+    found = mismatches(runs)
+    if found and not allow_mismatch:
+        raise ConfigError(
+            "these runs were not measured the same way, so their numbers are not comparable: "
+            + " | ".join(found)
+            + ". Re-measure them with one configuration, or pass allow_mismatch (--allow-mismatch) "
+            "to compare anyway with a visible warning."
+        )
+    return found
+
+
+def policy_lines(runs: list[LoadedRun]) -> list[str]:
+    """The policy text to print under every table: one line, or one per run when they differ."""
+    described = {r.name: r.policy.describe() for r in runs}
+    if len(set(described.values())) == 1:
+        return [f"Policy: {next(iter(described.values()))}"]
+    return [f"Policy of {name}: {text}" for name, text in described.items()]
+
+
+# --- response tables -----------------------------------------------------------------------------
+
+_SPACE = re.compile(r"\s+")
+
+
+def content_key(context: str, question: object) -> str:
+    """A key shared by samples that pose the same task (same context and question, spacing aside)."""
+    question = question if isinstance(question, str) else ""  # None or NaN from the DataFrame
+    text = _SPACE.sub(" ", context.strip()) + "\x00" + _SPACE.sub(" ", question.strip())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _counts(cell: object, names: list[str]) -> list[int]:
+    counts = json.loads(cell) if isinstance(cell, str) else {}
+    return [int(counts.get(name, 0)) for name in names]
+
+
+def response_units(run: LoadedRun) -> pd.DataFrame:
+    """The response table of a run: one row per sample, in input order."""
+    r = run.data.responses
+    measured = r["n_claims"].notna()
+    failed = (~measured) | r["error"].notna()
+    claim_errors = r["n_errors"].fillna(0).astype(int)
+    units = pd.DataFrame({
+        "run": run.name,
+        "model": r["model"].fillna(NO_MODEL).astype(str),
+        "sample_id": r["sample_id"].astype(str),
+        "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"])],
+        "rate": pd.to_numeric(r["unsupported_rate"], errors="coerce").astype(float),
+        "hallucinated": r["hallucinated"].astype("Float64").astype(float),
+        "n_claims": r["n_claims"].fillna(0).astype(int),
+        "n_evaluated": r["n_evaluated"].fillna(0).astype(int),
+        "failed": failed.astype(int),
+        "error_rows": claim_errors + failed.astype(int),
+    })
+    # Judged units: every claim, plus one per failed sample (which produced no claims to count).
+    units["judged_units"] = units["n_claims"] + units["failed"]
+    labels = np.array([_counts(c, LABELS) for c in r["label_counts"]], dtype=int).reshape(len(r), len(LABELS))
+    subtypes = np.array([_counts(c, SUBTYPES) for c in r["subtype_counts"]], dtype=int).reshape(len(r), len(SUBTYPES))
+    for i, name in enumerate(LABELS):
+        units[f"label_{name}"] = labels[:, i]
+    for i, name in enumerate(SUBTYPES):
+        units[f"subtype_{name}"] = subtypes[:, i]
+    return units
+
+
+@dataclass
+class Group:
+    """Responses of one model (within one run, or across runs when named alike)."""
+
+    name: str
+    run: str
+    model: str
+    units: pd.DataFrame
+
+
+def model_groups(runs: list[LoadedRun], units: dict[str, pd.DataFrame]) -> list[Group]:
+    """One group per (run, model). A model found in several runs is named ``model (run)``.
+
+    A run whose samples carry no model name becomes one group named after the run.
+    """
+    pairs = [(run.name, model) for run in runs for model in dict.fromkeys(units[run.name]["model"])]
+    groups = []
+    for run_name, model in pairs:
+        table = units[run_name]
+        if model == NO_MODEL:
+            name = run_name
+        elif sum(1 for _, m in pairs if m == model) > 1:
+            name = f"{model} ({run_name})"
+        else:
+            name = model
+        groups.append(Group(name, run_name, model, table[table["model"] == model].reset_index(drop=True)))
+    return groups
+
+
+def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Align two response tables on shared samples, row by row.
+
+    Samples pair when they have the same sample id or, failing that, the same context and
+    question. Repeats of one key within a group are averaged. Returns the aligned tables
+    (possibly empty) and a description of how they were paired.
+    """
+    shared_ids = set(a["sample_id"]) & set(b["sample_id"])
+
+    def keyed(t: pd.DataFrame) -> pd.DataFrame:
+        t = t.copy()
+        t["pair_key"] = ["id:" + s if s in shared_ids else "ctx:" + k
+                         for s, k in zip(t["sample_id"], t["content_key"])]
+        numeric = [c for c in t.columns if c not in ("run", "model", "sample_id", "content_key", "pair_key")]
+        return t.groupby("pair_key", sort=False)[numeric].mean()
+
+    ka, kb = keyed(a), keyed(b)
+    shared = [k for k in ka.index if k in kb.index]
+    by_id = sum(1 for k in shared if k.startswith("id:"))
+    how = {(True, False): "same sample id", (False, True): "same context and question",
+           (True, True): "same sample id, else same context and question"}.get(
+        (by_id > 0, by_id < len(shared)), "no shared samples")
+    return ka.loc[shared].reset_index(), kb.loc[shared].reset_index(), how

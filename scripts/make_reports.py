@@ -1,0 +1,119 @@
+"""Regenerate the example reports in ``reports/`` from the bundled examples.
+
+    .venv/bin/python scripts/make_reports.py            # judge: offline when available, else the fake
+    .venv/bin/python scripts/make_reports.py --judge fake --keep-runs runs/report-examples
+
+It measures ``examples/samples.jsonl`` three times (all samples; model-a only; model-b only),
+then writes ``reports/comparison/`` (model-a vs model-b from the first run) and
+``reports/audit/`` (baseline = model-a's run, current = model-b's run). Everything is
+deterministic: fixed seeds, no timestamps or absolute paths in the outputs, so
+``tests/report/test_reports_current.py`` can check that the committed copy is current.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from hallumeasure.inputs import load_samples
+from hallumeasure.models.fake import FakeAPI
+from hallumeasure.models.model import Model
+from hallumeasure.pipeline.build import build_extractor, build_judge
+from hallumeasure.pipeline.classify import LLMJudge
+from hallumeasure.pipeline.extract import LLMExtractor
+from hallumeasure.pipeline.run import run_measurement
+from hallumeasure.report.audit import AuditGates, audit_runs
+from hallumeasure.report.compare import compare_runs
+from hallumeasure.types import Mode
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "samples.jsonl"
+SEED = 0
+RESAMPLES = 2000
+
+README = """# Example reports
+
+Generated from `examples/samples.jsonl` by
+
+    .venv/bin/python scripts/make_reports.py --judge {judge}
+
+- `comparison/`: model-a against model-b (one run holding both; samples paired on context and question).
+  Open `comparison/report.html` in a browser, or read `comparison/report.md`.
+- `audit/`: regression audit with baseline = model-a's responses and current = model-b's responses
+  (exit code {exit_code}: {status}); `audit.junit.xml` is what a CI system would show.
+
+{note}
+`tests/report/test_reports_current.py` fails when these files are out of date.
+"""
+
+NOTES = {
+    "fake": "These were judged by the scripted fake model: the numbers demonstrate the reports, they are not a "
+            "measurement.",
+    "offline": "These were judged by the offline judge (a trained lexical/numeric model, not an LLM); see the "
+               "main README for its measured quality.",
+}
+
+
+def default_judge() -> str:
+    return "offline" if importlib.util.find_spec("hallumeasure.offline") else "fake"
+
+
+def stages(judge: str):
+    """Extractor and judge for ``offline`` (no network, no key) or ``fake`` (the scripted demo model)."""
+    if judge == "offline":
+        return build_extractor("offline"), build_judge("offline", Mode.COT_ONE)
+    model = Model(FakeAPI())
+    return LLMExtractor(model), LLMJudge(model, Mode.COT_ONE)
+
+
+def measure(samples, out: Path, judge: str, sha256: str, subset: str) -> None:
+    extractor, claim_judge = stages(judge)
+    run_measurement(samples, out, extractor, claim_judge, mode=Mode.COT_ONE, input_sha256=sha256,
+                    input_path="examples/samples.jsonl", settings={"subset": subset}, concurrency=1)
+
+
+def make_reports(out: Path, judge: str, runs_dir: Path) -> int:
+    """Measure the examples into ``runs_dir`` and write the reports into ``out``; returns the audit's exit code."""
+    loaded = load_samples(EXAMPLES)
+    by_model = {m: [s for s in loaded.samples if s.model == m] for m in ("model-a", "model-b")}
+    if runs_dir.exists():
+        shutil.rmtree(runs_dir)
+    measure(loaded.samples, runs_dir / "examples", judge, loaded.sha256, "all")
+    measure(by_model["model-a"], runs_dir / "baseline-model-a", judge, loaded.sha256, "model-a")
+    measure(by_model["model-b"], runs_dir / "current-model-b", judge, loaded.sha256, "model-b")
+
+    for part in ("comparison", "audit"):
+        shutil.rmtree(out / part, ignore_errors=True)
+    compare_runs([runs_dir / "examples"], out / "comparison", resamples=RESAMPLES, seed=SEED,
+                 title="Model comparison: bundled examples")
+    result = audit_runs(runs_dir / "baseline-model-a", runs_dir / "current-model-b", AuditGates(),
+                        out_dir=out / "audit", resamples=RESAMPLES, seed=SEED)
+    (out / "README.md").write_text(
+        README.format(judge=judge, exit_code=result.exit_code, status=result.status, note=NOTES[judge]),
+        encoding="utf-8")
+    return result.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "reports", help="where to write (default: reports/)")
+    parser.add_argument("--judge", choices=["offline", "fake"], default=None,
+                        help="judge and extractor (default: offline when installed, else fake)")
+    parser.add_argument("--keep-runs", type=Path, default=None, help="keep the measured runs in this directory")
+    args = parser.parse_args(argv)
+    judge = args.judge or default_judge()
+    if args.keep_runs is not None:
+        code = make_reports(args.out, judge, args.keep_runs)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            code = make_reports(args.out, judge, Path(tmp) / "runs")
+    print(f"wrote {args.out}/comparison and {args.out}/audit (judge: {judge}; audit exit code {code})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Test helpers for reports: an HTML escaping check, and runs written straight through ``RunStore``.
+
+Import as ``from report.helpers import assert_escaped, write_run, verdicts`` (``tests`` is on
+the pytest ``pythonpath``).
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import UTC, datetime
+from pathlib import Path
+
+from markupsafe import escape
+
+from hallumeasure.labels import Policy
+from hallumeasure.pipeline.aggregate import summarise_response
+from hallumeasure.store import RunStore
+from hallumeasure.types import Claim, ClaimVerdict, Mode, RunManifest, Sample
+
+#: Strings that must never reach an HTML page unescaped.
+XSS_PAYLOADS = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>')
+
+
+def assert_escaped(page: str, payloads: tuple[str, ...] | list[str] = XSS_PAYLOADS) -> None:
+    """Fail unless every payload occurs in ``page`` only in escaped form (and does occur, escaped).
+
+    Checks the raw payload, its dangerous fragments (a live ``<script`` or ``<img`` tag, a
+    quote that closes an attribute before ``>``), and that the escaped text is present so the
+    content was shown rather than dropped.
+    """
+    for payload in payloads:
+        assert payload not in page, f"unescaped payload in page: {payload!r}"
+        escaped_forms = {html.escape(payload, quote=True), html.escape(payload, quote=False), str(escape(payload))}
+        assert any(form in page for form in escaped_forms), f"payload missing from page (dropped?): {payload!r}"
+    lowered = page.lower()
+    for fragment in ("<script>alert", "<img src=x", '"><img', "onerror=alert(1)>"):
+        assert fragment not in lowered, f"live markup fragment in page: {fragment!r}"
+
+
+def verdicts(claim_ids: list[str], specs: list[tuple | str]) -> list[ClaimVerdict]:
+    """Verdicts from short specs: ``"supported"``, ``("absent", "number", "why")`` or ``"error"``."""
+    out = []
+    for cid, spec in zip(claim_ids, specs):
+        if spec == "error":
+            out.append(ClaimVerdict(claim_id=cid, judge="test", error="the judge returned no verdict"))
+            continue
+        label, subtype, reason = (spec, None, None) if isinstance(spec, str) else (tuple(spec) + (None, None))[:3]
+        out.append(ClaimVerdict(claim_id=cid, label=label, subtype=subtype, label_reason=reason or f"{label} here",
+                                subtype_reason=f"{subtype} here" if subtype else None, judge="test"))
+    return out
+
+
+def write_run(
+    path: Path,
+    rows: list[tuple[Sample, list[tuple[str, tuple | str]]]],
+    *,
+    judge: str = "test-judge",
+    extractor: str = "test-extractor",
+    mode: Mode = Mode.COT_ONE,
+    policy: Policy | None = None,
+    prompts: dict[str, str] | None = None,
+    failed: dict[str, str] | None = None,
+) -> Path:
+    """Write a complete run: each row is a sample and its claims as (claim text, verdict spec).
+
+    ``failed`` maps sample ids to an error message: those samples become whole-sample error rows.
+    """
+    policy = policy or Policy()
+    failed = failed or {}
+    with RunStore(path, write=True) as store:
+        store.add_samples([sample for sample, _ in rows])
+        for sample, claim_specs in rows:
+            if sample.id in failed:
+                store.write_result(summarise_response(sample, [], [], policy, error=failed[sample.id]))
+                continue
+            claims = [Claim(id=f"{sample.id}:c{i}", sample_id=sample.id, index=i, text=text)
+                      for i, (text, _) in enumerate(claim_specs)]
+            judged = verdicts([c.id for c in claims], [spec for _, spec in claim_specs])
+            store.write_result(summarise_response(sample, claims, judged, policy))
+        store.write_manifest(RunManifest(
+            run_id=path.name, package_version="test", input_sha256="0" * 64, n_samples=len(rows),
+            extractor=extractor, judge=judge, mode=mode, policy=policy,
+            prompts=prompts if prompts is not None else {"classify_cot_one.v1": "a" * 64},
+            started_at=datetime(2025, 1, 1, tzinfo=UTC), status="complete",
+        ))
+    return path
+
+
+def sample(i: int, model: str | None = None, **fields) -> Sample:
+    """A small sample whose context has three sentences, so claims can align to one of them."""
+    base = {
+        "id": f"s{i}",
+        "context": f"The bridge number {i} is 24 km long. It opened in 2019. The mayor praised the builders.",
+        "response": f"The bridge number {i} is 42 km long. It opened in 2019.",
+        "model": model,
+    }
+    return Sample(**{**base, **fields})

@@ -1,0 +1,131 @@
+"""Regression audit: exit codes 0 / 1 / 3, usage errors, gates, JUnit and Markdown outputs."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from hallumeasure.errors import ConfigError, RunStoreError
+from hallumeasure.report.audit import AuditGates, audit_runs, write_usage_error
+
+from report.helpers import sample, write_run
+
+N = 30
+
+
+def _run(path, unsupported: int, *, errors: int = 0, n: int = N, model: str = "m", **kwargs):
+    """Every sample gets four claims: ``unsupported`` contradicted, ``errors`` error rows, the rest supported."""
+    specs = [("contradicted", "number")] * unsupported + ["error"] * errors
+    specs += ["supported"] * (4 - len(specs))
+    rows = [(sample(i, model), [(f"Claim {j} about bridge {i}.", spec) for j, spec in enumerate(specs)])
+            for i in range(n)]
+    return write_run(path, rows, **kwargs)
+
+
+def _gates(result):
+    return {g.name: g.status for g in result.gates}
+
+
+def test_a_worse_current_run_is_a_regression(tmp_path):
+    base = _run(tmp_path / "base", unsupported=1)  # rate 0.25
+    cur = _run(tmp_path / "cur", unsupported=2)  # rate 0.50: worse by 0.25
+    result = audit_runs(base, cur, AuditGates(), out_dir=tmp_path / "out", resamples=300)
+    assert result.exit_code == 1 and result.status == "regression"
+    assert result.comparison.paired and result.comparison.n_shared == N
+    assert result.comparison.unsupported_rate.diff.value == pytest.approx(0.25)
+    assert _gates(result)["unsupported_rate"] == "fail"
+    assert _gates(result)["subtype_shift"] == "fail"  # number errors doubled in every sample
+
+    suite = ET.parse(tmp_path / "out" / "audit.junit.xml").getroot().find("testsuite")
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert set(cases) == {"sample_count", "error_rows", "unsupported_rate", "hallucinated_share", "subtype_shift"}
+    assert cases["unsupported_rate"].find("failure") is not None
+    assert cases["sample_count"].find("failure") is None
+    assert cases["hallucinated_share"].find("skipped") is not None
+    assert suite.get("failures") == "2" and suite.get("tests") == "5"
+    saved = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert saved["exit_code"] == 1 and saved["status"] == "regression"
+    assert "REGRESSION (exit code 1)" in (tmp_path / "out" / "audit.md").read_text()
+
+
+def test_the_margin_decides_whether_a_significant_rise_fails(tmp_path):
+    base = _run(tmp_path / "base", unsupported=1)
+    cur = _run(tmp_path / "cur", unsupported=2)
+    lenient = AuditGates(max_rate_rise=0.3, subtype_shift=False)
+    assert audit_runs(base, cur, lenient, resamples=300).exit_code == 0
+    strict = AuditGates(max_rate_rise=0.2, subtype_shift=False)
+    assert audit_runs(base, cur, strict, resamples=300).exit_code == 1
+
+
+def test_a_rise_that_is_not_significant_passes(tmp_path):
+    base = _run(tmp_path / "base", unsupported=1, n=3)
+    cur = _run(tmp_path / "cur", unsupported=2, n=3)
+    # Three pairs: the exact sign-flip p-value cannot go below 2/8 = 0.25.
+    result = audit_runs(base, cur, AuditGates(min_samples=3, subtype_shift=False), resamples=300)
+    assert result.exit_code == 0 and result.comparison.unsupported_rate.p_value == pytest.approx(0.25)
+
+
+def test_equal_runs_pass(tmp_path):
+    base = _run(tmp_path / "base", unsupported=1)
+    cur = _run(tmp_path / "cur", unsupported=1)
+    result = audit_runs(base, cur, AuditGates(max_hallucinated_share_rise=0.0), out_dir=tmp_path / "out",
+                        resamples=300)
+    assert result.exit_code == 0 and result.status == "pass"
+    assert set(_gates(result).values()) == {"pass"}
+    suite = ET.parse(tmp_path / "out" / "audit.junit.xml").getroot().find("testsuite")
+    assert suite.get("failures") == "0" and not list(suite.iter("failure"))
+
+
+def test_too_many_error_rows_is_incomplete_even_when_worse(tmp_path):
+    base = _run(tmp_path / "base", unsupported=1)
+    cur = _run(tmp_path / "cur", unsupported=2, errors=1)  # a quarter of the claims have no verdict
+    result = audit_runs(base, cur, AuditGates(max_error_share=0.1), out_dir=tmp_path / "out", resamples=300)
+    assert result.exit_code == 3 and result.status == "incomplete"
+    assert _gates(result)["error_rows"] == "fail"
+    assert "re-run or resume" in next(g.message for g in result.gates if g.name == "error_rows")
+    # With a higher tolerance the same runs are judged, and found worse.
+    assert audit_runs(base, cur, AuditGates(max_error_share=0.3), resamples=300).exit_code == 1
+
+
+def test_failed_samples_count_as_error_rows(tmp_path):
+    base = _run(tmp_path / "base", unsupported=1)
+    rows = [(sample(i, "m"), [("A claim.", "supported")]) for i in range(N)]
+    cur = write_run(tmp_path / "cur", rows, failed={f"s{i}": "extraction failed" for i in range(10)})
+    assert audit_runs(base, cur, resamples=300).exit_code == 3
+
+
+def test_too_few_samples_is_incomplete(tmp_path):
+    base = _run(tmp_path / "base", unsupported=1, n=4)
+    cur = _run(tmp_path / "cur", unsupported=1, n=4)
+    result = audit_runs(base, cur, AuditGates(min_samples=5), resamples=300)
+    assert result.exit_code == 3 and _gates(result)["sample_count"] == "fail"
+
+
+def test_runs_measured_differently_are_a_usage_error(tmp_path):
+    base = _run(tmp_path / "base", unsupported=1)
+    cur = _run(tmp_path / "cur", unsupported=1, judge="another-judge")
+    with pytest.raises(ConfigError, match="judge"):
+        audit_runs(base, cur)
+    allowed = audit_runs(base, cur, allow_mismatch=True, out_dir=tmp_path / "out", resamples=300)
+    assert allowed.mismatches and "WARNING" in (tmp_path / "out" / "audit.md").read_text()
+    with pytest.raises(RunStoreError):
+        audit_runs(base, tmp_path / "missing")
+
+
+def test_usage_error_is_recorded_for_ci(tmp_path):
+    write_usage_error(tmp_path / "out", "runs differ in judge <b>")
+    assert json.loads((tmp_path / "out" / "audit.json").read_text())["exit_code"] == 2
+    suite = ET.parse(tmp_path / "out" / "audit.junit.xml").getroot().find("testsuite")
+    assert suite.get("errors") == "1" and suite.find("testcase/error").get("message") == "runs differ in judge <b>"
+    assert "&lt;b&gt;" in (tmp_path / "out" / "audit.md").read_text()
+
+
+def test_models_can_be_picked_from_runs_holding_several(tmp_path):
+    rows = [(sample(i, "old"), [("A claim.", "supported")]) for i in range(6)]
+    rows += [(sample(i, "new", id=f"n{i}"), [("A claim.", ("absent", "other"))]) for i in range(6)]
+    both = write_run(tmp_path / "both", rows)
+    result = audit_runs(both, both, AuditGates(subtype_shift=False), baseline_model="old", current_model="new",
+                        resamples=300)
+    assert result.exit_code == 1 and result.comparison.pairing == "same context and question"
+    with pytest.raises(ConfigError, match="no responses of model 'nope'"):
+        audit_runs(both, both, baseline_model="nope")

@@ -1,0 +1,131 @@
+"""The comparison report: escaping, pairing, refusing mismatched runs, files written."""
+
+import json
+import re
+
+import pytest
+
+from hallumeasure.errors import ConfigError
+from hallumeasure.inputs import load_samples
+from hallumeasure.labels import Label, Policy
+from hallumeasure.models.fake import FakeAPI
+from hallumeasure.models.model import Model
+from hallumeasure.pipeline.classify import LLMJudge
+from hallumeasure.pipeline.extract import LLMExtractor
+from hallumeasure.pipeline.run import run_measurement
+from hallumeasure.report.compare import compare_runs
+from hallumeasure.types import Mode
+
+from report.helpers import XSS_PAYLOADS, assert_escaped, sample, write_run
+from testdata import EXAMPLES
+
+SCRIPT, IMG = XSS_PAYLOADS
+
+
+def _plain_run(path, model, unsupported_every=3, n=6, **kwargs):
+    rows = []
+    for i in range(n):
+        bad = ("contradicted", "number", "42 is not 24") if i % unsupported_every == 0 else "supported"
+        rows.append((sample(i, model), [("The bridge is 42 km long.", bad), ("It opened in 2019.", "supported")]))
+    return write_run(path, rows, **kwargs)
+
+
+def test_untrusted_text_is_escaped_in_html_and_markdown(tmp_path):
+    hostile = sample(
+        1, "model-x",
+        context=f"The bridge is 24 km long. {SCRIPT} It opened in 2019 {IMG}.",
+        response=f"The bridge is 42 km long {SCRIPT}. It opened in 2019 {IMG}.",
+        question=f"What about {IMG}?",
+    )
+    rows = [(hostile, [(f"The bridge is 42 km long {SCRIPT}.", ("contradicted", "number", f"wrong {IMG} {SCRIPT}")),
+                       (f"It opened in 2019 {IMG}.", ("absent", "other", f"no {SCRIPT}"))])]
+    run = write_run(tmp_path / "hostile", rows)
+    report = compare_runs([run], tmp_path / "out", resamples=200)
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert_escaped(page)
+    # The payload text is shown (escaped) in the worst-example section, with the claim and reason.
+    assert "worst examples" in page.lower() and "wrong " in page
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "<script" not in markdown.lower() and "<img" not in markdown.lower()
+    assert "&lt;script&gt;" in markdown
+    assert report.model_stats[0].name == "model-x"
+
+
+def test_hostile_model_and_run_names_are_escaped(tmp_path):
+    run = _plain_run(tmp_path / "run", model=SCRIPT)
+    compare_runs([run], tmp_path / "out", resamples=200)
+    assert_escaped((tmp_path / "out" / "report.html").read_text(), [SCRIPT])
+
+
+def test_models_in_one_run_are_paired_on_context_and_question(tmp_path):
+    samples = load_samples(EXAMPLES).samples
+    model = Model(FakeAPI())
+    run_measurement(samples, tmp_path / "examples", LLMExtractor(model), LLMJudge(model, Mode.COT_ONE),
+                    mode=Mode.COT_ONE, input_sha256="x" * 64)
+    report = compare_runs([tmp_path / "examples"], tmp_path / "out", resamples=300, seed=3)
+    assert [s.name for s in report.model_stats] == ["model-a", "model-b"]
+    (comparison,) = report.comparisons
+    assert comparison.paired and comparison.n_shared == 8 and comparison.pairing == "same context and question"
+    assert comparison.unsupported_rate.p_value is not None
+    out = tmp_path / "out"
+    for name in ("report.md", "report.html", "report.json", "unsupported_rate.png", "hallucinated_share.png",
+                 "label_mix.png", "subtype_mix.png", "differences.png"):
+        assert (out / name).stat().st_size > 0, name
+    markdown = (out / "report.md").read_text()
+    assert "| model-a | model-b | same context and question | 8 |" in markdown
+    assert "scripted fake model" in markdown
+    # The policy is printed under every table.
+    assert markdown.count(Policy().describe().replace("_", "\\_")) >= 6
+    page = (out / "report.html").read_text()
+    assert re.findall(r'<img src="([^"]+)"', page) and all(
+        src.startswith("data:image/png;base64,") for src in re.findall(r'<img src="([^"]+)"', page))
+    assert "<mark>" in page  # worst examples show the aligned source sentence
+    assert json.loads((out / "report.json").read_text())["comparisons"][0]["n_shared"] == 8
+
+
+def test_two_runs_pair_on_sample_id_and_name_models_by_run_when_needed(tmp_path):
+    base = _plain_run(tmp_path / "base", model="m", unsupported_every=3)
+    cur = _plain_run(tmp_path / "cur", model="m", unsupported_every=1)
+    report = compare_runs([base, cur], tmp_path / "out", resamples=300)
+    assert [s.name for s in report.model_stats] == ["m (base)", "m (cur)"]
+    (c,) = report.comparisons
+    assert c.paired and c.pairing == "same sample id" and c.n_shared == 6
+    assert c.unsupported_rate.diff.value == pytest.approx(0.5 - 1 / 6, abs=1e-6)
+
+
+def test_runs_without_shared_samples_are_compared_as_independent_groups(tmp_path):
+    a = _plain_run(tmp_path / "a", model="m1")
+    rows = [(sample(100 + i, "m2"), [("The bridge is 24 km long.", "supported")]) for i in range(5)]
+    b = write_run(tmp_path / "b", rows)
+    (c,) = compare_runs([a, b], tmp_path / "out", resamples=300).comparisons
+    assert not c.paired and c.n_shared == 0 and c.unsupported_rate.n_pairs == 0
+    assert "independent" in (tmp_path / "out" / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"judge": "other-judge"}, "judge"),
+        ({"mode": Mode.NOCOT_ALL}, "mode"),
+        ({"prompts": {"classify_cot_one.v1": "b" * 64}}, "prompts"),
+        ({"policy": Policy(unsupported_labels=frozenset({Label.CONTRADICTED}))}, "policy"),
+    ],
+)
+def test_runs_measured_differently_are_refused_unless_allowed(tmp_path, change, field):
+    a = _plain_run(tmp_path / "a", model="m1")
+    b = _plain_run(tmp_path / "b", model="m2", **change)
+    with pytest.raises(ConfigError, match=rf"differ in {field}.*--allow-mismatch"):
+        compare_runs([a, b], tmp_path / "out")
+    report = compare_runs([a, b], tmp_path / "out", allow_mismatch=True, resamples=200)
+    assert any(field in m for m in report.mismatches)
+    assert "WARNING" in (tmp_path / "out" / "report.md").read_text()
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert 'class="banner"' in page and "not directly comparable" in page
+
+
+def test_error_rows_count_in_the_report(tmp_path):
+    rows = [(sample(i, "m"), [("The bridge is 24 km long.", "supported"), ("It opened.", "error")]) for i in range(4)]
+    run = write_run(tmp_path / "r", rows, failed={"s3": "extraction failed"})
+    (stats,) = compare_runs([run], tmp_path / "out", resamples=200).model_stats
+    assert stats.n_error_rows == 3 + 1  # three claim error rows and one failed sample
+    assert stats.error_share.value == pytest.approx(4 / (6 + 1))
