@@ -33,7 +33,6 @@ with an error are counted in the claim block. Usage covers every response, faile
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
 import time

@@ -6,6 +6,7 @@ import ipaddress
 import os
 import socket
 import pytest
+from pathlib import Path
 
 from testdata import SHARED_DATA
 

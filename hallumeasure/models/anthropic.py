@@ -1,0 +1,169 @@
+"""The Anthropic Messages API through the ``anthropic`` SDK, with the SDK's own retries off."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import anthropic
+
+from hallumeasure.errors import ConfigError, ProviderError
+from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI, TextBlock
+from hallumeasure.models.wire import is_retryable_status, parse_retry_after, scrub_secrets
+from hallumeasure.types import Usage
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+    "stop_sequence": "stop_sequence",
+    # The answer was cut short by the context window: for a caller it is as truncated as max_tokens.
+    "model_context_window_exceeded": "max_tokens",
+}
+class AnthropicAPI(ModelAPI):
+    """``anthropic:<model>``. The key comes from ``api_key`` or $ANTHROPIC_API_KEY and is never recorded."""
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 120.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        super().__init__(model_name)
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise ConfigError(
+                f"{self.spec} needs an API key: set ANTHROPIC_API_KEY (or pass api_key=...), "
+                "or use the offline judge"
+            )
+        self._api_key = key
+        self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        self._timeout = anthropic.Timeout(timeout, connect=min(connect_timeout, timeout))
+        self._client: anthropic.AsyncAnthropic | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def settings(self) -> dict[str, Any]:
+        return {"model": self.model_name}
+
+    def _client_for_loop(self) -> anthropic.AsyncAnthropic:
+        # An async HTTP pool belongs to one event loop; sync wrappers run a fresh loop per call.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                max_retries=0,  # the Model wrapper is the only layer that retries
+                timeout=self._timeout,
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        params = self.request_params(request)
+        try:
+            message = await self._client_for_loop().messages.create(**params)
+        except anthropic.AnthropicError as exc:
+            raise self._provider_error(exc) from None
+        return self._response(message, request)
+
+    def request_params(self, request: GenerateRequest) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``request``."""
+        params: dict[str, Any] = {
+            "model": self.model_name,
+            "max_tokens": request.max_tokens,
+            "messages": [
+                {"role": m.role, "content": _content_blocks(m.content)} for m in request.messages
+            ],
+        }
+        if request.system:
+            block: dict[str, Any] = {"type": "text", "text": request.system}
+            if request.cache_system:
+                block["cache_control"] = _cache_control()
+            params["system"] = [block]
+        if request.tool is not None:
+            params["tools"] = [
+                {
+                    "name": request.tool.name,
+                    "description": request.tool.description,
+                    "input_schema": request.tool.input_schema,
+                }
+            ]
+            params["tool_choice"] = {"type": "tool", "name": request.tool.name}
+        return params
+
+    def _response(self, message: Any, request: GenerateRequest) -> GenerateResponse:
+        texts, tool_input = [], None
+        for block in message.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif block.type == "tool_use" and tool_input is None:
+                if request.tool is None or block.name == request.tool.name:
+                    tool_input = dict(block.input) if isinstance(block.input, Mapping) else {"input": block.input}
+        usage = message.usage
+        return GenerateResponse(
+            text="".join(texts),
+            tool_input=tool_input,
+            stop_reason=_STOP_REASONS.get(message.stop_reason or "", "other"),
+            usage=Usage(
+                calls=1,
+                input_tokens=usage.input_tokens or 0,
+                output_tokens=usage.output_tokens or 0,
+                cache_read_tokens=usage.cache_read_input_tokens or 0,
+                cache_write_tokens=usage.cache_creation_input_tokens or 0,
+            ),
+            model=f"{self.provider}:{message.model or self.model_name}",
+        )
+
+    def _provider_error(self, exc: anthropic.AnthropicError) -> ProviderError:
+        # Messages are built from chosen fields, then scrubbed, so that no key can slip through.
+        if isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code
+            kind = exc.type or type(exc).__name__
+            detail = (exc.api_message or (exc.body if isinstance(exc.body, str) else "") or "no details")[:500]
+            message = f"{self.spec}: HTTP {status} {kind}: {detail}"
+            return ProviderError(
+                scrub_secrets(message, [self._api_key]),
+                retryable=is_retryable_status(status),
+                retry_after=parse_retry_after(exc.response.headers),
+                status=status,
+                cause=kind,
+            )
+        if isinstance(exc, anthropic.APITimeoutError):
+            return ProviderError(f"{self.spec}: the request timed out", retryable=True, cause="timeout")
+        if isinstance(exc, anthropic.APIConnectionError):
+            reason = exc.__cause__ or exc.__context__
+            detail = f" ({type(reason).__name__})" if reason is not None else ""
+            return ProviderError(
+                f"{self.spec}: could not connect to the Anthropic API{detail}", retryable=True, cause="connection"
+            )
+        return ProviderError(
+            scrub_secrets(f"{self.spec}: {type(exc).__name__}: {exc}", [self._api_key]), cause=type(exc).__name__
+        )
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.close()
+
+
+def _content_blocks(blocks: Iterable[TextBlock]) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    for block in blocks:
+        if block.text:
+            content.append({"type": "text", "text": block.text})
+        # The API rejects empty text blocks, so a marker on one moves to the block before it.
+        if block.cache_after and content:
+            content[-1]["cache_control"] = _cache_control()
+    return content
+
+
+def _cache_control() -> dict[str, str]:
+    return {"type": "ephemeral"}

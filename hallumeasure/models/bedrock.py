@@ -1,0 +1,220 @@
+"""Amazon Bedrock's Converse API through boto3, with botocore's own retries off.
+
+boto3 is blocking, so each call runs in a bounded thread pool off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectionError as BotoConnectionError,
+    HTTPClientError,
+    NoCredentialsError,
+    NoRegionError,
+    ProfileNotFound,
+)
+
+from hallumeasure.errors import ConfigError, ProviderError
+from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI, TextBlock
+from hallumeasure.types import Usage
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "guardrail_intervened": "refusal",
+    "content_filtered": "refusal",
+    # Cut short by the context window: as truncated as max_tokens for a caller.
+    "model_context_window_exceeded": "max_tokens",
+}
+RETRYABLE_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "ServiceUnavailableException",
+        "ModelNotReadyException",
+        "InternalServerException",
+        "ModelTimeoutException",
+    }
+)
+NOT_RETRYABLE_CODES = frozenset({"ValidationException", "AccessDeniedException", "ResourceNotFoundException"})
+
+
+class BedrockAPI(ModelAPI):
+    """``bedrock:<model id or inference profile>``.
+
+    Credentials come from the usual AWS chain, a named ``profile``, or a ready ``session`` (which
+    also lets many providers share botocore's parsed service models).
+    """
+
+    provider = "bedrock"
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        region_name: str | None = None,
+        endpoint_url: str | None = None,
+        profile: str | None = None,
+        session: boto3.Session | None = None,
+        max_workers: int = 8,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 120.0,
+    ) -> None:
+        super().__init__(model_name)
+        if session is not None and profile is not None:
+            raise ConfigError(f"{self.spec}: pass either an AWS profile or a boto3 session, not both")
+        try:
+            self._session = session or (boto3.Session(profile_name=profile) if profile else boto3.Session())
+        except ProfileNotFound as exc:
+            raise ConfigError(f"{self.spec}: AWS profile {profile!r} not found ({exc})") from None
+        self.region_name = region_name or self._session.region_name or "us-east-1"
+        config = Config(
+            retries={"total_max_attempts": 1, "mode": "standard"},  # the Model wrapper is the only layer that retries
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            max_pool_connections=max_workers,
+        )
+        try:
+            self._client = self._session.client(
+                "bedrock-runtime", region_name=self.region_name, endpoint_url=endpoint_url, config=config
+            )
+        except (NoRegionError, ValueError) as exc:
+            raise ConfigError(f"{self.spec}: cannot create a Bedrock client: {exc}") from None
+        self._max_workers = max_workers
+        self._executor: ThreadPoolExecutor | None = None
+
+    def settings(self) -> dict[str, Any]:
+        # The region is left out on purpose: it does not change answers, and it is part of the cache key.
+        return {"model": self.model_name}
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        call = functools.partial(self._client.converse, **self.request_params(request))
+        if self._executor is None:  # created on first use, so that the API works again after aclose()
+            self._executor = ThreadPoolExecutor(self._max_workers, thread_name_prefix="hallumeasure-bedrock")
+        try:
+            reply = await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        except (ClientError, BotoCoreError) as exc:
+            raise self._provider_error(exc) from None
+        return self._response(reply, request)
+
+    def request_params(self, request: GenerateRequest) -> dict[str, Any]:
+        """The keyword arguments of ``converse`` for ``request``."""
+        params: dict[str, Any] = {
+            "modelId": self.model_name,
+            "messages": [{"role": m.role, "content": _content_blocks(m.content)} for m in request.messages],
+            "inferenceConfig": {"maxTokens": request.max_tokens},
+        }
+        if request.system:
+            params["system"] = [{"text": request.system}] + ([_cache_point()] if request.cache_system else [])
+        if request.tool is not None:
+            spec = {"name": request.tool.name, "inputSchema": {"json": request.tool.input_schema}}
+            if request.tool.description:  # Bedrock rejects an empty description
+                spec["description"] = request.tool.description
+            params["toolConfig"] = {
+                "tools": [{"toolSpec": spec}],
+                "toolChoice": {"tool": {"name": request.tool.name}},
+            }
+        return params
+
+    def _response(self, reply: dict[str, Any], request: GenerateRequest) -> GenerateResponse:
+        texts, tool_input = [], None
+        for block in reply.get("output", {}).get("message", {}).get("content", []):
+            if "text" in block:
+                texts.append(block["text"])
+            elif "toolUse" in block and tool_input is None:
+                use = block["toolUse"]
+                if request.tool is None or use.get("name") == request.tool.name:
+                    value = use.get("input")
+                    tool_input = value if isinstance(value, dict) else {"input": value}
+        usage = reply.get("usage", {})
+        return GenerateResponse(
+            text="".join(texts),
+            tool_input=tool_input,
+            stop_reason=_STOP_REASONS.get(reply.get("stopReason", ""), "other"),
+            usage=Usage(
+                calls=1,
+                input_tokens=usage.get("inputTokens", 0),
+                output_tokens=usage.get("outputTokens", 0),
+                cache_read_tokens=usage.get("cacheReadInputTokens", 0),
+                cache_write_tokens=usage.get("cacheWriteInputTokens", 0),
+            ),
+            model=self.spec,
+        )
+
+    def _provider_error(self, exc: ClientError | BotoCoreError) -> ProviderError:
+        # Imported here: the anthropic module loads its SDK, which a Bedrock user should not pay for.
+        from hallumeasure.models.wire import is_retryable_status, parse_retry_after, scrub_secrets
+
+        secrets = self._credential_values()
+        if isinstance(exc, ClientError):
+            error = exc.response.get("Error", {})
+            meta = exc.response.get("ResponseMetadata", {})
+            code = error.get("Code") or "UnknownError"
+            status = meta.get("HTTPStatusCode")
+            if code in RETRYABLE_CODES:
+                retryable = True
+            elif code in NOT_RETRYABLE_CODES:
+                retryable = False
+            else:
+                retryable = is_retryable_status(status)
+            message = f"{self.spec}: {code} (HTTP {status}): {error.get('Message') or 'no details'}"
+            return ProviderError(
+                scrub_secrets(message, secrets),
+                retryable=retryable,
+                retry_after=parse_retry_after(meta.get("HTTPHeaders")),
+                status=status,
+                cause=code,
+            )
+        if isinstance(exc, (BotoConnectionError, HTTPClientError)):
+            # botocore's messages name the endpoint and the low-level reason, never the credentials.
+            return ProviderError(
+                scrub_secrets(f"{self.spec}: {type(exc).__name__}: {exc}", secrets),
+                retryable=True,
+                cause="timeout" if "Timeout" in type(exc).__name__ else "connection",
+            )
+        if isinstance(exc, NoCredentialsError):
+            return ProviderError(
+                f"{self.spec}: no AWS credentials found: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY",
+                cause="NoCredentialsError",
+            )
+        return ProviderError(scrub_secrets(f"{self.spec}: {type(exc).__name__}: {exc}", secrets), cause=type(exc).__name__)
+
+    def _credential_values(self) -> list[str]:
+        # The session's credentials may come from a profile file, not the environment; scrub them too.
+        try:
+            credentials = self._session.get_credentials()
+            frozen = credentials.get_frozen_credentials() if credentials is not None else None
+        except Exception:  # noqa: BLE001 - scrubbing must never fail the error path
+            return []
+        if frozen is None:
+            return []
+        return [v for v in (frozen.access_key, frozen.secret_key, frozen.token) if v]
+
+    async def aclose(self) -> None:
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False)
+        self._client.close()  # closes the connection pool; botocore reopens it if the API is used again
+
+
+def _content_blocks(blocks: tuple[TextBlock, ...]) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    for block in blocks:
+        if block.text:  # Bedrock rejects blank text blocks
+            content.append({"text": block.text})
+        if block.cache_after and content and "cachePoint" not in content[-1]:
+            content.append(_cache_point())
+    return content
+
+
+def _cache_point() -> dict[str, Any]:
+    return {"cachePoint": {"type": "default"}}
