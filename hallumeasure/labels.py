@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
 
 class Label(StrEnum):
@@ -84,6 +84,11 @@ class Policy(BaseModel):
     #: and its unsupported rate is >= min_unsupported_rate.
     min_unsupported_claims: int = Field(default=1, ge=1)
     min_unsupported_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    @field_serializer("unsupported_labels")
+    def _sorted_labels(self, labels: frozenset[Label]) -> list[str]:
+        # Sorted, so that manifests and cache keys do not depend on set iteration order.
+        return sorted(label.value for label in labels)
 
     @model_validator(mode="after")
     def _check_labels(self) -> "Policy":
