@@ -1,0 +1,116 @@
+"""Offline claim extraction: sentences, then safe clause splits, then a simple pronoun fix.
+
+Rules only, no model. A sentence is split at clause boundaries that rarely join one fact
+(``; ``, ``, and ``, ``, but ``, ``, while ``, and ``and`` before a second verb of the same
+subject); a claim that starts with a personal pronoun gets the last named subject instead.
+Questions, greetings and instructions are kept whole so the judge can mark them unevaluatable.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hallumeasure.offline.lexicon import GREETINGS, IMPERATIVE_STARTS, STOPWORDS
+from hallumeasure.pipeline.extract import make_claims
+from hallumeasure.pipeline.protocols import Extraction
+from hallumeasure.text import split_sentences
+from hallumeasure.types import Claim, Sample, Span
+
+_CLAUSE_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas)\s+(?=[A-Za-z])")
+_AND_VERB_RE = re.compile(r"\s+and\s+(?=(?:[a-z]+ed|[a-z]+s|is|was|were|are|has|had|have|will|said|won|lost|"
+                          r"made|took|gave|became|began|left|met|sold|bought|built|led|ran|saw|told|went)\b)")
+_SUBJECT_END_RE = re.compile(r"\b(?:is|are|was|were|has|have|had|will|would|can|could|may|might|said|says|"
+                             r"[a-z]{3,}ed|[a-z]{3,}s)\b")
+_LEAD_PRONOUN_RE = re.compile(r"^(He|She|It|They|His|Her|Its|Their)\b")
+_NAME_RE = re.compile(r"^(?:The\s+)?[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
+MIN_CLAUSE_WORDS = 3
+
+
+def is_unevaluatable(text: str) -> bool:
+    """A question, greeting, sign-off or instruction: nothing to check against a context."""
+    stripped = text.strip()
+    lowered = stripped.lower()
+    if stripped.endswith("?"):
+        return True
+    if any(lowered.startswith(g) for g in GREETINGS) and len(stripped.split()) <= 8:
+        return True
+    first = lowered.split()[0] if lowered.split() else ""
+    return first in IMPERATIVE_STARTS and not stripped.endswith(":")
+
+
+def _subject(clause: str) -> str | None:
+    """The words before the first verb-like word, when that looks like a noun phrase."""
+    match = _SUBJECT_END_RE.search(clause)
+    if not match or match.start() == 0:
+        return None
+    subject = clause[: match.start()].strip().rstrip(",")
+    return subject if 0 < len(subject.split()) <= 6 else None
+
+
+def _pieces(sentence: str) -> list[tuple[int, int]]:
+    """[start, end) offsets of the clauses of one sentence."""
+    cuts = [(0, 0)]
+    for match in list(_CLAUSE_RE.finditer(sentence)) + list(_AND_VERB_RE.finditer(sentence)):
+        cuts.append(match.span())
+    cuts.sort()
+    pieces = []
+    for (_, start), (end, next_start) in zip(cuts, cuts[1:] + [(len(sentence), len(sentence))]):
+        pieces.append((start, end))
+    merged: list[tuple[int, int]] = []
+    for start, end in pieces:
+        # Never leave a fragment too short to be a claim of its own.
+        if merged and len(sentence[start:end].split()) < MIN_CLAUSE_WORDS:
+            merged[-1] = (merged[-1][0], end)
+        elif merged and len(sentence[merged[-1][0]:merged[-1][1]].split()) < MIN_CLAUSE_WORDS:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def split_claims(response: str) -> list[tuple[str, Span]]:
+    """Claims of ``response`` as (text, span of the words it comes from)."""
+    claims: list[tuple[str, Span]] = []
+    last_name: str | None = None
+    for sentence, span in split_sentences(response):
+        if is_unevaluatable(sentence):
+            claims.append((sentence, span))
+            continue
+        pieces = _pieces(sentence)
+        subject = _subject(sentence[pieces[0][0]:pieces[0][1]]) if pieces else None
+        for index, (start, end) in enumerate(pieces):
+            text = sentence[start:end].strip().rstrip(",;")
+            if not text:
+                continue
+            starts_with_verb = (m := _SUBJECT_END_RE.match(text)) is not None and m.start() == 0
+            if index > 0 and subject and starts_with_verb:
+                text = f"{subject} {text}"  # "and opened in 1998" -> "The bridge opened in 1998"
+            text = text[0].upper() + text[1:]
+            pronoun = _LEAD_PRONOUN_RE.match(text)
+            if pronoun and last_name:
+                word = pronoun.group(1)
+                replacement = f"{last_name}'s" if word in ("His", "Her", "Its", "Their") else last_name
+                text = replacement + text[len(word):]
+            name = _NAME_RE.match(text)
+            if name and name.group(0).split()[-1].lower() not in STOPWORDS and not pronoun:
+                last_name = name.group(0)
+            claims.append((text, Span(start=span.start + start, end=span.start + end)))
+    return claims
+
+
+class OfflineExtractor:
+    """``--extractor offline``: rule-based claims with spans, no model and no network."""
+
+    name = "offline"
+
+    def settings(self) -> dict[str, Any]:
+        return {"kind": "rules", "min_clause_words": MIN_CLAUSE_WORDS}
+
+    async def extract(self, sample: Sample) -> Extraction:
+        return Extraction(claims=self.claims(sample))
+
+    def claims(self, sample: Sample) -> list[Claim]:
+        pieces = split_claims(sample.response)
+        claims = make_claims(sample, [(text, None) for text, _ in pieces])
+        return [c.model_copy(update={"spans": (span,)}) for c, (_, span) in zip(claims, pieces)]

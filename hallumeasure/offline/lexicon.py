@@ -1,0 +1,61 @@
+"""Word lists behind the offline signals. Small on purpose: each entry should be easy to justify."""
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between both but by
+can could did do does doing down during each few for from further had has have having he her here hers herself him
+himself his how i if in into is it its itself just me more most my myself nor of off on once only or other our ours
+ourselves out over own same she should so some such than that the their theirs them themselves then there these they
+this those through to too under until up very was we were what when where which while who whom why will with would you
+your yours yourself yourselves also said says say one ones s t re ve ll d m o y amp like
+""".split())
+
+NEGATIONS = frozenset("not no never none nobody nothing neither nor cannot without n't denied denies deny refused "
+                      "refuses failed fails lack lacks".split())
+
+#: Words that make a statement stronger than a plain fact (hyperbole when the context lacks them).
+INTENSIFIERS = frozenset("""
+very extremely highly hugely massively incredibly enormously significantly dramatically drastically radically
+revolutionary revolutionize revolutionized revolutionizes transform transformed transforms transformative
+unprecedented record biggest largest greatest best worst first only always never all every entire completely totally
+entirely fully absolutely definitely certainly undoubtedly clearly massive huge enormous vast major critical
+crucial vital essential groundbreaking breakthrough landmark historic dominant leading top most least sole
+""".split())
+
+#: Words that make a statement weaker or uncertain.
+HEDGES = frozenset("may might could possibly perhaps likely unlikely probably reportedly allegedly apparently "
+                   "suggest suggests suggested appear appears seem seems estimated expected plans plan planned "
+                   "hopes hope aims intend intends would".split())
+
+#: Verbs and phrases that attribute a statement to a source.
+ATTRIBUTION = frozenset("said says say told tells according claimed claims claim stated states argued argues "
+                        "reported reports announced announces believes believed insisted warned added noted "
+                        "explained suggested revealed confirmed denied".split())
+
+PRONOUNS = frozenset("he she it they his her its their him them this these those".split())
+
+GREETINGS = ("hi", "hello", "hey", "thanks", "thank you", "dear", "regards", "best wishes", "cheers",
+             "good morning", "good afternoon", "good evening", "sincerely")
+
+IMPERATIVE_STARTS = frozenset("please let consider note see check click visit contact call try remember feel "
+                              "imagine ask read find".split())
+
+MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), start=1)}
+MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
+MONTHS["sept"] = 9
+
+SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "k": 1e3, "m": 1e6, "bn": 1e9,
+          "mn": 1e6, "hundred": 1e2, "dozen": 12}
+
+_UNITS = "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+#: Number words worth matching ("one" is left out: it is far more often a pronoun than a count).
+NUMBER_WORDS: dict[str, float] = {word: float(i) for i, word in enumerate(_UNITS.split(), start=2)}
+NUMBER_WORDS.update({word: float(v) for word, v in _TENS.items()})
+NUMBER_WORDS.update({f"{t}-{u}": float(tv + uv) for t, tv in _TENS.items()
+                     for u, uv in zip("one two three four five six seven eight nine".split(), range(1, 10))})
+NUMBER_WORDS.update({"zero": 0.0, "twice": 2.0, "dozen": 12.0})
+
+TIME_WORDS = frozenset("yesterday today tomorrow tonight ago last next previous later earlier recently soon "
+                       "currently now former formerly future past will was were has had been since until before "
+                       "after during annual annually weekly monthly daily".split())

@@ -1,0 +1,93 @@
+"""Training and evaluation helpers for the offline judge (need scikit-learn, a dev dependency).
+
+Used by ``scripts/train_offline.py`` (the shipped model) and ``benchmarks/offline_quality.py``
+(leave-one-dataset-out quality). Labels come from public sets in ../shared/data; no data is
+stored in the package, only the fitted trees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hallumeasure.datasets import LabelledSample
+from hallumeasure.offline.extractor import is_unevaluatable, split_claims
+from hallumeasure.offline.judge import RESPONSE_FEATURES, response_vector
+from hallumeasure.offline.model import export_sklearn
+from hallumeasure.offline.signals import FEATURES, claim_signals
+
+SEED = 13
+GBM_PARAMS = {"n_estimators": 150, "max_depth": 3, "learning_rate": 0.08, "subsample": 0.8, "random_state": SEED}
+
+
+@dataclass
+class Featurized:
+    """Feature rows of one labelled record: its claims and the response aggregate."""
+
+    sample_id: str
+    dataset: str
+    label: int
+    claim_vectors: list[list[float]]
+    response: list[float]
+
+    def claim_training_rows(self) -> list[tuple[list[float], int]]:
+        """Claims with a training label: every claim of a faithful response is 0; of a hallucinated one,
+        the least supported claim is taken as the 1 (a response label does not say which claim is wrong)."""
+        if not self.claim_vectors:
+            return []
+        if self.label == 0:
+            return [(v, 0) for v in self.claim_vectors]
+        recall = FEATURES.index("recall_best")
+        worst = min(self.claim_vectors, key=lambda v: (v[recall], -v[FEATURES.index("n_novel")]))
+        return [(worst, 1)]
+
+
+def featurize(sample: LabelledSample) -> Featurized:
+    texts = [t for t, _ in split_claims(sample.response) if not is_unevaluatable(t)] or [sample.response]
+    vectors = [claim_signals(t, sample.context).vector() for t in texts if t.strip()]
+    return Featurized(sample.id, sample.dataset, int(sample.label), vectors, response_vector(vectors))
+
+
+def featurize_all(samples: Iterable[LabelledSample]) -> list[Featurized]:
+    return [featurize(s) for s in samples]
+
+
+def _fit(X: np.ndarray, y: np.ndarray):
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    return GradientBoostingClassifier(**GBM_PARAMS).fit(X, y)
+
+
+def _isotonic(X: np.ndarray, y: np.ndarray, folds: int = 5) -> tuple[list[float], list[float]]:
+    """An isotonic map fitted on out-of-fold raw probabilities (at most ~100 knots)."""
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    oof = np.zeros(len(y))
+    for train, test in StratifiedKFold(folds, shuffle=True, random_state=SEED).split(X, y):
+        oof[test] = _fit(X[train], y[train]).predict_proba(X[test])[:, 1]
+    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(oof, y)
+    xs, ys = np.asarray(iso.X_thresholds_), np.asarray(iso.y_thresholds_)
+    if len(xs) > 100:
+        keep = np.unique(np.linspace(0, len(xs) - 1, 100).round().astype(int))
+        xs, ys = xs[keep], ys[keep]
+    return [round(float(v), 6) for v in xs], [round(float(v), 6) for v in ys]
+
+
+def fit_models(rows: Sequence[Featurized], calibrate: bool = True) -> dict:
+    """Fit the claim and the response model on ``rows``; returns the JSON-ready model dict."""
+    claim_rows = [r for f in rows for r in f.claim_training_rows()]
+    Xc = np.array([v for v, _ in claim_rows], dtype=float)
+    yc = np.array([y for _, y in claim_rows], dtype=int)
+    Xr = np.array([f.response for f in rows], dtype=float)
+    yr = np.array([f.label for f in rows], dtype=int)
+    no_cal = ([], [])
+    return {
+        "claim_model": export_sklearn(_fit(Xc, yc), list(FEATURES), _isotonic(Xc, yc) if calibrate else no_cal),
+        "response_model": export_sklearn(_fit(Xr, yr), list(RESPONSE_FEATURES),
+                                         _isotonic(Xr, yr) if calibrate else no_cal),
+        "counts": {"claim_rows": len(claim_rows), "claim_positives": int(yc.sum()), "responses": len(rows),
+                   "response_positives": int(yr.sum())},
+    }
