@@ -12,6 +12,8 @@ from hallumeasure.labels import Label, Policy, Subtype, UnevaluatablePolicy  # n
 from hallumeasure.pipeline.build import build_extractor, build_judge, build_model  # noqa: E402
 from hallumeasure.pipeline.run import measure_samples, run_measurement  # noqa: E402
 from hallumeasure.store import load_run  # noqa: E402
+from hallumeasure.detectors import build_stages  # noqa: E402
+from hallumeasure.mitigate import mitigate_run  # noqa: E402
 from hallumeasure.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample  # noqa: E402
 
 __all__ = [
@@ -29,8 +31,10 @@ __all__ = [
     "build_extractor",
     "build_judge",
     "build_model",
+    "build_stages",
     "load_run",
     "load_samples",
     "measure_samples",
+    "mitigate_run",
     "run_measurement",
 ]

@@ -84,6 +84,9 @@ def measure(
     extractor: Annotated[str, typer.Option(help="Claim extractor: offline, fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.")] = "offline",
     judge: Annotated[str, typer.Option(help="Claim judge spec (same forms as --extractor).")] = "offline",
     mode: Annotated[str, typer.Option(help="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")] = "cot-one",
+    detector: Annotated[str, typer.Option(help="claims (extract + judge claims), conli (sentence then entity NLI with --judge), cascade (--first-pass judge, then --judge explains its flags).")] = "claims",
+    first_pass: Annotated[str, typer.Option("--first-pass", help="Cascade only: the cheap first-pass judge.")] = "offline",
+    flag_threshold: Annotated[float, typer.Option(help="Cascade only: flag a claim when the first pass gives it at least this probability of being unsupported.")] = 0.5,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first.")] = False,
     column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
@@ -102,9 +105,8 @@ def measure(
     dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
 ) -> None:
     """Measure every sample of INPUT into a run directory."""
+    from hallumeasure.detectors import DETECTORS, build_stages, save_detector_stats
     from hallumeasure.inputs import load_samples
-    from hallumeasure.models.cache import RequestCache
-    from hallumeasure.pipeline.build import build_extractor, build_judge, build_model
     from hallumeasure.pipeline.run import run_measurement
     from hallumeasure.types import Mode
 
@@ -112,6 +114,8 @@ def measure(
         run_mode = Mode(mode)
     except ValueError:
         raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {mode!r}") from None
+    if detector not in DETECTORS:
+        raise _fail(f"--detector must be one of {list(DETECTORS)}, got {detector!r}")
     policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
     try:
         loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input)
@@ -127,20 +131,18 @@ def measure(
     if overwrite and out_dir.exists():
         shutil.rmtree(out_dir)
     try:
-        request_cache = None if no_cache else RequestCache(cache or cache_path())
-        wrapper = {"max_concurrency": max_concurrency, "max_retries": max_retries, "timeout": timeout}
-        models = {}
-        for spec in {extractor, judge} - {"offline"}:
-            models[spec] = build_model(spec, cache=request_cache, **wrapper)
-        ext = build_extractor(extractor, model=models.get(extractor))
-        jud = build_judge(judge, run_mode, model=models.get(judge))
+        model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
+                                   timeout=timeout)
+        ext, jud = build_stages(detector, extractor=extractor, judge=judge, mode=run_mode, first_pass=first_pass,
+                                policy=policy, threshold=flag_threshold, model_for=model_for)
         with _progress(len(loaded.samples)) as advance:
             manifest, results = run_measurement(
                 loaded.samples, out_dir, ext, jud, mode=run_mode, input_sha256=loaded.sha256,
                 input_path=str(input), policy=policy, resume=resume, concurrency=concurrency,
                 settings={"skipped_input_rows": len(loaded.problems), "cache": not no_cache},
-                progress=advance,
+                detector=detector, progress=advance,
             )
+        save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     _print_summary(out_dir)
@@ -151,6 +153,76 @@ def measure(
             f"{manifest.counts.get('claim_errors', 0)} claim(s) ended as error rows; "
             f"{len(loaded.problems)} input row(s) skipped[/yellow]"
         )
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _model_factory(cache: Path | None, no_cache: bool, **wrapper):
+    """``model_for(spec)``: one ``Model`` per spec, sharing the request cache, so stages share usage and cache."""
+    from hallumeasure.models.cache import RequestCache
+    from hallumeasure.pipeline.build import build_model
+
+    request_cache = None if no_cache else RequestCache(cache or cache_path())
+    models: dict = {}
+
+    def model_for(spec: str):
+        if spec not in models:
+            models[spec] = build_model(spec, cache=request_cache, **wrapper)
+        return models[spec]
+
+    return model_for
+
+
+@app.command()
+def mitigate(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure' (any detector).")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory for the rewrites and mitigation.{json,md,html}.")],
+    rewriter: Annotated[str, typer.Option(help="offline (rule-based, keyless) or a model spec: fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.")] = "offline",
+    rounds: Annotated[int, typer.Option(min=1, help="Rewrite what is still unsupported again, while the mean rate falls.")] = 1,
+    overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first.")] = False,
+    concurrency: Annotated[int, typer.Option(help="Responses rewritten / measured at once.")] = 4,
+    max_concurrency: Annotated[int, typer.Option(help="Provider calls in flight at once, per model.")] = 8,
+    max_retries: Annotated[int, typer.Option(help="Retries of a failed provider call.")] = 4,
+    timeout: Annotated[float, typer.Option(help="Deadline of one provider call, seconds.")] = 120.0,
+    cache: Annotated[Optional[Path], typer.Option(help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
+) -> None:
+    """Rewrite the responses of RUN_DIR that have unsupported claims, measure the rewrites again, report before/after.
+
+    The source run's extractor, judge, detector and policy are reused. Exit 3 when some rewrites failed.
+    """
+    from hallumeasure.mitigate import mitigate_run
+    from hallumeasure.pipeline.rewrite import build_rewriter
+    from hallumeasure.report.render import format_number
+
+    if overwrite and out_dir.exists():
+        if out_dir.resolve() == run_dir.resolve():
+            raise _fail("--out must be a new directory, not the source run")
+        shutil.rmtree(out_dir)
+    try:
+        model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
+                                   timeout=timeout)
+        rw = build_rewriter(rewriter, model=None if rewriter == "offline" else model_for(rewriter))
+        report = mitigate_run(run_dir, out_dir, rw, rounds=rounds, concurrency=concurrency, model_for=model_for)
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    table = Table(title=f"mitigation {run_dir} -> {out_dir}", title_justify="left")
+    for name in ("", "before", "after"):
+        table.add_column(name, justify="left" if not name else "right")
+    table.add_row("mean unsupported rate", format_number(report.before.mean_unsupported_rate),
+                  format_number(report.after.mean_unsupported_rate))
+    table.add_row("hallucinated share", format_number(report.before.hallucinated_share),
+                  format_number(report.after.hallucinated_share))
+    out.print(table)
+    rate = "-" if report.mitigation_rate is None else f"{report.mitigation_rate:.1%}"
+    retention = "-" if report.retention is None else f"{report.retention:.1%}"
+    out.print(f"mitigation rate {rate} ({report.n_mitigated}/{report.n_originally_hallucinated}, "
+              f"{report.n_emptied} emptied); retention {retention} ({report.retained}/{report.supported_before}); "
+              f"new unsupported claims {report.n_new_unsupported}; sent {report.n_sent}/{report.n_responses}; "
+              f"rewrite output tokens {report.rewrite_usage.output_tokens}; rounds kept {report.rounds_kept}",
+              markup=False, highlight=False)
+    out.print(f"wrote {out_dir} (a run) and mitigation.md / .html / .json in it", markup=False)
+    if report.n_rewrite_errors:
+        console.print(f"[yellow]{report.n_rewrite_errors} rewrite(s) failed; those responses were kept unchanged[/yellow]")
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

@@ -14,6 +14,9 @@ EXPECTED = {
     "classify_nocot_one": {"question_block", "context_block", "claim_block"},
     "classify_cot_all": {"question_block", "context_block", "claims_block"},
     "classify_nocot_all": {"question_block", "context_block", "claims_block"},
+    "rewrite": {"question_block", "context_block", "response_block", "issues_block"},
+    "conli_sentence": {"context_block", "hypothesis_block", "focus_block"},
+    "cascade_explain": {"question_block", "context_block", "claim_block", "flag_block"},
 }
 
 
@@ -27,9 +30,10 @@ def test_every_prompt_matches_the_lock():
 def test_prompt_placeholders_and_cache_split(prompt_id):
     prompt = prompts.load_prompt(prompt_id)
     assert EXPECTED[prompt_id] <= prompt.placeholders
-    if prompt_id.startswith("classify"):
+    if prompt_id.startswith(("classify", "conli", "cascade")):
         assert "{{context_block}}" in prompt.user_prefix and "{{context_block}}" not in prompt.user_suffix
-        assert "claim" in prompt.user_suffix
+        assert "claim" in prompt.user_suffix or "hypothesis" in prompt.user_suffix
+    if prompt_id.startswith("classify"):
         assert "{{label_definitions}}" in prompt.system
     assert "data" in prompt.system.lower()  # the prompt says delimited text is data, not instructions
 

@@ -141,4 +141,8 @@ def demo_responder(request: GenerateRequest) -> Answer:
                 for claim_id, body in prompt_blocks(request, "claim")
             ]
         }
+    if tool in ("record_rewrite", "record_nli", "record_explanation"):
+        from hallumeasure.detectors.scripted import scripted_responder  # local: scripted imports this module
+
+        return scripted_responder(request)
     return GenerateResponse(text=f"{_DEMO} no scripted answer for tool {tool!r}", stop_reason="end_turn")

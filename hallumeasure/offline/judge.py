@@ -16,18 +16,43 @@ from hallumeasure.offline.signals import FEATURES, ClaimSignals, claim_signals
 from hallumeasure.pipeline.protocols import Judgement
 from hallumeasure.types import Claim, ClaimVerdict, Sample
 
-#: Response-level features: each claim feature's min, mean and max over the claims, plus two counts.
-AGGREGATES = ("min", "mean", "max")
-RESPONSE_FEATURES = tuple(f"{agg}_{name}" for name in FEATURES for agg in AGGREGATES) + ("n_claims",)
+#: Response-level features: how the worst and the average claim look. Each has a known direction
+#: (more missing numbers can only mean more risk), which training enforces as a monotonic constraint.
+RESPONSE_AGGREGATES: tuple[tuple[str, str, int], ...] = (
+    ("min", "recall_best", -1),
+    ("mean", "recall_best", -1),
+    ("min", "recall_global", -1),
+    ("min", "recall_top2", -1),
+    ("min", "bigram_recall", -1),
+    ("mean", "bigram_recall", -1),
+    ("min", "trigram_recall", -1),
+    ("mean", "trigram_recall", -1),
+    ("sum", "n_novel", 1),
+    ("max", "novel_share", 1),
+    ("sum", "n_novel_bigrams", 1),
+    ("sum", "n_novel_capitalised", 1),
+    ("sum", "n_numbers_missing", 1),
+    ("max", "number_conflict", 1),
+    ("max", "date_conflict", 1),
+    ("sum", "n_entities_missing", 1),
+    ("max", "negation_mismatch", 1),
+    ("sum", "n_intensifiers_novel", 1),
+    ("max", "hedge_dropped", 1),
+    ("max", "attribution_dropped", 1),
+    ("sum", "claim_words", 0),
+    ("max", "log_context_words", 0),
+)
+RESPONSE_FEATURES = tuple(f"{agg}_{name}" for agg, name, _ in RESPONSE_AGGREGATES) + ("n_claims",)
+RESPONSE_MONOTONIC = tuple(sign for _, _, sign in RESPONSE_AGGREGATES) + (0,)
+_AGG = {"min": min, "max": max, "sum": sum, "mean": lambda c: sum(c) / len(c)}
+_INDEX = {name: i for i, name in enumerate(FEATURES)}
 
 
 def response_vector(vectors: Sequence[Sequence[float]]) -> list[float]:
     """Aggregate claim feature vectors into one response vector (all zeros when there is no claim)."""
     if not vectors:
         return [0.0] * len(RESPONSE_FEATURES)
-    out: list[float] = []
-    for column in zip(*vectors):
-        out += [min(column), sum(column) / len(column), max(column)]
+    out = [float(_AGG[agg]([v[_INDEX[name]] for v in vectors])) for agg, name, _ in RESPONSE_AGGREGATES]
     return out + [float(len(vectors))]
 
 

@@ -15,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 MODEL_FILE = Path(__file__).with_name("model.json")
 
 
@@ -80,22 +82,22 @@ class BoostedTrees:
 
 
 def export_sklearn(model: Any, features: list[str], calibration: tuple[list[float], list[float]]) -> dict[str, Any]:
-    """A JSON-ready dict of a fitted ``GradientBoostingClassifier`` (binary, log-loss)."""
-    prior = float(model.init_.class_prior_[1])
+    """A JSON-ready dict of a fitted binary ``HistGradientBoostingClassifier``."""
     trees = []
-    for (estimator,) in model.estimators_:
-        t = estimator.tree_
+    for (predictor,) in model._predictors:  # noqa: SLF001 - the fitted trees; checked against predict_proba
+        nodes = predictor.nodes
+        leaf = nodes["is_leaf"].astype(bool)
         trees.append({
-            "left": [int(v) for v in t.children_left],
-            "right": [int(v) for v in t.children_right],
-            "feature": [int(v) for v in t.feature],
-            "threshold": [round(float(v), 9) for v in t.threshold],
-            "value": [round(float(v), 9) for v in t.value[:, 0, 0]],
+            "left": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["left"], leaf)],
+            "right": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["right"], leaf)],
+            "feature": [int(v) for v in nodes["feature_idx"]],
+            "threshold": [float(v) for v in nodes["num_threshold"]],
+            "value": [float(v) for v in nodes["value"]],
         })
     return {
         "features": features,
-        "init": math.log(prior / (1 - prior)),
-        "learning_rate": float(model.learning_rate),
+        "init": float(np.ravel(model._baseline_prediction)[0]),  # noqa: SLF001
+        "learning_rate": 1.0,  # leaf values already carry the shrinkage
         "trees": trees,
         "calibration": {"x": [float(v) for v in calibration[0]], "y": [float(v) for v in calibration[1]]},
     }

@@ -187,8 +187,10 @@ FEATURES = (
     "recall_top2",
     "bigram_recall",
     "trigram_recall",
+    "n_novel_bigrams",
     "n_novel",
     "novel_share",
+    "n_novel_capitalised",
     "n_numbers",
     "n_numbers_missing",
     "number_conflict",
@@ -204,6 +206,14 @@ FEATURES = (
     "best_sentence_words",
     "log_context_words",
 )
+
+
+_RISK_UP = {"n_novel", "novel_share", "n_novel_capitalised", "n_novel_bigrams", "n_numbers_missing",
+            "number_conflict", "date_conflict", "n_entities_missing", "negation_mismatch", "n_intensifiers_novel",
+            "hedge_dropped", "attribution_dropped"}
+_RISK_DOWN = {"recall_global", "recall_best", "recall_top2", "bigram_recall", "trigram_recall"}
+#: +1 when a larger value can only raise the risk, -1 when it can only lower it, 0 when either.
+MONOTONIC = tuple(1 if f in _RISK_UP else -1 if f in _RISK_DOWN else 0 for f in FEATURES)
 
 
 @dataclass
@@ -286,7 +296,9 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         "recall_top2": len(top2) / n,
         "bigram_recall": (sum(b in index.bigrams for b in bigrams) / len(bigrams)) if bigrams else 1.0,
         "trigram_recall": (sum(t in index.trigrams for t in trigrams) / len(trigrams)) if trigrams else 1.0,
+        "n_novel_bigrams": float(sum(b not in index.bigrams for b in bigrams)),
         "n_novel": float(len(novel)),
+        "n_novel_capitalised": float(sum(1 for t in toks if t[0].isupper() and stem(t) in novel)),
         "novel_share": len(novel) / n,
         "n_numbers": float(len(claim_q)),
         "n_numbers_missing": float(len(missing_q)),

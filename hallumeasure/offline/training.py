@@ -14,12 +14,13 @@ import numpy as np
 
 from hallumeasure.datasets import LabelledSample
 from hallumeasure.offline.extractor import is_unevaluatable, split_claims
-from hallumeasure.offline.judge import RESPONSE_FEATURES, response_vector
-from hallumeasure.offline.model import export_sklearn
-from hallumeasure.offline.signals import FEATURES, claim_signals
+from hallumeasure.offline.judge import RESPONSE_FEATURES, RESPONSE_MONOTONIC, response_vector
+from hallumeasure.offline.model import BoostedTrees, export_sklearn
+from hallumeasure.offline.signals import FEATURES, MONOTONIC, claim_signals
 
 SEED = 13
-GBM_PARAMS = {"n_estimators": 150, "max_depth": 3, "learning_rate": 0.08, "subsample": 0.8, "random_state": SEED}
+GBM_PARAMS = {"max_iter": 200, "max_leaf_nodes": 15, "learning_rate": 0.05, "l2_regularization": 1.0,
+              "min_samples_leaf": 40, "random_state": SEED, "early_stopping": False}
 
 
 @dataclass
@@ -54,21 +55,28 @@ def featurize_all(samples: Iterable[LabelledSample]) -> list[Featurized]:
     return [featurize(s) for s in samples]
 
 
-def _fit(X: np.ndarray, y: np.ndarray):
-    from sklearn.ensemble import GradientBoostingClassifier
+def _fit(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray | None = None):
+    from sklearn.ensemble import HistGradientBoostingClassifier
 
-    return GradientBoostingClassifier(**GBM_PARAMS).fit(X, y)
+    return HistGradientBoostingClassifier(monotonic_cst=list(monotonic), **GBM_PARAMS).fit(X, y, sample_weight=weight)
 
 
-def _isotonic(X: np.ndarray, y: np.ndarray, folds: int = 5) -> tuple[list[float], list[float]]:
+def _balanced_weights(groups: Sequence[str]) -> np.ndarray:
+    """Every dataset weighs the same in training, whatever its size (so no one set's quirks dominate)."""
+    counts = {g: groups.count(g) for g in set(groups)}
+    w = np.array([1.0 / counts[g] for g in groups])
+    return w * len(w) / w.sum()
+
+
+def _isotonic(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray, folds: int = 5) -> tuple[list[float], list[float]]:
     """An isotonic map fitted on out-of-fold raw probabilities (at most ~100 knots)."""
     from sklearn.isotonic import IsotonicRegression
     from sklearn.model_selection import StratifiedKFold
 
     oof = np.zeros(len(y))
     for train, test in StratifiedKFold(folds, shuffle=True, random_state=SEED).split(X, y):
-        oof[test] = _fit(X[train], y[train]).predict_proba(X[test])[:, 1]
-    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(oof, y)
+        oof[test] = _fit(X[train], y[train], monotonic, weight[train]).predict_proba(X[test])[:, 1]
+    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(oof, y, sample_weight=weight)
     xs, ys = np.asarray(iso.X_thresholds_), np.asarray(iso.y_thresholds_)
     if len(xs) > 100:
         keep = np.unique(np.linspace(0, len(xs) - 1, 100).round().astype(int))
@@ -76,18 +84,34 @@ def _isotonic(X: np.ndarray, y: np.ndarray, folds: int = 5) -> tuple[list[float]
     return [round(float(v), 6) for v in xs], [round(float(v), 6) for v in ys]
 
 
+def _check_export(exported: dict, fitted, X: np.ndarray) -> None:
+    """The JSON trees must reproduce scikit-learn's probabilities before any calibration."""
+    trees = BoostedTrees.from_dict({**exported, "calibration": {"x": [], "y": []}})
+    ours = np.array([trees.raw_probability(list(row)) for row in X[:500]])
+    theirs = fitted.predict_proba(X[:500])[:, 1]
+    if np.max(np.abs(ours - theirs)) > 1e-6:
+        raise AssertionError("exported trees disagree with scikit-learn; the export format has changed")
+
+
 def fit_models(rows: Sequence[Featurized], calibrate: bool = True) -> dict:
     """Fit the claim and the response model on ``rows``; returns the JSON-ready model dict."""
-    claim_rows = [r for f in rows for r in f.claim_training_rows()]
-    Xc = np.array([v for v, _ in claim_rows], dtype=float)
-    yc = np.array([y for _, y in claim_rows], dtype=int)
+    claim_rows = [(v, y, f.dataset) for f in rows for v, y in f.claim_training_rows()]
+    Xc = np.array([v for v, _, _ in claim_rows], dtype=float)
+    yc = np.array([y for _, y, _ in claim_rows], dtype=int)
+    wc = _balanced_weights([d for _, _, d in claim_rows])
     Xr = np.array([f.response for f in rows], dtype=float)
     yr = np.array([f.label for f in rows], dtype=int)
+    wr = _balanced_weights([f.dataset for f in rows])
     no_cal = ([], [])
+    models = {}
+    for key, X, y, w, names, mono in (("claim_model", Xc, yc, wc, FEATURES, MONOTONIC),
+                                      ("response_model", Xr, yr, wr, RESPONSE_FEATURES, RESPONSE_MONOTONIC)):
+        fitted = _fit(X, y, mono, w)
+        exported = export_sklearn(fitted, list(names), _isotonic(X, y, mono, w) if calibrate else no_cal)
+        _check_export(exported, fitted, X)
+        models[key] = exported
     return {
-        "claim_model": export_sklearn(_fit(Xc, yc), list(FEATURES), _isotonic(Xc, yc) if calibrate else no_cal),
-        "response_model": export_sklearn(_fit(Xr, yr), list(RESPONSE_FEATURES),
-                                         _isotonic(Xr, yr) if calibrate else no_cal),
+        **models,
         "counts": {"claim_rows": len(claim_rows), "claim_positives": int(yc.sum()), "responses": len(rows),
                    "response_positives": int(yr.sum())},
     }

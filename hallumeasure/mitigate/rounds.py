@@ -1,0 +1,130 @@
+"""The rewrite-and-measure rounds, in memory: who is sent, what is kept, when to stop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hallumeasure.errors import ConfigError
+from hallumeasure.labels import Policy
+from hallumeasure.mitigate.report import RoundSummary
+from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.pipeline.rewrite import Issue, RewriteOutcome, Rewriter
+from hallumeasure.pipeline.run import measure_samples
+from hallumeasure.types import ResponseResult, Sample, Usage
+
+
+@dataclass
+class SampleState:
+    """One sample through the rounds: its original and current version, and what was spent on it."""
+
+    original: Sample
+    original_result: ResponseResult
+    sample: Sample
+    result: ResponseResult
+    rounds: int = 0
+    sent: bool = False
+    error: str | None = None
+    reasoning: str | None = None
+    rewrite_usage: Usage = field(default_factory=Usage)
+    measure_usage: Usage = field(default_factory=Usage)
+    requests: int = 0
+
+
+@dataclass
+class MitigationOutcome:
+    """The final version of every sample and the round summaries, before anything is written."""
+
+    states: list[SampleState]
+    rounds: list[RoundSummary]
+
+    @property
+    def samples(self) -> list[Sample]:
+        return [s.sample for s in self.states]
+
+    @property
+    def results(self) -> list[ResponseResult]:
+        return [s.result for s in self.states]
+
+
+def unsupported_issues(result: ResponseResult, policy: Policy) -> list[Issue]:
+    """The claims of ``result`` that are unsupported under ``policy``, with their verdicts."""
+    if result.error is not None:
+        return []
+    claims = {c.id: c for c in result.claims}
+    return [Issue(claims[v.claim_id], v) for v in result.verdicts
+            if v.ok and v.claim_id in claims and policy.is_unsupported(v.label)]  # type: ignore[arg-type]
+
+
+def mean_rate(results: Sequence[ResponseResult]) -> float | None:
+    """Mean unsupported rate over the responses that have one."""
+    rates = [r.unsupported_rate for r in results if r.unsupported_rate is not None]
+    return sum(rates) / len(rates) if rates else None
+
+
+def hallucinated_share(results: Sequence[ResponseResult]) -> float | None:
+    """Share of hallucinated responses among those with a known flag."""
+    flags = [r.hallucinated for r in results if r.hallucinated is not None]
+    return sum(flags) / len(flags) if flags else None
+
+
+async def mitigate_samples(
+    pairs: Sequence[tuple[Sample, ResponseResult]],
+    rewriter: Rewriter,
+    extractor: ClaimExtractor,
+    judge: ClaimJudge,
+    policy: Policy,
+    *,
+    rounds: int = 1,
+    concurrency: int = 4,
+) -> MitigationOutcome:
+    """Rewrite and re-measure in memory, round by round (see the module docstring for when it stops)."""
+    if rounds < 1:
+        raise ConfigError(f"rounds must be at least 1, got {rounds}")
+    states = [SampleState(original=s, original_result=r, sample=s, result=r) for s, r in pairs]
+    gate = asyncio.Semaphore(concurrency)
+    summaries: list[RoundSummary] = []
+    rate = mean_rate([s.result for s in states])
+    for number in range(1, rounds + 1):
+        todo = [(s, issues) for s in states if (issues := unsupported_issues(s.result, policy))]
+        if not todo:
+            break
+
+        async def rewrite(state: SampleState, issues: list[Issue]) -> RewriteOutcome:
+            async with gate:
+                return await rewriter.rewrite(state.sample, issues)
+
+        outcomes = await asyncio.gather(*(rewrite(s, i) for s, i in todo))
+        changed: list[tuple[SampleState, Sample, RewriteOutcome]] = []
+        for (state, _), outcome in zip(todo, outcomes):
+            state.sent = True
+            state.requests += 1
+            state.rewrite_usage = state.rewrite_usage + outcome.usage
+            if outcome.text is None:
+                state.error = outcome.error or "the rewriter gave no text"
+            elif outcome.text != state.sample.response:
+                changed.append((state, state.sample.model_copy(update={"response": outcome.text}), outcome))
+        measured = await measure_samples([new for _, new, _ in changed], extractor, judge, policy,
+                                         concurrency=concurrency)
+        candidate = {id(state): result for (state, _, _), result in zip(changed, measured)}
+        after = [candidate.get(id(s), s.result) for s in states]
+        new_rate = mean_rate(after)
+        kept = number == 1 or (new_rate is not None and rate is not None and new_rate < rate)
+        summaries.append(RoundSummary(
+            round=number, sent=len(todo), changed=len(changed),
+            rewrite_errors=sum(1 for o in outcomes if o.text is None),
+            mean_unsupported_rate_before=rate, mean_unsupported_rate_after=new_rate,
+            hallucinated_share_after=hallucinated_share(after),
+            output_tokens=sum(o.usage.output_tokens for o in outcomes), kept=kept,
+        ))
+        for (state, new_sample, outcome), result in zip(changed, measured):
+            state.measure_usage = state.measure_usage + result.usage
+            if kept:
+                state.sample, state.result = new_sample, result
+                state.rounds += 1
+                state.reasoning = outcome.reasoning
+        if not kept:
+            break
+        rate = new_rate
+    return MitigationOutcome(states, summaries)
