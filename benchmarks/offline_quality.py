@@ -21,7 +21,7 @@ import numpy as np
 
 from hallumeasure.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
 from hallumeasure.metrics import balanced_accuracy, bootstrap_ci, precision_recall_f1, roc_auc
-from hallumeasure.offline.judge import RESPONSE_FEATURES
+from hallumeasure.offline.judge import RESPONSE_FEATURES, response_vector
 from hallumeasure.offline.model import BoostedTrees
 from hallumeasure.offline.signals import FEATURES
 from hallumeasure.offline.training import featurize_all, fit_models
@@ -44,7 +44,6 @@ def baseline_scores(rows) -> dict[str, np.ndarray]:
 
 def evaluate(name: str, train_rows, test_rows, resamples: int, seed: int) -> dict:
     model = fit_models(train_rows)
-    claim = BoostedTrees.from_dict(model["claim_model"])
     response = BoostedTrees.from_dict(model["response_model"])
     y = np.array([r.label for r in test_rows])
     score = np.array([response.probability(r.response) for r in test_rows])
@@ -58,7 +57,7 @@ def evaluate(name: str, train_rows, test_rows, resamples: int, seed: int) -> dic
         "baselines": {k: bootstrap_ci(roc_auc, y, s, **boot).as_dict() for k, s in baseline_scores(test_rows).items()},
     }
     if name == "wice":  # one gold claim per response: judge the whole response as that claim
-        p = np.array([max(claim.probability(v) for v in r.claim_vectors) for r in test_rows])
+        p = np.array([max(response.probability(response_vector([v])) for v in r.claim_vectors) for r in test_rows])
         out["claim_f1"] = bootstrap_ci(lambda a, b: precision_recall_f1(a, (b >= 0.5).astype(int))[2], y, p,
                                        **boot).as_dict()
     return out
@@ -68,11 +67,11 @@ def _fmt(ci: dict) -> str:
     return f"{ci['point']:.3f} [{ci['low']:.3f}, {ci['high']:.3f}]"
 
 
-def markdown(results: list[dict], command: str, seconds: float) -> str:
+def markdown(results: list[dict], command: str) -> str:
     lines = [
         "# Offline judge: leave-one-dataset-out quality",
         "",
-        f"Command: `{command}` ({seconds:.0f} s on 2 cores). Each row: trained on the other sets, scored on this one.",
+        f"Command: `{command}`. Each row: trained on the other sets, scored on this one.",
         "AUC ROC and balanced accuracy (threshold 0.5) at response level, bootstrap 95% CIs; baselines are one",
         "signal each with no training. Claim F1 is the unsupported class on WiCE's single labelled claims.",
         "",
@@ -110,12 +109,14 @@ def main(argv: list[str] | None = None) -> int:
         train = [r for other, rs in rows.items() if other != name for r in rs]
         results.append(evaluate(name, train, rows[name], args.resamples, args.seed))
         print(f"{name}: AUC {_fmt(results[-1]['auc'])}", file=sys.stderr)
-    command = "python benchmarks/offline_quality.py" + (f" --limit {args.limit}" if args.limit else "")
+    command = "python benchmarks/offline_quality.py" + (f" --limit {args.limit}" if args.limit else "") + (
+        f" --resamples {args.resamples}" if args.resamples != 1000 else "")
     seconds = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps({"command": command, "results": results,
-                                                         "features": list(FEATURES)}, indent=2) + "\n")
-    text = markdown(results, command, seconds)
+    args.out.with_suffix(".json").write_text(json.dumps({"command": command, "seconds": round(seconds),
+                                                         "results": results, "features": list(FEATURES)},
+                                                        indent=2) + "\n")
+    text = markdown(results, command)
     args.out.with_suffix(".md").write_text(text)
     print(text)
     return 0

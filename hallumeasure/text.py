@@ -52,10 +52,32 @@ def _segmenter():
     return pysbd.Segmenter(language="en", clean=False, char_span=True)
 
 
+# Text with none of these is split by a plain rule; anything that may hide an abbreviation goes to pysbd.
+_TRICKY_RE = re.compile(r"\b[A-Z][a-z]{0,3}\.\s|\b[A-Za-z]\.[A-Za-z]\.|\.\s+[a-z0-9]|\.\.\.|\n")
+_PLAIN_SPLIT_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+
+
 def split_sentences(text: str) -> list[tuple[str, Span]]:
-    """Sentences of ``text`` with their character spans (whitespace trimmed), using pysbd offline."""
+    """Sentences of ``text`` with their character spans (whitespace trimmed).
+
+    pysbd (rule-based, offline) handles abbreviations, initials and the like; plain text without
+    any of those takes a fast path that splits after ``.``, ``!`` or ``?`` followed by a space.
+    """
     out: list[tuple[str, Span]] = []
     if not text.strip():
+        return out
+    if not _TRICKY_RE.search(text):
+        cursor = 0
+        for match in [*_PLAIN_SPLIT_RE.finditer(text), None]:
+            end = match.start() if match else len(text)
+            if match:
+                end = match.end() - len(match.group(0)) + len(match.group(0).rstrip())
+            piece = text[cursor:end]
+            stripped = piece.strip()
+            if stripped:
+                start = cursor + piece.index(stripped)
+                out.append((stripped, Span(start=start, end=start + len(stripped))))
+            cursor = match.end() if match else len(text)
         return out
     # pysbd's char spans can drift on repeated sentences; re-locate each sentence from a cursor.
     cursor = 0

@@ -12,7 +12,6 @@ import re
 from typing import Any
 
 from hallumeasure.offline.lexicon import GREETINGS, IMPERATIVE_STARTS, STOPWORDS
-from hallumeasure.pipeline.extract import make_claims
 from hallumeasure.pipeline.protocols import Extraction
 from hallumeasure.text import split_sentences
 from hallumeasure.types import Claim, Sample, Span
@@ -111,6 +110,7 @@ class OfflineExtractor:
         return Extraction(claims=self.claims(sample))
 
     def claims(self, sample: Sample) -> list[Claim]:
-        pieces = split_claims(sample.response)
-        claims = make_claims(sample, [(text, None) for text, _ in pieces])
-        return [c.model_copy(update={"spans": (span,)}) for c, (_, span) in zip(claims, pieces)]
+        return [
+            Claim(id=f"{sample.id}:c{i}", sample_id=sample.id, index=i, text=text, spans=(span,))
+            for i, (text, span) in enumerate(split_claims(sample.response))
+        ]

@@ -137,7 +137,7 @@ class OfflineJudge:
             signals = claim_signals(claim.text, sample.context)
             vector = signals.vector()
             vectors.append(vector)
-            p = self.trees.claim.probability(vector)
+            p = self.trees.response.probability(response_vector([vector]))
             verdicts.append(self._verdict(claim, signals, p))
         score = self.trees.response.probability(response_vector(vectors)) if vectors else None
         return Judgement(verdicts=verdicts, score=score)

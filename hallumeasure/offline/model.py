@@ -105,7 +105,6 @@ def export_sklearn(model: Any, features: list[str], calibration: tuple[list[floa
 
 @dataclass(frozen=True)
 class OfflineModel:
-    claim: BoostedTrees
     response: BoostedTrees
     meta: dict[str, Any]
 
@@ -120,7 +119,6 @@ def load_model(path: str | None = None) -> OfflineModel:
         raise ConfigError(f"the offline judge's model file {file} is missing; run 'python scripts/train_offline.py'")
     data = json.loads(file.read_text(encoding="utf-8"))
     return OfflineModel(
-        claim=BoostedTrees.from_dict(data["claim_model"]),
         response=BoostedTrees.from_dict(data["response_model"]),
         meta=data.get("meta", {}),
     )

@@ -32,12 +32,8 @@ _NUM_RE = re.compile(
     r"(?:\s*(?P<pct>%|percent|per cent|percentage points?))?",
     re.IGNORECASE,
 )
-_WORDNUM_RE = re.compile(
-    r"\b(?P<word>" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")\b"
-    r"(?:[\s-]+(?P<scale>thousand|million|billion|trillion|hundred|dozen)\b)?"
-    r"(?:\s*(?P<pct>%|percent|per cent))?",
-    re.IGNORECASE,
-)
+_WORDNUM_RE = re.compile(r"\b[a-z]+(?:-[a-z]+)?\b")
+_AFTER_RE = re.compile(r"[\s-]+(thousand|million|billion|trillion|hundred|dozen)\b|\s*(%|percent|per cent)")
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DATE_PATTERNS = [
     re.compile(r"\b(?P<year>\d{4})-(?P<mnum>\d{1,2})-(?P<day>\d{1,2})\b"),
@@ -47,9 +43,11 @@ _DATE_PATTERNS = [
                re.IGNORECASE),
     re.compile(r"\b" + _MONTH + r",?\s+(?P<year>\d{4})\b", re.IGNORECASE),
 ]
+_YEAR_RE = re.compile(r"\d{4}")
 _CAPS_RE = re.compile(r"\b[A-Z][a-zA-Z'\-]*(?:\s+(?:of|the|de|van|von|and|&)?\s*[A-Z][a-zA-Z'\-]*)*|\b[A-Z]{2,}\b")
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix stripper: good enough to match 'approved' with 'approves' and 'repairs' with 'repair'."""
     w = word.lower()
@@ -58,8 +56,10 @@ def stem(word: str) -> str:
     for suffix, keep in (("ies", "y"), ("ied", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""),
                          ("s", ""), ("ly", "")):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
-            return w[: len(w) - len(suffix)] + keep
-    return w
+            w = w[: len(w) - len(suffix)] + keep
+            break
+    # "approve" and "approved" both end as "approv".
+    return w[:-1] if w.endswith("e") and len(w) > 4 else w
 
 
 def words(text: str) -> list[str]:
@@ -83,8 +83,16 @@ class Quantity:
 def quantities(text: str) -> list[Quantity]:
     """Numbers with scale words and percent signs normalised: '3.5 million' and '3,500,000' are equal."""
     found: list[Quantity] = []
-    taken: list[tuple[int, int]] = []
+    lowered = text.lower()
+    has_words = not NUMBER_WORDS.keys().isdisjoint(lowered.replace("-", " ").split()) or "-" in lowered
+    if not has_words and not any(c.isdigit() for c in text):
+        return found
+    # Numbers inside dates are compared as dates (see ``dates``), not as quantities.
+    date_spans = [m.span() for pattern in _DATE_PATTERNS for m in pattern.finditer(text)] if _YEAR_RE.search(text) else []
+    taken: list[tuple[int, int]] = list(date_spans)
     for match in _NUM_RE.finditer(text):
+        if any(a <= match.start("num") < b for a, b in date_spans):
+            continue
         raw = match["num"].replace(",", "")
         try:
             value = float(raw)
@@ -96,12 +104,30 @@ def quantities(text: str) -> list[Quantity]:
         value *= SCALES.get(scale, 1.0)
         found.append(Quantity(match.group(0).strip(), value, bool(match["pct"])))
         taken.append(match.span())
-    for match in _WORDNUM_RE.finditer(text):
-        if any(a <= match.start() < b for a, b in taken):
+    if not has_words:
+        return found
+    for match in _WORDNUM_RE.finditer(lowered):
+        value = NUMBER_WORDS.get(match.group(0))
+        if value is None or any(a <= match.start() < b for a, b in taken):
             continue
-        value = float(NUMBER_WORDS[match["word"].lower()]) * SCALES.get((match["scale"] or "").lower(), 1.0)
-        found.append(Quantity(match.group(0).strip(), value, bool(match["pct"])))
+        end, percent = match.end(), False
+        while (after := _AFTER_RE.match(lowered, end)) is not None:
+            if after.group(1):
+                value *= SCALES[after.group(1)]
+            else:
+                percent = True
+            end = after.end()
+        found.append(Quantity(text[match.start():end].strip(), value, percent))
     return found
+
+
+def _is_year(q: Quantity) -> bool:
+    return not q.percent and q.value.is_integer() and 1800 <= q.value <= 2100 and "," not in q.text
+
+
+def _comparable(a: Quantity, b: Quantity) -> bool:
+    """Two quantities that could be the same fact stated differently: both percents or not, both years or not."""
+    return a.percent == b.percent and _is_year(a) == _is_year(b)
 
 
 def same_value(a: float, b: float) -> bool:
@@ -111,8 +137,14 @@ def same_value(a: float, b: float) -> bool:
 def dates(text: str) -> set[tuple[int, int, int]]:
     """(year, month, day) of every date found; day 0 when only month and year are given."""
     out: set[tuple[int, int, int]] = set()
+    if not _YEAR_RE.search(text):
+        return out
+    taken: list[tuple[int, int]] = []
     for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue  # "March 2025" inside "14 March 2025" is the same date, not a second one
+            taken.append(m.span())
             groups = m.groupdict()
             month = MONTHS.get(groups["month"].lower().rstrip(".")) if groups.get("month") else int(groups["mnum"])
             day = int(groups["day"]) if groups.get("day") else 0
@@ -141,7 +173,6 @@ class ContextIndex:
     trigrams: frozenset[tuple[str, str, str]]
     lower_text: str
     quantities: list[Quantity]
-    sentence_quantities: list[list[Quantity]]
     dates: set[tuple[int, int, int]]
     lower_words: frozenset[str]
     n_words: int
@@ -171,7 +202,6 @@ def index_context(context: str) -> ContextIndex:
         trigrams=frozenset(trigrams),
         lower_text=context.lower(),
         quantities=quantities(context),
-        sentence_quantities=[quantities(s) for s in sentences],
         dates=dates(context),
         lower_words=frozenset(w.lower() for w in all_words),
         n_words=len(all_words),
@@ -239,8 +269,8 @@ def _entities(claim: str) -> list[str]:
     for m in _CAPS_RE.finditer(claim):
         span = m.group(0).strip()
         first = span.split()[0]
-        if m.start() == 0 and len(span.split()) == 1 and first.lower() in STOPWORDS | ATTRIBUTION:
-            continue  # a capitalised first word is usually just the start of the sentence
+        if m.start() == 0 and len(span.split()) == 1 and not span.isupper():
+            continue  # a lone capitalised first word is usually just the start of the sentence
         if first.lower() in MONTHS or span.lower() in STOPWORDS:
             continue
         found.append(span)
@@ -248,6 +278,7 @@ def _entities(claim: str) -> list[str]:
 
 
 def _entity_present(entity: str, index: ContextIndex) -> bool:
+    entity = re.sub(r"'s?$", "", entity)  # "Greenleaf Coffee's" names Greenleaf Coffee
     if entity.lower() in index.lower_text:
         return True
     parts = [p for p in words(entity) if p.lower() not in STOPWORDS]
@@ -274,8 +305,9 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
 
     claim_q = quantities(claim)
     missing_q = [q for q in claim_q if not any(same_value(q.value, c.value) for c in index.quantities)]
-    best_q = index.sentence_quantities[best] if index.sentence_quantities else []
-    conflicts = [c.text for c in best_q if missing_q and not any(same_value(c.value, q.value) for q in claim_q)]
+    best_q = quantities(index.sentences[best]) if missing_q and index.sentences else []
+    conflicts = [c.text for c in best_q if any(_comparable(c, q) for q in missing_q)
+                 and not any(same_value(c.value, q.value) for q in claim_q)]
     conflicting_date = date_conflict(dates(claim), index.dates) if index.dates else None
 
     entities = _entities(claim)
@@ -284,8 +316,9 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     claim_neg = any(w in NEGATIONS or w.endswith("n't") for w in low)
     sent_neg = any(w in NEGATIONS or w.endswith("n't") for w in best_low)
     novel_intensifiers = [w for w in dict.fromkeys(low) if w in INTENSIFIERS and w not in index.lower_words]
-    claim_hedged = any(w in HEDGES for w in low)
-    sent_hedged = any(w in HEDGES for w in best_low)
+    # Case matters here: "may" hedges, "May" is a month.
+    claim_hedged = any(t in HEDGES for t in toks)
+    sent_hedged = any(t in HEDGES for t in words(best_sentence))
     claim_attr = next((w for w in low if w in ATTRIBUTION), None)
     sent_attr = next((w for w in best_low if w in ATTRIBUTION or w == "according"), None)
 

@@ -16,10 +16,10 @@ from hallumeasure.datasets import LabelledSample
 from hallumeasure.offline.extractor import is_unevaluatable, split_claims
 from hallumeasure.offline.judge import RESPONSE_FEATURES, RESPONSE_MONOTONIC, response_vector
 from hallumeasure.offline.model import BoostedTrees, export_sklearn
-from hallumeasure.offline.signals import FEATURES, MONOTONIC, claim_signals
+from hallumeasure.offline.signals import claim_signals
 
 SEED = 13
-GBM_PARAMS = {"max_iter": 200, "max_leaf_nodes": 15, "learning_rate": 0.05, "l2_regularization": 1.0,
+GBM_PARAMS = {"max_iter": 120, "max_leaf_nodes": 15, "learning_rate": 0.08, "l2_regularization": 1.0,
               "min_samples_leaf": 40, "random_state": SEED, "early_stopping": False}
 
 
@@ -32,17 +32,6 @@ class Featurized:
     label: int
     claim_vectors: list[list[float]]
     response: list[float]
-
-    def claim_training_rows(self) -> list[tuple[list[float], int]]:
-        """Claims with a training label: every claim of a faithful response is 0; of a hallucinated one,
-        the least supported claim is taken as the 1 (a response label does not say which claim is wrong)."""
-        if not self.claim_vectors:
-            return []
-        if self.label == 0:
-            return [(v, 0) for v in self.claim_vectors]
-        recall = FEATURES.index("recall_best")
-        worst = min(self.claim_vectors, key=lambda v: (v[recall], -v[FEATURES.index("n_novel")]))
-        return [(worst, 1)]
 
 
 def featurize(sample: LabelledSample) -> Featurized:
@@ -68,7 +57,8 @@ def _balanced_weights(groups: Sequence[str]) -> np.ndarray:
     return w * len(w) / w.sum()
 
 
-def _isotonic(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray, folds: int = 5) -> tuple[list[float], list[float]]:
+def _isotonic(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray, calib_weight: np.ndarray,
+              folds: int = 5) -> tuple[list[float], list[float]]:
     """An isotonic map fitted on out-of-fold raw probabilities (at most ~100 knots)."""
     from sklearn.isotonic import IsotonicRegression
     from sklearn.model_selection import StratifiedKFold
@@ -76,7 +66,7 @@ def _isotonic(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np
     oof = np.zeros(len(y))
     for train, test in StratifiedKFold(folds, shuffle=True, random_state=SEED).split(X, y):
         oof[test] = _fit(X[train], y[train], monotonic, weight[train]).predict_proba(X[test])[:, 1]
-    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(oof, y, sample_weight=weight)
+    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(oof, y, sample_weight=calib_weight)
     xs, ys = np.asarray(iso.X_thresholds_), np.asarray(iso.y_thresholds_)
     if len(xs) > 100:
         keep = np.unique(np.linspace(0, len(xs) - 1, 100).round().astype(int))
@@ -94,24 +84,20 @@ def _check_export(exported: dict, fitted, X: np.ndarray) -> None:
 
 
 def fit_models(rows: Sequence[Featurized], calibrate: bool = True) -> dict:
-    """Fit the claim and the response model on ``rows``; returns the JSON-ready model dict."""
-    claim_rows = [(v, y, f.dataset) for f in rows for v, y in f.claim_training_rows()]
-    Xc = np.array([v for v, _, _ in claim_rows], dtype=float)
-    yc = np.array([y for _, y, _ in claim_rows], dtype=int)
-    wc = _balanced_weights([d for _, _, d in claim_rows])
-    Xr = np.array([f.response for f in rows], dtype=float)
-    yr = np.array([f.label for f in rows], dtype=int)
-    wr = _balanced_weights([f.dataset for f in rows])
-    no_cal = ([], [])
-    models = {}
-    for key, X, y, w, names, mono in (("claim_model", Xc, yc, wc, FEATURES, MONOTONIC),
-                                      ("response_model", Xr, yr, wr, RESPONSE_FEATURES, RESPONSE_MONOTONIC)):
-        fitted = _fit(X, y, mono, w)
-        exported = export_sklearn(fitted, list(names), _isotonic(X, y, mono, w) if calibrate else no_cal)
-        _check_export(exported, fitted, X)
-        models[key] = exported
-    return {
-        **models,
-        "counts": {"claim_rows": len(claim_rows), "claim_positives": int(yc.sum()), "responses": len(rows),
-                   "response_positives": int(yr.sum())},
-    }
+    """Fit the response model on ``rows``; returns the JSON-ready model dict.
+
+    One model serves both levels: a claim is scored as a response made of that claim alone
+    (most training responses are one or two sentences, so this is the case it learns most from).
+    Calibration gives both classes equal weight, so 0.5 is the balanced decision point whatever
+    the base rate of the training sets.
+    """
+    X = np.array([f.response for f in rows], dtype=float)
+    y = np.array([f.label for f in rows], dtype=int)
+    w = _balanced_weights([f.dataset for f in rows])
+    fitted = _fit(X, y, RESPONSE_MONOTONIC, w)
+    class_w = w * np.where(y == 1, 0.5 / max(w[y == 1].sum() / w.sum(), 1e-9), 0.5 / max(w[y == 0].sum() / w.sum(), 1e-9))
+    calibration = _isotonic(X, y, RESPONSE_MONOTONIC, w, class_w) if calibrate else ([], [])
+    exported = export_sklearn(fitted, list(RESPONSE_FEATURES), calibration)
+    _check_export(exported, fitted, X)
+    return {"response_model": exported,
+            "counts": {"responses": len(rows), "response_positives": int(y.sum())}}

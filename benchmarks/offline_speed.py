@@ -1,0 +1,99 @@
+"""Speed and memory of the offline judge on SummEval-sized inputs (~400-word context, ~60-word response).
+
+    .venv/bin/python benchmarks/offline_speed.py                  # writes benchmarks/offline_speed.md
+    .venv/bin/python benchmarks/offline_speed.py --stream 100000  # also: 100,000 responses, streamed, peak RSS
+
+Synthetic inputs (deterministic): each response has its own context, so no context cache helps.
+One process, one core (the judge is single-threaded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+
+from hallumeasure.offline import OfflineExtractor, OfflineJudge
+from hallumeasure.offline.signals import index_context
+from hallumeasure.types import Sample
+
+HERE = Path(__file__).resolve().parent
+WORDS = ("council budget harbor repair storm homes mayor plan vote barrier river school residents rain officials "
+         "company revenue quarter stores growth museum planetarium visitors renovation trial patients inhaler "
+         "attacks placebo weeks battery cell capacity cycles production line").split()
+NAMES = ["Eastmere", "Solberg", "Voltra", "Lyon", "Kessler", "Hartwell", "Millbrook", "Okafor", "Northgate"]
+
+
+def synthetic(i: int, per_context: int = 1) -> Sample:
+    """Response ``i``; ``per_context`` consecutive responses share one context (SummEval has 16 per article)."""
+    rng = random.Random(i // per_context)
+
+    def sentence(n: int) -> str:
+        words = [rng.choice(WORDS) for _ in range(n)]
+        words[0] = rng.choice(NAMES)
+        words.insert(rng.randrange(1, n), str(rng.randrange(2, 5000)))
+        return " ".join(words) + "."
+
+    context = " ".join(sentence(20) for _ in range(20))  # ~420 words
+    rng.seed(i)
+    response = " ".join(sentence(14) for _ in range(4))   # ~60 words
+    return Sample(id=f"syn-{i}", context=context, response=response)
+
+
+def measure(n: int, per_context: int = 1) -> tuple[float, int]:
+    extractor, judge = OfflineExtractor(), OfflineJudge()
+    index_context.cache_clear()
+    claims = 0
+    started = time.perf_counter()
+    for i in range(n):
+        sample = synthetic(i, per_context)
+        found = extractor.claims(sample)
+        judge.judge_sync(sample, found)
+        claims += len(found)
+    return time.perf_counter() - started, claims
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=2000, help="responses timed")
+    parser.add_argument("--stream", type=int, default=0, help="also stream this many responses and report peak RSS")
+    parser.add_argument("--out", type=Path, default=HERE / "offline_speed.md")
+    args = parser.parse_args(argv)
+    measure(50)  # warm up: imports, model load
+    seconds, claims = measure(args.n)
+    rate = args.n / seconds
+    shared_seconds, _ = measure(args.n, per_context=16)
+    lines = [
+        "# Offline judge: speed",
+        "",
+        f"Command: `python benchmarks/offline_speed.py -n {args.n}"
+        + (f" --stream {args.stream}`" if args.stream else "`"),
+        f"Machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, one core.",
+        "",
+        f"- {args.n} synthetic SummEval-sized responses (~420-word context, ~60-word response, {claims / args.n:.1f} "
+        f"claims each), every context different: **{rate:.0f} responses/s** (extraction + judgement; target >= 200).",
+        f"- The same with 16 responses per context, as in SummEval (16 systems' summaries per article; the context "
+        f"is analysed once): **{args.n / shared_seconds:.0f} responses/s**.",
+    ]
+    if args.stream:
+        before = peak_rss_mb()
+        seconds_stream, _ = measure(args.stream, per_context=16)
+        lines.append(f"- {args.stream:,} responses (16 per context) streamed one at a time: {args.stream / seconds_stream:.0f} "
+                     f"responses/s, peak RSS {peak_rss_mb():.0f} MB (after warm-up {before:.0f} MB; target <= 1024).")
+    text = "\n".join(lines) + "\n"
+    args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
