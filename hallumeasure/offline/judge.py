@@ -39,11 +39,11 @@ RESPONSE_AGGREGATES: tuple[tuple[str, str, int], ...] = (
     ("sum", "n_intensifiers_novel", 1),
     ("max", "hedge_dropped", 1),
     ("max", "attribution_dropped", 1),
-    ("sum", "claim_words", 0),
-    ("max", "log_context_words", 0),
 )
-RESPONSE_FEATURES = tuple(f"{agg}_{name}" for agg, name, _ in RESPONSE_AGGREGATES) + ("n_claims",)
-RESPONSE_MONOTONIC = tuple(sign for _, _, sign in RESPONSE_AGGREGATES) + (0,)
+# Lengths (of the context, the response, the claim list) are left out on purpose: they say more about
+# which dataset a row comes from than about hallucination, and they hurt on unseen kinds of text.
+RESPONSE_FEATURES = tuple(f"{agg}_{name}" for agg, name, _ in RESPONSE_AGGREGATES)
+RESPONSE_MONOTONIC = tuple(sign for _, _, sign in RESPONSE_AGGREGATES)
 _AGG = {"min": min, "max": max, "sum": sum, "mean": lambda c: sum(c) / len(c)}
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
 
@@ -52,8 +52,7 @@ def response_vector(vectors: Sequence[Sequence[float]]) -> list[float]:
     """Aggregate claim feature vectors into one response vector (all zeros when there is no claim)."""
     if not vectors:
         return [0.0] * len(RESPONSE_FEATURES)
-    out = [float(_AGG[agg]([v[_INDEX[name]] for v in vectors])) for agg, name, _ in RESPONSE_AGGREGATES]
-    return out + [float(len(vectors))]
+    return [float(_AGG[agg]([v[_INDEX[name]] for v in vectors])) for agg, name, _ in RESPONSE_AGGREGATES]
 
 
 def _quote(text: str, limit: int = 160) -> str:

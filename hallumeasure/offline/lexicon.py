@@ -59,3 +59,26 @@ NUMBER_WORDS.update({"zero": 0.0, "twice": 2.0, "dozen": 12.0})
 TIME_WORDS = frozenset("yesterday today tomorrow tonight ago last next previous later earlier recently soon "
                        "currently now former formerly future past will was were has had been since until before "
                        "after during annual annually weekly monthly daily".split())
+
+#: Irregular inflections mapped to one stem, so that "won" matches "wins" and "fell" matches "falls".
+IRREGULAR: dict[str, str] = {}
+for _forms in """
+win won winning wins | lose lost losing loses | fall fell fallen falling falls | rise rose risen rising rises
+go went gone goes going | buy bought buying buys | sell sold selling sells | take took taken taking takes
+give gave given giving gives | make made making makes | say said saying says | tell told telling tells
+see saw seen seeing sees | come came coming comes | become became becoming becomes | begin began begun begins
+run ran running runs | leave left leaving leaves | meet met meeting meets | lead led leading leads
+build built building builds | find found finding finds | think thought thinking thinks | bring brought brings
+hold held holding holds | keep kept keeping keeps | pay paid paying pays | send sent sending sends
+spend spent spending spends | write wrote written writing writes | speak spoke spoken speaking speaks
+break broke broken breaking breaks | choose chose chosen choosing chooses | drive drove driven drives
+eat ate eaten eating eats | fly flew flown flying flies | grow grew grown growing grows | know knew known knows
+throw threw thrown throwing throws | shoot shot shooting shoots | fight fought fighting fights
+teach taught teaching teaches | catch caught catching catches | hit hitting hits | put putting puts
+cut cutting cuts | set setting sets | hurt hurting hurts | die died dying dies | lie lay lain lying lies
+use used using uses | cause caused causing causes
+child children | man men | woman women | person people | mouse mice | foot feet | tooth teeth
+""".replace("\n", "|").split("|"):
+    _words = _forms.split()
+    for _w in _words:
+        IRREGULAR[_w] = _words[0]
