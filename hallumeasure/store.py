@@ -73,7 +73,9 @@ class RunStore:
                 ) from exc
         elif not (self.path / DATABASE).exists():
             raise RunStoreError(f"{self.path} is not a hallumeasure run (no {DATABASE}); run 'hallumeasure measure' first")
-        self.db = sqlite3.connect(self.path / DATABASE, timeout=30)
+        # check_same_thread=False: run_sync may drive the run from a worker thread (inside Jupyter);
+        # the store is still used by one thread at a time.
+        self.db = sqlite3.connect(self.path / DATABASE, timeout=30, check_same_thread=False)
         if write:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
