@@ -102,6 +102,8 @@ def measure(
     min_unsupported_claims: Annotated[int, typer.Option(help="Unsupported claims that make a response hallucinated.")] = 1,
     min_unsupported_rate: Annotated[float, typer.Option(help="...and the unsupported rate it needs.")] = 0.0,
     strict_input: Annotated[bool, typer.Option(help="Stop at the first bad input row instead of skipping it.")] = False,
+    delimiter: Annotated[Optional[str], typer.Option(help="CSV delimiter (default: detected from the header line among , ; tab |).")] = None,
+    max_context_chars: Annotated[Optional[int], typer.Option(min=1, help="Longest context sent to the judge; a longer one becomes an error row that says so (default: no limit, the provider decides).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
 ) -> None:
     """Measure every sample of INPUT into a run directory."""
@@ -118,7 +120,8 @@ def measure(
         raise _fail(f"--detector must be one of {list(DETECTORS)}, got {detector!r}")
     policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
     try:
-        loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input)
+        loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input,
+                              delimiter=delimiter)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     for problem in loaded.problems:
@@ -128,8 +131,6 @@ def measure(
     if dry_run:
         _print_estimate(loaded.samples, run_mode, judge, extractor)
         return
-    if overwrite and out_dir.exists():
-        shutil.rmtree(out_dir)
     try:
         model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
                                    timeout=timeout)
@@ -140,7 +141,8 @@ def measure(
                 loaded.samples, out_dir, ext, jud, mode=run_mode, input_sha256=loaded.sha256,
                 input_path=str(input), policy=policy, resume=resume, concurrency=concurrency,
                 settings={"skipped_input_rows": len(loaded.problems), "cache": not no_cache},
-                detector=detector, progress=advance,
+                detector=detector, progress=advance, max_context_chars=max_context_chars,
+                input_problems=loaded.problems, overwrite=overwrite,
             )
         save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
     except HalluMeasureError as exc:

@@ -1,12 +1,19 @@
-"""Read samples from JSONL, CSV or Parquet, with a column map and errors that name the row."""
+"""Read samples from JSONL, CSV or Parquet, with a column map and errors that name the row.
+
+A bad row never stops the others: it comes back as a ``RowProblem`` (row number, id when known,
+what is wrong) and is left out. Only a file that cannot be read at all, or whose columns cannot
+be mapped, raises ``InputError``.
+"""
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +28,11 @@ FIELDS = ("id", "context", "response", "question", "model", "tags", "metadata")
 REQUIRED = ("context", "response")
 #: Fields that are read as sample metadata when present and not mapped elsewhere.
 _KNOWN_EXTRA = ("label", "claims", "error_types", "meta", "dataset", "split")
+#: Delimiters a CSV file may use; the header line decides which one.
+CSV_DELIMITERS = (",", ";", "\t", "|")
+_MAPPING_HINT = "Map your column names with --column field=name."
+# Bytes that are not UTF-8, as the surrogateescape decoder keeps them.
+_BAD_BYTES = re.compile("[\udc80-\udcff]")
 
 
 @dataclass
@@ -38,6 +50,10 @@ class LoadedInput:
     path: str | None = None
 
 
+class _Unusable(ValueError):
+    """A row that cannot become a sample; the message says why."""
+
+
 def file_sha256(path: str | Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -46,35 +62,18 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def read_rows(path: Path, fmt: str, delimiter: str | None) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(1-based row number, record or an error message) for every row of the file."""
+def read_rows(
+    path: Path, fmt: str, delimiter: str | None, *, on_header: Callable[[list[str], str], None] | None = None
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(1-based row number, record or an error message) for every row of the file.
+
+    JSONL rows are numbered by line; CSV rows by record, the header being row 1; Parquet rows from 1.
+    ``on_header(columns, how)`` is called once before the rows of a CSV or Parquet file.
+    """
     if fmt == "jsonl":
-        with open(path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    yield number, f"not valid UTF-8 at byte {exc.start}"
-                    continue
-                try:
-                    record = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    yield number, f"not valid JSON ({exc.msg} at column {exc.colno})"
-                    continue
-                yield number, record if isinstance(record, dict) else "a JSON object was expected"
+        yield from _jsonl_rows(path)
     elif fmt == "csv":
-        data = path.read_bytes().decode("utf-8", errors="replace")
-        if delimiter is None:
-            try:
-                delimiter = csv.Sniffer().sniff(data[:65536], delimiters=",;\t|").delimiter
-            except csv.Error:
-                delimiter = ","
-        csv.field_size_limit(1 << 30)
-        reader = csv.DictReader(io.StringIO(data, newline=""), delimiter=delimiter)
-        for number, record in enumerate(reader, start=2):  # row 1 is the header
-            yield number, dict(record)
+        yield from _csv_rows(path, delimiter, on_header)
     elif fmt == "parquet":
         import pandas as pd
 
@@ -82,10 +81,86 @@ def read_rows(path: Path, fmt: str, delimiter: str | None) -> Iterator[tuple[int
             frame = pd.read_parquet(path)
         except ImportError as exc:
             raise InputError("reading Parquet needs pyarrow or fastparquet: pip install pyarrow") from exc
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
+            raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})") from exc
+        if on_header is not None:
+            on_header([str(c) for c in frame.columns], "Parquet")
         for number, record in enumerate(frame.to_dict(orient="records"), start=1):
             yield number, record
     else:
         raise InputError(f"unknown input format {fmt!r}; use jsonl, csv or parquet")
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]  # editors on Windows start files with a byte-order mark
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield number, f"not valid UTF-8 at byte {exc.start} of the line; re-save the file as UTF-8"
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield number, f"not valid JSON ({exc.msg} at column {exc.colno})"
+                continue
+            yield number, record if isinstance(record, dict) else "a JSON object was expected"
+
+
+def sniff_delimiter(header_line: str) -> str:
+    """The CSV delimiter: the candidate that occurs most often in the header line (``,`` on a tie or none)."""
+    counts = {d: header_line.count(d) for d in CSV_DELIMITERS}
+    best = max(CSV_DELIMITERS, key=lambda d: (counts[d], -CSV_DELIMITERS.index(d)))
+    return best if counts[best] else ","
+
+
+def _csv_rows(
+    path: Path, delimiter: str | None, on_header: Callable[[list[str], str], None] | None
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    # surrogateescape keeps undecodable bytes visible, so that the row holding them can be named.
+    data = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    if data.startswith("\ufeff"):
+        data = data[1:]
+    if delimiter is None:
+        delimiter = sniff_delimiter(data.split("\n", 1)[0])
+    csv.field_size_limit(1 << 30)
+    reader = csv.reader(io.StringIO(data, newline=""), delimiter=delimiter)
+    try:
+        header = [name.strip() for name in next(reader)]
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        raise InputError(f"{path}: the CSV header cannot be read ({exc})") from exc
+    if on_header is not None:
+        on_header(header, f"CSV with delimiter {delimiter!r}")
+    number = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            number += 1
+            yield number, f"not valid CSV ({exc})"
+            continue
+        if not any(cell.strip() for cell in row):
+            continue  # blank line
+        number += 1
+        bad = [header[i] if i < len(header) else f"field {i + 1}" for i, cell in enumerate(row) if _BAD_BYTES.search(cell)]
+        if bad:
+            yield number, f"not valid UTF-8 in column(s) {', '.join(map(repr, bad))}; re-save the file as UTF-8"
+            continue
+        if len(row) > len(header):
+            yield number, (f"has {len(row)} fields but the header has {len(header)}: an unquoted {delimiter!r} "
+                           "inside a field, or the wrong delimiter")
+            continue
+        record: dict[str, Any] = dict.fromkeys(header)  # a short row leaves its last fields missing
+        record.update(zip(header, row))
+        yield number, record
 
 
 def _format_of(path: Path) -> str:
@@ -105,12 +180,17 @@ def load_samples(
 ) -> LoadedInput:
     """Samples from a file. ``columns`` maps our field names to the file's (``{"response": "answer"}``).
 
-    Bad rows are reported as ``problems`` (row number, id, what is wrong) and skipped; the others load.
-    With ``strict`` the first problem raises ``InputError``. A file with no usable row raises.
+    Bad rows are reported as ``problems`` (row number, id, what is wrong) and skipped; the others
+    load. Rows that are unreadable (not UTF-8, not JSON, not CSV), that lack a context or a
+    response (missing, empty or whitespace only), whose fields are not text, or whose id repeats an
+    earlier row's are problems. With ``strict`` the first problem raises ``InputError``. A file
+    with no usable row, or whose header lacks a required column, raises.
     """
     path = Path(path)
     if not path.exists():
         raise InputError(f"input file {path} does not exist")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory; give a JSONL, CSV or Parquet file")
     fmt = fmt or _format_of(path)
     mapping = {name: name for name in FIELDS}
     unknown = set(columns or {}) - set(FIELDS)
@@ -120,27 +200,24 @@ def load_samples(
     samples: list[Sample] = []
     problems: list[RowProblem] = []
     seen: dict[str, int] = {}
-    header_checked = False
-    for number, record in read_rows(path, fmt, delimiter if fmt == "csv" else None):
+    # CSV and Parquet columns are checked once for the whole file; JSONL rows one by one, since each
+    # line may have its own fields.
+    def check_header(present: list[str], how: str) -> None:
+        _check_columns(path, present, mapping, how)
+
+    for number, record in read_rows(path, fmt, delimiter if fmt == "csv" else None, on_header=check_header):
         if isinstance(record, str):
             problems.append(RowProblem(number, None, record))
             continue
-        if not header_checked:
-            header_checked = True
-            missing = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in record]
-            if missing:
-                raise InputError(
-                    f"{path}: row {number} has no {', '.join(missing)}; columns present: {sorted(record)[:20]}. "
-                    "Map your column names with --column field=name."
-                )
-        problem, sample = _to_sample(record, mapping, number, model)
-        if problem is None and sample is not None and sample.id in seen:
-            problem = f"duplicate id {sample.id!r} (first seen at row {seen[sample.id]})"
-        if problem is not None:
-            sid = str(record.get(mapping["id"])) if record.get(mapping["id"]) is not None else None
-            problems.append(RowProblem(number, sid, problem))
+        try:
+            sample = _to_sample(record, mapping, number, model)
+        except _Unusable as exc:
+            problems.append(RowProblem(number, _row_id(record, mapping), str(exc)))
             continue
-        assert sample is not None
+        if sample.id in seen:
+            problems.append(RowProblem(number, sample.id,
+                                       f"duplicate id {sample.id!r} (first seen at row {seen[sample.id]})"))
+            continue
         seen[sample.id] = number
         samples.append(sample)
     if strict and problems:
@@ -148,38 +225,76 @@ def load_samples(
         raise InputError(f"{path}: row {p.row}{f' (id {p.sample_id})' if p.sample_id else ''}: {p.message}")
     if not samples:
         detail = f"; first problem: row {problems[0].row}: {problems[0].message}" if problems else ""
-        raise InputError(f"{path}: no usable rows{detail}")
+        hint = f" {_MAPPING_HINT}" if problems and problems[0].message.startswith("has no ") else ""
+        raise InputError(f"{path}: no usable rows{detail}.{hint}")
     return LoadedInput(samples=samples, problems=problems, sha256=file_sha256(path), path=str(path))
 
 
-def _text(value: Any) -> str | None:
+def _check_columns(path: Path, present: list[str], mapping: Mapping[str, str], how: str) -> None:
+    missing = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in present]
+    if missing:
+        raise InputError(
+            f"{path}: read as {how}, the header has no {', '.join(missing)}; "
+            f"columns present: {[str(c) for c in present][:20]}. {_MAPPING_HINT}"
+        )
+
+
+def _row_id(record: Mapping[str, Any], mapping: Mapping[str, str]) -> str | None:
+    try:
+        value = _text(record.get(mapping["id"]), "id")
+    except _Unusable:
+        return None
+    return (value.strip() or None) if value is not None else None
+
+
+def _text(value: Any, name: str) -> str | None:
+    """A field's text, cleaned (NFC, no control characters); None when absent."""
     if value is None or (isinstance(value, float) and value != value):  # NaN from pandas
         return None
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _Unusable(f"the {name} is not valid UTF-8 (at byte {exc.start})") from None
+    if isinstance(value, (dict, list, tuple)):
+        kind = "an object" if isinstance(value, dict) else "a list"
+        raise _Unusable(f"the {name} must be text, not {kind}")
     return clean_text(str(value))
 
 
-def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, model: str | None):
-    values = {field: record.get(column) for field, column in mapping.items()}
-    context, response = _text(values["context"]), _text(values["response"])
+def _blank_to_none(text: str | None) -> str | None:
+    return text if text is not None and text.strip() else None
+
+
+def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, model: str | None) -> Sample:
+    values = {name: record.get(column) for name, column in mapping.items()}
+    absent = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in record]
+    if absent:
+        raise _Unusable(f"has no {', '.join(absent)}")
+    context, response = _text(values["context"], "context"), _text(values["response"], "response")
     if context is None or not context.strip():
-        return "the context is empty", None
+        raise _Unusable("the context is empty" + (" (whitespace only)" if context else ""))
     if response is None:
-        return "the response is missing", None
+        raise _Unusable("the response is missing")
+    if not response.strip():
+        raise _Unusable("the response is empty" + (" (whitespace only)" if response else "")
+                        + ": there is nothing to measure")
     tags = values["tags"]
     if isinstance(tags, str):
         tags = [t.strip() for t in tags.split(",") if t.strip()]
+    elif tags is not None and not isinstance(tags, (list, tuple)) and not hasattr(tags, "tolist"):
+        tags = [tags] if not (isinstance(tags, float) and tags != tags) else []
     metadata = values["metadata"] if isinstance(values["metadata"], dict) else {}
     metadata = {**{k: record[k] for k in _KNOWN_EXTRA if k in record and k not in mapping.values()}, **metadata}
     try:
-        sample = Sample(
-            id=_text(values["id"]) or f"row-{number}",
+        return Sample(
+            id=_blank_to_none(_text(values["id"], "id")) or f"row-{number}",
             context=context,
             response=response,
-            question=_text(values["question"]) or None,
-            model=_text(values["model"]) or model,
-            tags=tuple(str(t) for t in (tags or ())),
+            question=_blank_to_none(_text(values["question"], "question")),
+            model=_blank_to_none(_text(values["model"], "model")) or model,
+            tags=tuple(str(t) for t in (list(tags) if tags is not None else ())),
             metadata=metadata,
         )
     except ValidationError as exc:
-        return f"invalid row: {exc.errors()[0]['msg']}", None
-    return None, sample
+        raise _Unusable(f"invalid row: {exc.errors()[0]['msg']}") from None

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
+from hallumeasure.config import redact
 from hallumeasure.errors import OutputError, ProviderError
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
 from hallumeasure.models.model import Model
+from hallumeasure.text import encodable
 from hallumeasure.types import Usage
 
 T = TypeVar("T", bound=BaseModel)
+log = logging.getLogger(__name__)
 
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -72,6 +76,17 @@ def _unwrap(value: object) -> object:
     return value
 
 
+def _encodable(value: object) -> object:
+    """``value`` with lone surrogates in its strings replaced: pydantic and UTF-8 reject them."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
+
+
 def parse_output(contract: type[T], response: GenerateResponse) -> T:
     """Validate ``response`` against ``contract``; raise ``OutputError`` with the reason and raw text."""
     raw = raw_text(response)
@@ -81,13 +96,15 @@ def parse_output(contract: type[T], response: GenerateResponse) -> T:
         raise OutputError("the model refused to answer", raw=raw)
     candidates: list[object] = []
     if response.tool_input is not None:
+        # When the model called the tool, only the tool input counts. Prose beside it may quote the
+        # context, and a context can hold a fake verdict: it must never be read as the answer.
         candidates += [response.tool_input, _unwrap(response.tool_input)]
-    if response.text.strip():
+    elif response.text.strip():
         candidates += _candidates_from_text(response.text)
     if not candidates:
         raise OutputError("the answer was empty: no tool input and no JSON in the text", raw=raw)
     first_error: ValidationError | None = None
-    for candidate in candidates:
+    for candidate in map(_encodable, candidates):
         try:
             return contract.model_validate(candidate)
         except ValidationError as exc:
@@ -105,9 +122,10 @@ def _short_validation_message(exc: ValidationError) -> str:
 
 
 def raw_text(response: GenerateResponse) -> str:
+    """The answer as text, for error rows and re-asks (always encodable as UTF-8)."""
     if response.tool_input is not None:
-        return json.dumps(response.tool_input, ensure_ascii=False)
-    return response.text
+        return encodable(json.dumps(response.tool_input, ensure_ascii=False))
+    return encodable(response.text)
 
 
 class Structured(BaseModel, Generic[T]):
@@ -127,6 +145,9 @@ async def ask_structured(
     """Ask, validate, and re-ask with the validation error up to ``max_reasks`` times.
 
     Never raises for a bad answer or a failed call: the last problem comes back as ``error``.
+    An answer that could not even be read (a provider raising something other than
+    ``ProviderError``, such as a JSON error on a truncated body) counts as a bad answer: the same
+    request is sent again, within the same bound.
     """
     usage = Usage()
     current = request
@@ -136,6 +157,11 @@ async def ask_structured(
             response = await model.generate(current)
         except ProviderError as exc:
             return Structured(error=f"provider error ({exc.cause}): {exc}", usage=usage, attempts=attempt)
+        except Exception as exc:  # noqa: BLE001 - one unreadable answer must not fail the other claims
+            reason = f"{type(exc).__name__}: {redact(str(exc))[:300]}"
+            log.warning("%s: unreadable answer (%s); asking again", model.spec, reason)
+            last_error, last_raw, last_stop = f"unreadable answer ({reason})", None, None
+            continue  # nothing was read, so there is nothing to show back: send the same request again
         usage = usage + response.usage
         try:
             value = parse_output(contract, response)

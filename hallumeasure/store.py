@@ -3,27 +3,36 @@
 SQLite (WAL, one transaction per response) because a run must survive a crash at any
 point without corrupt or duplicate rows, resume where it stopped, and be queryable with
 plain SQL or pandas afterwards. The manifest is replaced atomically (write, then rename).
-A lock file stops two processes from writing the same run.
+A lock file stops two processes from writing the same run; clearing a run for a fresh start
+happens under that lock, so it can never pull the directory from under a running writer.
+Text is stored as UTF-8: lone surrogates (which cannot be encoded) become U+FFFD on the way in.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
 import sqlite3
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from filelock import FileLock, Timeout
 
 from hallumeasure.errors import RunStoreError
 from hallumeasure.labels import Label, Subtype
+from hallumeasure.text import encodable
 from hallumeasure.types import Claim, ClaimVerdict, ResponseResult, RunManifest, Sample, Span, Usage
 
 MANIFEST = "manifest.json"
 DATABASE = "run.sqlite"
 LOCK = ".lock"
+#: Who holds the lock (process id and host), for the message a second writer gets.
+LOCK_OWNER = ".lock.owner"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS samples (
@@ -40,37 +49,67 @@ CREATE TABLE IF NOT EXISTS claims (
 CREATE TABLE IF NOT EXISTS verdicts (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, label_reason TEXT, label TEXT,
   subtype_reason TEXT, subtype TEXT, probability REAL, judge TEXT NOT NULL, error TEXT, raw_output TEXT);
+CREATE TABLE IF NOT EXISTS input_problems (
+  row INTEGER PRIMARY KEY, sample_id TEXT, message TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
 CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
 """
 
 
 def write_json_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader (or a crash) only ever sees the old or the new file."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+    try:  # make the rename itself durable (a power cut, not only a killed process)
+        fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _s(value: Any) -> Any:
+    return encodable(value) if isinstance(value, str) else value
 
 
 class RunStore:
-    """Read and write one run directory. Use as a context manager when writing (it takes the lock)."""
+    """Read and write one run directory. Use as a context manager when writing (it takes the lock).
 
-    def __init__(self, path: str | Path, *, write: bool = False) -> None:
+    With ``overwrite`` (writing only), an existing run in the directory is deleted first, under the lock.
+    """
+
+    def __init__(self, path: str | Path, *, write: bool = False, overwrite: bool = False) -> None:
         self.path = Path(path)
         self.write = write
         self._lock: FileLock | None = None
         if write:
+            if self.path.exists() and not self.path.is_dir():
+                raise RunStoreError(f"{self.path} is a file, not a run directory; choose another --out")
             self.path.mkdir(parents=True, exist_ok=True)
             self._lock = FileLock(str(self.path / LOCK))
             try:
                 self._lock.acquire(timeout=0)
             except Timeout as exc:
                 raise RunStoreError(
-                    f"{self.path} is being written by another hallumeasure process; "
+                    f"{self.path} is being written by another hallumeasure process{self._owner()}; "
                     "wait for it to finish or write to another --out directory"
                 ) from exc
+            try:
+                (self.path / LOCK_OWNER).write_text(f"pid {os.getpid()} on {socket.gethostname()}\n",
+                                                    encoding="utf-8")
+                if overwrite:
+                    self._clear()
+            except BaseException:
+                self._lock.release()
+                raise
         elif not (self.path / DATABASE).exists():
             raise RunStoreError(f"{self.path} is not a hallumeasure run (no {DATABASE}); run 'hallumeasure measure' first")
         # check_same_thread=False: run_sync may drive the run from a worker thread (inside Jupyter);
@@ -93,6 +132,27 @@ class RunStore:
         if self._lock is not None:
             self._lock.release()
 
+    def _owner(self) -> str:
+        try:
+            owner = (self.path / LOCK_OWNER).read_text(encoding="utf-8").strip()
+        except OSError:
+            return ""
+        return f" ({owner})" if owner else ""
+
+    def _clear(self) -> None:
+        """Delete the run in this directory (the lock is held). Refuses a directory that holds no run."""
+        entries = [p for p in self.path.iterdir() if p.name not in (LOCK, LOCK_OWNER)]
+        if entries and not ((self.path / MANIFEST).exists() or (self.path / DATABASE).exists()):
+            raise RunStoreError(
+                f"{self.path} is not empty and holds no hallumeasure run (no {MANIFEST} or {DATABASE}); "
+                "refusing to delete it: choose a new --out directory"
+            )
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
     # --- manifest -----------------------------------------------------------------------------
 
     @property
@@ -114,10 +174,19 @@ class RunStore:
             self.db.executemany(
                 "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (s.id, i, s.model, s.context, s.response, s.question, json.dumps(list(s.tags)),
-                     json.dumps(s.metadata, ensure_ascii=False, default=str))
+                    tuple(map(_s, (s.id, i, s.model, s.context, s.response, s.question, json.dumps(list(s.tags)),
+                                   json.dumps(s.metadata, ensure_ascii=False, default=str))))
                     for i, s in enumerate(samples)
                 ],
+            )
+
+    def write_input_problems(self, problems: Iterable[Any]) -> None:
+        """Record the input rows that could not become samples (``row``, ``sample_id``, ``message``)."""
+        with self.db:
+            self.db.execute("DELETE FROM input_problems")
+            self.db.executemany(
+                "INSERT OR REPLACE INTO input_problems VALUES (?, ?, ?)",
+                [(p.row, _s(p.sample_id), _s(p.message)) for p in problems],
             )
 
     def write_result(self, result: ResponseResult) -> None:
@@ -128,28 +197,38 @@ class RunStore:
                 self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
             self.db.executemany(
                 "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
-                [(c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans])) for c in result.claims],
+                [tuple(map(_s, (c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans]))))
+                 for c in result.claims],
             )
             self.db.executemany(
                 "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (v.claim_id, sid, v.label_reason, v.label, v.subtype_reason, v.subtype, v.probability,
-                     v.judge, v.error, v.raw_output)
+                    tuple(map(_s, (v.claim_id, sid, v.label_reason, v.label, v.subtype_reason, v.subtype,
+                                   v.probability, v.judge, v.error, v.raw_output)))
                     for v in result.verdicts
                 ],
             )
             self.db.execute(
                 "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (sid, result.model, result.n_claims, result.n_evaluated, result.n_unsupported, result.n_errors,
-                 result.unsupported_rate, None if result.hallucinated is None else int(result.hallucinated),
-                 result.score, result.error, json.dumps(result.label_counts), json.dumps(result.subtype_counts),
-                 result.usage.model_dump_json()),
+                tuple(map(_s, (
+                    sid, result.model, result.n_claims, result.n_evaluated, result.n_unsupported, result.n_errors,
+                    result.unsupported_rate, None if result.hallucinated is None else int(result.hallucinated),
+                    result.score, result.error, json.dumps(result.label_counts), json.dumps(result.subtype_counts),
+                    result.usage.model_dump_json(),
+                ))),
             )
 
     # --- reading ------------------------------------------------------------------------------
 
     def done_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT sample_id FROM results")}
+
+    def input_problems(self) -> pd.DataFrame:
+        """Input rows that were skipped, with the reason (empty for runs written before this table)."""
+        try:
+            return pd.read_sql_query("SELECT row, sample_id, message FROM input_problems ORDER BY row", self.db)
+        except (sqlite3.Error, pd.errors.DatabaseError):
+            return pd.DataFrame(columns=["row", "sample_id", "message"])
 
     def samples(self) -> list[Sample]:
         rows = self.db.execute(
@@ -199,13 +278,15 @@ class RunStore:
 
 @dataclass
 class RunData:
-    """A run loaded for analysis: the manifest and three DataFrames."""
+    """A run loaded for analysis: the manifest and DataFrames of responses, claims, summary and skipped rows."""
 
     path: Path
     manifest: RunManifest | None
     responses: pd.DataFrame
     claims: pd.DataFrame
     summary: pd.DataFrame
+    #: Input rows that could not become samples: row number, id when known, and why.
+    skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["row", "sample_id", "message"]))
 
 
 def load_run(path: str | Path) -> RunData:
@@ -231,6 +312,7 @@ def load_run(path: str | Path) -> RunData:
             store.db,
         )
         results = store.results()
+        skipped = store.input_problems()
     finally:
         store.close()
     responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
@@ -251,4 +333,4 @@ def load_run(path: str | Path) -> RunData:
             "hallucinated_share": s.hallucinated_share,
             **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
         })
-    return RunData(Path(path), manifest, responses, claims, pd.DataFrame(rows))
+    return RunData(Path(path), manifest, responses, claims, pd.DataFrame(rows), skipped)

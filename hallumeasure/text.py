@@ -22,19 +22,58 @@ RESERVED_TAGS = (
     "focus",
     "flag",
 )
-_TAG_RE = re.compile(r"<\s*(/?)\s*(" + "|".join(RESERVED_TAGS) + r")\b", re.IGNORECASE)
+# Characters that print as nothing. A reader (or a model) may not see them, so a delimiter with one
+# slipped between its letters must still count as a delimiter.
+_INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff"
+_GAP = rf"[\s{_INVISIBLE}]*"
+# "<" and "/" with the characters that look like them (fullwidth, small form, angle brackets, slashes).
+_OPEN = "<\uff1c\ufe64\u2329\u3008\u27e8"
+_SLASH = "/\uff0f\u2215\u2044"
+
+
+def _tag_name(tag: str) -> str:
+    return f"[{_INVISIBLE}]*".join(re.escape(char) for char in tag)
+
+
+_TAG_RE = re.compile(
+    rf"[{_OPEN}]{_GAP}(?:[{_SLASH}]{_GAP})?(?:"
+    + "|".join(_tag_name(t) for t in sorted(RESERVED_TAGS, key=len, reverse=True))
+    + r")(?![\w-])",
+    re.IGNORECASE,
+)
 # Control characters other than tab/newline/carriage return confuse tokenizers and terminals.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Lone surrogates (from JSON escapes such as "\\ud800") cannot be encoded as UTF-8: SQLite and HTTP
+# clients would fail on them far from the row that brought them in.
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:
-    """Normalise to NFC and drop control characters (NUL included); keeps newlines and tabs."""
+    """Normalise to NFC, drop control characters (NUL included) and replace lone surrogates by U+FFFD.
+
+    Newlines and tabs are kept.
+    """
+    text = _SURROGATE_RE.sub("\ufffd", text)
     return _CONTROL_RE.sub("", unicodedata.normalize("NFC", text))
 
 
+def encodable(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD, so that it can be written as UTF-8."""
+    return _SURROGATE_RE.sub("\ufffd", text)
+
+
 def neutralise(text: str) -> str:
-    """Make delimiter look-alikes inside untrusted text harmless: ``</context>`` becomes ``‹/context>``."""
-    return _TAG_RE.sub(lambda m: "\u2039" + m.group(1) + m.group(2), text)
+    """Make delimiter look-alikes inside untrusted text harmless: ``</context>`` becomes ``‹/context>``.
+
+    Case, spaces, invisible characters and look-alike brackets or slashes do not hide a delimiter;
+    only its opening bracket is replaced, so the text reads the same.
+    """
+    return _TAG_RE.sub(lambda m: "\u2039" + m.group(0)[1:], text)
+
+
+def has_delimiter(text: str) -> bool:
+    """Whether ``text`` holds anything that could pass for one of the prompt delimiters."""
+    return _TAG_RE.search(text) is not None
 
 
 def fence(tag: str, text: str, **attrs: str) -> str:

@@ -184,6 +184,7 @@ async def _mitigate_and_close(pairs, rewriter, extractor, judge, policy, rounds,
                                       concurrency=concurrency)
     finally:
         stages = (extractor, judge, getattr(judge, "first_pass", None), rewriter)
-        models = {id(m): m for stage in stages if (m := getattr(stage, "model", None))}
+        models = {id(m): m for stage in stages
+                  if (m := getattr(stage, "model", None)) is not None and callable(getattr(m, "aclose", None))}
         for model in models.values():
             await model.aclose()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 
@@ -13,6 +13,9 @@ from hallumeasure.errors import ConfigError, ProviderError
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI, TextBlock
 from hallumeasure.models.wire import is_retryable_status, parse_retry_after, scrub_secrets
 from hallumeasure.types import Usage
+
+if TYPE_CHECKING:
+    from hallumeasure.batch import BatchResults, BatchStatus
 
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -23,10 +26,17 @@ _STOP_REASONS = {
     # The answer was cut short by the context window: for a caller it is as truncated as max_tokens.
     "model_context_window_exceeded": "max_tokens",
 }
+#: Error types of a batch item that another try may fix.
+_RETRYABLE_ERROR_TYPES = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
+
+
 class AnthropicAPI(ModelAPI):
     """``anthropic:<model>``. The key comes from ``api_key`` or $ANTHROPIC_API_KEY and is never recorded."""
 
     provider = "anthropic"
+    #: The Message Batches API takes up to 100,000 requests per batch.
+    batch_min_requests = 1
+    batch_max_requests = 100_000
 
     def __init__(
         self,
@@ -98,6 +108,56 @@ class AnthropicAPI(ModelAPI):
             ]
             params["tool_choice"] = {"type": "tool", "name": request.tool.name}
         return params
+
+    # --- Message Batches (see hallumeasure.batch) ---
+
+    async def submit_batch(self, items: Sequence[tuple[str, GenerateRequest]], *, token: str) -> str:
+        """Create a Message Batch of ``(custom id, request)``; return its id."""
+        requests = [{"custom_id": custom_id, "params": self.request_params(request)} for custom_id, request in items]
+        try:
+            batch = await self._client_for_loop().messages.batches.create(requests=requests)
+        except anthropic.AnthropicError as exc:
+            raise self._provider_error(exc) from None
+        return batch.id
+
+    async def poll_batch(self, batch_id: str) -> BatchStatus:
+        from hallumeasure.batch import BatchStatus
+
+        try:
+            batch = await self._client_for_loop().messages.batches.retrieve(batch_id)
+        except anthropic.AnthropicError as exc:
+            raise self._provider_error(exc) from None
+        counts = batch.request_counts
+        failed = counts.errored + counts.expired + counts.canceled
+        return BatchStatus(batch_id=batch.id, ended=batch.processing_status == "ended",
+                           total=counts.processing + counts.succeeded + failed, succeeded=counts.succeeded,
+                           errored=failed, state=batch.processing_status)
+
+    async def batch_results(self, batch_id: str, requests: Mapping[str, GenerateRequest]) -> BatchResults:
+        """Responses (or item errors) of an ended batch, for the custom ids in ``requests``."""
+        out: BatchResults = {}
+        try:
+            decoder = await self._client_for_loop().messages.batches.results(batch_id)
+            async for entry in decoder:
+                request = requests.get(entry.custom_id)
+                if request is None:
+                    continue
+                result = entry.result
+                if result.type == "succeeded":
+                    out[entry.custom_id] = self._response(result.message, request)
+                elif result.type == "errored":
+                    error = result.error.error
+                    out[entry.custom_id] = ProviderError(
+                        scrub_secrets(f"{self.spec}: batch item {result.type}: {error.type}: {error.message}"[:600],
+                                      [self._api_key]),
+                        retryable=error.type in _RETRYABLE_ERROR_TYPES, cause=error.type,
+                    )
+                else:  # expired or canceled: the request never ran, so it may run again
+                    out[entry.custom_id] = ProviderError(f"{self.spec}: batch item {result.type}", retryable=True,
+                                                         cause=result.type)
+        except anthropic.AnthropicError as exc:
+            raise self._provider_error(exc) from None
+        return out
 
     def _response(self, message: Any, request: GenerateRequest) -> GenerateResponse:
         texts, tool_input = [], None

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
@@ -25,6 +28,9 @@ from botocore.exceptions import (
 from hallumeasure.errors import ConfigError, ProviderError
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI, TextBlock
 from hallumeasure.types import Usage
+
+if TYPE_CHECKING:
+    from hallumeasure.batch import BatchResults, BatchStatus
 
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -46,6 +52,8 @@ RETRYABLE_CODES = frozenset(
     }
 )
 NOT_RETRYABLE_CODES = frozenset({"ValidationException", "AccessDeniedException", "ResourceNotFoundException"})
+#: Batch inference job states after which nothing more will happen.
+_JOB_ENDED = frozenset({"Completed", "PartiallyCompleted", "Failed", "Stopped", "Expired"})
 
 
 class BedrockAPI(ModelAPI):
@@ -53,9 +61,17 @@ class BedrockAPI(ModelAPI):
 
     Credentials come from the usual AWS chain, a named ``profile``, or a ready ``session`` (which
     also lets many providers share botocore's parsed service models).
+
+    Batch mode (``hallumeasure.batch``) runs Converse-format batch inference jobs: records are
+    written to ``batch_s3_uri`` (``s3://bucket/prefix``), the job runs as ``batch_role_arn`` and
+    writes its output next to them. Bedrock takes at least ``batch_min_requests`` records per job
+    (100 by default, as its quota says); smaller groups are sent on demand. The S3 and Bedrock
+    control-plane clients use ``endpoint_url`` too when it is given (a simulator serves all three),
+    else boto3's defaults (including ``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_URL_BEDROCK``).
     """
 
     provider = "bedrock"
+    batch_max_requests = 50_000
 
     def __init__(
         self,
@@ -68,8 +84,16 @@ class BedrockAPI(ModelAPI):
         max_workers: int = 8,
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
+        batch_s3_uri: str | None = None,
+        batch_role_arn: str | None = None,
+        batch_min_requests: int = 100,
     ) -> None:
         super().__init__(model_name)
+        self.batch_s3_uri = batch_s3_uri
+        self.batch_role_arn = batch_role_arn
+        self.batch_min_requests = batch_min_requests
+        self._endpoint_url = endpoint_url
+        self._batch_clients: tuple[Any, Any] | None = None
         if session is not None and profile is not None:
             raise ConfigError(f"{self.spec}: pass either an AWS profile or a boto3 session, not both")
         try:
@@ -91,20 +115,130 @@ class BedrockAPI(ModelAPI):
             raise ConfigError(f"{self.spec}: cannot create a Bedrock client: {exc}") from None
         self._max_workers = max_workers
         self._executor: ThreadPoolExecutor | None = None
+        self._connect_timeout, self._read_timeout = connect_timeout, read_timeout
 
     def settings(self) -> dict[str, Any]:
         # The region is left out on purpose: it does not change answers, and it is part of the cache key.
         return {"model": self.model_name}
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        call = functools.partial(self._client.converse, **self.request_params(request))
+        reply = await self._run(functools.partial(self._client.converse, **self.request_params(request)))
+        return self._response(reply, request)
+
+    async def _run(self, call: Callable[[], Any]) -> Any:
+        """Run a blocking boto3 call in the pool; botocore errors become ``ProviderError``."""
         if self._executor is None:  # created on first use, so that the API works again after aclose()
             self._executor = ThreadPoolExecutor(self._max_workers, thread_name_prefix="hallumeasure-bedrock")
         try:
-            reply = await asyncio.get_running_loop().run_in_executor(self._executor, call)
+            return await asyncio.get_running_loop().run_in_executor(self._executor, call)
         except (ClientError, BotoCoreError) as exc:
             raise self._provider_error(exc) from None
-        return self._response(reply, request)
+
+    # --- batch inference (see hallumeasure.batch) ---
+
+    def validate_batch(self) -> None:
+        """Raise ``ConfigError`` unless batch mode has what it needs."""
+        self._batch_location()
+
+    def _batch_location(self) -> tuple[str, str]:
+        if not self.batch_s3_uri or not self.batch_s3_uri.startswith("s3://") or not self.batch_role_arn:
+            raise ConfigError(
+                f"{self.spec}: Bedrock batch inference needs an S3 location (s3://bucket/prefix) for its records "
+                "and an IAM role ARN that Bedrock may use to read and write it (--batch-s3, --batch-role)"
+            )
+        bucket, _, prefix = self.batch_s3_uri[5:].partition("/")
+        return bucket, prefix.strip("/")
+
+    def _batch_service(self) -> tuple[Any, Any]:
+        """(bedrock control-plane client, s3 client), created on first use."""
+        if self._batch_clients is None:
+            config = Config(retries={"total_max_attempts": 1, "mode": "standard"},
+                            connect_timeout=self._connect_timeout, read_timeout=self._read_timeout,
+                            max_pool_connections=self._max_workers)
+            s3_config = config.merge(Config(s3={"addressing_style": "path"},
+                                            request_checksum_calculation="when_required",
+                                            response_checksum_validation="when_required"))
+            try:
+                control = self._session.client("bedrock", region_name=self.region_name,
+                                               endpoint_url=self._endpoint_url, config=config)
+                s3 = self._session.client("s3", region_name=self.region_name, endpoint_url=self._endpoint_url,
+                                          config=s3_config)
+            except (NoRegionError, ValueError) as exc:
+                raise ConfigError(f"{self.spec}: cannot create the batch clients: {exc}") from None
+            self._batch_clients = (control, s3)
+        return self._batch_clients
+
+    async def submit_batch(self, items: Sequence[tuple[str, GenerateRequest]], *, token: str) -> str:
+        """Write the records to S3 and start a Converse-format batch inference job; return its ARN."""
+        bucket, prefix = self._batch_location()
+        control, s3 = self._batch_service()
+        base = f"{prefix}/{token}" if prefix else token
+        lines = []
+        for custom_id, request in items:
+            params = self.request_params(request)
+            params.pop("modelId")  # the job names the model once
+            lines.append(json.dumps({"recordId": custom_id, "modelInput": params}, separators=(",", ":")))
+        body = ("\n".join(lines) + "\n").encode("utf-8")
+        await self._run(functools.partial(s3.put_object, Bucket=bucket, Key=f"{base}/input.jsonl", Body=body))
+        job = await self._run(functools.partial(
+            control.create_model_invocation_job,
+            jobName=f"hallumeasure-{token[:24]}-{int(time.time())}",
+            roleArn=self.batch_role_arn,
+            modelId=self.model_name,
+            clientRequestToken=token,
+            modelInvocationType="Converse",
+            inputDataConfig={"s3InputDataConfig": {"s3Uri": f"s3://{bucket}/{base}/input.jsonl",
+                                                   "s3InputFormat": "JSONL"}},
+            outputDataConfig={"s3OutputDataConfig": {"s3Uri": f"s3://{bucket}/{base}/output/"}},
+        ))
+        return job["jobArn"]
+
+    async def poll_batch(self, batch_id: str) -> BatchStatus:
+        from hallumeasure.batch import BatchStatus
+
+        control, _ = self._batch_service()
+        job = await self._run(functools.partial(control.get_model_invocation_job, jobIdentifier=batch_id))
+        state = job.get("status", "")
+        total = int(job.get("totalRecordCount") or 0)
+        return BatchStatus(batch_id=batch_id, ended=state in _JOB_ENDED, total=total,
+                           succeeded=int(job.get("successRecordCount") or 0),
+                           errored=int(job.get("errorRecordCount") or 0), state=state)
+
+    async def batch_results(self, batch_id: str, requests: Mapping[str, GenerateRequest]) -> BatchResults:
+        """Responses (or record errors) of an ended job, read from its ``.out`` files in S3."""
+        from hallumeasure.models.wire import is_retryable_status
+
+        control, s3 = self._batch_service()
+        job = await self._run(functools.partial(control.get_model_invocation_job, jobIdentifier=batch_id))
+        bucket, _, prefix = job["outputDataConfig"]["s3OutputDataConfig"]["s3Uri"][5:].partition("/")
+        job_id = batch_id.rsplit("/", 1)[-1]
+        prefix = f"{prefix.rstrip('/')}/{job_id}/" if prefix.strip("/") else f"{job_id}/"
+        listing = await self._run(functools.partial(s3.list_objects_v2, Bucket=bucket, Prefix=prefix))
+        out: BatchResults = {}
+        for entry in listing.get("Contents", []):
+            key = entry["Key"]
+            if not key.endswith(".out") or key.endswith("manifest.json.out"):
+                continue
+            data = await self._run(functools.partial(s3.get_object, Bucket=bucket, Key=key))
+            for line in data["Body"].read().decode("utf-8").splitlines():
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                request = requests.get(record.get("recordId", ""))
+                if request is None:
+                    continue
+                if "modelOutput" in record:
+                    out[record["recordId"]] = self._response(record["modelOutput"], request)
+                else:
+                    error = record.get("error") or {}
+                    code = error.get("errorCode")
+                    status = code if isinstance(code, int) else None
+                    detail = str(error.get("errorMessage") or "no details")[:300]
+                    out[record["recordId"]] = ProviderError(
+                        f"{self.spec}: batch record failed ({code}): {detail}",
+                        retryable=status is None or is_retryable_status(status), status=status, cause="batch_record",
+                    )
+        return out
 
     def request_params(self, request: GenerateRequest) -> dict[str, Any]:
         """The keyword arguments of ``converse`` for ``request``."""
@@ -204,6 +338,8 @@ class BedrockAPI(ModelAPI):
         if executor is not None:
             executor.shutdown(wait=False)
         self._client.close()  # closes the connection pool; botocore reopens it if the API is used again
+        for client in self._batch_clients or ():
+            client.close()
 
 
 def _content_blocks(blocks: tuple[TextBlock, ...]) -> list[dict[str, Any]]:

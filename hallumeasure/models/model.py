@@ -1,4 +1,5 @@
-"""The one wrapper around a provider: retries, deadline, concurrency, cache and usage live here only."""
+"""The one wrapper around a provider: retries, deadline, concurrency, rate limits, cache, usage and
+batch mode live here only."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import asyncio
 import logging
 import random
 import time
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -15,11 +17,16 @@ from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI
 from hallumeasure.models.cache import RequestCache, request_key
 from hallumeasure.types import Usage
 
+if TYPE_CHECKING:
+    from hallumeasure.batch import Batcher
+
 log = logging.getLogger(__name__)
 
 
 class Limiter(Protocol):
-    """Admission control before a call (requests and tokens per minute)."""
+    """Admission control before a call (requests and tokens per minute), such as
+    ``hallumeasure.models.limits.RateLimiter``. It may also offer ``settle(estimated, actual)``
+    (correct the token estimate after the call) and ``pause(seconds)`` (the provider asked us to wait)."""
 
     async def acquire(self, estimated_tokens: int) -> None: ...
 
@@ -31,7 +38,16 @@ def _is_retryable(exc: BaseException) -> bool:
 class Model:
     """Calls a ``ModelAPI`` with bounded concurrency, bounded retries, a deadline and a request cache.
 
-    Provider SDK retries must be off: this is the only layer that retries.
+    Provider SDK retries must be off: this is the only layer that retries. A retryable failure is
+    retried after the server's retry-after (capped at ``backoff_max``, plus a little jitter) or
+    else after an exponential backoff with full jitter. With a ``limiter``, each attempt first
+    waits for admission under the rate limits, and a retry-after pauses the limiter for everyone.
+
+    With ``batch`` (a ``hallumeasure.batch.Batcher``), requests go through the provider's batch
+    service instead: ``generate`` waits for the batch that carries the request, and a failed item
+    is retried here like a failed call (it joins a later batch). The deadline, the concurrency bound
+    and the limiter do not apply to batched requests; ``batch_usage`` counts what was batched (billed
+    at the batch discount).
     """
 
     def __init__(
@@ -46,6 +62,8 @@ class Model:
         backoff_max: float = 30.0,
         limiter: Limiter | None = None,
         seed: int | None = None,
+        batch: Batcher | None = None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         self.api = api
         self.max_retries = max_retries
@@ -54,11 +72,20 @@ class Model:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.limiter = limiter
+        self.batch = batch
+        self._sleep = sleep or asyncio.sleep  # injectable, so that tests can see the waits without waiting
         self._semaphore = asyncio.Semaphore(max_concurrency)
         self._max_concurrency = max_concurrency
         self._random = random.Random(seed)
         self.usage = Usage()
+        #: The part of ``usage`` that went through batches.
+        self.batch_usage = Usage()
         self.retries = 0
+
+    @property
+    def batched(self) -> bool:
+        """Whether requests go through the provider's batch service."""
+        return self.batch is not None
 
     @property
     def spec(self) -> str:
@@ -66,12 +93,18 @@ class Model:
 
     def settings(self) -> dict[str, Any]:
         """Settings recorded in the manifest (the cache key uses only the provider's own settings)."""
-        return {
+        settings = {
             **self.api.settings(),
             "max_retries": self.max_retries,
             "timeout": self.timeout,
             "max_concurrency": self._max_concurrency,
         }
+        limits = getattr(self.limiter, "settings", None)
+        if callable(limits) and limits():
+            settings["rate_limits"] = limits()
+        if self.batch is not None:
+            settings["batch"] = True
+        return settings
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -97,11 +130,12 @@ class Model:
             retry=retry_if_exception(_is_retryable),
             reraise=True,
             before_sleep=self._before_sleep,
+            sleep=self._sleep,
         )
         async for attempt in retrying:
             with attempt:
-                response = await self._call_once(request)
-        if use_cache and self.cache is not None and response.stop_reason != "refusal":
+                response = await self._attempt(request, key)
+        if use_cache and self.cache is not None and response.stop_reason != "refusal" and not response.cached:
             self.cache.put(key, self.spec, response)
         return response
 
@@ -110,10 +144,27 @@ class Model:
         exc = state.outcome.exception() if state.outcome else None
         log.info("retrying %s after %s (attempt %d)", self.spec, type(exc).__name__, state.attempt_number)
 
+    async def _attempt(self, request: GenerateRequest, key: str) -> GenerateResponse:
+        if self.batch is not None:
+            started = time.perf_counter()
+            response = await self.batch.submit(request, key)
+            if response is not None and response.cached:  # an identical request in flight paid for it
+                self.usage = self.usage + response.usage
+                return response
+            if response is not None:  # None: too few requests for a batch, so send it on demand
+                usage = response.usage.model_copy(
+                    update={"calls": max(1, response.usage.calls), "seconds": time.perf_counter() - started}
+                )
+                self.usage = self.usage + usage
+                self.batch_usage = self.batch_usage + usage
+                return response.model_copy(update={"usage": usage})
+        return await self._call_once(request)
+
     async def _call_once(self, request: GenerateRequest) -> GenerateResponse:
+        estimate = _estimate_tokens(request)
         async with self._semaphore:
             if self.limiter is not None:
-                await self.limiter.acquire(_estimate_tokens(request))
+                await self.limiter.acquire(estimate)
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self.timeout):
@@ -124,12 +175,30 @@ class Model:
                     retryable=True,
                     cause="timeout",
                 ) from exc
+            except ProviderError as exc:
+                self._tell_limiter(exc, estimate)
+                raise
             elapsed = time.perf_counter() - started
         usage = response.usage.model_copy(update={"calls": max(1, response.usage.calls), "seconds": elapsed})
+        settle = getattr(self.limiter, "settle", None)
+        if settle is not None:
+            settle(estimate, usage.input_tokens + usage.cache_write_tokens + usage.output_tokens)
         self.usage = self.usage + usage
         return response.model_copy(update={"usage": usage})
 
+    def _tell_limiter(self, exc: ProviderError, estimate: int) -> None:
+        """A throttled call used none of the token budget; a retry-after holds every caller back."""
+        if self.limiter is None:
+            return
+        settle, pause = getattr(self.limiter, "settle", None), getattr(self.limiter, "pause", None)
+        if settle is not None and exc.status == 429:
+            settle(estimate, 0)
+        if pause is not None and exc.retryable and exc.retry_after is not None:
+            pause(min(self.backoff_max, exc.retry_after))
+
     async def aclose(self) -> None:
+        if self.batch is not None:
+            await self.batch.aclose()
         await self.api.aclose()
 
 

@@ -142,7 +142,9 @@ class OfflineJudge:
         return Judgement(verdicts=verdicts, score=score)
 
     def _verdict(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
-        if p < self.threshold:
+        # Hard evidence outranks the model: a value the context states differently in the aligned sentence.
+        conflict = bool(signals.missing_numbers and signals.conflicting_numbers) or signals.conflicting_date is not None
+        if p < self.threshold and not conflict:
             return ClaimVerdict(claim_id=claim.id, judge=self.name, label=Label.SUPPORTED, probability=round(p, 4),
                                 label_reason=f"the claim matches the context: {_quote(signals.best_sentence)} "
                                              f"(P(unsupported) = {p:.2f})")

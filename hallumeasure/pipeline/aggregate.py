@@ -68,6 +68,8 @@ class RunSummary(BaseModel):
     n_error_responses: int = Field(description="responses that failed as a whole")
     n_claims: int
     n_claim_errors: int = Field(description="claims whose verdict is an error row")
+    n_responses_with_errors: int = Field(
+        default=0, description="responses that failed as a whole or have at least one claim error row")
     n_rated: int = Field(description="responses with a defined unsupported rate")
     mean_unsupported_rate: float | None
     hallucinated_share: float | None
@@ -93,6 +95,7 @@ def summarise_run(results: Iterable[ResponseResult], policy: Policy) -> RunSumma
         n_error_responses=sum(1 for r in results if r.error is not None),
         n_claims=sum(r.n_claims for r in results),
         n_claim_errors=sum(r.n_errors for r in results),
+        n_responses_with_errors=sum(1 for r in results if r.error is not None or r.n_errors > 0),
         n_rated=len(rates),
         mean_unsupported_rate=sum(rates) / len(rates) if rates else None,
         hallucinated_share=sum(flags) / len(flags) if flags else None,

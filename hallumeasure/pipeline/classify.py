@@ -2,6 +2,12 @@
 
 The configurations share one code path; they differ only in data (prompt, contract, tool):
 chain of thought or not, one claim per call or all claims of a response in one call.
+
+Every request puts the instructions and the context first, marked as a cacheable prefix, and the
+claim(s) last. With ``warm_cache`` (the default), the calls for one response's claims start with
+one call alone and fan out only when it has answered: the provider can read a cached prefix only
+once the request that writes it has answered, so sending all claims at once would pay the prefix
+write once per claim instead of once per response.
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ class LLMJudge:
         max_tokens: int = 1024,
         max_tokens_all: int = 4096,
         min_batch: int = 1,
+        warm_cache: bool = True,
     ) -> None:
         self.model = model
         self.mode = Mode(mode)
@@ -78,12 +85,19 @@ class LLMJudge:
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens_all if not self.mode.one_claim else max_tokens
         self.min_batch = min_batch
+        self.warm_cache = warm_cache
         self.name = model.spec
         self.extra_verdicts = 0  # verdicts for ids we did not ask about, ignored and counted
 
     def settings(self) -> dict[str, Any]:
         return {"model": self.model.spec, **self.model.settings(), "mode": self.mode.value,
-                "max_reasks": self.max_reasks, "max_tokens": self.max_tokens, "prompt": self.prompt.key}
+                "max_reasks": self.max_reasks, "max_tokens": self.max_tokens, "prompt": self.prompt.key,
+                "warm_cache": self._warms}
+
+    @property
+    def _warms(self) -> bool:
+        """Whether the warm-up happens (batch mode skips it: it would cost a whole extra batch round trip)."""
+        return self.warm_cache and not getattr(self.model, "batched", False)
 
     def request(self, sample: Sample, claims: Sequence[Claim]) -> GenerateRequest:
         """The request for ``claims``: context first (shared, cacheable), the claim(s) last."""
@@ -99,13 +113,19 @@ class LLMJudge:
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         if not claims:
             return Judgement()
-        if self.mode.one_claim:
-            parts = await asyncio.gather(*(self._judge_batch(sample, [c]) for c in claims))
-        else:
-            parts = [await self._judge_batch(sample, list(claims))]
+        groups = [[c] for c in claims] if self.mode.one_claim else [list(claims)]
+        parts = await self._fan_out(sample, groups)
         verdicts = {v.claim_id: v for part, _ in parts for v in part}
         usage = sum((u for _, u in parts), Usage())
         return Judgement(verdicts=[verdicts[c.id] for c in claims], usage=usage)
+
+    async def _fan_out(self, sample: Sample, groups: list[list[Claim]]) -> list[tuple[list[ClaimVerdict], Usage]]:
+        """Judge the groups concurrently; with ``warm_cache``, the first one alone before the rest."""
+        if self._warms and len(groups) > 1:
+            first = await self._judge_batch(sample, groups[0])
+            rest = await asyncio.gather(*(self._judge_batch(sample, g) for g in groups[1:]))
+            return [first, *rest]
+        return list(await asyncio.gather(*(self._judge_batch(sample, g) for g in groups)))
 
     async def _judge_batch(self, sample: Sample, claims: list[Claim]) -> tuple[list[ClaimVerdict], Usage]:
         result = await ask_structured(self.model, self.request(sample, claims), self.spec.contract,

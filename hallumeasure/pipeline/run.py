@@ -1,16 +1,22 @@
-"""Run the pipeline over samples: extract -> classify -> aggregate, stored as it goes, resumable."""
+"""Run the pipeline over samples: extract -> classify -> aggregate, stored as it goes, resumable.
+
+Nothing is lost: every sample ends as one stored result, and a sample that cannot be measured
+(extraction failed, a context too long for the judge, an unexpected error) is an error row that
+says why. Claims the judge could not decide are error rows of their own.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from hallumeasure import __version__
-from hallumeasure.errors import RunStoreError
+from hallumeasure.errors import InputError, RunStoreError
 from hallumeasure.labels import Policy
 from hallumeasure.pipeline.aggregate import summarise_response, summarise_run
 from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
@@ -22,10 +28,32 @@ log = logging.getLogger(__name__)
 Progress = Callable[[ResponseResult], None]
 
 
+def context_limit(judge: ClaimJudge, max_context_chars: int | None = None) -> int | None:
+    """The longest context (characters) to send to ``judge``: the explicit limit, else the judge's own."""
+    limit = max_context_chars if max_context_chars is not None else getattr(judge, "max_context_chars", None)
+    return int(limit) if limit else None
+
+
+def context_too_long(sample: Sample, limit: int | None) -> str | None:
+    """Why ``sample`` cannot be judged under ``limit``, or None when its context fits."""
+    if limit is None or len(sample.context) <= limit:
+        return None
+    return (f"the context has {len(sample.context):,} characters, more than the judge accepts "
+            f"(max_context_chars={limit:,}); split the source into smaller contexts or raise the limit")
+
+
 async def measure_sample(
-    sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy
+    sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy, *,
+    max_context_chars: int | None = None,
 ) -> ResponseResult:
-    """Measure one sample. Failures become error rows on the result; this never raises for model trouble."""
+    """Measure one sample. Failures become error rows on the result; this never raises for model trouble.
+
+    A context longer than ``max_context_chars`` (default: the judge's ``max_context_chars``, if it
+    has one) is not sent: the result is an error row that gives the length and the limit.
+    """
+    too_long = context_too_long(sample, context_limit(judge, max_context_chars))
+    if too_long is not None:
+        return summarise_response(sample, [], [], policy, error=too_long)
     try:
         extraction = await extractor.extract(sample)
         if extraction.error is not None:
@@ -58,6 +86,7 @@ async def measure_samples(
     store: RunStore | None = None,
     concurrency: int = 4,
     progress: Progress | None = None,
+    max_context_chars: int | None = None,
 ) -> list[ResponseResult]:
     """Measure samples with at most ``concurrency`` in flight; each result is stored as soon as it is ready."""
     policy = policy or Policy()
@@ -65,14 +94,31 @@ async def measure_samples(
 
     async def one(sample: Sample) -> ResponseResult:
         async with gate:
-            result = await measure_sample(sample, extractor, judge, policy)
+            result = await measure_sample(sample, extractor, judge, policy, max_context_chars=max_context_chars)
         if store is not None:
-            store.write_result(result)
+            result = _store(store, sample, result, policy)
         if progress is not None:
             progress(result)
         return result
 
     return list(await asyncio.gather(*(one(s) for s in samples)))
+
+
+def _store(store: RunStore, sample: Sample, result: ResponseResult, policy: Policy) -> ResponseResult:
+    """Write ``result``; if the store rejects it, write an error row that says why instead.
+
+    Only a store that cannot take even the error row (disk full, database gone) stops the run:
+    a stopped run resumes where it was.
+    """
+    try:
+        store.write_result(result)
+        return result
+    except (sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
+        log.exception("sample %s: the result could not be stored", sample.id)
+        error = summarise_response(sample, [], [], policy, usage=result.usage,
+                                   error=f"the result could not be stored ({type(exc).__name__}: {exc})")
+        store.write_result(error)
+        return error
 
 
 def prompt_hashes(extractor: ClaimExtractor, judge: ClaimJudge) -> dict[str, str]:
@@ -118,14 +164,24 @@ def run_measurement(
     settings: dict[str, Any] | None = None,
     detector: str = "claims",
     progress: Progress | None = None,
+    max_context_chars: int | None = None,
+    input_problems: Iterable[Any] = (),
+    overwrite: bool = False,
 ) -> tuple[RunManifest, list[ResponseResult]]:
     """Measure ``samples`` into the run directory ``out`` and write its manifest.
 
     With ``resume``, samples already stored are kept and only the rest are measured; the
-    manifest must describe the same input, stages, prompts and policy.
+    manifest must describe the same input, stages, prompts and policy. With ``overwrite``, a run
+    already in ``out`` is deleted first (under the run's lock, so never under a running writer).
+    ``input_problems`` (the loader's ``RowProblem``s) are stored with the run and counted in the
+    manifest as ``skipped_input_rows``, so that the run accounts for every input row. Sample ids
+    must be unique.
     """
     policy = policy or Policy()
-    with RunStore(out, write=True) as store:
+    _check_unique_ids(samples)
+    input_problems = list(input_problems)
+    limit = context_limit(judge, max_context_chars)
+    with RunStore(out, write=True, overwrite=overwrite) as store:
         previous = store.read_manifest()
         manifest = RunManifest(
             run_id=Path(out).name,
@@ -140,7 +196,7 @@ def run_measurement(
             policy=policy,
             prompts=prompt_hashes(extractor, judge),
             settings={"extractor": extractor.settings(), "judge": judge.settings(), "concurrency": concurrency,
-                      **(settings or {})},
+                      **({"max_context_chars": limit} if limit else {}), **(settings or {})},
             started_at=datetime.now(UTC),
         )
         if previous is not None:
@@ -155,12 +211,15 @@ def run_measurement(
                 raise RunStoreError(f"cannot resume {out}: it was measured with a different {names}")
             manifest = manifest.model_copy(update={"started_at": previous.started_at})
         store.add_samples(list(samples))
+        if input_problems or previous is None:
+            store.write_input_problems(input_problems)
         store.write_manifest(manifest)
         done = store.done_ids() if resume else set()
         todo = [s for s in samples if s.id not in done]
-        run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress))
+        run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, limit))
         results = store.results()
         summary = summarise_run(results, policy)
+        skipped = len(input_problems) or int((settings or {}).get("skipped_input_rows", 0))
         manifest = manifest.model_copy(
             update={
                 "finished_at": datetime.now(UTC),
@@ -171,7 +230,9 @@ def run_measurement(
                     "measured_now": len(todo),
                     "error_responses": summary.n_error_responses,
                     "claim_errors": summary.n_claim_errors,
+                    "responses_with_errors": summary.n_responses_with_errors,
                     "claims": summary.n_claims,
+                    "skipped_input_rows": skipped,
                 },
                 "usage": summary.usage,
             }
@@ -180,12 +241,25 @@ def run_measurement(
     return manifest, results
 
 
-async def _measure_and_close(todo, extractor, judge, policy, store, concurrency, progress) -> None:
+def _check_unique_ids(samples: Sequence[Sample]) -> None:
+    first: dict[str, int] = {}
+    for position, sample in enumerate(samples):
+        if sample.id in first:
+            raise InputError(
+                f"sample id {sample.id!r} appears twice (positions {first[sample.id]} and {position}); "
+                "ids must be unique within a run, or one result would replace the other"
+            )
+        first[sample.id] = position
+
+
+async def _measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, limit) -> None:
     try:
         await measure_samples(todo, extractor, judge, policy, store=store, concurrency=concurrency,
-                              progress=progress)
+                              progress=progress, max_context_chars=limit)
     finally:
-        models = {id(m): m for m in (getattr(extractor, "model", None), getattr(judge, "model", None)) if m}
+        # Close each provider model once; stages without one (offline) may hold other things called "model".
+        models = {id(m): m for m in (getattr(extractor, "model", None), getattr(judge, "model", None))
+                  if m is not None and callable(getattr(m, "aclose", None))}
         for model in models.values():
             await model.aclose()
 

@@ -1,18 +1,27 @@
-"""A local simulator of the Anthropic Messages API (``POST /v1/messages``), for tests and benchmarks.
+"""A local simulator of the Anthropic Messages API (``POST /v1/messages``) and of the Message
+Batches API (``/v1/messages/batches``: create, retrieve, results, cancel), for tests and benchmarks.
 
     with AnthropicServer(handler=lambda body: tool_reply("record", {"x": 1})) as srv:
         api = AnthropicAPI("claude-x", api_key="test", base_url=srv.base_url)
         ...
         srv.requests[0].body["tool_choice"]
+
+Batch items are answered like single calls (script, faults, handler, answer, prompt cache) but
+without rate limits or latency; a batch ends ``batch_delay`` seconds after it was created.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any, ClassVar
 
-from hallumeasure.testing.server import Answer, Call, Protocol, Reply, Segment, SimServer
+from hallumeasure.testing.server import Answer, BatchJob, Call, Protocol, Reply, Segment, SimServer
+
+_BATCH_RE = re.compile(r"^/v1/messages/batches(?:/(?P<id>[^/]+)(?:/(?P<action>results|cancel))?)?/?$")
+_CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 class AnthropicProtocol(Protocol):
@@ -49,6 +58,8 @@ class AnthropicProtocol(Protocol):
                 message["role"], content
             )
         tools = {t["name"]: t for t in body.get("tools") or []}
+        neutral = tuple({"name": t["name"], "description": t.get("description", ""),
+                         "input_schema": t.get("input_schema") or {}} for t in tools.values())
         choice = body.get("tool_choice") or {}
         if choice.get("type") == "tool" and choice.get("name") not in tools:
             raise ValueError(f"tool_choice names an unknown tool {choice.get('name')!r}")
@@ -59,6 +70,8 @@ class AnthropicProtocol(Protocol):
             tool=tools.get(name) if name else None,
             forced=choice.get("type") in ("tool", "any"),
             max_tokens=body["max_tokens"],
+            tools=neutral,
+            tools_cache=any(bool(t.get("cache_control")) for t in tools.values()),
         )
 
     def render(self, answer: Answer) -> dict[str, Any]:
@@ -121,6 +134,73 @@ def overloaded_reply(message: str = "Overloaded", *, retry_after: float | None =
 
 
 class AnthropicServer(SimServer):
-    """``POST /v1/messages`` on 127.0.0.1; point ``AnthropicAPI(base_url=srv.base_url)`` at it."""
+    """``POST /v1/messages`` and ``/v1/messages/batches`` on 127.0.0.1; point
+    ``AnthropicAPI(base_url=srv.base_url)`` at it."""
 
     protocol = PROTOCOL
+
+    def serve_other(self, method: str, path: str, headers: dict[str, str], raw: bytes, body: Any) -> Reply | None:
+        match = _BATCH_RE.match(path.split("?", 1)[0])
+        if match is None:
+            return None
+        batch_id, action = match["id"], match["action"]
+        if batch_id is None:
+            if method != "POST":
+                return error_reply(405, "listing batches is not simulated")
+            return self._create(body)
+        job = self.find_batch(batch_id)
+        if job is None:
+            return error_reply(404, f"no message batch {batch_id}")
+        if action == "results":
+            if not job.ended():
+                return error_reply(400, f"batch {batch_id} is still in progress; results are not ready")
+            return Reply(200, raw=_results_jsonl(job), content_type="application/binary")
+        if action == "cancel" and not job.ended():
+            for item in job.items:  # nothing has ended yet, so every request is canceled
+                item.outcome = "canceled"
+            job.canceled = True
+        return Reply(200, self._batch_json(job))
+
+    def _create(self, body: Any) -> Reply:
+        requests = body.get("requests") if isinstance(body, dict) else None
+        if not isinstance(requests, list) or not requests:
+            return error_reply(400, "requests: a non-empty list is required")
+        ids = [r.get("custom_id") for r in requests]
+        if not all(isinstance(i, str) and _CUSTOM_ID_RE.match(i) for i in ids):
+            return error_reply(400, "custom_id must match ^[a-zA-Z0-9_-]{1,64}$")
+        if len(set(ids)) != len(ids):
+            return error_reply(400, "custom_id values must be unique within a batch")
+        job = self.create_batch(((r["custom_id"], r.get("params"), {}) for r in requests), prefix="msgbatch_sim")
+        return Reply(200, self._batch_json(job))
+
+    def _batch_json(self, job: BatchJob) -> dict[str, Any]:
+        ended = job.ended()
+        return {
+            "id": job.id,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else ("canceling" if job.canceled else "in_progress"),
+            "request_counts": job.counts(),
+            "created_at": job.created_at.isoformat().replace("+00:00", "Z"),
+            "expires_at": (job.created_at + timedelta(hours=24)).isoformat().replace("+00:00", "Z"),
+            "ended_at": (job.created_at.isoformat().replace("+00:00", "Z") if ended else None),
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.url}/v1/messages/batches/{job.id}/results" if ended else None,
+        }
+
+
+def _results_jsonl(job: BatchJob) -> bytes:
+    lines = []
+    for item in job.items:
+        if item.outcome == "succeeded" and item.answer is not None:
+            result: dict[str, Any] = {"type": "succeeded", "message": PROTOCOL.render(item.answer)}
+        elif item.outcome == "succeeded":
+            result = {"type": "succeeded", "message": item.reply.body if item.reply else {}}
+        elif item.outcome == "errored":
+            body = item.reply.body if item.reply is not None and isinstance(item.reply.body, dict) else {}
+            result = {"type": "errored", "error": body or {"type": "error", "error": {"type": "api_error",
+                                                                                     "message": "simulated"}}}
+        else:
+            result = {"type": item.outcome}
+        lines.append(json.dumps({"custom_id": item.custom_id, "result": result}) + "\n")
+    return "".join(lines).encode()

@@ -1,0 +1,194 @@
+"""Batch mode against the simulated batch services: one batch per stage, resume by polling after a
+crash (never resubmitting), failed items retried in a later batch and then recorded as error rows."""
+
+import asyncio
+import collections
+import functools
+import sqlite3
+from decimal import Decimal
+
+import boto3
+import pytest
+
+from hallumeasure.batch import Batcher, BatchLedger
+from hallumeasure.models.anthropic import AnthropicAPI
+from hallumeasure.models.bedrock import BedrockAPI
+from hallumeasure.models.model import Model
+from hallumeasure.pipeline.classify import LLMJudge
+from hallumeasure.pipeline.extract import LLMExtractor
+from hallumeasure.pipeline.run import measure_samples
+from hallumeasure.pricing import cost, price_for
+from hallumeasure.testing import AnthropicServer, BedrockServer
+from hallumeasure.testing.faults import Fault, FaultPlan
+from hallumeasure.types import Mode, Sample
+
+SAMPLES = [
+    Sample(id=f"s{i}", context=f"The bridge is {20 + i} km long. It opened in 2019.",
+           response=f"The bridge is {30 + i} km long. It opened in 2019.")
+    for i in range(4)
+]
+FAST = {"collect_window": 0.02, "poll_interval": 0.01, "max_poll_interval": 0.02}
+
+
+@functools.cache
+def _session() -> boto3.Session:
+    # One session per module: botocore parses its service models once, not per test.
+    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
+
+
+def _anthropic(srv):
+    return AnthropicAPI("claude-sonnet-4-5", api_key="k", base_url=srv.base_url)
+
+
+def _measure(model, mode=Mode.COT_ONE, samples=SAMPLES):
+    async def go():
+        try:
+            return await measure_samples(samples, LLMExtractor(model), LLMJudge(model, mode), concurrency=len(samples))
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+def _created(srv) -> list:
+    return [r for r in srv.requests if r.method == "POST" and r.path.rstrip("/").endswith("/batches")]
+
+
+def test_each_stage_is_one_batch_and_no_single_calls_are_made(tmp_path):
+    with AnthropicServer(batch_delay=0.01) as srv:
+        api = _anthropic(srv)
+        ledger = BatchLedger.for_run(tmp_path / "run")
+        batcher = Batcher(api, ledger=ledger, **FAST)
+        model = Model(api, batch=batcher, backoff_base=0.0)
+        results = _measure(model)
+        paths = {r.path.split("/")[3] if r.path.count("/") > 2 else r.path for r in srv.requests}
+        created = _created(srv)
+    assert all(r.n_claims == 2 and r.n_errors == 0 for r in results)
+    assert not any(r.path == "/v1/messages" for r in srv.requests) and paths == {"batches"}
+    # Extraction, then classification (no warm-up round in batch mode): two batches of 4 and 8 requests.
+    assert [len(r.body["requests"]) for r in created] == [4, 8]
+    assert model.batch_usage == model.usage and model.usage.calls == 12
+    assert model.settings()["batch"] is True
+    assert LLMJudge(model).settings()["warm_cache"] is False  # skipped in batch mode, and recorded as such
+    assert [b["status"] for b in ledger.batches()] == ["ended", "ended"]
+    with sqlite3.connect(tmp_path / "run" / "run.sqlite") as db:  # queryable with the run
+        assert db.execute("SELECT COUNT(*) FROM batch_requests WHERE outcome = 'ok'").fetchone()[0] == 12
+    price = price_for(api.spec)
+    assert cost(model.batch_usage, price, batch=True) == (cost(model.batch_usage, price) * Decimal("0.5")).quantize(
+        Decimal("0.000001"))
+
+
+def test_a_crashed_run_resumes_by_polling_its_batch_instead_of_resubmitting(tmp_path):
+    run_dir = tmp_path / "run"
+    with AnthropicServer(batch_delay=3600) as srv:  # the batch will not end while the first process lives
+        async def first_process():
+            api = _anthropic(srv)
+            model = Model(api, batch=Batcher(api, ledger=BatchLedger.for_run(run_dir), **FAST))
+            task = asyncio.ensure_future(
+                measure_samples(SAMPLES, LLMExtractor(model), LLMJudge(model), concurrency=len(SAMPLES)))
+            while not srv.batches:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)  # a few polls
+            task.cancel()  # the process dies here
+            await asyncio.gather(task, return_exceptions=True)
+            await model.aclose()
+
+        asyncio.run(first_process())
+        (job,) = srv.batches.values()
+        polls_before = job.polls
+        job.ends_at = 0  # the batch finishes while no process is watching
+        srv.batch_delay = 0.0
+
+        api = _anthropic(srv)
+        batcher = Batcher(api, ledger=BatchLedger.for_run(run_dir), **FAST)
+        results = _measure(Model(api, batch=batcher, backoff_base=0.0))
+        created = _created(srv)
+    assert all(r.n_errors == 0 and r.n_claims == 2 for r in results)
+    assert batcher.resumed == [job.id] and job.polls > polls_before
+    # Two batches in all: the extraction batch (submitted once, before the crash) and classification.
+    assert [len(r.body["requests"]) for r in created] == [4, 8]
+    ids = collections.Counter(item["custom_id"] for r in created for item in r.body["requests"])
+    assert max(ids.values()) == 1
+
+
+def _is_claim(text):
+    return lambda call: call.tool and call.tool["name"] == "record_verdict" and text in call.prompt_text
+
+
+def test_failed_items_are_retried_in_a_later_batch_then_become_error_rows(tmp_path):
+    plan = FaultPlan(bursts=(), schedule={4: Fault.OVERLOADED})  # the first classification item, once
+    with AnthropicServer(batch_delay=0.0, faults=plan) as srv:
+        api = _anthropic(srv)
+        model = Model(api, batch=Batcher(api, ledger=BatchLedger.for_run(tmp_path / "a"), **FAST), backoff_base=0.0)
+        results = _measure(model)
+        sizes = [len(r.body["requests"]) for r in _created(srv)]
+    assert all(r.n_errors == 0 for r in results) and sizes == [4, 8, 1] and model.retries == 1
+
+    always = FaultPlan(rate=1.0, faults=[Fault.SERVER_ERROR], match=_is_claim("The bridge is 31 km long."))
+    ledger = BatchLedger.for_run(tmp_path / "b")
+    with AnthropicServer(batch_delay=0.0, faults=always) as srv:
+        api = _anthropic(srv)
+        model = Model(api, batch=Batcher(api, ledger=ledger, **FAST), backoff_base=0.0, max_retries=2)
+        results = _measure(model)
+        sizes = [len(r.body["requests"]) for r in _created(srv)]
+    failed = [v for r in results for v in r.verdicts if not v.ok]
+    assert len(failed) == 1 and "api_error" in failed[0].error and sizes == [4, 8, 1, 1]
+    assert sum(r.n_claims for r in results) == 8
+    with sqlite3.connect(tmp_path / "b" / "run.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM batch_requests WHERE outcome = 'error'").fetchone()[0] == 3
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+
+
+def _bedrock(srv, **options):
+    srv.s3.create_bucket("runs")
+    return BedrockAPI("anthropic.claude-sonnet-4-5", region_name="us-east-1", endpoint_url=srv.url, session=_session(),
+                      batch_s3_uri="s3://runs/hallumeasure", batch_role_arn="arn:aws:iam::123456789012:role/batch",
+                      **options)
+
+
+def test_bedrock_batch_inference_end_to_end(aws, tmp_path):
+    with BedrockServer(batch_delay=0.0) as srv:
+        api = _bedrock(srv, batch_min_requests=1)
+        model = Model(api, batch=Batcher(api, ledger=BatchLedger.for_run(tmp_path), **FAST), backoff_base=0.0)
+        results = _measure(model, Mode.NOCOT_ALL)
+        jobs = [r for r in srv.requests if r.path == "/model-invocation-job"]
+        converse = [r for r in srv.requests if r.path.endswith("/converse")]
+        inputs = [k for k in srv.s3.keys("runs") if k.endswith("input.jsonl")]
+    assert all(r.n_claims == 2 and r.n_errors == 0 for r in results)
+    assert len(jobs) == 2 and not converse and len(inputs) == 2
+    assert jobs[0].body["modelInvocationType"] == "Converse" and jobs[0].body["clientRequestToken"]
+    assert model.batch_usage.calls == 8
+
+
+def test_too_few_requests_for_bedrock_go_on_demand(aws):
+    with BedrockServer() as srv:
+        api = _bedrock(srv)  # Bedrock wants at least 100 records per job
+        model = Model(api, batch=Batcher(api, **FAST), backoff_base=0.0)
+        results = _measure(model, Mode.NOCOT_ALL, SAMPLES[:2])
+        jobs = [r for r in srv.requests if "model-invocation-job" in r.path]
+    assert all(r.n_errors == 0 for r in results) and not jobs
+    assert model.batch_usage.calls == 0 and model.usage.calls == 4
+
+
+def test_bedrock_batch_mode_without_a_location_is_a_config_error(aws):
+    from hallumeasure.errors import ConfigError
+
+    api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", batch_min_requests=1, session=_session())
+    with pytest.raises(ConfigError, match="--batch-s3"):
+        Batcher(api)
+
+
+def test_identical_requests_in_flight_are_sent_once_and_billed_once():
+    twins = [SAMPLES[0], SAMPLES[0].model_copy(update={"id": "twin"})]
+    with AnthropicServer(batch_delay=0.0) as srv:
+        api = _anthropic(srv)
+        model = Model(api, batch=Batcher(api, **FAST), backoff_base=0.0)
+        results = _measure(model, Mode.COT_ALL, twins)
+        sizes = [len(r.body["requests"]) for r in _created(srv)]
+    assert [r.n_claims for r in results] == [2, 2] and sizes == [1, 1]
+    assert model.usage.calls == 2 and model.usage.cached_calls == 2 and model.batch_usage.calls == 2
