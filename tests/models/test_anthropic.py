@@ -18,7 +18,7 @@ from hallumeasure.parsing import parse_output
 from hallumeasure.testing import AnthropicServer, Reply
 from hallumeasure.testing.anthropic_server import error_reply, overloaded_reply, text_reply, tool_reply
 
-SENTINEL = "sk-ant-SENTINEL-never-print-me-0123456789"
+SENTINEL = "test-key-SENTINEL-never-print-me-0123456789"
 SCHEMA = {
     "type": "object",
     "properties": {"label_reason": {"type": "string"}, "label": {"enum": ["supported", "absent"]}},

@@ -21,7 +21,7 @@ from hallumeasure.parsing import parse_output
 from hallumeasure.testing import BedrockServer, Reply
 from hallumeasure.testing.bedrock_server import error_reply, text_reply, throttling_reply, tool_reply
 
-ACCESS_KEY = "AKIASENTINEL0NEVERPRINT"
+ACCESS_KEY = "TESTKEYIDSENTINEL0NEVERPRINT"
 SECRET_KEY = "secret-SENTINEL-never-print-me-0123456789"
 MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0"  # the colon must survive the path encoding
 SCHEMA = {
