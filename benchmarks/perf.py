@@ -1,7 +1,7 @@
 """Performance at scale, measured against the local provider simulators (no network).
 
     .venv/bin/python benchmarks/perf.py                  # P1-P6, writes benchmarks/RESULTS.md and perf_results.json
-    .venv/bin/python benchmarks/perf.py --only p3,p5     # some of them (RESULTS.md is not rewritten)
+    .venv/bin/python benchmarks/perf.py --only p3,p5     # re-measure some sections into the saved results
     .venv/bin/python benchmarks/perf.py --p6-stream 100000   # the full offline streaming run (slow)
 
 P1 latency and P2 cost of every classify mode (the accurate CoT + one-claim against the cheap CoT +
@@ -396,6 +396,18 @@ def _money(x: float) -> str:
     return f"${x:,.4f}"
 
 
+def _provenance(section: dict[str, Any]) -> list[str]:
+    """Where a section's numbers come from, when not from the main run, and how busy the machine was."""
+    lines = []
+    measured = section.get("measured")
+    if measured:
+        lines.append(f"Measured separately: `{measured['command']}` ({measured['date']}).")
+    if section.get("load_average_1min") is not None:
+        lines.append(f"Machine load (1-minute average, {os.cpu_count()} cores) when this section ended: "
+                     f"{section['load_average_1min']:.1f}.")
+    return [" ".join(lines), ""] if lines else []
+
+
 def report(res: dict[str, Any], command: str, seconds: float) -> str:
     m = res["machine"]
     lines = [
@@ -424,6 +436,7 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
         lines += [
             "## P1 latency and P2 cost, per mode",
             "",
+            *_provenance(r),
             f"{r['samples']} responses ({r['source']}), {r['concurrency']} measured at a time, Anthropic simulator; "
             "each mode on a fresh simulator whose run-wide prefix (tools + system prompt) was cached by one "
             "untimed response first (the steady state of any run longer than a few seconds).",
@@ -479,6 +492,7 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
         lines += [
             "## P3 throughput under rate limits, with 429 / 529 injected",
             "",
+            *_provenance(t),
             f"{t['samples']} responses in cot-one; the simulator enforces {t['rpm']:.0f} requests per minute "
             f"(token bucket, 1 s burst) and injects faults into {t['fault_rate']:.0%} of calls (429 with and "
             "without retry-after, 529), drawn by request content and attempt; the client limits itself to the "
@@ -507,6 +521,7 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
         lines += [
             "## P4 re-run and resume (the CLI in a subprocess)",
             "",
+            *_provenance(c),
             f"{c['samples']} responses, cot-one, `hallumeasure measure` with its default `--concurrency 4 "
             "--max-concurrency 8`, simulator latencies a quarter of P1's. Calls in flight when the process dies "
             "(at most `--max-concurrency`) are answered and billed but never stored, so they are sent again: "
@@ -527,6 +542,7 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
         lines += [
             "## P5 the batch path, both providers",
             "",
+            *_provenance(b),
             f"{b['samples']} responses, cot-one, `Model(api, batch=Batcher(...))` (one batch per stage; warm-up is "
             "skipped in batch mode). Bedrock takes at least 100 records per job; smaller groups go on demand.",
             "",
@@ -544,7 +560,8 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
         lines += ["", f"- **P5**: {_mark(ok)} (end to end for both providers, priced at the batch discount).", ""]
     if "offline" in res:
         o = res["offline"]
-        lines += ["## P6 the offline judge (one core)", "", f"Offline judge imported from {o.get('source', '?')}.", ""]
+        lines += ["## P6 the offline judge (one core)", "", *_provenance(o),
+                  f"Offline judge imported from {o.get('source', '?')}.", ""]
         if o.get("status") != "measured":
             lines += [f"- **P6 pending**: {o.get('status')}: {o.get('reason', '')[:400]}",
                       "  The benchmark (`benchmarks/perf_offline.py`) runs as soon as the offline judge works.", ""]
@@ -600,45 +617,56 @@ def main() -> None:
                         help="measure nothing: rewrite RESULTS.md from the saved perf_results.json")
     args = parser.parse_args()
     if args.render:
-        saved = json.loads((args.out / "perf_results.json").read_text(encoding="utf-8"))
+        res = json.loads((args.out / "perf_results.json").read_text(encoding="utf-8"))
         full = args.out / "perf_p6_full.json"
-        if full.exists() and saved.get("offline", {}).get("stream", {}).get("responses", 0) < 100_000:
-            saved["offline_full"] = json.loads(full.read_text(encoding="utf-8"))
-        (args.out / "RESULTS.md").write_text(report(saved, saved["command"], saved["seconds"]) + _NOTES,
-                                             encoding="utf-8")
+        if full.exists() and res.get("offline", {}).get("stream", {}).get("responses", 0) < 100_000:
+            res["offline_full"] = json.loads(full.read_text(encoding="utf-8"))
+        (args.out / "RESULTS.md").write_text(report(res, res["command"], res["seconds"]) + _NOTES, encoding="utf-8")
         return
     only = {x.strip() for x in args.only.split(",")}
+    everything = only == {"p1p2", "p3", "p4", "p5", "p6"}
     started = time.perf_counter()
-    res: dict[str, Any] = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine()}
+    saved = args.out / "perf_results.json"
+    res: dict[str, Any] = {"date": _now(), "machine": machine()}
+    if not everything and saved.exists():  # re-measure some sections of the saved run
+        res = json.loads(saved.read_text(encoding="utf-8"))
     steps = [("p1p2", "modes", lambda: modes(args.modes_samples, args.modes_concurrency)),
              ("p3", "throughput", lambda: throughput(args.p3_samples, args.p3_rpm, args.p3_fault_rate)),
              ("p4", "cli", lambda: cli_resume(args.p4_samples)),
              ("p5", "batch", lambda: batches(args.p5_samples)),
              ("p6", "offline", lambda: offline(args.p6_throughput, args.p6_stream, args.p6_source, args.p6_label))]
-    for key, name, step in steps:
-        if key in only:
-            t0 = time.perf_counter()
-            res[name] = step()
-            print(f"{key}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    seconds = time.perf_counter() - started
-    command = "python benchmarks/perf.py" + ("" if only == {"p1p2", "p3", "p4", "p5", "p6"} else f" --only {args.only}")
+    command = "python benchmarks/perf.py" + ("" if everything else f" --only {args.only}")
     if args.p6_stream != 20_000:
         command += f" --p6-stream {args.p6_stream}"
     if args.p6_source != REPO:
         command += f" --p6-source {args.p6_source}" + (f" --p6-label '{args.p6_label}'" if args.p6_label else "")
+    for key, name, step in steps:
+        if key in only:
+            t0 = time.perf_counter()
+            res[name] = step()
+            # The machine may be shared: the load says how much else was running.
+            res[name]["load_average_1min"] = os.getloadavg()[0]
+            res[name]["measured"] = {"date": _now(), "command": command} if not everything else None
+            print(f"{key}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    seconds = time.perf_counter() - started
     full = args.out / "perf_p6_full.json"
     if "offline" in res and args.p6_stream >= 100_000:
         full.write_text(json.dumps({"date": res["date"], "command": command, "machine": res["machine"],
                                     "offline": res["offline"]}, indent=2), encoding="utf-8")
-    if full.exists() and "offline" in res and res["offline"].get("stream", {}).get("responses", 0) < 100_000:
-        res["offline_full"] = json.loads(full.read_text(encoding="utf-8"))
-    res["command"], res["seconds"] = command, seconds
-    text = report(res, command, seconds)
-    print(text)
+    if everything or "command" not in res:
+        res["command"], res["seconds"] = command, seconds
+    res.pop("offline_full", None)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "perf_results.json").write_text(json.dumps(res, indent=2, default=_json), encoding="utf-8")
-    if only == {"p1p2", "p3", "p4", "p5", "p6"}:
-        (args.out / "RESULTS.md").write_text(text + _NOTES, encoding="utf-8")
+    saved.write_text(json.dumps(res, indent=2, default=_json), encoding="utf-8")
+    if full.exists() and res.get("offline", {}).get("stream", {}).get("responses", 0) < 100_000:
+        res["offline_full"] = json.loads(full.read_text(encoding="utf-8"))
+    text = report(res, res["command"], res["seconds"])
+    print(text)
+    (args.out / "RESULTS.md").write_text(text + _NOTES, encoding="utf-8")
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _json(value: Any) -> Any:

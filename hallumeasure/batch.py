@@ -120,15 +120,23 @@ class BatchLedger:
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        with self._lock:
+        self._connection: sqlite3.Connection | None = None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        # Opened on first use, not before: the run store may still clear the directory (--overwrite)
+        # between the moment the models are built and the first batch.
+        if self._connection is None:
             if self.path != ":memory:":
-                self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
-            self._db.commit()
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            if self.path != ":memory:":
+                db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            db.commit()
+            self._connection = db
+        return self._connection
 
     @classmethod
     def for_run(cls, run_dir: str | Path) -> BatchLedger:
@@ -192,7 +200,9 @@ class BatchLedger:
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
 
 
 def _now() -> str:

@@ -105,6 +105,13 @@ def measure(
     delimiter: Annotated[Optional[str], typer.Option(help="CSV delimiter (default: detected from the header line among , ; tab |).")] = None,
     max_context_chars: Annotated[Optional[int], typer.Option(min=1, help="Longest context sent to the judge; a longer one becomes an error row that says so (default: no limit, the provider decides).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
+    batch: Annotated[bool, typer.Option("--batch", help="Send each stage's requests through the provider's batch service: half price, results in minutes to hours. Batch ids are kept in the run directory; --resume polls them instead of submitting again.")] = False,
+    batch_s3: Annotated[Optional[str], typer.Option("--batch-s3", help="Bedrock --batch: s3://bucket/prefix where the batch records and results go.")] = None,
+    batch_role: Annotated[Optional[str], typer.Option("--batch-role", help="Bedrock --batch: ARN of the IAM role Bedrock uses to read and write --batch-s3.")] = None,
+    batch_poll: Annotated[float, typer.Option(help="--batch: seconds between the first polls (then up to 60).")] = 10.0,
+    rpm: Annotated[Optional[str], typer.Option("--rpm", help="Requests per minute allowed per model, such as 50 or 4k; calls wait for their turn instead of collecting 429s.")] = None,
+    tpm: Annotated[Optional[str], typer.Option("--tpm", help="Tokens per minute allowed per model (input and output), such as 40k or 2m.")] = None,
+    no_warm_cache: Annotated[bool, typer.Option("--no-warm-cache", help="One-claim modes: send all claims of a response at once instead of one first and the rest when it has answered (faster; each claim then pays the prompt-cache write).")] = False,
 ) -> None:
     """Measure every sample of INPUT into a run directory."""
     from hallumeasure.detectors import DETECTORS, build_stages, save_detector_stats
@@ -129,18 +136,23 @@ def measure(
         console.print(f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
                       highlight=False, soft_wrap=True)
     if dry_run:
-        _print_estimate(loaded.samples, run_mode, judge, extractor)
+        _print_estimate(loaded.samples, run_mode, judge, extractor, batch=batch)
         return
     try:
         model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
-                                   timeout=timeout)
+                                   timeout=timeout, rpm=rpm, tpm=tpm,
+                                   batch=_batch_options(out_dir, batch_s3, batch_role, batch_poll) if batch else None)
         ext, jud = build_stages(detector, extractor=extractor, judge=judge, mode=run_mode, first_pass=first_pass,
                                 policy=policy, threshold=flag_threshold, model_for=model_for)
+        if no_warm_cache and hasattr(jud, "warm_cache"):
+            jud.warm_cache = False  # recorded in the manifest through the judge's settings
         with _progress(len(loaded.samples)) as advance:
             manifest, results = run_measurement(
                 loaded.samples, out_dir, ext, jud, mode=run_mode, input_sha256=loaded.sha256,
-                input_path=str(input), policy=policy, resume=resume, concurrency=concurrency,
-                settings={"skipped_input_rows": len(loaded.problems), "cache": not no_cache},
+                input_path=str(input), policy=policy, resume=resume,
+                # In batch mode every sample starts at once, so that each stage becomes one batch.
+                concurrency=max(concurrency, len(loaded.samples)) if batch else concurrency,
+                settings={"skipped_input_rows": len(loaded.problems), "cache": not no_cache, "batch": batch},
                 detector=detector, progress=advance, max_context_chars=max_context_chars,
                 input_problems=loaded.problems, overwrite=overwrite,
             )
@@ -158,20 +170,48 @@ def measure(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def _model_factory(cache: Path | None, no_cache: bool, **wrapper):
-    """``model_for(spec)``: one ``Model`` per spec, sharing the request cache, so stages share usage and cache."""
+def _model_factory(cache: Path | None, no_cache: bool, *, rpm: str | None = None, tpm: str | None = None,
+                   batch: dict | None = None, **wrapper):
+    """``model_for(spec)``: one ``Model`` per spec, sharing the request cache, so stages share usage and cache.
+
+    ``rpm`` / ``tpm`` put one shared rate limiter per provider and model in front of the calls;
+    ``batch`` (from ``_batch_options``) sends them through the provider's batch service instead.
+    """
     from hallumeasure.models.cache import RequestCache
+    from hallumeasure.models.limits import parse_limit, shared_limiter
     from hallumeasure.pipeline.build import build_model
 
     request_cache = None if no_cache else RequestCache(cache or cache_path())
+    rpm_value, tpm_value = parse_limit(rpm), parse_limit(tpm)
     models: dict = {}
 
     def model_for(spec: str):
         if spec not in models:
-            models[spec] = build_model(spec, cache=request_cache, **wrapper)
+            limiter = shared_limiter(spec, rpm_value, tpm_value) if rpm_value or tpm_value else None
+            options = {}
+            if batch is not None and spec.startswith("bedrock:"):
+                options = {"batch_s3_uri": batch["s3"], "batch_role_arn": batch["role"]}
+            model = build_model(spec, cache=request_cache, model_options=options, limiter=limiter, **wrapper)
+            if batch is not None:
+                from hallumeasure.batch import BatchLedger, Batcher
+
+                model.batch = Batcher(model.api, ledger=BatchLedger.for_run(batch["run_dir"]),
+                                      poll_interval=batch["poll"], progress=_batch_progress)
+            models[spec] = model
         return models[spec]
 
     return model_for
+
+
+def _batch_options(run_dir: Path, s3: str | None, role: str | None, poll: float) -> dict:
+    return {"run_dir": run_dir, "s3": s3, "role": role, "poll": poll}
+
+
+def _batch_progress(progress) -> None:
+    status = progress.status
+    resumed = " (submitted by an earlier run)" if progress.resumed else ""
+    console.print(f"batch {escape(status.batch_id.rsplit('/', 1)[-1])}{resumed}: {status.done}/{status.total} done, "
+                  f"{escape(status.state)}, {progress.elapsed:.0f} s", highlight=False)
 
 
 @app.command()
@@ -228,7 +268,8 @@ def mitigate(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def _print_estimate(samples, mode, judge: str, extractor: str, *, gold_claims: bool = False) -> None:
+def _print_estimate(samples, mode, judge: str, extractor: str, *, gold_claims: bool = False,
+                    batch: bool = False) -> None:
     from hallumeasure.bench import estimate_bench, estimate_cost
     from hallumeasure.pricing import PRICES_AS_OF, price_for
 
@@ -243,7 +284,8 @@ def _print_estimate(samples, mode, judge: str, extractor: str, *, gold_claims: b
         if price is None:
             out.print(f"cost: unknown (no price for {judge!r}; add one with HALLUMEASURE_PRICES)")
         else:
-            out.print(f"cost: about ${estimate_cost(est, price):,.2f} at list prices of {PRICES_AS_OF}, "
+            dollars = estimate_cost(est, price) * (float(1 - price.batch_discount) if batch else 1.0)
+            out.print(f"cost: about ${dollars:,.2f} at {'batch' if batch else 'list'} prices of {PRICES_AS_OF}, "
                       "before prompt caching (which lowers it) and re-asks (which raise it)")
     for assumption in est.assumptions:
         out.print(f"  assumes {assumption}")

@@ -192,3 +192,14 @@ def test_identical_requests_in_flight_are_sent_once_and_billed_once():
         sizes = [len(r.body["requests"]) for r in _created(srv)]
     assert [r.n_claims for r in results] == [2, 2] and sizes == [1, 1]
     assert model.usage.calls == 2 and model.usage.cached_calls == 2 and model.batch_usage.calls == 2
+
+
+def test_the_ledger_touches_the_run_directory_only_when_a_batch_is_recorded(tmp_path):
+    """The run store may still clear the directory (--overwrite) after the models are built."""
+    ledger = BatchLedger.for_run(tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+    ledger.record("batch-1", "anthropic:m", [("c1", "k1")])
+    assert ledger.find("k1", "anthropic:m") == ("batch-1", "c1") and ledger.submissions("k1") == 1
+    ledger.set_outcomes("batch-1", {"c1": "error"})
+    assert ledger.find("k1", "anthropic:m") is None  # a failed request is submitted again, never re-attached
+    ledger.close()
