@@ -1,12 +1,14 @@
 """Leave-one-dataset-out quality of the offline judge, with baselines, on ../shared/data.
 
-    .venv/bin/python benchmarks/offline_quality.py                 # full run, writes offline_quality.{md,json}
-    .venv/bin/python benchmarks/offline_quality.py --limit 150 --out /tmp/q   # a quick slice
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/offline_quality.py        # full run: offline_quality.{md,json}
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/offline_quality.py --limit 60 --resamples 200 \\
+        --out benchmarks/offline_quality_slice                             # the small slice CI reruns
 
-For each set: train on the other sets (same code and seed as the shipped model), score the
-held-out set. Response level: AUC ROC of the response score and balanced accuracy at 0.5.
-Claim level (WiCE, whose responses are single labelled claims): F1 of the unsupported class.
-Baselines use one signal each and no training. Every number has a bootstrap 95% CI.
+For each set: train on the other sets (same code, parameters and seed as the shipped model),
+score the held-out set. Response level: AUC ROC of the response score and balanced accuracy of
+the decision at 0.5. Claim level (WiCE, whose responses are single labelled claims): F1 of the
+unsupported class. Baselines use one signal each and no training. Every number has a
+bootstrap 95% CI (resampling responses).
 """
 
 from __future__ import annotations
@@ -20,44 +22,56 @@ from pathlib import Path
 import numpy as np
 
 from hallumeasure.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
-from hallumeasure.metrics import balanced_accuracy, bootstrap_ci, precision_recall_f1, roc_auc
-from hallumeasure.offline.judge import RESPONSE_FEATURES, response_vector
-from hallumeasure.offline.model import BoostedTrees
+from hallumeasure.metrics import (
+    balanced_accuracy,
+    bootstrap_ci,
+    precision_recall_f1,
+    roc_auc,
+)
+from hallumeasure.offline.model import BoostedTrees, OfflineModel
 from hallumeasure.offline.signals import FEATURES
 from hallumeasure.offline.training import featurize_all, fit_models
 
 HERE = Path(__file__).resolve().parent
 SUMMARISATION = ("summedits", "bump", "cliff")
+BASELINES = ("content-word overlap", "entity/number check")
 
 
-def _col(name: str) -> int:
-    return RESPONSE_FEATURES.index(name)
+def _worst(rows, name: str, agg=max) -> np.ndarray:
+    i = FEATURES.index(name)
+    return np.array([agg(v[i] for v in r.claim_vectors) if r.claim_vectors else 0.0 for r in rows])
 
 
 def baseline_scores(rows) -> dict[str, np.ndarray]:
-    """Single-signal baselines: higher = more likely hallucinated."""
-    overlap = np.array([1.0 - r.response[_col("min_recall_global")] for r in rows])
-    ent_num = np.array([r.response[_col("sum_n_numbers_missing")] + r.response[_col("sum_n_entities_missing")]
-                        for r in rows])
-    return {"content-word overlap": overlap, "entity/number check": (ent_num > 0).astype(float) + 0.01 * ent_num}
+    """Single-signal baselines, higher = more likely hallucinated.
+
+    Content-word overlap: 1 - the share of the worst claim's content words found anywhere in the context.
+    Entity/number check: how many numbers and capitalised names of the response the context lacks.
+    """
+    overlap = 1.0 - _worst(rows, "recall_global", min)
+    missing = np.array([sum(v[FEATURES.index("n_numbers_missing")] + v[FEATURES.index("n_entities_missing")]
+                            for v in r.claim_vectors) for r in rows])
+    return dict(zip(BASELINES, (overlap, missing)))
 
 
 def evaluate(name: str, train_rows, test_rows, resamples: int, seed: int) -> dict:
-    model = fit_models(train_rows)
-    response = BoostedTrees.from_dict(model["response_model"])
+    fitted = fit_models(train_rows)
+    model = OfflineModel(BoostedTrees.from_dict(fitted["response_model"]), fitted["evidence_rules"], {})
     y = np.array([r.label for r in test_rows])
-    score = np.array([response.probability(r.response) for r in test_rows])
+    score = np.array([model.response_score(r.claim_vectors) or 0.0 for r in test_rows])
     boot = {"n_resamples": resamples, "seed": seed}
     out = {
         "dataset": name,
         "n": len(test_rows),
         "positives": int(y.sum()),
         "auc": bootstrap_ci(roc_auc, y, score, **boot).as_dict(),
-        "balanced_accuracy": bootstrap_ci(lambda a, b: balanced_accuracy(a, b >= 0.5), y, score, **boot).as_dict(),
+        "balanced_accuracy": bootstrap_ci(lambda a, b: balanced_accuracy(a, (b >= 0.5).astype(int)), y, score,
+                                          **boot).as_dict(),
         "baselines": {k: bootstrap_ci(roc_auc, y, s, **boot).as_dict() for k, s in baseline_scores(test_rows).items()},
+        "evidence_rules": fitted["evidence_rules"],
     }
-    if name == "wice":  # one gold claim per response: judge the whole response as that claim
-        p = np.array([max(response.probability(response_vector([v])) for v in r.claim_vectors) for r in test_rows])
+    if name == "wice":  # one gold claim per response: unsupported when any extracted piece of it is
+        p = np.array([max(model.claim_probability(v)[0] for v in r.claim_vectors) for r in test_rows])
         out["claim_f1"] = bootstrap_ci(lambda a, b: precision_recall_f1(a, (b >= 0.5).astype(int))[2], y, p,
                                        **boot).as_dict()
     return out
@@ -72,7 +86,7 @@ def markdown(results: list[dict], command: str) -> str:
         "# Offline judge: leave-one-dataset-out quality",
         "",
         f"Command: `{command}`. Each row: trained on the other sets, scored on this one.",
-        "AUC ROC and balanced accuracy (threshold 0.5) at response level, bootstrap 95% CIs; baselines are one",
+        "AUC ROC and balanced accuracy (decision at 0.5) at response level, bootstrap 95% CIs; baselines are one",
         "signal each with no training. Claim F1 is the unsupported class on WiCE's single labelled claims.",
         "",
         "| held-out set | n | AUC ROC | balanced accuracy | claim F1 | baseline: content-word overlap AUC "
@@ -82,12 +96,36 @@ def markdown(results: list[dict], command: str) -> str:
     for r in results:
         claim = _fmt(r["claim_f1"]) if "claim_f1" in r else "-"
         lines.append(f"| {r['dataset']} | {r['n']} | {_fmt(r['auc'])} | {_fmt(r['balanced_accuracy'])} | {claim} | "
-                     f"{_fmt(r['baselines']['content-word overlap'])} | {_fmt(r['baselines']['entity/number check'])} |")
-    summ = [r["auc"]["point"] for r in results if r["dataset"] in SUMMARISATION]
+                     + " | ".join(_fmt(r["baselines"][b]) for b in BASELINES) + " |")
+    summ = [r for r in results if r["dataset"] in SUMMARISATION]
     if summ:
-        lines += ["", f"Mean AUC over the summarisation sets ({', '.join(SUMMARISATION)}): {np.mean(summ):.3f} "
-                  "(target 0.75; for scale, a trained 184M-parameter model reaches about 0.77 on SummEval)."]
+        mean = float(np.mean([r["auc"]["point"] for r in summ]))
+        met = [r["dataset"] for r in summ if r["auc"]["point"] >= 0.75]
+        lines += ["", f"Mean AUC over the summarisation sets ({', '.join(SUMMARISATION)}): {mean:.3f}. "
+                  f"Target: AUC >= 0.75 on each; met on: {', '.join(met) or 'none'}"
+                  + "".join(f"; {r['dataset']} misses it by {0.75 - r['auc']['point']:.3f}"
+                            for r in summ if r["auc"]["point"] < 0.75)
+                  + ". For scale, a trained 184M-parameter model reaches about 0.77 on SummEval."]
+    beats = [r["dataset"] for r in results if all(r["auc"]["point"] > r["baselines"][b]["point"] for b in BASELINES)]
+    short = [r["dataset"] for r in results if r["dataset"] not in beats]
+    lines += ["", f"The trained judge has a higher AUC than both one-signal baselines on: {', '.join(beats) or 'none'}"
+              + (f"; not on: {', '.join(short)} (see the row for how far, and whether the intervals overlap)."
+                 if short else "."), "", NOTES]
     return "\n".join(lines) + "\n"
+
+
+NOTES = """Notes.
+- The judge is a gradient-boosted tree model over cheap signals (n-gram overlap, copied fragments and the
+  numbers, names, negations, opposites, hedges and intensifiers that differ inside them, missing numbers and
+  names, dates, attribution), with Platt calibration and evidence rules whose precision is measured on the
+  training sets (hallumeasure/offline/model.py). It cannot follow a paraphrase or an argument.
+- SummEdits and BUMP are built from minimal edits of a faithful summary; faithful paraphrases there use new
+  words as much as the errors do, so plain word novelty carries no signal (the overlap baseline is near 0.5).
+- Plain word novelty and response length are not model inputs: their relation to the label flips between the
+  sets, and a model using them transferred worse in this leave-one-set-out protocol.
+- Tried and dropped: sentence-embedding similarity from the WordLlama table that ships inside its wheel (it
+  loads with no download). In development runs of this protocol it changed the mean summarisation AUC by
+  less than 0.01 and lowered halueval_qa, so the judge neither uses nor depends on it."""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,6 @@ One process, one core (the judge is single-threaded).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import platform
 import random
 import resource
@@ -19,13 +18,11 @@ import time
 from pathlib import Path
 
 from hallumeasure.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.offline.signals import index_context
+from hallumeasure.offline.context import index_context
 from hallumeasure.types import Sample
 
 HERE = Path(__file__).resolve().parent
-WORDS = ("council budget harbor repair storm homes mayor plan vote barrier river school residents rain officials "
-         "company revenue quarter stores growth museum planetarium visitors renovation trial patients inhaler "
-         "attacks placebo weeks battery cell capacity cycles production line").split()
+WORDS = ["council", "budget", "harbor", "repair", "storm", "homes", "mayor", "plan", "vote", "barrier", "river", "school", "residents", "rain", "officials", "company", "revenue", "quarter", "stores", "growth", "museum", "planetarium", "visitors", "renovation", "trial", "patients", "inhaler", "attacks", "placebo", "weeks", "battery", "cell", "capacity", "cycles", "production", "line"]
 NAMES = ["Eastmere", "Solberg", "Voltra", "Lyon", "Kessler", "Hartwell", "Millbrook", "Okafor", "Northgate"]
 
 
@@ -45,15 +42,22 @@ def synthetic(i: int, per_context: int = 1) -> Sample:
     return Sample(id=f"syn-{i}", context=context, response=response)
 
 
-def measure(n: int, per_context: int = 1) -> tuple[float, int]:
+def measure(n: int, per_context: int = 1, pregenerate: bool = True) -> tuple[float, int]:
+    """Seconds to extract and judge ``n`` responses, and the number of claims found.
+
+    With ``pregenerate`` the synthetic inputs are made before the clock starts (only extraction and
+    judgement are timed); without it they are made one at a time inside the loop, which keeps
+    memory flat for long streams (and the rate then includes making the inputs).
+    """
     extractor, judge = OfflineExtractor(), OfflineJudge()
     index_context.cache_clear()
     claims = 0
+    inputs = [synthetic(i, per_context) for i in range(n)] if pregenerate else None
     started = time.perf_counter()
     for i in range(n):
-        sample = synthetic(i, per_context)
+        sample = inputs[i] if inputs is not None else synthetic(i, per_context)
         found = extractor.claims(sample)
-        judge.judge_sync(sample, found)
+        judge.judge_now(sample, found)
         claims += len(found)
     return time.perf_counter() - started, claims
 
@@ -86,9 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if args.stream:
         before = peak_rss_mb()
-        seconds_stream, _ = measure(args.stream, per_context=16)
-        lines.append(f"- {args.stream:,} responses (16 per context) streamed one at a time: {args.stream / seconds_stream:.0f} "
-                     f"responses/s, peak RSS {peak_rss_mb():.0f} MB (after warm-up {before:.0f} MB; target <= 1024).")
+        seconds_stream, _ = measure(args.stream, per_context=16, pregenerate=False)
+        lines.append(f"- {args.stream:,} responses (16 per context) made and judged one at a time: "
+                     f"{args.stream / seconds_stream:.0f} responses/s including making the inputs, peak RSS "
+                     f"{peak_rss_mb():.0f} MB (after the timed runs {before:.0f} MB): memory stays flat, because "
+                     f"only the last 256 analysed contexts are cached.")
     text = "\n".join(lines) + "\n"
     args.out.write_text(text)
     print(text)

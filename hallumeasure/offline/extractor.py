@@ -23,6 +23,8 @@ _SUBJECT_END_RE = re.compile(r"\b(?:is|are|was|were|has|have|had|will|would|can|
                              r"[a-z]{3,}ed|[a-z]{3,}s)\b")
 _LEAD_PRONOUN_RE = re.compile(r"^(He|She|It|They|His|Her|Its|Their)\b")
 _NAME_RE = re.compile(r"^(?:The\s+)?[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
+_GREETING_RE = re.compile(r"(?:" + "|".join(re.escape(g) for g in GREETINGS) + r")\b")  # "hi" but not "his"
+_THE_NOUN_RE = re.compile(r"^The(?:\s+[a-z][\w'\-]*){1,3}$")  # "The bridge", "The new city hall"
 MIN_CLAUSE_WORDS = 3
 
 
@@ -32,7 +34,7 @@ def is_unevaluatable(text: str) -> bool:
     lowered = stripped.lower()
     if stripped.endswith("?"):
         return True
-    if any(lowered.startswith(g) for g in GREETINGS) and len(stripped.split()) <= 8:
+    if _GREETING_RE.match(lowered) and len(stripped.split()) <= 8:
         return True
     first = lowered.split()[0] if lowered.split() else ""
     return first in IMPERATIVE_STARTS and not stripped.endswith(":")
@@ -59,9 +61,7 @@ def _pieces(sentence: str) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
     for start, end in pieces:
         # Never leave a fragment too short to be a claim of its own.
-        if merged and len(sentence[start:end].split()) < MIN_CLAUSE_WORDS:
-            merged[-1] = (merged[-1][0], end)
-        elif merged and len(sentence[merged[-1][0]:merged[-1][1]].split()) < MIN_CLAUSE_WORDS:
+        if merged and len(sentence[start:end].split()) < MIN_CLAUSE_WORDS or merged and len(sentence[merged[-1][0]:merged[-1][1]].split()) < MIN_CLAUSE_WORDS:
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((start, end))
@@ -90,10 +90,14 @@ def split_claims(response: str) -> list[tuple[str, Span]]:
             if pronoun and last_name:
                 word = pronoun.group(1)
                 replacement = f"{last_name}'s" if word in ("His", "Her", "Its", "Their") else last_name
+                if word in ("He", "She", "His", "Her") and last_name.startswith("The "):
+                    replacement = word  # a person's pronoun never stands for "the bridge"
                 text = replacement + text[len(word):]
             name = _NAME_RE.match(text)
             if name and name.group(0).split()[-1].lower() not in STOPWORDS and not pronoun:
                 last_name = name.group(0)
+            elif not pronoun and (own := _subject(text)) and _THE_NOUN_RE.match(own):
+                last_name = own  # "The bridge opened in 1998. It carries ..." -> "The bridge carries ..."
             claims.append((text, Span(start=span.start + start, end=span.start + end)))
     return claims
 

@@ -1,46 +1,27 @@
 """Word lists behind the offline signals. Small on purpose: each entry should be easy to justify."""
 
-STOPWORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below between both but by
-can could did do does doing down during each few for from further had has have having he her here hers herself him
-himself his how i if in into is it its itself just me more most my myself nor of off on once only or other our ours
-ourselves out over own same she should so some such than that the their theirs them themselves then there these they
-this those through to too under until up very was we were what when where which while who whom why will with would you
-your yours yourself yourselves also said says say one ones s t re ve ll d m o y amp like
-""".split())
+STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "also", "said", "says", "say", "one", "ones", "s", "t", "re", "ve", "ll", "d", "m", "o", "y", "amp", "like"])
 
-NEGATIONS = frozenset("not no never none nobody nothing neither nor cannot without n't denied denies deny refused "
-                      "refuses failed fails lack lacks".split())
+NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without", "n't", "denied", "denies", "deny", "refused", "refuses", "failed", "fails", "lack", "lacks"])
 
 #: Words that make a statement stronger than a plain fact (hyperbole when the context lacks them).
-INTENSIFIERS = frozenset("""
-very extremely highly hugely massively incredibly enormously significantly dramatically drastically radically
-revolutionary revolutionize revolutionized revolutionizes transform transformed transforms transformative
-unprecedented record biggest largest greatest best worst first only always never all every entire completely totally
-entirely fully absolutely definitely certainly undoubtedly clearly massive huge enormous vast major critical
-crucial vital essential groundbreaking breakthrough landmark historic dominant leading top most least sole
-""".split())
+INTENSIFIERS = frozenset(["very", "extremely", "highly", "hugely", "massively", "incredibly", "enormously", "significantly", "dramatically", "drastically", "radically", "revolutionary", "revolutionize", "revolutionized", "revolutionizes", "transform", "transformed", "transforms", "transformative", "unprecedented", "record", "biggest", "largest", "greatest", "best", "worst", "first", "only", "always", "never", "all", "every", "entire", "completely", "totally", "entirely", "fully", "absolutely", "definitely", "certainly", "undoubtedly", "clearly", "massive", "huge", "enormous", "vast", "major", "critical", "crucial", "vital", "essential", "groundbreaking", "breakthrough", "landmark", "historic", "dominant", "leading", "top", "most", "least", "sole"])
 
 #: Words that make a statement weaker or uncertain.
-HEDGES = frozenset("may might could possibly perhaps likely unlikely probably reportedly allegedly apparently "
-                   "suggest suggests suggested appear appears seem seems estimated expected plans plan planned "
-                   "hopes hope aims intend intends would".split())
+HEDGES = frozenset(["may", "might", "could", "possibly", "perhaps", "likely", "unlikely", "probably", "reportedly", "allegedly", "apparently", "suggest", "suggests", "suggested", "appear", "appears", "seem", "seems", "estimated", "expected", "plans", "plan", "planned", "hopes", "hope", "aims", "intend", "intends", "would"])
 
 #: Verbs and phrases that attribute a statement to a source.
-ATTRIBUTION = frozenset("said says say told tells according claimed claims claim stated states argued argues "
-                        "reported reports announced announces believes believed insisted warned added noted "
-                        "explained suggested revealed confirmed denied".split())
+ATTRIBUTION = frozenset(["said", "says", "say", "told", "tells", "according", "claimed", "claims", "claim", "stated", "states", "argued", "argues", "reported", "reports", "announced", "announces", "believes", "believed", "insisted", "warned", "added", "noted", "explained", "suggested", "revealed", "confirmed", "denied"])
 
-PRONOUNS = frozenset("he she it they his her its their him them this these those".split())
+PRONOUNS = frozenset(["he", "she", "it", "they", "his", "her", "its", "their", "him", "them", "this", "these", "those"])
 
 GREETINGS = ("hi", "hello", "hey", "thanks", "thank you", "dear", "regards", "best wishes", "cheers",
              "good morning", "good afternoon", "good evening", "sincerely")
 
-IMPERATIVE_STARTS = frozenset("please let consider note see check click visit contact call try remember feel "
-                              "imagine ask read find".split())
+IMPERATIVE_STARTS = frozenset(["please", "let", "consider", "note", "see", "check", "click", "visit", "contact", "call", "try", "remember", "feel", "imagine", "ask", "read", "find"])
 
 MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), start=1)}
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1)}
 MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
 MONTHS["sept"] = 9
 
@@ -53,12 +34,10 @@ _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "sev
 NUMBER_WORDS: dict[str, float] = {word: float(i) for i, word in enumerate(_UNITS.split(), start=2)}
 NUMBER_WORDS.update({word: float(v) for word, v in _TENS.items()})
 NUMBER_WORDS.update({f"{t}-{u}": float(tv + uv) for t, tv in _TENS.items()
-                     for u, uv in zip("one two three four five six seven eight nine".split(), range(1, 10))})
+                     for u, uv in zip(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], range(1, 10))})
 NUMBER_WORDS.update({"zero": 0.0, "twice": 2.0, "dozen": 12.0})
 
-TIME_WORDS = frozenset("yesterday today tomorrow tonight ago last next previous later earlier recently soon "
-                       "currently now former formerly future past will was were has had been since until before "
-                       "after during annual annually weekly monthly daily".split())
+TIME_WORDS = frozenset(["yesterday", "today", "tomorrow", "tonight", "ago", "last", "next", "previous", "later", "earlier", "recently", "soon", "currently", "now", "former", "formerly", "future", "past", "will", "was", "were", "has", "had", "been", "since", "until", "before", "after", "during", "annual", "annually", "weekly", "monthly", "daily"])
 
 #: Irregular inflections mapped to one stem, so that "won" matches "wins" and "fell" matches "falls".
 IRREGULAR: dict[str, str] = {}
@@ -82,3 +61,13 @@ child children | man men | woman women | person people | mouse mice | foot feet 
     _words = _forms.split()
     for _w in _words:
         IRREGULAR[_w] = _words[0]
+
+#: Word pairs of opposite meaning; a swap between them inside copied text flips the statement.
+ANTONYM_PAIRS: tuple[tuple[str, str], ...] = tuple(
+    tuple(pair.split("/")) for pair in ["increase/decrease", "increase/cut", "increase/reduce", "increase/drop", "increase/decline", "rise/fall", "rise/drop", "rise/decline", "raise/lower", "raise/cut", "grow/shrink", "gain/loss", "gain/lose", "up/down", "higher/lower", "high/low", "more/less", "more/fewer", "most/least", "larger/smaller", "large/small", "big/small", "bigger/smaller", "long/short", "longer/shorter", "before/after", "early/late", "earlier/later", "first/last", "win/lose", "winner/loser", "victory/defeat", "accept/reject", "approve/reject", "allow/ban", "allow/prohibit", "allow/forbid", "permit/ban", "support/oppose", "agree/disagree", "like/dislike", "love/hate", "buy/sell", "open/close", "opened/closed", "start/end", "start/finish", "begin/end", "enter/exit", "join/leave", "arrive/depart", "include/exclude", "add/remove", "hire/fire", "positive/negative", "success/failure", "succeed/fail", "pass/fail", "profit/loss", "strong/weak", "strengthen/weaken", "better/worse", "best/worst", "good/bad", "improve/worsen", "male/female", "men/women", "husband/wife", "son/daughter", "father/mother", "brother/sister", "boy/girl", "king/queen", "old/new", "older/younger", "old/young", "oldest/youngest", "north/south", "east/west", "left/right", "inside/outside", "above/below", "over/under", "top/bottom", "true/false", "right/wrong", "legal/illegal", "possible/impossible", "likely/unlikely", "able/unable", "known/unknown", "guilty/innocent", "alive/dead", "live/die", "rich/poor", "cheap/expensive", "fast/slow", "hot/cold", "wet/dry", "full/empty", "private/public", "domestic/foreign", "internal/external", "import/export", "export/import", "lend/borrow", "give/receive", "send/receive", "push/pull", "attack/defend", "always/never", "all/none", "all/some", "everyone/no-one", "many/few", "often/rarely", "same/different", "similar/different", "with/without", "for/against", "pro/anti", "majority/minority", "maximum/minimum", "upper/lower", "inbound/outbound", "urge/discourage", "encourage/discourage", "encourage/prevent", "confirm/deny", "admit/deny", "praise/criticise", "praise/criticize", "reward/punish", "save/spend", "save/waste", "safe/dangerous", "easy/difficult", "easy/hard", "cheaper/costlier", "morning/evening", "day/night", "today/yesterday", "today/tomorrow", "yesterday/tomorrow", "free/paid", "maximize/minimize", "maximise/minimise", "maximum/minimum", "long-term/short-term", "benefit/drawback", "advantage/disadvantage", "voluntary/mandatory", "voluntary/compulsory", "optional/mandatory", "great/terrible", "listen/ignore", "grow/decline", "increase/fall", "expand/shrink", "expand/contract", "lack/presence", "wide/narrow", "wide/limited", "broad/narrow", "various/limited", "keep/delete", "keep/remove", "optimistic/pessimistic", "present/absent", "permanent/temporary", "online/offline", "major/minor", "surplus/deficit", "ahead/behind", "future/past", "acquire/sell", "hire/lay-off", "rising/falling", "upward/downward", "sunny/rainy", "sunny/cloudy", "rainy/cloudy", "cold/warm", "heavy/light", "easier/harder", "simple/complex", "simple/complicated", "efficient/inefficient", "optimal/suboptimal", "relevant/irrelevant", "important/unimportant", "clear/unclear", "certain/uncertain", "able/incapable", "capable/incapable", "pre/post", "before/during", "include/omit", "combine/separate", "avoid/create", "avoid/cause", "accept/decline", "approve/deny", "agree/refuse", "success/fail", "winning/losing", "won/lost", "monday/tuesday", "tuesday/wednesday", "wednesday/thursday", "thursday/friday", "friday/saturday", "saturday/sunday"]
+)
+
+#: Prefixes that turn a word into its opposite ("suitable" / "unsuitable", "motivate" / "demotivate").
+NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "de", "non", "non-", "sub", "mis", "anti")
+
+WEEKDAYS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])

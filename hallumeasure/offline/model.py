@@ -1,15 +1,18 @@
-"""A portable gradient-boosted tree model: stored as JSON, evaluated in pure Python.
+"""The shipped offline model: gradient-boosted trees stored as JSON and evaluated in pure Python.
 
-Training uses scikit-learn (``scripts/train_offline.py``); the package only needs this file
-to predict, so a scikit-learn upgrade can never break a stored model. Probabilities pass
-through an isotonic calibration map fitted on out-of-fold predictions.
+Training uses scikit-learn (``scripts/train_offline.py``); the package only needs this file to
+predict, so a scikit-learn upgrade can never break a stored model. Raw probabilities pass through
+Platt scaling fitted on out-of-fold predictions. Next to the trees the file holds *evidence
+rules*: signals that name a definite error (a number or an opposite swapped inside text copied
+from the context, ...) with the share of training responses they fire on that are hallucinated.
+A claim on which such a rule fires gets at least that probability.
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -17,74 +20,104 @@ from typing import Any
 
 import numpy as np
 
+from hallumeasure.offline.features import response_vector
+from hallumeasure.offline.signals import FEATURES
+
 MODEL_FILE = Path(__file__).with_name("model.json")
+
+#: Claim features that, when non-zero, are evidence of a definite error (their measured precision is stored).
+EVIDENCE_RULES = ("diff_number", "diff_antonym", "diff_temporal", "diff_name", "date_conflict")
+_RULE_INDEX = {rule: FEATURES.index(rule) for rule in EVIDENCE_RULES}
 
 
 @dataclass(frozen=True)
 class Tree:
+    """One regression tree as parallel node arrays; a leaf has ``left == -1``."""
+
     left: tuple[int, ...]
     right: tuple[int, ...]
     feature: tuple[int, ...]
     threshold: tuple[float, ...]
     value: tuple[float, ...]
 
-    def predict(self, row: list[float]) -> float:
-        node = 0
-        left, right, feature, threshold = self.left, self.right, self.feature, self.threshold
-        while left[node] != -1:
-            node = left[node] if row[feature[node]] <= threshold[node] else right[node]
-        return self.value[node]
+    def depth(self) -> int:
+        def down(node: int) -> int:
+            return 0 if self.left[node] == -1 else 1 + max(down(self.left[node]), down(self.right[node]))
+
+        return down(0)
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """Piecewise-linear isotonic map from raw probability to calibrated probability."""
-
-    x: tuple[float, ...]
-    y: tuple[float, ...]
-
-    def __call__(self, p: float) -> float:
-        if not self.x:
-            return p
-        if p <= self.x[0]:
-            return self.y[0]
-        if p >= self.x[-1]:
-            return self.y[-1]
-        i = bisect.bisect_right(self.x, p)
-        x0, x1, y0, y1 = self.x[i - 1], self.x[i], self.y[i - 1], self.y[i]
-        return y0 if x1 == x0 else y0 + (y1 - y0) * (p - x0) / (x1 - x0)
-
-
-@dataclass(frozen=True)
 class BoostedTrees:
-    features: tuple[str, ...]
-    init: float
-    learning_rate: float
-    trees: tuple[Tree, ...]
-    calibration: Calibration
+    """The trees, packed into padded numpy arrays so one row walks all trees at once, level by level."""
 
-    def raw_probability(self, row: list[float]) -> float:
-        score = self.init + self.learning_rate * sum(tree.predict(row) for tree in self.trees)
-        return 1.0 / (1.0 + math.exp(-score))
+    def __init__(self, features: Sequence[str], init: float, trees: Sequence[Tree], a: float = 1.0,
+                 b: float = 0.0) -> None:
+        self.features = tuple(features)
+        self.init, self.a, self.b = init, a, b
+        self.trees = tuple(trees)
+        width = max((len(t.left) for t in trees), default=1)
 
-    def probability(self, row: list[float]) -> float:
-        return min(1.0, max(0.0, self.calibration(self.raw_probability(row))))
+        def pack(field: str, fill: float, dtype) -> np.ndarray:
+            out = np.full((len(trees), width), fill, dtype=dtype)
+            for i, t in enumerate(trees):
+                out[i, :len(t.left)] = getattr(t, field)
+            return out
+
+        self._left = pack("left", -1, np.int64)
+        self._right = pack("right", -1, np.int64)
+        self._feature = pack("feature", 0, np.int64)
+        self._threshold = pack("threshold", 0.0, np.float64)
+        self._value = pack("value", 0.0, np.float64)
+        self._rows = np.arange(len(trees))
+        self._depth = max((t.depth() for t in trees), default=0)
+
+    def logits(self, rows: Sequence[Sequence[float]]) -> np.ndarray:
+        """Raw log-odds of several rows at once (all rows walk all trees together)."""
+        x = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
+        n = x.shape[0]
+        trees = np.broadcast_to(self._rows, (n, len(self._rows)))
+        node = np.zeros(trees.shape, dtype=np.int64)
+        which = np.arange(n)[:, None]
+        for _ in range(self._depth):
+            left = self._left[trees, node]
+            go_left = x[which, self._feature[trees, node]] <= self._threshold[trees, node]
+            node = np.where(left == -1, node, np.where(go_left, left, self._right[trees, node]))
+        return self.init + self._value[trees, node].sum(axis=1)
+
+    def logit(self, row: Sequence[float]) -> float:
+        return float(self.logits([row])[0])
+
+    def raw_probability(self, row: Sequence[float]) -> float:
+        return _sigmoid(self.logit(row))
+
+    def probability(self, row: Sequence[float]) -> float:
+        """Calibrated probability (Platt scaling of the raw log-odds)."""
+        return _sigmoid(self.a * self.logit(row) + self.b)
+
+    def probabilities(self, rows: Sequence[Sequence[float]]) -> list[float]:
+        return [_sigmoid(self.a * v + self.b) for v in self.logits(rows).tolist()]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "BoostedTrees":
         return cls(
             features=tuple(data["features"]),
             init=float(data["init"]),
-            learning_rate=float(data["learning_rate"]),
             trees=tuple(Tree(**{k: tuple(v) for k, v in t.items()}) for t in data["trees"]),
-            calibration=Calibration(tuple(data["calibration"]["x"]), tuple(data["calibration"]["y"])),
+            a=float(data["calibration"]["a"]),
+            b=float(data["calibration"]["b"]),
         )
 
 
-def export_sklearn(model: Any, features: list[str], calibration: tuple[list[float], list[float]]) -> dict[str, Any]:
-    """A JSON-ready dict of a fitted binary ``HistGradientBoostingClassifier``."""
+def _sigmoid(x: float) -> float:
+    if x < -700:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def export_sklearn(model: Any, features: list[str], calibration: tuple[float, float]) -> dict[str, Any]:
+    """A JSON-ready dict of a fitted binary ``HistGradientBoostingClassifier`` (leaf values carry the shrinkage)."""
     trees = []
-    for (predictor,) in model._predictors:  # noqa: SLF001 - the fitted trees; checked against predict_proba
+    for (predictor,) in model._predictors:
         nodes = predictor.nodes
         leaf = nodes["is_leaf"].astype(bool)
         trees.append({
@@ -96,29 +129,59 @@ def export_sklearn(model: Any, features: list[str], calibration: tuple[list[floa
         })
     return {
         "features": features,
-        "init": float(np.ravel(model._baseline_prediction)[0]),  # noqa: SLF001
-        "learning_rate": 1.0,  # leaf values already carry the shrinkage
+        "init": float(np.ravel(model._baseline_prediction)[0]),
         "trees": trees,
-        "calibration": {"x": [float(v) for v in calibration[0]], "y": [float(v) for v in calibration[1]]},
+        "calibration": {"kind": "platt", "a": calibration[0], "b": calibration[1]},
     }
 
 
 @dataclass(frozen=True)
 class OfflineModel:
     response: BoostedTrees
+    #: Evidence rule -> precision on the training sets.
+    evidence: Mapping[str, float]
     meta: dict[str, Any]
 
+    def evidence_floor(self, vector: Sequence[float]) -> tuple[float, str | None]:
+        """The highest precision among the evidence rules that fire on a claim vector (0 and None when none does)."""
+        fired = [(self.evidence.get(rule, 0.0), rule) for rule in EVIDENCE_RULES if vector[_RULE_INDEX[rule]] > 0]
+        return max(fired) if fired else (0.0, None)
 
-@lru_cache(maxsize=1)
+    def claim_probability(self, vector: Sequence[float]) -> tuple[float, str | None]:
+        """P(unsupported) of one claim: the model on the claim alone, raised to any evidence rule's precision."""
+        floor, rule = self.evidence_floor(vector)
+        p = self.response.probability(response_vector([vector]))
+        return (floor, rule) if floor > p else (p, None)
+
+    def judge(self, vectors: Sequence[Sequence[float]]) -> tuple[list[float], float | None]:
+        """Claim probabilities and the response score of one response, in one batch through the trees."""
+        if not vectors:
+            return [], None
+        rows = [response_vector([v]) for v in vectors] + [response_vector(vectors)]
+        *claim_model, response_model = self.response.probabilities(rows)
+        floors = [self.evidence_floor(v)[0] for v in vectors]
+        return [max(p, f) for p, f in zip(claim_model, floors)], max(response_model, max(floors))
+
+    def response_score(self, vectors: Sequence[Sequence[float]]) -> float | None:
+        """P(the response holds an unsupported claim), from its claims' vectors; None without claims."""
+        if not vectors:
+            return None
+        floor = max(self.evidence_floor(v)[0] for v in vectors)
+        return max(self.response.probability(response_vector(vectors)), floor)
+
+
+@lru_cache(maxsize=4)
 def load_model(path: str | None = None) -> OfflineModel:
-    """The shipped model (or the one at ``path``)."""
+    """The shipped model (or the one at ``path``); a clear error when it is missing or stale."""
+    from hallumeasure.errors import ConfigError
+    from hallumeasure.offline.features import RESPONSE_FEATURES
+
     file = Path(path) if path else MODEL_FILE
     if not file.exists():
-        from hallumeasure.errors import ConfigError
-
         raise ConfigError(f"the offline judge's model file {file} is missing; run 'python scripts/train_offline.py'")
     data = json.loads(file.read_text(encoding="utf-8"))
-    return OfflineModel(
-        response=BoostedTrees.from_dict(data["response_model"]),
-        meta=data.get("meta", {}),
-    )
+    response = BoostedTrees.from_dict(data["response_model"])
+    if response.features != RESPONSE_FEATURES or "evidence_rules" not in data:
+        raise ConfigError(f"the offline model in {file} was trained on other features than this code computes; "
+                          "retrain it with 'python scripts/train_offline.py'")
+    return OfflineModel(response=response, evidence=data["evidence_rules"], meta=data.get("meta", {}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from hallumeasure.offline.lexicon import IRREGULAR, STOPWORDS
+from hallumeasure.offline.lexicon import IRREGULAR, NUMBER_WORDS, STOPWORDS
 
 #: A word (letters, inner apostrophes and hyphens) or a number with thousands separators / decimals.
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]|[A-Za-z]|\d[\d,]*(?:\.\d+)?")
@@ -58,4 +58,14 @@ def key(word: str) -> str:
     """The form two words must share to count as the same word in alignment (numbers: digits only)."""
     if word[0].isdigit():
         return word.replace(",", "")
+    value = NUMBER_WORDS.get(word.lower())
+    if value is not None:
+        return f"{value:g}"  # "five" and "5" align
     return stem(word)
+
+
+@lru_cache(maxsize=131072)
+def info(word: str) -> tuple[str, str, bool, str]:
+    """(lower case, stem, is content, alignment key) of one word, computed once per distinct word."""
+    return word.lower(), stem(word), is_content(word), key(word)
+

@@ -14,9 +14,13 @@ import numpy as np
 
 from hallumeasure.datasets import LabelledSample
 from hallumeasure.offline.extractor import is_unevaluatable, split_claims
-from hallumeasure.offline.judge import RESPONSE_FEATURES, RESPONSE_MONOTONIC, response_vector
-from hallumeasure.offline.model import BoostedTrees, export_sklearn
-from hallumeasure.offline.signals import claim_signals
+from hallumeasure.offline.features import (
+    RESPONSE_FEATURES,
+    RESPONSE_MONOTONIC,
+    response_vector,
+)
+from hallumeasure.offline.model import EVIDENCE_RULES, BoostedTrees, export_sklearn
+from hallumeasure.offline.signals import FEATURES, claim_signals
 
 SEED = 13
 GBM_PARAMS = {"max_iter": 120, "max_leaf_nodes": 15, "learning_rate": 0.08, "l2_regularization": 1.0,
@@ -35,6 +39,7 @@ class Featurized:
 
 
 def featurize(sample: LabelledSample) -> Featurized:
+    """Signals of every checkable claim the offline extractor finds (the whole response when it finds none)."""
     texts = [t for t, _ in split_claims(sample.response) if not is_unevaluatable(t)] or [sample.response]
     vectors = [claim_signals(t, sample.context).vector() for t in texts if t.strip()]
     return Featurized(sample.id, sample.dataset, int(sample.label), vectors, response_vector(vectors))
@@ -42,6 +47,12 @@ def featurize(sample: LabelledSample) -> Featurized:
 
 def featurize_all(samples: Iterable[LabelledSample]) -> list[Featurized]:
     return [featurize(s) for s in samples]
+
+
+def _class_balanced(w: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``w`` rescaled so both classes carry half the total weight."""
+    share = {c: max(w[y == c].sum() / w.sum(), 1e-9) for c in (0, 1)}
+    return w * np.where(y == 1, 0.5 / share[1], 0.5 / share[0])
 
 
 def _fit(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray | None = None):
@@ -57,26 +68,40 @@ def _balanced_weights(groups: Sequence[str]) -> np.ndarray:
     return w * len(w) / w.sum()
 
 
-def _isotonic(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray, calib_weight: np.ndarray,
-              folds: int = 5) -> tuple[list[float], list[float]]:
-    """An isotonic map fitted on out-of-fold raw probabilities (at most ~100 knots)."""
-    from sklearn.isotonic import IsotonicRegression
+def _platt(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray, calib_weight: np.ndarray,
+           folds: int = 5) -> tuple[float, float]:
+    """Platt scaling (a, b) fitted on out-of-fold raw log-odds: p = sigmoid(a * logit(raw) + b).
+
+    A strictly increasing map, so it keeps the model's ranking (and its AUC) exactly, unlike an
+    isotonic map, whose flat steps tie responses that the trees told apart.
+    """
+    from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
     oof = np.zeros(len(y))
     for train, test in StratifiedKFold(folds, shuffle=True, random_state=SEED).split(X, y):
         oof[test] = _fit(X[train], y[train], monotonic, weight[train]).predict_proba(X[test])[:, 1]
-    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(oof, y, sample_weight=calib_weight)
-    xs, ys = np.asarray(iso.X_thresholds_), np.asarray(iso.y_thresholds_)
-    if len(xs) > 100:
-        keep = np.unique(np.linspace(0, len(xs) - 1, 100).round().astype(int))
-        xs, ys = xs[keep], ys[keep]
-    return [round(float(v), 6) for v in xs], [round(float(v), 6) for v in ys]
+    logit = np.log(np.clip(oof, 1e-6, 1 - 1e-6) / np.clip(1 - oof, 1e-6, 1 - 1e-6)).reshape(-1, 1)
+    lr = LogisticRegression(C=1e6, max_iter=1000).fit(logit, y, sample_weight=calib_weight)
+    return round(float(lr.coef_[0][0]), 6), round(float(lr.intercept_[0]), 6)
+
+
+def evidence_precision(rows: Sequence[Featurized]) -> dict[str, float]:
+    """For each evidence rule: the share of training responses it fires on that are labelled hallucinated.
+
+    Laplace-smoothed ((hallucinated + 1) / (fired + 2)), so a rule seen rarely stays near 0.5.
+    """
+    out = {}
+    for rule in EVIDENCE_RULES:
+        i = FEATURES.index(rule)
+        labels = [f.label for f in rows if any(v[i] > 0 for v in f.claim_vectors)]
+        out[rule] = round((sum(labels) + 1) / (len(labels) + 2), 4)
+    return out
 
 
 def _check_export(exported: dict, fitted, X: np.ndarray) -> None:
     """The JSON trees must reproduce scikit-learn's probabilities before any calibration."""
-    trees = BoostedTrees.from_dict({**exported, "calibration": {"x": [], "y": []}})
+    trees = BoostedTrees.from_dict({**exported, "calibration": {"a": 1.0, "b": 0.0}})
     ours = np.array([trees.raw_probability(list(row)) for row in X[:500]])
     theirs = fitted.predict_proba(X[:500])[:, 1]
     if np.max(np.abs(ours - theirs)) > 1e-6:
@@ -84,10 +109,9 @@ def _check_export(exported: dict, fitted, X: np.ndarray) -> None:
 
 
 def fit_models(rows: Sequence[Featurized], calibrate: bool = True) -> dict:
-    """Fit the response model on ``rows``; returns the JSON-ready model dict.
+    """Fit the response model and the evidence-rule precisions on ``rows``; returns the JSON-ready model dict.
 
-    One model serves both levels: a claim is scored as a response made of that claim alone
-    (most training responses are one or two sentences, so this is the case it learns most from).
+    One model serves both levels: a claim is scored as a response made of that claim alone.
     Calibration gives both classes equal weight, so 0.5 is the balanced decision point whatever
     the base rate of the training sets.
     """
@@ -95,9 +119,8 @@ def fit_models(rows: Sequence[Featurized], calibrate: bool = True) -> dict:
     y = np.array([f.label for f in rows], dtype=int)
     w = _balanced_weights([f.dataset for f in rows])
     fitted = _fit(X, y, RESPONSE_MONOTONIC, w)
-    class_w = w * np.where(y == 1, 0.5 / max(w[y == 1].sum() / w.sum(), 1e-9), 0.5 / max(w[y == 0].sum() / w.sum(), 1e-9))
-    calibration = _isotonic(X, y, RESPONSE_MONOTONIC, w, class_w) if calibrate else ([], [])
+    calibration = _platt(X, y, RESPONSE_MONOTONIC, w, _class_balanced(w, y)) if calibrate else (1.0, 0.0)
     exported = export_sklearn(fitted, list(RESPONSE_FEATURES), calibration)
     _check_export(exported, fitted, X)
-    return {"response_model": exported,
+    return {"response_model": exported, "evidence_rules": evidence_precision(rows),
             "counts": {"responses": len(rows), "response_positives": int(y.sum())}}

@@ -18,6 +18,10 @@ _NUM_RE = re.compile(
     r"(?:\s*(?P<pct>%|percent|per cent|percentage points?))?",
     re.IGNORECASE,
 )
+_DIGITS_RE = re.compile(r"(?<![\d.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
+_TAIL_RE = re.compile(r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn|k|m)\b)?"
+                      r"(?:\s*(?P<pct>%|percent|per cent|percentage points?))?", re.IGNORECASE)
+_CURRENCIES = "$€£¥"
 _WORDNUM_RE = re.compile(
     r"\b(?P<word>" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")\b"
     r"(?:[\s-]+(?P<scale>thousand|million|billion|trillion|hundred|dozen)\b)?"
@@ -25,6 +29,8 @@ _WORDNUM_RE = re.compile(
     re.IGNORECASE,
 )
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH_WORDS = frozenset(MONTHS)
+#: The two numeric patterns come first (they need no month name).
 _DATE_PATTERNS = [
     re.compile(r"\b(?P<year>\d{4})-(?P<mnum>\d{1,2})-(?P<day>\d{1,2})\b"),
     re.compile(r"\b(?P<mnum>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4})\b"),
@@ -48,22 +54,48 @@ class Quantity:
     percent: bool
 
 
-def quantities(text: str) -> list[Quantity]:
-    """Numbers in ``text`` with scale words and percent signs normalised."""
+_DIGIT_RE = re.compile(r"\d")
+_LETTERS_RE = re.compile(r"[a-z]+", re.IGNORECASE)
+_NUMBER_WORD_PARTS = frozenset(part for word in NUMBER_WORDS for part in word.split("-"))
+
+
+def letter_runs(text: str) -> set[str]:
+    """The lower-cased runs of letters in ``text`` (what the cheap pre-checks below look at)."""
+    return {w.lower() for w in _LETTERS_RE.findall(text)}
+
+
+def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
+    """Numbers in ``text`` with scale words and percent signs normalised.
+
+    ``letters`` may pass ``letter_runs(text)`` when the caller already has it.
+    """
     found: list[Quantity] = []
     taken: list[tuple[int, int]] = []
-    for match in _NUM_RE.finditer(text):
-        try:
-            value = float(match["num"].replace(",", ""))
-        except ValueError:
-            continue
-        scale = (match["scale"] or "").lower()
-        if scale == "m" and not match["cur"]:
+    # Cheap tests first: most sentences hold no digit and no number word, and the patterns are slow.
+    digits = _DIGIT_RE.search(text) is not None
+    if letters is None:
+        letters = letter_runs(text)
+    number_words = not _NUMBER_WORD_PARTS.isdisjoint(letters)
+    months = not _MONTH_WORDS.isdisjoint(letters)
+    # Digits are found with a plain pattern (fast to scan for); currency, scale and percent around them
+    # are then read at fixed places, which is much cheaper than one pattern with optional parts.
+    for match in _DIGITS_RE.finditer(text) if digits else ():
+        start, end = match.span()
+        if months and _in_date(text, start, end):
+            continue  # the day of "14 March" / "March 14": dates are compared as dates
+        value = float(match.group(0).replace(",", ""))
+        tail = _TAIL_RE.match(text, end)
+        begin = start - 1 if start >= 1 and text[start - 1].isspace() else start
+        currency = begin >= 1 and text[begin - 1] in _CURRENCIES
+        if currency:
+            begin -= 1
+        scale = (tail["scale"] or "").lower()
+        if scale == "m" and not currency:
             continue  # "5 m" is more often metres than millions
         value *= SCALES.get(scale, 1.0)
-        found.append(Quantity(match.group(0).strip(), value, bool(match["pct"])))
-        taken.append(match.span())
-    for match in _WORDNUM_RE.finditer(text):
+        found.append(Quantity(text[begin:tail.end()].strip(), value, bool(tail["pct"])))
+        taken.append((begin, tail.end()))
+    for match in _WORDNUM_RE.finditer(text) if number_words else ():
         if any(a <= match.start() < b for a, b in taken):
             continue
         value = NUMBER_WORDS[match["word"].lower()] * SCALES.get((match["scale"] or "").lower(), 1.0)
@@ -71,8 +103,28 @@ def quantities(text: str) -> list[Quantity]:
     return found
 
 
+_MONTH_NAMES = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH_NEAR_RE = re.compile(r"(?:^|\s)" + _MONTH_NAMES + r"\s*$|^\s*(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_NAMES
+                            + r"\b", re.IGNORECASE)
+
+
+def _in_date(text: str, start: int, end: int) -> bool:
+    """True for a one- or two-digit number right next to a month name."""
+    if end - start > 2:
+        return False
+    return bool(_MONTH_NEAR_RE.search(text[max(0, start - 12):start]) or _MONTH_NEAR_RE.match(text[end:end + 16]))
+
+
 def same_value(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+
+
+def same_number(a: str, b: str) -> bool:
+    """True when two number words or phrases can be the same value, allowing for a scale word left
+    outside one of them ("3,500,000" against the "3.5" of "3.5 million")."""
+    xs = [q.value for q in quantities(a)]
+    ys = [q.value for q in quantities(b)]
+    return any(same_value(x, y * s) or same_value(y, x * s) for x in xs for y in ys for s in (1.0, 1e3, 1e6, 1e9))
 
 
 def has_value(q: Quantity, others: list[Quantity]) -> bool:
@@ -84,11 +136,14 @@ def has_value(q: Quantity, others: list[Quantity]) -> bool:
 Date = tuple[int, int, int]
 
 
-def dates(text: str) -> set[Date]:
+def dates(text: str, letters: set[str] | None = None) -> set[Date]:
     """Every date found in ``text`` as (year, month, day), with 0 for a part that is not given."""
     out: set[Date] = set()
     seen: list[tuple[int, int]] = []
-    for pattern in _DATE_PATTERNS:
+    if _DIGIT_RE.search(text) is None:
+        return out  # every date pattern needs a day or a year
+    has_month = not _MONTH_WORDS.isdisjoint(letters if letters is not None else letter_runs(text))
+    for pattern in _DATE_PATTERNS if has_month else _DATE_PATTERNS[:2]:
         for m in pattern.finditer(text):
             if any(a <= m.start() < b or a < m.end() <= b for a, b in seen):
                 continue  # already read as part of a fuller date

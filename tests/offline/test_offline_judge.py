@@ -1,14 +1,34 @@
-"""The offline extractor and judge: spans, unevaluatable claims, labels, reasons, probabilities."""
+"""The offline extractor and judge: spans, unevaluatable claims, labels, subtypes, reasons, probabilities."""
 
 import asyncio
+import json
 
+import pytest
+
+from hallumeasure.errors import ConfigError
 from hallumeasure.labels import Label, Subtype
 from hallumeasure.offline import OfflineExtractor, OfflineJudge, split_claims
-from hallumeasure.offline.model import load_model
+from hallumeasure.offline.model import EVIDENCE_RULES, MODEL_FILE, load_model
+from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.types import Sample
 
+CONTEXT = ("The Harbour Bridge is 24 km long and opened in 2019. It cost 300 million euros. "
+           "Engineer Tomas Albu designed it. The mayor said the repairs may start in June. "
+           "Traffic rose sharply after the opening.")
 
-def test_claims_keep_spans_and_split_safe_clauses():
+
+def run(response, context=CONTEXT):
+    sample = Sample(id="s", context=context, response=response)
+    claims = asyncio.run(OfflineExtractor().extract(sample)).claims
+    return claims, asyncio.run(OfflineJudge().judge(sample, claims))
+
+
+def test_both_stages_satisfy_the_protocols():
+    assert isinstance(OfflineExtractor(), ClaimExtractor) and isinstance(OfflineJudge(), ClaimJudge)
+    assert OfflineJudge().settings()["model_sha256"]
+
+
+def test_claims_split_safe_clauses_and_keep_spans_into_the_response():
     text = ("The bridge was designed by engineer Tomas Albu and opened in 1998; the city paid for it. "
             "It carries 40,000 cars a day. Would you like a map?")
     claims = split_claims(text)
@@ -16,43 +36,83 @@ def test_claims_keep_spans_and_split_safe_clauses():
         "The bridge was designed by engineer Tomas Albu",
         "The bridge opened in 1998",
         "The city paid for it.",
-        "The city carries 40,000 cars a day." if False else claims[3][0],
+        "The bridge carries 40,000 cars a day.",
         "Would you like a map?",
     ]
-    for claim, span in claims:
-        assert text[span.start:span.end].strip(" ;,")
-    assert text[claims[1][1].start:claims[1][1].end] == "opened in 1998"
-    assert claims[3][0].startswith("The city") or claims[3][0].startswith("It")
+    assert [text[s.start:s.end] for _, s in claims] == [
+        "The bridge was designed by engineer Tomas Albu", "opened in 1998", "the city paid for it.",
+        "It carries 40,000 cars a day.", "Would you like a map?"]
 
 
-def test_leading_pronoun_takes_the_last_named_subject():
-    claims = [c for c, _ in split_claims("Voltra Labs built a cell. It stores 410 Wh per kilogram.")]
-    assert claims == ["Voltra Labs built a cell.", "Voltra Labs stores 410 Wh per kilogram."]
-
-
-def test_greetings_questions_and_instructions_become_unevaluatable_claims():
-    sample = Sample(id="s", context="The sky is blue.", response="Hello there! Is the sky blue? Please check.")
+def test_claim_ids_and_spans_on_the_claim_objects():
+    sample = Sample(id="r7", context="x", response="Voltra Labs built a cell. It stores 410 Wh per kilogram.")
     claims = asyncio.run(OfflineExtractor().extract(sample)).claims
-    assert len(claims) == 3
-    verdicts = asyncio.run(OfflineJudge().judge(sample, claims)).verdicts
-    assert all(v.label == Label.UNEVALUATABLE and v.probability is None for v in verdicts)
+    assert [c.id for c in claims] == ["r7:c0", "r7:c1"]
+    assert [c.text for c in claims] == ["Voltra Labs built a cell.", "Voltra Labs stores 410 Wh per kilogram."]
+    assert sample.response[claims[1].spans[0].start:claims[1].spans[0].end] == "It stores 410 Wh per kilogram."
 
 
-def test_judge_finds_a_changed_number_and_explains_it():
-    context = "The bridge is 24 km long and opened in 2019. It cost 300 million euros."
-    sample = Sample(id="s", context=context, response="The bridge is 42 km long. It opened in 2019.")
-    claims = asyncio.run(OfflineExtractor().extract(sample)).claims
-    judgement = asyncio.run(OfflineJudge().judge(sample, claims))
+def test_greetings_questions_and_instructions_are_kept_and_marked_unevaluatable():
+    claims, judgement = run("Hello there! Is the bridge long? Please check the map. His bridge is long.")
+    assert [c.text for c in claims][:3] == ["Hello there!", "Is the bridge long?", "Please check the map."]
+    labels = [v.label for v in judgement.verdicts]
+    assert labels[:3] == [Label.UNEVALUATABLE] * 3 and labels[3] != Label.UNEVALUATABLE  # "His" is not "hi"
+    assert all(v.probability is None and v.subtype is None for v in judgement.verdicts[:3])
+
+
+def test_a_changed_number_is_contradicted_with_both_values_in_the_reason():
+    _, judgement = run("The Harbour Bridge is 42 km long. It opened in 2019.")
     wrong, right = judgement.verdicts
     assert wrong.label == Label.CONTRADICTED and wrong.subtype == Subtype.NUMBER
     assert "42" in wrong.label_reason and "24" in wrong.label_reason
-    assert right.label == Label.SUPPORTED and right.probability < wrong.probability
-    assert 0.0 <= judgement.score <= 1.0
+    assert right.label == Label.SUPPORTED and right.subtype is None and right.probability < 0.5 < wrong.probability
+    assert judgement.score >= wrong.probability  # the response is at least as suspect as its worst claim
 
 
-def test_the_shipped_model_is_small_and_describes_its_training():
+def test_an_invented_name_is_reported_and_a_faithful_response_scores_low():
+    _, bad = run("The bridge was designed by Maria Kessler.")
+    (verdict,) = bad.verdicts
+    assert verdict.label in (Label.ABSENT, Label.PARTIALLY_SUPPORTED) and verdict.subtype == Subtype.ENTITY
+    assert "Maria Kessler" in verdict.label_reason
+    _, good = run("The Harbour Bridge is 24 km long. It cost 300 million euros.")
+    assert all(v.label == Label.SUPPORTED for v in good.verdicts) and good.score < bad.score
+
+
+def test_every_verdict_is_well_formed():
+    claims, judgement = run("The Harbour Bridge is 42 km long, and traffic fell after the opening. "
+                            "The repairs will start in June. Thanks!")
+    assert [v.claim_id for v in judgement.verdicts] == [c.id for c in claims]
+    for v in judgement.verdicts:
+        assert v.judge == "offline" and v.ok and v.label_reason
+        if v.label not in (Label.SUPPORTED, Label.UNEVALUATABLE):
+            assert v.subtype is not None and v.subtype_reason and v.probability >= 0.5
+
+
+def test_threshold_is_validated_and_changes_labels():
+    with pytest.raises(ValueError):
+        OfflineJudge(threshold=1.5)
+    sample = Sample(id="s", context=CONTEXT, response="The repairs will start in June.")
+    claims = asyncio.run(OfflineExtractor().extract(sample)).claims
+    strict = asyncio.run(OfflineJudge(threshold=0.01).judge(sample, claims)).verdicts[0]
+    assert strict.label != Label.SUPPORTED
+
+
+def test_the_shipped_model_is_small_portable_json_that_describes_its_training():
+    assert MODEL_FILE.stat().st_size < 5_000_000
+    data = json.loads(MODEL_FILE.read_text())
+    assert data["response_model"]["calibration"]["kind"] == "platt"
+    assert set(data["evidence_rules"]) == set(EVIDENCE_RULES)
+    assert all(0.5 < p <= 1.0 for p in data["evidence_rules"].values())
     model = load_model()
     assert set(model.meta["trained_on"]) >= {"summedits", "bump", "cliff"}
-    from hallumeasure.offline.model import MODEL_FILE
+    assert model.meta["seed"] == 13
 
-    assert MODEL_FILE.stat().st_size < 5_000_000
+
+def test_a_stale_or_missing_model_fails_with_a_clear_message(tmp_path):
+    stale = json.loads(MODEL_FILE.read_text())
+    stale["response_model"]["features"] = stale["response_model"]["features"][:-1]
+    (tmp_path / "stale.json").write_text(json.dumps(stale))
+    with pytest.raises(ConfigError, match="train_offline"):
+        load_model(str(tmp_path / "stale.json"))
+    with pytest.raises(ConfigError, match="missing"):
+        load_model(str(tmp_path / "absent.json"))

@@ -1,0 +1,110 @@
+"""Label, subtype and a plain-language reason for a claim the model scored as unsupported.
+
+The model says *how likely* a claim is unsupported; the signals say *why*. The first signal
+that names a definite error wins (a different number, a different date, an opposite or a
+negation, a swapped name, ...), and the label follows from what was found:
+
+- contradicted: the closest context says something else (a conflicting value, an opposite, a negation);
+- partially_supported: most of the claim matches the closest context, but a detail is off;
+- absent: little of the claim can be found in the context at all.
+"""
+
+from __future__ import annotations
+
+from hallumeasure.labels import Label, Subtype
+from hallumeasure.offline.signals import ClaimSignals
+from hallumeasure.offline.values import format_date
+
+#: A claim "aligns" with the context when at least this share of its content words is in one sentence,
+#: or this share of its words is covered by copied fragments.
+ALIGNED = 0.5
+
+
+def quote(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return f'"{text[:limit]}{"..." if len(text) > limit else ""}"'
+
+
+def _sentence(s: ClaimSignals, number: int | None = None) -> str:
+    if number is not None and 0 <= number < len(s.context_sentences):
+        return quote(s.context_sentences[number])
+    return quote(s.best_sentence)
+
+
+def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
+    """(label, subtype, label reason, subtype reason) for a claim judged unsupported."""
+    v = s.values
+    aligned = v["recall_best"] >= ALIGNED or v["coverage"] >= ALIGNED
+    closest = f"the closest context sentence is {quote(s.best_sentence)}"
+    typed = s.typed_difference()
+
+    if typed and typed[0] == "number":
+        d = typed[1]
+        return (Label.CONTRADICTED, Subtype.NUMBER, f"{d.describe()} ({_sentence(s, d.sentence)})",
+                "a number differs from the one in the context")
+    if s.missing_numbers and s.conflicting_numbers:
+        return (Label.CONTRADICTED, Subtype.NUMBER,
+                f"the claim says {', '.join(s.missing_numbers)}; the closest context sentence says "
+                f"{', '.join(s.conflicting_numbers)} ({quote(s.best_sentence)})",
+                "a number differs from the one in the context")
+    if s.conflicting_date is not None:
+        return (Label.CONTRADICTED, Subtype.TEMPORAL,
+                f"no date in the context matches {format_date(s.conflicting_date)}; {closest}",
+                "the date differs from the context")
+    if typed and typed[0] == "temporal":
+        d = typed[1]
+        return (Label.CONTRADICTED, Subtype.TEMPORAL, f"{d.describe()} ({_sentence(s, d.sentence)})",
+                "the day or month differs from the context")
+    if typed and typed[0] in ("negation", "antonym"):
+        d = typed[1]
+        what = "negation" if typed[0] == "negation" else "an opposite word"
+        return (Label.CONTRADICTED, Subtype.OTHER, f"{d.describe()} ({_sentence(s, d.sentence)})",
+                f"the claim reverses the context with {what}")
+    if s.opposites:
+        claim_word, context_word = s.opposites[0]
+        return (Label.CONTRADICTED, Subtype.OTHER,
+                f"the claim uses '{claim_word}...' where the closest context sentence uses the opposite "
+                f"'{context_word}...': {quote(s.best_sentence)}",
+                "the claim reverses the context with an opposite word")
+    if v["negation_mismatch"] and aligned:
+        return (Label.CONTRADICTED, Subtype.OTHER,
+                f"the claim and the closest context sentence differ in negation: {quote(s.best_sentence)}",
+                "one of the two is negated and the other is not")
+    if typed and typed[0] == "name":
+        d = typed[1]
+        return (Label.CONTRADICTED, Subtype.ENTITY, f"{d.describe()} ({_sentence(s, d.sentence)})",
+                "a name is swapped for another one")
+    if s.missing_numbers:
+        return (Label.PARTIALLY_SUPPORTED if aligned else Label.ABSENT, Subtype.NUMBER,
+                f"the context never mentions {', '.join(s.missing_numbers)}; {closest}",
+                "a number in the claim is not in the context")
+    if s.missing_entities:
+        return (Label.PARTIALLY_SUPPORTED if aligned else Label.ABSENT, Subtype.ENTITY,
+                f"the context never names {', '.join(s.missing_entities)}; {closest}",
+                "a name in the claim does not appear in the context")
+    if s.displaced_entities:
+        names = ", ".join(s.displaced_entities)
+        return (Label.CONTRADICTED if aligned else Label.ABSENT, Subtype.FALSE_CONCATENATION,
+                f"the context mentions {names}, but not together with the rest of the claim; {closest}",
+                "facts about different things seem to be joined")
+    if v["attribution_dropped"] and aligned:
+        return (Label.PARTIALLY_SUPPORTED, Subtype.ATTRIBUTION_FAILURE,
+                f"the context attributes this ('{s.attribution_word}'), the claim states it as fact: "
+                f"{quote(s.best_sentence)}",
+                "the source of the statement was dropped")
+    if s.novel_intensifiers:
+        return (Label.PARTIALLY_SUPPORTED if aligned else Label.ABSENT, Subtype.HYPERBOLE,
+                f"the claim adds {', '.join(s.novel_intensifiers)}, which the context does not say; {closest}",
+                "the claim is stronger than the context")
+    if v["hedge_dropped"] and aligned:
+        return (Label.PARTIALLY_SUPPORTED, Subtype.TEMPORAL,
+                f"the context is tentative, the claim is not: {quote(s.best_sentence)}",
+                "the modality differs (may / will)")
+    novel = ", ".join(s.novel_words[:6])
+    if aligned:
+        return (Label.PARTIALLY_SUPPORTED, Subtype.OTHER,
+                f"most of the claim matches {quote(s.best_sentence)}, but not: {novel or 'its exact wording'}",
+                "a detail is not backed by the context")
+    return (Label.ABSENT, Subtype.OTHER,
+            f"little of the claim appears in the context (not found: {novel or 'its wording'}); {closest}",
+            "the claim adds information the context does not give")
