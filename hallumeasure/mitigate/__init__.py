@@ -52,7 +52,7 @@ from hallumeasure.mitigate.report import MitigationReport, ResponseMitigation, R
 from hallumeasure.mitigate.rounds import MitigationOutcome, mitigate_samples, unsupported_issues
 from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge, Extraction, Judgement
 from hallumeasure.pipeline.rewrite import Rewriter
-from hallumeasure.pipeline.run import run_measurement, run_sync
+from hallumeasure.pipeline.run import close_stage_models, run_measurement, run_sync
 from hallumeasure.store import MANIFEST, RunStore
 from hallumeasure.types import Claim, ResponseResult, RunManifest, Sample, Usage
 
@@ -183,8 +183,4 @@ async def _mitigate_and_close(pairs, rewriter, extractor, judge, policy, rounds,
         return await mitigate_samples(pairs, rewriter, extractor, judge, policy, rounds=rounds,
                                       concurrency=concurrency)
     finally:
-        stages = (extractor, judge, getattr(judge, "first_pass", None), rewriter)
-        models = {id(m): m for stage in stages
-                  if (m := getattr(stage, "model", None)) is not None and callable(getattr(m, "aclose", None))}
-        for model in models.values():
-            await model.aclose()
+        await close_stage_models(extractor, judge, rewriter)

@@ -257,9 +257,17 @@ async def _measure_and_close(todo, extractor, judge, policy, store, concurrency,
         await measure_samples(todo, extractor, judge, policy, store=store, concurrency=concurrency,
                               progress=progress, max_context_chars=limit)
     finally:
-        # Close each provider model once; stages without one (offline) may hold other things called "model".
-        models = {id(m): m for m in (getattr(extractor, "model", None), getattr(judge, "model", None))
-                  if m is not None and callable(getattr(m, "aclose", None))}
-        for model in models.values():
-            await model.aclose()
+        await close_stage_models(extractor, judge)
+
+
+async def close_stage_models(*stages: object) -> None:
+    """Close each provider model of ``stages`` (and of a cascade's first pass) once.
+
+    Stages without one (offline) may hold other things called ``model``: only objects with ``aclose`` count.
+    """
+    stages = (*stages, *(getattr(stage, "first_pass", None) for stage in stages))
+    models = {id(m): m for stage in stages
+              if (m := getattr(stage, "model", None)) is not None and callable(getattr(m, "aclose", None))}
+    for model in models.values():
+        await model.aclose()
 
