@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anthropic
 
@@ -16,6 +16,8 @@ from hallumeasure.types import Usage
 
 if TYPE_CHECKING:
     from hallumeasure.batch import BatchResults, BatchStatus
+
+T = TypeVar("T")
 
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -78,11 +80,22 @@ class AnthropicAPI(ModelAPI):
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         params = self.request_params(request)
-        try:
-            message = await self._client_for_loop().messages.create(**params)
-        except anthropic.AnthropicError as exc:
-            raise self._provider_error(exc) from None
+        message = await self._call(lambda: self._client_for_loop().messages.create(**params))
         return self._response(message, request)
+
+    async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Await ``make()``; an SDK error becomes a ``ProviderError`` that keeps nothing of it.
+
+        The SDK's exception keeps the request (its headers hold the API key) and the reply as it
+        came, unscrubbed. Raising ours inside the ``except`` block would keep it as ``__context__``
+        even with ``from None``, so ours is built there (from chosen, scrubbed fields) and raised
+        after the block has ended.
+        """
+        try:
+            return await make()
+        except anthropic.AnthropicError as exc:
+            error = self._provider_error(exc)
+        raise error
 
     def request_params(self, request: GenerateRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request``."""
@@ -114,19 +127,13 @@ class AnthropicAPI(ModelAPI):
     async def submit_batch(self, items: Sequence[tuple[str, GenerateRequest]], *, token: str) -> str:
         """Create a Message Batch of ``(custom id, request)``; return its id."""
         requests = [{"custom_id": custom_id, "params": self.request_params(request)} for custom_id, request in items]
-        try:
-            batch = await self._client_for_loop().messages.batches.create(requests=requests)
-        except anthropic.AnthropicError as exc:
-            raise self._provider_error(exc) from None
+        batch = await self._call(lambda: self._client_for_loop().messages.batches.create(requests=requests))
         return batch.id
 
     async def poll_batch(self, batch_id: str) -> BatchStatus:
         from hallumeasure.batch import BatchStatus
 
-        try:
-            batch = await self._client_for_loop().messages.batches.retrieve(batch_id)
-        except anthropic.AnthropicError as exc:
-            raise self._provider_error(exc) from None
+        batch = await self._call(lambda: self._client_for_loop().messages.batches.retrieve(batch_id))
         counts = batch.request_counts
         failed = counts.errored + counts.expired + counts.canceled
         return BatchStatus(batch_id=batch.id, ended=batch.processing_status == "ended",
@@ -136,7 +143,8 @@ class AnthropicAPI(ModelAPI):
     async def batch_results(self, batch_id: str, requests: Mapping[str, GenerateRequest]) -> BatchResults:
         """Responses (or item errors) of an ended batch, for the custom ids in ``requests``."""
         out: BatchResults = {}
-        try:
+
+        async def read() -> None:  # the results stream in, so reading them can fail like a call
             decoder = await self._client_for_loop().messages.batches.results(batch_id)
             async for entry in decoder:
                 request = requests.get(entry.custom_id)
@@ -155,8 +163,8 @@ class AnthropicAPI(ModelAPI):
                 else:  # expired or canceled: the request never ran, so it may run again
                     out[entry.custom_id] = ProviderError(f"{self.spec}: batch item {result.type}", retryable=True,
                                                          cause=result.type)
-        except anthropic.AnthropicError as exc:
-            raise self._provider_error(exc) from None
+
+        await self._call(read)
         return out
 
     def _response(self, message: Any, request: GenerateRequest) -> GenerateResponse:

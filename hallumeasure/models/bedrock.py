@@ -126,13 +126,20 @@ class BedrockAPI(ModelAPI):
         return self._response(reply, request)
 
     async def _run(self, call: Callable[[], Any]) -> Any:
-        """Run a blocking boto3 call in the pool; botocore errors become ``ProviderError``."""
+        """Run a blocking boto3 call in the pool; botocore errors become ``ProviderError``.
+
+        botocore's exception may keep the signed request (key id, session token) and the reply as it
+        came, unscrubbed. Raising ours inside the ``except`` block would keep it as ``__context__``
+        even with ``from None``, so ours is built there (from chosen, scrubbed fields) and raised
+        after the block has ended.
+        """
         if self._executor is None:  # created on first use, so that the API works again after aclose()
             self._executor = ThreadPoolExecutor(self._max_workers, thread_name_prefix="hallumeasure-bedrock")
         try:
             return await asyncio.get_running_loop().run_in_executor(self._executor, call)
         except (ClientError, BotoCoreError) as exc:
-            raise self._provider_error(exc) from None
+            error = self._provider_error(exc)
+        raise error
 
     # --- batch inference (see hallumeasure.batch) ---
 

@@ -10,7 +10,7 @@ import pytest
 from hallumeasure import Mode, Sample, build_extractor, build_judge, measure_samples
 from hallumeasure.errors import ConfigError, ProviderError
 from hallumeasure.models.anthropic import AnthropicAPI
-from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
+from hallumeasure.models.base import Message, TextBlock, ToolSpec
 from hallumeasure.models.model import Model
 from hallumeasure.models.registry import build_model_api
 from hallumeasure.outputs import CotVerdict, ExtractedClaims, PlainVerdicts, tool_schema
@@ -18,50 +18,27 @@ from hallumeasure.parsing import parse_output
 from hallumeasure.testing import AnthropicServer, Reply
 from hallumeasure.testing.anthropic_server import error_reply, overloaded_reply, text_reply, tool_reply
 
+from provider_fixtures import (
+    SCHEMA,
+    TOOL,
+    assert_keeps_no_sdk_error,
+    expect_provider_error,
+    generate_once,
+    judge_request,
+)
+
 SENTINEL = "test-key-SENTINEL-never-print-me-0123456789"
-SCHEMA = {
-    "type": "object",
-    "properties": {"label_reason": {"type": "string"}, "label": {"enum": ["supported", "absent"]}},
-    "required": ["label_reason", "label"],
-}
-TOOL = ToolSpec(name="record_verdict", description="Record the verdict on the claim.", input_schema=SCHEMA)
-
-
-def _request(**changes) -> GenerateRequest:
-    fields = dict(
-        system="You judge claims against a context.",
-        messages=(Message.user(TextBlock(text="<context>The sky is blue.</context>", cache_after=True), "Claim: blue."),),
-        tool=TOOL,
-        max_tokens=512,
-    )
-    return GenerateRequest(**{**fields, **changes})
 
 
 def _api(srv: AnthropicServer, **options) -> AnthropicAPI:
     return AnthropicAPI("claude-test", api_key=SENTINEL, base_url=srv.base_url, **options)
 
 
-def _generate(api, request: GenerateRequest):
-    async def go():
-        try:
-            return await api.generate(request)
-        finally:
-            await api.aclose()
-
-    return asyncio.run(go())
-
-
-def _error(api, request: GenerateRequest | None = None) -> ProviderError:
-    with pytest.raises(ProviderError) as info:
-        _generate(api, request or _request())
-    return info.value
-
-
 def test_forced_tool_round_trip_sends_cache_markers_and_reads_usage():
     usage = {"input_tokens": 12, "output_tokens": 7, "cache_read_tokens": 300, "cache_write_tokens": 40}
     verdict = {"label_reason": "The context says so.", "label": "supported"}
     with AnthropicServer(script=[tool_reply("record_verdict", verdict, usage=usage)]) as srv:
-        response = _generate(_api(srv), _request())
+        response = generate_once(_api(srv), judge_request())
         (seen,) = srv.requests
 
     assert response.tool_input == verdict and response.stop_reason == "tool_use" and response.text == ""
@@ -91,9 +68,10 @@ def test_forced_tool_round_trip_sends_cache_markers_and_reads_usage():
 
 
 def test_no_cache_markers_unless_asked_and_no_tool_without_a_tool():
-    request = _request(cache_system=False, tool=None, messages=(Message.user("a"), Message.assistant("b"), Message.user("c")))
+    messages = (Message.user("a"), Message.assistant("b"), Message.user("c"))
+    request = judge_request(cache_system=False, tool=None, messages=messages)
     with AnthropicServer(script=[text_reply("plain answer")]) as srv:
-        response = _generate(_api(srv), request)
+        response = generate_once(_api(srv), request)
         body = srv.requests[0].body
     assert response.text == "plain answer" and response.tool_input is None and response.stop_reason == "end_turn"
     assert "cache_control" not in json.dumps(body)
@@ -102,9 +80,9 @@ def test_no_cache_markers_unless_asked_and_no_tool_without_a_tool():
 
 
 def test_empty_block_passes_its_cache_marker_to_the_block_before():
-    request = _request(messages=(Message.user("context", TextBlock(text="", cache_after=True), "claim"),))
+    request = judge_request(messages=(Message.user("context", TextBlock(text="", cache_after=True), "claim"),))
     with AnthropicServer(script=[text_reply("x")]) as srv:
-        _generate(_api(srv), request)
+        generate_once(_api(srv), request)
         content = srv.requests[0].body["messages"][0]["content"]
     assert content == [
         {"type": "text", "text": "context", "cache_control": {"type": "ephemeral"}},
@@ -125,7 +103,7 @@ def test_empty_block_passes_its_cache_marker_to_the_block_before():
 )
 def test_stop_reasons_are_mapped(wire, ours):
     with AnthropicServer(script=[text_reply("partial", stop_reason=wire)]) as srv:
-        response = _generate(_api(srv), _request(tool=None))
+        response = generate_once(_api(srv), judge_request(tool=None))
     assert response.stop_reason == ours and response.text == "partial"
 
 
@@ -134,8 +112,8 @@ def test_default_server_answers_schema_valid_tool_input_with_deterministic_usage
     tool = ToolSpec(name="record", description="Record it.", input_schema=tool_schema(contract))
     with AnthropicServer() as srv:
         api = _api(srv)
-        first = _generate(api, _request(tool=tool))
-        second = _generate(api, _request(tool=tool))  # a new event loop: the provider makes a new client
+        first = generate_once(api, judge_request(tool=tool))
+        second = generate_once(api, judge_request(tool=tool))  # a new event loop: the provider makes a new client
     assert parse_output(contract, first) is not None
     assert first.usage == second.usage and first.usage.input_tokens > 0 and first.usage.output_tokens > 0
     assert len(srv.requests) == 2
@@ -153,7 +131,7 @@ def test_default_server_answers_schema_valid_tool_input_with_deterministic_usage
 )
 def test_rate_limit_is_retryable_with_retry_after_and_the_sdk_does_not_retry(headers, low, high):
     with AnthropicServer(script=[error_reply(429, **headers), tool_reply("record_verdict", {})]) as srv:
-        exc = _error(_api(srv))
+        exc = expect_provider_error(_api(srv))
         assert len(srv.requests) == 1  # SDK retries are off: the wrapper is the only layer that retries
     assert exc.retryable and exc.status == 429 and exc.cause == "rate_limit_error"
     if low is None:
@@ -164,7 +142,7 @@ def test_rate_limit_is_retryable_with_retry_after_and_the_sdk_does_not_retry(hea
 
 def test_overloaded_529_is_retryable():
     with AnthropicServer(script=[overloaded_reply(retry_after=0.01)]) as srv:
-        exc = _error(_api(srv))
+        exc = expect_provider_error(_api(srv))
         assert len(srv.requests) == 1
     assert exc.retryable and exc.status == 529 and exc.cause == "overloaded_error" and exc.retry_after == 0.01
 
@@ -175,7 +153,7 @@ def test_overloaded_529_is_retryable():
 )
 def test_error_statuses_map_to_retryable_or_not(status, retryable):
     with AnthropicServer(script=[error_reply(status, "something is wrong")]) as srv:
-        exc = _error(_api(srv))
+        exc = expect_provider_error(_api(srv))
         assert len(srv.requests) == 1
     assert exc.status == status and exc.retryable is retryable
     assert "something is wrong" in str(exc) and "anthropic:claude-test" in str(exc)
@@ -187,16 +165,33 @@ def test_the_key_never_appears_in_errors_or_settings():
 
     with AnthropicServer(handler=echo_headers) as srv:
         api = _api(srv)
-        exc = _error(api)
+        exc = expect_provider_error(api)
     assert SENTINEL in str(srv.requests[0].headers)  # the test is meaningful: the key was on the wire
     for text in (str(exc), repr(exc), repr(exc.args), exc.cause, json.dumps(api.settings()), api.spec):
         assert SENTINEL not in text
-    assert exc.__cause__ is None and exc.__suppress_context__
+
+
+def test_batch_calls_fail_with_a_provider_error_that_keeps_nothing_of_the_sdk():
+    async def fail(call):
+        try:
+            with pytest.raises(ProviderError) as info:
+                await call
+            return info.value
+        finally:
+            await api.aclose()
+
+    with AnthropicServer() as srv:
+        api = _api(srv)
+        polled = asyncio.run(fail(api.poll_batch("msgbatch_missing")))
+        read = asyncio.run(fail(api.batch_results("msgbatch_missing", {})))  # the results stream in
+    for exc in (polled, read):
+        assert exc.status == 404 and "msgbatch_missing" in str(exc) and not exc.retryable
+        assert_keeps_no_sdk_error(exc)
 
 
 def test_a_broken_handler_is_answered_with_500_and_kept_for_the_test():
     with AnthropicServer(handler=lambda body: 1 / 0) as srv:
-        exc = _error(_api(srv))
+        exc = expect_provider_error(_api(srv))
     assert exc.status == 500 and exc.retryable and "ZeroDivisionError" in str(exc)
     assert [type(e) for e in srv.errors] == [ZeroDivisionError]
 
@@ -206,13 +201,13 @@ def test_connection_refused_is_retryable():
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     api = AnthropicAPI("claude-test", api_key=SENTINEL, base_url=f"http://127.0.0.1:{port}")
-    exc = _error(api)
+    exc = expect_provider_error(api)
     assert exc.retryable and exc.cause == "connection" and SENTINEL not in str(exc)
 
 
 def test_read_timeout_is_retryable():
     with AnthropicServer(script=[Reply(200, {}, delay=0.5)]) as srv:
-        exc = _error(_api(srv, timeout=0.1))
+        exc = expect_provider_error(_api(srv, timeout=0.1))
     assert exc.retryable and exc.cause == "timeout"
 
 
@@ -221,7 +216,7 @@ def test_key_and_base_url_from_the_environment(monkeypatch):
         monkeypatch.setenv("ANTHROPIC_API_KEY", SENTINEL)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         api = build_model_api("anthropic:claude-env")
-        response = _generate(api, _request())
+        response = generate_once(api, judge_request())
     assert response.tool_input is not None and srv.requests[0].body["model"] == "claude-env"
     assert api.settings() == {"model": "claude-env"}
 
@@ -236,7 +231,7 @@ def test_rate_limit_then_success_through_the_model_wrapper():
     script = [error_reply(429, retry_after=0.01), tool_reply("record_verdict", verdict)]
     with AnthropicServer(script=script) as srv:
         model = Model(_api(srv), backoff_base=0.0)
-        response = _generate(model, _request())
+        response = generate_once(model, judge_request())
         assert len(srv.requests) == 2
     assert response.tool_input == verdict and model.retries == 1 and model.usage.calls == 1
 

@@ -11,8 +11,8 @@ import boto3
 import pytest
 
 from hallumeasure import Mode, Sample, build_extractor, build_judge, measure_samples
-from hallumeasure.errors import ConfigError, ProviderError
-from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
+from hallumeasure.errors import ConfigError
+from hallumeasure.models.base import Message, ToolSpec
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.model import Model
 from hallumeasure.models.registry import build_model_api
@@ -21,15 +21,11 @@ from hallumeasure.parsing import parse_output
 from hallumeasure.testing import BedrockServer, Reply
 from hallumeasure.testing.bedrock_server import error_reply, text_reply, throttling_reply, tool_reply
 
+from provider_fixtures import SCHEMA, TOOL, expect_provider_error, generate_once, judge_request
+
 ACCESS_KEY = "TESTKEYIDSENTINEL0NEVERPRINT"
 SECRET_KEY = "secret-SENTINEL-never-print-me-0123456789"
 MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0"  # the colon must survive the path encoding
-SCHEMA = {
-    "type": "object",
-    "properties": {"label_reason": {"type": "string"}, "label": {"enum": ["supported", "absent"]}},
-    "required": ["label_reason", "label"],
-}
-TOOL = ToolSpec(name="record_verdict", description="Record the verdict on the claim.", input_schema=SCHEMA)
 
 
 @pytest.fixture(autouse=True)
@@ -43,16 +39,6 @@ def dummy_aws(monkeypatch, tmp_path):
     monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
 
 
-def _request(**changes) -> GenerateRequest:
-    fields = dict(
-        system="You judge claims against a context.",
-        messages=(Message.user(TextBlock(text="<context>The sky is blue.</context>", cache_after=True), "Claim: blue."),),
-        tool=TOOL,
-        max_tokens=512,
-    )
-    return GenerateRequest(**{**fields, **changes})
-
-
 @functools.cache
 def _session() -> boto3.Session:
     # One session for the module, so that botocore parses its service models once rather than per test.
@@ -64,27 +50,11 @@ def _api(srv: BedrockServer, **options) -> BedrockAPI:
     return BedrockAPI(MODEL_ID, region_name="us-east-1", endpoint_url=srv.endpoint_url, **options)
 
 
-def _generate(api, request: GenerateRequest):
-    async def go():
-        try:
-            return await api.generate(request)
-        finally:
-            await api.aclose()
-
-    return asyncio.run(go())
-
-
-def _error(api, request: GenerateRequest | None = None) -> ProviderError:
-    with pytest.raises(ProviderError) as info:
-        _generate(api, request or _request())
-    return info.value
-
-
 def test_forced_tool_round_trip_sends_cache_points_and_reads_usage():
     usage = {"input_tokens": 12, "output_tokens": 7, "cache_read_tokens": 300, "cache_write_tokens": 40}
     verdict = {"label_reason": "The context says so.", "label": "supported"}
     with BedrockServer(script=[tool_reply("record_verdict", verdict, usage=usage)]) as srv:
-        response = _generate(_api(srv), _request())
+        response = generate_once(_api(srv), judge_request())
         (seen,) = srv.requests
         (call,) = srv.calls
 
@@ -115,9 +85,10 @@ def test_forced_tool_round_trip_sends_cache_points_and_reads_usage():
 
 
 def test_no_cache_points_unless_asked_and_no_tool_config_without_a_tool():
-    request = _request(cache_system=False, tool=None, messages=(Message.user("a"), Message.assistant("b"), Message.user("c")))
+    messages = (Message.user("a"), Message.assistant("b"), Message.user("c"))
+    request = judge_request(cache_system=False, tool=None, messages=messages)
     with BedrockServer(script=[text_reply("plain answer")]) as srv:
-        response = _generate(_api(srv), request)
+        response = generate_once(_api(srv), request)
         body = srv.requests[0].body
     assert response.text == "plain answer" and response.tool_input is None and response.stop_reason == "end_turn"
     assert "cachePoint" not in json.dumps(body) and "toolConfig" not in body
@@ -138,7 +109,7 @@ def test_no_cache_points_unless_asked_and_no_tool_config_without_a_tool():
 )
 def test_stop_reasons_are_mapped(wire, ours):
     with BedrockServer(script=[text_reply("partial", stop_reason=wire)]) as srv:
-        response = _generate(_api(srv), _request(tool=None))
+        response = generate_once(_api(srv), judge_request(tool=None))
     assert response.stop_reason == ours and response.text == "partial"
 
 
@@ -147,8 +118,8 @@ def test_default_server_answers_schema_valid_tool_input_with_deterministic_usage
     tool = ToolSpec(name="record", description="Record it.", input_schema=tool_schema(contract))
     with BedrockServer() as srv:
         api = _api(srv)
-        first = _generate(api, _request(tool=tool))
-        second = _generate(api, _request(tool=tool))  # the same provider works again after aclose()
+        first = generate_once(api, judge_request(tool=tool))
+        second = generate_once(api, judge_request(tool=tool))  # the same provider works again after aclose()
     assert parse_output(contract, first) is not None
     assert first.usage == second.usage and first.usage.input_tokens > 0 and first.usage.output_tokens > 0
 
@@ -168,7 +139,7 @@ def test_default_server_answers_schema_valid_tool_input_with_deterministic_usage
 )
 def test_error_codes_map_to_retryable_or_not_and_botocore_does_not_retry(status, code, retryable):
     with BedrockServer(script=[error_reply(status, "something is wrong", code=code)]) as srv:
-        exc = _error(_api(srv))
+        exc = expect_provider_error(_api(srv))
         assert len(srv.requests) == 1  # botocore retries are off: the wrapper is the only layer that retries
     assert (exc.status, exc.cause, exc.retryable) == (status, code, retryable)
     assert "something is wrong" in str(exc) and MODEL_ID in str(exc)
@@ -176,7 +147,7 @@ def test_error_codes_map_to_retryable_or_not_and_botocore_does_not_retry(status,
 
 def test_throttling_carries_retry_after():
     with BedrockServer(script=[throttling_reply(retry_after=0.01)]) as srv:
-        exc = _error(_api(srv))
+        exc = expect_provider_error(_api(srv))
         assert len(srv.requests) == 1
     assert exc.retryable and exc.status == 429 and exc.retry_after == 0.01
 
@@ -187,11 +158,10 @@ def test_credentials_never_appear_in_errors_or_settings():
 
     with BedrockServer(handler=echo_headers) as srv:
         api = _api(srv)
-        exc = _error(api)
+        exc = expect_provider_error(api)
     assert ACCESS_KEY in str(srv.requests[0].headers)  # the test is meaningful: the key id was on the wire
     for text in (str(exc), repr(exc), repr(exc.args), exc.cause, json.dumps(api.settings()), api.spec):
         assert ACCESS_KEY not in text and SECRET_KEY not in text
-    assert exc.__cause__ is None and exc.__suppress_context__
 
 
 def test_connection_refused_is_retryable():
@@ -199,13 +169,13 @@ def test_connection_refused_is_retryable():
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     api = BedrockAPI(MODEL_ID, region_name="us-east-1", endpoint_url=f"http://127.0.0.1:{port}")
-    exc = _error(api)
+    exc = expect_provider_error(api)
     assert exc.retryable and exc.cause == "connection"
 
 
 def test_read_timeout_is_retryable():
     with BedrockServer(script=[Reply(200, {}, delay=0.5)]) as srv:
-        exc = _error(_api(srv, read_timeout=0.1))
+        exc = expect_provider_error(_api(srv, read_timeout=0.1))
         assert len(srv.requests) == 1
     assert exc.retryable and exc.cause == "timeout"
 
@@ -233,7 +203,7 @@ def test_calls_run_off_the_event_loop_in_a_bounded_pool():
                 ticks += 1
 
         task = asyncio.create_task(ticker())
-        results = await asyncio.gather(*(api.generate(_request(tool=None)) for _ in range(6)))
+        results = await asyncio.gather(*(api.generate(judge_request(tool=None)) for _ in range(6)))
         task.cancel()
         await api.aclose()
         return results, ticks
@@ -248,7 +218,7 @@ def test_registry_builds_bedrock_with_the_endpoint_from_the_environment(monkeypa
     with BedrockServer() as srv:
         monkeypatch.setenv("HALLUMEASURE_BEDROCK_ENDPOINT", srv.endpoint_url)
         api = build_model_api(f"bedrock:{MODEL_ID}", region_name="eu-west-1")
-        response = _generate(api, _request())
+        response = generate_once(api, judge_request())
     assert response.tool_input is not None
     assert api.settings() == {"model": MODEL_ID} and api.region_name == "eu-west-1"
 
@@ -258,7 +228,7 @@ def test_throttling_then_success_through_the_model_wrapper():
     script = [throttling_reply(retry_after=0.01), tool_reply("record_verdict", verdict)]
     with BedrockServer(script=script) as srv:
         model = Model(_api(srv), backoff_base=0.0)
-        response = _generate(model, _request())
+        response = generate_once(model, judge_request())
         assert len(srv.requests) == 2
     assert response.tool_input == verdict and model.retries == 1 and model.usage.calls == 1
 
