@@ -63,3 +63,10 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present beside the repository")
     return SHARED_DATA
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    """Dummy AWS credentials in the environment (for code that builds its own boto3 session)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")

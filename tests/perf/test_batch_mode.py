@@ -3,11 +3,9 @@ crash (never resubmitting), failed items retried in a later batch and then recor
 
 import asyncio
 import collections
-import functools
 import sqlite3
 from decimal import Decimal
 
-import boto3
 import pytest
 
 from hallumeasure.batch import Batcher, BatchLedger
@@ -21,6 +19,7 @@ from hallumeasure.pricing import cost, price_for
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.faults import Fault, FaultPlan
 from hallumeasure.types import Mode, Sample
+from testdata import aws_session
 
 SAMPLES = [
     Sample(id=f"s{i}", context=f"The bridge is {20 + i} km long. It opened in 2019.",
@@ -28,12 +27,6 @@ SAMPLES = [
     for i in range(4)
 ]
 FAST = {"collect_window": 0.02, "poll_interval": 0.01, "max_poll_interval": 0.02}
-
-
-@functools.cache
-def _session() -> boto3.Session:
-    # One session per module: botocore parses its service models once, not per test.
-    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
 
 
 def _anthropic(srv):
@@ -138,15 +131,9 @@ def test_failed_items_are_retried_in_a_later_batch_then_become_error_rows(tmp_pa
         assert db.execute("SELECT COUNT(*) FROM batch_requests WHERE outcome = 'error'").fetchone()[0] == 3
 
 
-@pytest.fixture
-def aws(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-
-
 def _bedrock(srv, **options):
     srv.s3.create_bucket("runs")
-    return BedrockAPI("anthropic.claude-sonnet-4-5", region_name="us-east-1", endpoint_url=srv.url, session=_session(),
+    return BedrockAPI("anthropic.claude-sonnet-4-5", region_name="us-east-1", endpoint_url=srv.url, session=aws_session(),
                       batch_s3_uri="s3://runs/hallumeasure", batch_role_arn="arn:aws:iam::123456789012:role/batch",
                       **options)
 
@@ -178,7 +165,7 @@ def test_too_few_requests_for_bedrock_go_on_demand(aws):
 def test_bedrock_batch_mode_without_a_location_is_a_config_error(aws):
     from hallumeasure.errors import ConfigError
 
-    api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", batch_min_requests=1, session=_session())
+    api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", batch_min_requests=1, session=aws_session())
     with pytest.raises(ConfigError, match="--batch-s3"):
         Batcher(api)
 

@@ -4,9 +4,7 @@ the claim comes after the last breakpoint. Re-asks keep within the providers' li
 
 import asyncio
 import collections
-import functools
 
-import boto3
 import pytest
 
 from hallumeasure.models.anthropic import AnthropicAPI
@@ -18,21 +16,10 @@ from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import measure_samples
 from hallumeasure.testing import Answer, AnthropicServer, BedrockServer, default_answer
 from hallumeasure.types import Mode, Sample
+from testdata import aws_session
 
 SAMPLE = Sample(id="s1", context="The bridge is 24 km long. It opened in 2019.",
                 response="The bridge is 42 km long. It opened in 2019.")
-
-
-@functools.cache
-def _session() -> boto3.Session:
-    # One session per module: botocore parses its service models once, not per test.
-    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
-
-
-@pytest.fixture
-def aws(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
 
 
 def _bad_first_verdict():
@@ -77,7 +64,7 @@ def test_anthropic_breakpoints(mode):
 @pytest.mark.parametrize("mode", [Mode.COT_ONE, Mode.NOCOT_ALL])
 def test_bedrock_breakpoints(mode, aws):
     with BedrockServer(answer=_bad_first_verdict()) as srv:
-        _run(BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=_session()), mode)
+        _run(BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=aws_session()), mode)
         bodies = srv.bodies
     judge_bodies = [b for b in bodies if b["toolConfig"]["tools"][0]["toolSpec"]["name"] != "record_claims"]
     assert judge_bodies

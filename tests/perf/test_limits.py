@@ -2,9 +2,7 @@
 wrapper's backoff: retry-after honoured, capped and jittered; throttled calls pause every caller."""
 
 import asyncio
-import functools
 
-import boto3
 import pytest
 
 from hallumeasure.errors import ConfigError, ProviderError
@@ -17,12 +15,7 @@ from hallumeasure.models.model import Model
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.faults import Fault, FaultPlan
 from hallumeasure.types import Usage
-
-
-@functools.cache
-def _session() -> boto3.Session:
-    # One session per module: botocore parses its service models once, not per test.
-    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
+from testdata import aws_session
 
 
 class FakeTime:
@@ -187,7 +180,7 @@ def test_bedrock_throttling_without_retry_after_backs_off_exponentially(monkeypa
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     time = FakeTime()
     with BedrockServer(faults=FaultPlan.at([Fault.RATE_LIMIT_NO_RETRY_AFTER] * 2)) as srv:
-        api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=_session())
+        api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=aws_session())
         model = Model(api, sleep=time.sleep, backoff_base=0.5, seed=0)
 
         async def go():

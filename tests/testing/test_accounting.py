@@ -5,9 +5,7 @@ SDKs (anthropic, boto3) parse from the simulators' answers.
 """
 
 import asyncio
-import functools
 
-import boto3
 import pytest
 
 from hallumeasure.errors import ProviderError
@@ -16,12 +14,7 @@ from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSp
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.accounting import Latency, Piece, PromptCache, RateLimits
-
-
-@functools.cache
-def _session() -> boto3.Session:
-    # One session per module: botocore parses its service models once, not per test.
-    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
+from testdata import aws_session
 
 
 class Clock:
@@ -145,18 +138,12 @@ def _usages(api, requests):
     return asyncio.run(go())
 
 
-@pytest.fixture
-def aws(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-
-
 @pytest.mark.parametrize("provider", ["anthropic", "bedrock"])
 def test_the_sdks_read_cache_writes_then_reads(provider, aws):
     server = AnthropicServer if provider == "anthropic" else BedrockServer
     with server(prompt_cache=PromptCache(min_tokens=1)) as srv:
         api = (AnthropicAPI("claude-x", api_key="k", base_url=srv.base_url) if provider == "anthropic"
-               else BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=_session()))
+               else BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=aws_session()))
         first, second, third = _usages(api, [_request("Claim: 24 km."), _request("Claim: 2019."),
                                              _request("Claim: six years.", context="Another context entirely.")])
         billed = srv.billed()
@@ -189,7 +176,7 @@ def test_server_rate_limit_answers_429_with_retry_after_on_anthropic():
 
 def test_server_rate_limit_is_a_throttling_exception_without_retry_after_on_bedrock(aws):
     with BedrockServer(limits=RateLimits(rpm=60, burst=1)) as srv:
-        api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=_session())
+        api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=aws_session())
         _usages(api, [_request("a")])
         with pytest.raises(ProviderError) as info:
             _usages(api, [_request("b")])

@@ -1,24 +1,17 @@
 """The simulated batch services as the SDKs see them: Anthropic Message Batches, Bedrock batch
 inference over the simulated S3, plus the call log that tests read."""
 
-import functools
 import json
 
 import anthropic
-import boto3
 import pytest
 from botocore.config import Config
 
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.faults import Fault, FaultPlan
+from testdata import aws_session
 
 PARAMS = {"model": "claude-x", "max_tokens": 50, "messages": [{"role": "user", "content": "Say hi."}]}
-
-
-@functools.cache
-def _session() -> boto3.Session:
-    # One session per module: botocore parses its service models once, not per test.
-    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
 
 
 def test_anthropic_batch_create_retrieve_results_through_the_sdk():
@@ -56,14 +49,8 @@ def test_anthropic_batch_rejects_bad_custom_ids():
             client.messages.batches.create(requests=[{"custom_id": "a b", "params": PARAMS}])
 
 
-@pytest.fixture
-def aws(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-
-
 def _clients(srv):
-    session = _session()
+    session = aws_session()
     s3 = session.client("s3", endpoint_url=srv.url, config=Config(s3={"addressing_style": "path"}))
     return session.client("bedrock", endpoint_url=srv.url), s3
 

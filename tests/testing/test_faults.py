@@ -1,10 +1,8 @@
 """The fault-injection plan: what each fault looks like through the real SDKs, and how faults are chosen."""
 
 import asyncio
-import functools
 from concurrent.futures import ThreadPoolExecutor
 
-import boto3
 import httpx
 import pytest
 
@@ -15,6 +13,7 @@ from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.outputs import CotVerdicts, tool_schema
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.faults import BAD_ANSWERS, TRANSIENT, Burst, Fault, FaultPlan, cut_short
+from testdata import aws_session
 
 TOOL = ToolSpec(name="record_verdicts", description="Record one verdict per claim id.",
                 input_schema=tool_schema(CotVerdicts))
@@ -28,23 +27,11 @@ REQUEST = GenerateRequest(
 )
 
 
-@functools.cache
-def _session() -> boto3.Session:
-    # One session per module: botocore parses its service models once, not per test.
-    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
-
-
-@pytest.fixture
-def aws(monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-
-
 def _api(provider, srv):
     if provider == "anthropic":
         return AnthropicAPI("claude-x", api_key="k", base_url=srv.base_url, timeout=0.5)
     return BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, read_timeout=0.5,
-                      session=_session())
+                      session=aws_session())
 
 
 def _outcome(api):
