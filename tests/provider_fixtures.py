@@ -1,14 +1,18 @@
 """What the provider tests (``tests/models/test_anthropic.py``, ``test_bedrock.py``) share: one verdict
-tool, one request to judge a claim with it, and how to run a call and catch its ``ProviderError``."""
+tool, one request to judge a claim with it, how to run a call and catch its ``ProviderError``, and
+the truncated 200 bodies that both providers must turn into a retryable ``ProviderError``."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import Any
 
 import pytest
 
 from hallumeasure.errors import ProviderError
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message, TextBlock, ToolSpec
+from hallumeasure.testing import Fault, FaultPlan, Reply
 
 SCHEMA = {
     "type": "object",
@@ -55,3 +59,21 @@ def assert_keeps_no_sdk_error(exc: ProviderError) -> None:
     ('from None' only hides a context from tracebacks)."""
     kept = exc.__cause__ or exc.__context__
     assert kept is None, f"{type(exc).__name__} keeps {type(kept).__name__} as its cause or context"
+
+
+def cut_inside_a_character(body: dict[str, Any]) -> Reply:
+    """A 200 whose UTF-8 body (``body`` holds an 'é') stops after the first byte of that character, so
+    that decoding fails before JSON parsing starts (the fault plan's cut lands in ASCII)."""
+    raw = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    return Reply(200, raw=raw, cut_body=raw.index("é".encode()) + 1)
+
+
+def truncated_once() -> FaultPlan:
+    """The first model call gets a 200 whose JSON body is cut in half; the next ones are answered."""
+    return FaultPlan.at({0: Fault.TRUNCATED_BODY})
+
+
+def truncated_always(tool: str | None = None) -> FaultPlan:
+    """Every model call (or every call with ``tool``) gets a 200 whose JSON body is cut in half."""
+    match = None if tool is None else (lambda call: (call.tool or {}).get("name") == tool)
+    return FaultPlan(rate=1.0, faults=[Fault.TRUNCATED_BODY], match=match)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -90,11 +91,17 @@ class AnthropicAPI(ModelAPI):
         came, unscrubbed. Raising ours inside the ``except`` block would keep it as ``__context__``
         even with ``from None``, so ours is built there (from chosen, scrubbed fields) and raised
         after the block has ended.
+
+        The SDK decodes a 200's body without wrapping what goes wrong: a body cut short on the way
+        raises the decoder's own error, which becomes a retryable ``ProviderError`` here.
         """
         try:
             return await make()
         except anthropic.AnthropicError as exc:
             error = self._provider_error(exc)
+        except (json.JSONDecodeError, UnicodeDecodeError):  # the error keeps the body: nothing of it is kept
+            error = ProviderError(f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True,
+                                  cause="unreadable_body")
         raise error
 
     def request_params(self, request: GenerateRequest) -> dict[str, Any]:

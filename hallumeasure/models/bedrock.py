@@ -123,6 +123,10 @@ class BedrockAPI(ModelAPI):
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         reply = await self._run(functools.partial(self._client.converse, **self.request_params(request)))
+        if "stopReason" not in reply or "message" not in reply.get("output", {}):
+            # Every Converse answer has both. botocore reads a 200 body that is not JSON (cut short on
+            # the way) as an empty result rather than an error: that is no answer, not an empty one.
+            raise self._unreadable_reply()
         return self._response(reply, request)
 
     async def _run(self, call: Callable[[], Any]) -> Any:
@@ -139,7 +143,13 @@ class BedrockAPI(ModelAPI):
             return await asyncio.get_running_loop().run_in_executor(self._executor, call)
         except (ClientError, BotoCoreError) as exc:
             error = self._provider_error(exc)
+        except UnicodeDecodeError:  # botocore decodes a body before parsing it: one cut inside a character
+            error = self._unreadable_reply()
         raise error
+
+    def _unreadable_reply(self) -> ProviderError:
+        return ProviderError(f"{self.spec}: reply body was not valid JSON or not a Converse answer (truncated?)",
+                             retryable=True, cause="unreadable_body")
 
     # --- batch inference (see hallumeasure.batch) ---
 

@@ -53,11 +53,12 @@ class Fault(StrEnum):
 
 
 _ERRORS = {Fault.RATE_LIMIT, Fault.RATE_LIMIT_NO_RETRY_AFTER, Fault.OVERLOADED, Fault.SERVER_ERROR, Fault.UNAVAILABLE}
-#: Faults that a well-behaved client survives by retrying.
+#: Faults that a well-behaved client survives by retrying. A truncated body is one: the answer was
+#: lost on the way, so the client must ask again rather than read what arrived.
 TRANSIENT = (Fault.RATE_LIMIT, Fault.RATE_LIMIT_NO_RETRY_AFTER, Fault.OVERLOADED, Fault.SERVER_ERROR,
-             Fault.UNAVAILABLE, Fault.READ_TIMEOUT, Fault.CONNECTION_RESET)
+             Fault.UNAVAILABLE, Fault.READ_TIMEOUT, Fault.CONNECTION_RESET, Fault.TRUNCATED_BODY)
 #: Faults in the answer itself, which the client must repair, re-ask or record as an error row.
-BAD_ANSWERS = (Fault.TRUNCATED_BODY, Fault.SCHEMA_VIOLATION, Fault.REFUSAL, Fault.MAX_TOKENS, Fault.EMPTY)
+BAD_ANSWERS = (Fault.SCHEMA_VIOLATION, Fault.REFUSAL, Fault.MAX_TOKENS, Fault.EMPTY)
 
 
 @dataclass(frozen=True)

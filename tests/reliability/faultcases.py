@@ -63,7 +63,7 @@ CAUSES: dict[Fault, str] = {
     Fault.UNAVAILABLE: r"unavailable|503",
     Fault.READ_TIMEOUT: r"timeout|timed out",
     Fault.CONNECTION_RESET: r"connection|reset|protocol|incomplete",
-    Fault.TRUNCATED_BODY: r"unreadable|empty|json",
+    Fault.TRUNCATED_BODY: r"reply body was not valid json",
     Fault.SCHEMA_VIOLATION: r"does not match the schema",
     Fault.REFUSAL: r"refused",
     Fault.MAX_TOKENS: r"cut off at max_tokens",

@@ -182,7 +182,8 @@ def test_a_burst_of_overload_on_every_call_is_ridden_out(tmp_path):
 
 
 def test_an_unreadable_answer_is_asked_for_again_and_bounded():
-    """A provider that raises something else than ProviderError (an SDK's JSON error on a cut body)."""
+    """A provider that raises something else than ProviderError (say an SDK's JSON error on a cut body;
+    the Anthropic and Bedrock providers turn that into a retryable ProviderError themselves)."""
     good = {"label_reason": "The context says 24 km.", "label": "contradicted", "subtype": "number"}
     request = GenerateRequest(system="s", messages=(Message.user("u"),))
     api = FakeAPI(script=[json.JSONDecodeError("Unterminated string", "{", 1), good])
