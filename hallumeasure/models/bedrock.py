@@ -123,9 +123,9 @@ class BedrockAPI(ModelAPI):
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         reply = await self._run(functools.partial(self._client.converse, **self.request_params(request)))
-        if "stopReason" not in reply or "message" not in reply.get("output", {}):
-            # Every Converse answer has both. botocore reads a 200 body that is not JSON (cut short on
-            # the way) as an empty result rather than an error: that is no answer, not an empty one.
+        if not _is_converse_answer(reply):
+            # botocore reads a 200 body that is not JSON (cut short on the way) as an empty result
+            # rather than an error: that is no answer, not an empty one.
             raise self._unreadable_reply()
         return self._response(reply, request)
 
@@ -237,15 +237,18 @@ class BedrockAPI(ModelAPI):
             if not key.endswith(".out") or key.endswith("manifest.json.out"):
                 continue
             data = await self._run(functools.partial(s3.get_object, Bucket=bucket, Key=key))
-            for line in data["Body"].read().decode("utf-8").splitlines():
-                if not line.strip():
+            for line in data["Body"].read().decode("utf-8", errors="replace").splitlines():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # blank or cut short: its request has no result, which the batcher retries
+                if not isinstance(record, dict) or requests.get(record.get("recordId", "")) is None:
                     continue
-                record = json.loads(line)
-                request = requests.get(record.get("recordId", ""))
-                if request is None:
-                    continue
+                request = requests[record["recordId"]]
                 if "modelOutput" in record:
-                    out[record["recordId"]] = self._response(record["modelOutput"], request)
+                    answer = record["modelOutput"]
+                    out[record["recordId"]] = (self._response(answer, request) if _is_converse_answer(answer)
+                                               else self._unreadable_reply())
                 else:
                     error = record.get("error") or {}
                     code = error.get("errorCode")
@@ -371,3 +374,8 @@ def _content_blocks(blocks: tuple[TextBlock, ...]) -> list[dict[str, Any]]:
 
 def _cache_point() -> dict[str, Any]:
     return {"cachePoint": {"type": "default"}}
+
+
+def _is_converse_answer(reply: object) -> bool:
+    """Every Converse answer (live or in a batch's output) has a stop reason and an output message."""
+    return isinstance(reply, dict) and "stopReason" in reply and "message" in (reply.get("output") or {})

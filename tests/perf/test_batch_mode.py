@@ -3,6 +3,7 @@ crash (never resubmitting), failed items retried in a later batch and then recor
 
 import asyncio
 import collections
+import json
 import sqlite3
 from decimal import Decimal
 
@@ -150,6 +151,36 @@ def test_bedrock_batch_inference_end_to_end(aws, tmp_path):
     assert len(jobs) == 2 and not converse and len(inputs) == 2
     assert jobs[0].body["modelInvocationType"] == "Converse" and jobs[0].body["clientRequestToken"]
     assert model.batch_usage.calls == 8
+
+
+def test_bedrock_batch_output_lines_that_are_cut_or_not_answers_are_never_read_as_empty_answers(aws):
+    """A cut line leaves its request without a result (the batcher retries it); a record whose output is
+    not a Converse answer is a retryable error, not an empty answer."""
+    from hallumeasure.errors import ProviderError
+    from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
+
+    requests = {f"r{i}": GenerateRequest(system="Answer.", messages=(Message.user(f"Say {i}."),), max_tokens=16) for i in range(3)}
+
+    async def go(api, srv):
+        job = await api.submit_batch(list(requests.items()), token="t0")
+        while not (await api.poll_batch(job)).ended:
+            await asyncio.sleep(0.01)
+        [key] = [k for k in srv.s3.keys("runs") if k.endswith("input.jsonl.out")]
+        good, cut, odd = srv.s3.get("runs", key).decode().splitlines()
+        record = json.loads(odd)
+        record["modelOutput"] = {"usage": record["modelOutput"]["usage"]}  # no stopReason, no output
+        srv.s3.put("runs", key, "\n".join([good, cut[: len(cut) // 2], json.dumps(record)]).encode())
+        try:
+            return await api.batch_results(job, requests)
+        finally:
+            await api.aclose()
+
+    with BedrockServer(batch_delay=0.0) as srv:
+        results = asyncio.run(go(_bedrock(srv, batch_min_requests=1), srv))
+    assert isinstance(results["r0"], GenerateResponse) and results["r0"].text
+    assert "r1" not in results
+    assert isinstance(results["r2"], ProviderError) and results["r2"].retryable
+    assert "not a Converse answer" in str(results["r2"])
 
 
 def test_too_few_requests_for_bedrock_go_on_demand(aws):
