@@ -103,12 +103,30 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
             except UnicodeDecodeError as exc:
                 yield number, f"not valid UTF-8 at byte {exc.start} of the line; re-save the file as UTF-8"
                 continue
+            # Without its line ending, an error at the end of a cut line points at that end, not at
+            # "column 1" of a line that does not exist.
+            text = text.rstrip("\r\n")
             try:
                 record = json.loads(text)
             except json.JSONDecodeError as exc:
-                yield number, f"not valid JSON ({exc.msg} at column {exc.colno})"
+                yield number, f"not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
                 continue
             yield number, record if isinstance(record, dict) else "a JSON object was expected"
+
+
+#: Spellings of a tab that a shell passes through as more than one character.
+_TAB_NAMES = ("\\t", "tab", "TAB")
+
+
+def csv_delimiter(delimiter: str | None) -> str | None:
+    """A checked CSV delimiter: one character (``\\t`` and ``tab`` mean a tab); None = detect it."""
+    if delimiter is None:
+        return None
+    if delimiter in _TAB_NAMES:
+        return "\t"
+    if len(delimiter) != 1 or delimiter in ('"', "\r", "\n"):
+        raise InputError(f"the CSV delimiter must be one character such as , ; | or \\t, not {delimiter!r}")
+    return delimiter
 
 
 def sniff_delimiter(header_line: str) -> str:
@@ -125,6 +143,7 @@ def _csv_rows(
     data = path.read_bytes().decode("utf-8", errors="surrogateescape")
     if data.startswith("\ufeff"):
         data = data[1:]
+    delimiter = csv_delimiter(delimiter)
     if delimiter is None:
         delimiter = sniff_delimiter(data.split("\n", 1)[0])
     csv.field_size_limit(1 << 30)
@@ -192,6 +211,7 @@ def load_samples(
     if path.is_dir():
         raise InputError(f"{path} is a directory; give a JSONL, CSV or Parquet file")
     fmt = fmt or _format_of(path)
+    delimiter = csv_delimiter(delimiter)
     mapping = {name: name for name in FIELDS}
     unknown = set(columns or {}) - set(FIELDS)
     if unknown:

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 from filelock import FileLock, Timeout
+from pydantic import ValidationError
 
 from hallumeasure.errors import RunStoreError
 from hallumeasure.labels import Label, Subtype
@@ -76,6 +77,23 @@ def write_json_atomic(path: Path, text: str) -> None:
         os.close(fd)
 
 
+def _reason(exc: OSError) -> str:
+    """The operating system's reason for an ``OSError`` ("Permission denied"), without the path again."""
+    return exc.strerror or str(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    """A short reason: the first pydantic error, or the first line of the innermost error's text."""
+    while exc.__cause__ is not None:  # pandas wraps sqlite's "file is not a database" with the whole query
+        exc = exc.__cause__
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        return f"{where}: {first['msg']}" if where else first["msg"]
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _s(value: Any) -> Any:
     return encodable(value) if isinstance(value, str) else value
 
@@ -93,7 +111,10 @@ class RunStore:
         if write:
             if self.path.exists() and not self.path.is_dir():
                 raise RunStoreError(f"{self.path} is a file, not a run directory; choose another --out")
-            self.path.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise RunStoreError(f"cannot create run directory {self.path}: {_reason(exc)}") from None
             self._lock = FileLock(str(self.path / LOCK))
             try:
                 self._lock.acquire(timeout=0)
@@ -102,6 +123,8 @@ class RunStore:
                     f"{self.path} is being written by another hallumeasure process{self._owner()}; "
                     "wait for it to finish or write to another --out directory"
                 ) from exc
+            except OSError as exc:
+                raise RunStoreError(f"cannot write to run directory {self.path}: {_reason(exc)}") from None
             try:
                 (self.path / LOCK_OWNER).write_text(f"pid {os.getpid()} on {socket.gethostname()}\n",
                                                     encoding="utf-8")
@@ -110,6 +133,10 @@ class RunStore:
             except BaseException:
                 self._lock.release()
                 raise
+        elif not self.path.exists():
+            raise RunStoreError(f"{self.path} does not exist; give a run directory written by 'hallumeasure measure'")
+        elif not self.path.is_dir():
+            raise RunStoreError(f"{self.path} is a file; give a run directory written by 'hallumeasure measure'")
         elif not (self.path / DATABASE).exists():
             raise RunStoreError(f"{self.path} is not a hallumeasure run (no {DATABASE}); run 'hallumeasure measure' first")
         # check_same_thread=False: run_sync may drive the run from a worker thread (inside Jupyter);
@@ -162,7 +189,11 @@ class RunStore:
     def read_manifest(self) -> RunManifest | None:
         if not self.manifest_path.exists():
             return None
-        return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+        try:
+            return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValidationError) as exc:
+            raise RunStoreError(f"{self.manifest_path} cannot be read ({_first_line(exc)}); the run is damaged: "
+                                "measure it again into a new --out (or with --overwrite)") from None
 
     def write_manifest(self, manifest: RunManifest) -> None:
         write_json_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
@@ -288,33 +319,68 @@ class RunData:
     #: Input rows that could not become samples: row number, id when known, and why.
     skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["row", "sample_id", "message"]))
 
+    @property
+    def unfinished(self) -> bool:
+        """The run never finished: it crashed, was killed, or is still being written."""
+        return self.manifest is not None and self.manifest.status not in ("complete",)
+
+    def error_reasons(self, width: int = 300) -> list[dict[str, Any]]:
+        """Distinct reasons of the error rows, most frequent first: ``{"reason", "count", "rows"}``.
+
+        ``rows`` says whether they are whole responses or single claims. Reasons are shortened to
+        ``width`` characters and redacted again (they were stored redacted; the environment may
+        hold a secret that was not set then).
+        """
+        from collections import Counter
+
+        from hallumeasure.config import redact
+
+        counts: Counter[tuple[str, str]] = Counter()
+        for rows, frame in (("response", self.responses), ("claim", self.claims)):
+            if "error" not in frame:
+                continue
+            for value in frame["error"]:
+                if isinstance(value, str) and value.strip():
+                    text = " ".join(redact(value).split())
+                    counts[(rows, text if len(text) <= width else text[: width - 1] + "\u2026")] += 1
+        return [{"reason": reason, "count": n, "rows": rows} for (rows, reason), n in counts.most_common()]
+
 
 def load_run(path: str | Path) -> RunData:
     """Load a run directory as pandas DataFrames: ``responses``, ``claims`` (with verdicts) and ``summary``."""
+    store = RunStore(path)
+    try:
+        return _load_run(store, Path(path))
+    except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
+        # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
+        # longer parse: say which run, not a traceback from deep inside pandas.
+        raise RunStoreError(f"{Path(path) / DATABASE} cannot be read ({_first_line(exc)}); the run is damaged: "
+                            "measure it again into a new --out (or with --overwrite)") from None
+    finally:
+        store.close()
+
+
+def _load_run(store: RunStore, path: Path) -> RunData:
     from hallumeasure.labels import Policy
     from hallumeasure.pipeline.aggregate import summarise_run
 
-    store = RunStore(path)
-    try:
-        manifest = store.read_manifest()
-        responses = pd.read_sql_query(
-            "SELECT s.sample_id, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
-            " r.n_unsupported, r.n_errors, r.unsupported_rate, r.hallucinated, r.score, r.error,"
-            " r.label_counts, r.subtype_counts"
-            " FROM samples s LEFT JOIN results r USING (sample_id) ORDER BY s.position",
-            store.db,
-        )
-        claims = pd.read_sql_query(
-            "SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, c.text AS claim, c.spans, v.label,"
-            " v.subtype, v.label_reason, v.subtype_reason, v.probability, v.judge, v.error, v.raw_output"
-            " FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id)"
-            " ORDER BY s.position, c.idx",
-            store.db,
-        )
-        results = store.results()
-        skipped = store.input_problems()
-    finally:
-        store.close()
+    manifest = store.read_manifest()
+    responses = pd.read_sql_query(
+        "SELECT s.sample_id, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
+        " r.n_unsupported, r.n_errors, r.unsupported_rate, r.hallucinated, r.score, r.error,"
+        " r.label_counts, r.subtype_counts"
+        " FROM samples s LEFT JOIN results r USING (sample_id) ORDER BY s.position",
+        store.db,
+    )
+    claims = pd.read_sql_query(
+        "SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, c.text AS claim, c.spans, v.label,"
+        " v.subtype, v.label_reason, v.subtype_reason, v.probability, v.judge, v.error, v.raw_output"
+        " FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id)"
+        " ORDER BY s.position, c.idx",
+        store.db,
+    )
+    results = store.results()
+    skipped = store.input_problems()
     responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
     policy = manifest.policy if manifest else Policy()
     rows = []

@@ -61,3 +61,27 @@ def test_missing_file_and_empty_file(tmp_path):
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(InputError, match="no usable rows"):
         load_samples(tmp_path / "empty.jsonl")
+
+
+def test_a_cut_jsonl_line_is_reported_at_its_own_line_and_column(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"id": "a", "context": "C.", "response": "R."}\n{"id": "b", "context": "C."\n'
+                    '{"id": "c", "context": "C.", "response": "R.\n', encoding="utf-8")
+    problems = {p.row: p.message for p in load_samples(path).problems}
+    assert problems[2] == "not valid JSON (Expecting ',' delimiter at column 28)"
+    assert problems[3] == "not valid JSON (Unterminated string starting at column 42)"
+
+
+@pytest.mark.parametrize("delimiter", [",,", "", '"'])
+def test_a_delimiter_that_is_not_one_character_is_an_input_error(tmp_path, delimiter):
+    path = tmp_path / "in.csv"
+    path.write_text("id,context,response\na,C.,R.\n", encoding="utf-8")
+    with pytest.raises(InputError, match="delimiter must be one character"):
+        load_samples(path, delimiter=delimiter)
+
+
+@pytest.mark.parametrize("spelling", ["\\t", "tab", "\t"])
+def test_a_tab_delimiter_can_be_written_as_a_shell_passes_it(tmp_path, spelling):
+    path = tmp_path / "in.csv"
+    path.write_text("id\tcontext\tresponse\na\tC, c.\tR.\n", encoding="utf-8")
+    assert [s.context for s in load_samples(path, delimiter=spelling).samples] == ["C, c."]

@@ -85,3 +85,53 @@ def test_second_writer_is_refused(tmp_path):
 def test_loading_a_non_run_is_a_clear_error(tmp_path):
     with pytest.raises(RunStoreError, match="not a hallumeasure run"):
         load_run(tmp_path)
+
+
+def test_reading_a_missing_directory_says_it_does_not_exist(tmp_path):
+    with pytest.raises(RunStoreError, match="does not exist"):
+        load_run(tmp_path / "nope")
+    with pytest.raises(RunStoreError, match="no run.sqlite"):
+        load_run(tmp_path)  # exists, holds no run
+
+
+def test_a_run_directory_that_cannot_be_created_is_a_run_store_error(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RunStoreError, match=r"cannot create run directory .*file/run: "):
+        RunStore(tmp_path / "file" / "run", write=True)
+
+
+def test_a_corrupt_database_or_manifest_is_a_run_store_error(tmp_path):
+    loaded = load_samples(EXAMPLES)
+    out = tmp_path / "run"
+    _measure(loaded.samples[:2], out, FakeAPI(), None)
+    manifest = (out / "manifest.json").read_text()
+    (out / "manifest.json").write_text("{not json")
+    with pytest.raises(RunStoreError, match="manifest.json cannot be read"):
+        load_run(out)
+    (out / "manifest.json").write_text(manifest)
+    for name in ("run.sqlite-wal", "run.sqlite-shm"):
+        (out / name).unlink(missing_ok=True)
+    (out / "run.sqlite").write_bytes(b"garbage" * 100)
+    with pytest.raises(RunStoreError, match=r"run.sqlite cannot be read \(file is not a database\)"):
+        load_run(out)
+
+
+def test_error_reasons_are_counted_shortened_and_redacted(tmp_path, monkeypatch):
+    from hallumeasure.errors import ProviderError
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-value-123456")
+    loaded = load_samples(EXAMPLES)
+    out = tmp_path / "run"
+
+    def fail(request):
+        return ProviderError("quota exceeded")
+
+    _measure(loaded.samples[:3], out, FakeAPI(responder=fail), None)
+    data = load_run(out)
+    assert not data.unfinished
+    [reason] = data.error_reasons()
+    assert reason["count"] == 3 and reason["rows"] == "response" and "quota exceeded" in reason["reason"]
+    data.responses.loc[0, "error"] = "leaked sk-secret-value-123456 " + "y" * 400
+    reasons = data.error_reasons(width=50)
+    assert all(len(r["reason"]) <= 50 for r in reasons) and "sk-secret" not in str(reasons)
+    assert sorted(r["count"] for r in reasons) == [1, 2]

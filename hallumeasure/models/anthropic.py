@@ -54,8 +54,8 @@ class AnthropicAPI(ModelAPI):
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             raise ConfigError(
-                f"{self.spec} needs an API key: set ANTHROPIC_API_KEY (or pass api_key=...), "
-                "or use the offline judge"
+                f"{self.spec} needs an API key: set the ANTHROPIC_API_KEY environment variable, "
+                "or use the offline judge (--judge offline --extractor offline)"
             )
         self._api_key = key
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -100,6 +101,7 @@ class BedrockAPI(ModelAPI):
             self._session = session or (boto3.Session(profile_name=profile) if profile else boto3.Session())
         except ProfileNotFound as exc:
             raise ConfigError(f"{self.spec}: AWS profile {profile!r} not found ({exc})") from None
+        self._check_credentials()
         self.region_name = region_name or self._session.region_name or "us-east-1"
         config = Config(
             retries={"total_max_attempts": 1, "mode": "standard"},  # the Model wrapper is the only layer that retries
@@ -116,6 +118,25 @@ class BedrockAPI(ModelAPI):
         self._max_workers = max_workers
         self._executor: ThreadPoolExecutor | None = None
         self._connect_timeout, self._read_timeout = connect_timeout, read_timeout
+
+    def _check_credentials(self) -> None:
+        """Fail now, as a missing Anthropic key does, rather than as one error row per sample later.
+
+        botocore resolves the chain (environment, profile files, SSO, instance role) once and
+        caches the result in the session, so the first call does not pay for it again. A Bedrock
+        API key (``AWS_BEARER_TOKEN_BEDROCK``) replaces signing credentials, so it is enough.
+        """
+        if os.environ.get("AWS_BEARER_TOKEN_BEDROCK"):
+            return
+        try:
+            credentials = self._session.get_credentials()
+        except (BotoCoreError, OSError) as exc:  # a broken profile, an expired SSO token, a failing credential_process
+            raise ConfigError(f"{self.spec}: AWS credentials cannot be loaded: {type(exc).__name__}: {exc}") from None
+        if credentials is None:
+            raise ConfigError(
+                f"{self.spec}: no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY (or run 'aws configure'), or use the offline judge"
+            )
 
     def settings(self) -> dict[str, Any]:
         # The region is left out on purpose: it does not change answers, and it is part of the cache key.

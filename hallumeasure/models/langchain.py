@@ -160,12 +160,21 @@ def _construct(path: str, kwargs: dict[str, Any]) -> BaseChatModel:
     if not module_name or not class_name:
         raise ConfigError(f"{path!r} is not an import path: write package.module:ClassName")
     try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        # Name the module that is really missing (it may be a dependency of the one asked for).
+        missing = getattr(exc, "name", None)
+        if not missing:
+            raise ConfigError(f"cannot import {path!r}: {type(exc).__name__}: {exc}") from None
+        package = missing.split(".")[0].replace("_", "-")
         raise ConfigError(
-            f"cannot import {path!r} ({type(exc).__name__}: {exc}); install the package that provides it, "
-            "for example pip install langchain-anthropic"
+            f"cannot import {path!r}: no module named {missing!r}; install the package that provides it "
+            f"(usually pip install {package})"
         ) from None
+    try:
+        cls = getattr(module, class_name)
+    except AttributeError:
+        raise ConfigError(f"cannot import {path!r}: module {module_name!r} has no {class_name!r}") from None
     try:
         return cls(**kwargs)
     except Exception as exc:  # noqa: BLE001 - the constructor's own validation error, reported without values

@@ -225,8 +225,10 @@ def test_key_and_base_url_from_the_environment(monkeypatch):
 
 
 def test_missing_key_is_a_config_error():
-    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY") as caught:
         AnthropicAPI("claude-test")
+    # The CLI user cannot "pass api_key=...": the message names the variable and the keyless judge only.
+    assert "api_key=" not in str(caught.value) and "--judge offline" in str(caught.value)
 
 
 def test_rate_limit_then_success_through_the_model_wrapper():

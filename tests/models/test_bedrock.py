@@ -313,3 +313,31 @@ def test_the_pipeline_runs_end_to_end_against_the_default_server():
         assert len(srv.requests) == 2
     assert result.error is None and result.n_claims == 2 and result.n_evaluated == 2 and result.n_errors == 0
     assert result.usage.calls == 2 and result.usage.input_tokens > 0
+
+
+def test_no_credentials_fail_when_the_model_is_built_like_a_missing_anthropic_key(monkeypatch):
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    for build in (lambda: BedrockAPI(MODEL_ID, region_name="us-east-1"),
+                  lambda: build_model_api(f"bedrock:{MODEL_ID}", region_name="us-east-1"),
+                  lambda: BedrockAPI(MODEL_ID, session=boto3.Session(region_name="us-east-1"))):
+        with pytest.raises(ConfigError, match=r"no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID"):
+            build()
+
+
+def test_credentials_from_a_session_or_a_bedrock_api_key_are_enough(monkeypatch):
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    assert BedrockAPI(MODEL_ID, region_name="us-east-1", session=_session()).spec == f"bedrock:{MODEL_ID}"
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-for-tests")
+    BedrockAPI(MODEL_ID, region_name="us-east-1")
+
+
+def test_a_credential_source_that_fails_is_a_config_error(monkeypatch, tmp_path):
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    config = tmp_path / "config"
+    config.write_text("[profile broken]\ncredential_process = /nonexistent/credential-helper\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    with pytest.raises(ConfigError, match="AWS credentials cannot be loaded"):
+        BedrockAPI(MODEL_ID, region_name="us-east-1", profile="broken")

@@ -1,6 +1,7 @@
 """LangChainAPI against tiny but real ``BaseChatModel`` subclasses: the LangChain runtime runs, nothing of ours is mocked."""
 
 import asyncio
+import importlib.util
 import json
 from typing import Any
 
@@ -239,3 +240,19 @@ def test_rate_limit_then_success_through_the_model_wrapper():
     model = Model(LangChainAPI(chat), backoff_base=0.0)
     response = _generate(model, _request())
     assert response.tool_input == VERDICT and len(chat.seen) == 2 and model.retries == 1
+
+
+def test_a_failed_import_names_the_module_that_is_missing(tmp_path, monkeypatch):
+    (tmp_path / "my_chat_wrapper.py").write_text("import langchain_not_installed_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError) as caught:
+        build_model_api("langchain:my_chat_wrapper:Chat")
+    message = str(caught.value)
+    assert "'langchain_not_installed_xyz'" in message and "pip install langchain-not-installed-xyz" in message
+    assert "langchain-anthropic" not in message
+    if importlib.util.find_spec("langchain_openai") is None:  # the reviewer's case, when it is not installed
+        with pytest.raises(ConfigError, match="pip install langchain-openai") as caught:
+            build_model_api("langchain:langchain_openai:ChatOpenAI")
+        assert "langchain-anthropic" not in str(caught.value)
+    with pytest.raises(ConfigError, match="module 'json' has no 'ChatNothing'"):
+        build_model_api("langchain:json:ChatNothing")
