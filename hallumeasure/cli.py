@@ -38,8 +38,35 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
+    # One line, always: a script greps it, a person reads it at once.
+    message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
     console.print(f"[red]error:[/red] {escape(redact(message))}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
+
+
+def _positive(value: float | None) -> float | None:
+    """Typer callback: a float option that must be above 0 (a deadline or an interval)."""
+    if value is not None and not value > 0:
+        raise typer.BadParameter(f"{value} is not above 0.")
+    return value
+
+
+def _open_probability(value: float | None) -> float | None:
+    """Typer callback: a significance level, above 0 and at most 1."""
+    if value is not None and not 0 < value <= 1:
+        raise typer.BadParameter(f"{value} is not in the range 0<x<=1.")
+    return value
+
+
+def _one_line(exc: BaseException) -> str:
+    """A one-line message for an exception: the first pydantic error, or the first line of its text."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        return f"{where}: {first['msg']}" if where else first["msg"]
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else ""
+    return line or type(exc).__name__
 
 
 def _columns(pairs: list[str]) -> dict[str, str]:
@@ -85,22 +112,22 @@ def measure(
     judge: Annotated[str, typer.Option(help="Claim judge spec (same forms as --extractor).")] = "offline",
     mode: Annotated[str, typer.Option(help="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")] = "cot-one",
     detector: Annotated[str, typer.Option(help="claims (extract + judge claims), conli (sentence then entity NLI with --judge), cascade (--first-pass judge, then --judge explains its flags).")] = "claims",
-    first_pass: Annotated[str, typer.Option("--first-pass", help="Cascade only: the cheap first-pass judge.")] = "offline",
-    flag_threshold: Annotated[float, typer.Option(help="Cascade only: flag a claim when the first pass gives it at least this probability of being unsupported.")] = 0.5,
-    resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out.")] = False,
-    overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first.")] = False,
+    first_pass: Annotated[Optional[str], typer.Option("--first-pass", help="Cascade only: the cheap first-pass judge (default: offline).")] = None,
+    flag_threshold: Annotated[Optional[float], typer.Option(min=0.0, max=1.0, help="Cascade only: flag a claim when the first pass gives it at least this probability of being unsupported (default: 0.5).")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out (not with --overwrite).")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first (not with --resume).")] = False,
     column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
     model_name: Annotated[Optional[str], typer.Option("--model-name", help="Model name for rows without one.")] = None,
-    concurrency: Annotated[int, typer.Option(help="Samples measured at once.")] = 4,
-    max_concurrency: Annotated[int, typer.Option(help="Provider calls in flight at once, per model.")] = 8,
-    max_retries: Annotated[int, typer.Option(help="Retries of a failed provider call.")] = 4,
-    timeout: Annotated[float, typer.Option(help="Deadline of one provider call, seconds.")] = 120.0,
+    concurrency: Annotated[int, typer.Option(min=1, help="Samples measured at once.")] = 4,
+    max_concurrency: Annotated[int, typer.Option(min=1, help="Provider calls in flight at once, per model.")] = 8,
+    max_retries: Annotated[int, typer.Option(min=0, help="Retries of a failed provider call.")] = 4,
+    timeout: Annotated[float, typer.Option(callback=_positive, help="Deadline of one provider call, seconds.")] = 120.0,
     cache: Annotated[Optional[Path], typer.Option(help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
     unsupported_labels: Annotated[str, typer.Option(help="Labels counted as unsupported.")] = "contradicted,absent,partially_supported",
     unevaluatable: Annotated[str, typer.Option(help="How unevaluatable claims count: exclude, supported, unsupported.")] = "exclude",
-    min_unsupported_claims: Annotated[int, typer.Option(help="Unsupported claims that make a response hallucinated.")] = 1,
-    min_unsupported_rate: Annotated[float, typer.Option(help="...and the unsupported rate it needs.")] = 0.0,
+    min_unsupported_claims: Annotated[int, typer.Option(min=1, help="Unsupported claims that make a response hallucinated.")] = 1,
+    min_unsupported_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="...and the unsupported rate it needs.")] = 0.0,
     strict_input: Annotated[bool, typer.Option(help="Stop at the first bad input row instead of skipping it.")] = False,
     delimiter: Annotated[Optional[str], typer.Option(help="CSV delimiter (default: detected from the header line among , ; tab |).")] = None,
     max_context_chars: Annotated[Optional[int], typer.Option(min=1, help="Longest context sent to the judge; a longer one becomes an error row that says so (default: no limit, the provider decides).")] = None,
@@ -108,7 +135,7 @@ def measure(
     batch: Annotated[bool, typer.Option("--batch", help="Send each stage's requests through the provider's batch service: half price, results in minutes to hours. Batch ids are kept in the run directory; --resume polls them instead of submitting again.")] = False,
     batch_s3: Annotated[Optional[str], typer.Option("--batch-s3", help="Bedrock --batch: s3://bucket/prefix where the batch records and results go.")] = None,
     batch_role: Annotated[Optional[str], typer.Option("--batch-role", help="Bedrock --batch: ARN of the IAM role Bedrock uses to read and write --batch-s3.")] = None,
-    batch_poll: Annotated[float, typer.Option(help="--batch: seconds between the first polls (then up to 60).")] = 10.0,
+    batch_poll: Annotated[float, typer.Option(callback=_positive, help="--batch: seconds between the first polls (then up to 60).")] = 10.0,
     rpm: Annotated[Optional[str], typer.Option("--rpm", help="Requests per minute allowed per model, such as 50 or 4k; calls wait for their turn instead of collecting 429s.")] = None,
     tpm: Annotated[Optional[str], typer.Option("--tpm", help="Tokens per minute allowed per model (input and output), such as 40k or 2m.")] = None,
     no_warm_cache: Annotated[bool, typer.Option("--no-warm-cache", help="One-claim modes: send all claims of a response at once instead of one first and the rest when it has answered (faster; each claim then pays the prompt-cache write).")] = False,
@@ -125,6 +152,18 @@ def measure(
         raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {mode!r}") from None
     if detector not in DETECTORS:
         raise _fail(f"--detector must be one of {list(DETECTORS)}, got {detector!r}")
+    if resume and overwrite:
+        raise _fail("--resume and --overwrite cannot be used together: --resume continues the run in --out, "
+                    "--overwrite deletes it; pass one")
+    if detector != "cascade":
+        given = [name for name, value in (("--flag-threshold", flag_threshold), ("--first-pass", first_pass))
+                 if value is not None]
+        if given:
+            raise _fail(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for --detector cascade only; "
+                        f"this run uses --detector {detector}")
+    if not resume and not overwrite and not dry_run and _holds_run(out_dir):
+        raise _fail(f"{out_dir} already holds a run; pass --resume to continue it, --overwrite to replace it, "
+                    "or choose another --out")
     policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
     try:
         loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input,
@@ -142,8 +181,9 @@ def measure(
         model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
                                    timeout=timeout, rpm=rpm, tpm=tpm,
                                    batch=_batch_options(out_dir, batch_s3, batch_role, batch_poll) if batch else None)
-        ext, jud = build_stages(detector, extractor=extractor, judge=judge, mode=run_mode, first_pass=first_pass,
-                                policy=policy, threshold=flag_threshold, model_for=model_for)
+        ext, jud = build_stages(detector, extractor=extractor, judge=judge, mode=run_mode,
+                                first_pass=first_pass or "offline", policy=policy,
+                                threshold=0.5 if flag_threshold is None else flag_threshold, model_for=model_for)
         if no_warm_cache and hasattr(jud, "warm_cache"):
             jud.warm_cache = False  # recorded in the manifest through the judge's settings
         with _progress(len(loaded.samples)) as advance:
@@ -159,7 +199,10 @@ def measure(
         save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
-    _print_summary(out_dir)
+    except OSError as exc:  # the request cache or the run directory cannot be written
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise _fail(f"{where}{exc.strerror or _one_line(exc)}") from None
+    data = _print_summary(out_dir)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
     if errors or loaded.problems:
         console.print(
@@ -167,7 +210,60 @@ def measure(
             f"{manifest.counts.get('claim_errors', 0)} claim(s) ended as error rows; "
             f"{len(loaded.problems)} input row(s) skipped[/yellow]"
         )
+        _print_error_reasons(data, console, run_dir=out_dir)
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _holds_run(path: Path) -> bool:
+    from hallumeasure.store import DATABASE, MANIFEST
+
+    return (path / MANIFEST).exists() or (path / DATABASE).exists()
+
+
+#: Distinct error reasons printed after a run or by 'show' ('show --json' lists them all).
+SHOWN_REASONS = 3
+
+
+def _print_error_reasons(data, where: Console, *, run_dir: Path) -> None:
+    """The distinct reasons of the error rows, counted, most frequent first (the first few)."""
+    reasons = data.error_reasons(width=240)
+    if not reasons:
+        return
+    where.print(f"error rows by reason ({len(reasons)} distinct):", highlight=False)
+    for item in reasons[:SHOWN_REASONS]:
+        noun = "response" if item["rows"] == "response" else "claim"
+        where.print(f"  {item['count']} {noun}{'s' if item['count'] != 1 else ''}: {escape(item['reason'])}",
+                    highlight=False, soft_wrap=True)
+    if len(reasons) > SHOWN_REASONS:
+        where.print(f"  ... and {len(reasons) - SHOWN_REASONS} more: hallumeasure show {escape(str(run_dir))} --json "
+                    "lists them all", highlight=False, soft_wrap=True)
+
+
+def _resume_hint(path: Path, m) -> str:
+    """The command that finishes an unfinished run (with the stages it was started with)."""
+    parts = ["hallumeasure measure", m.input_path or "INPUT", "--out", str(path)]
+    if m.detector != "claims":
+        parts += ["--detector", m.detector]
+    parts += ["--extractor", m.extractor, "--judge", m.judge, "--mode", m.mode.value, "--resume"]
+    return " ".join(parts)
+
+
+def _unfinished_message(path: Path, manifest, n_stored: int) -> str:
+    return (f"{path} is an unfinished run (status {manifest.status!r}: it crashed, was stopped, or is still being "
+            f"written; {n_stored} of {manifest.n_samples} samples stored); finish it with: "
+            f"{_resume_hint(path, manifest)} (and the other options it was started with)")
+
+
+def _refuse_unfinished(paths: list[Path]) -> None:
+    """compare / audit: numbers from a run that never finished would be read as a result; refuse them."""
+    from hallumeasure.store import RunStore
+
+    for path in paths:
+        with RunStore(path) as store:
+            manifest = store.read_manifest()
+            if manifest is not None and manifest.status != "complete":
+                raise HalluMeasureError(_unfinished_message(path, manifest, len(store.done_ids())) + ", then "
+                                        "compare or audit it")
 
 
 def _model_factory(cache: Path | None, no_cache: bool, *, rpm: str | None = None, tpm: str | None = None,
@@ -221,10 +317,10 @@ def mitigate(
     rewriter: Annotated[str, typer.Option(help="offline (rule-based, keyless) or a model spec: fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.")] = "offline",
     rounds: Annotated[int, typer.Option(min=1, help="Rewrite what is still unsupported again, while the mean rate falls.")] = 1,
     overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first.")] = False,
-    concurrency: Annotated[int, typer.Option(help="Responses rewritten / measured at once.")] = 4,
-    max_concurrency: Annotated[int, typer.Option(help="Provider calls in flight at once, per model.")] = 8,
-    max_retries: Annotated[int, typer.Option(help="Retries of a failed provider call.")] = 4,
-    timeout: Annotated[float, typer.Option(help="Deadline of one provider call, seconds.")] = 120.0,
+    concurrency: Annotated[int, typer.Option(min=1, help="Responses rewritten / measured at once.")] = 4,
+    max_concurrency: Annotated[int, typer.Option(min=1, help="Provider calls in flight at once, per model.")] = 8,
+    max_retries: Annotated[int, typer.Option(min=0, help="Retries of a failed provider call.")] = 4,
+    timeout: Annotated[float, typer.Option(callback=_positive, help="Deadline of one provider call, seconds.")] = 120.0,
     cache: Annotated[Optional[Path], typer.Option(help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
 ) -> None:
@@ -236,10 +332,18 @@ def mitigate(
     from hallumeasure.pipeline.rewrite import build_rewriter
     from hallumeasure.report.render import format_number
 
+    if out_dir.exists() and out_dir.resolve() == run_dir.resolve():
+        raise _fail("--out must be a new directory, not the source run")
+    if out_dir.exists() and not overwrite and _holds_run(out_dir):
+        raise _fail(f"{out_dir} already holds a run; pass --overwrite to replace it, or choose another --out")
     if overwrite and out_dir.exists():
-        if out_dir.resolve() == run_dir.resolve():
-            raise _fail("--out must be a new directory, not the source run")
-        shutil.rmtree(out_dir)
+        if out_dir.is_dir() and any(out_dir.iterdir()) and not _holds_run(out_dir):
+            raise _fail(f"{out_dir} is not empty and holds no hallumeasure run; refusing to delete it: "
+                        "choose a new --out directory")
+        try:
+            shutil.rmtree(out_dir) if out_dir.is_dir() else out_dir.unlink()
+        except OSError as exc:
+            raise _fail(f"cannot delete {out_dir} for --overwrite: {exc.strerror or _one_line(exc)}") from None
     try:
         model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
                                    timeout=timeout)
@@ -307,10 +411,11 @@ class _progress:
         self.bar.stop()
 
 
-def _print_summary(run_dir: Path) -> None:
+def _print_summary(run_dir: Path, data=None):
+    """Print a run's summary table and settings; returns the loaded ``RunData``."""
     from hallumeasure.store import load_run
 
-    data = load_run(run_dir)
+    data = data if data is not None else load_run(run_dir)
     manifest = data.manifest
     table = Table(title=f"run {run_dir}", title_justify="left")
     for name in ("model", "responses", "claims", "mean unsupported rate", "hallucinated share", "error rows"):
@@ -332,6 +437,7 @@ def _print_summary(run_dir: Path) -> None:
                       "see the README for its measured quality.")
         if manifest.judge.startswith("fake"):
             out.print("note: the fake model is a demo for tests; its labels are not a measurement.")
+    return data
 
 
 @app.command()
@@ -341,11 +447,11 @@ def bench(
     extractor: Annotated[Optional[str], typer.Option(help="Extractor spec (default: offline for the offline judge, else the judge's).")] = None,
     mode: Annotated[Optional[list[str]], typer.Option(help="Classifier mode(s); repeat to bench several.")] = None,
     gold_claims: Annotated[bool, typer.Option(help="Judge the dataset's gold claims directly (no extraction).")] = False,
-    limit: Annotated[Optional[int], typer.Option(help="Stratified sample of N records per dataset (seeded).")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Stratified sample of N records per dataset (seeded).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for --limit sampling and the bootstrap.")] = 13,
-    concurrency: Annotated[int, typer.Option(help="Samples judged at once.")] = 4,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the 95% CIs.")] = 1000,
-    out_dir: Annotated[Path, typer.Option("--out", help="Where the JSON and Markdown tables go.")] = Path("benchmarks/bench"),
+    concurrency: Annotated[int, typer.Option(min=1, help="Samples judged at once.")] = 4,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples for the 95% CIs.")] = 1000,
+    out_dir: Annotated[Path, typer.Option("--out", help="Where the JSON and Markdown tables go (the committed tables in benchmarks/bench are written with an explicit --out benchmarks/bench).")] = Path("runs/bench"),
     column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
     cache: Annotated[Optional[Path], typer.Option(help="Request cache file.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the request cache.")] = False,
@@ -359,6 +465,9 @@ def bench(
     from hallumeasure.types import Mode
 
     modes = mode or ["cot-one"]
+    for name in modes:
+        if name not in {m.value for m in Mode}:
+            raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
     extractor = extractor or ("offline" if judge == "offline" else judge)
     try:
         run_modes = [Mode(m) for m in modes]
@@ -390,12 +499,25 @@ def bench_compare(
     out_file: Annotated[Optional[Path], typer.Option("--out", help="Also write the table to this Markdown file.")] = None,
 ) -> None:
     """Put several bench results side by side (one row per judge x mode x dataset)."""
-    from hallumeasure.bench import compare_bench
+    from hallumeasure.bench import compare_bench, load_bench
 
+    loaded = []
+    for path in results:
+        if not path.exists():
+            raise _fail(f"{path} does not exist; give the JSON files written by 'hallumeasure bench'")
+        if path.is_dir():
+            raise _fail(f"{path} is a directory; give the JSON files in it, such as {path}/*.json")
+        try:
+            loaded.append(load_bench(path))
+        except (ValidationError, UnicodeDecodeError) as exc:
+            raise _fail(f"{path} is not a bench result (a JSON file written by 'hallumeasure bench'): "
+                        f"{_one_line(exc)}") from None
+        except OSError as exc:
+            raise _fail(f"{path} cannot be read: {exc.strerror or _one_line(exc)}") from None
     try:
-        table = compare_bench(results)
-    except (OSError, ValueError, HalluMeasureError) as exc:
-        raise _fail(str(exc)) from exc
+        table = compare_bench(loaded)
+    except (ValueError, KeyError, HalluMeasureError) as exc:
+        raise _fail(_one_line(exc)) from exc
     out.print(table, markup=False, highlight=False)
     if out_file:
         out_file.write_text(table + "\n", encoding="utf-8")
@@ -404,8 +526,8 @@ def bench_compare(
 @app.command()
 def show(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
-    claims: Annotated[bool, typer.Option(help="List every claim with its verdict.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest and summary as JSON.")] = False,
+    claims: Annotated[bool, typer.Option(help="List every claim with its verdict (with --json: a 'claims' list).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")] = False,
 ) -> None:
     """Summarise a run (and optionally list its claims)."""
     from hallumeasure.store import load_run
@@ -414,14 +536,23 @@ def show(
         data = load_run(run_dir)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
+    if data.unfinished:  # still exit 0: looking at a crashed run is how one finds out what happened
+        stored = int(data.summary.iloc[0]["n_responses"]) if len(data.summary) else 0
+        console.print(f"[yellow]warning:[/yellow] {escape(redact(_unfinished_message(run_dir, data.manifest, stored)))}",
+                      highlight=False, soft_wrap=True)
     if as_json:
         payload = {
             "manifest": json.loads(data.manifest.model_dump_json()) if data.manifest else None,
+            "unfinished": data.unfinished,
             "summary": json.loads(data.summary.to_json(orient="records")),
+            "error_reasons": data.error_reasons(),
         }
+        if claims:
+            payload["claims"] = _claim_records(data.claims)
         out.print_json(data=payload)
         return
-    _print_summary(run_dir)
+    _print_summary(run_dir, data)
+    _print_error_reasons(data, out, run_dir=run_dir)
     if claims:
         table = Table(show_lines=False)
         for name in ("sample", "claim", "label", "subtype", "reason"):
@@ -438,19 +569,22 @@ def compare(
     runs: Annotated[list[Path], typer.Argument(help="Run directories written by 'measure' (one may hold several models).")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Directory for report.md, report.html, report.json and plots.")],
     allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Compare runs measured with different judges, modes, prompts or policies; the report is marked.")] = False,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples per interval.")] = 2000,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
-    worst: Annotated[int, typer.Option(help="Worst examples shown per model.")] = 3,
+    worst: Annotated[int, typer.Option(min=0, help="Worst examples shown per model.")] = 3,
 ) -> None:
     """Compare models: rates with bootstrap intervals, paired differences, subtype mix, worst examples."""
     from hallumeasure.report.compare import compare_runs
     from hallumeasure.report.render import format_p, format_signed
 
     try:
+        _refuse_unfinished(runs)
         report = compare_runs(runs, out_dir, allow_mismatch=allow_mismatch, resamples=resamples, seed=seed,
                               worst=worst)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
+    except ValidationError as exc:
+        raise _fail(_one_line(exc)) from None
     table = Table(title="models", title_justify="left")
     for name in ("model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"):
         table.add_column(name, justify="left" if name == "model" else "right")
@@ -476,17 +610,17 @@ def audit(
     baseline: Annotated[Path, typer.Option("--baseline", help="The baseline run directory.")],
     current: Annotated[Path, typer.Option("--current", help="The run to audit against the baseline.")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Directory for audit.json, audit.md and audit.junit.xml.")],
-    max_rate_rise: Annotated[float, typer.Option(help="Tolerated rise of the mean unsupported rate (absolute).")] = 0.02,
-    alpha: Annotated[float, typer.Option(help="Significance level of the paired/unpaired test (1.0 = margin only).")] = 0.05,
-    max_hallucinated_share_rise: Annotated[Optional[float], typer.Option(help="Tolerated rise of the hallucinated share (default: not checked).")] = None,
+    max_rate_rise: Annotated[float, typer.Option(min=0.0, max=1.0, help="Tolerated rise of the mean unsupported rate (absolute).")] = 0.02,
+    alpha: Annotated[float, typer.Option(callback=_open_probability, help="Significance level of the paired/unpaired test, in (0, 1] (1.0 = margin only).")] = 0.05,
+    max_hallucinated_share_rise: Annotated[Optional[float], typer.Option(min=0.0, max=1.0, help="Tolerated rise of the hallucinated share (default: not checked).")] = None,
     subtype_shift: Annotated[bool, typer.Option("--subtype-shift/--no-subtype-shift", help="Fail when an error subtype becomes significantly more frequent.")] = True,
-    subtype_alpha: Annotated[Optional[float], typer.Option(help="Significance level of the subtype test (default: --alpha).")] = None,
-    min_samples: Annotated[int, typer.Option(help="Fewest compared samples for a verdict.")] = 5,
-    max_error_share: Annotated[float, typer.Option(help="Tolerated share of error rows in either run.")] = 0.05,
+    subtype_alpha: Annotated[Optional[float], typer.Option(callback=_open_probability, help="Significance level of the subtype test, in (0, 1] (default: --alpha).")] = None,
+    min_samples: Annotated[int, typer.Option(min=1, help="Fewest compared samples for a verdict.")] = 5,
+    max_error_share: Annotated[float, typer.Option(min=0.0, max=1.0, help="Tolerated share of error rows in either run.")] = 0.05,
     baseline_model: Annotated[Optional[str], typer.Option(help="Audit only this model of the baseline run.")] = None,
     current_model: Annotated[Optional[str], typer.Option(help="Audit only this model of the current run.")] = None,
     allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Audit runs measured differently; the outputs are marked.")] = False,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples per interval.")] = 2000,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
 ) -> None:
     """Audit CURRENT against BASELINE. Exit 0 pass, 1 regression, 2 usage error, 3 incomplete."""
@@ -496,13 +630,22 @@ def audit(
         gates = AuditGates(max_rate_rise=max_rate_rise, alpha=alpha,
                            max_hallucinated_share_rise=max_hallucinated_share_rise, subtype_shift=subtype_shift,
                            subtype_alpha=subtype_alpha, min_samples=min_samples, max_error_share=max_error_share)
+        _refuse_unfinished([baseline, current])
         result = audit_runs(baseline, current, gates, out_dir=out_dir, allow_mismatch=allow_mismatch,
                             baseline_model=baseline_model, current_model=current_model, resamples=resamples,
                             seed=seed)
-    except (HalluMeasureError, ValidationError) as exc:
-        message = redact(str(exc))
-        write_usage_error(out_dir, message)
-        raise _fail(message, EXIT_USAGE) from exc
+    except Exception as exc:  # noqa: BLE001 - exit 1 means "regression" here, so no failure may escape as 1
+        if isinstance(exc, HalluMeasureError):
+            message = redact(str(exc))
+        elif isinstance(exc, ValidationError):
+            message = redact(_one_line(exc))
+        else:
+            message = redact(f"the audit could not run: {type(exc).__name__}: {_one_line(exc)}")
+        try:
+            write_usage_error(out_dir, message)
+        except Exception as write_exc:  # noqa: BLE001 - the message on stderr matters more than the files
+            message += f" (and {out_dir} cannot be written: {_one_line(write_exc)})"
+        raise _fail(message, EXIT_USAGE) from None
     table = Table(title=f"audit: {result.status.upper()}", title_justify="left")
     for name in ("gate", "result", "observed", "message"):
         table.add_column(name, overflow="fold")
@@ -515,6 +658,19 @@ def audit(
         out.print(f"note: {note}", highlight=False, markup=False)
     out.print(f"wrote {out_dir / 'audit.md'}, audit.json and audit.junit.xml; exit code {result.exit_code}", markup=False)
     raise typer.Exit(result.exit_code)
+
+
+def _claim_records(claims) -> list[dict]:
+    """Claims with their verdicts as JSON-ready records (spans parsed; the raw model output left out)."""
+    from hallumeasure.config import redact as _redact
+
+    records = json.loads(claims.drop(columns=["raw_output"], errors="ignore").to_json(orient="records"))
+    for record in records:
+        if isinstance(record.get("spans"), str):
+            record["spans"] = json.loads(record["spans"])
+        if isinstance(record.get("error"), str):
+            record["error"] = _redact(record["error"])
+    return records
 
 
 def _cell(value: object) -> str:
