@@ -223,7 +223,9 @@ async def bench_async(
         if extractor is not None:
             raise ValueError("gold_claims=True judges the gold claims; do not pass an extractor")
         if not any(s.claims for s in samples):
-            raise ValueError("these samples have no gold claims; run without gold_claims")
+            names = dataset or ", ".join(sorted({s.dataset for s in samples})) or "given"
+            raise ValueError(f"the {names} data set has no gold claims (no labelled 'claims' field); "
+                             "run bench without --gold-claims to judge the claims extracted from its responses")
         extractor = GoldClaimExtractor(samples)
     elif extractor is None:
         raise ValueError("pass an extractor, or gold_claims=True for data with claim labels")

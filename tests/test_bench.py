@@ -171,8 +171,12 @@ def test_gold_claims_give_claim_level_metrics() -> None:
 
 def test_gold_claims_need_claims_and_no_extractor() -> None:
     samples = _samples(4)
-    with pytest.raises(ValueError, match="no gold claims"):
+    with pytest.raises(ValueError, match="no gold claims") as refused:
         run_bench(samples, OracleJudge(samples), gold_claims=True)
+    # The message names the data set at fault and the CLI flag, not the Python parameter.
+    message = str(refused.value)
+    assert f"the {samples[0].dataset} data set" in message and "without --gold-claims" in message
+    assert "gold_claims" not in message
     with pytest.raises(ValueError, match="pass an extractor"):
         run_bench(samples, OracleJudge(samples))
 

@@ -353,3 +353,21 @@ def test_policy_decides_what_is_sent(tmp_path):
     report = mitigate_run(source, tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=TableJudge())
     assert sent_responses(api) == [SAMPLES[2].response]  # only the contradicted claim counts under this policy
     assert report.n_originally_hallucinated == 1
+
+
+def test_an_emptied_response_is_counted_apart_not_as_mitigated(source, tmp_path):
+    # s2 is repaired (the bad sentence goes, a supported one stays); s3 and s4 lose every sentence.
+    emptying = {"Alpha is red. Gamma is huge.": "Alpha is red.", "Beta is blue. Delta has 42 rooms.": "",
+                "Alpha is red. Beta is blue. Omega is vast.": ""}
+    rewriter, _ = rewriter_for(emptying)
+    report = mitigate_run(source, tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=TableJudge())
+    assert report.n_originally_hallucinated == 3
+    assert report.n_mitigated == 1 and report.mitigation_rate == pytest.approx(1 / 3)
+    assert report.n_emptied == 2 and report.n_hallucinated_emptied == 2
+    assert report.n_clean == 3 and report.clean_rate == 1.0
+    assert {r.sample_id for r in report.responses if r.emptied} == {"s3", "s4"}
+    markdown = (tmp_path / "fixed" / "mitigation.md").read_text()
+    assert "- mitigation rate: **33.3%** (1 of 3" in markdown
+    assert "2** of 3 hallucinated responses lost every checkable claim (not counted as mitigated)" in markdown
+    saved = json.loads((tmp_path / "fixed" / "mitigation.json").read_text())
+    assert saved["n_emptied"] == 2 and saved["clean_rate"] == 1.0

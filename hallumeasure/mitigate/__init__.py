@@ -19,7 +19,12 @@ Flow (``mitigate_run``):
 Metrics (all over the source run's responses, under its policy):
 
 - **mitigation rate**: of the responses that were hallucinated before, the share that is not
-  hallucinated after (a response whose rewrite could not be measured counts as not mitigated);
+  hallucinated after *and still has a claim that counts* (a response whose rewrite could not
+  be measured counts as not mitigated);
+- **emptied**: a rewrite that kept no claim counting in the rate (every checkable sentence
+  deleted) is no longer hallucinated, but it was deleted, not repaired: it is counted as
+  emptied and never as mitigated. The **clean share** (hallucinated before, not after,
+  emptied included) is reported next to the mitigation rate, so both readings are visible;
 - **retention**: of the claims judged supported before, in responses whose text changed, the
   share still present and supported after. A claim is *present* when some claim of the rewrite
   aligns with it: the same text after normalisation, or a word-overlap (Dice) score of at least

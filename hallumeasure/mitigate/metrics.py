@@ -110,8 +110,11 @@ def build_report(outcome: MitigationOutcome, policy: Policy, *, source_run: str,
                  threshold: float = ALIGN_THRESHOLD) -> MitigationReport:
     """The before/after report of a mitigation outcome."""
     rows = [compare_response(s, policy, threshold) for s in outcome.states]
+    emptied = {r.sample_id for r in rows if r.emptied}
     was = [s for s in outcome.states if s.original_result.hallucinated]
-    mitigated = [s for s in was if s.result.hallucinated is False]
+    # An emptied response is clean only because nothing checkable is left: not a repair.
+    clean = [s for s in was if s.result.hallucinated is False]
+    mitigated = [s for s in clean if s.original.id not in emptied]
     supported = sum(r.supported_before for r in rows)
     retained = sum(r.retained for r in rows)
     rewrite_usage = sum((s.rewrite_usage for s in outcome.states), Usage())
@@ -121,9 +124,10 @@ def build_report(outcome: MitigationOutcome, policy: Policy, *, source_run: str,
         (f"Retention counts supported claims of rewritten responses only; a claim is present when a claim of the "
          f"rewrite has the same normalised text or a content-word overlap (Dice) of at least {threshold:g}."),
     ]
-    if any(r.emptied for r in rows):
-        notes.append("A response whose rewrite keeps no checkable claim is not hallucinated and counts as "
-                     "mitigated; such responses are marked 'emptied'.")
+    if emptied:
+        notes.append("A response whose rewrite keeps no checkable claim is marked 'emptied': it is no longer "
+                     "hallucinated, but it was deleted rather than repaired, so the mitigation rate does not count "
+                     "it (the clean share does).")
     if any(not r.kept for r in outcome.rounds):
         notes.append("A round that did not lower the mean unsupported rate was discarded (its cost is counted).")
     return MitigationReport(
@@ -135,7 +139,9 @@ def build_report(outcome: MitigationOutcome, policy: Policy, *, source_run: str,
         n_responses=len(rows), n_sent=sum(1 for r in rows if r.sent), n_rewritten=sum(1 for r in rows if r.rewritten),
         n_rewrite_errors=sum(1 for r in rows if r.rewrite_error), n_originally_hallucinated=len(was),
         n_mitigated=len(mitigated), mitigation_rate=len(mitigated) / len(was) if was else None,
-        n_emptied=sum(1 for r in rows if r.emptied),
+        n_emptied=len(emptied),
+        n_hallucinated_emptied=sum(1 for s in was if s.original.id in emptied),
+        n_clean=len(clean), clean_rate=len(clean) / len(was) if was else None,
         supported_before=supported, retained=retained, retention=retained / supported if supported else None,
         n_new_unsupported=sum(len(r.new_unsupported) for r in rows),
         n_responses_with_new_unsupported=sum(1 for r in rows if r.new_unsupported),

@@ -90,7 +90,8 @@ detector {{ r.detector }}, judge {{ r.judge }}, extractor {{ r.extractor }}, rew
 <tr><td>hallucinated responses</td><td>{{ r.before.n_hallucinated }}</td><td>{{ r.after.n_hallucinated }}</td></tr>
 </table>
 <ul>
-<li>mitigation rate: <strong>{{ r.mitigation_rate | pct }}</strong> ({{ r.n_mitigated }} of {{ r.n_originally_hallucinated }} hallucinated responses clean after rewriting; {{ r.n_emptied }} of them emptied)</li>
+<li>mitigation rate: <strong>{{ r.mitigation_rate | pct }}</strong> ({{ r.n_mitigated }} of {{ r.n_originally_hallucinated }} hallucinated responses repaired: clean after rewriting, with checkable claims left)</li>
+<li>emptied: <strong>{{ r.n_hallucinated_emptied }}</strong> of {{ r.n_originally_hallucinated }} hallucinated responses lost every checkable claim (not counted as mitigated); clean share, emptied included: {{ r.clean_rate | pct }} ({{ r.n_clean }} of {{ r.n_originally_hallucinated }})</li>
 <li>retention: <strong>{{ r.retention | pct }}</strong> ({{ r.retained }} of {{ r.supported_before }} supported claims still present and supported)</li>
 <li>new unsupported claims introduced by the rewrite: <strong>{{ r.n_new_unsupported }}</strong> in {{ r.n_responses_with_new_unsupported }} response(s)</li>
 <li>sent to the rewriter: {{ r.n_sent }} of {{ r.n_responses }} responses; rewritten: {{ r.n_rewritten }}; rewrite errors: {{ r.n_rewrite_errors }}</li>
@@ -151,7 +152,8 @@ Policy: {{ r.policy | md }}
 | hallucinated share | {{ r.before.hallucinated_share | num }} | {{ r.after.hallucinated_share | num }} |
 | hallucinated responses | {{ r.before.n_hallucinated }} | {{ r.after.n_hallucinated }} |
 
-- mitigation rate: **{{ r.mitigation_rate | pct }}** ({{ r.n_mitigated }} of {{ r.n_originally_hallucinated }} hallucinated responses clean after rewriting; {{ r.n_emptied }} of them emptied)
+- mitigation rate: **{{ r.mitigation_rate | pct }}** ({{ r.n_mitigated }} of {{ r.n_originally_hallucinated }} hallucinated responses repaired: clean after rewriting, with checkable claims left)
+- emptied: **{{ r.n_hallucinated_emptied }}** of {{ r.n_originally_hallucinated }} hallucinated responses lost every checkable claim (not counted as mitigated); clean share, emptied included: {{ r.clean_rate | pct }} ({{ r.n_clean }} of {{ r.n_originally_hallucinated }})
 - retention: **{{ r.retention | pct }}** ({{ r.retained }} of {{ r.supported_before }} supported claims still present and supported)
 - new unsupported claims introduced by the rewrite: **{{ r.n_new_unsupported }}** in {{ r.n_responses_with_new_unsupported }} response(s)
 - sent to the rewriter: {{ r.n_sent }} of {{ r.n_responses }}; rewritten: {{ r.n_rewritten }}; rewrite errors: {{ r.n_rewrite_errors }}

@@ -1,7 +1,8 @@
 """The model-comparison report: per-model aggregates with intervals, paired differences, plots, worst examples.
 
-``compare_runs`` reads one or more run directories, refuses runs that were measured
-differently (unless told otherwise, and then says so on the report), and writes
+``compare_runs`` reads one or more run directories, refuses runs whose numbers are not
+comparable (different samples *and* different judge or detector settings, or a different
+policy; unless told otherwise, and then says so on the report), and writes
 ``report.md``, ``report.html`` (self-contained: plots embedded), ``report.json`` and the
 PNG plots into one output directory. Nothing in the output depends on the time or on
 where the runs are stored, so the same runs and seed always give the same report.
@@ -27,6 +28,7 @@ from hallumeasure.report.runs import (
     LoadedRun,
     RunInfo,
     check_comparable,
+    comparable_groups,
     judge_notes,
     load_runs,
     model_groups,
@@ -139,8 +141,10 @@ def compare_runs(
     """Compare the models in ``run_dirs`` and write the report files into ``out_dir``.
 
     Models come from the samples' ``model`` field and from the runs (a model in several runs
-    is shown once per run). Raises ``ConfigError`` when the runs were measured with different
-    judges, extractors, modes, prompts or policies, unless ``allow_mismatch``.
+    is shown once per run, named with the settings its runs differ in). Runs over the same
+    samples may differ in judge, detector, extractor, mode or prompts: that is the comparison.
+    Raises ``ConfigError`` when runs differ in both their samples and how they were measured,
+    or in policy, unless ``allow_mismatch``.
     """
     if resamples < 100:
         raise ConfigError(f"resamples must be at least 100 for a usable interval, got {resamples}")
@@ -151,9 +155,13 @@ def compare_runs(
     options = {"resamples": resamples, "seed": seed, "confidence": confidence}
     run_stats = [group_stats(units[run.name], run.name, **options) for run in runs]
     model_stats = [group_stats(g.units, g.name, **options) for g in groups]
-    comparisons = [compare_groups(a.units, b.units, a.name, b.name, **options)
-                   for a, b in itertools.combinations(groups, 2)]
     by_name = {run.name: run for run in runs}
+    # Without allow_mismatch, only pairs that differ in one thing: another model measured alike,
+    # or the same model measured another way (model-a by CoNLI against model-b by the claim judge
+    # would mix the two).
+    comparisons = [compare_groups(a.units, b.units, a.name, b.name, **options)
+                   for a, b in itertools.combinations(groups, 2)
+                   if allow_mismatch or comparable_groups(a, b, by_name)]
     examples = [e for g in groups for e in worst_examples(by_name[g.run], g, worst)]
 
     out = Path(out_dir)

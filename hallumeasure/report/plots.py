@@ -111,25 +111,31 @@ def draw_differences(ax: Axes, comparisons: list[Comparison]) -> None:
     ax.set_title("Differences between models", loc="left", fontsize=10)
 
 
+def _width(labels: list[str]) -> float:
+    """Figure width in inches: 7, or wider when the y-axis labels (group names) are long."""
+    return max(7.0, 3.5 + 0.075 * max((len(x) for x in labels), default=0))
+
+
 def save_report_plots(stats: list[GroupStats], comparisons: list[Comparison], out_dir: Path) -> list[tuple[str, str]]:
     """Write the report's PNG files into ``out_dir``; returns (file name, title) pairs in display order."""
     names = [s.name for s in stats]
     height = 1.2 + 0.45 * len(names)
+    width = _width(names)
     written = []
 
-    figure = new_figure(7, height)
+    figure = new_figure(width, height)
     draw_estimates(figure.add_subplot(), names, [s.mean_unsupported_rate for s in stats],
                    "Mean claim-level unsupported rate (95% CI)", xlabel="unsupported claims / evaluated claims")
     save(figure, out_dir / "unsupported_rate.png")
     written.append(("unsupported_rate.png", "Mean unsupported rate per model"))
 
-    figure = new_figure(7, height)
+    figure = new_figure(width, height)
     draw_estimates(figure.add_subplot(), names, [s.hallucinated_share for s in stats],
                    "Share of hallucinated responses (95% CI)", xlabel="hallucinated responses / responses")
     save(figure, out_dir / "hallucinated_share.png")
     written.append(("hallucinated_share.png", "Hallucinated share per model"))
 
-    figure = new_figure(7, height + 0.9)
+    figure = new_figure(width, height + 0.9)
     draw_label_mix(figure.add_subplot(), stats)
     save(figure, out_dir / "label_mix.png")
     written.append(("label_mix.png", "Label mix per model"))
@@ -140,7 +146,7 @@ def save_report_plots(stats: list[GroupStats], comparisons: list[Comparison], ou
     written.append(("subtype_mix.png", "Error-subtype mix per model"))
 
     if comparisons:
-        figure = new_figure(7, 1.2 + 0.45 * len(comparisons))
+        figure = new_figure(_width([f"{c.b} - {c.a}" for c in comparisons]), 1.2 + 0.45 * len(comparisons))
         draw_differences(figure.add_subplot(), comparisons)
         save(figure, out_dir / "differences.png")
         written.append(("differences.png", "Differences in mean unsupported rate"))

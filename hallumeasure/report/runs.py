@@ -8,6 +8,7 @@ samples that have no result yet count as error rows, so an unfinished run cannot
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -94,9 +95,17 @@ def judge_notes(runs: list[LoadedRun]) -> list[str]:
 
 
 # --- comparability -------------------------------------------------------------------------------
+#
+# A comparison varies one thing and holds the rest: either the inputs (models' responses to the
+# same tasks, tonight against a baseline) under one way of measuring, or the way of measuring
+# (judge, detector, extractor, mode, prompts) over the same inputs. Runs that differ in both
+# cannot say which of the two made a difference, so they are refused. The policy decides what
+# "unsupported" and "hallucinated" mean, so it must always agree.
 
-#: Manifest fields that must agree for two runs' numbers to be comparable.
-IDENTITY_FIELDS = ("judge", "extractor", "mode", "detector", "prompts", "policy")
+#: Manifest fields that say how a run measured; runs over the same inputs may differ in them.
+MEASUREMENT_FIELDS = ("judge", "extractor", "mode", "detector", "prompts")
+#: Manifest fields that must agree for two runs' numbers to be comparable (kept for callers).
+IDENTITY_FIELDS = (*MEASUREMENT_FIELDS, "policy")
 
 
 def _identity(run: LoadedRun) -> dict[str, object] | None:
@@ -115,19 +124,65 @@ def _show(field: str, value: object) -> str:
     return str(value)
 
 
+def _inputs(run: LoadedRun) -> dict[str, str]:
+    """Sample id -> digest of what was measured for it (model, question, context, response)."""
+    r = run.data.responses
+    out = {}
+    for sid, model, question, context, response in zip(
+            r["sample_id"], r["model"], r["question"], r["context"], r["response"]):
+        parts = [x if isinstance(x, str) else "" for x in (model, question, context, response)]
+        out[str(sid)] = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+    return out
+
+
+def input_difference(a: LoadedRun, b: LoadedRun) -> str | None:
+    """How the inputs of two runs differ, or None when both measured the very same samples."""
+    ia, ib = _inputs(a), _inputs(b)
+    only_a, only_b = set(ia) - set(ib), set(ib) - set(ia)
+    if only_a or only_b:
+        return f"different samples ({len(only_a)} only in {a.name}, {len(only_b)} only in {b.name})"
+    changed = sum(ia[k] != ib[k] for k in ia)
+    if changed:
+        return f"{changed} of the {len(ia)} samples have a different response, context, question or model"
+    return None
+
+
+def measured_differently(a: LoadedRun, b: LoadedRun) -> list[str]:
+    """The measurement fields (see ``MEASUREMENT_FIELDS``) in which two runs with manifests differ."""
+    ia, ib = _identity(a), _identity(b)
+    if ia is None or ib is None:
+        return []
+    return [f for f in MEASUREMENT_FIELDS if ia[f] != ib[f]]
+
+
 def mismatches(runs: list[LoadedRun]) -> list[str]:
-    """One sentence per way the runs were measured differently (empty when they are comparable)."""
+    """One sentence per reason the runs' numbers are not comparable (empty when they are).
+
+    Runs over the same inputs may differ in how they were measured (that is what such a
+    comparison shows); runs measured alike may differ in their inputs. Differing in both, or
+    in the policy, or having no manifest, is a mismatch.
+    """
     problems = [f"run {r.name} has no manifest, so how it was measured is unknown"
                 for r in runs if r.data.manifest is None]
     known = [(r, _identity(r)) for r in runs if r.data.manifest is not None]
     if len(known) < 2:
         return problems
     first_run, first = known[0]
-    for field in IDENTITY_FIELDS:
-        differing = [(r, ident) for r, ident in known[1:] if ident[field] != first[field]]
-        if differing:
-            values = "; ".join(f"{r.name}: {_show(field, ident[field])}" for r, ident in [known[0], *differing])
-            problems.append(f"runs differ in {field} ({values})")
+    differing = [(r, ident) for r, ident in known[1:] if ident["policy"] != first["policy"]]
+    if differing:
+        values = "; ".join(f"{r.name}: {_show('policy', ident['policy'])}" for r, ident in [known[0], *differing])
+        problems.append(f"runs differ in policy ({values})")
+    for (ra, ia), (rb, ib) in itertools.combinations(known, 2):
+        fields = measured_differently(ra, rb)
+        if not fields:
+            continue
+        inputs = input_difference(ra, rb)
+        if inputs is None:
+            continue
+        how = ", ".join(f"differ in {f} ({ra.name}: {_show(f, ia[f])}; {rb.name}: {_show(f, ib[f])})"
+                        for f in fields)
+        problems.append(f"runs {ra.name} and {rb.name} {how}, and their inputs differ too ({inputs}), "
+                        "so a difference between them could come from either")
     return problems
 
 
@@ -136,12 +191,34 @@ def check_comparable(runs: list[LoadedRun], allow_mismatch: bool) -> list[str]:
     found = mismatches(runs)
     if found and not allow_mismatch:
         raise ConfigError(
-            "these runs were not measured the same way, so their numbers are not comparable: "
+            "these runs' numbers are not comparable: "
             + " | ".join(found)
-            + ". Re-measure them with one configuration, or pass allow_mismatch (--allow-mismatch) "
-            "to compare anyway with a visible warning."
+            + ". Compare runs that measured the same samples (to compare judges or detectors) or that were "
+            "measured the same way (to compare models or responses), always under one policy; or pass "
+            "--allow-mismatch to compare anyway with a visible warning."
         )
     return found
+
+
+def run_labels(runs: list[LoadedRun]) -> dict[str, str]:
+    """Run name -> how to name it in tables: the name, plus the measurement settings that differ between runs."""
+    known = [r for r in runs if r.data.manifest is not None]
+    differ = {f for a, b in itertools.combinations(known, 2) for f in measured_differently(a, b)}
+    # The settings a reader compares; the extractor (CoNLI's is "sentences") and prompts are in the runs table.
+    fields = [f for f in ("detector", "judge", "mode") if f in differ] or [f for f in ("extractor",) if f in differ]
+    labels = {}
+    for run in runs:
+        ident = _identity(run)
+        shown = [f"{f} {_show(f, ident[f])}" for f in fields] if ident is not None else []
+        labels[run.name] = f"{run.name}: {', '.join(shown)}" if shown else run.name
+    return labels
+
+
+def comparable_groups(a: "Group", b: "Group", by_name: dict[str, LoadedRun]) -> bool:
+    """Whether two groups differ in one thing only: the model (one way of measuring) or the measurement (one model)."""
+    if a.run == b.run or a.model == b.model:
+        return True
+    return not measured_differently(by_name[a.run], by_name[b.run])
 
 
 def policy_lines(runs: list[LoadedRun]) -> list[str]:
@@ -211,16 +288,18 @@ class Group:
 def model_groups(runs: list[LoadedRun], units: dict[str, pd.DataFrame]) -> list[Group]:
     """One group per (run, model). A model found in several runs is named ``model (run)``.
 
-    A run whose samples carry no model name becomes one group named after the run.
+    A run whose samples carry no model name becomes one group named after the run. When the
+    runs were measured differently, the run's part of the name also says how (``run_labels``).
     """
+    labels = run_labels(runs)
     pairs = [(run.name, model) for run in runs for model in dict.fromkeys(units[run.name]["model"])]
     groups = []
     for run_name, model in pairs:
         table = units[run_name]
         if model == NO_MODEL:
-            name = run_name
+            name = labels[run_name]
         elif sum(1 for _, m in pairs if m == model) > 1:
-            name = f"{model} ({run_name})"
+            name = f"{model} ({labels[run_name]})"
         else:
             name = model
         groups.append(Group(name, run_name, model, table[table["model"] == model].reset_index(drop=True)))

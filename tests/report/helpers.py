@@ -60,6 +60,7 @@ def write_run(
     policy: Policy | None = None,
     prompts: dict[str, str] | None = None,
     failed: dict[str, str] | None = None,
+    detector: str = "claims",
 ) -> Path:
     """Write a complete run: each row is a sample and its claims as (claim text, verdict spec).
 
@@ -79,7 +80,7 @@ def write_run(
             store.write_result(summarise_response(sample, claims, judged, policy))
         store.write_manifest(RunManifest(
             run_id=path.name, package_version="test", input_sha256="0" * 64, n_samples=len(rows),
-            extractor=extractor, judge=judge, mode=mode, policy=policy,
+            extractor=extractor, judge=judge, mode=mode, policy=policy, detector=detector,
             prompts=prompts if prompts is not None else {"classify_cot_one.v1": "a" * 64},
             started_at=datetime(2025, 1, 1, tzinfo=UTC), status="complete",
         ))

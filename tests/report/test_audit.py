@@ -101,11 +101,13 @@ def test_too_few_samples_is_incomplete(tmp_path):
     assert result.exit_code == 3 and _gates(result)["sample_count"] == "fail"
 
 
-def test_runs_measured_differently_are_a_usage_error(tmp_path):
+def test_other_responses_measured_differently_are_a_usage_error(tmp_path):
     base = _run(tmp_path / "base", unsupported=1)
-    cur = _run(tmp_path / "cur", unsupported=1, judge="another-judge")
-    with pytest.raises(ConfigError, match="judge"):
+    cur = _run(tmp_path / "cur", unsupported=1, judge="another-judge", model="other-model")
+    with pytest.raises(ConfigError, match="judge") as refused:
         audit_runs(base, cur)
+    # The message names the CLI flag, not the Python parameter.
+    assert "--allow-mismatch" in str(refused.value) and "allow_mismatch" not in str(refused.value)
     allowed = audit_runs(base, cur, allow_mismatch=True, out_dir=tmp_path / "out", resamples=300)
     assert allowed.mismatches and "WARNING" in (tmp_path / "out" / "audit.md").read_text()
     with pytest.raises(RunStoreError):
@@ -129,3 +131,11 @@ def test_models_can_be_picked_from_runs_holding_several(tmp_path):
     assert result.exit_code == 1 and result.comparison.pairing == "same context and question"
     with pytest.raises(ConfigError, match="no responses of model 'nope'"):
         audit_runs(both, both, baseline_model="nope")
+
+
+def test_same_responses_under_another_judge_are_audited(tmp_path):
+    # A judge change audited on unchanged responses: the judge is what is compared, not a mismatch.
+    base = _run(tmp_path / "base", unsupported=1)
+    cur = _run(tmp_path / "cur", unsupported=3, judge="another-judge")
+    result = audit_runs(base, cur, resamples=300)
+    assert result.mismatches == [] and result.exit_code == 1

@@ -129,3 +129,47 @@ def test_error_rows_count_in_the_report(tmp_path):
     (stats,) = compare_runs([run], tmp_path / "out", resamples=200).model_stats
     assert stats.n_error_rows == 3 + 1  # three claim error rows and one failed sample
     assert stats.error_share.value == pytest.approx(4 / (6 + 1))
+
+
+def _two_model_run(path, first=0, **kwargs):
+    rows = []
+    for i in range(first, first + 6):
+        for model in ("m1", "m2"):
+            bad = ("contradicted", "number", "42 is not 24") if (i + (model == "m2")) % 2 else "supported"
+            rows.append((sample(i, model, id=f"s{i}-{model}"), [("The bridge is 42 km long.", bad)]))
+    return write_run(path, rows, **kwargs)
+
+
+def test_same_samples_under_other_detectors_compare_without_the_flag(tmp_path):
+    # The README's use: the claim judge, CoNLI and the cascade side by side on the same samples.
+    claims = _two_model_run(tmp_path / "claims")
+    conli = _two_model_run(tmp_path / "conli", detector="conli", extractor="sentences")
+    cascade = _two_model_run(tmp_path / "cascade", detector="cascade", judge="test-judge+llm",
+                             prompts={"cascade_explain.v1": "c" * 64})
+    report = compare_runs([claims, conli, cascade], tmp_path / "out", resamples=200)
+    assert report.mismatches == []
+    names = [s.name for s in report.model_stats]
+    assert "m1 (conli: detector conli, judge test-judge)" in names
+    assert "m2 (cascade: detector cascade, judge test-judge+llm)" in names
+    # Each comparison varies one thing: the model within a run, or the detector for one model.
+    pairs = {(c.a, c.b) for c in report.comparisons}
+    assert len(pairs) == 3 + 2 * 3
+    assert all(a.split(" (")[0] == b.split(" (")[0] or a.split(": ")[1] == b.split(": ")[1] for a, b in pairs)
+    assert "WARNING" not in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_other_samples_under_another_detector_are_refused(tmp_path):
+    claims = _two_model_run(tmp_path / "claims")
+    conli = _two_model_run(tmp_path / "conli", first=100, detector="conli")
+    with pytest.raises(ConfigError, match=r"differ in detector.*inputs differ") as refused:
+        compare_runs([claims, conli], tmp_path / "out")
+    message = str(refused.value)
+    assert "--allow-mismatch" in message and "allow_mismatch" not in message
+    assert compare_runs([claims, conli], tmp_path / "out", allow_mismatch=True, resamples=200).mismatches
+
+
+def test_same_samples_under_another_policy_are_refused(tmp_path):
+    strict = Policy(unsupported_labels=frozenset({Label.CONTRADICTED}))
+    with pytest.raises(ConfigError, match="differ in policy"):
+        compare_runs([_two_model_run(tmp_path / "a"), _two_model_run(tmp_path / "b", policy=strict)],
+                     tmp_path / "out")

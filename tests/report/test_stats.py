@@ -14,6 +14,7 @@ from hallumeasure.report.stats import (
     paired_difference,
     permutation_pvalue,
     sign_flip_pvalue,
+    sign_flip_test,
     subtype_shift,
     unpaired_difference,
 )
@@ -163,3 +164,29 @@ def test_estimate_formatting():
     assert Estimate.of(0.25, 0.1, 0.4).format() == "0.250 [0.100, 0.400]"
     assert Estimate.of(None).format() == "-"
     assert Estimate.of(3.0, 1.0, 5.0).format(0) == "3 [1, 5]"
+
+
+def test_paired_interval_agrees_with_the_exact_test_at_few_pairs():
+    # The case a reviewer found: 8 pairs, exact p 0.125, yet a percentile bootstrap interval excluded 0.
+    a = np.zeros(8)
+    b = np.array([0.0, 0.25, 0.5, 0.5, 0.0, 1.0, 0.67, 0.0])
+    assert bootstrap_mean(b - a, resamples=2000, seed=0).low > 0
+    diff = paired_difference(a, b, "rate", resamples=2000, seed=0)
+    assert diff.p_value == pytest.approx(0.0625)
+    assert diff.diff.low <= 0 <= diff.diff.high
+    assert diff.diff.low <= diff.diff.value <= diff.diff.high
+
+
+@pytest.mark.parametrize("n", [3, 8, 12, 20, 40])
+def test_paired_interval_excludes_zero_exactly_when_p_is_below_alpha(n):
+    rng = np.random.default_rng(n)
+    for trial in range(150):
+        d = rng.choice([-1.0, -0.5, 0.0, 0.25, 1 / 3, 1.0], size=n) + (trial % 3) * 0.1
+        p, low, high = sign_flip_test(d, resamples=2000, rng=np.random.default_rng(trial))
+        assert (low <= 0 <= high) == (p >= 0.05), (d, p, low, high)
+        assert low <= d.mean() + 1e-9 and d.mean() - 1e-9 <= high
+
+
+def test_paired_interval_with_two_pairs_spans_every_possible_difference():
+    diff = paired_difference(np.zeros(2), np.ones(2), "share")
+    assert diff.p_value == pytest.approx(0.5) and (diff.diff.low, diff.diff.high) == (-1.0, 1.0)
