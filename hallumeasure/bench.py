@@ -331,7 +331,8 @@ def score_bench(
 
     claim = _claim_scores(pairs, policy, boot) if gold_claims else None
     if not gold_claims and any(s.claims for s in samples):
-        notes.append("claim-level metrics need gold_claims=True: extracted claims are not aligned to gold claims")
+        notes.append("claim-level metrics need --gold-claims (gold_claims=True in Python): extracted claims are not "
+                     "aligned to gold claims")
     subtype = _subtype_scores(pairs, policy, boot)
     usage = _usage_stats(pairs, extraction_usage, judge, extractor, price_of, boot, wall_seconds)
     if extraction_usage is None:

@@ -16,6 +16,8 @@ from functools import lru_cache
 from hallumeasure.offline.context import ContextIndex
 from hallumeasure.offline.lexicon import (
     ANTONYM_PAIRS,
+    COMPLEMENTARY_PAIRS,
+    EXCLUSIVE,
     HEDGES,
     INTENSIFIERS,
     MONTHS,
@@ -98,6 +100,45 @@ def opposites_in(stem_: str, others: frozenset[str] | set[str]) -> list[str]:
     return sorted(found)
 
 
+def exclusive_set(word: str) -> str | None:
+    """The name of the closed set of exclusive values ``word`` belongs to ("colour", "kin", ...), if any."""
+    return min((name for name, _ in EXCLUSIVE.get(word.lower(), ())), default=None)
+
+
+def exclusive_partners(word: str, others: set[str]) -> list[str]:
+    """The words among ``others`` that are another member of a closed set ``word`` belongs to."""
+    mine = EXCLUSIVE.get(word, frozenset())
+    return sorted(x for x in others if x != word and not mine & EXCLUSIVE.get(x, frozenset())
+                  and {n for n, _ in mine} & {n for n, _ in EXCLUSIVE.get(x, frozenset())})
+
+
+def exclusive_swap(claim_words: set[str], context_words: set[str]) -> bool:
+    """True when the claim has a member of a closed set of exclusive values (colours, kin, periods...)
+    where the context has another member of that set and not the claim's own."""
+    claim_values = {v for w in claim_words for v in EXCLUSIVE.get(w, ())}
+    if not claim_values:
+        return False
+    context_values = {v for w in context_words for v in EXCLUSIVE.get(w, ())}
+    sets = {name for name, _ in claim_values} & {name for name, _ in context_values}
+    return any(not {v for v in claim_values if v[0] == name} & context_values for name in sets)
+
+
+@lru_cache(maxsize=1)
+def _complements() -> frozenset[tuple[str, str]]:
+    pairs = {(stem(a), stem(b)) for a, b in COMPLEMENTARY_PAIRS}
+    return frozenset(pairs | {(b, a) for a, b in pairs})
+
+
+def negation_restated(claim_words, context_words) -> bool:
+    """True when exactly one side is negated and the two sides hold the two halves of a complementary
+    pair ("did not change" against "stayed the same"): the negation restates the context."""
+    if _negated(tuple(claim_words)) == _negated(tuple(context_words)):
+        return False
+    c = {stem(w) for w in claim_words}
+    x = {stem(w) for w in context_words}
+    return any((a, b) in _complements() for a in c - x for b in x - c)
+
+
 @lru_cache(maxsize=1)
 def antonyms() -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}
@@ -149,7 +190,11 @@ def classify(claim_words: tuple[str, ...], context_words: tuple[str, ...], claim
         kinds.add("temporal")
     if any(opposite(c, x) for c in c_all - x_all for x in x_all - c_all):
         kinds.add("antonym")
-    if _negated(claim_words) != _negated(context_words):
+    if exclusive_swap(c_low, x_low):
+        kinds.add("exclusive")
+    if negation_restated(claim_words, context_words):
+        kinds.discard("antonym")
+    elif _negated(claim_words) != _negated(context_words):
         # One-sided windows may not be about the same thing: ask for a shared word there.
         if not edge or len(claim_words) <= 2 or {key(w) for w in claim_words} & {key(w) for w in context_words}:
             kinds.add("negation")

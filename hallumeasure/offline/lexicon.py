@@ -71,3 +71,49 @@ ANTONYM_PAIRS: tuple[tuple[str, str], ...] = tuple(
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "de", "non", "non-", "sub", "mis", "anti")
 
 WEEKDAYS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])
+
+#: Closed sets of values that exclude one another: a claim that has one member where the context has
+#: another ("green" where it says "blue", "wife" where it says "brother", "week" where it says "year")
+#: swaps a fact. Each entry maps a written form to its set and its canonical member, so plurals and
+#: spelling variants ("grey"/"gray", "kilometres"/"km") count as the same value.
+_EXCLUSIVE_SETS: dict[str, tuple[str, ...]] = {
+    "colour": ("red", "orange", "yellow", "green", "blue", "purple", "violet", "pink", "brown", "black", "white",
+               "grey|gray", "silver", "gold|golden"),
+    "kin": ("brother|brothers", "sister|sisters", "wife|wives", "husband|husbands", "son|sons", "daughter|daughters",
+            "mother|mothers|mum|mom", "father|fathers|dad", "uncle|uncles", "aunt|aunts", "nephew|nephews",
+            "niece|nieces", "cousin|cousins", "grandfather|grandfathers", "grandmother|grandmothers",
+            "grandson|grandsons", "granddaughter|granddaughters", "boyfriend|boyfriends", "girlfriend|girlfriends",
+            "fiance|fiancé", "fiancee|fiancée"),
+    "gender": ("man|men", "woman|women", "boy|boys", "girl|girls"),
+    "medal": ("gold", "silver", "bronze"),
+    "season": ("spring", "summer", "autumn", "winter"),
+    "direction": ("north|northern", "south|southern", "east|eastern", "west|western"),
+    "relative_day": ("yesterday", "today", "tomorrow"),
+    "period": ("hour|hours|hourly", "day|days|daily", "week|weeks|weekly", "month|months|monthly",
+               "quarter|quarters|quarterly", "year|years|yearly|annual|annually", "decade|decades",
+               "century|centuries"),
+    "ordinal": ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"),
+    "distance": ("mile|miles", "kilometre|kilometres|kilometer|kilometers|km", "metre|metres|meter|meters",
+                 "foot|feet", "yard|yards", "inch|inches", "centimetre|centimetres|centimeter|centimeters|cm"),
+    "weight": ("gram|grams", "kilogram|kilograms|kg", "pound|pounds|lb|lbs", "ounce|ounces", "tonne|tonnes|ton|tons"),
+    "currency": ("dollar|dollars", "euro|euros", "pound|pounds", "yen", "yuan", "rupee|rupees", "franc|francs"),
+    "continent": ("africa|african", "asia|asian", "europe|european", "australia|australian", "antarctica",
+                  "america|american"),
+}
+#: lower-case word -> {(set name, canonical member)}; a word may sit in more than one set ("pound").
+EXCLUSIVE: dict[str, frozenset[tuple[str, str]]] = {}
+for _name, _members in _EXCLUSIVE_SETS.items():
+    for _member in _members:
+        _forms = _member.split("|")
+        for _form in _forms:
+            EXCLUSIVE[_form] = EXCLUSIVE.get(_form, frozenset()) | {(_name, _forms[0])}
+
+#: Pairs where "not A" means B ("did not change" = "stayed the same"): a negation next to one of them,
+#: where the context has the other, restates the context rather than contradicting it.
+COMPLEMENTARY_PAIRS: tuple[tuple[str, str], ...] = tuple(pair.split("/") for pair in [
+    "change/stay", "change/same", "change/unchanged", "same/different", "alive/dead", "present/absent",
+    "pass/fail", "true/false", "include/exclude", "remember/forget", "accept/reject", "allow/forbid",
+    "allow/ban", "agree/disagree", "possible/impossible", "legal/illegal", "known/unknown", "guilty/innocent",
+    "survive/die", "win/lose", "open/closed", "available/unavailable", "visible/invisible", "correct/wrong",
+    "safe/unsafe", "married/single", "employed/unemployed", "finish/unfinished", "complete/incomplete",
+])

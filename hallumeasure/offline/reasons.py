@@ -12,8 +12,15 @@ negation, a swapped name, ...), and the label follows from what was found:
 from __future__ import annotations
 
 from hallumeasure.labels import Label, Subtype
+from hallumeasure.offline.alignment import exclusive_set
 from hallumeasure.offline.signals import ClaimSignals
 from hallumeasure.offline.values import format_date
+
+#: The subtype of a swap between members of a closed set of exclusive values, by set (others: other).
+_EXCLUSIVE_SUBTYPES = {"kin": Subtype.ENTITY, "gender": Subtype.ENTITY, "continent": Subtype.ENTITY,
+                       "period": Subtype.TEMPORAL, "relative_day": Subtype.TEMPORAL, "season": Subtype.TEMPORAL,
+                       "ordinal": Subtype.NUMBER, "distance": Subtype.NUMBER, "weight": Subtype.NUMBER,
+                       "currency": Subtype.NUMBER}
 
 #: A claim "aligns" with the context when at least this share of its content words is in one sentence,
 #: or this share of its words is covered by copied fragments.
@@ -60,6 +67,19 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
         what = "negation" if typed[0] == "negation" else "an opposite word"
         return (Label.CONTRADICTED, Subtype.OTHER, f"{d.describe()} ({_sentence(s, d.sentence)})",
                 f"the claim reverses the context with {what}")
+    if typed and typed[0] == "exclusive":
+        d = typed[1]
+        kind = next((k for k in map(exclusive_set, d.claim_words) if k), "other")
+        return (Label.CONTRADICTED, _EXCLUSIVE_SUBTYPES.get(kind, Subtype.OTHER),
+                f"{d.describe()} ({_sentence(s, d.sentence)})",
+                f"the claim swaps one {kind.replace('_', ' ')} value for another")
+    if s.swaps:
+        claim_word, context_word = s.swaps[0]
+        kind = exclusive_set(claim_word) or "other"
+        return (Label.CONTRADICTED if aligned else Label.ABSENT, _EXCLUSIVE_SUBTYPES.get(kind, Subtype.OTHER),
+                f"the claim says '{claim_word}' where the closest context says '{context_word}': "
+                f"{quote(s.best_sentence)}",
+                f"the claim swaps one {kind.replace('_', ' ')} value for another")
     if s.opposites:
         claim_word, context_word = s.opposites[0]
         return (Label.CONTRADICTED, Subtype.OTHER,

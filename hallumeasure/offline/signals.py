@@ -16,12 +16,16 @@ from hallumeasure.offline.alignment import (
     Alignment,
     Difference,
     align,
+    exclusive_partners,
+    exclusive_swap,
     hedges,
+    negation_restated,
     opposites_in,
 )
 from hallumeasure.offline.context import ContextIndex, index_context
 from hallumeasure.offline.lexicon import (
     ATTRIBUTION,
+    EXCLUSIVE,
     INTENSIFIERS,
     MONTHS,
     NEGATIONS,
@@ -48,15 +52,18 @@ FEATURES = (
     "n_novel", "novel_share", "n_novel_capitalised",
     "coverage", "density", "jumps",
     "diff_substitution", "diff_intrinsic", "diff_insertion", "diff_deletion", "diff_negation", "diff_number",
-    "diff_name", "diff_antonym", "diff_temporal", "diff_intensifier", "diff_hedge_dropped",
-    "edge_name", "edge_antonym", "edge_negation", "edge_temporal",
+    "diff_name", "diff_antonym", "diff_exclusive", "diff_temporal", "diff_intensifier", "diff_hedge_dropped",
+    "edge_name", "edge_antonym", "edge_exclusive", "edge_negation", "edge_temporal",
     "n_numbers", "n_numbers_missing", "number_conflict", "date_conflict",
     "n_entities", "n_entities_missing", "entity_support",
-    "negation_mismatch", "antonym_conflict", "n_intensifiers_novel", "hedge_dropped", "hedge_added", "attribution_dropped",
+    "negation_mismatch", "antonym_conflict", "exclusive_conflict", "n_intensifiers_novel", "hedge_dropped", "hedge_added", "attribution_dropped",
     "claim_words", "best_sentence_words", "log_context_words",
 )
+#: Exclusive-value sets whose words often play other roles in a sentence ("opening hours ... every day",
+#: "the second time ... first"): trusted only inside copied text, not across two whole sentences.
+_LOOSE_SETS = frozenset({"period", "ordinal"})
 #: Differences that name a specific error, in the order a reason prefers them.
-TYPED_DIFFERENCES = ("number", "temporal", "negation", "antonym", "name", "hedge_dropped", "intensifier")
+TYPED_DIFFERENCES = ("number", "temporal", "negation", "antonym", "exclusive", "name", "hedge_dropped", "intensifier")
 
 
 @dataclass
@@ -74,6 +81,8 @@ class ClaimSignals:
     conflicting_date: Date | None = None
     attribution_word: str | None = None
     opposites: list[tuple[str, str]] = field(default_factory=list)
+    #: (claim word, context word): members of one closed set of exclusive values ("wife", "brother").
+    swaps: list[tuple[str, str]] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     context_sentences: list[str] = field(default_factory=list)
 
@@ -167,7 +176,8 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     bigrams = list(zip(cs, cs[1:]))
     trigrams = list(zip(low, low[1:], low[2:]))
     best_sentence = index.sentences[best] if index.sentences else ""
-    best_low = [w.lower() for w in words(best_sentence)]
+    best_words = words(best_sentence)
+    best_low = [w.lower() for w in best_words]
 
     alignment: Alignment = align(toks, index)
 
@@ -193,6 +203,13 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     # Opposites: a claim word missing from the two closest sentences whose opposite is in them.
     near_stems = index.sentence_stems[best] | second
     opposites = [(c, x) for c in sorted({stem(w) for w in toks} - near_stems) for x in opposites_in(c, near_stems)]
+    # Exclusive values: a claim word whose set (colours, kin, periods...) has another member in the two
+    # closest sentences, which lack the claim's own.
+    swaps: list[tuple[str, str]] = []
+    valued = sorted(w for w in set(low) if any(name not in _LOOSE_SETS for name, _ in EXCLUSIVE.get(w, ())))
+    if valued:
+        near_low = set(best_low) | ({w.lower() for w in words(index.sentences[order[1]])} if len(order) > 1 else set())
+        swaps = [(w, x) for w in valued if exclusive_swap({w}, near_low) for x in exclusive_partners(w, near_low)[:1]]
     novel_intensifiers = [w for w in dict.fromkeys(low) if w in INTENSIFIERS and w not in index.lower_words]
     claim_hedged = bool(hedges(toks))
     sent_hedged = bool(hedges(words(best_sentence)))
@@ -214,9 +231,9 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         "density": alignment.density,
         "jumps": float(alignment.jumps),
         **{f"diff_{k}": float(kinds.get(k, 0)) for k in (
-            "substitution", "intrinsic", "insertion", "deletion", "negation", "number", "name", "antonym",
+            "substitution", "intrinsic", "insertion", "deletion", "negation", "number", "name", "antonym", "exclusive",
             "temporal", "intensifier", "hedge_dropped")},
-        **{f"edge_{k}": float(kinds.get(f"edge_{k}", 0)) for k in ("name", "antonym", "negation", "temporal")},
+        **{f"edge_{k}": float(kinds.get(f"edge_{k}", 0)) for k in ("name", "antonym", "exclusive", "negation", "temporal")},
         "n_numbers": float(len(claim_q)),
         "n_numbers_missing": float(len(missing_q)),
         "number_conflict": float(bool(conflicts)),
@@ -224,8 +241,9 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         "n_entities": float(len(names)),
         "n_entities_missing": float(len(missing)),
         "entity_support": min(supports) if supports else 1.0,
-        "negation_mismatch": float(claim_neg != sent_neg),
+        "negation_mismatch": float(claim_neg != sent_neg and not negation_restated(toks, best_words)),
         "antonym_conflict": float(len(opposites)),
+        "exclusive_conflict": float(len(swaps)),
         "n_intensifiers_novel": float(len(novel_intensifiers)),
         "hedge_dropped": float(sent_hedged and not claim_hedged),
         "hedge_added": float(claim_hedged and not sent_hedged),
@@ -246,6 +264,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         conflicting_date=conflicting_date,
         attribution_word=sent_attr if claim_attr is None else None,
         opposites=opposites,
+        swaps=swaps,
         differences=alignment.differences,
         context_sentences=index.sentences,
     )

@@ -55,3 +55,24 @@ def test_opposites_from_the_list_and_from_prefixes():
     assert opposite(stem("suitable"), stem("unsuitable"))
     assert opposite(stem("motivate"), stem("demotivate"))
     assert not opposite(stem("inform"), stem("information"))
+
+
+def test_exclusive_values_swapped_inside_copied_text():
+    from hallumeasure.offline.alignment import exclusive_swap
+
+    a = align(words("The car is blue and fast."), index_context("The car is red and fast."))
+    assert [("exclusive" in d.kinds, d.claim_words, d.context_words) for d in a.differences] == [
+        (True, ("blue",), ("red",))]
+    assert exclusive_swap({"wife"}, {"his", "brother"}) and exclusive_swap({"week"}, {"every", "year"})
+    # Spelling variants and plurals are one value; words of different sets are not compared.
+    assert not exclusive_swap({"gray"}, {"grey"}) and not exclusive_swap({"brothers"}, {"brother"})
+    assert not exclusive_swap({"blue"}, {"brother"}) and not exclusive_swap({"green"}, {"green", "red"})
+
+
+def test_a_negation_that_restates_a_complementary_word_is_not_a_contradiction():
+    from hallumeasure.offline.alignment import negation_restated
+
+    assert negation_restated(words("hours do not change"), words("hours stay the same"))
+    assert not negation_restated(words("hours do not stay"), words("hours stay the same"))
+    # A contrary pair is not complementary: "did not rise" does not mean "fell".
+    assert not negation_restated(words("prices did not rise"), words("prices fell"))

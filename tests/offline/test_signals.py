@@ -81,3 +81,17 @@ def test_dropped_attribution():
     assert s.values["attribution_dropped"] == 1 and s.attribution_word == "according"
     kept = claim_signals("According to the mayor, the repairs will protect around 300 homes.", CONTEXT)
     assert kept.values["attribution_dropped"] == 0
+
+
+def test_a_swapped_member_of_a_closed_set_is_found_even_in_reworded_text():
+    context = "Andrew Tate and his brother Tristan were held for another 30 days by the court."
+    s = claim_signals("The court kept Andrew Tate and his wife in detention.", context)
+    assert s.swaps == [("wife", "brother")] and s.values["exclusive_conflict"] == 1
+    same = claim_signals("The court kept Andrew Tate and his brother in detention.", context)
+    assert same.swaps == [] and same.values["exclusive_conflict"] == 0
+
+
+def test_a_restating_negation_is_not_a_negation_mismatch():
+    context = "On weekdays the library opens at 8 a.m. Weekend hours stay the same."
+    assert claim_signals("Weekend hours do not change.", context).values["negation_mismatch"] == 0
+    assert claim_signals("Weekend hours are not the same.", context).values["negation_mismatch"] == 1
