@@ -361,8 +361,9 @@ def mitigate(
     out.print(table)
     rate = "-" if report.mitigation_rate is None else f"{report.mitigation_rate:.1%}"
     retention = "-" if report.retention is None else f"{report.retention:.1%}"
-    out.print(f"mitigation rate {rate} ({report.n_mitigated}/{report.n_originally_hallucinated}, "
-              f"{report.n_emptied} emptied); retention {retention} ({report.retained}/{report.supported_before}); "
+    clean = "-" if report.clean_rate is None else f"{report.clean_rate:.1%}"
+    out.print(f"mitigation rate {rate} ({report.n_mitigated}/{report.n_originally_hallucinated} repaired; "
+              f"{report.n_emptied} emptied, not counted; clean share {clean}); retention {retention} ({report.retained}/{report.supported_before}); "
               f"new unsupported claims {report.n_new_unsupported}; sent {report.n_sent}/{report.n_responses}; "
               f"rewrite output tokens {report.rewrite_usage.output_tokens}; rounds kept {report.rounds_kept}",
               markup=False, highlight=False)
