@@ -10,9 +10,11 @@ One process, one core (the judge is single-threaded).
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import random
 import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -70,23 +72,33 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=2000, help="responses timed")
     parser.add_argument("--stream", type=int, default=0, help="also stream this many responses and report peak RSS")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="timed runs of each case; the median is reported with the range (this VM's speed varies)")
     parser.add_argument("--out", type=Path, default=HERE / "offline_speed.md")
     args = parser.parse_args(argv)
     measure(50)  # warm up: imports, model load
-    seconds, claims = measure(args.n)
-    rate = args.n / seconds
-    shared_seconds, _ = measure(args.n, per_context=16)
+    load_before = os.getloadavg()[0]
+    timed = [measure(args.n) for _ in range(args.repeats)]
+    claims = timed[0][1]
+    rates = sorted(args.n / seconds for seconds, _ in timed)
+    shared = sorted(args.n / measure(args.n, per_context=16)[0] for _ in range(args.repeats))
+    load_after = os.getloadavg()[0]
     lines = [
         "# Offline judge: speed",
         "",
         f"Command: `python benchmarks/offline_speed.py -n {args.n}"
+        + (f" --repeats {args.repeats}" if args.repeats != 5 else "")
         + (f" --stream {args.stream}`" if args.stream else "`"),
-        f"Machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, one core.",
+        f"Machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, one core; "
+        f"1-minute load average {load_before:.1f} before the timed runs, {load_after:.1f} after. Each rate is the "
+        f"median of {args.repeats} runs, with the slowest and fastest in brackets: the speed of this virtual "
+        "machine varies from run to run.",
         "",
         f"- {args.n} synthetic SummEval-sized responses (~420-word context, ~60-word response, {claims / args.n:.1f} "
-        f"claims each), every context different: **{rate:.0f} responses/s** (extraction + judgement; target >= 200).",
+        f"claims each), every context different: **{statistics.median(rates):.0f} responses/s** "
+        f"[{rates[0]:.0f}, {rates[-1]:.0f}] (extraction + judgement; target >= 200).",
         f"- The same with 16 responses per context, as in SummEval (16 systems' summaries per article; the context "
-        f"is analysed once): **{args.n / shared_seconds:.0f} responses/s**.",
+        f"is analysed once): **{statistics.median(shared):.0f} responses/s** [{shared[0]:.0f}, {shared[-1]:.0f}].",
     ]
     if args.stream:
         before = peak_rss_mb()

@@ -73,9 +73,10 @@ def index_context(context: str) -> ContextIndex:
         low = [i[0] for i in these]
         trigrams.update(zip(low, low[1:], low[2:]))
         letters = set(low)  # digits in the set are harmless: it is only tested against word lists
-        for w in low:
-            if "-" in w or "'" in w:
-                letters.update(p for p in _APOSTROPHE_OR_HYPHEN.split(w) if p)
+        if "-" in sentence or "'" in sentence:
+            for w in low:
+                if "-" in w or "'" in w:
+                    letters.update(p for p in _APOSTROPHE_OR_HYPHEN.split(w) if p)
         sentence_letters.append(letters)
         tokens += toks
         infos += these
@@ -83,8 +84,8 @@ def index_context(context: str) -> ContextIndex:
     keys = [i[3] for i in infos]
     sentence_quantities = [quantities(s, letters) for s, letters in zip(sentences, sentence_letters)]
     bigram_positions: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for i in range(len(keys) - 1):
-        bigram_positions[(keys[i], keys[i + 1])].append(i)
+    for i, pair in enumerate(zip(keys, keys[1:])):
+        bigram_positions[pair].append(i)
     return ContextIndex(
         sentences=sentences,
         sentence_stems=sentence_stems,
