@@ -15,7 +15,7 @@ from hallumeasure.models.model import Model
 from hallumeasure.models.registry import build_model_api
 from hallumeasure.outputs import CotVerdict, ExtractedClaims, PlainVerdicts, tool_schema
 from hallumeasure.parsing import parse_output
-from hallumeasure.testing import AnthropicServer, Fault, Reply
+from hallumeasure.testing import AnthropicServer, Reply
 from hallumeasure.testing.anthropic_server import error_reply, overloaded_reply, text_reply, tool_reply
 
 from provider_fixtures import (
@@ -26,7 +26,6 @@ from provider_fixtures import (
     expect_provider_error,
     generate_once,
     judge_request,
-    truncated_always,
     truncated_once,
 )
 
@@ -256,40 +255,6 @@ def test_a_truncated_200_body_is_a_retryable_provider_error(cut):
         assert len(srv.requests) == 1  # SDK retries are off: the wrapper is the only layer that retries
     assert exc.retryable and exc.cause == "unreadable_body" and exc.status is None
     assert str(exc) == UNREADABLE
-
-
-def test_a_truncated_body_then_a_good_one_through_the_model_wrapper():
-    with AnthropicServer(faults=truncated_once()) as srv:
-        model = Model(_api(srv), backoff_base=0.0)
-        response = generate_once(model, judge_request())
-        assert len(srv.requests) == 2 and srv.injected == [(0, Fault.TRUNCATED_BODY)]
-    assert response.tool_input is not None and response.stop_reason == "tool_use"
-    assert model.retries == 1 and model.usage.calls == 1
-
-
-def test_a_body_truncated_every_time_fails_after_the_bounded_retries():
-    with AnthropicServer(faults=truncated_always()) as srv:
-        model = Model(_api(srv), max_retries=2, backoff_base=0.0)
-        exc = expect_provider_error(model)
-        assert len(srv.requests) == 3
-    assert exc.retryable and str(exc) == UNREADABLE and model.retries == 2 and model.usage.calls == 0
-
-
-@pytest.mark.parametrize("tool", ["record_claims", "record_verdict"])
-def test_bodies_always_truncated_end_as_error_rows_not_empty_answers(tool):
-    sample = Sample(id="s1", context="The sky is blue.", response="The sky is blue. It rains every day.")
-    with AnthropicServer(faults=truncated_always(tool)) as srv:
-        options = {"model_options": {"api_key": SENTINEL, "base_url": srv.base_url}, "max_retries": 2,
-                   "backoff_base": 0.0}
-        extractor = build_extractor("anthropic:claude-test", **options)
-        judge = build_judge("anthropic:claude-test", Mode.COT_ONE, **options)
-        (result,) = asyncio.run(measure_samples([sample], extractor, judge))
-        calls = len(srv.requests)
-    if tool == "record_claims":  # the sample fails as a whole after three attempts of its extraction
-        assert calls == 3 and result.n_claims == 0 and UNREADABLE in result.error
-    else:  # the claims are kept; each verdict is an error row after three attempts
-        assert calls == 1 + 2 * 3 and result.error is None and result.n_claims == 2 and result.n_errors == 2
-        assert all(v.label is None and UNREADABLE in v.error for v in result.verdicts)
 
 
 @pytest.mark.parametrize("mode", list(Mode))
