@@ -181,7 +181,7 @@ def test_refuses_an_existing_output_run_before_spending_anything(source, tmp_pat
     rewriter, api = rewriter_for(ROUND_ONE)
     other = tmp_path / "other"
     run_measurement(SAMPLES[:1], other, SentenceExtractor(), TableJudge(), mode=Mode.COT_ONE, input_sha256="0" * 64)
-    with pytest.raises(RunStoreError, match="already holds a run"):
+    with pytest.raises(RunStoreError, match="already holds a run; pass --overwrite"):
         mitigate_run(source, other, rewriter, extractor=SentenceExtractor(), judge=TableJudge())
     with pytest.raises(ConfigError, match="new directory"):
         mitigate_run(source, source, rewriter, extractor=SentenceExtractor(), judge=TableJudge())

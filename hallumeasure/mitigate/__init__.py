@@ -152,7 +152,7 @@ def mitigate_run(
     if out.resolve() == Path(run_dir).resolve():
         raise ConfigError("--out must be a new directory, not the source run")
     if (out / MANIFEST).exists():
-        raise RunStoreError(f"{out} already holds a run; choose another --out (or delete it first)")
+        raise RunStoreError(f"{out} already holds a run; pass --overwrite to replace it, or choose another --out")
     manifest, pairs = read_source(run_dir)
     if extractor is None or judge is None:
         built_extractor, built_judge = stages_from_manifest(manifest, model_for=model_for)

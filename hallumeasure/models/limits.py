@@ -17,6 +17,8 @@ function are injectable for tests.
 
 from __future__ import annotations
 
+import math
+
 import asyncio
 import threading
 import time
@@ -160,6 +162,6 @@ def parse_limit(text: str | None) -> float | None:
         value = float(raw[:-1] if scale != 1.0 else raw) * scale
     except ValueError:
         raise ConfigError(f"a rate limit must be a number such as 50, 40k or 2m, not {text!r}") from None
-    if value <= 0:
-        raise ConfigError(f"a rate limit must be positive, not {text!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"a rate limit must be a positive finite number, not {text!r}")
     return value

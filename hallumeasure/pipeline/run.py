@@ -202,7 +202,7 @@ def run_measurement(
         if previous is not None:
             if not resume:
                 raise RunStoreError(
-                    f"{out} already holds a run; pass --resume to continue it, or choose another --out"
+                    f"{out} already holds a run; pass --resume to continue it, --overwrite to replace it, or choose another --out"
                 )
             diff = {k: (v, _manifest_identity(manifest)[k]) for k, v in _manifest_identity(previous).items()
                     if _manifest_identity(manifest)[k] != v}

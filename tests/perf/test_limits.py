@@ -109,6 +109,9 @@ def test_limits_are_shared_per_spec_and_parsed_from_the_command_line():
     assert parse_limit(None) is None
     with pytest.raises(ConfigError):
         parse_limit("fast")
+    for not_a_rate in ("nan", "inf", "-5", "0k"):
+        with pytest.raises(ConfigError, match="positive finite"):
+            parse_limit(not_a_rate)
     with pytest.raises(ConfigError):
         RateLimiter(rpm=0)
 
