@@ -129,14 +129,17 @@ def _complements() -> frozenset[tuple[str, str]]:
     return frozenset(pairs | {(b, a) for a, b in pairs})
 
 
-def negation_restated(claim_words, context_words) -> bool:
-    """True when exactly one side is negated and the two sides hold the two halves of a complementary
-    pair ("did not change" against "stayed the same"): the negation restates the context."""
-    if _negated(tuple(claim_words)) == _negated(tuple(context_words)):
-        return False
+def complementary(claim_words, context_words) -> bool:
+    """True when the two sides hold the two halves of a complementary pair ("change" / "stay")."""
     c = {stem(w) for w in claim_words}
     x = {stem(w) for w in context_words}
     return any((a, b) in _complements() for a in c - x for b in x - c)
+
+
+def negation_restated(claim_words, context_words) -> bool:
+    """True when exactly one side is negated and the two sides hold the two halves of a complementary
+    pair ("did not change" against "stayed the same"): the negation restates the context."""
+    return negated(claim_words) != negated(context_words) and complementary(claim_words, context_words)
 
 
 @lru_cache(maxsize=1)
@@ -161,7 +164,8 @@ def _is_name(word: str, first: bool) -> bool:
     return word[0].isupper() and not first and word.lower() not in STOPWORDS and word.lower() not in MONTHS
 
 
-def _negated(ws: tuple[str, ...]) -> bool:
+def negated(ws) -> bool:
+    """True when any of the words ``ws`` is a negation ("not", "never", "won't", ...)."""
     return any(w.lower() in NEGATIONS or w.lower().endswith("n't") for w in ws)
 
 
@@ -192,11 +196,11 @@ def classify(claim_words: tuple[str, ...], context_words: tuple[str, ...], claim
         kinds.add("antonym")
     if exclusive_swap(c_low, x_low):
         kinds.add("exclusive")
-    if negation_restated(claim_words, context_words):
-        kinds.discard("antonym")
-    elif _negated(claim_words) != _negated(context_words):
+    if negated(claim_words) != negated(context_words):
+        if complementary(claim_words, context_words):
+            kinds.discard("antonym")  # the negation restates the context ("not change" / "stay")
         # One-sided windows may not be about the same thing: ask for a shared word there.
-        if not edge or len(claim_words) <= 2 or {key(w) for w in claim_words} & {key(w) for w in context_words}:
+        elif not edge or len(claim_words) <= 2 or {key(w) for w in claim_words} & {key(w) for w in context_words}:
             kinds.add("negation")
     if edge:
         return frozenset(kinds)

@@ -22,6 +22,13 @@ _EXCLUSIVE_SUBTYPES = {"kin": Subtype.ENTITY, "gender": Subtype.ENTITY, "contine
                        "ordinal": Subtype.NUMBER, "distance": Subtype.NUMBER, "weight": Subtype.NUMBER,
                        "currency": Subtype.NUMBER}
 
+def _swap(*claim_words: str) -> tuple[Subtype, str]:
+    """Subtype and subtype reason of a swap between exclusive values, from the set of the claim's value."""
+    kind = next((k for k in map(exclusive_set, claim_words) if k), "other")
+    why = f"the claim swaps one {kind.replace('_', ' ')} value for another"
+    return _EXCLUSIVE_SUBTYPES.get(kind, Subtype.OTHER), why
+
+
 #: A claim "aligns" with the context when at least this share of its content words is in one sentence,
 #: or this share of its words is covered by copied fragments.
 ALIGNED = 0.5
@@ -69,17 +76,14 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
                 f"the claim reverses the context with {what}")
     if typed and typed[0] == "exclusive":
         d = typed[1]
-        kind = next((k for k in map(exclusive_set, d.claim_words) if k), "other")
-        return (Label.CONTRADICTED, _EXCLUSIVE_SUBTYPES.get(kind, Subtype.OTHER),
-                f"{d.describe()} ({_sentence(s, d.sentence)})",
-                f"the claim swaps one {kind.replace('_', ' ')} value for another")
+        subtype, why = _swap(*d.claim_words)
+        return Label.CONTRADICTED, subtype, f"{d.describe()} ({_sentence(s, d.sentence)})", why
     if s.swaps:
         claim_word, context_word = s.swaps[0]
-        kind = exclusive_set(claim_word) or "other"
-        return (Label.CONTRADICTED if aligned else Label.ABSENT, _EXCLUSIVE_SUBTYPES.get(kind, Subtype.OTHER),
+        subtype, why = _swap(claim_word)
+        return (Label.CONTRADICTED if aligned else Label.ABSENT, subtype,
                 f"the claim says '{claim_word}' where the closest context says '{context_word}': "
-                f"{quote(s.best_sentence)}",
-                f"the claim swaps one {kind.replace('_', ' ')} value for another")
+                f"{quote(s.best_sentence)}", why)
     if s.opposites:
         claim_word, context_word = s.opposites[0]
         return (Label.CONTRADICTED, Subtype.OTHER,

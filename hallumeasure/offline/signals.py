@@ -16,10 +16,11 @@ from hallumeasure.offline.alignment import (
     Alignment,
     Difference,
     align,
+    complementary,
     exclusive_partners,
     exclusive_swap,
     hedges,
-    negation_restated,
+    negated,
     opposites_in,
 )
 from hallumeasure.offline.context import ContextIndex, index_context
@@ -28,7 +29,6 @@ from hallumeasure.offline.lexicon import (
     EXCLUSIVE,
     INTENSIFIERS,
     MONTHS,
-    NEGATIONS,
     STOPWORDS,
     WEEKDAYS,
 )
@@ -153,10 +153,6 @@ def _kind(q: Quantity) -> str:
     return "year" if q.text.isdigit() and len(q.text) == 4 and 1000 <= q.value <= 2100 else "amount"
 
 
-def _negated(ws: list[str]) -> bool:
-    return any(w in NEGATIONS or w.endswith("n't") for w in ws)
-
-
 def claim_signals(claim: str, context: str) -> ClaimSignals:
     """All signals of ``claim`` against ``context``."""
     index = index_context(context)
@@ -199,7 +195,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         if support < 0.5:
             displaced.append(name)
 
-    claim_neg, sent_neg = _negated(low), _negated(best_low)
+    claim_neg, sent_neg = negated(low), negated(best_low)
     # Opposites: a claim word missing from the two closest sentences whose opposite is in them.
     near_stems = index.sentence_stems[best] | second
     opposites = [(c, x) for c in sorted({stem(w) for w in toks} - near_stems) for x in opposites_in(c, near_stems)]
@@ -241,7 +237,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         "n_entities": float(len(names)),
         "n_entities_missing": float(len(missing)),
         "entity_support": min(supports) if supports else 1.0,
-        "negation_mismatch": float(claim_neg != sent_neg and not negation_restated(toks, best_words)),
+        "negation_mismatch": float(claim_neg != sent_neg and not complementary(toks, best_words)),
         "antonym_conflict": float(len(opposites)),
         "exclusive_conflict": float(len(swaps)),
         "n_intensifiers_novel": float(len(novel_intensifiers)),
