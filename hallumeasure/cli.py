@@ -144,6 +144,7 @@ def measure(
     from hallumeasure.detectors import DETECTORS, build_stages, save_detector_stats
     from hallumeasure.inputs import load_samples
     from hallumeasure.pipeline.run import run_measurement
+    from hallumeasure.store import existing_run_error, holds_run
     from hallumeasure.types import Mode
 
     try:
@@ -161,9 +162,8 @@ def measure(
         if given:
             raise _fail(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for --detector cascade only; "
                         f"this run uses --detector {detector}")
-    if not resume and not overwrite and not dry_run and _holds_run(out_dir):
-        raise _fail(f"{out_dir} already holds a run; pass --resume to continue it, --overwrite to replace it, "
-                    "or choose another --out")
+    if not resume and not overwrite and not dry_run and holds_run(out_dir):
+        raise _fail(str(existing_run_error(out_dir, resumable=True)))
     policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
     try:
         loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input,
@@ -212,12 +212,6 @@ def measure(
         )
         _print_error_reasons(data, console, run_dir=out_dir)
         raise typer.Exit(EXIT_INCOMPLETE)
-
-
-def _holds_run(path: Path) -> bool:
-    from hallumeasure.store import DATABASE, MANIFEST
-
-    return (path / MANIFEST).exists() or (path / DATABASE).exists()
 
 
 #: Distinct error reasons printed after a run or by 'show' ('show --json' lists them all).
@@ -331,13 +325,14 @@ def mitigate(
     from hallumeasure.mitigate import mitigate_run
     from hallumeasure.pipeline.rewrite import build_rewriter
     from hallumeasure.report.render import format_number
+    from hallumeasure.store import existing_run_error, holds_run
 
     if out_dir.exists() and out_dir.resolve() == run_dir.resolve():
         raise _fail("--out must be a new directory, not the source run")
-    if out_dir.exists() and not overwrite and _holds_run(out_dir):
-        raise _fail(f"{out_dir} already holds a run; pass --overwrite to replace it, or choose another --out")
+    if out_dir.exists() and not overwrite and holds_run(out_dir):
+        raise _fail(str(existing_run_error(out_dir, resumable=False)))
     if overwrite and out_dir.exists():
-        if out_dir.is_dir() and any(out_dir.iterdir()) and not _holds_run(out_dir):
+        if out_dir.is_dir() and any(out_dir.iterdir()) and not holds_run(out_dir):
             raise _fail(f"{out_dir} is not empty and holds no hallumeasure run; refusing to delete it: "
                         "choose a new --out directory")
         try:

@@ -35,6 +35,17 @@ LOCK = ".lock"
 #: Who holds the lock (process id and host), for the message a second writer gets.
 LOCK_OWNER = ".lock.owner"
 
+
+def holds_run(path: Path) -> bool:
+    """True when ``path`` holds a run's manifest or database (a finished, crashed or running run)."""
+    return (path / MANIFEST).exists() or (path / DATABASE).exists()
+
+
+def existing_run_error(path: Path, *, resumable: bool) -> RunStoreError:
+    """The error for an output directory that already holds a run, naming the flags that go on from there."""
+    how = "pass --resume to continue it, --overwrite to replace it" if resumable else "pass --overwrite to replace it"
+    return RunStoreError(f"{path} already holds a run; {how}, or choose another --out")
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS samples (
   sample_id TEXT PRIMARY KEY, position INTEGER NOT NULL, model TEXT, context TEXT NOT NULL,

@@ -58,7 +58,7 @@ from hallumeasure.mitigate.rounds import MitigationOutcome, mitigate_samples, un
 from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge, Extraction, Judgement
 from hallumeasure.pipeline.rewrite import Rewriter
 from hallumeasure.pipeline.run import close_stage_models, run_measurement, run_sync
-from hallumeasure.store import MANIFEST, RunStore
+from hallumeasure.store import MANIFEST, RunStore, existing_run_error
 from hallumeasure.types import Claim, ResponseResult, RunManifest, Sample, Usage
 
 __all__ = [
@@ -152,7 +152,7 @@ def mitigate_run(
     if out.resolve() == Path(run_dir).resolve():
         raise ConfigError("--out must be a new directory, not the source run")
     if (out / MANIFEST).exists():
-        raise RunStoreError(f"{out} already holds a run; pass --overwrite to replace it, or choose another --out")
+        raise existing_run_error(out, resumable=False)
     manifest, pairs = read_source(run_dir)
     if extractor is None or judge is None:
         built_extractor, built_judge = stages_from_manifest(manifest, model_for=model_for)

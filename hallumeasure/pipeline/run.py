@@ -20,7 +20,7 @@ from hallumeasure.errors import InputError, RunStoreError
 from hallumeasure.labels import Policy
 from hallumeasure.pipeline.aggregate import summarise_response, summarise_run
 from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
-from hallumeasure.store import RunStore
+from hallumeasure.store import RunStore, existing_run_error
 from hallumeasure.types import ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
 
 log = logging.getLogger(__name__)
@@ -201,9 +201,7 @@ def run_measurement(
         )
         if previous is not None:
             if not resume:
-                raise RunStoreError(
-                    f"{out} already holds a run; pass --resume to continue it, --overwrite to replace it, or choose another --out"
-                )
+                raise existing_run_error(out, resumable=True)
             diff = {k: (v, _manifest_identity(manifest)[k]) for k, v in _manifest_identity(previous).items()
                     if _manifest_identity(manifest)[k] != v}
             if diff:
