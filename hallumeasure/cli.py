@@ -58,6 +58,15 @@ def _open_probability(value: float | None) -> float | None:
     return value
 
 
+# Options of every command that calls providers (measure, mitigate): one definition each.
+MaxConcurrency = Annotated[int, typer.Option(min=1, help="Provider calls in flight at once, per model.")]
+MaxRetries = Annotated[int, typer.Option(min=0, help="Retries of a failed provider call.")]
+Timeout = Annotated[float, typer.Option(callback=_positive, help="Deadline of one provider call, seconds.")]
+CacheFile = Annotated[Optional[Path], typer.Option(
+    help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
+
+
 def _one_line(exc: BaseException) -> str:
     """A one-line message for an exception: the first pydantic error, or the first line of its text."""
     if isinstance(exc, ValidationError):
@@ -119,11 +128,11 @@ def measure(
     column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
     model_name: Annotated[Optional[str], typer.Option("--model-name", help="Model name for rows without one.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Samples measured at once.")] = 4,
-    max_concurrency: Annotated[int, typer.Option(min=1, help="Provider calls in flight at once, per model.")] = 8,
-    max_retries: Annotated[int, typer.Option(min=0, help="Retries of a failed provider call.")] = 4,
-    timeout: Annotated[float, typer.Option(callback=_positive, help="Deadline of one provider call, seconds.")] = 120.0,
-    cache: Annotated[Optional[Path], typer.Option(help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
+    max_concurrency: MaxConcurrency = 8,
+    max_retries: MaxRetries = 4,
+    timeout: Timeout = 120.0,
+    cache: CacheFile = None,
+    no_cache: NoCache = False,
     unsupported_labels: Annotated[str, typer.Option(help="Labels counted as unsupported.")] = "contradicted,absent,partially_supported",
     unevaluatable: Annotated[str, typer.Option(help="How unevaluatable claims count: exclude, supported, unsupported.")] = "exclude",
     min_unsupported_claims: Annotated[int, typer.Option(min=1, help="Unsupported claims that make a response hallucinated.")] = 1,
@@ -312,11 +321,11 @@ def mitigate(
     rounds: Annotated[int, typer.Option(min=1, help="Rewrite what is still unsupported again, while the mean rate falls.")] = 1,
     overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first.")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Responses rewritten / measured at once.")] = 4,
-    max_concurrency: Annotated[int, typer.Option(min=1, help="Provider calls in flight at once, per model.")] = 8,
-    max_retries: Annotated[int, typer.Option(min=0, help="Retries of a failed provider call.")] = 4,
-    timeout: Annotated[float, typer.Option(callback=_positive, help="Deadline of one provider call, seconds.")] = 120.0,
-    cache: Annotated[Optional[Path], typer.Option(help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
+    max_concurrency: MaxConcurrency = 8,
+    max_retries: MaxRetries = 4,
+    timeout: Timeout = 120.0,
+    cache: CacheFile = None,
+    no_cache: NoCache = False,
 ) -> None:
     """Rewrite the responses of RUN_DIR that have unsupported claims, measure the rewrites again, report before/after.
 
