@@ -1,14 +1,33 @@
-"""Regression audit: compare a current run with a baseline run and pass or fail configurable gates.
+"""Regression audit: compare a current run with a baseline run; each gated metric passes, regresses or is undecided.
+
+A gated metric (the mean unsupported rate; the hallucinated share when a margin is set for
+it) is decided from the one-sided interval, at level 1 - alpha, of its difference d =
+current - baseline (paired over shared samples when there are any):
+
+* ``pass`` — the rise is ruled out: the upper bound is at or below the tolerated rise (the
+  non-inferiority margin ``max_rate_rise``);
+* ``regression`` — the rise is shown: the lower bound is above the margin (above 0 with
+  ``fail_on_any_significant_rise``);
+* ``inconclusive`` — neither: too few samples for the spread of d. The gate then says the
+  minimum detectable rise at this sample size and how many shared samples would decide.
+
+So a large observed rise on few samples is never a pass: "no regression" must be shown.
+Intervals: Student t for per-response rates, Newcombe's score interval for yes/no shares
+(see ``hallumeasure.report.intervals``); their coverage is measured in
+``benchmarks/interval_coverage.py``.
 
 Exit codes (``AuditResult.exit_code``):
 
-* 0 — every gate passed;
-* 1 — regression: the current run is worse beyond what the gates allow;
+* 0 — pass: every gate passed;
+* 1 — regression: some gate shows the current run worse beyond what it allows;
 * 2 — usage error: the runs cannot be audited as given (missing, measured differently,
   unknown model); ``audit_runs`` raises a ``HalluMeasureError`` for these and the caller
   may record it with :func:`write_usage_error`;
-* 3 — incomplete: too many error rows, or too few samples, to trust the comparison. This
-  wins over 1, because a verdict on unreliable numbers is not a verdict.
+* 3 — incomplete: too many error rows to trust the comparison. This wins over 1 and 4,
+  because a verdict on unreliable numbers is not a verdict;
+* 4 — inconclusive: no regression shown, but no gate could rule one out either (also when
+  fewer than ``min_samples`` samples are shared). ``inconclusive="pass"`` or ``"fail"``
+  turns this into exit 0 or 1; the status stays ``inconclusive``.
 
 Outputs: ``audit.json`` (everything), ``audit.md`` (for people) and ``audit.junit.xml``
 (one testcase per gate, failures as ``<failure>``) so CI systems show each gate.
@@ -21,17 +40,27 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.errors import ConfigError
-from hallumeasure.report.comparison import Comparison, compare_groups
+from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
+from hallumeasure.report.intervals import (
+    newcombe_independent,
+    one_sided_confidence,
+    paired_binary_interval,
+    t_interval,
+    welch_interval,
+)
+from hallumeasure.report.power import detectable_effect, difference_sd, samples_needed
 from hallumeasure.report.render import render_markdown
 from hallumeasure.report.runs import (
     LoadedRun,
     RunInfo,
     check_comparable,
     judge_notes,
+    pair_up,
     policy_lines,
     response_units,
     run_info,
@@ -39,9 +68,12 @@ from hallumeasure.report.runs import (
 from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
 from hallumeasure.store import load_run
 
-EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
 
-Status = Literal["pass", "regression", "incomplete", "usage_error"]
+Status = Literal["pass", "regression", "inconclusive", "incomplete", "usage_error"]
+Outcome = Literal["pass", "regression", "inconclusive"]
+#: What an inconclusive audit exits with: its own code 4, or that of a pass or a regression.
+INCONCLUSIVE_EXITS = {"exit4": EXIT_INCONCLUSIVE, "pass": EXIT_PASS, "fail": EXIT_REGRESSION}
 
 
 class AuditGates(BaseModel):
@@ -51,14 +83,24 @@ class AuditGates(BaseModel):
 
     max_rate_rise: float = Field(
         default=0.02, ge=0.0, le=1.0,
-        description="Largest tolerated rise of the mean unsupported rate; a larger rise fails only when it is "
-                    "also significant at alpha.")
-    alpha: float = Field(default=0.05, gt=0.0, le=1.0,
-                         description="Significance level of the paired (or unpaired) test. 1.0 = margin only.")
+        description="Tolerated rise of the mean unsupported rate (non-inferiority margin): pass when the "
+                    "one-sided upper bound of the rise is at or below it, regression when the lower bound is "
+                    "above it.")
+    alpha: float = Field(default=0.05, gt=0.0, lt=0.5,
+                         description="One-sided error level of each decision: the bounds are one-sided "
+                                     "(1 - alpha) confidence bounds.")
     max_hallucinated_share_rise: float | None = Field(
         default=None, ge=0.0, le=1.0,
-        description="Largest tolerated rise of the hallucinated-response share (same significance rule); "
-                    "None = not checked.")
+        description="Tolerated rise of the hallucinated-response share (decided like the rate); "
+                    "None = not gated.")
+    fail_on_any_significant_rise: bool = Field(
+        default=False,
+        description="Regression as soon as the lower bound of a rise is above 0, even within the margin.")
+    inconclusive: Literal["exit4", "pass", "fail"] = Field(
+        default="exit4", description="Exit code of an inconclusive audit: 4, or that of a pass (0) or a failure (1).")
+    power: float = Field(default=0.8, gt=0.0, lt=1.0,
+                         description="Power at which the minimum detectable rise and the samples needed are "
+                                     "stated.")
     subtype_shift: bool = Field(
         default=True,
         description="Fail when some error subtype becomes significantly more frequent per evaluated claim "
@@ -72,13 +114,38 @@ class AuditGates(BaseModel):
                                                "without a verdict) in either run.")
 
 
+class RiseDecision(BaseModel):
+    """How one gated metric was decided: its difference, one-sided bounds and what n could decide it."""
+
+    metric: str
+    outcome: Outcome
+    n: int = Field(description="Shared samples (paired) or responses in the smaller run (unpaired).")
+    paired: bool
+    difference: float | None = Field(description="current - baseline")
+    lower_bound: float | None = Field(description="One-sided lower confidence bound of the difference.")
+    upper_bound: float | None = Field(description="One-sided upper confidence bound of the difference.")
+    confidence: float = Field(description="Level of each one-sided bound (1 - alpha).")
+    margin: float = Field(description="Tolerated rise: pass when upper_bound <= margin.")
+    regression_above: float = Field(description="Regression when lower_bound > this (the margin, or 0 with "
+                                                "fail_on_any_significant_rise).")
+    sd_difference: float | None = Field(description="Standard deviation of the per-sample differences.")
+    min_detectable_rise: float | None = Field(
+        description="Smallest true rise flagged as a regression with the stated power at this n.")
+    samples_needed: int | None = Field(
+        description="Shared samples that decide (pass or regression) with the stated power if the true rise is "
+                    "the observed one; None when not computable (no spread, or observed rise = margin).")
+    power: float
+    method: str
+
+
 class GateResult(BaseModel):
     name: str
     kind: Literal["regression", "completeness"]
-    status: Literal["pass", "fail", "skipped"]
+    status: Literal["pass", "fail", "inconclusive", "skipped"]
     observed: str
     threshold: str
     message: str
+    decision: RiseDecision | None = None
 
 
 class AuditResult(BaseModel):
@@ -86,6 +153,7 @@ class AuditResult(BaseModel):
 
     status: Status
     exit_code: int
+    headline: str = Field(description="One line: the outcome and the minimum detectable rise.")
     baseline: str
     current: str
     gates: list[GateResult]
@@ -113,25 +181,104 @@ def _select(run: LoadedRun, model: str | None) -> tuple[pd.DataFrame, str]:
     return chosen, f"{run.name} [{model}]"
 
 
-def _rise_gate(name: str, diff, limit: float | None, alpha: float, what: str) -> GateResult:
-    if limit is None:
+_METHODS = {
+    (True, False): "paired t interval of the per-sample differences",
+    (True, True): "Newcombe's paired score interval (method 10)",
+    (False, False): "Welch t interval (independent groups)",
+    (False, True): "Newcombe's score interval for independent shares (method 10)",
+}
+
+
+def _paired_binary_sd(base: np.ndarray, cur: np.ndarray) -> float:
+    """sd of 0/1 pair differences, from discordant shares with half a pseudo-pair each, so it is never 0."""
+    n = base.size
+    p10 = (np.sum((base > 0.5) & (cur < 0.5)) + 0.5) / (n + 1)
+    p01 = (np.sum((base < 0.5) & (cur > 0.5)) + 0.5) / (n + 1)
+    return float(np.sqrt(max(p10 + p01 - (p01 - p10) ** 2, 0.0)))
+
+
+def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool, binary: bool, margin: float,
+                gates: AuditGates) -> RiseDecision:
+    """Decide one metric from the one-sided bounds of ``cur - base`` (aligned pairs when ``paired``)."""
+    base, cur = np.asarray(base, dtype=float), np.asarray(cur, dtype=float)
+    level = one_sided_confidence(gates.alpha)
+    if paired:
+        keep = np.isfinite(base) & np.isfinite(cur)
+        base, cur = base[keep], cur[keep]
+        n = int(base.size)
+        if binary:
+            diff, low, high = paired_binary_interval(base, cur, level)
+            sd = _paired_binary_sd(base, cur) if n else None
+        else:
+            diff, low, high = t_interval(cur - base, level)
+            sd = difference_sd(base, cur)[0]
+    else:
+        base, cur = base[np.isfinite(base)], cur[np.isfinite(cur)]
+        n = int(min(base.size, cur.size))
+        if binary:
+            diff, low, high = newcombe_independent(int(np.sum(base > 0.5)), base.size, int(np.sum(cur > 0.5)),
+                                                   cur.size, level)
+        else:
+            diff, low, high = welch_interval(base, cur, level)
+        # A difference of one draw from each group: an audit of n per group behaves like n such pairs.
+        sd = float(np.sqrt(base.var(ddof=1) + cur.var(ddof=1))) if n >= 2 else None
+    above = 0.0 if gates.fail_on_any_significant_rise else margin
+    if low is not None and low > above:
+        outcome: Outcome = "regression"
+    elif high is not None and high <= margin:
+        outcome = "pass"
+    else:
+        outcome = "inconclusive"
+    effect = detectable_effect(n, gates.alpha, gates.power) if n >= 2 else None
+    mdr = above + effect * sd if effect is not None and sd is not None else None
+    needed = None
+    if diff is not None and sd:
+        gap = diff - above if diff > above else (margin - diff if diff < margin else 0.0)
+        needed = samples_needed(gap / sd, gates.alpha, gates.power) if gap > 0 else None
+    return RiseDecision(
+        metric=metric, outcome=outcome, n=n, paired=paired, difference=_r(diff), lower_bound=_r(low),
+        upper_bound=_r(high), confidence=1 - gates.alpha, margin=margin, regression_above=above,
+        sd_difference=_r(sd), min_detectable_rise=_r(mdr), samples_needed=needed, power=gates.power,
+        method=_METHODS[(paired, binary)],
+    )
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None or not np.isfinite(value) else round(float(value), 6) + 0.0
+
+
+def _bound(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
+
+
+def _rise_gate(name: str, what: str, decision: RiseDecision | None) -> GateResult:
+    if decision is None:
         return GateResult(name=name, kind="regression", status="skipped", observed="-", threshold="not set",
                           message=f"{what} gate not configured")
-    threshold = f"rise <= {limit:.3f}, or not significant at alpha {alpha:g}"
-    if diff.diff.value is None:
+    d = decision
+    level = f"{d.confidence:.0%} one-sided"
+    threshold = f"pass: upper bound <= {d.margin:.3f}; regression: lower bound > {d.regression_above:.3f}"
+    if d.difference is None:
         return GateResult(name=name, kind="regression", status="skipped", observed="-", threshold=threshold,
-                          message=f"no {what} could be computed for one of the runs")
-    rise, p = diff.diff.value, diff.p_value
-    observed = f"{diff.a:.3f} -> {diff.b:.3f} (difference {rise:+.3f}, p {p:.4f})" if p is not None else f"{rise:+.3f}"
-    failed = rise > limit and p is not None and p < alpha
-    if failed:
-        message = f"{what} rose by {rise:.3f} (more than {limit:.3f}), significant at alpha {alpha:g}"
-    elif rise > limit:
-        message = f"{what} rose by {rise:.3f}, but the rise is not significant (p {p:.4f} >= {alpha:g})"
+                          message=f"no {what} could be computed for one of the runs", decision=d)
+    observed = (f"difference {d.difference:+.3f}, {level} bounds [{_bound(d.lower_bound)}, {_bound(d.upper_bound)}] "
+                f"over {d.n} {'shared samples' if d.paired else 'responses per run'}")
+    if d.outcome == "regression":
+        message = (f"{what} rose by {d.difference:.3f}; the rise is shown: its lower bound {d.lower_bound:+.3f} "
+                   f"is above {d.regression_above:.3f}")
+    elif d.outcome == "pass":
+        message = (f"{what} changed by {d.difference:+.3f}; a rise above {d.margin:.3f} is ruled out "
+                   f"(upper bound {d.upper_bound:+.3f})")
     else:
-        message = f"{what} changed by {rise:+.3f}, within the tolerated {limit:.3f}"
-    return GateResult(name=name, kind="regression", status="fail" if failed else "pass", observed=observed,
-                      threshold=threshold, message=message)
+        message = (f"{what} changed by {d.difference:+.3f}; neither a rise above {d.regression_above:.3f} nor its "
+                   f"absence is shown at {d.n} samples")
+        if d.min_detectable_rise is not None:
+            message += f"; minimum detectable rise {d.min_detectable_rise:.3f} at {d.power:.0%} power"
+        message += (f"; about {d.samples_needed} shared samples would decide if the true change is the observed one"
+                    if d.samples_needed is not None else "")
+    status = {"pass": "pass", "regression": "fail", "inconclusive": "inconclusive"}[d.outcome]
+    return GateResult(name=name, kind="regression", status=status, observed=observed, threshold=threshold,
+                      message=message, decision=d)
 
 
 def _subtype_gate(comparison: Comparison, gates: AuditGates) -> GateResult:
@@ -164,8 +311,8 @@ def _sample_gate(comparison: Comparison, base: GroupStats, cur: GroupStats, gate
     what = "shared samples rated in both runs" if comparison.paired else "rated responses in the smaller run"
     ok = n >= gates.min_samples
     return GateResult(
-        name="sample_count", kind="completeness", status="pass" if ok else "fail", observed=f"{n} {what}",
-        threshold=f">= {gates.min_samples}",
+        name="sample_count", kind="completeness", status="pass" if ok else "inconclusive",
+        observed=f"{n} {what}", threshold=f">= {gates.min_samples}",
         message=f"{n} {what}" + ("" if ok else f", fewer than the {gates.min_samples} needed for a verdict"),
     )
 
@@ -179,6 +326,39 @@ def _error_gate(base: GroupStats, cur: GroupStats, gates: AuditGates) -> GateRes
                if over else "error rows within the limit")
     return GateResult(name="error_rows", kind="completeness", status="fail" if over else "pass",
                       observed=observed, threshold=f"error share <= {gates.max_error_share:.3f}", message=message)
+
+
+def overall_status(gates: list[GateResult]) -> Status:
+    """incomplete (error rows) > regression > inconclusive > pass."""
+    if any(g.kind == "completeness" and g.status == "fail" for g in gates):
+        return "incomplete"
+    if any(g.status == "fail" for g in gates):
+        return "regression"
+    if any(g.status == "inconclusive" for g in gates):
+        return "inconclusive"
+    return "pass"
+
+
+def exit_code(status: Status, gates: AuditGates) -> int:
+    """The exit code of a status; an inconclusive audit exits as ``gates.inconclusive`` says."""
+    if status == "inconclusive":
+        return INCONCLUSIVE_EXITS[gates.inconclusive]
+    return {"pass": EXIT_PASS, "regression": EXIT_REGRESSION, "incomplete": EXIT_INCOMPLETE,
+            "usage_error": EXIT_USAGE}[status]
+
+
+def headline(status: Status, code: int, rate: RiseDecision | None) -> str:
+    """The first line of every audit output: outcome, exit code, the rate's change and what this n can detect."""
+    text = f"{status.upper()} (exit code {code})"
+    if rate is None or rate.difference is None:
+        return text
+    text += (f": mean unsupported rate {rate.difference:+.3f}, {rate.confidence:.0%} one-sided bounds "
+             f"[{_bound(rate.lower_bound)}, {_bound(rate.upper_bound)}], margin {rate.margin:.3f}")
+    if rate.min_detectable_rise is not None:
+        text += f"; minimum detectable rise {rate.min_detectable_rise:.3f} at {rate.n} {'shared ' if rate.paired else ''}samples"
+    if status == "inconclusive" and rate.samples_needed is not None:
+        text += f"; about {rate.samples_needed} would decide"
+    return text
 
 
 def audit_runs(
@@ -211,24 +391,29 @@ def audit_runs(
     cur_stats = group_stats(cur_units, cur_name, **options)
     comparison = compare_groups(base_units, cur_units, base_name, cur_name, **options)
 
+    pa, pb, _ = pair_up(base_units, cur_units)
+    paired = len(pa) >= MIN_PAIRS
+    ta, tb = (pa, pb) if paired else (base_units, cur_units)
+    margins = {"unsupported_rate": gates.max_rate_rise, "hallucinated_share": gates.max_hallucinated_share_rise}
+    decisions = {
+        name: None if margin is None else decide_rise(
+            name, ta[column].to_numpy(dtype=float), tb[column].to_numpy(dtype=float), paired=paired,
+            binary=name == "hallucinated_share", margin=margin, gates=gates)
+        for name, column, margin in (("unsupported_rate", "rate", margins["unsupported_rate"]),
+                                     ("hallucinated_share", "hallucinated", margins["hallucinated_share"]))
+    }
     results = [
         _sample_gate(comparison, base_stats, cur_stats, gates),
         _error_gate(base_stats, cur_stats, gates),
-        _rise_gate("unsupported_rate", comparison.unsupported_rate, gates.max_rate_rise, gates.alpha,
-                   "mean unsupported rate"),
-        _rise_gate("hallucinated_share", comparison.hallucinated_share, gates.max_hallucinated_share_rise,
-                   gates.alpha, "hallucinated share"),
+        _rise_gate("unsupported_rate", "mean unsupported rate", decisions["unsupported_rate"]),
+        _rise_gate("hallucinated_share", "hallucinated share", decisions["hallucinated_share"]),
         _subtype_gate(comparison, gates),
     ]
-    failed = {g.kind for g in results if g.status == "fail"}
-    if "completeness" in failed:
-        status, code = "incomplete", EXIT_INCOMPLETE
-    elif "regression" in failed:
-        status, code = "regression", EXIT_REGRESSION
-    else:
-        status, code = "pass", EXIT_PASS
+    status = overall_status(results)
+    code = exit_code(status, gates)
     result = AuditResult(
-        status=status, exit_code=code, baseline=base_name, current=cur_name, gates=results, settings=gates,
+        status=status, exit_code=code, headline=headline(status, code, decisions["unsupported_rate"]),
+        baseline=base_name, current=cur_name, gates=results, settings=gates,
         comparison=comparison, baseline_stats=base_stats, current_stats=cur_stats,
         runs=[run_info(r) for r in runs], mismatches=found, policy=policy_lines(runs), notes=judge_notes(runs),
         resamples=resamples, seed=seed,
@@ -241,25 +426,37 @@ def audit_runs(
 # --- outputs -------------------------------------------------------------------------------------
 
 
-def junit_xml(gates: list[GateResult], *, error: str | None = None) -> str:
-    """JUnit XML with one testcase per gate (or one errored testcase for a usage error)."""
-    failures = sum(g.status == "fail" for g in gates)
-    skipped = sum(g.status == "skipped" for g in gates)
+def junit_xml(gates: list[GateResult], *, error: str | None = None, result: "AuditResult | None" = None) -> str:
+    """JUnit XML with one testcase per gate (or one errored testcase for a usage error).
+
+    An inconclusive gate is a ``<failure type="inconclusive">``, or ``<skipped>`` when the audit
+    treats inconclusive as a pass. The suite's properties carry the outcome, exit code and headline.
+    """
+    lenient = result is not None and result.settings.inconclusive == "pass"
+    failing = [g for g in gates if g.status == "fail" or (g.status == "inconclusive" and not lenient)]
+    skipped = sum(g.status == "skipped" or (g.status == "inconclusive" and lenient) for g in gates)
     tests = len(gates) + (1 if error else 0)
-    counts = {"tests": str(tests), "failures": str(failures), "errors": str(int(error is not None)),
+    counts = {"tests": str(tests), "failures": str(len(failing)), "errors": str(int(error is not None)),
               "skipped": str(skipped), "time": "0"}
     root = ET.Element("testsuites", {"name": "hallumeasure audit", **counts})
     suite = ET.SubElement(root, "testsuite", {"name": "hallumeasure.audit", **counts})
+    if result is not None:
+        properties = ET.SubElement(suite, "properties")
+        for name, value in (("outcome", result.status), ("exit_code", str(result.exit_code)),
+                            ("headline", result.headline)):
+            ET.SubElement(properties, "property", {"name": name, "value": value})
     for gate in gates:
         case = ET.SubElement(suite, "testcase", {"classname": f"hallumeasure.audit.{gate.kind}", "name": gate.name,
                                                  "time": "0"})
-        if gate.status == "fail":
-            failure = ET.SubElement(case, "failure", {"message": gate.message, "type": gate.kind})
-            failure.text = f"observed: {gate.observed}\nthreshold: {gate.threshold}"
-        elif gate.status == "skipped":
+        details = f"observed: {gate.observed}\nthreshold: {gate.threshold}"
+        if gate in failing:
+            kind = "inconclusive" if gate.status == "inconclusive" else gate.kind
+            failure = ET.SubElement(case, "failure", {"message": gate.message, "type": kind})
+            failure.text = details
+        elif gate.status in ("skipped", "inconclusive"):
             ET.SubElement(case, "skipped", {"message": gate.message})
         else:
-            ET.SubElement(case, "system-out").text = f"observed: {gate.observed}\nthreshold: {gate.threshold}"
+            ET.SubElement(case, "system-out").text = details
     if error is not None:
         case = ET.SubElement(suite, "testcase", {"classname": "hallumeasure.audit", "name": "usage", "time": "0"})
         ET.SubElement(case, "error", {"message": error, "type": "usage_error"}).text = error
@@ -276,7 +473,7 @@ def write_audit(result: AuditResult, out_dir: str | Path) -> AuditResult:
     subtypes = [x for x in SUBTYPES if result.comparison.subtypes.counts_a.get(x)
                 or result.comparison.subtypes.counts_b.get(x)]
     (out / "audit.md").write_text(render_markdown("audit.md.j2", audit=result, subtypes=subtypes), encoding="utf-8")
-    (out / "audit.junit.xml").write_text(junit_xml(result.gates), encoding="utf-8")
+    (out / "audit.junit.xml").write_text(junit_xml(result.gates, result=result), encoding="utf-8")
     return result
 
 

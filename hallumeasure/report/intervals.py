@@ -1,0 +1,138 @@
+"""Closed-form confidence intervals for means, shares and their differences.
+
+These are the intervals the audit decides on and calibration reports. Each one is checked
+against a reference implementation in ``tests/report/test_intervals.py`` (scipy.stats and
+statsmodels) and for coverage by simulation in ``benchmarks/interval_coverage.py``.
+
+* a mean of per-response numbers, and a paired difference of them: Student t;
+* a difference of two independent means: Welch t;
+* a share (k of n): Wilson score;
+* a paired difference of two shares (the same responses judged yes/no twice): Newcombe's
+  hybrid score interval for paired data (method 10 of Newcombe 1998, with the continuity
+  corrected correlation), which keeps its coverage when discordant pairs are rare, where a
+  t interval on 0/1 differences collapses to a point;
+* a difference of two independent shares: Newcombe's hybrid score interval (method 10 of
+  Newcombe 1998, unpaired).
+
+Every function takes a two-sided ``confidence``; a one-sided bound at level 1 - alpha is the
+matching end of the two-sided interval at confidence 1 - 2 alpha (see ``one_sided_confidence``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+Interval = tuple[float | None, float | None]
+
+
+def one_sided_confidence(alpha: float) -> float:
+    """The two-sided confidence whose ends are the one-sided bounds at level ``1 - alpha``."""
+    return 1.0 - 2.0 * alpha
+
+
+def _z(confidence: float) -> float:
+    return float(stats.norm.ppf(0.5 + confidence / 2.0))
+
+
+def _t(confidence: float, df: int) -> float:
+    return float(stats.t.ppf(0.5 + confidence / 2.0, df))
+
+
+def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+    """(mean, low, high) of the Student t interval for the mean of ``values`` (NaN left out).
+
+    With fewer than two values there is no interval (None ends). With zero spread the
+    interval is the mean itself: every value agreed.
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return None, None, None
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, None, None
+    half = _t(confidence, x.size - 1) * float(x.std(ddof=1)) / math.sqrt(x.size)
+    return mean, mean - half, mean + half
+
+
+def welch_interval(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+    """(mean(b) - mean(a), low, high): Welch's t interval for independent groups (NaN left out)."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    if a.size == 0 or b.size == 0:
+        return None, None, None
+    diff = float(b.mean() - a.mean())
+    if a.size < 2 or b.size < 2:
+        return diff, None, None
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se2 = va + vb
+    if se2 == 0:
+        return diff, diff, diff
+    df = se2**2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, df)) * math.sqrt(se2)
+    return diff, diff - half, diff + half
+
+
+def wilson_interval(k: int | float, n: int | float, confidence: float = 0.95) -> Interval:
+    """Wilson score interval of a share ``k / n`` (None, None when n is 0)."""
+    if n <= 0:
+        return None, None
+    z = _z(confidence)
+    p = k / n
+    denom = 1.0 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+def _square_and_add(p1: float, w1: Interval, p2: float, w2: Interval, phi: float) -> tuple[float, float]:
+    """Newcombe's combination of two Wilson intervals into one for ``p2 - p1``."""
+    l1, u1 = w1
+    l2, u2 = w2
+    diff = p2 - p1
+    down = (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2
+    up = (u2 - p2) ** 2 - 2 * phi * (u2 - p2) * (p1 - l1) + (p1 - l1) ** 2
+    return max(-1.0, diff - math.sqrt(max(down, 0.0))), min(1.0, diff + math.sqrt(max(up, 0.0)))
+
+
+def newcombe_independent(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+    """(p2 - p1, low, high) for independent shares k1/n1 and k2/n2 (Newcombe's hybrid score interval)."""
+    if n1 <= 0 or n2 <= 0:
+        return None, None, None
+    p1, p2 = k1 / n1, k2 / n2
+    low, high = _square_and_add(p1, wilson_interval(k1, n1, confidence), p2, wilson_interval(k2, n2, confidence), 0.0)
+    return p2 - p1, low, high
+
+
+def newcombe_paired(both: int, first_only: int, second_only: int, neither: int,
+                    confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+    """(p2 - p1, low, high) for two yes/no outcomes on the same units (Newcombe 1998, method 10).
+
+    The 2 x 2 table counts units that were yes both times (``both``), only the first time
+    (``first_only``), only the second time (``second_only``) and neither time (``neither``).
+    """
+    n = both + first_only + second_only + neither
+    if n <= 0:
+        return None, None, None
+    p1, p2 = (both + first_only) / n, (both + second_only) / n
+    # Correlation of the two outcomes, with Newcombe's continuity correction of the numerator.
+    a = both * neither - first_only * second_only
+    a = a - n / 2 if a > n / 2 else (0.0 if a >= 0 else a)
+    denom = math.sqrt((both + first_only) * (second_only + neither) * (both + second_only) * (first_only + neither))
+    phi = a / denom if denom > 0 else 0.0
+    low, high = _square_and_add(p1, wilson_interval(both + first_only, n, confidence),
+                                p2, wilson_interval(both + second_only, n, confidence), phi)
+    return p2 - p1, low, high
+
+
+def paired_binary_interval(first: np.ndarray, second: np.ndarray, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+    """Newcombe's paired interval of ``mean(second) - mean(first)`` for 0/1 arrays (pairs with a NaN left out)."""
+    x, y = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep] > 0.5, y[keep] > 0.5
+    return newcombe_paired(int(np.sum(x & y)), int(np.sum(x & ~y)), int(np.sum(~x & y)), int(np.sum(~x & ~y)),
+                           confidence)
