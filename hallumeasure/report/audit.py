@@ -198,8 +198,11 @@ def _paired_binary_sd(base: np.ndarray, cur: np.ndarray) -> float:
 
 
 def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool, binary: bool, margin: float,
-                gates: AuditGates) -> RiseDecision:
-    """Decide one metric from the one-sided bounds of ``cur - base`` (aligned pairs when ``paired``)."""
+                gates: AuditGates, plan: bool = True) -> RiseDecision:
+    """Decide one metric from the one-sided bounds of ``cur - base`` (aligned pairs when ``paired``).
+
+    ``plan=False`` skips the minimum detectable rise and the samples needed (simulations).
+    """
     base, cur = np.asarray(base, dtype=float), np.asarray(cur, dtype=float)
     level = one_sided_confidence(gates.alpha)
     if paired:
@@ -229,10 +232,10 @@ def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool,
         outcome = "pass"
     else:
         outcome = "inconclusive"
-    effect = detectable_effect(n, gates.alpha, gates.power) if n >= 2 else None
+    effect = detectable_effect(n, gates.alpha, gates.power) if n >= 2 and plan else None
     mdr = above + effect * sd if effect is not None and sd is not None else None
     needed = None
-    if diff is not None and sd:
+    if diff is not None and sd and plan:
         gap = diff - above if diff > above else (margin - diff if diff < margin else 0.0)
         needed = samples_needed(gap / sd, gates.alpha, gates.power) if gap > 0 else None
     return RiseDecision(
