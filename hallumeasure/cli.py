@@ -2,6 +2,7 @@
 
 Exit codes: 0 success; 1 unexpected failure; 2 bad usage, input or configuration;
 3 the run finished but some samples or claims ended as error rows (see the summary).
+``audit`` has its own table: 0 pass, 1 regression, 2 usage, 3 too many error rows, 4 inconclusive.
 """
 
 from __future__ import annotations
@@ -577,6 +578,7 @@ def compare(
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
     worst: Annotated[int, typer.Option(min=0, help="Worst examples shown per model.")] = 3,
+    labels: Annotated[Optional[list[Path]], typer.Option("--labels", help="Human labels (see 'calibrate'): adds the judge's agreement and corrected rates for the run they match.")] = None,
 ) -> None:
     """Compare models: rates with bootstrap intervals, paired differences, subtype mix, worst examples."""
     from hallumeasure.report.compare import compare_runs
@@ -585,7 +587,7 @@ def compare(
     try:
         _refuse_unfinished(runs)
         report = compare_runs(runs, out_dir, allow_mismatch=allow_mismatch, resamples=resamples, seed=seed,
-                              worst=worst)
+                              worst=worst, labels=labels)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     except ValidationError as exc:
@@ -601,6 +603,10 @@ def compare(
         d = c.unsupported_rate
         out.print(f"unsupported rate, {c.b} - {c.a}: {format_signed(d.diff)} (p {format_p(d.p_value)}; "
                   f"{c.pairing}, {c.n_shared} shared samples)", highlight=False, markup=False)
+    for cal in report.calibrations:
+        for c in cal.corrected:
+            out.print(f"{c.metric} of {cal.run}, corrected by {cal.labels_file}: {c.ppi.format()} (PPI; judge "
+                      f"{c.judge.format()}, {c.n_labelled} labelled responses)", highlight=False, markup=False)
     for line in report.policy:
         out.print(line, highlight=False, markup=False)
     for note in report.notes:
@@ -610,17 +616,34 @@ def compare(
     out.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'report.md'}", markup=False)
 
 
+def _open_unit(value: float | None) -> float | None:
+    """Typer callback: a power or confidence, above 0 and below 1."""
+    if value is not None and not 0 < value < 1:
+        raise typer.BadParameter(f"{value} is not in the range 0<x<1.")
+    return value
+
+
+def _one_sided_alpha(value: float | None) -> float | None:
+    """Typer callback: a one-sided error level, above 0 and below 0.5."""
+    if value is not None and not 0 < value < 0.5:
+        raise typer.BadParameter(f"{value} is not in the range 0<x<0.5.")
+    return value
+
+
 @app.command()
 def audit(
     baseline: Annotated[Path, typer.Option("--baseline", help="The baseline run directory.")],
     current: Annotated[Path, typer.Option("--current", help="The run to audit against the baseline.")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Directory for audit.json, audit.md and audit.junit.xml.")],
-    max_rate_rise: Annotated[float, typer.Option(min=0.0, max=1.0, help="Tolerated rise of the mean unsupported rate (absolute).")] = 0.02,
-    alpha: Annotated[float, typer.Option(callback=_open_probability, help="Significance level of the paired/unpaired test, in (0, 1] (1.0 = margin only).")] = 0.05,
-    max_hallucinated_share_rise: Annotated[Optional[float], typer.Option(min=0.0, max=1.0, help="Tolerated rise of the hallucinated share (default: not checked).")] = None,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", "-o", help="Directory for audit.json, audit.md and audit.junit.xml (default: runs/audit/<baseline>__<current>).")] = None,
+    max_rate_rise: Annotated[float, typer.Option(min=0.0, max=1.0, help="Tolerated rise of the mean unsupported rate (absolute; the non-inferiority margin).")] = 0.02,
+    alpha: Annotated[float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of each decision, in (0, 0.5).")] = 0.05,
+    max_hallucinated_share_rise: Annotated[Optional[float], typer.Option(min=0.0, max=1.0, help="Tolerated rise of the hallucinated share (default: not gated).")] = None,
+    fail_on_any_significant_rise: Annotated[bool, typer.Option("--fail-on-any-significant-rise", help="Regression as soon as a rise is shown above 0, even within the tolerated rise.")] = False,
+    inconclusive: Annotated[str, typer.Option(help="Exit code of an inconclusive audit: exit4 (4), pass (0) or fail (1).")] = "exit4",
+    power: Annotated[float, typer.Option(callback=_open_unit, help="Power, in (0, 1), at which the minimum detectable rise and the samples needed are stated.")] = 0.8,
     subtype_shift: Annotated[bool, typer.Option("--subtype-shift/--no-subtype-shift", help="Fail when an error subtype becomes significantly more frequent.")] = True,
     subtype_alpha: Annotated[Optional[float], typer.Option(callback=_open_probability, help="Significance level of the subtype test, in (0, 1] (default: --alpha).")] = None,
-    min_samples: Annotated[int, typer.Option(min=1, help="Fewest compared samples for a verdict.")] = 5,
+    min_samples: Annotated[int, typer.Option(min=1, help="Fewest compared samples for a verdict (fewer: inconclusive).")] = 5,
     max_error_share: Annotated[float, typer.Option(min=0.0, max=1.0, help="Tolerated share of error rows in either run.")] = 0.05,
     baseline_model: Annotated[Optional[str], typer.Option(help="Audit only this model of the baseline run.")] = None,
     current_model: Annotated[Optional[str], typer.Option(help="Audit only this model of the current run.")] = None,
@@ -628,13 +651,18 @@ def audit(
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
 ) -> None:
-    """Audit CURRENT against BASELINE. Exit 0 pass, 1 regression, 2 usage error, 3 incomplete."""
-    from hallumeasure.report.audit import AuditGates, audit_runs, write_usage_error
+    """Audit CURRENT against BASELINE. Exit 0 pass, 1 regression, 2 usage error, 3 too many error rows, 4 inconclusive."""
+    from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditGates, audit_runs, write_usage_error
 
+    out_dir = out_dir or Path("runs") / "audit" / f"{baseline.name}__{current.name}"
     try:
+        if inconclusive not in INCONCLUSIVE_EXITS:
+            raise HalluMeasureError(f"--inconclusive must be one of {', '.join(INCONCLUSIVE_EXITS)}, got {inconclusive!r}")
         gates = AuditGates(max_rate_rise=max_rate_rise, alpha=alpha,
                            max_hallucinated_share_rise=max_hallucinated_share_rise, subtype_shift=subtype_shift,
-                           subtype_alpha=subtype_alpha, min_samples=min_samples, max_error_share=max_error_share)
+                           subtype_alpha=subtype_alpha, min_samples=min_samples, max_error_share=max_error_share,
+                           fail_on_any_significant_rise=fail_on_any_significant_rise, inconclusive=inconclusive,
+                           power=power)
         _refuse_unfinished([baseline, current])
         result = audit_runs(baseline, current, gates, out_dir=out_dir, allow_mismatch=allow_mismatch,
                             baseline_model=baseline_model, current_model=current_model, resamples=resamples,
@@ -651,7 +679,8 @@ def audit(
         except Exception as write_exc:  # noqa: BLE001 - the message on stderr matters more than the files
             message += f" (and {out_dir} cannot be written: {_one_line(write_exc)})"
         raise _fail(message, EXIT_USAGE) from None
-    table = Table(title=f"audit: {result.status.upper()}", title_justify="left")
+    out.print(f"audit: {result.headline}", markup=False, highlight=False)
+    table = Table()
     for name in ("gate", "result", "observed", "message"):
         table.add_column(name, overflow="fold")
     for gate in result.gates:
@@ -683,6 +712,10 @@ def _cell(value: object) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return ""
     return escape(str(value))
+
+
+# The plan and calibrate commands live in their own module; importing it registers them on ``app``.
+from hallumeasure import cli_plan_calibrate  # noqa: E402,F401
 
 
 def run() -> None:  # pragma: no cover - console entry wrapper

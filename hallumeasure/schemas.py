@@ -12,6 +12,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from hallumeasure import outputs, types
+from hallumeasure.report.audit import AuditResult
+from hallumeasure.report.calibrate import CalibrationReport
+from hallumeasure.report.power import SamplePlan
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -29,6 +32,9 @@ MODELS: dict[str, type[BaseModel]] = {
     "llm_rewrite": outputs.Rewrite,
     "llm_nli": outputs.NliJudgement,
     "llm_cascade_explanation": outputs.CascadeExplanation,
+    "audit_result": AuditResult,
+    "calibration_report": CalibrationReport,
+    "sample_plan": SamplePlan,
 }
 
 

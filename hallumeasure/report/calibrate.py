@@ -204,9 +204,23 @@ def _estimate(triple) -> Estimate:
     return Estimate.of(*triple[:3])
 
 
+def calibrate_best_run(runs: list[tuple[str, RunData]], labels_path: str | Path, *,
+                       confidence: float = 0.95) -> CalibrationReport:
+    """Calibrate the run (of ``(name, data)`` pairs) that the most label rows match."""
+    def matched(data: RunData) -> int:
+        found = read_labels(labels_path, data)
+        return len(found.claims) + len(found.responses)
+
+    name, data = max(runs, key=lambda item: matched(item[1]))
+    return calibrate(name, labels_path, confidence=confidence, run=data)
+
+
 def calibrate(run_dir: str | Path, labels_path: str | Path, *, confidence: float = 0.95,
               run: RunData | None = None) -> CalibrationReport:
-    """Measure the judge of the run in ``run_dir`` against the human labels in ``labels_path``."""
+    """Measure the judge of the run in ``run_dir`` against the human labels in ``labels_path``.
+
+    With ``run`` given (already loaded), ``run_dir`` only names it in the report.
+    """
     run = run or load_run(run_dir)
     policy = run.manifest.policy if run.manifest else Policy()
     human = read_labels(labels_path, run)

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from hallumeasure.errors import ConfigError
 from hallumeasure.report.align import align_claim, highlight
+from hallumeasure.report.calibrate import CalibrationReport, calibrate_best_run
 from hallumeasure.report.comparison import Comparison, compare_groups
 from hallumeasure.report.plots import LABEL_ORDER, save_report_plots
 from hallumeasure.report.render import data_uri, render_html, render_markdown
@@ -55,6 +56,7 @@ class ComparisonReport(BaseModel):
     seed: int
     confidence: float
     files: list[str] = []
+    calibrations: list[CalibrationReport] = []
 
 
 @dataclass
@@ -137,6 +139,7 @@ def compare_runs(
     confidence: float = 0.95,
     worst: int = 3,
     title: str = "Model comparison",
+    labels: list[str | Path] | None = None,
 ) -> ComparisonReport:
     """Compare the models in ``run_dirs`` and write the report files into ``out_dir``.
 
@@ -144,7 +147,8 @@ def compare_runs(
     is shown once per run, named with the settings its runs differ in). Runs over the same
     samples may differ in judge, detector, extractor, mode or prompts: that is the comparison.
     Raises ``ConfigError`` when runs differ in both their samples and how they were measured,
-    or in policy, unless ``allow_mismatch``.
+    or in policy, unless ``allow_mismatch``. Each file in ``labels`` (human labels, see
+    ``hallumeasure.report.calibrate``) adds a calibration section for the run it matches best.
     """
     if resamples < 100:
         raise ConfigError(f"resamples must be at least 100 for a usable interval, got {resamples}")
@@ -172,6 +176,8 @@ def compare_runs(
         comparisons=comparisons, mismatches=found, policy=policy_lines(runs), notes=judge_notes(runs),
         resamples=resamples, seed=seed, confidence=confidence,
         files=["report.md", "report.html", "report.json", *[name for name, _ in plots]],
+        calibrations=[calibrate_best_run([(r.name, r.data) for r in runs], path, confidence=confidence)
+                      for path in labels or []],
     )
     subtypes = [x for x in SUBTYPES if any(s.subtype_counts[x] for s in model_stats)]
     context = {"report": report, "examples": examples, "percent": round(confidence * 100),
