@@ -65,7 +65,7 @@ from hallumeasure.report.runs import (
     response_units,
     run_info,
 )
-from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
+from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats, sign_flip_greater
 from hallumeasure.store import load_run
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
@@ -182,7 +182,7 @@ def _select(run: LoadedRun, model: str | None) -> tuple[pd.DataFrame, str]:
 
 
 _METHODS = {
-    (True, False): "paired t interval of the per-sample differences",
+    (True, False): "paired t interval of the per-sample differences (decisions also need the exact sign-flip test)",
     (True, True): "Newcombe's paired score interval (method 10)",
     (False, False): "Welch t interval (independent groups)",
     (False, True): "Newcombe's score interval for independent shares (method 10)",
@@ -197,6 +197,26 @@ def _paired_binary_sd(base: np.ndarray, cur: np.ndarray) -> float:
     return float(np.sqrt(max(p10 + p01 - (p01 - p10) ** 2, 0.0)))
 
 
+def _sign_flip_guard(d: np.ndarray, margin: float, gates: AuditGates) -> tuple[bool, bool]:
+    """Whether the exact sign-flip test also shows the rise / rules it out at alpha (one-sided).
+
+    The t bounds decide; this guard keeps a few pairs from deciding on their own (a t interval
+    of three identical differences has zero width). It only ever turns a decision into
+    inconclusive, so it cannot raise the false-pass rate.
+    """
+    if d.size == 0:
+        return False, False
+    above = 0.0 if gates.fail_on_any_significant_rise else margin
+    rng = np.random.default_rng(0)
+    rise = sign_flip_greater(d, above, resamples=_GUARD_RESAMPLES, rng=rng)
+    fall = sign_flip_greater(-d, -margin, resamples=_GUARD_RESAMPLES, rng=rng)
+    return rise is not None and rise < gates.alpha, fall is not None and fall < gates.alpha
+
+
+#: Sign patterns of the Monte Carlo guard test beyond 12 pairs.
+_GUARD_RESAMPLES = 4000
+
+
 def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool, binary: bool, margin: float,
                 gates: AuditGates, plan: bool = True) -> RiseDecision:
     """Decide one metric from the one-sided bounds of ``cur - base`` (aligned pairs when ``paired``).
@@ -205,6 +225,7 @@ def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool,
     """
     base, cur = np.asarray(base, dtype=float), np.asarray(cur, dtype=float)
     level = one_sided_confidence(gates.alpha)
+    exact = (True, True)
     if paired:
         keep = np.isfinite(base) & np.isfinite(cur)
         base, cur = base[keep], cur[keep]
@@ -215,6 +236,7 @@ def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool,
         else:
             diff, low, high = t_interval(cur - base, level)
             sd = difference_sd(base, cur)[0]
+            exact = _sign_flip_guard(cur - base, margin, gates)
     else:
         base, cur = base[np.isfinite(base)], cur[np.isfinite(cur)]
         n = int(min(base.size, cur.size))
@@ -226,14 +248,15 @@ def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool,
         # A difference of one draw from each group: an audit of n per group behaves like n such pairs.
         sd = float(np.sqrt(base.var(ddof=1) + cur.var(ddof=1))) if n >= 2 else None
     above = 0.0 if gates.fail_on_any_significant_rise else margin
-    if low is not None and low > above:
+    shows_rise, rules_out = exact
+    if low is not None and low > above and shows_rise:
         outcome: Outcome = "regression"
-    elif high is not None and high <= margin:
+    elif high is not None and high <= margin and rules_out:
         outcome = "pass"
     else:
         outcome = "inconclusive"
     effect = detectable_effect(n, gates.alpha, gates.power) if n >= 2 and plan else None
-    mdr = above + effect * sd if effect is not None and sd is not None else None
+    mdr = above + effect * sd if effect is not None and sd else None
     needed = None
     if diff is not None and sd and plan:
         gap = diff - above if diff > above else (margin - diff if diff < margin else 0.0)

@@ -43,7 +43,10 @@ def test_audit_command_exit_codes(tmp_path):
 
     assert audit(same).exit_code == 0
     assert audit(worse).exit_code == 1
-    assert audit(worse, "--min-samples", "50").exit_code == 3
+    assert audit(worse, "--min-samples", "50").exit_code == 1  # a shown regression stands on few samples
+    assert audit(same, "--min-samples", "50").exit_code == 4  # too few samples to pass: inconclusive
+    assert audit(same, "--min-samples", "50", "--inconclusive", "pass").exit_code == 0
+    assert audit(same, "--min-samples", "50", "--inconclusive", "fail").exit_code == 1
     missing = audit(tmp_path / "missing")
     assert missing.exit_code == 2
     assert json.loads((tmp_path / "out" / "audit.json").read_text())["status"] == "usage_error"
