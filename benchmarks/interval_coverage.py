@@ -62,7 +62,9 @@ def audit_setting(rng, runs: int, n: int, p0: float, rise: float, margin: float,
     rb, rc = xb / k, xc / k
     hb, hc = (xb > 0).astype(float), (xc > 0).astype(float)
     true_share_diff = share_truth[1] - share_truth[0]
-    gates = AuditGates(max_rate_rise=margin, max_hallucinated_share_rise=margin)
+    # The share rises faster than the rate; its margin sits just below its true rise so false passes are tested.
+    share_margin = round(0.8 * true_share_diff, 3) if true_share_diff > margin else margin
+    gates = AuditGates(max_rate_rise=margin, max_hallucinated_share_rise=share_margin)
     cover_rate = cover_share = passes_rate = passes_share = 0
     for r in range(runs):
         _, lo, hi = t_interval(rc[r] - rb[r], 0.95)
@@ -71,10 +73,11 @@ def audit_setting(rng, runs: int, n: int, p0: float, rise: float, margin: float,
         cover_share += lo <= true_share_diff <= hi
         passes_rate += decide_rise("rate", rb[r], rc[r], paired=True, binary=False, margin=margin,
                                    gates=gates, plan=False).outcome == "pass"
-        passes_share += decide_rise("share", hb[r], hc[r], paired=True, binary=True, margin=margin,
+        passes_share += decide_rise("share", hb[r], hc[r], paired=True, binary=True, margin=share_margin,
                                     gates=gates, plan=False).outcome == "pass"
     return {
         "n_shared": n, "p0": p0, "true_rise": rise, "margin": margin, "true_share_rise": round(true_share_diff, 4),
+        "share_margin": share_margin,
         "coverage_rate_diff": cover_rate / runs, "coverage_share_diff": cover_share / runs,
         "pass_rate_gate": passes_rate / runs, "pass_share_gate": passes_share / runs,
     }
@@ -92,14 +95,14 @@ def calibration_setting(rng, runs: int, n_run: int, n_labelled: int, p0: float, 
     y_flag, f_flag = truth.any(-1).astype(float), judge.any(-1).astype(float)
     out = {"n_responses": n_run, "n_labelled": n_labelled, "p0": p0, "sensitivity": sens, "specificity": spec}
     for name, y, f, target in (("rate", y_rate, f_rate, p0), ("share", y_flag, f_flag, share_truth)):
-        cover = {"ppi": 0, "plain": 0, "labels": 0}
+        cover = {"ppi": 0, "tuned": 0, "labels": 0}
         widths: dict[str, list[float]] = {key: [] for key in cover}
         for r in range(runs):
             lab = rng.choice(n_run, size=n_labelled, replace=False)
             rest = np.ones(n_run, bool)
             rest[lab] = False
             intervals = {"ppi": ppi_mean(y[r, lab], f[r, lab], f[r, rest])[1:3],
-                         "plain": ppi_mean(y[r, lab], f[r, lab], f[r, rest], tuned=False)[1:3],
+                         "tuned": ppi_mean(y[r, lab], f[r, lab], f[r, rest], tuned=True)[1:3],
                          "labels": labels_only_mean(y[r, lab])[1:3]}
             for key, (lo, hi) in intervals.items():
                 cover[key] += lo <= target <= hi
@@ -171,18 +174,19 @@ def markdown(result: dict) -> str:
         "when the true rise is at or above the margin this is the false-pass rate (must be <= 0.05); below it, the "
         "power to pass.",
         "",
-        "| shared samples | baseline rate | true rise (rate) | true rise (share) | margin | coverage rate diff | "
-        "coverage share diff | pass, rate gate | pass, share gate |",
-        "|---:|---:|---:|---:|---:|---|---|---|---|",
+        "| shared samples | baseline rate | true rise (rate) | margin (rate) | true rise (share) | margin (share) | "
+        "coverage rate diff | coverage share diff | pass, rate gate | pass, share gate |",
+        "|---:|---:|---:|---:|---:|---:|---|---|---|---|",
     ]
     for r in result["audit"]:
         false_pass = r["true_rise"] >= r["margin"]
         mark = (lambda v: f"{v:.3f}" + (" **(above 0.05)**" if false_pass and v > 0.05 else "")
                 + (" (false pass)" if false_pass else ""))
-        share_false = r["true_share_rise"] >= r["margin"]
+        share_false = r["true_share_rise"] >= r["share_margin"]
         mark_share = (lambda v: f"{v:.3f}" + (" **(above 0.05)**" if share_false and v > 0.05 else "")
                       + (" (false pass)" if share_false else ""))
-        lines.append(f"| {r['n_shared']} | {r['p0']} | {r['true_rise']} | {r['true_share_rise']} | {r['margin']} | "
+        lines.append(f"| {r['n_shared']} | {r['p0']} | {r['true_rise']} | {r['margin']} | {r['true_share_rise']} | "
+                     f"{r['share_margin']} | "
                      f"{_ok(r['coverage_rate_diff'])} | {_ok(r['coverage_share_diff'])} | "
                      f"{mark(r['pass_rate_gate'])} | {mark_share(r['pass_share_gate'])} |")
     lines += [
@@ -192,10 +196,11 @@ def markdown(result: dict) -> str:
         "A synthetic judge with the given claim-level sensitivity and specificity labels every claim; people label a "
         "random subset of responses. Truth: the true mean unsupported rate and hallucinated share.",
         "",
-        "PPI = power-tuned PPI (PPI++, what `calibrate` reports); plain = PPI with lambda 1.",
+        "PPI = prediction-powered inference (lambda 1); PPI++ = power-tuned (lambda estimated). `calibrate` "
+        "reports both.",
         "",
-        "| responses | labelled | rate | judge sens / spec | metric | truth | coverage PPI | coverage plain PPI | "
-        "coverage labels only | width PPI | width plain PPI | width labels only |",
+        "| responses | labelled | rate | judge sens / spec | metric | truth | coverage PPI | coverage PPI++ | "
+        "coverage labels only | width PPI | width PPI++ | width labels only |",
         "|---:|---:|---:|---|---|---:|---|---|---|---:|---:|---:|",
     ]
     for r in result["calibration"]:
@@ -203,8 +208,8 @@ def markdown(result: dict) -> str:
             lines.append(
                 f"| {r['n_responses']} | {r['n_labelled']} | {r['p0']} | {r['sensitivity']} / {r['specificity']} | "
                 f"{label} | {r[f'truth_{name}']} | {_ok(r[f'coverage_ppi_{name}'])} | "
-                f"{_ok(r[f'coverage_plain_{name}'])} | {_ok(r[f'coverage_labels_{name}'])} | "
-                f"{r[f'width_ppi_{name}']:.4f} | {r[f'width_plain_{name}']:.4f} | {r[f'width_labels_{name}']:.4f} |")
+                f"{_ok(r[f'coverage_tuned_{name}'])} | {_ok(r[f'coverage_labels_{name}'])} | "
+                f"{r[f'width_ppi_{name}']:.4f} | {r[f'width_tuned_{name}']:.4f} | {r[f'width_labels_{name}']:.4f} |")
     return "\n".join(lines) + "\n"
 
 

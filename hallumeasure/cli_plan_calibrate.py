@@ -203,10 +203,12 @@ def print_calibration(report) -> None:
         out.print("subtype agreement: " + "; ".join(f"{s.subtype} {s.agreement.format()}" for s in report.subtypes),
                   markup=False, highlight=False)
     table = Table(title=f"corrected rates ({pct} intervals)", title_justify="left")
-    for name in ("metric", "judge", "PPI (corrected)", "labels only", "Rogan-Gladen", "labelled / unlabelled"):
+    for name in ("metric", "judge", "PPI (corrected)", "PPI++ (tuned)", "labels only", "Rogan-Gladen",
+                 "labelled / unlabelled"):
         table.add_column(name, justify="left" if name == "metric" else "right")
     for c in report.corrected:
-        table.add_row(c.metric, c.judge.format(), c.ppi.format(), c.labels_only.format(), c.rogan_gladen.format(),
+        table.add_row(c.metric, c.judge.format(), c.ppi.format(), c.ppi_tuned.format(), c.labels_only.format(),
+                      c.rogan_gladen.format(),
                       f"{c.n_labelled} / {c.n_unlabelled}")
     out.print(table)
     for line in report.unmatched:

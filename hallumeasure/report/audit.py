@@ -380,8 +380,11 @@ def headline(status: Status, code: int, rate: RiseDecision | None) -> str:
         return text
     text += (f": mean unsupported rate {rate.difference:+.3f}, {rate.confidence:.0%} one-sided bounds "
              f"[{_bound(rate.lower_bound)}, {_bound(rate.upper_bound)}], margin {rate.margin:.3f}")
+    where = f"at {rate.n} {'shared ' if rate.paired else ''}samples"
     if rate.min_detectable_rise is not None:
-        text += f"; minimum detectable rise {rate.min_detectable_rise:.3f} at {rate.n} {'shared ' if rate.paired else ''}samples"
+        text += f"; minimum detectable rise {rate.min_detectable_rise:.3f} {where}"
+    else:
+        text += f"; minimum detectable rise not estimable {where} (the differences have no spread)"
     if status == "inconclusive" and rate.samples_needed is not None:
         text += f"; about {rate.samples_needed} would decide"
     return text

@@ -9,8 +9,8 @@ Labels file (CSV or JSONL), one row per labelled claim or response:
 ``response_id`` is accepted for ``sample_id``. The report holds: the confusion matrix over the
 five labels and over supported/unsupported (under the run's policy), per-subtype agreement,
 Cohen's kappa, the judge's sensitivity and specificity (Wilson intervals), and the run's mean
-unsupported rate and hallucinated share corrected for the judge's errors, by power-tuned
-prediction-powered inference and by Rogan-Gladen.
+unsupported rate and hallucinated share corrected for the judge's errors, by prediction-powered
+inference (plain and power-tuned) and by Rogan-Gladen.
 
 PPI needs the labelled responses to be a random sample of the run, each labelled whole (all
 its claims): ``export_sample`` draws such a sample, stratified by model with proportional
@@ -159,8 +159,9 @@ class CorrectedRate(BaseModel):
 
     metric: str
     judge: Estimate = Field(description="The judge's value over the whole run (no interval).")
-    ppi: Estimate = Field(description="Power-tuned prediction-powered estimate and interval.")
-    ppi_lambda: float = Field(description="Weight of the judge's predictions in the PPI estimate (0 = labels only).")
+    ppi: Estimate = Field(description="Prediction-powered estimate and interval (Angelopoulos et al. 2023).")
+    ppi_tuned: Estimate = Field(description="Power-tuned PPI (PPI++): the judge's part weighted by ppi_lambda.")
+    ppi_lambda: float = Field(description="Weight of the judge's predictions in the tuned estimate (0 = labels only).")
     labels_only: Estimate = Field(description="Mean over the labelled responses alone, normal interval.")
     rogan_gladen: Estimate = Field(description="Rogan-Gladen correction with a delta-method interval.")
     n_labelled: int = Field(description="Labelled responses used.")
@@ -312,7 +313,8 @@ def _corrected(metric: str, human: np.ndarray, judge: np.ndarray, confidence: fl
     has_judge = np.isfinite(judge)
     lab = np.isfinite(human) & has_judge
     rest = has_judge & ~lab
-    estimate, low, high, lam = ppi_mean(human[lab], judge[lab], judge[rest], confidence)
+    plain = ppi_mean(human[lab], judge[lab], judge[rest], confidence)
+    *tuned, lam = ppi_mean(human[lab], judge[lab], judge[rest], confidence, tuned=True)
     observed = judge[has_judge]
     obs_mean = float(observed.mean()) if observed.size else None
     obs_var = float(observed.var(ddof=1)) / observed.size if observed.size > 1 else 0.0
@@ -320,7 +322,8 @@ def _corrected(metric: str, human: np.ndarray, judge: np.ndarray, confidence: fl
     if obs_mean is not None and sens[1] and spec[1]:
         rg = rogan_gladen(obs_mean, obs_var, sens[0] / sens[1], sens[1], spec[0] / spec[1], spec[1], confidence)
     return CorrectedRate(
-        metric=metric, judge=Estimate.of(obs_mean), ppi=Estimate.of(estimate, low, high), ppi_lambda=round(lam, 6),
+        metric=metric, judge=Estimate.of(obs_mean), ppi=_estimate(plain), ppi_tuned=_estimate(tuned),
+        ppi_lambda=round(lam, 6),
         labels_only=_estimate(labels_only_mean(human[lab], confidence)), rogan_gladen=_estimate(rg),
         n_labelled=int(lab.sum()), n_unlabelled=int(rest.sum()),
     )
