@@ -32,6 +32,7 @@ from hallumeasure.types import Mode
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "samples.jsonl"
+LABELS = REPO / "examples" / "labels.csv"
 SEED = 0
 RESAMPLES = 2000
 
@@ -41,7 +42,8 @@ Generated from `examples/samples.jsonl` by
 
     .venv/bin/python scripts/make_reports.py --judge {judge}
 
-- `comparison/`: model-a against model-b (one run holding both; samples paired on context and question).
+- `comparison/`: model-a against model-b (one run holding both; samples paired on context and question),
+  with the judge calibrated against the hand-written labels in `examples/labels.csv`.
   Open `comparison/report.html` in a browser, or read `comparison/report.md`.
 - `audit/`: regression audit with baseline = model-a's responses and current = model-b's responses
   (exit code {exit_code}: {status}); `audit.junit.xml` is what a CI system would show.
@@ -88,8 +90,10 @@ def make_reports(out: Path, judge: str, runs_dir: Path) -> int:
 
     for part in ("comparison", "audit"):
         shutil.rmtree(out / part, ignore_errors=True)
+    # The hand-written labels name the offline extractor's claims; other judges' claims would not match them.
+    labels = [LABELS] if judge == "offline" else None
     compare_runs([runs_dir / "examples"], out / "comparison", resamples=RESAMPLES, seed=SEED,
-                 title="Model comparison: bundled examples")
+                 title="Model comparison: bundled examples", labels=labels)
     result = audit_runs(runs_dir / "baseline-model-a", runs_dir / "current-model-b", AuditGates(),
                         out_dir=out / "audit", resamples=RESAMPLES, seed=SEED)
     (out / "README.md").write_text(

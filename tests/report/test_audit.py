@@ -3,6 +3,7 @@
 import json
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from hallumeasure.errors import ConfigError, RunStoreError
@@ -142,3 +143,121 @@ def test_same_responses_under_another_judge_are_audited(tmp_path):
     cur = _run(tmp_path / "cur", unsupported=3, judge="another-judge")
     result = audit_runs(base, cur, resamples=300)
     assert result.mismatches == [] and result.exit_code == 1
+
+
+# --- three outcomes -----------------------------------------------------------------------------------
+
+
+def _mixed_run(path, unsupported: list[int], n: int = N):
+    """Sample i gets ``unsupported[i % len]`` contradicted claims out of four."""
+    rows = []
+    for i in range(n):
+        bad = unsupported[i % len(unsupported)]
+        specs = [("contradicted", "number")] * bad + ["supported"] * (4 - bad)
+        rows.append((sample(i, "m"), [(f"Claim {j} about bridge {i}.", spec) for j, spec in enumerate(specs)]))
+    return write_run(path, rows)
+
+
+def test_a_small_shown_rise_passes_the_margin_but_fails_on_any_significant_rise(tmp_path):
+    base = _mixed_run(tmp_path / "base", [0, 1, 0, 1])
+    cur = _mixed_run(tmp_path / "cur", [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1])  # 2 of 30 samples worse by 0.25
+    gates = AuditGates(max_rate_rise=0.1, subtype_shift=False)
+    lenient = audit_runs(base, cur, gates, resamples=300)
+    d = lenient.gates[2].decision
+    pattern_b, pattern_c = [0, 1, 0, 1], [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1]
+    rise = np.mean([(pattern_c[i % 15] - pattern_b[i % 4]) / 4 for i in range(N)])
+    assert d.difference == pytest.approx(rise, abs=1e-6) and d.upper_bound <= 0.1
+    assert lenient.status == "pass"
+    strict = audit_runs(base, cur, gates.model_copy(update={"fail_on_any_significant_rise": True}), resamples=300)
+    # Two worse samples out of 30 do not show a rise above 0 either: still a pass.
+    assert strict.status == "pass" and strict.gates[2].decision.regression_above == 0.0
+    # Every sample worse by 0.25: within a 0.3 margin, but shown above 0.
+    base, cur = _run(tmp_path / "b2", unsupported=1), _run(tmp_path / "c2", unsupported=2)
+    wide = AuditGates(max_rate_rise=0.3, subtype_shift=False)
+    assert audit_runs(base, cur, wide, resamples=300).status == "pass"
+    flagged = audit_runs(base, cur, wide.model_copy(update={"fail_on_any_significant_rise": True}), resamples=300)
+    assert flagged.status == "regression" and flagged.exit_code == 1
+
+
+def test_inconclusive_decision_reports_what_would_decide(tmp_path):
+    base = _mixed_run(tmp_path / "base", [0, 1, 2, 0], n=12)
+    cur = _mixed_run(tmp_path / "cur", [1, 1, 2, 1, 0, 2], n=12)
+    result = audit_runs(base, cur, AuditGates(subtype_shift=False), out_dir=tmp_path / "out", resamples=300)
+    d = result.gates[2].decision
+    assert result.status == "inconclusive" and result.exit_code == 4
+    assert d.lower_bound <= d.margin < d.upper_bound
+    # The numbers come from the power module: one-sided t power at the observed spread.
+    from hallumeasure.report.power import detectable_effect, samples_needed
+
+    assert d.min_detectable_rise == pytest.approx(d.margin + detectable_effect(12) * d.sd_difference, abs=1e-5)
+    expected = samples_needed(abs(d.difference - d.margin) / d.sd_difference)  # from the rounded stored values
+    assert abs(d.samples_needed - expected) <= 0.01 * expected
+    first = (tmp_path / "out" / "audit.md").read_text().splitlines()[0]
+    assert first.startswith("# Regression audit: INCONCLUSIVE (exit code 4)") and "minimum detectable rise" in first
+    suite = ET.parse(tmp_path / "out" / "audit.junit.xml").getroot().find("testsuite")
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["outcome"] == "inconclusive" and props["exit_code"] == "4"
+    rate_case = next(c for c in suite.iter("testcase") if c.get("name") == "unsupported_rate")
+    assert rate_case.find("failure").get("type") == "inconclusive"
+    lenient = audit_runs(base, cur, AuditGates(subtype_shift=False, inconclusive="pass"), out_dir=tmp_path / "o2",
+                         resamples=300)
+    assert lenient.exit_code == 0 and lenient.status == "inconclusive"
+    suite = ET.parse(tmp_path / "o2" / "audit.junit.xml").getroot().find("testsuite")
+    assert suite.get("failures") == "0" and suite.find("testcase[@name='unsupported_rate']/skipped") is not None
+    assert audit_runs(base, cur, AuditGates(subtype_shift=False, inconclusive="fail"), resamples=300).exit_code == 1
+
+
+def test_audit_json_validates_against_its_schema(tmp_path):
+    import jsonschema
+
+    from hallumeasure.schemas import SCHEMA_DIR
+
+    base, cur = _run(tmp_path / "base", unsupported=1), _run(tmp_path / "cur", unsupported=2)
+    audit_runs(base, cur, AuditGates(max_hallucinated_share_rise=0.1), out_dir=tmp_path / "out", resamples=300)
+    schema = json.loads((SCHEMA_DIR / "audit_result.schema.json").read_text())
+    jsonschema.validate(json.loads((tmp_path / "out" / "audit.json").read_text()), schema)
+
+
+def test_hallucinated_share_uses_newcombe_and_can_regress(tmp_path):
+    base = _mixed_run(tmp_path / "base", [0, 0, 0, 1])
+    cur = _mixed_run(tmp_path / "cur", [1, 1, 0, 1])
+    result = audit_runs(base, cur, AuditGates(max_rate_rise=1.0, max_hallucinated_share_rise=0.1,
+                                              subtype_shift=False), resamples=300)
+    share = next(g for g in result.gates if g.name == "hallucinated_share")
+    assert share.status == "fail" and "Newcombe" in share.decision.method
+    from hallumeasure.report.intervals import paired_binary_interval
+
+    flags_a = np.array([0, 0, 0, 1] * 8, dtype=float)[:N]
+    flags_b = np.array([1, 1, 0, 1] * 8, dtype=float)[:N]
+    _, low, high = paired_binary_interval(flags_a, flags_b, 0.90)
+    assert (share.decision.lower_bound, share.decision.upper_bound) == pytest.approx((low, high), abs=1e-6)
+
+
+def test_false_pass_rate_stays_below_alpha_in_a_small_simulation():
+    """Known truth: the current run is worse by 0.04 > margin 0.02; passes must be rare (<= alpha)."""
+    from hallumeasure.report.audit import decide_rise
+
+    rng = np.random.default_rng(21)
+    gates = AuditGates(max_rate_rise=0.02)
+    passes, runs = 0, 400
+    for _ in range(runs):
+        k = 1 + rng.poisson(3, 60)
+        u = rng.beta(0.4, 3.6, 60)
+        base = rng.binomial(k, u) / k
+        cur = rng.binomial(k, u + 0.04 * (1 - u) / 0.9) / k
+        passes += decide_rise("rate", base, cur, paired=True, binary=False, margin=0.02, gates=gates,
+                              plan=False).outcome == "pass"
+    assert passes / runs <= 0.05
+
+
+def test_cli_audit_writes_to_a_default_directory(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from hallumeasure.cli import app
+
+    base, cur = _run(tmp_path / "base", unsupported=1), _run(tmp_path / "cur", unsupported=1)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["audit", "--baseline", str(base), "--current", str(cur), "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("audit: PASS (exit code 0)")
+    assert (tmp_path / "runs" / "audit" / "base__cur" / "audit.json").is_file()
