@@ -1,0 +1,47 @@
+"""The generated audit example (scripts/make_audit_example.py) is a regression, and its --same variant passes.
+
+Measured with the offline judge (keyless, deterministic), on fewer tasks than the README's 200.
+"""
+
+import importlib.util
+
+import pytest
+
+from hallumeasure.inputs import load_samples
+from hallumeasure.pipeline.build import build_extractor, build_judge
+from hallumeasure.pipeline.run import run_measurement
+from hallumeasure.report.audit import AuditGates, audit_runs
+from hallumeasure.types import Mode
+
+from testdata import REPO
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("hallumeasure.offline") is None,
+                                reason="needs the offline judge")
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("make_audit_example", REPO / "scripts" / "make_audit_example.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _measure(path, out):
+    loaded = load_samples(path)
+    run_measurement(loaded.samples, out, build_extractor("offline"), build_judge("offline", Mode.COT_ONE),
+                    mode=Mode.COT_ONE, input_sha256=loaded.sha256, input_path=str(path), concurrency=4)
+    return out
+
+
+def test_generated_example_is_a_regression_and_same_passes(tmp_path):
+    make = _script()
+    base, cur = make.make_example(tmp_path / "ex", n=120)
+    assert base.read_text() != cur.read_text()
+    baseline = _measure(base, tmp_path / "baseline")
+    result = audit_runs(baseline, _measure(cur, tmp_path / "current"), AuditGates(), resamples=200)
+    assert result.status == "regression" and result.exit_code == 1
+    _, same = make.make_example(tmp_path / "same", n=120, same=True)
+    assert same.read_text().replace("model-current", "model-baseline") == base.read_text().replace(
+        "model-current", "model-baseline")
+    unchanged = audit_runs(baseline, _measure(same, tmp_path / "same-run"), AuditGates(), resamples=200)
+    assert unchanged.status == "pass" and unchanged.exit_code == 0
