@@ -170,7 +170,8 @@ class JudgeVarianceStats(BaseModel):
     per_vote_hallucinated_share: Estimate = Field(description="hallucinated share of one judge call")
     combined_rate: Estimate = Field(description="mean unsupported rate of the combined verdicts")
     judge_variance_share: float | None = Field(
-        description="share of the per-vote rate's variance that comes from votes disagreeing within a response")
+        description="share of the per-vote rate's variance that comes from repeats disagreeing within a response "
+                    "(one judge with repeats; None for a panel)")
 
 
 class StabilityReport(BaseModel):
@@ -301,7 +302,9 @@ def judge_variance_stats(name: str, votes: pd.DataFrame, combined_rates: pd.Seri
     within = by_response["rate"].agg(lambda x: x.dropna().var(ddof=1) / x.notna().sum() if x.notna().sum() > 1
                                      else np.nan)
     total = float(np.nanvar(rate.to_numpy(), ddof=1)) if rated.sum() > 1 else float("nan")
-    share = float(np.nanmean(within)) / total if total > 0 and within.notna().any() else None
+    # Only repeats of one judge are noise around one expected answer; judges of a panel differ systematically.
+    single_judge = votes["judge"].nunique() == 1
+    share = float(np.nanmean(within)) / total if single_judge and total > 0 and within.notna().any() else None
     claims = votes.groupby("claim_id").size()
     return JudgeVarianceStats(
         name=name, n_responses=int(rated.sum()), votes_per_claim=round(float(claims.mean()), 3) if len(claims) else 0,
@@ -364,3 +367,58 @@ def run_stability(data, *, resamples: int = 2000, seed: int = 0, confidence: flo
     settings = ((manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None)
     return stability_report(data.votes, data.responses, policy, vote_settings=settings, resamples=resamples,
                             seed=seed, confidence=confidence)
+
+
+def claim_votes(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame | None:
+    """Per claim: its vote tally (per judge for a panel) and flip rate, or None when claims have one vote each."""
+    if not has_votes(votes):
+        return None
+    per_judge = claim_stability(votes, policy)
+    panel = per_judge["judge"].nunique() > 1
+    rows = []
+    for claim_id, group in per_judge.groupby("claim_id", sort=False):
+        tally = "; ".join((f"{j}: " if panel else "") + (t or "none") + (f" ({f} failed)" if f else "")
+                          for j, t, f in zip(group["judge"], group["votes"], group["n_failed"]))
+        mine = votes[(votes["claim_id"] == claim_id) & votes["label"].notna() & votes["error"].isna()]
+        rows.append({"claim_id": claim_id, "votes": tally, "flip_rate": _pairs_disagreeing(
+            [str(x) for x in mine["label"]])})
+    return pd.DataFrame(rows, columns=["claim_id", "votes", "flip_rate"])
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def stability_lines(report: StabilityReport) -> list[str]:
+    """The stability report as a few lines of plain text (``measure`` and ``show`` print them)."""
+    repeats = max(j.repeats for j in report.judges)
+    rule = f"{report.rule} rule" if report.rule else "votes"
+    lines = [f"judge stability: {report.n_votes} votes on {report.n_claims} claims, {report.n_vote_errors} failed; "
+             f"{repeats} repeat(s) per judge; verdicts by {rule}" + (f" ({report.tie_rule})" if report.tie_rule else "")]
+    for j in report.judges:
+        if j.repeats > 1:
+            lines.append(f"  {j.judge}: {_pct(j.flipped_share)} of claims flipped between repeats "
+                         f"({_pct(j.unsupported_flipped_share)} between supported and unsupported); mean flip rate "
+                         f"{_num(j.mean_flip_rate)}; Fleiss' kappa {_num(j.fleiss_kappa)} (labels), "
+                         f"{_num(j.fleiss_kappa_unsupported)} (unsupported or not) over {j.n_claims_complete} "
+                         f"claims with every repeat answered")
+    if report.panel is not None:
+        p = report.panel
+        lines.append(f"  panel agreement: Fleiss' kappa {_num(p.fleiss_kappa)} (labels), "
+                     f"{_num(p.fleiss_kappa_unsupported)} (unsupported or not) over {p.n_claims_complete} claims")
+        for pair in p.pairs:
+            lines.append(f"    {pair.a} vs {pair.b}: Cohen's kappa {_num(pair.cohen_kappa)}, agreement "
+                         f"{_pct(pair.agreement)} on {pair.n_claims} claims")
+    percent = round(report.confidence * 100)
+    lines.append(f"rates with judge variance ({percent}% CI, {report.interval_method}):")
+    call = "one judge call" if report.panel is None else "one call of a judge drawn from the panel"
+    for g in report.groups:
+        share = ("" if g.judge_variance_share is None else
+                 f"; repeats disagreeing make {_pct(g.judge_variance_share)} of its variance")
+        lines.append(f"  {g.name}: {call}: unsupported rate {g.per_vote_rate.format()}, hallucinated share "
+                     f"{g.per_vote_hallucinated_share.format()}{share}; combined verdicts {g.combined_rate.format()}")
+    return lines
