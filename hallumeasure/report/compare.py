@@ -36,6 +36,7 @@ from hallumeasure.report.runs import (
     response_units,
     run_info,
 )
+from hallumeasure.report.stability import RunStability, runs_stability
 from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
 from hallumeasure.text import split_sentences
 
@@ -55,6 +56,8 @@ class ComparisonReport(BaseModel):
     seed: int
     confidence: float
     files: list[str] = []
+    #: Runs measured with repeats or a panel: flip rates, kappas, intervals with the judge's variance.
+    judge_stability: list[RunStability] = []
 
 
 @dataclass
@@ -172,6 +175,7 @@ def compare_runs(
         comparisons=comparisons, mismatches=found, policy=policy_lines(runs), notes=judge_notes(runs),
         resamples=resamples, seed=seed, confidence=confidence,
         files=["report.md", "report.html", "report.json", *[name for name, _ in plots]],
+        judge_stability=runs_stability(runs, groups, **options),
     )
     subtypes = [x for x in SUBTYPES if any(s.subtype_counts[x] for s in model_stats)]
     context = {"report": report, "examples": examples, "percent": round(confidence * 100),

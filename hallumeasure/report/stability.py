@@ -422,3 +422,26 @@ def stability_lines(report: StabilityReport) -> list[str]:
         lines.append(f"  {g.name}: {call}: unsupported rate {g.per_vote_rate.format()}, hallucinated share "
                      f"{g.per_vote_hallucinated_share.format()}{share}; combined verdicts {g.combined_rate.format()}")
     return lines
+
+
+class RunStability(BaseModel):
+    """One run's judge stability, as the comparison report shows it."""
+
+    run: str
+    stability: StabilityReport
+
+
+def runs_stability(runs, groups, *, resamples: int = 2000, seed: int = 0,
+                   confidence: float = 0.95) -> list[RunStability]:
+    """The stability of each run (``report.runs.LoadedRun``) that has repeats or a panel, with intervals
+    for the report's model groups (``report.runs.Group``) of that run."""
+    out = []
+    for run in runs:
+        manifest = run.data.manifest
+        settings = (manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None
+        mine = {g.name: list(g.units["sample_id"]) for g in groups if g.run == run.name}
+        report = stability_report(run.data.votes, run.data.responses, run.policy, vote_settings=settings,
+                                  groups=mine, resamples=resamples, seed=seed, confidence=confidence)
+        if report is not None:
+            out.append(RunStability(run=run.name, stability=report))
+    return out
