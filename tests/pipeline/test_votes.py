@@ -198,3 +198,14 @@ def test_the_demo_model_flips_some_verdicts_on_later_repeats_reproducibly():
     repeat0 = [v for r in first for v in r.votes if v.repeat == 0]
     assert not any("changed its mind" in v.label_reason for v in repeat0)
     assert prompt_blocks  # the demo reads our fences; imported for the responder above
+
+
+def test_the_stages_of_a_voted_run_are_rebuilt_with_the_same_votes(tmp_path):
+    from hallumeasure.detectors import stages_from_manifest
+
+    judges = [LLMJudge(Model(FakeAPI()), Mode.COT_ONE), OfflineJudge()]
+    manifest, _ = run_measurement([SAMPLE], tmp_path / "run", OfflineExtractor(), VotingJudge(judges, rule="unanimous"),
+                                  mode=Mode.COT_ONE, input_sha256="x")
+    _, judge = stages_from_manifest(manifest)
+    assert judge.name == manifest.judge and judge.rule is PanelRule.UNANIMOUS and judge.repeats == 1
+    assert judge.settings()["votes"] == manifest.settings["judge"]["votes"]
