@@ -22,6 +22,7 @@ without repeats or a panel has one vote per claim, and nothing here has anything
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterable
 
 import numpy as np
@@ -93,7 +94,7 @@ def _pairs_disagreeing(labels: list[str]) -> float | None:
     n = len(labels)
     if n < 2:
         return None
-    same = sum(c * (c - 1) for c in pd.Series(labels).value_counts())
+    same = sum(c * (c - 1) for c in Counter(labels).values())
     return 1.0 - same / (n * (n - 1))
 
 
@@ -103,18 +104,35 @@ def _unsupported(policy: Policy, labels: pd.Series) -> pd.Series:
     return labels.map(lambda x: policy.is_unsupported(Label(x)) if isinstance(x, str) else None)
 
 
+def _ballots(votes: pd.DataFrame, key: tuple[str, ...]) -> dict[tuple, tuple[list[str], int]]:
+    """key -> (labels of the answered votes in order, number of failed votes), in one pass over the votes."""
+    out: dict[tuple, tuple[list[str], int]] = {}
+    columns = [votes[c].tolist() for c in (*key, "label", "error")]  # lists: far faster to walk than Series
+    for *ident, label, error in zip(*columns):
+        labels, failed = out.setdefault(tuple(ident), ([], 0))
+        if isinstance(label, str) and not isinstance(error, str):
+            labels.append(label)
+        else:
+            out[tuple(ident)] = (labels, failed + 1)
+    return out
+
+
+def _tally(labels: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    return ", ".join(f"{lab} {n}" for lab, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 def claim_stability(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     """One row per claim and judge: votes, failed votes, label tally, flip rate and whether it flipped."""
-    ok = votes[votes["label"].notna() & votes["error"].isna()]
+    unsupported = {label: policy.is_unsupported(Label(label)) for label in LABELS}
     rows = []
-    for (sample_id, claim_id, judge), group in votes.groupby(["sample_id", "claim_id", "judge"], sort=False):
-        labels = [str(x) for x in ok.loc[ok.index.intersection(group.index), "label"]]
-        status = {policy.is_unsupported(Label(x)) for x in labels}
+    for (sample_id, claim_id, judge), (labels, failed) in _ballots(votes, ("sample_id", "claim_id", "judge")).items():
+        status = {unsupported[x] for x in labels}
         rows.append({
-            "sample_id": sample_id, "claim_id": claim_id, "judge": judge, "n_votes": len(group),
-            "n_failed": len(group) - len(labels),
-            "votes": ", ".join(f"{lab} {n}" for lab, n in pd.Series(labels).value_counts().items()) if labels else "",
-            "flip_rate": _pairs_disagreeing(labels),
+            "sample_id": sample_id, "claim_id": claim_id, "judge": judge, "n_votes": len(labels) + failed,
+            "n_failed": failed, "votes": _tally(labels), "flip_rate": _pairs_disagreeing(labels),
             "flipped": len(set(labels)) > 1 if len(labels) > 1 else None,
             "unsupported_flipped": len(status) > 1 if len(labels) > 1 else None,
         })
@@ -221,22 +239,18 @@ def _mean(values: pd.Series) -> float | None:
 
 
 def _complete_rows(votes: pd.DataFrame, key: list[str], rater: str, n_raters: int) -> list[list[str]]:
-    """The labels of every subject rated by all ``n_raters`` raters without a failure."""
-    rows = []
-    for _, group in votes.groupby(key, sort=False):
-        if len(group) == n_raters and group["label"].notna().all() and group["error"].isna().all():
-            rows.append([str(x) for x in group.sort_values(rater)["label"]])
-    return rows
+    """The labels of every subject rated by all ``n_raters`` raters without a failure (rater order aside)."""
+    return [labels for labels, failed in _ballots(votes, tuple(key)).values()
+            if not failed and len(labels) == n_raters]
 
 
 def _panel(votes: pd.DataFrame, judges: list[str], policy: Policy) -> PanelAgreement:
     from hallumeasure.pipeline.votes import PanelRule, _decide  # the same majority as the verdicts
 
     decided: dict[str, dict[str, str]] = {judge: {} for judge in judges}
-    for (claim_id, judge), group in votes.groupby(["claim_id", "judge"], sort=False):
-        ok = group[group["label"].notna() & group["error"].isna()]
-        if len(ok):
-            label = _decide([Label(x) for x in ok["label"]], len(group) - len(ok), PanelRule.MAJORITY, policy)
+    for (claim_id, judge), (labels, failed) in _ballots(votes, ("claim_id", "judge")).items():
+        if labels:
+            label = _decide([Label(x) for x in labels], failed, PanelRule.MAJORITY, policy)
             if label is not None:
                 decided[judge][claim_id] = label.value
     shared = set.intersection(*(set(d) for d in decided.values())) if decided else set()
@@ -299,8 +313,7 @@ def judge_variance_stats(name: str, votes: pd.DataFrame, combined_rates: pd.Seri
         point = np.nanmean(values[:, column]) if np.isfinite(values[:, column]).any() else None
         low, high = percentile_interval(draws[:, column], confidence)
         estimates.append(Estimate.of(point, low, high))
-    within = by_response["rate"].agg(lambda x: x.dropna().var(ddof=1) / x.notna().sum() if x.notna().sum() > 1
-                                     else np.nan)
+    within = by_response["rate"].var(ddof=1) / by_response["rate"].count()  # NaN with fewer than two votes
     total = float(np.nanvar(rate.to_numpy(), ddof=1)) if rated.sum() > 1 else float("nan")
     # Only repeats of one judge are noise around one expected answer; judges of a panel differ systematically.
     single_judge = votes["judge"].nunique() == 1
@@ -375,13 +388,14 @@ def claim_votes(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame | None:
         return None
     per_judge = claim_stability(votes, policy)
     panel = per_judge["judge"].nunique() > 1
-    rows = []
-    for claim_id, group in per_judge.groupby("claim_id", sort=False):
-        tally = "; ".join((f"{j}: " if panel else "") + (t or "none") + (f" ({f} failed)" if f else "")
-                          for j, t, f in zip(group["judge"], group["votes"], group["n_failed"]))
-        mine = votes[(votes["claim_id"] == claim_id) & votes["label"].notna() & votes["error"].isna()]
-        rows.append({"claim_id": claim_id, "votes": tally, "flip_rate": _pairs_disagreeing(
-            [str(x) for x in mine["label"]])})
+    every = _ballots(votes, ("claim_id",))
+    tallies: dict[str, list[str]] = {}
+    for claim_id, judge, tally, failed in zip(*(per_judge[c].tolist() for c in ("claim_id", "judge", "votes",
+                                                                               "n_failed"))):
+        tallies.setdefault(claim_id, []).append((f"{judge}: " if panel else "") + (tally or "none")
+                                                + (f" ({failed} failed)" if failed else ""))
+    rows = [{"claim_id": claim_id, "votes": "; ".join(parts), "flip_rate": _pairs_disagreeing(every[(claim_id,)][0])}
+            for claim_id, parts in tallies.items()]
     return pd.DataFrame(rows, columns=["claim_id", "votes", "flip_rate"])
 
 
