@@ -139,8 +139,12 @@ class VotingJudge:
         if not claims:
             return Judgement()
         # Repeats of one judge share a prompt prefix: the first repeat goes alone, so that the others
-        # read the provider's prompt cache instead of each writing it. Different judges go at once.
+        # read the provider's prompt cache instead of each writing it (unless the judge does not warm
+        # the cache: --no-warm-cache, or batch mode, where it would cost a batch round trip).
+        # Different judges go at once.
         async def one_judge(repeats: list[ClaimJudge]) -> list[Judgement | BaseException]:
+            if not getattr(repeats[0], "_warms", False):
+                return list(await asyncio.gather(*(_safe(j, sample, claims) for j in repeats)))
             first = await _safe(repeats[0], sample, claims)
             rest = await asyncio.gather(*(_safe(j, sample, claims) for j in repeats[1:]))
             return [first, *rest]
