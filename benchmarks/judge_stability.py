@@ -18,10 +18,11 @@ Two quantities are known exactly:
 
 Intervals checked (nominal 95%), each over ``--runs`` simulated runs:
 - ``repeat-aware``: hallumeasure's ``judge_variance_stats`` per-vote rate (responses bootstrapped, each
-  with all its repeats), for the per-call rate;
+  with all its repeats; expanded percentile interval), for the per-call rate;
 - ``combined``: the same bootstrap of the majority verdicts' rate, for the majority rate;
-- ``single call``: a run with one repeat (K=1), responses bootstrapped (``bootstrap_mean``), for the
-  per-call rate: valid too, and wider than ``repeat-aware`` because one call per claim is noisier;
+- ``single call``: a run with one repeat (K=1), responses bootstrapped (``bootstrap_mean``, the plain
+  percentile interval that ``compare`` uses), for the per-call rate: valid too, and wider than
+  ``repeat-aware`` because one call per claim is noisier;
 - ``two-stage``: responses bootstrapped, then repeats re-drawn within each response: shown because it
   is the obvious design and it double-counts the judge's noise (over-covers).
 """
