@@ -155,7 +155,7 @@ def measure(
     from hallumeasure.detectors import DETECTORS, build_stages, save_detector_stats
     from hallumeasure.inputs import load_samples
     from hallumeasure.pipeline.run import run_measurement
-    from hallumeasure.pipeline.votes import PanelRule, build_voting_judge
+    from hallumeasure.pipeline.votes import PanelRule, build_voting_judge, repeat_refusal
     from hallumeasure.store import existing_run_error, holds_run
     from hallumeasure.types import Mode
 
@@ -167,8 +167,7 @@ def measure(
     if voting and detector != "claims":
         raise _fail(f"--repeats and several --judge work with --detector claims only; this run uses --detector {detector}")
     if repeats > 1 and "offline" in judges:
-        raise _fail(f"--repeats {repeats}: the offline judge is deterministic, so its repeats would agree by "
-                    "construction; use --repeats 1 with it, or an LLM judge such as --judge anthropic:<model>")
+        raise _fail(repeat_refusal("offline", repeats))
     try:
         run_mode = Mode(mode)
     except ValueError:
@@ -600,8 +599,9 @@ def show(
             table.add_column(name, overflow="fold")
         for row in rows.to_dict(orient="records"):
             label = _cell(row["label"]) or f"ERROR: {_cell(row['error'])}"
-            votes = (_cell(row["votes"]), _cell(None if row["flip_rate"] != row["flip_rate"] else
-                                                 f"{row['flip_rate']:.2f}")) if voted else ()
+            flip = row["flip_rate"] if voted else None
+            votes = (_cell(row["votes"]), f"{flip:.2f}" if isinstance(flip, float) and flip == flip else "") \
+                if voted else ()
             table.add_row(_cell(row["sample_id"]), _cell(row["claim"]), label, _cell(row["subtype"]), *votes,
                           _cell(row["label_reason"]))
         out.print(table)

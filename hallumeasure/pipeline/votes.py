@@ -74,6 +74,14 @@ def repeatable(judge: ClaimJudge) -> bool:
     return hasattr(judge, "repeat")
 
 
+def repeat_refusal(judge_name: str, repeats: int) -> str:
+    """Why ``--repeats`` cannot be used with a judge that cannot be repeated (the offline judge)."""
+    why = ("is deterministic, so its repeats would agree by construction" if judge_name == "offline"
+           else "cannot be repeated (repeats need an LLM claim judge, --detector claims)")
+    return (f"--repeats {repeats}: the {judge_name} judge {why}; use --repeats 1 with it, "
+            "or an LLM judge such as --judge anthropic:<model>")
+
+
 def _sampling(judge: ClaimJudge) -> str:
     if not repeatable(judge):
         return "deterministic (no model is sampled; every repeat would give the same verdict)"
@@ -110,10 +118,7 @@ class VotingJudge:
             raise ConfigError(f"--repeats must be between 1 and {MAX_REPEATS}, got {repeats}")
         fixed = [j.name for j in judges if not repeatable(j)]
         if repeats > 1 and fixed:
-            why = ("is deterministic, so its repeats would agree by construction" if fixed[0] == "offline"
-                   else "cannot be repeated (repeats need an LLM claim judge, --detector claims)")
-            raise ConfigError(f"--repeats {repeats}: the {fixed[0]} judge {why}; use --repeats 1 with it, "
-                              "or an LLM judge such as --judge anthropic:<model>")
+            raise ConfigError(repeat_refusal(fixed[0], repeats))
         try:
             self.rule = PanelRule(rule)
         except ValueError:
