@@ -86,3 +86,13 @@ def test_refusals_are_one_line_and_exit_2(tmp_path):
     assert twice.exit_code == 2 and "given twice" in twice.output
     dry = _measure(tmp_path, "d", "--judge", "fake", "--repeats", "3", "--dry-run")
     assert dry.exit_code == 0 and "multiply them by 3" in dry.output
+
+
+def test_runs_with_and_without_repeats_are_different_measurements(tmp_path):
+    from hallumeasure.report.runs import load_runs, measured_differently, run_labels
+
+    assert _measure(tmp_path, "one", "--judge", "fake").exit_code == 0
+    assert _measure(tmp_path, "three", "--judge", "fake", "--repeats", "3").exit_code == 0
+    one, three = load_runs([tmp_path / "one", tmp_path / "three"])
+    assert measured_differently(one, three) == ["votes"]
+    assert run_labels([one, three])["three"] == "three: votes 3 repeat(s) of each judge, majority rule"

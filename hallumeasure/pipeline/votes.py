@@ -131,6 +131,17 @@ class VotingJudge:
         self.max_context_chars = min((m for j in self.judges if (m := getattr(j, "max_context_chars", None))),
                                      default=None)
 
+    @property
+    def prompt(self):
+        """The first judge's prompt (recorded in the manifest like a single judge's)."""
+        return getattr(self.judges[0], "prompt", None)
+
+    @property
+    def extra_prompts(self) -> list:
+        """The other judges' prompts, recorded in the manifest too."""
+        prompts = [p for j in self.judges[1:] if (p := getattr(j, "prompt", None)) is not None]
+        return prompts + [p for j in self.judges for p in getattr(j, "extra_prompts", ())]
+
     def vote_settings(self) -> VoteSettings:
         return VoteSettings(judges=[j.name for j in self.judges], repeats=self.repeats, rule=self.rule,
                             sampling={j.name: _sampling(j) for j in self.judges})
