@@ -119,7 +119,9 @@ def measure(
     input: Annotated[Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     extractor: Annotated[str, typer.Option(help="Claim extractor: offline, fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.")] = "offline",
-    judge: Annotated[str, typer.Option(help="Claim judge spec (same forms as --extractor).")] = "offline",
+    judge: Annotated[Optional[list[str]], typer.Option(help="Claim judge spec (same forms as --extractor; default offline). Give it several times for a panel of judges whose votes are combined by --panel-rule.")] = None,
+    repeats: Annotated[int, typer.Option(min=1, max=50, help="Ask each judge this many times per claim; the verdict is combined from the votes (--panel-rule) and 'show' reports flip rates and kappa. LLM judges only: the offline judge is deterministic.")] = 1,
+    panel_rule: Annotated[str, typer.Option("--panel-rule", help="How votes (repeats, panel judges) become a claim's verdict: majority (ties go to the more severe label), any-unsupported, unanimous.")] = "majority",
     mode: Annotated[str, typer.Option(help="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")] = "cot-one",
     detector: Annotated[str, typer.Option(help="claims (extract + judge claims), conli (sentence then entity NLI with --judge), cascade (--first-pass judge, then --judge explains its flags).")] = "claims",
     first_pass: Annotated[Optional[str], typer.Option("--first-pass", help="Cascade only: the cheap first-pass judge (default: offline).")] = None,
@@ -154,9 +156,19 @@ def measure(
     from hallumeasure.detectors import DETECTORS, build_stages, save_detector_stats
     from hallumeasure.inputs import load_samples
     from hallumeasure.pipeline.run import run_measurement
+    from hallumeasure.pipeline.votes import PanelRule, build_voting_judge, repeat_refusal
     from hallumeasure.store import existing_run_error, holds_run
     from hallumeasure.types import Mode
 
+    judges = judge or ["offline"]
+    voting = len(judges) > 1 or repeats > 1
+    judge = judges[0]
+    if panel_rule not in {r.value for r in PanelRule}:
+        raise _fail(f"--panel-rule must be one of {[r.value for r in PanelRule]}, got {panel_rule!r}")
+    if voting and detector != "claims":
+        raise _fail(f"--repeats and several --judge work with --detector claims only; this run uses --detector {detector}")
+    if repeats > 1 and "offline" in judges:
+        raise _fail(repeat_refusal("offline", repeats))
     try:
         run_mode = Mode(mode)
     except ValueError:
@@ -186,6 +198,10 @@ def measure(
                       highlight=False, soft_wrap=True)
     if dry_run:
         _print_estimate(loaded.samples, run_mode, judge, extractor, batch=batch)
+        if voting:
+            out.print(f"votes: each claim is judged {repeats} time(s) by each of {len(judges)} judge(s); the judge "
+                      f"calls above are for one judge asked once: multiply them by {repeats * len(judges)} "
+                      "(judges priced differently: see each with its own --judge)")
         return
     try:
         model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
@@ -194,8 +210,12 @@ def measure(
         ext, jud = build_stages(detector, extractor=extractor, judge=judge, mode=run_mode,
                                 first_pass=first_pass or "offline", policy=policy,
                                 threshold=0.5 if flag_threshold is None else flag_threshold, model_for=model_for)
-        if no_warm_cache and hasattr(jud, "warm_cache"):
-            jud.warm_cache = False  # recorded in the manifest through the judge's settings
+        if voting:
+            jud = build_voting_judge(judges, run_mode, repeats=repeats, rule=panel_rule, policy=policy,
+                                     model_for=model_for)
+        for member in getattr(jud, "voters", [jud]):
+            if no_warm_cache and hasattr(member, "warm_cache"):
+                member.warm_cache = False  # recorded in the manifest through the judge's settings
         with _progress(len(loaded.samples)) as advance:
             manifest, results = run_measurement(
                 loaded.samples, out_dir, ext, jud, mode=run_mode, input_sha256=loaded.sha256,
@@ -248,7 +268,13 @@ def _resume_hint(path: Path, m) -> str:
     parts = ["hallumeasure measure", m.input_path or "INPUT", "--out", str(path)]
     if m.detector != "claims":
         parts += ["--detector", m.detector]
-    parts += ["--extractor", m.extractor, "--judge", m.judge, "--mode", m.mode.value, "--resume"]
+    votes = (m.settings.get("judge") or {}).get("votes") or {}
+    judges = [x for j in votes.get("judges", [m.judge]) for x in ("--judge", j)]
+    if votes.get("repeats", 1) > 1:
+        judges += ["--repeats", str(votes["repeats"])]
+    if votes and votes.get("rule") != "majority":
+        judges += ["--panel-rule", str(votes["rule"])]
+    parts += ["--extractor", m.extractor, *judges, "--mode", m.mode.value, "--resume"]
     return " ".join(parts)
 
 
@@ -443,6 +469,11 @@ def _print_summary(run_dir: Path, data=None):
                       "see the README for its measured quality.")
         if manifest.judge.startswith("fake"):
             out.print("note: the fake model is a demo for tests; its labels are not a measurement.")
+    from hallumeasure.report.stability import run_stability, stability_lines
+
+    stability = run_stability(data)
+    for line in stability_lines(stability) if stability is not None else []:
+        out.print(line, markup=False, highlight=False)
     return data
 
 
@@ -535,7 +566,8 @@ def show(
     claims: Annotated[bool, typer.Option(help="List every claim with its verdict (with --json: a 'claims' list).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")] = False,
 ) -> None:
-    """Summarise a run (and optionally list its claims)."""
+    """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability."""
+    from hallumeasure.report.stability import claim_votes, run_stability
     from hallumeasure.store import load_run
 
     try:
@@ -552,20 +584,26 @@ def show(
             "unfinished": data.unfinished,
             "summary": json.loads(data.summary.to_json(orient="records")),
             "error_reasons": data.error_reasons(),
+            "stability": json.loads(stability.model_dump_json()) if (stability := run_stability(data)) else None,
         }
         if claims:
-            payload["claims"] = _claim_records(data.claims)
+            payload["claims"] = _claim_records(_with_votes(data, claim_votes))
         out.print_json(data=payload)
         return
     _print_summary(run_dir, data)
     _print_error_reasons(data, out, run_dir=run_dir)
     if claims:
         table = Table(show_lines=False)
-        for name in ("sample", "claim", "label", "subtype", "reason"):
+        rows = _with_votes(data, claim_votes)
+        voted = "votes" in rows
+        for name in ("sample", "claim", "label", "subtype", *(("votes", "flip rate") if voted else ()), "reason"):
             table.add_column(name, overflow="fold")
-        for row in data.claims.to_dict(orient="records"):
+        for row in rows.to_dict(orient="records"):
             label = _cell(row["label"]) or f"ERROR: {_cell(row['error'])}"
-            table.add_row(_cell(row["sample_id"]), _cell(row["claim"]), label, _cell(row["subtype"]),
+            flip = row["flip_rate"] if voted else None
+            votes = (_cell(row["votes"]), f"{flip:.2f}" if isinstance(flip, float) and flip == flip else "") \
+                if voted else ()
+            table.add_row(_cell(row["sample_id"]), _cell(row["claim"]), label, _cell(row["subtype"]), *votes,
                           _cell(row["label_reason"]))
         out.print(table)
 
@@ -692,6 +730,12 @@ def audit(
         out.print(f"note: {note}", highlight=False, markup=False)
     out.print(f"wrote {out_dir / 'audit.md'}, audit.json and audit.junit.xml; exit code {result.exit_code}", markup=False)
     raise typer.Exit(result.exit_code)
+
+
+def _with_votes(data, claim_votes):
+    """The run's claims, with each claim's vote tally and flip rate when it has repeats or a panel."""
+    votes = claim_votes(data.votes, data.manifest.policy if data.manifest else Policy())
+    return data.claims if votes is None else data.claims.merge(votes, on="claim_id", how="left")
 
 
 def _claim_records(claims) -> list[dict]:

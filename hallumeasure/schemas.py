@@ -15,6 +15,8 @@ from hallumeasure import outputs, types
 from hallumeasure.report.audit import AuditResult
 from hallumeasure.report.calibrate import CalibrationReport
 from hallumeasure.report.power import SamplePlan
+from hallumeasure.pipeline import votes
+from hallumeasure.report import stability
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -24,6 +26,9 @@ MODELS: dict[str, type[BaseModel]] = {
     "claim_verdict": types.ClaimVerdict,
     "response_result": types.ResponseResult,
     "run_manifest": types.RunManifest,
+    "vote": types.Vote,
+    "vote_settings": votes.VoteSettings,
+    "judge_stability": stability.StabilityReport,
     "llm_extracted_claims": outputs.ExtractedClaims,
     "llm_verdict_cot": outputs.CotVerdict,
     "llm_verdict_nocot": outputs.PlainVerdict,

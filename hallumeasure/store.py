@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from hallumeasure.errors import RunStoreError
 from hallumeasure.labels import Label, Subtype
 from hallumeasure.text import encodable
-from hallumeasure.types import Claim, ClaimVerdict, ResponseResult, RunManifest, Sample, Span, Usage
+from hallumeasure.types import Claim, ClaimVerdict, ResponseResult, RunManifest, Sample, Span, Usage, Vote
 
 MANIFEST = "manifest.json"
 DATABASE = "run.sqlite"
@@ -61,10 +61,15 @@ CREATE TABLE IF NOT EXISTS claims (
 CREATE TABLE IF NOT EXISTS verdicts (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, label_reason TEXT, label TEXT,
   subtype_reason TEXT, subtype TEXT, probability REAL, judge TEXT NOT NULL, error TEXT, raw_output TEXT);
+CREATE TABLE IF NOT EXISTS votes (
+  claim_id TEXT NOT NULL, sample_id TEXT NOT NULL, judge TEXT NOT NULL, repeat INTEGER NOT NULL, label_reason TEXT,
+  label TEXT, subtype_reason TEXT, subtype TEXT, probability REAL, error TEXT, raw_output TEXT,
+  PRIMARY KEY (claim_id, judge, repeat));
 CREATE TABLE IF NOT EXISTS input_problems (
   row INTEGER PRIMARY KEY, sample_id TEXT, message TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
 CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
+CREATE INDEX IF NOT EXISTS votes_by_sample ON votes(sample_id);
 """
 
 
@@ -235,7 +240,7 @@ class RunStore:
         """Replace everything stored for the result's sample in one transaction."""
         sid = result.sample_id
         with self.db:
-            for table in ("verdicts", "claims", "results"):
+            for table in ("votes", "verdicts", "claims", "results"):
                 self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
             self.db.executemany(
                 "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
@@ -249,6 +254,12 @@ class RunStore:
                                    v.probability, v.judge, v.error, v.raw_output)))
                     for v in result.verdicts
                 ],
+            )
+            self.db.executemany(
+                "INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [tuple(map(_s, (v.claim_id, sid, v.judge, v.repeat, v.label_reason, v.label, v.subtype_reason,
+                                v.subtype, v.probability, v.error, v.raw_output)))
+                 for v in result.votes],
             )
             self.db.execute(
                 "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -271,6 +282,26 @@ class RunStore:
             return pd.read_sql_query("SELECT row, sample_id, message FROM input_problems ORDER BY row", self.db)
         except (sqlite3.Error, pd.errors.DatabaseError):
             return pd.DataFrame(columns=["row", "sample_id", "message"])
+
+    def has_votes(self) -> bool:
+        """Whether the run stored votes (repeats or a panel); runs before votes existed have no such table."""
+        try:
+            return self.db.execute("SELECT 1 FROM votes LIMIT 1").fetchone() is not None
+        except sqlite3.OperationalError:
+            return False
+
+    def votes(self) -> pd.DataFrame:
+        """Every vote with its claim and model, in input order. A run without repeats or a panel
+        (one judge, asked once) has one vote per claim: its verdict, as repeat 0."""
+        table = "votes" if self.has_votes() else "verdicts"
+        repeat = "v.repeat" if table == "votes" else "0"
+        return pd.read_sql_query(
+            f"SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, v.judge, {repeat} AS repeat, v.label,"
+            " v.subtype, v.label_reason, v.probability, v.error"
+            f" FROM claims c JOIN samples s USING (sample_id) JOIN {table} v USING (claim_id)"
+            " ORDER BY s.position, c.idx, v.judge, repeat",
+            self.db,
+        )
 
     def samples(self) -> list[Sample]:
         rows = self.db.execute(
@@ -296,6 +327,13 @@ class RunStore:
                 claim_id=cid, label_reason=lr, label=label, subtype_reason=sr, subtype=subtype, probability=prob,
                 judge=judge, error=error, raw_output=raw,
             )
+        votes: dict[str, list[Vote]] = {}
+        if self.has_votes():
+            for row in self.db.execute("SELECT * FROM votes ORDER BY claim_id, judge, repeat"):
+                cid, sid, judge, repeat, lr, label, sr, subtype, prob, error, raw = row
+                votes.setdefault(sid, []).append(Vote(
+                    claim_id=cid, judge=judge, repeat=repeat, label_reason=lr, label=label, subtype_reason=sr,
+                    subtype=subtype, probability=prob, error=error, raw_output=raw))
         out = []
         query = (
             "SELECT r.* FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
@@ -308,6 +346,7 @@ class RunStore:
                 ResponseResult(
                     sample_id=sid, model=model, claims=sample_claims,
                     verdicts=[by_claim[c.id] for c in sample_claims if c.id in by_claim],
+                    votes=votes.get(sid, []),
                     label_counts={Label(k): v for k, v in json.loads(lc).items()},
                     subtype_counts={Subtype(k): v for k, v in json.loads(sc).items()},
                     n_claims=n_claims, n_evaluated=n_eval, n_unsupported=n_unsup, n_errors=n_err,
@@ -329,6 +368,10 @@ class RunData:
     summary: pd.DataFrame
     #: Input rows that could not become samples: row number, id when known, and why.
     skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["row", "sample_id", "message"]))
+    #: Every vote on every claim (judge, repeat, label, error); one per claim when one judge answered once.
+    votes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["sample_id", "model", "claim_id", "claim_index", "judge", "repeat", "label", "subtype",
+                 "label_reason", "probability", "error"]))
 
     @property
     def unfinished(self) -> bool:
@@ -410,4 +453,4 @@ def _load_run(store: RunStore, path: Path) -> RunData:
             "hallucinated_share": s.hallucinated_share,
             **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
         })
-    return RunData(Path(path), manifest, responses, claims, pd.DataFrame(rows), skipped)
+    return RunData(Path(path), manifest, responses, claims, pd.DataFrame(rows), skipped, store.votes())

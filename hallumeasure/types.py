@@ -92,6 +92,16 @@ class ClaimVerdict(BaseModel):
         return self.error is None and self.label is not None
 
 
+class Vote(ClaimVerdict):
+    """One verdict of one judge in one repeat (``measure --repeats``, a panel of judges).
+
+    A claim's ``ClaimVerdict`` is combined from its votes; a vote whose judge failed is an error
+    vote, kept and counted, never left out of the count.
+    """
+
+    repeat: int = Field(default=0, ge=0)
+
+
 class Usage(BaseModel):
     """Provider usage accumulated over one or more calls."""
 
@@ -114,6 +124,8 @@ class ResponseResult(BaseModel):
     model: str | None = None
     claims: list[Claim] = Field(default_factory=list)
     verdicts: list[ClaimVerdict] = Field(default_factory=list)
+    #: Every vote the verdicts were combined from (empty when one judge answered once).
+    votes: list[Vote] = Field(default_factory=list)
     label_counts: dict[Label, int] = Field(default_factory=dict)
     subtype_counts: dict[Subtype, int] = Field(default_factory=dict)
     n_claims: int = 0

@@ -92,6 +92,16 @@ def stages_from_manifest(manifest: RunManifest, *, model_for: ModelFor | None = 
         )
     if manifest.detector == "conli":
         return build_stages("conli", judge=judge_settings.get("nli", manifest.judge), model_for=model_for)
+    votes = judge_settings.get("votes")
+    if votes:  # repeats or a panel: the same judges, repeats and rule
+        from hallumeasure.pipeline.build import build_extractor
+        from hallumeasure.pipeline.votes import build_voting_judge
+
+        model_for = model_for or _default_model_for
+        extractor = build_extractor(manifest.extractor,
+                                    model=None if manifest.extractor == OFFLINE else model_for(manifest.extractor))
+        return extractor, build_voting_judge(votes["judges"], manifest.mode, repeats=votes["repeats"],
+                                             rule=votes["rule"], policy=manifest.policy, model_for=model_for)
     return build_stages(manifest.detector, extractor=manifest.extractor, judge=manifest.judge, mode=manifest.mode,
                         model_for=model_for)
 

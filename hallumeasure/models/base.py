@@ -62,6 +62,9 @@ class GenerateRequest(BaseModel):
     max_tokens: int = Field(default=2048, ge=1)
     #: Cache the system prompt as a prefix (it holds instructions and few-shot examples).
     cache_system: bool = True
+    #: Which repeat of the same question this is (``measure --repeats``). Never sent to a provider:
+    #: it only keeps the answers of repeats apart in the request cache (see ``request_key``).
+    repeat: int = Field(default=0, ge=0)
 
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "stop_sequence", "other"]
@@ -97,6 +100,10 @@ class ModelAPI(ABC):
     def settings(self) -> dict[str, Any]:
         """Settings that change answers, recorded in the run manifest. Never include secrets."""
         return {}
+
+    def sampling(self) -> str:
+        """How answers to the same request may differ between repeats, as recorded in the manifest."""
+        return "the provider's default sampling (hallumeasure sends no temperature, so repeats may differ)"
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

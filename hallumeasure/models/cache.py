@@ -12,12 +12,19 @@ from hallumeasure.models.base import GenerateRequest, GenerateResponse
 
 
 def request_key(model_spec: str, request: GenerateRequest, settings: dict | None = None) -> str:
-    """A stable sha256 over everything that can change the answer."""
+    """A stable sha256 over everything that can change the answer.
+
+    A repeat above 0 is part of the key, so that each repeat of a question is asked (and paid for)
+    once and then answered from the cache; repeat 0 keys as requests did before repeats existed,
+    so existing caches still answer single runs.
+    """
     payload = {
         "model": model_spec,
         "settings": settings or {},
-        "request": request.model_dump(mode="json"),
+        "request": request.model_dump(mode="json", exclude={"repeat"}),
     }
+    if request.repeat:
+        payload["repeat"] = request.repeat
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

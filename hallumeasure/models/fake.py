@@ -4,10 +4,15 @@
 answers with the items in order. An answer may be a ``GenerateResponse``, a dict (taken as
 the forced tool's input), a string (taken as text) or an exception (raised). With neither,
 the built-in demo responder gives plausible but crude answers, marked as coming from a fake.
+
+The demo responder imitates an unstable judge across repeats (``measure --repeats``): repeat 0
+answers as always, and each later repeat changes about one verdict in four to a neighbouring
+label, chosen by a hash of the claim and the repeat, so flips are reproducible.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -56,6 +61,12 @@ class FakeAPI(ModelAPI):
 
     def settings(self) -> dict[str, Any]:
         return {"model": self.model_name}
+
+    def sampling(self) -> str:
+        if self._script is not None or self._responder is not None:
+            return "scripted answers (a test decides them)"
+        return (f"the demo responder: repeat 0 as always, each later repeat changes about "
+                f"{DEMO_FLIP_SHARE:.0%} of verdicts, seeded by claim and repeat")
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         self.requests.append(request)
@@ -122,6 +133,26 @@ def _demo_verdict(context: str, claim: str) -> dict[str, Any]:
     }
 
 
+#: Share of verdicts that a demo repeat above 0 changes to a neighbouring label.
+DEMO_FLIP_SHARE = 0.25
+_NEIGHBOUR = {"supported": "partially_supported", "partially_supported": "supported", "absent": "partially_supported",
+              "contradicted": "absent", "unevaluatable": "unevaluatable"}
+
+
+def _demo_repeat(verdict: dict[str, Any], claim: str, repeat: int) -> dict[str, Any]:
+    """The verdict as repeat ``repeat`` of the demo gives it: sometimes a neighbouring label (seeded, reproducible)."""
+    if repeat == 0:
+        return verdict
+    digest = hashlib.sha256(f"{repeat}\x00{claim}".encode()).digest()
+    if int.from_bytes(digest[:4], "big") / 2**32 >= DEMO_FLIP_SHARE:
+        return verdict
+    label = _NEIGHBOUR[verdict["label"]]
+    flipped = {"label_reason": f"{_DEMO} repeat {repeat} changed its mind: {verdict['label_reason']}", "label": label}
+    if label in ("supported", "unevaluatable"):
+        return {**flipped, "subtype": None}
+    return {**flipped, "subtype_reason": f"{_DEMO} no specific signal", "subtype": verdict.get("subtype") or "other"}
+
+
 def demo_responder(request: GenerateRequest) -> Answer:
     """Answer our own prompts by their forced tool, with word-overlap heuristics."""
     from hallumeasure.text import split_sentences  # local: keeps the fake importable without pysbd
@@ -133,11 +164,11 @@ def demo_responder(request: GenerateRequest) -> Answer:
         return {"claims": [{"text": s, "source_sentence": s} for s, _ in split_sentences(response)]}
     if tool == "record_verdict":
         claim = next((body for _, body in prompt_blocks(request, "claim")), "")
-        return _demo_verdict(context, claim)
+        return _demo_repeat(_demo_verdict(context, claim), claim, request.repeat)
     if tool == "record_verdicts":
         return {
             "verdicts": [
-                {"claim_id": claim_id, **_demo_verdict(context, body)}
+                {"claim_id": claim_id, **_demo_repeat(_demo_verdict(context, body), body, request.repeat)}
                 for claim_id, body in prompt_blocks(request, "claim")
             ]
         }

@@ -94,6 +94,11 @@ class LangChainAPI(ModelAPI):
                 settings.setdefault(name, value)
         return settings
 
+    def sampling(self) -> str:
+        temperature = self.settings().get("temperature")
+        where = f"temperature {temperature}" if temperature is not None else "see the judge's settings"
+        return f"the chat model's own sampling settings ({where}); hallumeasure adds none"
+
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         messages = _messages(request)
         runnable: Any = self.chat

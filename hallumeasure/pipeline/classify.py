@@ -87,6 +87,8 @@ class LLMJudge:
         self.min_batch = min_batch
         self.warm_cache = warm_cache
         self.name = model.spec
+        #: Which repeat this judge asks (``measure --repeats``): part of each request's cache identity.
+        self.repeat = 0
         self.extra_verdicts = 0  # verdicts for ids we did not ask about, ignored and counted
 
     def settings(self) -> dict[str, Any]:
@@ -108,7 +110,8 @@ class LLMJudge:
         else:
             values["claims_block"] = claims_block(claims)
         system, message = self.prompt.render(**values)
-        return GenerateRequest(system=system, messages=(message,), tool=self.spec.tool, max_tokens=self.max_tokens)
+        return GenerateRequest(system=system, messages=(message,), tool=self.spec.tool, max_tokens=self.max_tokens,
+                               repeat=self.repeat)
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         if not claims:

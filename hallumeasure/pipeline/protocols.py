@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from hallumeasure.types import Claim, ClaimVerdict, Sample, Usage
+from hallumeasure.types import Claim, ClaimVerdict, Sample, Usage, Vote
 
 
 class Extraction(BaseModel):
@@ -26,6 +26,8 @@ class Judgement(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     #: Response-level probability that the response is hallucinated, when the judge gives one.
     score: float | None = None
+    #: The votes the verdicts were combined from, when several judges or repeats voted.
+    votes: list[Vote] = Field(default_factory=list)
 
 
 @runtime_checkable

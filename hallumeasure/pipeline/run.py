@@ -63,9 +63,10 @@ async def measure_sample(
         log.exception("sample %s failed", sample.id)
         return summarise_response(sample, [], [], policy, error=f"{type(exc).__name__}: {exc}")
     verdicts = _complete(extraction.claims, judgement.verdicts, judge.name)
-    return summarise_response(
+    result = summarise_response(
         sample, extraction.claims, verdicts, policy, score=judgement.score, usage=extraction.usage + judgement.usage
     )
+    return result.model_copy(update={"votes": judgement.votes}) if judgement.votes else result
 
 
 def _complete(claims, verdicts: Sequence[ClaimVerdict], judge_name: str) -> list[ClaimVerdict]:
@@ -146,7 +147,8 @@ def run_sync(coro):
 
 def _manifest_identity(m: RunManifest) -> dict[str, Any]:
     return {"input_sha256": m.input_sha256, "extractor": m.extractor, "judge": m.judge, "mode": m.mode,
-            "detector": m.detector, "policy": m.policy.model_dump(mode="json"), "prompts": m.prompts}
+            "detector": m.detector, "policy": m.policy.model_dump(mode="json"), "prompts": m.prompts,
+            "votes": (m.settings.get("judge") or {}).get("votes")}
 
 
 def run_measurement(
@@ -259,11 +261,12 @@ async def _measure_and_close(todo, extractor, judge, policy, store, concurrency,
 
 
 async def close_stage_models(*stages: object) -> None:
-    """Close each provider model of ``stages`` (and of a cascade's first pass) once.
+    """Close each provider model of ``stages`` (and of a cascade's first pass, a panel's judges) once.
 
     Stages without one (offline) may hold other things called ``model``: only objects with ``aclose`` count.
     """
-    stages = (*stages, *(getattr(stage, "first_pass", None) for stage in stages))
+    stages = (*stages, *(getattr(stage, "first_pass", None) for stage in stages),
+              *(judge for stage in stages for judge in getattr(stage, "judges", ())))  # a panel's judges
     models = {id(m): m for stage in stages
               if (m := getattr(stage, "model", None)) is not None and callable(getattr(m, "aclose", None))}
     for model in models.values():

@@ -37,6 +37,7 @@ from hallumeasure.report.runs import (
     response_units,
     run_info,
 )
+from hallumeasure.report.stability import RunStability, runs_stability
 from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
 from hallumeasure.text import split_sentences
 
@@ -57,6 +58,8 @@ class ComparisonReport(BaseModel):
     confidence: float
     files: list[str] = []
     calibrations: list[CalibrationReport] = []
+    #: Runs measured with repeats or a panel: flip rates, kappas, intervals with the judge's variance.
+    judge_stability: list[RunStability] = []
 
 
 @dataclass
@@ -178,6 +181,7 @@ def compare_runs(
         files=["report.md", "report.html", "report.json", *[name for name, _ in plots]],
         calibrations=[calibrate_best_run([(r.name, r.data) for r in runs], path, confidence=confidence)
                       for path in labels or []],
+        judge_stability=runs_stability(runs, groups, **options),
     )
     subtypes = [x for x in SUBTYPES if any(s.subtype_counts[x] for s in model_stats)]
     context = {"report": report, "examples": examples, "percent": round(confidence * 100),

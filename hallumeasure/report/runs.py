@@ -103,7 +103,7 @@ def judge_notes(runs: list[LoadedRun]) -> list[str]:
 # "unsupported" and "hallucinated" mean, so it must always agree.
 
 #: Manifest fields that say how a run measured; runs over the same inputs may differ in them.
-MEASUREMENT_FIELDS = ("judge", "extractor", "mode", "detector", "prompts")
+MEASUREMENT_FIELDS = ("judge", "extractor", "mode", "detector", "prompts", "votes")
 #: Manifest fields that must agree for two runs' numbers to be comparable (kept for callers).
 IDENTITY_FIELDS = (*MEASUREMENT_FIELDS, "policy")
 
@@ -113,7 +113,15 @@ def _identity(run: LoadedRun) -> dict[str, object] | None:
     if m is None:
         return None
     return {"judge": m.judge, "extractor": m.extractor, "mode": m.mode.value, "detector": m.detector,
-            "prompts": dict(sorted(m.prompts.items())), "policy": m.policy}
+            "prompts": dict(sorted(m.prompts.items())), "policy": m.policy, "votes": votes_of(m)}
+
+
+def votes_of(manifest) -> str:
+    """How many votes made each verdict (``measure --repeats``, a panel), as a comparable description."""
+    votes = (manifest.settings.get("judge") or {}).get("votes")
+    if not votes:
+        return "one vote per claim"
+    return f"{votes['repeats']} repeat(s) of each judge, {votes['rule']} rule"
 
 
 def _show(field: str, value: object) -> str:
@@ -205,7 +213,8 @@ def run_labels(runs: list[LoadedRun]) -> dict[str, str]:
     known = [r for r in runs if r.data.manifest is not None]
     differ = {f for a, b in itertools.combinations(known, 2) for f in measured_differently(a, b)}
     # The settings a reader compares; the extractor (CoNLI's is "sentences") and prompts are in the runs table.
-    fields = [f for f in ("detector", "judge", "mode") if f in differ] or [f for f in ("extractor",) if f in differ]
+    fields = ([f for f in ("detector", "judge", "mode", "votes") if f in differ]
+              or [f for f in ("extractor",) if f in differ])
     labels = {}
     for run in runs:
         ident = _identity(run)
