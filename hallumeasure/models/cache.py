@@ -12,11 +12,17 @@ from hallumeasure.models.base import GenerateRequest, GenerateResponse
 
 
 def request_key(model_spec: str, request: GenerateRequest, settings: dict | None = None) -> str:
-    """A stable sha256 over everything that can change the answer."""
+    """A stable sha256 over everything that can change the answer.
+
+    ``settings`` are the provider's (``ModelAPI.settings()``): the resolved model name and the
+    endpoint, so that two servers or two models never share an answer. A re-ask's ``attempt`` is
+    part of the key, so a re-ask identical to an earlier one is not answered from the cache; a
+    first ask leaves it out, which keeps the keys of first asks as they were.
+    """
     payload = {
         "model": model_spec,
         "settings": settings or {},
-        "request": request.model_dump(mode="json"),
+        "request": request.model_dump(mode="json", exclude={"attempt"} if request.attempt == 0 else None),
     }
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
