@@ -192,6 +192,9 @@ class LangChainAPI(ModelAPI):
     def _provider_error(self, exc: Exception) -> ProviderError:
         from hallumeasure.models.wire import is_retryable_status, parse_retry_after, scrub_secrets
 
+        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):  # a body cut short on the way
+            return ProviderError(f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True,
+                                 cause="unreadable_body")
         status, code, headers = _status_code_headers(exc)
         names = [c.__name__.lower() for c in type(exc).__mro__] + ([code.lower()] if code else [])
         retryable = is_retryable_status(status) or any(frag in n for n in names for frag in _RETRYABLE_NAMES)
