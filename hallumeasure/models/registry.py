@@ -76,6 +76,8 @@ def with_options(spec: str, options: Iterable[str]) -> str:
     items = list(options)
     if not items:
         return spec
+    if spec.partition("?")[0].partition(":")[0] not in PROVIDERS:
+        raise ConfigError(f"{spec!r} takes no model options: they are for {', '.join(p + ':' for p in PROVIDERS)} specs")
     pairs = []
     for item in items:
         key, sep, value = item.partition("=")
