@@ -260,3 +260,28 @@ def test_malformed_request_bodies_are_refused_like_a_server_would():
         with pytest.raises(ProviderError) as caught:
             asyncio.run(api.generate(judge_request(tool=bad_tool)))
     assert caught.value.status == 400 and not caught.value.retryable and 'type: "object"' in str(caught.value)
+
+
+# the whole pipeline under every fault of the plan --------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["cot-all", "cot-one"])
+def test_the_pipeline_loses_nothing_under_every_fault_on_the_openai_wire(mode):
+    from hallumeasure.pipeline.classify import LLMJudge
+    from hallumeasure.pipeline.extract import LLMExtractor
+    from hallumeasure.pipeline.run import measure_samples
+    from hallumeasure.types import Mode
+    from reliability.samples import SAMPLES
+
+    # Every kind of fault once, on the first calls in turn, then a seeded share of them at random.
+    plan = FaultPlan(schedule=list(Fault), rate=0.2, faults=list(Fault), seed=7, hang=1.5)
+    with OpenAIServer(faults=plan) as srv:
+        model = _model(srv, max_retries=2, timeout=0.5)
+        results = asyncio.run(measure_samples(SAMPLES, LLMExtractor(model), LLMJudge(model, Mode(mode))))
+        injected = {fault for _, fault in srv.injected}
+    assert injected == set(Fault)  # every kind of fault happened at least once
+    assert sorted(r.sample_id for r in results) == sorted(s.id for s in SAMPLES)  # one result per sample
+    for result in results:
+        assert result.error or result.verdicts or result.n_claims == 0
+        for verdict in result.verdicts:
+            assert verdict.ok or verdict.error  # an error row always says why
