@@ -123,7 +123,7 @@ class LangChainAPI(ModelAPI):
         settings["client_max_retries"] = getattr(self.chat, "max_retries", None)
         settings["max_tokens_field"] = self.max_tokens_field
         for name, value in sorted(self.options.items()):
-            settings.setdefault(name, value if _is_plain(value) else repr(value))
+            settings.setdefault(name, _recordable(value))
         try:
             params = dict(self.chat._identifying_params)
         except Exception:  # noqa: BLE001 - a third-party property; settings must not fail
@@ -374,8 +374,14 @@ def _looks_secret(name: str) -> bool:
     return looks_secret(name)
 
 
-def _is_plain(value: object) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool))
+def _recordable(value: object) -> object:
+    """An option's value as the manifest may show it: a URL without credentials or query; a structure
+    (headers, clients, ...) only by its type, since it may hold a token under an innocent name."""
+    if isinstance(value, str):
+        return public_url(value) if "://" in value else value
+    if value is None or isinstance(value, (int, float, bool)):
+        return value
+    return f"<{type(value).__name__}, not recorded>"
 
 
 def _endpoint(chat: BaseChatModel) -> dict[str, Any]:

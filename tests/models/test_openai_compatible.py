@@ -285,3 +285,15 @@ def test_the_pipeline_loses_nothing_under_every_fault_on_the_openai_wire(mode):
         assert result.error or result.verdicts or result.n_claims == 0
         for verdict in result.verdicts:
             assert verdict.ok or verdict.error  # an error row always says why
+
+
+def test_structured_and_url_options_are_recorded_without_what_they_may_hide():
+    with OpenAIServer() as srv:
+        spec = with_options(f"langchain:{CLASS}", ["model=m", f"base_url={srv.url.replace('://', '://user:pw@')}/v1",
+                                                   'default_headers={"X-Org": "team-token-123456"}'])
+        api = build_model_api(spec)
+        asyncio.run(api.generate(judge_request()))
+        assert srv.requests[0].headers["x-org"] == "team-token-123456"  # the option did reach the client
+        recorded = json.dumps(api.settings())
+        assert api.settings()["base_url"] == srv.base_url
+    assert "team-token-123456" not in recorded and "pw@" not in recorded
