@@ -33,6 +33,7 @@ import http.client
 import importlib.metadata
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -175,7 +176,7 @@ def measure(mode: str, samples: Path, out: Path, base_url: str, recorder: Record
     reasks = sum(1 for e in exchanges if any(m.get("role") == "assistant" for m in e["request"].get("messages", [])))
     return {
         "mode": mode,
-        "command": " ".join(command[:1] + ["measure"] + command[2:]).replace(str(ROOT) + "/", ""),
+        "command": shlex.join(["hallumeasure", *command[1:]]),
         "exit_code": done.returncode,
         "wall_seconds": round(wall, 1),
         "stdout_tail": done.stdout.strip().splitlines()[-12:],
