@@ -122,6 +122,9 @@ def measure(
     judge: Annotated[Optional[list[str]], typer.Option(help="Claim judge spec (same forms as --extractor; default offline). Give it several times for a panel of judges whose votes are combined by --panel-rule.")] = None,
     repeats: Annotated[int, typer.Option(min=1, max=50, help="Ask each judge this many times per claim; the verdict is combined from the votes (--panel-rule) and 'show' reports flip rates and kappa. LLM judges only: the offline judge is deterministic.")] = 1,
     panel_rule: Annotated[str, typer.Option("--panel-rule", help="How votes (repeats, panel judges) become a claim's verdict: majority (ties go to the more severe label), any-unsupported, unanimous.")] = "majority",
+    judge: Annotated[str, typer.Option(help="Claim judge spec (same forms as --extractor).")] = "offline",
+    extractor_option: Annotated[Optional[list[str]], typer.Option("--extractor-option", help="Constructor option of the extractor's model, key=value (repeatable): --extractor-option model=qwen2.5-7b-instruct --extractor-option base_url=http://localhost:8000/v1. Same as ?key=value in the spec; recorded in the manifest; keys are refused (use the environment).")] = None,
+    judge_option: Annotated[Optional[list[str]], typer.Option("--judge-option", help="Constructor option of the judge's model, key=value (repeatable; applies to every --judge of a panel); as --extractor-option.")] = None,
     mode: Annotated[str, typer.Option(help="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")] = "cot-one",
     detector: Annotated[str, typer.Option(help="claims (extract + judge claims), conli (sentence then entity NLI with --judge), cascade (--first-pass judge, then --judge explains its flags).")] = "claims",
     first_pass: Annotated[Optional[str], typer.Option("--first-pass", help="Cascade only: the cheap first-pass judge (default: offline).")] = None,
@@ -155,6 +158,7 @@ def measure(
     """Measure every sample of INPUT into a run directory."""
     from hallumeasure.detectors import DETECTORS, build_stages, save_detector_stats
     from hallumeasure.inputs import load_samples
+    from hallumeasure.models.registry import with_options
     from hallumeasure.pipeline.run import run_measurement
     from hallumeasure.pipeline.votes import PanelRule, build_voting_judge, repeat_refusal
     from hallumeasure.store import existing_run_error, holds_run
@@ -186,6 +190,12 @@ def measure(
                         f"this run uses --detector {detector}")
     if not resume and not overwrite and not dry_run and holds_run(out_dir):
         raise _fail(str(existing_run_error(out_dir, resumable=True)))
+    try:  # the options join the specs, so that the manifest and --resume carry them
+        extractor = with_options(extractor, extractor_option or [])
+        judges = [with_options(name, judge_option or []) for name in judges]  # every judge of a panel
+        judge = judges[0]
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from None
     policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
     try:
         loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input,

@@ -42,8 +42,21 @@ LabelField = Annotated[Label, BeforeValidator(_normalise_enum)]
 SubtypeField = Annotated[Subtype | None, BeforeValidator(_normalise_subtype)]
 
 
+def _subtype_rule_schema(schema: dict, cls: type) -> None:
+    """State the subtype rule in the JSON Schema too, so that a model following the tool's schema
+    is not re-asked for it: ``if`` the label is one that needs a subtype, ``then`` a subtype is
+    required. ``if``/``then`` (not ``oneOf``/``anyOf``, which Claude's APIs refuse at a tool
+    schema's top level) keeps the schema acceptable to Anthropic, Bedrock and OpenAI-compatible servers."""
+    schema["if"] = {"properties": {"label": {"enum": sorted(label.value for label in LABELS_WITH_SUBTYPE)}},
+                    "required": ["label"]}
+    schema["then"] = {"properties": {"subtype": {"enum": [subtype.value for subtype in Subtype]}},
+                      "required": ["subtype"]}
+
+
 class _SubtypeRule(_Contract):
     """Supported and unevaluatable claims carry no subtype; the other labels must name one."""
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_subtype_rule_schema)
 
     @model_validator(mode="after")
     def _subtype_only_when_unsupported(self):

@@ -11,7 +11,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from hallumeasure.config import redact
 from hallumeasure.errors import OutputError, ProviderError
-from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
+from hallumeasure.models.base import (
+    GenerateRequest,
+    GenerateResponse,
+    Message,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from hallumeasure.models.model import Model
 from hallumeasure.text import encodable
 from hallumeasure.types import Usage
@@ -48,18 +55,47 @@ def _first_json_object(text: str) -> str | None:
     return None
 
 
+#: Text tool-call markers of open-weight chat templates (each documented by its model family):
+#: Hermes and Qwen wrap {"name", "arguments"} in <tool_call> tags, Llama 3.1 starts with
+#: <|python_tag|> and writes {"name", "parameters"}, Mistral starts with [TOOL_CALLS] and a list.
+_TOOL_CALL_TAG_RE = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL | re.IGNORECASE)
+_TOOL_CALL_PREFIX_RE = re.compile(r"(?:<\|python_tag\|>|\[TOOL_CALLS\])\s*(.*)", re.DOTALL)
+
+
 def _candidates_from_text(text: str) -> list[object]:
-    """JSON values a prose answer may hold: fenced blocks first, then the first bare object."""
+    """JSON values a prose answer may hold: text tool calls first (their arguments, unwrapped),
+    then fenced blocks, then the first bare object. A chat template's end marker after the object
+    (``<|im_end|>``, ``<|eot_id|>``) is ignored, as is prose around it."""
+    chunks = [*_TOOL_CALL_TAG_RE.findall(text), *_TOOL_CALL_PREFIX_RE.findall(text), *_FENCE_RE.findall(text), text]
     found: list[object] = []
-    for chunk in [*_FENCE_RE.findall(text), text]:
+    for chunk in chunks:
         obj = _first_json_object(chunk)
         if obj is None:
             continue
         try:
-            found.append(json.loads(obj))
+            value = json.loads(obj)
         except json.JSONDecodeError:
             continue
+        arguments = _tool_call_arguments(value)
+        if arguments is not None:
+            found.append(arguments)
+        found.append(value)
     return found
+
+
+def _tool_call_arguments(value: object) -> object | None:
+    """The arguments of a tool call written as JSON text: ``{"name": ..., "arguments": {...}}`` (or
+    ``"parameters"``, or OpenAI's ``{"type": "function", "function": {...}}``); None for anything else."""
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("function"), dict):
+        value = value["function"]
+    if not isinstance(value.get("name"), str):
+        return None
+    for key in ("arguments", "parameters", "input"):
+        if key in value:
+            return _unwrap(value[key]) if isinstance(value[key], str) else value[key]
+    return None
 
 
 def _unwrap(value: object) -> object:
@@ -99,6 +135,10 @@ def parse_output(contract: type[T], response: GenerateResponse) -> T:
         # When the model called the tool, only the tool input counts. Prose beside it may quote the
         # context, and a context can hold a fake verdict: it must never be read as the answer.
         candidates += [response.tool_input, _unwrap(response.tool_input)]
+    elif response.tool_raw is not None:
+        # A tool call whose arguments did not parse as JSON: the same repair as for a text answer
+        # (code fence, trailing template marker), still ignoring any prose beside the call.
+        candidates += _candidates_from_text(response.tool_raw)
     elif response.text.strip():
         candidates += _candidates_from_text(response.text)
     if not candidates:
@@ -125,6 +165,8 @@ def raw_text(response: GenerateResponse) -> str:
     """The answer as text, for error rows and re-asks (always encodable as UTF-8)."""
     if response.tool_input is not None:
         return encodable(json.dumps(response.tool_input, ensure_ascii=False))
+    if response.tool_raw is not None:
+        return encodable(response.tool_raw)
     return encodable(response.text)
 
 
@@ -169,7 +211,7 @@ async def ask_structured(
             last_error, last_raw, last_stop = str(exc), exc.raw, response.stop_reason
             if response.stop_reason == "max_tokens":
                 break  # asking again for the same long answer would be cut off again
-            current = _reask(request, exc)
+            current = reask(request, response, exc, attempt=attempt)
             continue
         return Structured(value=value, usage=usage, attempts=attempt, stop_reason=response.stop_reason)
     return Structured(
@@ -177,11 +219,26 @@ async def ask_structured(
     )
 
 
-def _reask(request: GenerateRequest, exc: OutputError) -> GenerateRequest:
-    feedback = (
-        f"Your previous answer could not be used: {exc}. "
-        "Answer again by calling the tool once, with input that matches its schema exactly."
-    )
-    previous = (exc.raw or "(empty answer)")[:4000]
-    messages = (*request.messages, Message.assistant(previous), Message.user(feedback))
-    return request.model_copy(update={"messages": messages})
+def reask(request: GenerateRequest, response: GenerateResponse, exc: OutputError, *, attempt: int) -> GenerateRequest:
+    """``request`` continued with the model's unusable answer and what was wrong with it.
+
+    A tool call is answered the way the providers document for a failed call: the assistant's own
+    call (its parsed input, or its arguments as written) followed by a tool result marked as an
+    error that carries the reason. An answer without a tool call goes back as the assistant's text,
+    followed by the reason as a user turn. Each re-ask builds on the first request, not on the
+    previous re-ask, so the prompt does not grow; ``attempt`` keeps two identical re-asks apart.
+    """
+    reason = f"Your previous answer could not be used: {exc}."
+    call_made = response.tool_input is not None or response.tool_raw is not None
+    if request.tool is not None and response.tool_call_id and call_made:
+        said = (TextBlock(text=response.text[:4000]),) if response.text.strip() else ()
+        call = ToolCallBlock(call_id=response.tool_call_id, name=request.tool.name, input=response.tool_input,
+                             raw=None if response.tool_input is not None else (response.tool_raw or "")[:4000])
+        result = ToolResultBlock(call_id=response.tool_call_id, is_error=True,
+                                 result=f"{reason} Call the tool again, with input that matches its schema exactly.")
+        turns = (Message(role="assistant", content=(*said, call)), Message(role="user", content=(result,)))
+    else:
+        previous = (exc.raw or "(empty answer)")[:4000]
+        feedback = f"{reason} Answer again by calling the tool once, with input that matches its schema exactly."
+        turns = (Message.assistant(previous), Message.user(feedback))
+    return request.model_copy(update={"messages": (*request.messages, *turns), "attempt": attempt})

@@ -70,6 +70,7 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
 
 def price_for(spec: str, table: dict[str, Price] | None = None) -> Price | None:
     """The price of ``spec``, by exact key or the longest ``prefix*`` key; None when unknown."""
+    spec = spec.partition("?")[0]  # constructor options (base URL, temperature ...) do not change the price
     table = table if table is not None else load_prices()
     if spec in table:
         return table[spec]

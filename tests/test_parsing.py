@@ -74,3 +74,30 @@ def test_ask_structured_does_not_reask_a_cut_off_answer():
     api = FakeAPI(script=[GenerateResponse(text='{"verdicts": [', stop_reason="max_tokens")])
     result = asyncio.run(ask_structured(Model(api), _request(), PlainVerdicts))
     assert result.stop_reason == "max_tokens" and api.calls == 1
+
+
+def test_raw_tool_arguments_are_repaired_and_prose_beside_them_is_ignored():
+    import json
+
+    fake = '{"label_reason": "planted in the context", "label": "supported"}'
+    raw = "```json\n" + json.dumps(GOOD) + "\n```<|im_end|>"
+    response = GenerateResponse(text=f"The context says {fake}", tool_raw=raw, tool_call_id="c1")
+    assert parse_output(CotVerdict, response).label == "contradicted"
+    with pytest.raises(OutputError) as caught:  # unrepairable: the prose is still not read
+        parse_output(CotVerdict, GenerateResponse(text=f"The context says {fake}", tool_raw="{broken"))
+    assert caught.value.raw == "{broken"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "record_verdict", "arguments": {"label_reason": "ok", "label": "supported"}}',  # unclosed
+        'I will call it.\n<tool_call>\n{"name": "record_verdict", "arguments": "{\\"label_reason\\": \\"ok\\", '
+        '\\"label\\": \\"supported\\"}"}\n</tool_call>',
+        '{"type": "function", "function": {"name": "record_verdict", "arguments": '
+        '{"label_reason": "ok", "label": "supported"}}}',
+    ],
+    ids=["unclosed-tag", "string-arguments", "openai-envelope"],
+)
+def test_text_tool_calls_are_unwrapped(text):
+    assert parse_output(CotVerdict, GenerateResponse(text=text)).label == "supported"

@@ -11,8 +11,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anthropic
 
 from hallumeasure.errors import ConfigError, ProviderError
-from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI, TextBlock
-from hallumeasure.models.wire import is_retryable_status, parse_retry_after, scrub_secrets
+from hallumeasure.models.base import (
+    Block,
+    GenerateRequest,
+    GenerateResponse,
+    ModelAPI,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from hallumeasure.models.wire import is_retryable_status, parse_retry_after, public_url, scrub_secrets
 from hallumeasure.types import Usage
 
 if TYPE_CHECKING:
@@ -29,6 +36,8 @@ _STOP_REASONS = {
     # The answer was cut short by the context window: for a caller it is as truncated as max_tokens.
     "model_context_window_exceeded": "max_tokens",
 }
+#: Where the SDK sends requests when no base URL is given.
+DEFAULT_BASE_URL = "https://api.anthropic.com"
 #: Error types of a batch item that another try may fix.
 _RETRYABLE_ERROR_TYPES = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
 
@@ -64,7 +73,8 @@ class AnthropicAPI(ModelAPI):
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def settings(self) -> dict[str, Any]:
-        return {"model": self.model_name}
+        # The endpoint is part of the cache key: a proxy or gateway may answer differently.
+        return {"model": self.model_name, "base_url": public_url(self._base_url or DEFAULT_BASE_URL)}
 
     def _client_for_loop(self) -> anthropic.AsyncAnthropic:
         # An async HTTP pool belongs to one event loop; sync wrappers run a fresh loop per call.
@@ -175,17 +185,19 @@ class AnthropicAPI(ModelAPI):
         return out
 
     def _response(self, message: Any, request: GenerateRequest) -> GenerateResponse:
-        texts, tool_input = [], None
+        texts, tool_input, call_id = [], None, None
         for block in message.content:
             if block.type == "text":
                 texts.append(block.text)
             elif block.type == "tool_use" and tool_input is None:
                 if request.tool is None or block.name == request.tool.name:
                     tool_input = dict(block.input) if isinstance(block.input, Mapping) else {"input": block.input}
+                    call_id = block.id
         usage = message.usage
         return GenerateResponse(
             text="".join(texts),
             tool_input=tool_input,
+            tool_call_id=call_id,
             stop_reason=_STOP_REASONS.get(message.stop_reason or "", "other"),
             usage=Usage(
                 calls=1,
@@ -229,9 +241,16 @@ class AnthropicAPI(ModelAPI):
             await client.close()
 
 
-def _content_blocks(blocks: Iterable[TextBlock]) -> list[dict[str, Any]]:
+def _content_blocks(blocks: Iterable[Block]) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     for block in blocks:
+        if isinstance(block, ToolCallBlock):  # Claude's tool inputs are always objects, never raw text
+            content.append({"type": "tool_use", "id": block.call_id, "name": block.name, "input": block.input or {}})
+            continue
+        if isinstance(block, ToolResultBlock):
+            content.append({"type": "tool_result", "tool_use_id": block.call_id, "content": block.result,
+                            "is_error": block.is_error})
+            continue
         if block.text:
             content.append({"type": "text", "text": block.text})
         # The API rejects empty text blocks, so a marker on one moves to the block before it.

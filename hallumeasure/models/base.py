@@ -7,6 +7,7 @@ accounting are not their business: ``hallumeasure.models.model.Model`` owns thos
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal
 
@@ -24,11 +25,44 @@ class TextBlock(BaseModel):
     cache_after: bool = False
 
 
+class ToolCallBlock(BaseModel):
+    """The assistant's call of a tool, as the model made it: parsed ``input``, or the ``raw`` arguments
+    when they were not valid JSON. It goes back to the model when a re-ask continues the conversation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    name: str
+    input: dict[str, Any] | None = None
+    raw: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.raw if self.input is None and self.raw is not None else json.dumps(self.input or {})
+
+
+class ToolResultBlock(BaseModel):
+    """The answer to a tool call (``call_id``); ``is_error`` tells the model its call failed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    result: str
+    is_error: bool = True
+
+    @property
+    def text(self) -> str:
+        return self.result
+
+
+Block = TextBlock | ToolCallBlock | ToolResultBlock
+
+
 class Message(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     role: Literal["user", "assistant"]
-    content: tuple[TextBlock, ...]
+    content: tuple[Block, ...]
 
     @classmethod
     def user(cls, *texts: str | TextBlock) -> "Message":
@@ -65,6 +99,9 @@ class GenerateRequest(BaseModel):
     #: Which repeat of the same question this is (``measure --repeats``). Never sent to a provider:
     #: it only keeps the answers of repeats apart in the request cache (see ``request_key``).
     repeat: int = Field(default=0, ge=0)
+    #: 0 for a first ask, n for the n-th re-ask. Part of the request's identity (and so of its cache
+    #: key), so that a re-ask that happens to repeat an earlier one still reaches the model.
+    attempt: int = Field(default=0, ge=0)
 
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "stop_sequence", "other"]
@@ -73,6 +110,11 @@ StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "stop_sequ
 class GenerateResponse(BaseModel):
     text: str = ""
     tool_input: dict[str, Any] | None = None
+    #: The tool call's arguments as the model wrote them, when they were not valid JSON (some
+    #: OpenAI-compatible servers pass a fenced or tagged object through); the parser repairs them.
+    tool_raw: str | None = None
+    #: The provider's id of the tool call, needed to answer it with a tool result in a re-ask.
+    tool_call_id: str | None = None
     stop_reason: StopReason = "end_turn"
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
@@ -98,7 +140,8 @@ class ModelAPI(ABC):
         """Send one request. Raise ``ProviderError`` (retryable or not) on failure."""
 
     def settings(self) -> dict[str, Any]:
-        """Settings that change answers, recorded in the run manifest. Never include secrets."""
+        """Settings that change answers, recorded in the run manifest and part of the cache key:
+        the resolved model name and the endpoint (base URL, region) included. Never secrets."""
         return {}
 
     def sampling(self) -> str:

@@ -27,7 +27,15 @@ from botocore.exceptions import (
 )
 
 from hallumeasure.errors import ConfigError, ProviderError
-from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI, TextBlock
+from hallumeasure.models.base import (
+    Block,
+    GenerateRequest,
+    GenerateResponse,
+    ModelAPI,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from hallumeasure.models.wire import public_url
 from hallumeasure.types import Usage
 
 if TYPE_CHECKING:
@@ -139,8 +147,11 @@ class BedrockAPI(ModelAPI):
             )
 
     def settings(self) -> dict[str, Any]:
-        # The region is left out on purpose: it does not change answers, and it is part of the cache key.
-        return {"model": self.model_name}
+        # The endpoint is part of the cache key: another region or a private endpoint may answer differently.
+        settings: dict[str, Any] = {"model": self.model_name, "region": self.region_name}
+        if self._endpoint_url:
+            settings["endpoint_url"] = public_url(self._endpoint_url)
+        return settings
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         reply = await self._run(functools.partial(self._client.converse, **self.request_params(request)))
@@ -301,7 +312,7 @@ class BedrockAPI(ModelAPI):
         return params
 
     def _response(self, reply: dict[str, Any], request: GenerateRequest) -> GenerateResponse:
-        texts, tool_input = [], None
+        texts, tool_input, call_id = [], None, None
         for block in reply.get("output", {}).get("message", {}).get("content", []):
             if "text" in block:
                 texts.append(block["text"])
@@ -310,10 +321,12 @@ class BedrockAPI(ModelAPI):
                 if request.tool is None or use.get("name") == request.tool.name:
                     value = use.get("input")
                     tool_input = value if isinstance(value, dict) else {"input": value}
+                    call_id = use.get("toolUseId")
         usage = reply.get("usage", {})
         return GenerateResponse(
             text="".join(texts),
             tool_input=tool_input,
+            tool_call_id=call_id,
             stop_reason=_STOP_REASONS.get(reply.get("stopReason", ""), "other"),
             usage=Usage(
                 calls=1,
@@ -383,9 +396,16 @@ class BedrockAPI(ModelAPI):
             client.close()
 
 
-def _content_blocks(blocks: tuple[TextBlock, ...]) -> list[dict[str, Any]]:
+def _content_blocks(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     for block in blocks:
+        if isinstance(block, ToolCallBlock):
+            content.append({"toolUse": {"toolUseId": block.call_id, "name": block.name, "input": block.input or {}}})
+            continue
+        if isinstance(block, ToolResultBlock):
+            content.append({"toolResult": {"toolUseId": block.call_id, "content": [{"text": block.result}],
+                                           "status": "error" if block.is_error else "success"}})
+            continue
         if block.text:  # Bedrock rejects blank text blocks
             content.append({"text": block.text})
         if block.cache_after and content and "cachePoint" not in content[-1]:

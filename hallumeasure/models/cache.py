@@ -14,14 +14,17 @@ from hallumeasure.models.base import GenerateRequest, GenerateResponse
 def request_key(model_spec: str, request: GenerateRequest, settings: dict | None = None) -> str:
     """A stable sha256 over everything that can change the answer.
 
-    A repeat above 0 is part of the key, so that each repeat of a question is asked (and paid for)
-    once and then answered from the cache; repeat 0 keys as requests did before repeats existed,
-    so existing caches still answer single runs.
+    ``settings`` are the provider's (``ModelAPI.settings()``): the resolved model name and the
+    endpoint, so that two servers or two models never share an answer. A re-ask's ``attempt`` is
+    part of the key, so a re-ask identical to an earlier one is not answered from the cache; a
+    first ask leaves it out, which keeps the keys of first asks as they were. A repeat above 0
+    (``measure --repeats``) is part of the key too, so each repeat is asked (and paid for) once;
+    repeat 0 keys as before repeats existed.
     """
     payload = {
         "model": model_spec,
         "settings": settings or {},
-        "request": request.model_dump(mode="json", exclude={"repeat"}),
+        "request": request.model_dump(mode="json", exclude={"repeat"} if request.attempt else {"repeat", "attempt"}),
     }
     if request.repeat:
         payload["repeat"] = request.repeat

@@ -2,22 +2,46 @@
 
 Structured output goes through ``bind_tools`` with the tool forced; a chat model without tool
 support is asked for one JSON object in its text instead, which the output parser validates.
+
+What holds for every class (so that a local OpenAI-compatible server behaves like a hosted API):
+
+* one retry layer: a class with a ``max_retries`` field is built with 0 (``Model`` retries);
+* bounded output: each request's ``max_tokens`` is set on the class's own field for it
+  (``max_tokens``, ``max_completion_tokens``, ``max_output_tokens``, ``num_predict`` ...), and a
+  cut-off is read from the finish reason;
+* tool calls whose arguments did not parse (``invalid_tool_calls``) are kept as written, for the
+  parser to repair and for a re-ask to show back;
+* ``settings()`` names the resolved model and endpoint (never a key): they are in the cache key.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import SecretStr
 
 from hallumeasure.errors import ConfigError, ProviderError
-from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI, ToolSpec
+from hallumeasure.models.base import (
+    GenerateRequest,
+    GenerateResponse,
+    Message,
+    ModelAPI,
+    ToolCallBlock,
+    ToolResultBlock,
+    ToolSpec,
+)
+from hallumeasure.models.registry import looks_secret
+from hallumeasure.models.wire import public_url
 from hallumeasure.types import Usage
+
+log = logging.getLogger(__name__)
 
 #: Fragments of exception class names (or provider error codes) that mean "try again later".
 _RETRYABLE_NAMES = (
@@ -33,18 +57,15 @@ _RETRYABLE_NAMES = (
     "internalserver",
     "modelnotready",
 )
-_SECRET_NAMES = (
-    "api_key",
-    "apikey",
-    "access_key",
-    "secret",
-    "password",
-    "credential",
-    "auth_token",
-    "access_token",
-    "session_token",
-    "bearer",
-)
+#: Fields through which classes bound the length of an answer, in order of preference.
+_MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "max_new_tokens", "num_predict",
+                      "n_predict")
+#: Fields that name the server a class talks to, and the region of a cloud endpoint.
+_ENDPOINT_FIELDS = ("openai_api_base", "base_url", "api_base", "anthropic_api_url", "azure_endpoint",
+                    "endpoint_url", "endpoint", "inference_server_url", "host", "server_url")
+_REGION_FIELDS = ("region_name", "region", "location")
+#: Attributes under which classes keep their SDK clients (whose base URL is the resolved one).
+_CLIENT_ATTRS = ("root_async_client", "async_client", "root_client", "client")
 #: response_metadata finish reasons across integrations -> our stop reasons.
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -62,13 +83,20 @@ _STOP_REASONS = {
 
 
 class LangChainAPI(ModelAPI):
-    """``langchain:<package.module:ClassName>`` (built with ``model_kwargs``), or a chat model instance."""
+    """``langchain:<package.module:ClassName>`` (built with ``model_kwargs``), or a chat model instance.
+
+    ``model_kwargs`` are the class's constructor options (from the spec's ``?key=value`` part or
+    ``--judge-option``); each must be a field of the class. ``max_retries`` is not one of them: the
+    class is built with 0, as ``Model`` is the one layer that retries.
+    """
 
     provider = "langchain"
 
     def __init__(self, chat: BaseChatModel | str, /, **model_kwargs: Any) -> None:
+        self.options: dict[str, Any] = {}
         if isinstance(chat, str):
             path = chat
+            self.options = {k: v for k, v in model_kwargs.items() if not _looks_secret(k)}
             chat = _construct(path, model_kwargs)
         elif model_kwargs:
             raise ConfigError("constructor keyword arguments need an import path, not a chat model instance")
@@ -78,13 +106,24 @@ class LangChainAPI(ModelAPI):
             raise ConfigError(f"{path} is not a langchain_core BaseChatModel")
         super().__init__(path)
         self.chat = chat
+        self.max_tokens_field = next((f for f in _MAX_TOKENS_FIELDS if f in _fields(type(chat))), None)
+        self._bounded: dict[int, BaseChatModel] = {}
+        retries = getattr(chat, "max_retries", 0)
+        if retries:  # an instance built elsewhere; its SDK client already holds the count
+            log.warning("%s: the chat model retries on its own (max_retries=%s) under hallumeasure's retries; "
+                        "build it with max_retries=0 so that there is one retry layer", path, retries)
 
     def settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {"class": self.model_name}
-        model_id = next((getattr(self.chat, a, None) for a in ("model", "model_name", "model_id")
+        model_id = next((getattr(self.chat, a, None) for a in ("model_name", "model", "model_id")
                          if isinstance(getattr(self.chat, a, None), str)), None)
         if model_id:
             settings["model"] = model_id
+        settings.update(_endpoint(self.chat))
+        settings["client_max_retries"] = getattr(self.chat, "max_retries", None)
+        settings["max_tokens_field"] = self.max_tokens_field
+        for name, value in sorted(self.options.items()):
+            settings.setdefault(name, _recordable(value))
         try:
             params = dict(self.chat._identifying_params)
         except Exception:  # noqa: BLE001 - a third-party property; settings must not fail
@@ -98,13 +137,21 @@ class LangChainAPI(ModelAPI):
         temperature = self.settings().get("temperature")
         where = f"temperature {temperature}" if temperature is not None else "see the judge's settings"
         return f"the chat model's own sampling settings ({where}); hallumeasure adds none"
+    def _bounded_chat(self, max_tokens: int) -> BaseChatModel:
+        """The chat model with its output bounded at ``max_tokens`` (a shallow copy: clients are shared)."""
+        if self.max_tokens_field is None:
+            return self.chat
+        if max_tokens not in self._bounded:
+            self._bounded[max_tokens] = self.chat.model_copy(update={self.max_tokens_field: max_tokens})
+        return self._bounded[max_tokens]
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         messages = _messages(request)
-        runnable: Any = self.chat
+        chat = self._bounded_chat(request.max_tokens)
+        runnable: Any = chat
         if request.tool is not None:
             try:
-                runnable = self.chat.bind_tools([_openai_tool(request.tool)], tool_choice=request.tool.name)
+                runnable = chat.bind_tools([_openai_tool(request.tool)], tool_choice=request.tool.name)
             except NotImplementedError:
                 messages = _ask_for_json(messages, request.tool)
         try:
@@ -112,24 +159,35 @@ class LangChainAPI(ModelAPI):
         except ProviderError:
             raise
         except Exception as exc:  # any integration's error: classify it by name and status
-            raise self._provider_error(exc) from None
-        return self._response(message, request)
+            error = self._provider_error(exc)
+        else:
+            return self._response(message, request)
+        raise error  # outside the except block, so that the integration's error (it may hold the key) is not kept
 
     def _response(self, message: BaseMessage, request: GenerateRequest) -> GenerateResponse:
-        tool_input = None
-        calls = getattr(message, "tool_calls", None) or []
-        if request.tool is not None and calls:
-            call = next((c for c in calls if c.get("name") == request.tool.name), calls[0])
-            tool_input = call.get("args")
+        tool_input, tool_raw, call_id = None, None, None
+        if request.tool is not None:
+            calls = getattr(message, "tool_calls", None) or []
+            invalid = getattr(message, "invalid_tool_calls", None) or []
+            call = next((c for c in calls if c.get("name") == request.tool.name), calls[0] if calls else None)
+            if call is not None:
+                tool_input, call_id = call.get("args"), call.get("id")
+            elif invalid:
+                # Arguments that did not parse as JSON (fenced, followed by a template marker, cut off):
+                # kept as written, for the parser to repair and for a re-ask to show back.
+                bad = next((c for c in invalid if c.get("name") == request.tool.name), invalid[0])
+                tool_raw, call_id = str(bad.get("args") or ""), bad.get("id")
         metadata = getattr(message, "response_metadata", None) or {}
-        finish = metadata.get("stop_reason") or metadata.get("finish_reason") or metadata.get("stopReason")
-        if tool_input is not None:
+        finish = metadata.get("stop_reason") or metadata.get("finish_reason") or metadata.get("stopReason") \
+            or metadata.get("done_reason")
+        stop_reason = _STOP_REASONS.get(str(finish).lower(), "other") if finish else "end_turn"
+        if tool_input is not None and stop_reason not in ("max_tokens", "refusal"):
             stop_reason = "tool_use"
-        else:
-            stop_reason = _STOP_REASONS.get(str(finish).lower(), "other") if finish else "end_turn"
         return GenerateResponse(
             text=message.text,
             tool_input=tool_input,
+            tool_raw=tool_raw,
+            tool_call_id=call_id,
             stop_reason=stop_reason,
             usage=_usage(getattr(message, "usage_metadata", None)),
             model=self.spec,
@@ -138,6 +196,9 @@ class LangChainAPI(ModelAPI):
     def _provider_error(self, exc: Exception) -> ProviderError:
         from hallumeasure.models.wire import is_retryable_status, parse_retry_after, scrub_secrets
 
+        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):  # a body cut short on the way
+            return ProviderError(f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True,
+                                 cause="unreadable_body")
         status, code, headers = _status_code_headers(exc)
         names = [c.__name__.lower() for c in type(exc).__mro__] + ([code.lower()] if code else [])
         retryable = is_retryable_status(status) or any(frag in n for n in names for frag in _RETRYABLE_NAMES)
@@ -180,18 +241,81 @@ def _construct(path: str, kwargs: dict[str, Any]) -> BaseChatModel:
         cls = getattr(module, class_name)
     except AttributeError:
         raise ConfigError(f"cannot import {path!r}: module {module_name!r} has no {class_name!r}") from None
+    kwargs = _checked_options(path, cls, kwargs)
     try:
         return cls(**kwargs)
-    except Exception as exc:  # noqa: BLE001 - the constructor's own validation error, reported without values
-        raise ConfigError(f"cannot construct {path} with options {sorted(kwargs)}: {type(exc).__name__}") from None
+    except Exception as exc:  # noqa: BLE001 - the constructor's own error, reported without the values given
+        reason = _construction_error(exc, kwargs)
+    raise ConfigError(f"cannot construct {path} with options {sorted(kwargs)}: {reason}")
+
+
+def _checked_options(path: str, cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` checked against the class's fields, with the client's own retries switched off."""
+    fields = _fields(cls)
+    if "max_retries" in kwargs:
+        raise ConfigError(f"{path}: max_retries is hallumeasure's, not the chat model's: use --max-retries "
+                          "(the chat model is built with max_retries=0, so that there is one retry layer)")
+    if fields and isinstance(cls, type) and issubclass(cls, BaseChatModel):
+        unknown = sorted(k for k in kwargs if k not in fields)
+        if unknown:
+            hints = [f"{k} (did you mean {', '.join(m)}?)" if (m := difflib.get_close_matches(k, fields, n=2)) else k
+                     for k in unknown]
+            raise ConfigError(f"{path} has no option {'; '.join(hints)}; see the class's documentation for its "
+                              "fields")
+    if "max_retries" in fields:
+        kwargs = {**kwargs, "max_retries": 0}  # Model is the one layer that retries
+    return kwargs
+
+
+def _fields(cls: type) -> set[str]:
+    """The names a pydantic class accepts as constructor options: its fields and their aliases."""
+    names: set[str] = set()
+    for name, info in (getattr(cls, "model_fields", None) or {}).items():
+        names.add(name)
+        if info.alias:
+            names.add(info.alias)
+    return names
+
+
+def _construction_error(exc: Exception, kwargs: dict[str, Any]) -> str:
+    """A one-line reason that never repeats an option's value (a validation error quotes its input)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            return "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in errors()[:3])
+        except Exception:  # noqa: BLE001 - not a pydantic error after all
+            pass
+    from hallumeasure.models.wire import scrub_secrets
+
+    first_line = (str(exc).strip().splitlines() or [""])[0][:300]
+    values = [str(v) for v in kwargs.values() if isinstance(v, (str, SecretStr))]
+    return scrub_secrets(f"{type(exc).__name__}: {first_line}", values) if first_line else type(exc).__name__
 
 
 def _messages(request: GenerateRequest) -> list[BaseMessage]:
     messages: list[BaseMessage] = [SystemMessage(content=request.system)] if request.system else []
     for message in request.messages:
-        cls = HumanMessage if message.role == "user" else AIMessage
-        messages.append(cls(content=message.text))
+        messages += _message(message)
     return messages
+
+
+def _message(message: Message) -> list[BaseMessage]:
+    """One of our messages as LangChain messages: a tool result becomes a ``ToolMessage`` of its own."""
+    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+    calls = [b for b in message.content if isinstance(b, ToolCallBlock)]
+    text = "".join(b.text for b in message.content if not isinstance(b, (ToolCallBlock, ToolResultBlock)))
+    if results:
+        out: list[BaseMessage] = [ToolMessage(content=b.result, tool_call_id=b.call_id,
+                                              status="error" if b.is_error else "success") for b in results]
+        return out + ([HumanMessage(content=text)] if text else [])
+    if message.role == "user":
+        return [HumanMessage(content=text)]
+    valid = [{"name": c.name, "args": c.input, "id": c.call_id, "type": "tool_call"} for c in calls
+             if c.input is not None]
+    # Arguments that did not parse go back as written: integrations send them as the call's arguments.
+    invalid = [{"name": c.name, "args": c.raw, "id": c.call_id, "error": None, "type": "invalid_tool_call"}
+               for c in calls if c.input is None]
+    return [AIMessage(content=text, tool_calls=valid, invalid_tool_calls=invalid)]
 
 
 def _openai_tool(tool: ToolSpec) -> dict[str, Any]:
@@ -251,4 +375,39 @@ def _status_code_headers(exc: Exception) -> tuple[int | None, str | None, Mappin
 
 
 def _looks_secret(name: str) -> bool:
-    return any(fragment in name.lower() for fragment in _SECRET_NAMES)
+    return looks_secret(name)
+
+
+def _recordable(value: object) -> object:
+    """An option's value as the manifest may show it: a URL without credentials or query; a structure
+    (headers, clients, ...) only by its type, since it may hold a token under an innocent name."""
+    if isinstance(value, str):
+        return public_url(value) if "://" in value else value
+    if value is None or isinstance(value, (int, float, bool)):
+        return value
+    return f"<{type(value).__name__}, not recorded>"
+
+
+def _endpoint(chat: BaseChatModel) -> dict[str, Any]:
+    """The resolved server (``base_url``) and ``region`` of a chat model, as far as it tells them.
+
+    A field set on the model wins; else its SDK client's base URL (which the SDK resolved from its
+    environment variables, such as ``OPENAI_BASE_URL``) or botocore's endpoint and region.
+    """
+    found: dict[str, Any] = {}
+    url = next((v for f in _ENDPOINT_FIELDS if isinstance(v := getattr(chat, f, None), str) and v), None)
+    region = next((v for f in _REGION_FIELDS if isinstance(v := getattr(chat, f, None), str) and v), None)
+    for attr in _CLIENT_ATTRS:
+        client = getattr(chat, attr, None)
+        if client is None:
+            continue
+        url = url or (str(v) if (v := getattr(client, "base_url", None)) else None)
+        meta = getattr(client, "meta", None)  # a boto3 client
+        if meta is not None:
+            url = url or getattr(meta, "endpoint_url", None)
+            region = region or getattr(meta, "region_name", None)
+    if url:
+        found["base_url"] = public_url(url)
+    if region:
+        found["region"] = region
+    return found

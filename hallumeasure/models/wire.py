@@ -6,6 +6,7 @@ import email.utils
 import math
 import time
 from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 from hallumeasure.config import redact
 
@@ -42,3 +43,14 @@ def scrub_secrets(text: str, secrets: Iterable[str]) -> str:
         if secret and len(secret) >= 4:  # a stray one-letter value would mangle the whole message
             text = text.replace(secret, "***")
     return redact(text)
+
+
+def public_url(url: str) -> str:
+    """``url`` as it may be recorded: without a ``user:password@`` part, a query string or a fragment,
+    any of which may carry a secret."""
+    parts = urlsplit(str(url))
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))

@@ -10,8 +10,8 @@ from hallumeasure.outputs import ExtractedClaims, tool_schema
 from hallumeasure.parsing import ask_structured
 from hallumeasure.pipeline.protocols import Extraction
 from hallumeasure.prompts import load_prompt
-from hallumeasure.text import clean_text, fence, locate, split_sentences
-from hallumeasure.types import Claim, Sample
+from hallumeasure.text import clean_text, fence, locate, split_sentences, words
+from hallumeasure.types import Claim, Sample, Span
 
 EXTRACT_TOOL = ToolSpec(
     name="record_claims",
@@ -24,15 +24,44 @@ def question_block(sample: Sample) -> str:
     return fence("question", sample.question) if sample.question and sample.question.strip() else ""
 
 
+#: The share of a claim's words that the span of its source sentence must hold, for that span to count.
+MIN_SOURCE_COVERAGE = 1 / 3
+
+
 def make_claims(sample: Sample, items: list[tuple[str, str | None]]) -> list[Claim]:
-    """Claims with ids ``<sample>:c<i>`` and spans located in the response (by source sentence, else text)."""
+    """Claims with ids ``<sample>:c<i>`` and spans located in the response (see ``claim_spans``)."""
     sentences = split_sentences(sample.response)
-    claims = []
-    for index, (text, source) in enumerate(items):
-        spans = locate(source, sample.response, sentences) if source else ()
-        spans = spans or locate(text, sample.response, sentences)
-        claims.append(Claim(id=f"{sample.id}:c{index}", sample_id=sample.id, index=index, text=text, spans=spans))
-    return claims
+    return [Claim(id=f"{sample.id}:c{index}", sample_id=sample.id, index=index, text=text,
+                  spans=claim_spans(text, source, sample.response, sentences))
+            for index, (text, source) in enumerate(items)]
+
+
+def claim_spans(text: str, source: str | None, response: str,
+                sentences: list[tuple[str, Span]] | None = None) -> tuple[Span, ...]:
+    """Where a claim comes from in the response.
+
+    The model's ``source`` sentence is checked against the claim, not trusted: its span counts only
+    when it holds at least a third of the claim's words and no fewer than the span found from the
+    claim's own text (a claim that restates the whole response is not pinned to one of its
+    sentences). Otherwise the claim's text is located; when neither is found, there is no span.
+    """
+    sentences = sentences if sentences is not None else split_sentences(response)
+    by_text = locate(text, response, sentences)
+    by_source = locate(source, response, sentences) if source else ()
+    if by_source:
+        covered = _coverage(text, response, by_source)
+        if covered >= MIN_SOURCE_COVERAGE and covered >= _coverage(text, response, by_text):
+            return by_source
+    return by_text
+
+
+def _coverage(claim: str, response: str, spans: tuple[Span, ...]) -> float:
+    """The share of the claim's distinct words that occur in the spanned text."""
+    wanted = set(words(claim))
+    if not wanted or not spans:
+        return 0.0
+    held = set(words(" ".join(response[s.start:s.end] for s in spans)))
+    return len(wanted & held) / len(wanted)
 
 
 class LLMExtractor:

@@ -1,6 +1,7 @@
 """Local provider simulators: real HTTP servers on 127.0.0.1 that speak the Anthropic Messages API
-(and Message Batches) and the Bedrock Converse API (and batch inference, with a small S3), so that the
-real SDKs can be tested and benchmarked without a network.
+(and Message Batches), the Bedrock Converse API (and batch inference, with a small S3) and the
+OpenAI-compatible chat API of local model servers (``OpenAIServer``), so that the real SDKs can be
+tested and benchmarked without a network.
 
     from hallumeasure.testing import AnthropicServer, BedrockServer
     from hallumeasure.testing.anthropic_server import error_reply, tool_reply
@@ -72,6 +73,7 @@ style; recognised by the request signature's service). Items are answered like s
 from hallumeasure.testing.accounting import Latency, PromptCache, RateLimits
 from hallumeasure.testing.anthropic_server import AnthropicServer
 from hallumeasure.testing.bedrock_server import BedrockServer
+from hallumeasure.testing.openai_server import OpenAIServer
 from hallumeasure.testing.faults import BAD_ANSWERS, TRANSIENT, Burst, Fault, FaultPlan
 from hallumeasure.testing.server import (
     Answer,
@@ -101,6 +103,7 @@ __all__ = [
     "Fault",
     "FaultPlan",
     "Latency",
+    "OpenAIServer",
     "PromptCache",
     "RateLimits",
     "RecordedRequest",

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from hallumeasure.testing.server import Answer, BatchJob, Call, Protocol, Reply, Segment, SimServer
+from hallumeasure.testing.server import Answer, BatchJob, Call, Protocol, Reply, Segment, SimServer, check_tool_results, check_tool_schema
 
 _BATCH_RE = re.compile(r"^/v1/messages/batches(?:/(?P<id>[^/]+)(?:/(?P<action>results|cancel))?)?/?$")
 _CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -57,7 +57,12 @@ class AnthropicProtocol(Protocol):
             segments += [Segment(message["role"], content)] if isinstance(content, str) else _segments(
                 message["role"], content
             )
+        check_tool_results(body["messages"],
+                           lambda b: b.get("id") if b.get("type") == "tool_use" else None,
+                           lambda b: b.get("tool_use_id") if b.get("type") == "tool_result" else None)
         tools = {t["name"]: t for t in body.get("tools") or []}
+        for index, tool in enumerate(tools.values()):
+            check_tool_schema(index, tool.get("input_schema"))
         neutral = tuple({"name": t["name"], "description": t.get("description", ""),
                          "input_schema": t.get("input_schema") or {}} for t in tools.values())
         choice = body.get("tool_choice") or {}

@@ -23,7 +23,17 @@ from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from hallumeasure.testing.s3 import ObjectStore, is_s3_request, jsonl, split_s3_uri
-from hallumeasure.testing.server import Answer, BatchJob, Call, Protocol, Reply, Segment, SimServer
+from hallumeasure.testing.server import (
+    Answer,
+    BatchJob,
+    Call,
+    Protocol,
+    Reply,
+    Segment,
+    SimServer,
+    check_tool_schema,
+    check_tool_results,
+)
 
 _PATH_RE = re.compile(r"^/model/(?P<model>[^/]+)/converse$")
 _JOB_RE = re.compile(r"^/model-invocation-job(?:/(?P<id>[^/]+)(?:/(?P<action>stop))?)?/?$")
@@ -62,8 +72,12 @@ class BedrockProtocol(Protocol):
             if message["role"] not in ("user", "assistant"):
                 raise ValueError(f"messages: unexpected role {message['role']!r}")
             _add_segments(segments, message["role"], message["content"])
+        check_tool_results(body["messages"], lambda b: (b.get("toolUse") or {}).get("toolUseId"),
+                           lambda b: (b.get("toolResult") or {}).get("toolUseId"))
         config = body.get("toolConfig") or {}
         tools = {t["toolSpec"]["name"]: t["toolSpec"] for t in config.get("tools", []) if "toolSpec" in t}
+        for index, tool in enumerate(tools.values()):
+            check_tool_schema(index, tool["inputSchema"]["json"])  # Claude models on Bedrock apply Anthropic's rule
         choice = config.get("toolChoice") or {}
         if "tool" in choice and choice["tool"]["name"] not in tools:
             raise ValueError(f"toolChoice names an unknown tool {choice['tool']['name']!r}")

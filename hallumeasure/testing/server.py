@@ -253,6 +253,34 @@ class Protocol(ABC):
         return Reply(status, body, extra)
 
 
+def check_tool_schema(index: int, schema: Any) -> None:
+    """Refuse a tool input schema as Claude's APIs (Anthropic and Bedrock) document: an object schema,
+    without ``oneOf``, ``allOf`` or ``anyOf`` at its top level (``if``/``then`` and nested combinators
+    are allowed)."""
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise ValueError(f"tools.{index}.custom.input_schema: input_schema must be a JSON Schema of type object")
+    if any(key in schema for key in ("oneOf", "allOf", "anyOf")):
+        raise ValueError(f"tools.{index}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf "
+                         "at the top level")
+
+
+def check_tool_results(messages: list[dict[str, Any]], use_id: Callable[[dict[str, Any]], str | None],
+                       result_id: Callable[[dict[str, Any]], str | None]) -> None:
+    """Refuse tool results that do not answer a tool call of the assistant message just before them,
+    as both Claude APIs do (``use_id`` / ``result_id`` read a content block's call id, or None)."""
+    previous: set[str] = set()
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        for block in blocks:
+            answered = result_id(block)
+            if answered is not None and (message.get("role") != "user" or answered not in previous):
+                raise ValueError(f"messages.{index}: unexpected tool_use_id found in tool_result blocks: {answered}. "
+                                 "Each tool_result block must have a corresponding tool_use block in the previous "
+                                 "message.")
+        previous = {i for b in blocks if (i := use_id(b)) is not None} if message.get("role") == "assistant" else set()
+
+
 # --- default answers: schema-valid tool inputs with deterministic usage ---------------------------------
 
 AnswerFn = Callable[[Call], Answer]

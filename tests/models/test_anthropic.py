@@ -220,7 +220,11 @@ def test_key_and_base_url_from_the_environment(monkeypatch):
         api = build_model_api("anthropic:claude-env")
         response = generate_once(api, judge_request())
     assert response.tool_input is not None and srv.requests[0].body["model"] == "claude-env"
-    assert api.settings() == {"model": "claude-env"}
+    # The endpoint is recorded and keys the cache (two servers never share answers); the key is not.
+    assert api.settings() == {"model": "claude-env", "base_url": srv.base_url}
+    assert build_model_api("anthropic:claude-env?base_url=http://gw.test/").settings()["base_url"] == "http://gw.test"
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    assert build_model_api("anthropic:claude-env").settings()["base_url"] == "https://api.anthropic.com"
 
 
 def test_missing_key_is_a_config_error():

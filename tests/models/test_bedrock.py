@@ -228,7 +228,9 @@ def test_registry_builds_bedrock_with_the_endpoint_from_the_environment(monkeypa
         api = build_model_api(f"bedrock:{MODEL_ID}", region_name="eu-west-1")
         response = generate_once(api, judge_request())
     assert response.tool_input is not None
-    assert api.settings() == {"model": MODEL_ID} and api.region_name == "eu-west-1"
+    # Region and endpoint are recorded and key the cache: another region never shares answers.
+    assert api.settings() == {"model": MODEL_ID, "region": "eu-west-1", "endpoint_url": srv.endpoint_url}
+    assert api.region_name == "eu-west-1"
 
 
 def test_throttling_then_success_through_the_model_wrapper():

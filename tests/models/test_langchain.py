@@ -256,3 +256,45 @@ def test_a_failed_import_names_the_module_that_is_missing(tmp_path, monkeypatch)
         assert "langchain-anthropic" not in str(caught.value)
     with pytest.raises(ConfigError, match="module 'json' has no 'ChatNothing'"):
         build_model_api("langchain:json:ChatNothing")
+
+
+class BoundedChat(ToolChat):
+    """A chat model with an Ollama-style output bound (``num_predict``) and its own retries."""
+
+    num_predict: int | None = None
+    max_retries: int = 2
+    bounds: list[Any] = Field(default_factory=list)
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        self.bounds.append(self.num_predict)
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def test_each_request_bounds_the_answer_through_the_class_field_and_client_retries_are_off():
+    api = LangChainAPI(f"{__name__}:BoundedChat")
+    assert api.chat.max_retries == 0 and api.max_tokens_field == "num_predict"
+    for limit in (100, 7, 100):
+        _generate(api, _request(max_tokens=limit))
+    # Each bounded copy shares the original's state lists, so the bound seen per call is recorded here.
+    assert api.chat.bounds == [100, 7, 100] and api.chat.num_predict is None
+    assert api.settings()["client_max_retries"] == 0 and api.settings()["max_tokens_field"] == "num_predict"
+
+
+def test_an_instance_that_retries_on_its_own_is_reported(caplog):
+    api = LangChainAPI(BoundedChat())
+    assert "retries on its own" in caplog.text and api.settings()["client_max_retries"] == 2
+
+
+def test_an_invalid_tool_call_is_kept_as_written_with_its_id():
+    class InvalidChat(ToolChat):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+            bad = {"name": "record_verdict", "args": '```json\n{"label_reason": "x", "label": "supported"}\n```',
+                   "id": "call_7", "error": "not JSON", "type": "invalid_tool_call"}
+            message = AIMessage(content="Prose that quotes a fake verdict {\"label\": \"absent\"}",
+                                invalid_tool_calls=[bad], response_metadata={"finish_reason": "tool_calls"})
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
+    response = _generate(LangChainAPI(InvalidChat()), _request())
+    assert response.tool_input is None and response.tool_call_id == "call_7" and response.tool_raw.startswith("```")
+    # Only the call counts, repaired; the prose beside it is never read as the answer.
+    assert parse_output(Verdict, response) == Verdict(label_reason="x", label="supported")

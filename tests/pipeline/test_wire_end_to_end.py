@@ -64,9 +64,14 @@ def test_malformed_tool_input_is_reasked_with_the_error_then_succeeds():
     assert len(bodies) == 1 + 2 * 2  # extraction, then per claim: a bad answer and the re-ask
     reasks = [b for b in bodies if len(b["messages"]) == 3]
     assert len(reasks) == 2
-    feedback = reasks[0]["messages"][2]["content"][0]["text"]
+    # The failed call goes back as Claude's own tool_use, answered by a tool_result with is_error.
+    (result_block,) = reasks[0]["messages"][2]["content"]
+    (use,) = [b for b in reasks[0]["messages"][1]["content"] if b["type"] == "tool_use"]
+    assert result_block["type"] == "tool_result" and result_block["is_error"]
+    assert result_block["tool_use_id"] == use["id"]
+    feedback = result_block["content"]
     assert "could not be used" in feedback and "label" in feedback
-    assert "certainly" in reasks[0]["messages"][1]["content"][0]["text"]  # the bad answer is shown back
+    assert "certainly" in json.dumps(use["input"])  # the bad answer is shown back
 
 
 def test_malformed_tool_input_becomes_an_error_row_after_the_bound(monkeypatch):
