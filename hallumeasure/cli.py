@@ -276,6 +276,7 @@ def _model_factory(cache: Path | None, no_cache: bool, *, rpm: str | None = None
     ``rpm`` / ``tpm`` put one shared rate limiter per provider and model in front of the calls;
     ``batch`` (from ``_batch_options``) sends them through the provider's batch service instead.
     """
+    from hallumeasure.detectors.scripted import fake_model_options
     from hallumeasure.models.cache import RequestCache
     from hallumeasure.models.limits import parse_limit, shared_limiter
     from hallumeasure.pipeline.build import build_model
@@ -287,7 +288,7 @@ def _model_factory(cache: Path | None, no_cache: bool, *, rpm: str | None = None
     def model_for(spec: str):
         if spec not in models:
             limiter = shared_limiter(spec, rpm_value, tpm_value) if rpm_value or tpm_value else None
-            options = {}
+            options = fake_model_options(spec)  # a fake answers the rewrite, NLI and cascade prompts too
             if batch is not None and spec.startswith("bedrock:"):
                 options = {"batch_s3_uri": batch["s3"], "batch_role_arn": batch["role"]}
             model = build_model(spec, cache=request_cache, model_options=options, limiter=limiter, **wrapper)

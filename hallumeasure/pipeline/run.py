@@ -15,13 +15,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hallumeasure import __version__
 from hallumeasure.errors import InputError, RunStoreError
 from hallumeasure.labels import Policy
 from hallumeasure.pipeline.aggregate import summarise_response, summarise_run
 from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.store import RunStore, existing_run_error
 from hallumeasure.types import ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
+from hallumeasure.version import __version__
 
 log = logging.getLogger(__name__)
 
