@@ -52,8 +52,13 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 def test_import_linter_contracts_hold() -> None:
     """The contracts as the lead and CI run them: `lint-imports` with pyproject.toml."""
     lint = Path(sys.executable).with_name("lint-imports")
-    done = subprocess.run([str(lint), "--config", str(ROOT / "pyproject.toml"), "--no-cache"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [str(lint), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "1 kept, 0 broken" in done.stdout
 
@@ -61,12 +66,22 @@ def test_import_linter_contracts_hold() -> None:
 def _model_layer_contract() -> ForbiddenContract:
     config = read_configuration(str(ROOT / "pyproject.toml"))
     (options,) = [c for c in config["contracts_options"] if c["name"].startswith("The model layer")]
-    return ForbiddenContract(name=options["name"], session_options=config["session_options"],
-                             contract_options={k: v for k, v in options.items() if k not in ("name", "type")})
+    return ForbiddenContract(
+        name=options["name"],
+        session_options=config["session_options"],
+        contract_options={k: v for k, v in options.items() if k not in ("name", "type")},
+    )
 
 
-@pytest.mark.parametrize("upward", ["hallumeasure.detectors.scripted", "hallumeasure.pipeline.run",
-                                    "hallumeasure.report.render", "hallumeasure.store"])
+@pytest.mark.parametrize(
+    "upward",
+    [
+        "hallumeasure.detectors.scripted",
+        "hallumeasure.pipeline.run",
+        "hallumeasure.report.render",
+        "hallumeasure.store",
+    ],
+)
 def test_the_contract_refuses_an_upward_import(graph: grimp.ImportGraph, upward: str) -> None:
     """The contract is not vacuous: one import from the fake upwards, direct or through another module, breaks it."""
     contract = _model_layer_contract()

@@ -135,7 +135,8 @@ def _explain(request: GenerateRequest) -> dict[str, Any]:
     if len(missing) <= 1 and not any(w[0].isdigit() for w in missing):
         category, reason = "no_problem_found", "the context seems to back the claim."
     elif any(w[0].isdigit() for w in missing):
-        category, reason = "number", f"the context gives other figures than {', '.join(w for w in missing if w[0].isdigit())}."
+        figures = ", ".join(w for w in missing if w[0].isdigit())
+        category, reason = "number", f"the context gives other figures than {figures}."
     elif any(cue in lowered for cue in _SWEEPING):
         category, reason = "overgeneralization" if "all " in lowered or "every " in lowered else "hyperbole", \
             "the claim says more than the context does."
