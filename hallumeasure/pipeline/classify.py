@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from hallumeasure.errors import HalluMeasureError
 from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
+from hallumeasure.models.cache import request_key
 from hallumeasure.models.limits import text_tokens
 from hallumeasure.models.model import Model
 from hallumeasure.outputs import CotVerdict, CotVerdicts, PlainVerdict, PlainVerdicts, tool_schema
@@ -102,7 +103,10 @@ class LLMJudge:
         self.warm_cache = warm_cache
         self.name = model.spec
         self.extra_verdicts = 0  # verdicts for ids we did not ask about, ignored and counted
-        self._first_warm_up: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+        # Warm-up state, for one event loop at a time: the run's first warm-up, and warm-ups in flight.
+        self._warm_up_loop: asyncio.AbstractEventLoop | None = None
+        self._first_warm_up: asyncio.Event | None = None
+        self._in_flight: dict[str, asyncio.Future[WarmUp]] = {}
 
     def settings(self) -> dict[str, Any]:
         return {"model": self.model.spec, **self.model.settings(), "mode": self.mode.value,
@@ -132,27 +136,48 @@ class LLMJudge:
 
     def warm_up(self, sample: Sample) -> Coroutine[Any, Any, WarmUp] | None:
         """A request that writes the prompt-cache prefix of ``sample``'s claims (to run during extraction),
-        or None when nothing can be cached. The run's first warm-up goes alone: the run-wide part of the
-        prefix (tools, system prompt) is then written once, and the other warm-ups read it."""
+        or None when nothing can be cached.
+
+        The run's first warm-up goes alone: the run-wide part of the prefix (tools, system prompt) is
+        then written once, and the other warm-ups read it. Samples that share a context share one
+        warm-up in flight. A warm-up goes through the request cache, so a resumed run does not pay
+        for it twice; one answered from that cache says nothing about the provider's cache now, so
+        the claims then fall back to the first one alone.
+        """
         request = self._cacheable_prefix(sample)
-        return None if request is None else self._send_warm_up(request)
+        return None if request is None else self._warm_up_once(request)
+
+    async def _warm_up_once(self, request: GenerateRequest) -> WarmUp:
+        loop = asyncio.get_running_loop()
+        if self._warm_up_loop is not loop:  # state of another event loop (a sync wrapper's earlier run)
+            self._warm_up_loop, self._in_flight, self._first_warm_up = loop, {}, None
+        key = request_key(self.model.spec, request, {})
+        shared = self._in_flight.get(key)
+        if shared is not None:
+            return (await asyncio.shield(shared)).model_copy(update={"usage": Usage()})  # paid by the first
+        task = asyncio.ensure_future(self._send_warm_up(request))
+        self._in_flight[key] = task
+        try:
+            return await asyncio.shield(task)
+        finally:
+            self._in_flight.pop(key, None)
 
     async def _send_warm_up(self, request: GenerateRequest) -> WarmUp:
-        loop = asyncio.get_running_loop()
-        first = self._first_warm_up is None or self._first_warm_up[0] is not loop
-        if self._first_warm_up is None or first:
-            self._first_warm_up = (loop, asyncio.Event())
-        written = self._first_warm_up[1]
-        if not first:
+        written = self._first_warm_up
+        first = written is None
+        if written is None:
+            written = self._first_warm_up = asyncio.Event()
+        else:
             await written.wait()
         try:
-            response = await self.model.generate(request, use_cache=False, max_retries=0)
+            response = await self.model.generate(request, max_retries=0)
         except (HalluMeasureError, TimeoutError) as exc:  # a warm-up is an optimisation: the claims still go out
             log.info("cache warm-up failed (%s): the first claim warms the cache instead", exc)
             return WarmUp(ok=False)
         finally:
-            written.set()
-        return WarmUp(ok=True, usage=response.usage)
+            if first:
+                written.set()
+        return WarmUp(ok=not response.cached, usage=response.usage)
 
     def _render(self, sample: Sample, **values: str) -> tuple[str, Message]:
         return self.prompt.render(question_block=question_block(sample),

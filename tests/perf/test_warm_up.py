@@ -196,3 +196,24 @@ def test_a_failed_warm_up_falls_back_to_the_first_claim_alone():
     assert result.n_claims == 4 and result.n_errors == 0
     first, *rest = claims
     assert all(r.arrived >= first.replied for r in rest) and first.usage.cache_write_tokens > 0
+
+
+def test_samples_sharing_a_context_share_one_warm_up_and_a_cached_one_is_not_trusted(tmp_path):
+    from hallumeasure.models.cache import RequestCache
+
+    twins = [SAMPLE, Sample(id="s2", context=SAMPLE.context, response="The bridge has six lanes. It is 24 km long.")]
+    with AnthropicServer(prompt_cache=PromptCache(min_tokens=1), latency=0.1) as srv:
+        model = Model(_api("anthropic", srv), backoff_base=0.0, cache=RequestCache(tmp_path / "cache"))
+        results = _run(model, twins, LLMJudge(model, Mode.COT_ONE))
+        warm_ups = [r for r in srv.log if r.call.max_tokens == 1]
+        assert all(r.n_errors == 0 for r in results) and len(warm_ups) == 1
+        # A new run over a third response of the same context: the warm-up comes from the request cache
+        # (nothing paid twice), so the judge does not count on the provider's cache and sends one claim first.
+        srv.log.clear()
+        third = Sample(id="s3", context=SAMPLE.context, response="It opened in 2019. It cost 3 billion dollars.")
+        model = Model(_api("anthropic", srv), backoff_base=0.0, cache=RequestCache(tmp_path / "cache"))
+        (result,) = _run(model, [third], LLMJudge(model, Mode.COT_ONE))
+        calls = [r for r in srv.log if _is_judge_call(r.call)]
+    assert result.n_errors == 0 and all(r.call.max_tokens != 1 for r in calls) and len(calls) == 2
+    first, second = calls
+    assert second.arrived >= first.replied
