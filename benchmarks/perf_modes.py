@@ -37,8 +37,9 @@ PROVIDERS = ("anthropic", "bedrock")
 #: Simulated time is real time divided by this, so that the benchmark runs in seconds.
 TIME_SCALE = 10
 LATENCY_MODELS = {
-    # 1,000 ms per call whatever its size (the measurement).
-    "fixed": Latency(base=1.0 / TIME_SCALE),
+    # 1,000 ms per call whatever its size, not scaled: at 100 ms the client's own CPU time per call (SDK,
+    # JSON, the simulator in the same process) would weigh as much as the simulated latency.
+    "fixed": Latency(base=1.0),
     # About 0.6 s to first token, 0.3 ms per uncached prompt token, a tenth of that cached, 16 ms per output token.
     "per-token": Latency(
         base=0.6 / TIME_SCALE,
@@ -306,7 +307,7 @@ def render_modes(r: dict[str, Any]) -> list[str]:
     lines = [
         f"{r['samples']} responses ({r['source']}), {r['concurrency']} measured at a time; each mode on a fresh "
         "simulator whose run-wide prefix was cached by one untimed response first (steady state). Latency "
-        "models: **fixed** = 100 ms per call whatever its size (1,000 ms / 10), **per-token** = 60 ms + 30 us "
+        "models: **fixed** = 1,000 ms per call whatever its size, **per-token** = 60 ms + 30 us "
         "per uncached input token + 3 us per cached one + 1.6 ms per output token (typical Sonnet / 10).",
         "",
         "| simulator | latency model | mode | claims / resp | judge calls / resp (warm-ups) | latency mean "

@@ -48,16 +48,22 @@ CACHE_LIFETIME = 300.0
 
 
 class _Bucket:
+    """``rate`` per second up to ``capacity``. A request above the capacity goes when the bucket is full
+    (the burst is at least one request); while such a request waits at the head, the bucket may fill
+    past its capacity up to that request (``ceiling``), so that a late wake-up loses nothing."""
+
     def __init__(self, per_minute: float, burst: float, clock: Clock) -> None:
         self.rate = per_minute / 60.0
         self.capacity = max(1.0, self.rate * burst)
+        self.ceiling = self.capacity
         self.level = self.capacity
         self.clock = clock
         self._at = clock()
 
     def refill(self) -> None:
         now = self.clock()
-        self.level = min(self.capacity, self.level + max(0.0, now - self._at) * self.rate)
+        if self.level < self.ceiling:
+            self.level = min(self.ceiling, self.level + max(0.0, now - self._at) * self.rate)
         self._at = now
 
     def wait_for(self, amount: float) -> float:
@@ -67,7 +73,7 @@ class _Bucket:
 
     def give_back(self, amount: float) -> None:
         self.refill()
-        self.level = min(self.capacity, self.level + amount)
+        self.level = min(max(self.ceiling, self.level), self.level + amount)
 
 
 @dataclass(frozen=True)
@@ -167,14 +173,17 @@ class RateLimiter:
         """Remember the prefixes that ``request`` cached (or refreshed), for the estimates of later calls."""
         if min_cache_tokens is None:
             return  # the provider caches nothing
-        until = self.clock() + self.cache_lifetime
+        now = self.clock()
+        learned = False
         with self._guard:
             for key, tokens in _prefixes(request)[:-1]:
                 if tokens >= min_cache_tokens:
-                    self._cached[key] = until
+                    learned = learned or self._cached.get(key, -1.0) <= now
+                    self._cached[key] = now + self.cache_lifetime
             if len(self._cached) > 10_000:  # forget expired prefixes now and then
-                now = self.clock()
                 self._cached = {k: t for k, t in self._cached.items() if t > now}
+        if learned:
+            self._wake_all()  # the waiter at the head may now count less
 
     # --- admission ---
 
@@ -205,31 +214,43 @@ class RateLimiter:
             if now < self._paused_until:
                 return self._paused_until - now
             demands = self._demands(estimate)
-            for bucket, _ in demands:
+            for bucket, amount in demands:
                 bucket.refill()
+                bucket.ceiling = max(bucket.capacity, amount)
             wait = max((bucket.wait_for(amount) for bucket, amount in demands), default=0.0)
             if wait > 0:
                 return wait
             for bucket, amount in demands:
                 bucket.level -= amount
+                bucket.ceiling = bucket.capacity
             self.admitted += 1
             return 0.0
 
     async def acquire(self, estimate: TokenEstimate | int = 0) -> None:
-        """Wait until one request of ``estimate`` fits under every limit, then reserve it.
+        """Wait until one request of ``estimate`` fits under every limit, then reserve it."""
+        fixed = estimate if isinstance(estimate, TokenEstimate) else TokenEstimate(input_tokens=estimate)
+        await self._admit(lambda: fixed)
 
-        Waiters go first come, first served; the one at the head sleeps until its turn or until
-        ``settle`` or ``pause`` changes the buckets, and then looks again.
+    async def admit(self, request: GenerateRequest) -> TokenEstimate:
+        """Wait until ``request`` fits under every limit, reserve its estimate and return it (for ``settle``).
+
+        The estimate is taken again each time the request reaches the head of the queue: a prefix that
+        another call cached meanwhile is no longer counted (the first of many calls sharing a new prefix
+        writes it; the others, admitted after it answered, only read it).
         """
-        if isinstance(estimate, int):
-            estimate = TokenEstimate(input_tokens=estimate)
+        return await self._admit(lambda: self.estimate(request))
+
+    async def _admit(self, estimate: Callable[[], TokenEstimate]) -> TokenEstimate:
+        # Waiters go first come, first served; the one at the head sleeps until its turn or until
+        # ``settle`` or ``pause`` changes the buckets, and then looks again.
         async with self._lock():
             wakeup = self._wakeup()
             while True:
                 wakeup.clear()
-                wait = self._wait_or_take(estimate)
+                current = estimate()
+                wait = self._wait_or_take(current)
                 if wait <= 0:
-                    return
+                    return current
                 started = self.clock()
                 await self._sleep_until_woken(wait, wakeup)
                 self.waited += max(0.0, self.clock() - started)

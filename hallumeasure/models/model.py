@@ -27,14 +27,12 @@ log = logging.getLogger(__name__)
 class Limiter(Protocol):
     """Admission control before a call (requests and tokens per minute): ``hallumeasure.models.limits.RateLimiter``.
 
-    ``estimate`` says what a request will count, ``acquire`` waits for and reserves it, ``settle``
+    ``admit`` waits until a request's estimated count fits and reserves it, ``settle``
     replaces the reservation with the real count, ``answered`` remembers what the request cached (so
     later estimates leave cache reads out) and ``pause`` holds every caller back (a retry-after).
     """
 
-    def estimate(self, request: GenerateRequest) -> TokenEstimate: ...
-
-    async def acquire(self, estimate: TokenEstimate) -> None: ...
+    async def admit(self, request: GenerateRequest) -> TokenEstimate: ...
 
     def settle(self, reserved: TokenEstimate, used: TokenEstimate) -> None: ...
 
@@ -179,10 +177,10 @@ class Model:
 
     async def _call_once(self, request: GenerateRequest) -> GenerateResponse:
         limiter = self.limiter
-        reserved = limiter.estimate(request) if limiter is not None else TokenEstimate()
+        reserved = TokenEstimate()
         async with self._semaphore:
             if limiter is not None:
-                await limiter.acquire(reserved)
+                reserved = await limiter.admit(request)
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self.timeout):

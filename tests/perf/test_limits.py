@@ -319,3 +319,24 @@ async def _close_after(model: Model, coro):
         return await coro
     finally:
         await model.aclose()
+
+
+def test_a_late_wake_up_of_an_oversized_request_loses_none_of_the_refill():
+    """A request above the bucket's capacity goes when the bucket is full; if its waiter wakes late (a busy
+    event loop), the refill meanwhile still counts for it instead of spilling over the capacity."""
+    time_ = FakeTime()
+
+    async def oversleep(seconds: float) -> None:
+        await time_.sleep(seconds + 3.0)  # every wake-up comes 3 s late
+
+    limiter = RateLimiter(tpm=600, clock=time_.clock, sleep=oversleep)  # 10 tokens per second, capacity 10
+
+    async def go():
+        await limiter.acquire(50)  # a full bucket lets it through: level -40
+        await limiter.acquire(50)  # full again after 5 s, woken at 8 s: 80 accrued, level 40 - 50 = -10
+        at = time_.now
+        await limiter.acquire(10)  # needs 20 more tokens: 2 s (+3 late), not 5 s (+3 late)
+        return at, time_.now - at
+
+    woken_at, third_wait = asyncio.run(go())
+    assert woken_at == pytest.approx(8.0) and third_wait == pytest.approx(2.0 + 3.0)
