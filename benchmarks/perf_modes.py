@@ -136,6 +136,7 @@ def run_mode(
     latencies = sorted(s for _, s in timed_results)
     n = len(samples)
     price = price_for(spec(provider))
+    assert price is not None, f"no list price for {spec(provider)}"
     classify_usage, total_usage = usage_of(classify), usage_of(classify + extraction)
     return {
         "claims_per_response": sum(r.n_claims for r in results) / n,

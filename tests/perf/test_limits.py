@@ -340,3 +340,35 @@ def test_a_late_wake_up_of_an_oversized_request_loses_none_of_the_refill():
 
     woken_at, third_wait = asyncio.run(go())
     assert woken_at == pytest.approx(8.0) and third_wait == pytest.approx(2.0 + 3.0)
+
+
+def test_the_cli_limits_requests_input_and_output_tokens_and_records_them(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from hallumeasure.cli import app
+    from testdata import EXAMPLES
+
+    out = tmp_path / "run"
+    args = [
+        "measure",
+        str(EXAMPLES),
+        "--out",
+        str(out),
+        "--extractor",
+        "fake",
+        "--judge",
+        "fake",
+        "--rpm",
+        "60k",
+        "--tpm",
+        "40m",
+        "--otpm",
+        "90m",
+        "--no-cache",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code in (0, 3), result.output
+    settings = json.loads((out / "manifest.json").read_text())["settings"]["judge"]
+    assert settings["rate_limits"] == {"rpm": 60_000, "tpm": 40_000_000, "output_tpm": 90_000_000}
