@@ -329,7 +329,7 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
                   *_provenance(res["modes"]), *perf_modes.render_modes(res["modes"])]
     if "curve" in res:
         lines += ["## P2 (and P1) against the number of claims per response", "", *_provenance(res["curve"]),
-                  *perf_modes.render_curve(res["curve"])]
+                  *perf_modes.render_curve(res["curve"]), *perf_modes.render_p2_arithmetic(res["curve"])]
     if "limits" in res:
         lines += ["## P3 with `--rpm` and `--tpm` against the simulators' rate limiters", "",
                   *_provenance(res["limits"]), *perf_modes.render_limits(res["limits"]["runs"])]
@@ -536,29 +536,39 @@ _NOTES = """
   context (shared by the claims of one response) | the claim. Both providers get a breakpoint after
   the system prompt and after the context (`cache_control` / `cachePoint`); `tests/perf/
   test_cache_breakpoints.py` checks the request bodies.
-- **Warm-up, then fan-out** (`LLMJudge(warm_cache=True)`, the default, recorded in the manifest). A
-  provider can read a cached prefix only once the request that writes it has answered. Sending a
-  response's claims all at once makes every one of them pay the cache write (the "no warm-up" row:
-  about 3.6x the billed input of all-claims); sending the first claim alone and the rest when it has
-  answered writes the context once and reads it N-1 times, for the price of one call's latency.
-- **Parallel short answers.** Latency is dominated by generated tokens: an all-claims call writes all
-  verdicts one after the other, one-claim calls write theirs side by side. So CoT + one-claim with
-  warm-up is about as fast per response as CoT + all-claims (P1), although it is one call longer.
+- **Warm-up during extraction, then one fan-out** (`LLMJudge.warm_up`, on by default, recorded in the
+  manifest as `warm_cache`). A provider can read a cached prefix only once the request that writes it has
+  answered, so sending a response's claims all at once makes each of them pay the cache write (the
+  "no warm-up" row). In one-claim modes the pipeline sends, together with the extraction call, a
+  warm-up request: the claims' prefix (tools, system prompt, context), a placeholder claim and one
+  output token. When both have answered, every claim goes out at once and reads the cache: two round
+  trips per response, as in all-claims mode. The run's first warm-up goes alone so that the run-wide
+  part (tools + system prompt) is written once per run; samples sharing a context share a warm-up;
+  a warm-up goes through the request cache, so a resumed run does not pay for it twice. No warm-up
+  where nothing can be cached: a prefix below the provider's documented minimum
+  (`hallumeasure/models/caching.py`: 1,024 tokens for Sonnet 4.5, 2,048 or 4,096 for Haiku, 4,096 for
+  Opus 4.5), a provider without caching (the fake, LangChain), batch mode, or `--no-warm-cache`.
+- **Parallel short answers.** Under per-token latency an all-claims call writes all verdicts one after
+  the other, while one-claim calls write theirs side by side, so cot-one is faster per response than
+  cot-all; under a fixed per-call latency both take two round trips.
 - **Rate limits on the client** (`hallumeasure.models.limits.RateLimiter`, shared per provider and model):
-  calls leave at the rate the provider accepts, a retry-after pauses every caller, and token estimates
-  are settled with the real usage, so a run goes at the limit instead of bouncing off it (P3).
+  requests per minute; input tokens per minute counted as the provider counts them (uncached input and
+  cache writes; the estimate leaves out the longest prefix an answered call has cached, and is taken
+  again when the request reaches the head of the queue); output tokens per minute separately
+  (`--otpm`, reserving `max_tokens`). Each call reserves its estimate and settles it with the real
+  usage; a refund, a newly cached prefix or a retry-after wakes the waiter at the head, and while an
+  oversized request waits the bucket may fill up to it, so a late wake-up loses nothing (P3 with
+  `--tpm`).
 - **Batches** (`hallumeasure.batch`): half price for everything that can wait (P5).
 
 ## Why P2 is where it is
 
-A one-claim call must carry the whole prefix (tools, instructions, examples, context: about 2,500 tokens
-here) even when it is cached, and cache reads cost 10% of input. So every claim adds about a tenth of
-the prefix, while in all-claims mode a claim adds only its own ~30 tokens. The ratio therefore grows
-with the number of claims per response: the fit in P2 gives the claim count up to which the 1.5 target
-holds. Shorter prompts (fewer examples) would move it; the client cannot. The comparison is also
-sensitive to how all-claims is billed: its prompt marks the context as a cache prefix, which costs a
-1.25x write that pays off only when a re-ask or a retry of forgotten claims follows; without that
-write (a possible change to the all-claims request) all-claims would be cheaper and the ratio higher.
+See the arithmetic under the P2 curve above: every one-claim call carries the whole prefix, and the
+cheapest rule any provider offers for carrying it is a cache read at 10% of the input price; in
+all-claims mode a claim adds only its own tokens. The ratio therefore grows with the number of claims
+per response. The comparison is also sensitive to how all-claims is billed: its prompt marks the
+context as a cache prefix, which costs a 1.25x write that pays off only when a re-ask or a retry of
+forgotten claims follows; without that write all-claims would be cheaper and the ratio higher.
 
 ## Caveats
 
@@ -569,7 +579,8 @@ write (a possible change to the all-claims request) all-claims would be cheaper 
 - The simulators and the client share one Python process (and its GIL) during P1-P3 and P5; the modes
   run at a moderate concurrency so that P1 measures the protocol rather than CPU contention.
 - Each P1/P2 mode starts with one untimed response so that the run-wide prefix is cached (steady
-  state). At the very start of a run, the first concurrent calls each write the run-wide prefix once.
+  state). At the start of a run, the first warm-up writes the run-wide prefix before the others go;
+  the first extraction calls (their own system prompt) are not warmed and each write it once.
 - The demo judge's verdicts are short; a real chain of thought is longer, which lengthens all-claims
   calls more than one-claim calls (P1 would improve) and does not change input billing (P2).
 - Batch latency is not measured: the simulated batches end after 0.2 s; real ones take minutes to

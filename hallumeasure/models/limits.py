@@ -162,6 +162,8 @@ class RateLimiter:
 
     def estimate(self, request: GenerateRequest) -> TokenEstimate:
         """What ``request`` will count: its prompt less the longest prefix known to be cached, and ``max_tokens``."""
+        if self._input is None and self._output is None:
+            return TokenEstimate()  # only requests are limited: nothing to count
         prefixes = _prefixes(request)
         total = prefixes[-1][1]
         now = self.clock()
@@ -171,8 +173,8 @@ class RateLimiter:
 
     def answered(self, request: GenerateRequest, *, min_cache_tokens: int | None) -> None:
         """Remember the prefixes that ``request`` cached (or refreshed), for the estimates of later calls."""
-        if min_cache_tokens is None:
-            return  # the provider caches nothing
+        if min_cache_tokens is None or self._input is None:
+            return  # the provider caches nothing, or input tokens are not limited
         now = self.clock()
         learned = False
         with self._guard:
