@@ -291,7 +291,7 @@ def limits_matrix(scale: float = 1.0) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for provider in PROVIDERS:
         out[f"{provider}/rpm-binds"] = throughput_limits(
-            provider, rpm=600 * scale, tpm=10_000_000, n_samples=int(20 * scale)
+            provider, rpm=600 * scale, tpm=10_000_000, n_samples=int(30 * scale)
         )
         out[f"{provider}/tpm-binds"] = throughput_limits(
             provider, rpm=6000, tpm=90_000 * scale, n_samples=int(40 * scale), concurrency=12
@@ -422,8 +422,8 @@ def render_limits(m: dict[str, Any]) -> list[str]:
         "input tokens per minute (uncached input + cache writes; cache reads free, as Anthropic counts them), 1 s "
         "burst, per-token latency. Bound = rate x elapsed + one second's burst; steady = the 10-90% window.",
         "",
-        "| simulator | R rpm | T tpm | binding | responses (at a time) | seconds | calls ok | 429s | lost rows | requests / min (ratio to "
-        "bound, steady) | input tokens / min (ratio to bound, steady) | target |",
+        "| simulator | R rpm | T tpm | binding | responses (at a time) | seconds | calls ok | 429s | lost rows "
+        "| requests / min (ratio to bound, steady) | input tokens / min (ratio to bound, steady) | target |",
         "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for key, t in m.items():
@@ -436,7 +436,8 @@ def render_limits(m: dict[str, Any]) -> list[str]:
             target = f">= 90% of T: {_mark(ok)}"
         lines.append(
             f"| {t['provider']} | {t['rpm']:,.0f} | {t['tpm']:,.0f} | {'R' if binding == 'rpm-binds' else 'T'} | "
-            f"{t['samples']} ({t.get('concurrency', 32)}) | {t['seconds']:.1f} | {t['calls_ok']} | {t['throttled']} | {t['lost_rows']} | "
+            f"{t['samples']} ({t.get('concurrency', 32)}) | {t['seconds']:.1f} | {t['calls_ok']} | "
+            f"{t['throttled']} | {t['lost_rows']} | "
             f"{t['requests_per_minute']:,.0f} ({t['request_ratio']:.1%}, {t['steady_request_ratio']:.1%}) | "
             f"{t['tokens_per_minute']:,.0f} ({t['token_ratio']:.1%}, {t['steady_token_ratio']:.1%}) | {target} |"
         )
