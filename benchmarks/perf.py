@@ -24,7 +24,6 @@ import os
 import platform
 import signal
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,42 +36,29 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from perf_data import summeval_sized  # noqa: E402, I001 - a sibling module, found through sys.path
+import perf_modes  # noqa: I001 - sibling modules, found through sys.path
+from perf_data import summeval_sized
 
-from hallumeasure.batch import BatchLedger, Batcher  # noqa: E402
-from hallumeasure.labels import Policy  # noqa: E402
-from hallumeasure.models.anthropic import AnthropicAPI  # noqa: E402
-from hallumeasure.models.bedrock import BedrockAPI  # noqa: E402
-from hallumeasure.models.limits import RateLimiter  # noqa: E402
-from hallumeasure.models.model import Model  # noqa: E402
-from hallumeasure.pipeline.classify import LLMJudge  # noqa: E402
-from hallumeasure.pipeline.extract import LLMExtractor  # noqa: E402
-from hallumeasure.pipeline.run import measure_sample, measure_samples  # noqa: E402
-from hallumeasure.pricing import PRICES_AS_OF, billed_input_tokens, cost, price_for  # noqa: E402
-from hallumeasure.testing import AnthropicServer, BedrockServer, Tokens  # noqa: E402
-from hallumeasure.testing.accounting import Latency, PromptCache, RateLimits  # noqa: E402
-from hallumeasure.testing.faults import Fault, FaultPlan  # noqa: E402
-from hallumeasure.types import Mode, Usage  # noqa: E402
+from hallumeasure.batch import BatchLedger, Batcher
+from hallumeasure.models.anthropic import AnthropicAPI
+from hallumeasure.models.bedrock import BedrockAPI
+from hallumeasure.models.limits import RateLimiter
+from hallumeasure.models.model import Model
+from hallumeasure.pipeline.classify import LLMJudge
+from hallumeasure.pipeline.extract import LLMExtractor
+from hallumeasure.pipeline.run import measure_samples
+from hallumeasure.pricing import PRICES_AS_OF, cost, price_for
+from hallumeasure.testing import AnthropicServer, BedrockServer
+from hallumeasure.testing.accounting import Latency, RateLimits
+from hallumeasure.testing.faults import Fault, FaultPlan
+from hallumeasure.types import Mode, Usage
 
-ANTHROPIC_MODEL = "claude-sonnet-4-5"
-BEDROCK_MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
-#: Typical Sonnet figures (about 0.6 s to first token, 0.3 ms per uncached prompt token, a tenth of that
-#: for cached ones, 16 ms per output token), all divided by 10 so that the benchmark runs in seconds.
-TIME_SCALE = 10
-LATENCY = Latency(base=0.6 / TIME_SCALE, per_input_token=0.0003 / TIME_SCALE,
-                  per_cache_read_token=0.00003 / TIME_SCALE, per_output_token=0.016 / TIME_SCALE)
-#: Anthropic's documented minimum cacheable prompt for Sonnet models, and the cache lifetime.
-MIN_CACHE_TOKENS, CACHE_TTL = 1024, 300.0
-JUDGE_TOOLS = ("record_verdict", "record_verdicts")
-
-
-def _prompt_cache() -> PromptCache:
-    return PromptCache(ttl=CACHE_TTL, min_tokens=MIN_CACHE_TOKENS)
-
-
-def _usage(tokens: Tokens) -> Usage:
-    return Usage(input_tokens=tokens.input_tokens, output_tokens=tokens.output_tokens,
-                 cache_read_tokens=tokens.cache_read_tokens, cache_write_tokens=tokens.cache_write_tokens)
+ANTHROPIC_MODEL, BEDROCK_MODEL = perf_modes.ANTHROPIC_MODEL, perf_modes.BEDROCK_MODEL
+TIME_SCALE = perf_modes.TIME_SCALE
+#: The per-token latency model (P3-P5 use it; P1/P2 also run the fixed one): see perf_modes.LATENCY_MODELS.
+LATENCY = perf_modes.LATENCY_MODELS["per-token"]
+MIN_CACHE_TOKENS, CACHE_TTL = perf_modes.MIN_CACHE_TOKENS, perf_modes.CACHE_TTL
+_prompt_cache = perf_modes.prompt_cache
 
 
 def _anthropic(srv) -> AnthropicAPI:
@@ -86,99 +72,7 @@ async def _close_after(model: Model, coro):
         await model.aclose()
 
 
-# --- P1 + P2: latency and cost per mode ----------------------------------------------------------------
-
-
-def modes(n_samples: int, concurrency: int) -> dict[str, Any]:
-    warm_up_sample, *samples = summeval_sized(n_samples + 1)[0]
-    source = summeval_sized(1)[1]
-    price = price_for(f"anthropic:{ANTHROPIC_MODEL}")
-    configs = [("cot-one", Mode.COT_ONE, True), ("cot-one, no warm-up", Mode.COT_ONE, False),
-               ("cot-all", Mode.COT_ALL, True), ("nocot-one", Mode.NOCOT_ONE, True),
-               ("nocot-all", Mode.NOCOT_ALL, True)]
-    out: dict[str, Any] = {"samples": n_samples, "source": source, "concurrency": concurrency, "modes": {}}
-    for name, mode, warm in configs:
-        with AnthropicServer(latency=LATENCY, prompt_cache=_prompt_cache()) as srv:
-            model = Model(_anthropic(srv), max_concurrency=64, backoff_base=0.05)
-            extractor, judge = LLMExtractor(model), LLMJudge(model, mode, warm_cache=warm)
-            gate = asyncio.Semaphore(concurrency)
-
-            async def timed(sample, extractor=extractor, judge=judge, gate=gate):
-                async with gate:
-                    started = time.perf_counter()
-                    result = await measure_sample(sample, extractor, judge, Policy())
-                    return result, time.perf_counter() - started
-
-            async def run_all(timed=timed, extractor=extractor, judge=judge):
-                # Steady state: one untimed response first caches the run-wide prefixes (tools + system),
-                # as the first seconds of any real run do; then the measured responses.
-                await measure_sample(warm_up_sample, extractor, judge, Policy())
-                srv.log.clear()
-                return await asyncio.gather(*(timed(s) for s in samples))
-
-            timed_results = asyncio.run(_close_after(model, run_all()))
-            extraction = srv.billed(tool="record_claims")
-            classify = sum((srv.billed(tool=t) for t in JUDGE_TOOLS), Tokens())
-            call_seconds = {
-                kind: statistics.mean(r.replied - r.arrived for r in srv.log
-                                      if r.tool_name in kinds and r.replied is not None and r.status == 200)
-                for kind, kinds in (("extraction", ("record_claims",)), ("classify", JUDGE_TOOLS))
-            }
-            writes = [r for r in srv.log if r.tool_name in JUDGE_TOOLS and r.usage and r.usage.cache_write_tokens]
-            call_seconds["classify_writing_prefix"] = statistics.mean(
-                r.replied - r.arrived for r in writes if r.replied is not None) if writes else None
-            n_judge_calls = sum(r.tool_name in JUDGE_TOOLS for r in srv.log)
-        results = [r for r, _ in timed_results]
-        latencies = sorted(s for _, s in timed_results)
-        n = len(samples)
-        classify_usage, total_usage = _usage(classify), _usage(classify + extraction)
-        out["modes"][name] = {
-            "mode": mode.value, "warm_cache": warm,
-            "claims_per_response": sum(r.n_claims for r in results) / n,
-            "error_rows": sum(r.n_errors + (r.error is not None) for r in results),
-            "judge_calls_per_response": n_judge_calls / n,
-            "latency_mean": statistics.mean(latencies), "latency_p50": latencies[n // 2],
-            "latency_p95": latencies[min(n - 1, int(0.95 * n))],
-            "server_call_seconds": call_seconds,
-            "classify_tokens_per_response": _per(classify, n),
-            "billed_input_classify": float(billed_input_tokens(classify_usage, price)) / n,
-            "billed_input_total": float(billed_input_tokens(total_usage, price)) / n,
-            "billed_input_classify_uncached": (classify.input_tokens + classify.cache_read_tokens
-                                               + classify.cache_write_tokens) / n,
-            "cost_per_1000_classify": float(cost(classify_usage, price) * 1000 / n),
-            "cost_per_1000_total": float(cost(total_usage, price) * 1000 / n),
-        }
-    m = out["modes"]
-    one, every = m["cot-one"], m["cot-all"]
-    out["p1_ratio"] = one["latency_mean"] / every["latency_mean"]
-    out["p1_ratio_no_warm_up"] = m["cot-one, no warm-up"]["latency_mean"] / every["latency_mean"]
-    out["p2_ratio_classify"] = one["billed_input_classify"] / every["billed_input_classify"]
-    out["p2_ratio_total"] = one["billed_input_total"] / every["billed_input_total"]
-    out["p2_ratio_no_warm_up"] = m["cot-one, no warm-up"]["billed_input_classify"] / every["billed_input_classify"]
-    # cot-all marks its context as a cache prefix too (it pays off only for re-asks): what if it were plain input?
-    ctx_write = every["classify_tokens_per_response"]["cache_write_tokens"]
-    out["p2_ratio_classify_vs_all_without_context_write"] = one["billed_input_classify"] / (
-        every["billed_input_classify"] - 0.25 * ctx_write)
-    # Each extra claim costs cot-one one prefix read (10%) plus its own tokens, and cot-all only its own
-    # tokens: fit "fixed + per claim x N" to both and find where the ratio crosses the 1.5 target.
-    n_bar = one["claims_per_response"]
-    per_claim_one = 0.1 * one["classify_tokens_per_response"]["cache_read_tokens"] / one["judge_calls_per_response"] \
-        + one["classify_tokens_per_response"]["input_tokens"] / one["judge_calls_per_response"]
-    per_claim_all = every["classify_tokens_per_response"]["input_tokens"] / n_bar
-    fixed_one = one["billed_input_classify"] - per_claim_one * n_bar
-    fixed_all = every["billed_input_classify"] - per_claim_all * n_bar
-    out["p2_model"] = {"per_claim_one": per_claim_one, "per_claim_all": per_claim_all, "fixed_one": fixed_one,
-                       "fixed_all": fixed_all,
-                       "max_claims_for_target": (1.5 * fixed_all - fixed_one) / (per_claim_one - 1.5 * per_claim_all)
-                       if per_claim_one > 1.5 * per_claim_all else None}
-    out["table5_paper"] = {"cot-all": {"seconds": 40.21, "prompt_k": 10.14}, "cot-one": {"seconds": 77.17,
-                                                                                        "prompt_k": 133.10}}
-    return out
-
-
-def _per(tokens: Tokens, n: int) -> dict[str, float]:
-    return {k: getattr(tokens, k) / n for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens",
-                                                "output_tokens")}
+# --- P1 + P2: latency and cost per mode, and P3 with --tpm: see perf_modes.py --------------------------
 
 
 # --- P3: throughput under rate limits with injected 429 / 529 ------------------------------------------
@@ -430,63 +324,15 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
         "code (SDKs, HTTP, retries, cache markers), not measurements of a provider.",
         "",
     ]
-    if "modes" in res:
-        r = res["modes"]
-        mm = r["modes"]
-        lines += [
-            "## P1 latency and P2 cost, per mode",
-            "",
-            *_provenance(r),
-            f"{r['samples']} responses ({r['source']}), {r['concurrency']} measured at a time, Anthropic simulator; "
-            "each mode on a fresh simulator whose run-wide prefix (tools + system prompt) was cached by one "
-            "untimed response first (the steady state of any run longer than a few seconds).",
-            "",
-            "| mode | claims / resp | judge calls / resp | latency mean (p50, p95) s | billed input / resp "
-            "(classify) | billed input / resp (with extraction) | $ per 1000 resp (classify) | $ per 1000 resp "
-            "(total) | error rows |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for name, row in mm.items():
-            lines.append(
-                f"| {name} | {row['claims_per_response']:.2f} | {row['judge_calls_per_response']:.2f} | "
-                f"{row['latency_mean']:.3f} ({row['latency_p50']:.3f}, {row['latency_p95']:.3f}) | "
-                f"{row['billed_input_classify']:,.0f} | {row['billed_input_total']:,.0f} | "
-                f"{_money(row['cost_per_1000_classify'])} | {_money(row['cost_per_1000_total'])} | "
-                f"{row['error_rows']} |")
-        one, every = mm["cot-one"], mm["cot-all"]
-        t1, t2 = one["classify_tokens_per_response"], every["classify_tokens_per_response"]
-        lines += [
-            "",
-            "Classify tokens per response (plain input / cache read / cache write / output): "
-            f"cot-one {t1['input_tokens']:.0f} / {t1['cache_read_tokens']:.0f} / {t1['cache_write_tokens']:.0f} / "
-            f"{t1['output_tokens']:.0f}; cot-all {t2['input_tokens']:.0f} / {t2['cache_read_tokens']:.0f} / "
-            f"{t2['cache_write_tokens']:.0f} / {t2['output_tokens']:.0f}. Unweighted prompt tokens per response: "
-            f"cot-one {one['billed_input_classify_uncached']:,.0f}, "
-            f"cot-all {every['billed_input_classify_uncached']:,.0f} "
-            "(the paper's Table 5: 133.1K vs 10.1K, with far longer responses).",
-            "",
-            f"- **P1** (target <= 1.3): cot-one / cot-all mean latency per response = **{r['p1_ratio']:.2f}** "
-            f"({_mark(r['p1_ratio'] <= 1.3)}); a cot-all response is exactly one extraction call and one "
-            f"classify call. Without warm-up: {r['p1_ratio_no_warm_up']:.2f}. Mean call durations at the server: "
-            f"extraction {every['server_call_seconds']['extraction'] * 1000:.0f} ms, all-claims classify "
-            f"{every['server_call_seconds']['classify'] * 1000:.0f} ms, one-claim classify "
-            f"{one['server_call_seconds']['classify'] * 1000:.0f} ms of which the warm-up call (writing the "
-            f"context) {(one['server_call_seconds']['classify_writing_prefix'] or 0) * 1000:.0f} ms.",
-            f"- **P2** (target <= 1.5): cot-one / cot-all billed input tokens (cache-weighted), classify stage = "
-            f"**{r['p2_ratio_classify']:.2f}** ({_mark(r['p2_ratio_classify'] <= 1.5)}); with the extraction "
-            f"call included: {r['p2_ratio_total']:.2f} ({_mark(r['p2_ratio_total'] <= 1.5)}). Without warm-up "
-            f"(every claim writes the prefix): {r['p2_ratio_no_warm_up']:.2f}. cot-all also marks its context as "
-            "a cache prefix (useful only for its re-asks) and so pays a 1.25x write on it; were that plain "
-            f"input, the classify ratio would be {r['p2_ratio_classify_vs_all_without_context_write']:.2f}.",
-            f"- P2 depends on the number of claims: fitted to this run, a response costs cot-one about "
-            f"{r['p2_model']['fixed_one']:,.0f} + {r['p2_model']['per_claim_one']:,.0f} x claims billed input "
-            f"tokens (each claim re-reads the cached prefix at 10% of the price) and cot-all about "
-            f"{r['p2_model']['fixed_all']:,.0f} + {r['p2_model']['per_claim_all']:,.0f} x claims, so the 1.5 "
-            "target holds up to about "
-            + (f"{r['p2_model']['max_claims_for_target']:.1f}" if r["p2_model"]["max_claims_for_target"] else "any")
-            + " claims per response and is missed beyond.",
-            "",
-        ]
+    if "modes" in res and "runs" in res["modes"]:
+        lines += ["## P1 latency and P2 billed input, per mode, both simulators, both latency models", "",
+                  *_provenance(res["modes"]), *perf_modes.render_modes(res["modes"])]
+    if "curve" in res:
+        lines += ["## P2 (and P1) against the number of claims per response", "", *_provenance(res["curve"]),
+                  *perf_modes.render_curve(res["curve"]), *perf_modes.render_p2_arithmetic(res["curve"])]
+    if "limits" in res:
+        lines += ["## P3 with `--rpm` and `--tpm` against the simulators' rate limiters", "",
+                  *_provenance(res["limits"]), *perf_modes.render_limits(res["limits"]["runs"])]
     if "throughput" in res:
         t = res["throughput"]
         lines += [
@@ -597,11 +443,16 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
     return "\n".join(lines)
 
 
+SECTIONS = ("p1p2", "p2curve", "p3", "p3tpm", "p4", "p5", "p6")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default="p1p2,p3,p4,p5,p6", help="comma list of p1p2, p3, p4, p5, p6")
-    parser.add_argument("--modes-samples", type=int, default=24)
-    parser.add_argument("--modes-concurrency", type=int, default=6)
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma list of " + ", ".join(SECTIONS))
+    parser.add_argument("--modes-samples", type=int, default=12)
+    parser.add_argument("--modes-concurrency", type=int, default=2)
+    parser.add_argument("--curve-responses", type=int, default=4, help="responses per point of the P2 curve")
+    parser.add_argument("--limits-scale", type=float, default=1.0, help="scales the rates and sizes of p3tpm")
     parser.add_argument("--p3-samples", type=int, default=120)
     parser.add_argument("--p3-rpm", type=float, default=2400)
     parser.add_argument("--p3-fault-rate", type=float, default=0.05)
@@ -624,13 +475,15 @@ def main() -> None:
         (args.out / "RESULTS.md").write_text(report(res, res["command"], res["seconds"]) + _NOTES, encoding="utf-8")
         return
     only = {x.strip() for x in args.only.split(",")}
-    everything = only == {"p1p2", "p3", "p4", "p5", "p6"}
+    everything = only == set(SECTIONS)
     started = time.perf_counter()
     saved = args.out / "perf_results.json"
     res: dict[str, Any] = {"date": _now(), "machine": machine()}
     if not everything and saved.exists():  # re-measure some sections of the saved run
         res = json.loads(saved.read_text(encoding="utf-8"))
-    steps = [("p1p2", "modes", lambda: modes(args.modes_samples, args.modes_concurrency)),
+    steps = [("p1p2", "modes", lambda: perf_modes.modes(args.modes_samples, args.modes_concurrency)),
+             ("p2curve", "curve", lambda: perf_modes.claims_curve(12, args.curve_responses)),
+             ("p3tpm", "limits", lambda: {"runs": perf_modes.limits_matrix(args.limits_scale)}),
              ("p3", "throughput", lambda: throughput(args.p3_samples, args.p3_rpm, args.p3_fault_rate)),
              ("p4", "cli", lambda: cli_resume(args.p4_samples)),
              ("p5", "batch", lambda: batches(args.p5_samples)),
@@ -683,29 +536,39 @@ _NOTES = """
   context (shared by the claims of one response) | the claim. Both providers get a breakpoint after
   the system prompt and after the context (`cache_control` / `cachePoint`); `tests/perf/
   test_cache_breakpoints.py` checks the request bodies.
-- **Warm-up, then fan-out** (`LLMJudge(warm_cache=True)`, the default, recorded in the manifest). A
-  provider can read a cached prefix only once the request that writes it has answered. Sending a
-  response's claims all at once makes every one of them pay the cache write (the "no warm-up" row:
-  about 3.6x the billed input of all-claims); sending the first claim alone and the rest when it has
-  answered writes the context once and reads it N-1 times, for the price of one call's latency.
-- **Parallel short answers.** Latency is dominated by generated tokens: an all-claims call writes all
-  verdicts one after the other, one-claim calls write theirs side by side. So CoT + one-claim with
-  warm-up is about as fast per response as CoT + all-claims (P1), although it is one call longer.
+- **Warm-up during extraction, then one fan-out** (`LLMJudge.warm_up`, on by default, recorded in the
+  manifest as `warm_cache`). A provider can read a cached prefix only once the request that writes it has
+  answered, so sending a response's claims all at once makes each of them pay the cache write (the
+  "no warm-up" row). In one-claim modes the pipeline sends, together with the extraction call, a
+  warm-up request: the claims' prefix (tools, system prompt, context), a placeholder claim and one
+  output token. When both have answered, every claim goes out at once and reads the cache: two round
+  trips per response, as in all-claims mode. The run's first warm-up goes alone so that the run-wide
+  part (tools + system prompt) is written once per run; samples sharing a context share a warm-up;
+  a warm-up goes through the request cache, so a resumed run does not pay for it twice. No warm-up
+  where nothing can be cached: a prefix below the provider's documented minimum
+  (`hallumeasure/models/caching.py`: 1,024 tokens for Sonnet 4.5, 2,048 or 4,096 for Haiku, 4,096 for
+  Opus 4.5), a provider without caching (the fake, LangChain), batch mode, or `--no-warm-cache`.
+- **Parallel short answers.** Under per-token latency an all-claims call writes all verdicts one after
+  the other, while one-claim calls write theirs side by side, so cot-one is faster per response than
+  cot-all; under a fixed per-call latency both take two round trips.
 - **Rate limits on the client** (`hallumeasure.models.limits.RateLimiter`, shared per provider and model):
-  calls leave at the rate the provider accepts, a retry-after pauses every caller, and token estimates
-  are settled with the real usage, so a run goes at the limit instead of bouncing off it (P3).
+  requests per minute; input tokens per minute counted as the provider counts them (uncached input and
+  cache writes; the estimate leaves out the longest prefix an answered call has cached, and is taken
+  again when the request reaches the head of the queue); output tokens per minute separately
+  (`--otpm`, reserving `max_tokens`). Each call reserves its estimate and settles it with the real
+  usage; a refund, a newly cached prefix or a retry-after wakes the waiter at the head, and while an
+  oversized request waits the bucket may fill up to it, so a late wake-up loses nothing (P3 with
+  `--tpm`).
 - **Batches** (`hallumeasure.batch`): half price for everything that can wait (P5).
 
 ## Why P2 is where it is
 
-A one-claim call must carry the whole prefix (tools, instructions, examples, context: about 2,500 tokens
-here) even when it is cached, and cache reads cost 10% of input. So every claim adds about a tenth of
-the prefix, while in all-claims mode a claim adds only its own ~30 tokens. The ratio therefore grows
-with the number of claims per response: the fit in P2 gives the claim count up to which the 1.5 target
-holds. Shorter prompts (fewer examples) would move it; the client cannot. The comparison is also
-sensitive to how all-claims is billed: its prompt marks the context as a cache prefix, which costs a
-1.25x write that pays off only when a re-ask or a retry of forgotten claims follows; without that
-write (a possible change to the all-claims request) all-claims would be cheaper and the ratio higher.
+See the arithmetic under the P2 curve above: every one-claim call carries the whole prefix, and the
+cheapest rule any provider offers for carrying it is a cache read at 10% of the input price; in
+all-claims mode a claim adds only its own tokens. The ratio therefore grows with the number of claims
+per response. The comparison is also sensitive to how all-claims is billed: its prompt marks the
+context as a cache prefix, which costs a 1.25x write that pays off only when a re-ask or a retry of
+forgotten claims follows; without that write all-claims would be cheaper and the ratio higher.
 
 ## Caveats
 
@@ -716,7 +579,8 @@ write (a possible change to the all-claims request) all-claims would be cheaper 
 - The simulators and the client share one Python process (and its GIL) during P1-P3 and P5; the modes
   run at a moderate concurrency so that P1 measures the protocol rather than CPU contention.
 - Each P1/P2 mode starts with one untimed response so that the run-wide prefix is cached (steady
-  state). At the very start of a run, the first concurrent calls each write the run-wide prefix once.
+  state). At the start of a run, the first warm-up writes the run-wide prefix before the others go;
+  the first extraction calls (their own system prompt) are not warmed and each write it once.
 - The demo judge's verdicts are short; a real chain of thought is longer, which lengthens all-claims
   calls more than one-claim calls (P1 would improve) and does not change input billing (P2).
 - Batch latency is not measured: the simulated batches end after 0.2 s; real ones take minutes to

@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perf_data import summeval_sized, synthetic_stream  # noqa: E402
+from perf_data import summeval_sized, synthetic_stream
 
-from hallumeasure.pipeline.run import measure_samples  # noqa: E402
-from hallumeasure.store import RunStore  # noqa: E402
+from hallumeasure.pipeline.run import measure_samples
+from hallumeasure.store import RunStore
 
 
 def _peak_rss_mib() -> float:

@@ -1,11 +1,6 @@
 """hallumeasure: claim-level hallucination measurement for grounded LLM responses."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("hallumeasure")
-except PackageNotFoundError:  # running from a source tree without install
-    __version__ = "0.0.0+unknown"
+from hallumeasure.version import __version__
 
 from hallumeasure.inputs import load_samples  # noqa: E402
 from hallumeasure.labels import Label, Policy, Subtype, UnevaluatablePolicy  # noqa: E402

@@ -141,7 +141,7 @@ class BatchLedger:
     @classmethod
     def for_run(cls, run_dir: str | Path) -> BatchLedger:
         """The ledger inside a run directory (its ``run.sqlite``)."""
-        from hallumeasure.store import DATABASE
+        from hallumeasure.run_files import DATABASE
 
         return cls(Path(run_dir) / DATABASE)
 

@@ -152,8 +152,9 @@ def measure(
     batch_role: Annotated[Optional[str], typer.Option("--batch-role", help="Bedrock --batch: ARN of the IAM role Bedrock uses to read and write --batch-s3.")] = None,
     batch_poll: Annotated[float, typer.Option(callback=_positive, help="--batch: seconds between the first polls (then up to 60).")] = 10.0,
     rpm: Annotated[Optional[str], typer.Option("--rpm", help="Requests per minute allowed per model, such as 50 or 4k; calls wait for their turn instead of collecting 429s.")] = None,
-    tpm: Annotated[Optional[str], typer.Option("--tpm", help="Tokens per minute allowed per model (input and output), such as 40k or 2m.")] = None,
-    no_warm_cache: Annotated[bool, typer.Option("--no-warm-cache", help="One-claim modes: send all claims of a response at once instead of one first and the rest when it has answered (faster; each claim then pays the prompt-cache write).")] = False,
+    tpm: Annotated[Optional[str], typer.Option("--tpm", help="Input tokens per minute allowed per model, counted as Anthropic counts them (cache reads are free), such as 40k or 2m.")] = None,
+    otpm: Annotated[Optional[str], typer.Option("--otpm", help="Output tokens per minute allowed per model, such as 8k (each call reserves its max_tokens until it answers).")] = None,
+    no_warm_cache: Annotated[bool, typer.Option("--no-warm-cache", help="One-claim modes: no prompt-cache warm-up; all claims of a response go out at once (each claim then pays the prompt-cache write).")] = False,
 ) -> None:
     """Measure every sample of INPUT into a run directory."""
     from hallumeasure.detectors import DETECTORS, build_stages, save_detector_stats
@@ -215,7 +216,7 @@ def measure(
         return
     try:
         model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
-                                   timeout=timeout, rpm=rpm, tpm=tpm,
+                                   timeout=timeout, rpm=rpm, tpm=tpm, otpm=otpm,
                                    batch=_batch_options(out_dir, batch_s3, batch_role, batch_poll) if batch else None)
         ext, jud = build_stages(detector, extractor=extractor, judge=judge, mode=run_mode,
                                 first_pass=first_pass or "offline", policy=policy,
@@ -307,24 +308,27 @@ def _refuse_unfinished(paths: list[Path]) -> None:
 
 
 def _model_factory(cache: Path | None, no_cache: bool, *, rpm: str | None = None, tpm: str | None = None,
+                   otpm: str | None = None,
                    batch: dict | None = None, **wrapper):
     """``model_for(spec)``: one ``Model`` per spec, sharing the request cache, so stages share usage and cache.
 
     ``rpm`` / ``tpm`` put one shared rate limiter per provider and model in front of the calls;
     ``batch`` (from ``_batch_options``) sends them through the provider's batch service instead.
     """
+    from hallumeasure.detectors.scripted import fake_model_options
     from hallumeasure.models.cache import RequestCache
     from hallumeasure.models.limits import parse_limit, shared_limiter
     from hallumeasure.pipeline.build import build_model
 
     request_cache = None if no_cache else RequestCache(cache or cache_path())
-    rpm_value, tpm_value = parse_limit(rpm), parse_limit(tpm)
+    rpm_value, tpm_value, otpm_value = parse_limit(rpm), parse_limit(tpm), parse_limit(otpm)
     models: dict = {}
 
     def model_for(spec: str):
         if spec not in models:
-            limiter = shared_limiter(spec, rpm_value, tpm_value) if rpm_value or tpm_value else None
-            options = {}
+            limited = rpm_value or tpm_value or otpm_value
+            limiter = shared_limiter(spec, rpm_value, tpm_value, output_tpm=otpm_value) if limited else None
+            options = fake_model_options(spec)  # a fake answers the rewrite, NLI and cascade prompts too
             if batch is not None and spec.startswith("bedrock:"):
                 options = {"batch_s3_uri": batch["s3"], "batch_role_arn": batch["role"]}
             model = build_model(spec, cache=request_cache, model_options=options, limiter=limiter, **wrapper)

@@ -26,11 +26,11 @@ from pydantic import ValidationError
 
 from hallumeasure.errors import RunStoreError
 from hallumeasure.labels import Label, Subtype
+from hallumeasure.run_files import DATABASE as DATABASE  # re-exported: the store's own names
+from hallumeasure.run_files import MANIFEST as MANIFEST
 from hallumeasure.text import encodable
 from hallumeasure.types import Claim, ClaimVerdict, ResponseResult, RunManifest, Sample, Span, Usage, Vote
 
-MANIFEST = "manifest.json"
-DATABASE = "run.sqlite"
 LOCK = ".lock"
 #: Who holds the lock (process id and host), for the message a second writer gets.
 LOCK_OWNER = ".lock.owner"

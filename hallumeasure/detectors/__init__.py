@@ -27,9 +27,10 @@ ModelFor = Callable[[str], Model]
 
 
 def _default_model_for(spec: str) -> Model:
+    from hallumeasure.detectors.scripted import fake_model_options
     from hallumeasure.pipeline.build import build_model
 
-    return build_model(spec)
+    return build_model(spec, model_options=fake_model_options(spec))
 
 
 def build_stages(

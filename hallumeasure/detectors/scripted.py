@@ -15,6 +15,10 @@ plausible but imperfect model, and every answer says it comes from a fake:
   every word of the claim is in the context;
 - claim verdicts: like the demo responder, but tolerant of word endings ("repair" matches
   "repairing"), with subtypes guessed from cue words.
+
+The fake provider (``hallumeasure.models.fake``) knows nothing of these prompts: the model layer does
+not depend on the detectors. Whoever builds a fake for the rewrite, NLI or cascade stages hands it
+``demo_responder_with_scripted_tools`` (the CLI and ``build_stages`` do, through ``fake_model_options``).
 """
 
 from __future__ import annotations
@@ -131,7 +135,8 @@ def _explain(request: GenerateRequest) -> dict[str, Any]:
     if len(missing) <= 1 and not any(w[0].isdigit() for w in missing):
         category, reason = "no_problem_found", "the context seems to back the claim."
     elif any(w[0].isdigit() for w in missing):
-        category, reason = "number", f"the context gives other figures than {', '.join(w for w in missing if w[0].isdigit())}."
+        figures = ", ".join(w for w in missing if w[0].isdigit())
+        category, reason = "number", f"the context gives other figures than {figures}."
     elif any(cue in lowered for cue in _SWEEPING):
         category, reason = "overgeneralization" if "all " in lowered or "every " in lowered else "hyperbole", \
             "the claim says more than the context does."
@@ -180,3 +185,19 @@ def scripted_responder(request: GenerateRequest) -> Answer:
         return {"verdicts": [{"claim_id": cid, **_verdict(context, body)}
                              for cid, body in prompt_blocks(request, "claim")]}
     return demo_responder(request)
+
+
+#: The tools of the prompts above the claim pipeline, which the fake's own demo responder does not answer.
+SCRIPTED_TOOLS = frozenset({"record_rewrite", "record_nli", "record_explanation"})
+
+
+def demo_responder_with_scripted_tools(request: GenerateRequest) -> Answer:
+    """The fake's demo answers for extraction and classify, and the scripted ones for rewrite, NLI and cascade."""
+    if request.tool is not None and request.tool.name in SCRIPTED_TOOLS:
+        return scripted_responder(request)
+    return demo_responder(request)
+
+
+def fake_model_options(spec: str) -> dict[str, Any]:
+    """Provider options for ``spec``: a fake gets the scripted answers to every prompt of the package."""
+    return {"responder": demo_responder_with_scripted_tools} if spec.split(":", 1)[0] == "fake" else {}

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hallumeasure.models.caching import min_cache_tokens
 from hallumeasure.types import Usage
 
 
@@ -129,6 +130,9 @@ class ModelAPI(ABC):
 
     def __init__(self, model_name: str) -> None:
         self.model_name = model_name
+        #: The shortest prompt prefix (tokens) the provider caches for this model; None: it caches nothing.
+        #: Stages skip cache warm-ups below it; settable, for a provider whose documented minimum differs.
+        self.min_cache_tokens: int | None = min_cache_tokens(self.provider, model_name)
 
     @property
     def spec(self) -> str:

@@ -3,7 +3,10 @@
 ``FakeAPI(responder=fn)`` answers each request with ``fn(request)``; ``FakeAPI(script=[...])``
 answers with the items in order. An answer may be a ``GenerateResponse``, a dict (taken as
 the forced tool's input), a string (taken as text) or an exception (raised). With neither,
-the built-in demo responder gives plausible but crude answers, marked as coming from a fake.
+the built-in demo responder gives plausible but crude answers to the extraction and classify
+prompts, marked as coming from a fake. This module depends on the model layer and the types only:
+answers to the prompts of higher layers (rewrite, NLI, cascade) are supplied by those layers as a
+``responder`` (see ``hallumeasure.detectors.scripted.demo_responder_with_scripted_tools``).
 
 The demo responder imitates an unstable judge across repeats (``measure --repeats``): repeat 0
 answers as always, and each later repeat changes about one verdict in four to a neighbouring
@@ -172,8 +175,6 @@ def demo_responder(request: GenerateRequest) -> Answer:
                 for claim_id, body in prompt_blocks(request, "claim")
             ]
         }
-    if tool in ("record_rewrite", "record_nli", "record_explanation"):
-        from hallumeasure.detectors.scripted import scripted_responder  # local: scripted imports this module
-
-        return scripted_responder(request)
+    # The rewrite, NLI and cascade prompts belong to layers above this one: their scripted answers
+    # (hallumeasure.detectors.scripted) are handed in as a responder by whoever builds the fake for them.
     return GenerateResponse(text=f"{_DEMO} no scripted answer for tool {tool!r}", stop_reason="end_turn")

@@ -15,6 +15,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from hallumeasure.errors import ProviderError
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI
 from hallumeasure.models.cache import RequestCache, request_key
+from hallumeasure.models.limits import TokenEstimate
 from hallumeasure.types import Usage
 
 if TYPE_CHECKING:
@@ -24,11 +25,22 @@ log = logging.getLogger(__name__)
 
 
 class Limiter(Protocol):
-    """Admission control before a call (requests and tokens per minute), such as
-    ``hallumeasure.models.limits.RateLimiter``. It may also offer ``settle(estimated, actual)``
-    (correct the token estimate after the call) and ``pause(seconds)`` (the provider asked us to wait)."""
+    """Admission control before a call (requests and tokens per minute): ``hallumeasure.models.limits.RateLimiter``.
 
-    async def acquire(self, estimated_tokens: int) -> None: ...
+    ``admit`` waits until a request's estimated count fits and reserves it, ``settle``
+    replaces the reservation with the real count, ``answered`` remembers what the request cached (so
+    later estimates leave cache reads out) and ``pause`` holds every caller back (a retry-after).
+    """
+
+    async def admit(self, request: GenerateRequest) -> TokenEstimate: ...
+
+    def settle(self, reserved: TokenEstimate, used: TokenEstimate) -> None: ...
+
+    def answered(self, request: GenerateRequest, *, min_cache_tokens: int | None) -> None: ...
+
+    def pause(self, seconds: float) -> None: ...
+
+    def settings(self) -> dict[str, Any]: ...
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -99,9 +111,8 @@ class Model:
             "timeout": self.timeout,
             "max_concurrency": self._max_concurrency,
         }
-        limits = getattr(self.limiter, "settings", None)
-        if callable(limits) and limits():
-            settings["rate_limits"] = limits()
+        if self.limiter is not None and self.limiter.settings():
+            settings["rate_limits"] = self.limiter.settings()
         if self.batch is not None:
             settings["batch"] = True
         return settings
@@ -111,12 +122,16 @@ class Model:
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             # Honour the server, capped, plus a little jitter so that callers do not stampede.
-            return min(self.backoff_max, retry_after) + self._random.uniform(0, self.backoff_base / 4)
+            return min(self.backoff_max, float(retry_after)) + self._random.uniform(0, self.backoff_base / 4)
         exp = self.backoff_base * 2 ** (state.attempt_number - 1)
         return self._random.uniform(0, min(self.backoff_max, exp))
 
-    async def generate(self, request: GenerateRequest, *, use_cache: bool = True) -> GenerateResponse:
-        """One answer for ``request``: from the cache if seen before, else from the provider."""
+    async def generate(self, request: GenerateRequest, *, use_cache: bool = True,
+                       max_retries: int | None = None) -> GenerateResponse:
+        """One answer for ``request``: from the cache if seen before, else from the provider.
+
+        ``max_retries`` overrides the wrapper's bound for this request (0: one attempt only).
+        """
         key = request_key(self.spec, request, self.api.settings())
         if use_cache and self.cache is not None:
             hit = self.cache.get(key)
@@ -125,7 +140,7 @@ class Model:
                 return hit.model_copy(update={"cached": True, "usage": Usage(cached_calls=1)})
 
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1),
+            stop=stop_after_attempt((self.max_retries if max_retries is None else max_retries) + 1),
             wait=self._wait,
             retry=retry_if_exception(_is_retryable),
             reraise=True,
@@ -161,47 +176,45 @@ class Model:
         return await self._call_once(request)
 
     async def _call_once(self, request: GenerateRequest) -> GenerateResponse:
-        estimate = _estimate_tokens(request)
+        limiter = self.limiter
+        reserved = TokenEstimate()
         async with self._semaphore:
-            if self.limiter is not None:
-                await self.limiter.acquire(estimate)
+            if limiter is not None:
+                reserved = await limiter.admit(request)
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(self.timeout):
                     response = await self.api.generate(request)
             except TimeoutError as exc:
+                # The provider may have counted it: keep the reservation.
                 raise ProviderError(
                     f"{self.spec}: no answer within the {self.timeout:g} s deadline",
                     retryable=True,
                     cause="timeout",
                 ) from exc
             except ProviderError as exc:
-                self._tell_limiter(exc, estimate)
+                self._tell_limiter(exc, reserved)
                 raise
             elapsed = time.perf_counter() - started
         usage = response.usage.model_copy(update={"calls": max(1, response.usage.calls), "seconds": elapsed})
-        settle = getattr(self.limiter, "settle", None)
-        if settle is not None:
-            settle(estimate, usage.input_tokens + usage.cache_write_tokens + usage.output_tokens)
+        if limiter is not None:
+            # What the provider's limits count: input that was not read from the cache, and the output.
+            limiter.settle(reserved, TokenEstimate(input_tokens=usage.input_tokens + usage.cache_write_tokens,
+                                                   output_tokens=usage.output_tokens))
+            limiter.answered(request, min_cache_tokens=self.api.min_cache_tokens)
         self.usage = self.usage + usage
         return response.model_copy(update={"usage": usage})
 
-    def _tell_limiter(self, exc: ProviderError, estimate: int) -> None:
-        """A throttled call used none of the token budget; a retry-after holds every caller back."""
+    def _tell_limiter(self, exc: ProviderError, reserved: TokenEstimate) -> None:
+        """A throttled call counted nothing against the limits; a retry-after holds every caller back."""
         if self.limiter is None:
             return
-        settle, pause = getattr(self.limiter, "settle", None), getattr(self.limiter, "pause", None)
-        if settle is not None and exc.status == 429:
-            settle(estimate, 0)
-        if pause is not None and exc.retryable and exc.retry_after is not None:
-            pause(min(self.backoff_max, exc.retry_after))
+        if exc.status == 429:
+            self.limiter.settle(reserved, TokenEstimate())
+        if exc.retryable and exc.retry_after is not None:
+            self.limiter.pause(min(self.backoff_max, exc.retry_after))
 
     async def aclose(self) -> None:
         if self.batch is not None:
             await self.batch.aclose()
         await self.api.aclose()
-
-
-def _estimate_tokens(request: GenerateRequest) -> int:
-    chars = len(request.system) + sum(len(m.text) for m in request.messages)
-    return chars // 4 + request.max_tokens

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -46,3 +46,19 @@ class ClaimJudge(Protocol):
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement: ...
 
     def settings(self) -> dict[str, Any]: ...
+
+
+class WarmUp(BaseModel):
+    """What a prompt-cache warm-up cost, and whether it wrote the prefix (``ok``)."""
+
+    ok: bool = False
+    usage: Usage = Field(default_factory=Usage)
+
+
+@runtime_checkable
+class CacheWarmingJudge(Protocol):
+    """A judge that can write the prompt-cache prefix of a response's claims while they are being extracted."""
+
+    def warm_up(self, sample: Sample) -> Coroutine[Any, Any, WarmUp] | None: ...
+
+    async def judge(self, sample: Sample, claims: Sequence[Claim], *, warmed: bool = False) -> Judgement: ...

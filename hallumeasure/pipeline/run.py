@@ -10,22 +10,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from hallumeasure import __version__
 from hallumeasure.errors import InputError, RunStoreError
 from hallumeasure.labels import Policy
 from hallumeasure.pipeline.aggregate import summarise_response, summarise_run
-from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.pipeline.protocols import CacheWarmingJudge, ClaimExtractor, ClaimJudge, Extraction, WarmUp
 from hallumeasure.store import RunStore, existing_run_error
-from hallumeasure.types import ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
+from hallumeasure.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
+from hallumeasure.version import __version__
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[ResponseResult], None]
+T = TypeVar("T")
 
 
 def context_limit(judge: ClaimJudge, max_context_chars: int | None = None) -> int | None:
@@ -54,22 +55,42 @@ async def measure_sample(
     too_long = context_too_long(sample, context_limit(judge, max_context_chars))
     if too_long is not None:
         return summarise_response(sample, [], [], policy, error=too_long)
+    warm = WarmUp()
     try:
-        extraction = await extractor.extract(sample)
+        extraction, warm = await _extract_and_warm_up(sample, extractor, judge)
         if extraction.error is not None:
-            return summarise_response(sample, [], [], policy, usage=extraction.usage, error=extraction.error)
-        judgement = await judge.judge(sample, extraction.claims)
-    except Exception as exc:  # noqa: BLE001 - an unexpected bug in one sample must not lose the others
+            return summarise_response(sample, [], [], policy, usage=extraction.usage + warm.usage,
+                                      error=extraction.error)
+        if isinstance(judge, CacheWarmingJudge):
+            judgement = await judge.judge(sample, extraction.claims, warmed=warm.ok)
+        else:
+            judgement = await judge.judge(sample, extraction.claims)
+    except Exception as exc:
         log.exception("sample %s failed", sample.id)
-        return summarise_response(sample, [], [], policy, error=f"{type(exc).__name__}: {exc}")
+        return summarise_response(sample, [], [], policy, usage=warm.usage, error=f"{type(exc).__name__}: {exc}")
     verdicts = _complete(extraction.claims, judgement.verdicts, judge.name)
-    result = summarise_response(
-        sample, extraction.claims, verdicts, policy, score=judgement.score, usage=extraction.usage + judgement.usage
-    )
+    result = summarise_response(sample, extraction.claims, verdicts, policy, score=judgement.score,
+                                usage=extraction.usage + warm.usage + judgement.usage)
     return result.model_copy(update={"votes": judgement.votes}) if judgement.votes else result
 
 
-def _complete(claims, verdicts: Sequence[ClaimVerdict], judge_name: str) -> list[ClaimVerdict]:
+async def _extract_and_warm_up(sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge,
+                               ) -> tuple[Extraction, WarmUp]:
+    """Extract the claims; meanwhile the judge writes the prompt-cache prefix they will share, if it can.
+
+    Both are awaited, so the claims fan out only once the prefix is readable (the warm-up asks for
+    one output token and is usually back before the extraction).
+    """
+    warm_up = judge.warm_up(sample) if isinstance(judge, CacheWarmingJudge) else None
+    if warm_up is None:
+        return await extractor.extract(sample), WarmUp()
+    extraction, warm = await asyncio.gather(extractor.extract(sample), warm_up, return_exceptions=True)
+    if isinstance(extraction, BaseException):
+        raise extraction
+    return extraction, warm if isinstance(warm, WarmUp) else WarmUp()
+
+
+def _complete(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], judge_name: str) -> list[ClaimVerdict]:
     """One verdict per claim in claim order; a judge that skipped a claim yields an explicit error row."""
     by_id = {v.claim_id: v for v in verdicts}
     return [
@@ -133,7 +154,7 @@ def prompt_hashes(extractor: ClaimExtractor, judge: ClaimJudge) -> dict[str, str
     return out
 
 
-def run_sync(coro):
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion from sync code, also inside a running loop (Jupyter)."""
     try:
         asyncio.get_running_loop()
@@ -203,7 +224,7 @@ def run_measurement(
         )
         if previous is not None:
             if not resume:
-                raise existing_run_error(out, resumable=True)
+                raise existing_run_error(Path(out), resumable=True)
             diff = {k: (v, _manifest_identity(manifest)[k]) for k, v in _manifest_identity(previous).items()
                     if _manifest_identity(manifest)[k] != v}
             if diff:
@@ -252,7 +273,8 @@ def _check_unique_ids(samples: Sequence[Sample]) -> None:
         first[sample.id] = position
 
 
-async def _measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, limit) -> None:
+async def _measure_and_close(todo: list[Sample], extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy,
+                             store: RunStore, concurrency: int, progress: Progress | None, limit: int | None) -> None:
     try:
         await measure_samples(todo, extractor, judge, policy, store=store, concurrency=concurrency,
                               progress=progress, max_context_chars=limit)

@@ -676,6 +676,9 @@ class SimServer:
                     usage = Tokens(bill.input_tokens, output, bill.cache_read_tokens, bill.cache_write_tokens)
                 else:
                     usage = Tokens(input_tokens=sum(p.tokens for p in pieces), output_tokens=output)
+        if call.max_tokens is not None and usage.output_tokens > call.max_tokens:
+            # Generation stops at max_tokens, as the providers do: what was written so far, billed as such.
+            answer, usage = _stopped_at_max_tokens(answer), replace(usage, output_tokens=call.max_tokens)
         if self.limits is not None and scripted is None and not batched:
             with self._lock:
                 wait, limit = self.limits.admit(usage.input_tokens + usage.cache_write_tokens, usage.output_tokens)
@@ -774,6 +777,11 @@ class SimServer:
             if job is not None:
                 job.polls += 1
             return job
+
+
+def _stopped_at_max_tokens(answer: Answer) -> Answer:
+    tool_input = cut_short(answer.tool_input) if answer.tool_input is not None else None
+    return replace(answer, text=answer.text[: len(answer.text) // 2], tool_input=tool_input, stop_reason="max_tokens")
 
 
 def _output_tokens(answer: Answer) -> int:

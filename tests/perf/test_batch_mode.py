@@ -8,6 +8,7 @@ import sqlite3
 from decimal import Decimal
 
 import pytest
+from testdata import aws_session
 
 from hallumeasure.batch import Batcher, BatchLedger
 from hallumeasure.models.anthropic import AnthropicAPI
@@ -20,7 +21,6 @@ from hallumeasure.pricing import cost, price_for
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.faults import Fault, FaultPlan
 from hallumeasure.types import Mode, Sample
-from testdata import aws_session
 
 SAMPLES = [
     Sample(id=f"s{i}", context=f"The bridge is {20 + i} km long. It opened in 2019.",
@@ -134,7 +134,8 @@ def test_failed_items_are_retried_in_a_later_batch_then_become_error_rows(tmp_pa
 
 def _bedrock(srv, **options):
     srv.s3.create_bucket("runs")
-    return BedrockAPI("anthropic.claude-sonnet-4-5", region_name="us-east-1", endpoint_url=srv.url, session=aws_session(),
+    return BedrockAPI("anthropic.claude-sonnet-4-5", region_name="us-east-1", endpoint_url=srv.url,
+                      session=aws_session(),
                       batch_s3_uri="s3://runs/hallumeasure", batch_role_arn="arn:aws:iam::123456789012:role/batch",
                       **options)
 
@@ -159,7 +160,8 @@ def test_bedrock_batch_output_lines_that_are_cut_or_not_answers_are_never_read_a
     from hallumeasure.errors import ProviderError
     from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
 
-    requests = {f"r{i}": GenerateRequest(system="Answer.", messages=(Message.user(f"Say {i}."),), max_tokens=16) for i in range(3)}
+    requests = {f"r{i}": GenerateRequest(system="Answer.", messages=(Message.user(f"Say {i}."),), max_tokens=16)
+                for i in range(3)}
 
     async def go(api, srv):
         job = await api.submit_batch(list(requests.items()), token="t0")

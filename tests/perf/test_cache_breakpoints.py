@@ -6,6 +6,7 @@ import asyncio
 import collections
 
 import pytest
+from testdata import aws_session
 
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
@@ -16,7 +17,6 @@ from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import measure_samples
 from hallumeasure.testing import Answer, AnthropicServer, BedrockServer, default_answer
 from hallumeasure.types import Mode, Sample
-from testdata import aws_session
 
 SAMPLE = Sample(id="s1", context="The bridge is 24 km long. It opened in 2019.",
                 response="The bridge is 42 km long. It opened in 2019.")
@@ -64,7 +64,8 @@ def test_anthropic_breakpoints(mode):
 @pytest.mark.parametrize("mode", [Mode.COT_ONE, Mode.NOCOT_ALL])
 def test_bedrock_breakpoints(mode, aws):
     with BedrockServer(answer=_bad_first_verdict()) as srv:
-        _run(BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=aws_session()), mode)
+        api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=aws_session())
+        _run(api, mode)
         bodies = srv.bodies
     judge_bodies = [b for b in bodies if b["toolConfig"]["tools"][0]["toolSpec"]["name"] != "record_claims"]
     assert judge_bodies

@@ -2,20 +2,23 @@
 wrapper's backoff: retry-after honoured, capped and jittered; throttled calls pause every caller."""
 
 import asyncio
+import time
 
 import pytest
+from provider_fixtures import TOOL
+from testdata import aws_session
 
 from hallumeasure.errors import ConfigError, ProviderError
 from hallumeasure.models.anthropic import AnthropicAPI
-from hallumeasure.models.base import GenerateRequest, Message
+from hallumeasure.models.base import GenerateRequest, Message, TextBlock
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.fake import FakeAPI
-from hallumeasure.models.limits import RateLimiter, parse_limit, shared_limiter
+from hallumeasure.models.limits import RateLimiter, TokenEstimate, parse_limit, shared_limiter
 from hallumeasure.models.model import Model
 from hallumeasure.testing import AnthropicServer, BedrockServer
+from hallumeasure.testing.accounting import PromptCache, RateLimits
 from hallumeasure.testing.faults import Fault, FaultPlan
 from hallumeasure.types import Usage
-from testdata import aws_session
 
 
 class FakeTime:
@@ -132,8 +135,11 @@ def test_every_attempt_is_admitted_and_usage_settles_the_estimate():
 
 def test_retry_after_is_honoured_capped_and_jittered():
     time = FakeTime()
-    script = [ProviderError("429", retryable=True, retry_after=7.0, status=429),
-              ProviderError("429", retryable=True, retry_after=3600.0, status=429), "ok"]
+    script = [
+        ProviderError("429", retryable=True, retry_after=7.0, status=429),
+        ProviderError("429", retryable=True, retry_after=3600.0, status=429),
+        "ok",
+    ]
     model = Model(FakeAPI(script=script), sleep=time.sleep, backoff_base=0.4, backoff_max=30.0, seed=1)
     assert asyncio.run(model.generate(_request())).text == "ok"
     first, second = time.sleeps
@@ -142,8 +148,13 @@ def test_retry_after_is_honoured_capped_and_jittered():
 
 def test_without_retry_after_the_backoff_is_exponential_with_full_jitter():
     time = FakeTime()
-    model = Model(FakeAPI(script=[ProviderError("x", retryable=True)] * 4 + ["ok"]), sleep=time.sleep,
-                  backoff_base=1.0, backoff_max=5.0, seed=3)
+    model = Model(
+        FakeAPI(script=[ProviderError("x", retryable=True)] * 4 + ["ok"]),
+        sleep=time.sleep,
+        backoff_base=1.0,
+        backoff_max=5.0,
+        seed=3,
+    )
     asyncio.run(model.generate(_request()))
     assert len(time.sleeps) == 4
     for attempt, wait in enumerate(time.sleeps, start=1):
@@ -153,12 +164,15 @@ def test_without_retry_after_the_backoff_is_exponential_with_full_jitter():
 def test_a_throttled_call_pauses_the_shared_limiter_and_refunds_its_tokens():
     time = FakeTime()
     limiter = RateLimiter(tpm=60_000, clock=time.clock, sleep=time.sleep)
-    level_before = limiter._tokens.level
-    model = Model(FakeAPI(script=[ProviderError("429", retryable=True, retry_after=2.0, status=429), "ok"]),
-                  limiter=limiter, sleep=time.sleep)
+    level_before = limiter._input.level
+    model = Model(
+        FakeAPI(script=[ProviderError("429", retryable=True, retry_after=2.0, status=429), "ok"]),
+        limiter=limiter,
+        sleep=time.sleep,
+    )
     asyncio.run(model.generate(_request()))
     assert limiter._paused_until == pytest.approx(2.0) and limiter.admitted == 2
-    assert limiter._tokens.level <= level_before  # the successful call's tokens are spent, the 429's refunded
+    assert limiter._input.level <= level_before  # the successful call's tokens are spent, the 429's refunded
 
 
 def test_the_server_retry_after_reaches_the_backoff():
@@ -196,3 +210,165 @@ def test_bedrock_throttling_without_retry_after_backs_off_exponentially(monkeypa
         assert [r.status for r in srv.log] == [429, 429, 200]
     assert len(time.sleeps) == 2 and time.sleeps[0] <= 0.5 and time.sleeps[1] <= 1.0
     assert model.usage.calls == 1 and isinstance(model.usage, Usage)
+
+
+# --- what is counted, reservation and settlement, at the wire level ------------------------------------
+
+
+def _long_request(claim: str, max_tokens: int = 64) -> GenerateRequest:
+    """A judge-like request: a long cacheable context (about 2,000 tokens), then a short claim."""
+    context = TextBlock(
+        text="<context>" + "The bridge opened in 2019 after six years of work. " * 160 + "</context>", cache_after=True
+    )
+    return GenerateRequest(
+        system="You judge claims against a context.",
+        messages=(Message.user(context, claim),),
+        tool=TOOL,
+        max_tokens=max_tokens,
+    )
+
+
+def _api(provider: str, srv):
+    if provider == "anthropic":
+        api = AnthropicAPI("claude-x", api_key="k", base_url=srv.base_url)
+    else:
+        api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=aws_session())
+    api.min_cache_tokens = 1  # as the simulator's PromptCache(min_tokens=1)
+    return api
+
+
+def test_the_estimate_leaves_out_a_prefix_that_an_answered_call_cached():
+    limiter = RateLimiter(tpm=60_000)
+    first, second = _long_request("Claim: it opened in 2019."), _long_request("Claim: it took six years.")
+    cold = limiter.estimate(second)
+    limiter.answered(first, min_cache_tokens=1024)
+    warm = limiter.estimate(second)
+    assert cold.input_tokens > 2000 and warm.input_tokens < 20 and warm.output_tokens == second.max_tokens
+    # A provider that caches nothing, or a prefix below its minimum, leaves the estimate whole.
+    other = RateLimiter(tpm=60_000)
+    other.answered(first, min_cache_tokens=None)
+    other.answered(first, min_cache_tokens=100_000)
+    assert other.estimate(second) == cold
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock"])
+def test_settling_refunds_the_estimate_and_wakes_the_next_caller_at_once(provider, monkeypatch):
+    """A call whose prefix another client cached counts ~20 input tokens, not the ~2,000 reserved: the
+    refund lets the next call go within a fraction of a second, not after the ~20 s the reservation implied."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    server = AnthropicServer if provider == "anthropic" else BedrockServer
+    limits = RateLimits(input_tpm=6000)  # 100 input tokens per second, as the client's limit
+    with server(prompt_cache=PromptCache(min_tokens=1), latency=0.1, limits=limits) as srv:
+        request = _long_request("Claim: it opened in 2019.")
+        unlimited = Model(_api(provider, srv), backoff_base=0.0)
+        limits.input_tpm = None  # the warming call from "another client" is not limited
+        asyncio.run(_close_after(unlimited, unlimited.generate(request, use_cache=False)))
+        limits.input_tpm = 6000
+        limiter = RateLimiter(tpm=6000)
+        model = Model(_api(provider, srv), limiter=limiter, backoff_base=0.0, max_retries=0)
+        claims = [_long_request(f"Claim: the span is {n} metres.") for n in (100, 200)]
+        estimate = limiter.estimate(claims[0])
+
+        async def both():
+            return await asyncio.gather(*(model.generate(c, use_cache=False) for c in claims))
+
+        responses = asyncio.run(_close_after(model, both()))
+        log = srv.log[1:]
+    assert estimate.input_tokens > 2000  # nothing known to this limiter: the whole prompt is reserved
+    assert [r.status for r in log] == [200, 200]  # the simulator's own limiter refused nothing
+    assert all(r.usage.input_tokens + r.usage.cache_write_tokens < 30 for r in responses)
+    assert log[1].arrived - log[0].arrived < 1.5 and limiter.waited < 1.5
+    assert limiter.admitted == 2
+
+
+def test_a_refund_wakes_a_sleeping_waiter_before_its_computed_turn():
+    clock = [0.0]  # a clock that stands still: only a wake-up can let the waiter in
+    limiter = RateLimiter(tpm=600, clock=lambda: clock[0])  # 10 tokens per second, capacity 10
+
+    async def go():
+        await limiter.acquire(TokenEstimate(input_tokens=50))  # fits a full bucket, leaves it at -40
+        waiter = asyncio.ensure_future(limiter.acquire(TokenEstimate(input_tokens=10)))  # would sleep 5 s
+        await asyncio.sleep(0.05)
+        assert not waiter.done()
+        started = time.perf_counter()
+        limiter.settle(TokenEstimate(input_tokens=50), TokenEstimate(input_tokens=0))  # the call counted nothing
+        await asyncio.wait_for(waiter, timeout=1.0)
+        return time.perf_counter() - started
+
+    assert asyncio.run(go()) < 0.5 and limiter.admitted == 2
+
+
+def test_output_tokens_are_limited_separately_and_settled_with_the_real_count():
+    time_ = FakeTime()
+    limiter = RateLimiter(output_tpm=600, clock=time_.clock, sleep=time_.sleep)  # 10 output tokens per second
+    assert limiter.settings() == {"output_tpm": 600}
+    reservation = TokenEstimate(input_tokens=10_000, output_tokens=10)  # input is not limited here
+
+    async def go():
+        await limiter.acquire(reservation)
+        limiter.settle(reservation, TokenEstimate(input_tokens=10_000, output_tokens=2))
+        await limiter.acquire(TokenEstimate(output_tokens=8))  # the 8 refunded tokens are there: no wait
+
+    asyncio.run(go())
+    assert time_.now == 0.0 and limiter.admitted == 2
+
+
+async def _close_after(model: Model, coro):
+    try:
+        return await coro
+    finally:
+        await model.aclose()
+
+
+def test_a_late_wake_up_of_an_oversized_request_loses_none_of_the_refill():
+    """A request above the bucket's capacity goes when the bucket is full; if its waiter wakes late (a busy
+    event loop), the refill meanwhile still counts for it instead of spilling over the capacity."""
+    time_ = FakeTime()
+
+    async def oversleep(seconds: float) -> None:
+        await time_.sleep(seconds + 3.0)  # every wake-up comes 3 s late
+
+    limiter = RateLimiter(tpm=600, clock=time_.clock, sleep=oversleep)  # 10 tokens per second, capacity 10
+
+    async def go():
+        await limiter.acquire(50)  # a full bucket lets it through: level -40
+        await limiter.acquire(50)  # full again after 5 s, woken at 8 s: 80 accrued, level 40 - 50 = -10
+        at = time_.now
+        await limiter.acquire(10)  # needs 20 more tokens: 2 s (+3 late), not 5 s (+3 late)
+        return at, time_.now - at
+
+    woken_at, third_wait = asyncio.run(go())
+    assert woken_at == pytest.approx(8.0) and third_wait == pytest.approx(2.0 + 3.0)
+
+
+def test_the_cli_limits_requests_input_and_output_tokens_and_records_them(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from hallumeasure.cli import app
+    from testdata import EXAMPLES
+
+    out = tmp_path / "run"
+    args = [
+        "measure",
+        str(EXAMPLES),
+        "--out",
+        str(out),
+        "--extractor",
+        "fake",
+        "--judge",
+        "fake",
+        "--rpm",
+        "60k",
+        "--tpm",
+        "40m",
+        "--otpm",
+        "90m",
+        "--no-cache",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code in (0, 3), result.output
+    settings = json.loads((out / "manifest.json").read_text())["settings"]["judge"]
+    assert settings["rate_limits"] == {"rpm": 60_000, "tpm": 40_000_000, "output_tpm": 90_000_000}

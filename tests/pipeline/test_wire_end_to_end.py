@@ -37,7 +37,9 @@ SAMPLE = Sample(id="s1", context="The bridge is 24 km long. It opened in 2019.",
 
 def _run(api, mode=Mode.COT_ONE, samples=(SAMPLE,)):
     model = Model(api, backoff_base=0.0)
-    return asyncio.run(measure_samples(list(samples), LLMExtractor(model), LLMJudge(model, mode)))
+    # The request counts below are per claim: no cache warm-up (tests/perf/test_warm_up.py covers it).
+    judge = LLMJudge(model, mode, warm_cache=False)
+    return asyncio.run(measure_samples(list(samples), LLMExtractor(model), judge))
 
 
 def _malformed_first(times: int):
