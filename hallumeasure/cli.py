@@ -139,7 +139,8 @@ def measure(
     min_unsupported_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="...and the unsupported rate it needs.")] = 0.0,
     strict_input: Annotated[bool, typer.Option(help="Stop at the first bad input row instead of skipping it.")] = False,
     delimiter: Annotated[Optional[str], typer.Option(help="CSV delimiter (default: detected from the header line among , ; tab |).")] = None,
-    max_context_chars: Annotated[Optional[int], typer.Option(min=1, help="Longest context sent to the judge; a longer one becomes an error row that says so (default: no limit, the provider decides).")] = None,
+    max_context_tokens: Annotated[Optional[int], typer.Option(min=1, help="Source tokens shown to the judge per call; a longer source is cut, per response, to the chunks that matter to its claims (default: what the judge model's window leaves; offline: 4000).")] = None,
+    citation_pattern: Annotated[Optional[list[str]], typer.Option("--citation-pattern", help="Regular expression of a citation marker, with the cited id(s) in a group named ids; repeat for several (default: [1], [1, 2], [doc2], [^3], superscripts).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
     batch: Annotated[bool, typer.Option("--batch", help="Send each stage's requests through the provider's batch service: half price, results in minutes to hours. Batch ids are kept in the run directory; --resume polls them instead of submitting again.")] = False,
     batch_s3: Annotated[Optional[str], typer.Option("--batch-s3", help="Bedrock --batch: s3://bucket/prefix where the batch records and results go.")] = None,
@@ -174,6 +175,7 @@ def measure(
     if not resume and not overwrite and not dry_run and holds_run(out_dir):
         raise _fail(str(existing_run_error(out_dir, resumable=True)))
     policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
+    sources = _source_options(max_context_tokens, citation_pattern)
     try:
         loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input,
                               delimiter=delimiter)
@@ -202,7 +204,7 @@ def measure(
                 # In batch mode every sample starts at once, so that each stage becomes one batch.
                 concurrency=max(concurrency, len(loaded.samples)) if batch else concurrency,
                 settings={"skipped_input_rows": len(loaded.problems), "cache": not no_cache, "batch": batch},
-                detector=detector, progress=advance, max_context_chars=max_context_chars,
+                detector=detector, progress=advance, sources=sources,
                 input_problems=loaded.problems, overwrite=overwrite,
             )
         save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
@@ -221,6 +223,17 @@ def measure(
         )
         _print_error_reasons(data, console, run_dir=out_dir)
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _source_options(max_context_tokens: int | None, patterns: list[str] | None):
+    from hallumeasure.citations import compile_patterns
+    from hallumeasure.rag import SourceOptions
+
+    try:
+        compile_patterns(patterns)
+    except ValueError as exc:
+        raise _fail(f"--citation-pattern: {exc}") from None
+    return SourceOptions(max_context_tokens=max_context_tokens, **({"citation_patterns": tuple(patterns)} if patterns else {}))
 
 
 #: Distinct error reasons printed after a run or by 'show' ('show --json' lists them all).

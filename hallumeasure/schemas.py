@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from hallumeasure import outputs, types
+from hallumeasure import outputs, rag, types
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -21,6 +21,9 @@ MODELS: dict[str, type[BaseModel]] = {
     "claim_verdict": types.ClaimVerdict,
     "response_result": types.ResponseResult,
     "run_manifest": types.RunManifest,
+    "passage": types.Passage,
+    "evidence": types.Evidence,
+    "rag_summary": rag.RagSummary,
     "llm_extracted_claims": outputs.ExtractedClaims,
     "llm_verdict_cot": outputs.CotVerdict,
     "llm_verdict_nocot": outputs.PlainVerdict,

@@ -3,7 +3,7 @@
 The configurations share one code path; they differ only in data (prompt, contract, tool):
 chain of thought or not, one claim per call or all claims of a response in one call.
 
-Every request puts the instructions and the context first, marked as a cacheable prefix, and the
+Every request puts the instructions and the context (its passages, each fenced with its id) first, marked as a cacheable prefix, and the
 claim(s) last. With ``warm_cache`` (the default), the calls for one response's claims start with
 one call alone and fan out only when it has answered: the provider can read a cached prefix only
 once the request that writes it has answered, so sending all claims at once would pay the prefix
@@ -19,10 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from hallumeasure.evidence import all_verified, verify
 from hallumeasure.models.base import GenerateRequest, ToolSpec
 from hallumeasure.models.model import Model
 from hallumeasure.outputs import CotVerdict, CotVerdicts, PlainVerdict, PlainVerdicts, tool_schema
 from hallumeasure.parsing import ask_structured
+from hallumeasure.passages import context_block
 from hallumeasure.pipeline.extract import question_block
 from hallumeasure.pipeline.protocols import Judgement
 from hallumeasure.prompts import Prompt, load_prompt
@@ -101,7 +103,7 @@ class LLMJudge:
 
     def request(self, sample: Sample, claims: Sequence[Claim]) -> GenerateRequest:
         """The request for ``claims``: context first (shared, cacheable), the claim(s) last."""
-        values = {"question_block": question_block(sample), "context_block": fence("context", sample.context)}
+        values = {"question_block": question_block(sample), "context_block": context_block(sample)}
         if self.mode.one_claim:
             (claim,) = claims
             values["claim_block"] = claim_block(claim)
@@ -141,7 +143,7 @@ class LLMJudge:
                 return left[0] + right[0], usage + left[1] + right[1]
             return [self._error(c, result.error, result.raw_output) for c in claims], usage
         if self.mode.one_claim:
-            return [self._verdict(claims[0], result.value)], usage
+            return [self._verdict(sample, claims[0], result.value)], usage
         by_id = {_short_id(c): c for c in claims}
         found: dict[str, ClaimVerdict] = {}
         for item in result.value.verdicts:  # type: ignore[attr-defined]
@@ -149,7 +151,7 @@ class LLMJudge:
             if claim is None or claim.id in found:
                 self.extra_verdicts += 1
                 continue
-            found[claim.id] = self._verdict(claim, item)
+            found[claim.id] = self._verdict(sample, claim, item)
         missing = [c for c in claims if c.id not in found]
         if missing and len(claims) > 1:
             # Ask again for each forgotten claim on its own, with the same prompt and contract.
@@ -162,8 +164,11 @@ class LLMJudge:
                                                result.raw_output)
         return [found[c.id] for c in claims], usage
 
-    def _verdict(self, claim: Claim, value: BaseModel) -> ClaimVerdict:
+    def _verdict(self, sample: Sample, claim: Claim, value: BaseModel) -> ClaimVerdict:
+        evidence = [verify(sample, e.passage_id, e.quote) for e in getattr(value, "evidence", ())]
         return ClaimVerdict(
+            evidence=tuple(evidence),
+            evidence_verified=all_verified(evidence),
             claim_id=claim.id,
             label_reason=getattr(value, "label_reason", None),
             label=value.label,  # type: ignore[attr-defined]
