@@ -35,8 +35,9 @@ def context_block(sample: Sample) -> str:
 
 
 def _attr(value: str) -> str:
-    # One line: an attribute value with a line break in it would look like a new line of the prompt.
-    return _SPACE_RE.sub(" ", value).strip()
+    # One line, and no angle brackets: an attribute value must not look like a new line of the prompt or
+    # like the end of its tag. (fence also removes double quotes and neutralises delimiter look-alikes.)
+    return _SPACE_RE.sub(" ", value).strip().replace("<", "\u2039").replace(">", "\u203a")
 
 
 def passage_by_id(sample: Sample, passage_id: str | None) -> Passage | None:
