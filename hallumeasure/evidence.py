@@ -50,12 +50,23 @@ def normalise(text: str) -> tuple[str, list[int]]:
 
 
 def find_quote(quote: str, text: str) -> tuple[int, int] | None:
-    """Offsets [start, end) of ``quote`` in ``text`` after normalisation, or None when it is not there."""
-    pieces = [p.strip(_EDGE_QUOTES) for p in _ELLIPSIS_RE.split(quote.strip().strip(_EDGE_QUOTES))]
-    pieces = [normalise(p)[0] for p in pieces if p.strip(_EDGE_QUOTES + ".")]
+    """Offsets [start, end) of ``quote`` in ``text`` after normalisation, or None when it is not there.
+
+    The quote is tried as given, then without quote marks around it (models often wrap quotes in them).
+    """
+    folded, where = normalise(text)
+    for candidate in dict.fromkeys((quote.strip(), quote.strip().strip(_EDGE_QUOTES))):
+        found = _find_pieces(candidate, folded)
+        if found is not None:
+            return where[found[0]], where[found[1] - 1] + 1
+    return None
+
+
+def _find_pieces(quote: str, folded: str) -> tuple[int, int] | None:
+    pieces = [normalise(p.strip())[0] for p in _ELLIPSIS_RE.split(quote)]
+    pieces = [p for p in pieces if p.strip(_EDGE_QUOTES + ".")]
     if not pieces or sum(len(p) for p in pieces) < MIN_QUOTE:
         return None
-    folded, where = normalise(text)
     cursor, first = 0, None
     for piece in pieces:
         at = folded.find(piece, cursor)
@@ -63,7 +74,7 @@ def find_quote(quote: str, text: str) -> tuple[int, int] | None:
             return None
         first = at if first is None else first
         cursor = at + len(piece)
-    return where[first], where[cursor - 1] + 1
+    return first, cursor
 
 
 def verify(sample: Sample, passage_id: str | None, quote: str) -> Evidence:
