@@ -39,6 +39,10 @@ WINDOWS: tuple[tuple[str, int], ...] = (
 WINDOW_RESERVE = 16_000
 #: Real tokenizers count more tokens than the simulators' words-and-marks estimate; stay on the safe side.
 TOKEN_SAFETY = 1.3
+#: A chunk joins a view from a ranking only if it scores at least this share of that ranking's best.
+RELATIVE_FLOOR = 0.5
+#: How far (in chunks) the view reaches around each best chunk before it takes lower-ranked ones.
+NEIGHBOURS = 2
 #: The offline judge reads words, not a window; its overlap signals blur on very long sources.
 OFFLINE_BUDGET = 4_000
 
@@ -146,31 +150,79 @@ def _index(sources: tuple[Passage, ...]) -> tuple[list[Chunk], object]:
     return chunks, retriever
 
 
-def rank_chunks(sources: tuple[Passage, ...], query: str) -> list[tuple[Chunk, float]]:
-    """Chunks of ``sources`` by BM25 score for ``query``, best first; chunks sharing no word are left out."""
+def _scores(sources: tuple[Passage, ...], query: str):
     import bm25s
+    import numpy as np
 
     chunks, retriever = _index(sources)
     tokens = bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)[0]
-    scores = retriever.get_scores(tokens) if tokens else []
+    return np.asarray(retriever.get_scores(tokens), dtype=float) if tokens else np.zeros(len(chunks))
+
+
+def rank_chunks(sources: tuple[Passage, ...], query: str) -> list[tuple[Chunk, float]]:
+    """Chunks of ``sources`` by BM25 score for ``query``, best first; chunks sharing no word are left out."""
+    chunks, _ = _index(sources)
+    scores = _scores(sources, query)
     order = sorted(range(len(chunks)), key=lambda i: (-scores[i], i))
     return [(chunks[i], float(scores[i])) for i in order if scores[i] > 0]
 
 
 def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> SourceView:
-    """The whole sample when its source fits ``budget`` tokens, else a view of the chunks that matter to ``claims``."""
+    """The whole sample when its source fits ``budget`` tokens, else a view of the chunks that matter to ``claims``.
+
+    Chunks are taken in turns, best first, from the ranking of the whole response and of each claim,
+    keeping only chunks that score at least ``RELATIVE_FLOOR`` of that ranking's best; the budget that
+    is left then goes to the neighbours of the chunks taken, nearest first, so that the view stays on
+    the text the response is about rather than on loosely related passages elsewhere.
+    """
     if budget is None or source_tokens(sample) <= budget or not claims:
         return SourceView(sample, budget=budget)
     sources = sample.sources
-    rankings = [[c for c, _ in rank_chunks(sources, claim.text)] for claim in claims]
+    # The whole response leads the turns: it names what the response is about, which single claims
+    # ("It was 42 metres tall.") may not.
+    queries = [sample.response, *(claim.text for claim in claims)]
+    rankings = []
+    for query in queries:
+        ranked = rank_chunks(sources, query)
+        rankings.append([c for c, score in ranked if score >= RELATIVE_FLOOR * ranked[0][1]] if ranked else [])
     chosen: dict[str, Chunk] = {}
     used = 0
-    for rank in range(max(len(r) for r in rankings)):
+
+    def take(chunk: Chunk) -> None:
+        nonlocal used
+        if chunk.label not in chosen and used + chunk.tokens <= budget:
+            chosen[chunk.label] = chunk
+            used += chunk.tokens
+
+    chunks, _ = _index(sources)
+    position = {c.label: i for i, c in enumerate(chunks)}
+    for ranking in rankings:
+        if ranking:
+            take(ranking[0])
+    # Then the text around the best chunks, nearest first; then the rest of each ranking in turns.
+    seeds = list(chosen.values())
+    for distance in range(1, len(chunks)):
+        grew = False
+        for seed in seeds:
+            for i in (position[seed.label] - distance, position[seed.label] + distance):
+                if 0 <= i < len(chunks) and chunks[i].passage_id == seed.passage_id and chunks[i].label not in chosen:
+                    size = used
+                    take(chunks[i])
+                    grew = grew or used > size
+        if not grew and _no_room(chunks, chosen, used, budget):
+            break
+        if distance >= NEIGHBOURS:
+            break
+    for rank in range(1, max(map(len, rankings), default=0)):
         for ranking in rankings:
-            if rank < len(ranking) and ranking[rank].label not in chosen and used + ranking[rank].tokens <= budget:
-                chosen[ranking[rank].label] = ranking[rank]
-                used += ranking[rank].tokens
+            if rank < len(ranking):
+                take(ranking[rank])
     return _view(sample, list(chosen.values()), budget)
+
+
+def _no_room(chunks: list[Chunk], chosen: dict[str, Chunk], used: int, budget: int) -> bool:
+    """Whether no chunk left could still fit."""
+    return all(c.label in chosen or used + c.tokens > budget for c in chunks)
 
 
 def _view(sample: Sample, chunks: list[Chunk], budget: int) -> SourceView:
