@@ -199,6 +199,8 @@ def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> Sou
     for ranking in rankings:
         if ranking:
             take(ranking[0])
+    if not chosen:  # nothing shares a word with the response: show the start of the source
+        take(chunks[0])
     # Then the text around the best chunks, nearest first; then the rest of each ranking in turns.
     seeds = list(chosen.values())
     for distance in range(1, len(chunks)):
