@@ -52,6 +52,15 @@ def compile_patterns(patterns: Sequence[str] | None = None) -> list[re.Pattern[s
     return out
 
 
+def id_pattern(sample: Sample) -> re.Pattern[str] | None:
+    """A marker that names one of the sample's own passage ids in brackets ("[moon]", "[moon, tides]")."""
+    ids = sorted({p.id for p in sample.passages if not p.id.isdigit()}, key=len, reverse=True)
+    if not ids:
+        return None
+    one = "(?:" + "|".join(re.escape(i) for i in ids) + ")"
+    return re.compile(rf"\[(?P<ids>{one}(?:\s*[,;]\s*{one})*)\]")
+
+
 def find_markers(response: str, patterns: Sequence[re.Pattern[str]]) -> list[Marker]:
     """Citation markers of ``response``, in order, overlapping matches dropped (first pattern wins)."""
     found: list[Marker] = []

@@ -548,6 +548,7 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")] = False,
 ) -> None:
     """Summarise a run (and optionally list its claims)."""
+    from hallumeasure.report.rag import evidence_cell, load_rag, print_rag
     from hallumeasure.store import load_run
 
     try:
@@ -564,6 +565,7 @@ def show(
             "unfinished": data.unfinished,
             "summary": json.loads(data.summary.to_json(orient="records")),
             "error_reasons": data.error_reasons(),
+            "rag": [s.model_dump(mode="json") for s in load_rag(run_dir)[0]],
         }
         if claims:
             payload["claims"] = _claim_records(data.claims)
@@ -571,14 +573,17 @@ def show(
         return
     _print_summary(run_dir, data)
     _print_error_reasons(data, out, run_dir=run_dir)
+    summaries, evidence = load_rag(run_dir)
+    print_rag(out, summaries)
     if claims:
         table = Table(show_lines=False)
-        for name in ("sample", "claim", "label", "subtype", "reason"):
+        for name in ("sample", "claim", "label", "subtype", "reason", *(("evidence",) if evidence else ())):
             table.add_column(name, overflow="fold")
         for row in data.claims.to_dict(orient="records"):
             label = _cell(row["label"]) or f"ERROR: {_cell(row['error'])}"
+            extra = (_cell(evidence_cell(evidence.get(row["claim_id"]))),) if evidence else ()
             table.add_row(_cell(row["sample_id"]), _cell(row["claim"]), label, _cell(row["subtype"]),
-                          _cell(row["label_reason"]))
+                          _cell(row["label_reason"]), *extra)
         out.print(table)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.citations import DEFAULT_PATTERNS, Marker, claim_citations, compile_patterns, find_markers, \
-    finding, restore_spans, strip_markers, supporting
+    finding, id_pattern, restore_spans, strip_markers, supporting
 from hallumeasure.evidence import evidence_of_sentence, verify, with_evidence
 from hallumeasure.labels import Label
 from hallumeasure.retrieval import SourceView, context_budget, sentence_spans, view_for
@@ -50,7 +50,9 @@ class Prepared:
 
 
 def prepare(sample: Sample, options: SourceOptions) -> Prepared:
-    markers = tuple(find_markers(sample.response, compile_patterns(options.citation_patterns)))
+    patterns = compile_patterns(options.citation_patterns)
+    own = id_pattern(sample)
+    markers = tuple(find_markers(sample.response, [*patterns, *([own] if own else [])]))
     if not markers:
         return Prepared(sample)
     text, kept = strip_markers(sample.response, markers)
@@ -137,8 +139,8 @@ class RagSummary(BaseModel):
 
     @property
     def applies(self) -> bool:
-        """Whether the run has anything RAG to report (evidence, citations, cut sources or several passages)."""
-        return bool(self.n_claims_with_evidence or self.n_citing_responses or self.n_claims_cut
+        """Whether there is anything RAG to report: citations, several passages, cut sources or unverified quotes."""
+        return bool(self.n_citing_responses or self.n_claims_cut or self.n_evidence_unverified
                     or self.n_passages > self.n_responses)
 
 
