@@ -65,6 +65,7 @@ def main() -> int:
          "response": f"Local trade in {c['name']} is known for its {c['shops']} {c['trade']}. "
                      f"The district council of {c['name']} is led by councillor Z. Fontaine."},
     ]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row) + "\n")
