@@ -106,3 +106,21 @@ def evidence_cell(evidence: ClaimEvidence | None) -> str:
     if evidence.citation:
         parts.append(f"citation: {evidence.citation}" + (f" {list(evidence.citations)}" if evidence.citations else ""))
     return "; ".join(parts)
+
+
+def evidence_table_html(claims, evidence: dict[str, ClaimEvidence], limit: int = 20) -> Markup:
+    """An HTML table of claims (a DataFrame of ``load_run(...).claims``) with their citation finding and
+    their evidence quote marked in its passage; every piece of run text is escaped."""
+    rows = [Markup("<tr><th>sample</th><th>claim</th><th>label</th><th>cites</th><th>citation</th>"
+                   "<th>evidence in its passage</th></tr>")]
+    for record in claims.head(limit).to_dict(orient="records"):
+        found = evidence.get(record["claim_id"])
+        passage = Markup("")
+        if found is not None and found.passage_html:
+            passage = Markup("<b>[{}] {}</b><br>{}").format(found.passage_id, found.title or "", found.passage_html)
+        elif found is not None and found.quote:
+            passage = Markup("<b>[{}]</b> \"{}\" <b>not found in the passage</b>").format(found.passage_id, found.quote)
+        rows.append(Markup("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>").format(
+            record["sample_id"], record["claim"], record["label"] or "error",
+            ", ".join(found.citations) if found else "", (found.citation or "") if found else "", passage))
+    return Markup("<table>") + Markup("").join(rows) + Markup("</table>")
