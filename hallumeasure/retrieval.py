@@ -41,8 +41,6 @@ WINDOW_RESERVE = 16_000
 TOKEN_SAFETY = 1.3
 #: A chunk joins a view from a ranking only if it scores at least this share of that ranking's best.
 RELATIVE_FLOOR = 0.5
-#: Weight of the whole response's score when a claim's chunks are ranked (the claim's own weighs 1).
-CONTEXT_WEIGHT = 0.5
 #: How far (in chunks) the view reaches around each best chunk before it takes lower-ranked ones.
 NEIGHBOURS = 2
 #: The offline judge reads words, not a window; its overlap signals blur on very long sources.
@@ -161,21 +159,12 @@ def _scores(sources: tuple[Passage, ...], query: str):
     return np.asarray(retriever.get_scores(tokens), dtype=float) if tokens else np.zeros(len(chunks))
 
 
-def rank_chunks(sources: tuple[Passage, ...], query: str, context: str | None = None) -> list[tuple[Chunk, float]]:
-    """Chunks of ``sources`` by BM25 score for ``query``, best first; chunks sharing no word are left out.
-
-    With ``context`` (the whole response), a chunk's score is its share of the query's best score plus
-    ``CONTEXT_WEIGHT`` times its share of the context's: a claim with common words ("The district has
-    9 schools.") then finds the chunks about what the response is about, not the first of many alike.
-    """
+def rank_chunks(sources: tuple[Passage, ...], query: str) -> list[tuple[Chunk, float]]:
+    """Chunks of ``sources`` by BM25 score for ``query``, best first; chunks sharing no word are left out."""
     chunks, _ = _index(sources)
     scores = _scores(sources, query)
-    matched = scores > 0
-    if context is not None and scores.max() > 0:
-        around = _scores(sources, context)
-        scores = scores / scores.max() + CONTEXT_WEIGHT * (around / around.max() if around.max() > 0 else around)
     order = sorted(range(len(chunks)), key=lambda i: (-scores[i], i))
-    return [(chunks[i], float(scores[i])) for i in order if matched[i]]
+    return [(chunks[i], float(scores[i])) for i in order if scores[i] > 0]
 
 
 def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> SourceView:
@@ -189,12 +178,12 @@ def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> Sou
     if budget is None or source_tokens(sample) <= budget or not claims:
         return SourceView(sample, budget=budget)
     sources = sample.sources
-    # The whole response leads the turns, and steers each claim's ranking: it names what the response
-    # is about, which single claims ("It was 42 metres tall.") may not.
+    # The whole response leads the turns: it names what the response is about, which single claims
+    # ("It was 42 metres tall.") may not.
+    queries = [sample.response, *(claim.text for claim in claims)]
     rankings = []
-    for query in (None, *(claim.text for claim in claims)):
-        ranked = rank_chunks(sources, sample.response) if query is None else \
-            rank_chunks(sources, query, context=sample.response)
+    for query in queries:
+        ranked = rank_chunks(sources, query)
         rankings.append([c for c, score in ranked if score >= RELATIVE_FLOOR * ranked[0][1]] if ranked else [])
     chosen: dict[str, Chunk] = {}
     used = 0
