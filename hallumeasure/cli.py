@@ -145,7 +145,8 @@ def measure(
     min_unsupported_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="...and the unsupported rate it needs.")] = 0.0,
     strict_input: Annotated[bool, typer.Option(help="Stop at the first bad input row instead of skipping it.")] = False,
     delimiter: Annotated[Optional[str], typer.Option(help="CSV delimiter (default: detected from the header line among , ; tab |).")] = None,
-    max_context_chars: Annotated[Optional[int], typer.Option(min=1, help="Longest context sent to the judge; a longer one becomes an error row that says so (default: no limit, the provider decides).")] = None,
+    max_context_tokens: Annotated[Optional[int], typer.Option(min=1, help="Source tokens shown to the judge per call; a longer source is cut, per response, to the chunks that matter to its claims (default: what the judge model's window leaves; offline: 4000).")] = None,
+    citation_pattern: Annotated[Optional[list[str]], typer.Option("--citation-pattern", help="Regular expression of a citation marker, with the cited id(s) in a group named ids; repeat for several (default: [1], [1, 2], [doc2], [^3], superscripts).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
     batch: Annotated[bool, typer.Option("--batch", help="Send each stage's requests through the provider's batch service: half price, results in minutes to hours. Batch ids are kept in the run directory; --resume polls them instead of submitting again.")] = False,
     batch_s3: Annotated[Optional[str], typer.Option("--batch-s3", help="Bedrock --batch: s3://bucket/prefix where the batch records and results go.")] = None,
@@ -198,6 +199,7 @@ def measure(
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from None
     policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
+    sources = _source_options(max_context_tokens, citation_pattern)
     try:
         loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input,
                               delimiter=delimiter)
@@ -234,7 +236,7 @@ def measure(
                 # In batch mode every sample starts at once, so that each stage becomes one batch.
                 concurrency=max(concurrency, len(loaded.samples)) if batch else concurrency,
                 settings={"skipped_input_rows": len(loaded.problems), "cache": not no_cache, "batch": batch},
-                detector=detector, progress=advance, max_context_chars=max_context_chars,
+                detector=detector, progress=advance, sources=sources,
                 input_problems=loaded.problems, overwrite=overwrite,
             )
         save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
@@ -253,6 +255,17 @@ def measure(
         )
         _print_error_reasons(data, console, run_dir=out_dir)
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _source_options(max_context_tokens: int | None, patterns: list[str] | None):
+    from hallumeasure.citations import compile_patterns
+    from hallumeasure.rag import SourceOptions
+
+    try:
+        compile_patterns(patterns)
+    except ValueError as exc:
+        raise _fail(f"--citation-pattern: {exc}") from None
+    return SourceOptions(max_context_tokens=max_context_tokens, **({"citation_patterns": tuple(patterns)} if patterns else {}))
 
 
 #: Distinct error reasons printed after a run or by 'show' ('show --json' lists them all).
@@ -580,7 +593,9 @@ def show(
     claims: Annotated[bool, typer.Option(help="List every claim with its verdict (with --json: a 'claims' list).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")] = False,
 ) -> None:
-    """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability."""
+    """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability;
+    with passages, the evidence and citation checks."""
+    from hallumeasure.report.rag import evidence_cell, load_rag, print_rag
     from hallumeasure.report.stability import claim_votes, run_stability
     from hallumeasure.store import load_run
 
@@ -599,6 +614,7 @@ def show(
             "summary": json.loads(data.summary.to_json(orient="records")),
             "error_reasons": data.error_reasons(),
             "stability": json.loads(stability.model_dump_json()) if (stability := run_stability(data)) else None,
+            "rag": [s.model_dump(mode="json") for s in load_rag(run_dir)[0]],
         }
         if claims:
             payload["claims"] = _claim_records(_with_votes(data, claim_votes))
@@ -606,19 +622,23 @@ def show(
         return
     _print_summary(run_dir, data)
     _print_error_reasons(data, out, run_dir=run_dir)
+    summaries, evidence = load_rag(run_dir)
+    print_rag(out, summaries)
     if claims:
         table = Table(show_lines=False)
         rows = _with_votes(data, claim_votes)
         voted = "votes" in rows
-        for name in ("sample", "claim", "label", "subtype", *(("votes", "flip rate") if voted else ()), "reason"):
+        for name in ("sample", "claim", "label", "subtype", *(("votes", "flip rate") if voted else ()), "reason",
+                     *(("evidence",) if evidence else ())):
             table.add_column(name, overflow="fold")
         for row in rows.to_dict(orient="records"):
             label = _cell(row["label"]) or f"ERROR: {_cell(row['error'])}"
             flip = row["flip_rate"] if voted else None
             votes = (_cell(row["votes"]), f"{flip:.2f}" if isinstance(flip, float) and flip == flip else "") \
                 if voted else ()
+            extra = (_cell(evidence_cell(evidence.get(row["claim_id"]))),) if evidence else ()
             table.add_row(_cell(row["sample_id"]), _cell(row["claim"]), label, _cell(row["subtype"]), *votes,
-                          _cell(row["label_reason"]))
+                          _cell(row["label_reason"]), *extra)
         out.print(table)
 
 

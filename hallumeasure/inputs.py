@@ -22,10 +22,14 @@ from pydantic import ValidationError
 
 from hallumeasure.errors import InputError
 from hallumeasure.text import clean_text
-from hallumeasure.types import Sample
+from hallumeasure.types import Passage, Sample
 
-FIELDS = ("id", "context", "response", "question", "model", "tags", "metadata")
-REQUIRED = ("context", "response")
+FIELDS = ("id", "context", "contexts", "response", "question", "model", "tags", "metadata")
+REQUIRED = ("response",)
+#: A row needs one of these: one context string, or a list of passages.
+SOURCE_FIELDS = ("context", "contexts")
+#: Column names other tools use (ragas' evaluation rows), recognised when the field is not mapped.
+ALIASES = {"contexts": ("retrieved_contexts",), "question": ("user_input",)}
 #: Fields that are read as sample metadata when present and not mapped elsewhere.
 _KNOWN_EXTRA = ("label", "claims", "error_types", "meta", "dataset", "split")
 #: Delimiters a CSV file may use; the header line decides which one.
@@ -217,20 +221,22 @@ def load_samples(
     if unknown:
         raise InputError(f"unknown field(s) in the column map: {sorted(unknown)}; fields are {list(FIELDS)}")
     mapping.update(columns or {})
+    # Aliases only stand in for fields the user did not map.
+    aliases = {f: names for f, names in ALIASES.items() if f not in (columns or {})}
     samples: list[Sample] = []
     problems: list[RowProblem] = []
     seen: dict[str, int] = {}
     # CSV and Parquet columns are checked once for the whole file; JSONL rows one by one, since each
     # line may have its own fields.
     def check_header(present: list[str], how: str) -> None:
-        _check_columns(path, present, mapping, how)
+        _check_columns(path, present, _resolve(mapping, aliases, present), how)
 
     for number, record in read_rows(path, fmt, delimiter if fmt == "csv" else None, on_header=check_header):
         if isinstance(record, str):
             problems.append(RowProblem(number, None, record))
             continue
         try:
-            sample = _to_sample(record, mapping, number, model)
+            sample = _to_sample(record, _resolve(mapping, aliases, record), number, model)
         except _Unusable as exc:
             problems.append(RowProblem(number, _row_id(record, mapping), str(exc)))
             continue
@@ -250,8 +256,19 @@ def load_samples(
     return LoadedInput(samples=samples, problems=problems, sha256=file_sha256(path), path=str(path))
 
 
+def _resolve(mapping: Mapping[str, str], aliases: Mapping[str, tuple[str, ...]], present: Any) -> dict[str, str]:
+    """``mapping`` with a field's alias column in place of its own name when only the alias is present."""
+    out = dict(mapping)
+    for name, names in aliases.items():
+        if out[name] not in present:
+            out[name] = next((alias for alias in names if alias in present), out[name])
+    return out
+
+
 def _check_columns(path: Path, present: list[str], mapping: Mapping[str, str], how: str) -> None:
     missing = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in present]
+    if not any(mapping[f] in present for f in SOURCE_FIELDS):
+        missing.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
     if missing:
         raise InputError(
             f"{path}: read as {how}, the header has no {', '.join(missing)}; "
@@ -289,11 +306,17 @@ def _blank_to_none(text: str | None) -> str | None:
 def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, model: str | None) -> Sample:
     values = {name: record.get(column) for name, column in mapping.items()}
     absent = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in record]
+    if not any(mapping[f] in record for f in SOURCE_FIELDS):
+        absent.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
     if absent:
         raise _Unusable(f"has no {', '.join(absent)}")
-    context, response = _text(values["context"], "context"), _text(values["response"], "response")
-    if context is None or not context.strip():
-        raise _Unusable("the context is empty" + (" (whitespace only)" if context else ""))
+    passages = _passages(values["contexts"])
+    context = None if passages else _text(values["context"], "context")
+    response = _text(values["response"], "response")
+    if not passages and (context is None or not context.strip()):
+        what = "the contexts list is empty" if mapping["contexts"] in record and values["contexts"] is not None \
+            else "the context is empty" + (" (whitespace only)" if context else "")
+        raise _Unusable(what)
     if response is None:
         raise _Unusable("the response is missing")
     if not response.strip():
@@ -309,7 +332,8 @@ def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, 
     try:
         return Sample(
             id=_blank_to_none(_text(values["id"], "id")) or f"row-{number}",
-            context=context,
+            context=context or "",
+            passages=passages,
             response=response,
             question=_blank_to_none(_text(values["question"], "question")),
             model=_blank_to_none(_text(values["model"], "model")) or model,
@@ -318,3 +342,45 @@ def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, 
         )
     except ValidationError as exc:
         raise _Unusable(f"invalid row: {exc.errors()[0]['msg']}") from None
+
+
+def _passages(value: Any) -> tuple[Passage, ...]:
+    """Passages from a ``contexts`` value: a list (JSON text in CSV, an array in Parquet) of strings or
+    ``{id, text, title?, url?}`` objects. Ids default to the position, 1..n; empty passages are dropped."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ()
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()  # a Parquet list column arrives as a numpy array
+    if isinstance(value, str):
+        if not value.strip():
+            return ()
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise _Unusable(f"contexts must be a JSON list of passages ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(value, (list, tuple)):
+        raise _Unusable(f"contexts must be a list of passages, not {type(value).__name__}")
+    out: list[Passage] = []
+    for position, item in enumerate(value, start=1):
+        if isinstance(item, dict):
+            unknown = set(item) - {"id", "text", "title", "url"}
+            if unknown:
+                raise _Unusable(f"passage {position} has unknown field(s) {sorted(unknown)}; "
+                                "a passage has id, text, title and url")
+            text = _text(item.get("text"), f"text of passage {position}")
+            pid = _text(item.get("id"), f"id of passage {position}")
+            title, url = _text(item.get("title"), "passage title"), _text(item.get("url"), "passage url")
+        else:
+            text, pid, title, url = _text(item, f"passage {position}"), None, None, None
+        if text is None or not text.strip():
+            continue
+        try:
+            out.append(Passage(id=_blank_to_none(pid) or str(position), text=text,
+                               title=_blank_to_none(title), url=_blank_to_none(url)))
+        except ValidationError as exc:
+            raise _Unusable(f"passage {position}: {exc.errors()[0]['msg']}") from None
+    ids = [p.id for p in out]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise _Unusable(f"passage ids repeat within the row: {twice}")
+    return tuple(out)

@@ -51,6 +51,23 @@ def _subtype_rule_schema(schema: dict, cls: type) -> None:
                     "required": ["label"]}
     schema["then"] = {"properties": {"subtype": {"enum": [subtype.value for subtype in Subtype]}},
                       "required": ["subtype"]}
+class EvidenceQuote(_Contract):
+    passage_id: Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, int) else v)] = Field(
+        description="The id of the passage the quote is copied from.")
+    quote: str = Field(description="Words copied verbatim from that passage.")
+
+
+def _as_list(value: object) -> object:
+    # One quote sent as an object instead of a list of one; null for none.
+    if value is None:
+        return []
+    return [value] if isinstance(value, dict) else value
+
+
+EvidenceField = Annotated[list[EvidenceQuote], BeforeValidator(_as_list)]
+_EVIDENCE = Field(default_factory=list, description=(
+    "Quotes from the passages that back or contradict the claim, each with its passage id; empty when no "
+    "passage speaks to the claim."))
 
 
 class _SubtypeRule(_Contract):
@@ -68,12 +85,14 @@ class _SubtypeRule(_Contract):
 
 
 class PlainVerdict(_SubtypeRule):
+    evidence: EvidenceField = _EVIDENCE
     label: LabelField
     subtype: SubtypeField = None
 
 
 class CotVerdict(_SubtypeRule):
     label_reason: str = Field(min_length=1)
+    evidence: EvidenceField = _EVIDENCE
     label: LabelField
     subtype_reason: str | None = None
     subtype: SubtypeField = None
@@ -81,6 +100,7 @@ class CotVerdict(_SubtypeRule):
 
 class PlainClaimVerdict(_SubtypeRule):
     claim_id: str
+    evidence: EvidenceField = _EVIDENCE
     label: LabelField
     subtype: SubtypeField = None
 
@@ -88,6 +108,7 @@ class PlainClaimVerdict(_SubtypeRule):
 class CotClaimVerdict(_SubtypeRule):
     claim_id: str
     label_reason: str = Field(min_length=1)
+    evidence: EvidenceField = _EVIDENCE
     label: LabelField
     subtype_reason: str | None = None
     subtype: SubtypeField = None

@@ -17,6 +17,7 @@ from hallumeasure.report.calibrate import CalibrationReport
 from hallumeasure.report.power import SamplePlan
 from hallumeasure.pipeline import votes
 from hallumeasure.report import stability
+from hallumeasure import outputs, rag, types
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -29,6 +30,9 @@ MODELS: dict[str, type[BaseModel]] = {
     "vote": types.Vote,
     "vote_settings": votes.VoteSettings,
     "judge_stability": stability.StabilityReport,
+    "passage": types.Passage,
+    "evidence": types.Evidence,
+    "rag_summary": rag.RagSummary,
     "llm_extracted_claims": outputs.ExtractedClaims,
     "llm_verdict_cot": outputs.CotVerdict,
     "llm_verdict_nocot": outputs.PlainVerdict,

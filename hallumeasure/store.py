@@ -67,6 +67,10 @@ CREATE TABLE IF NOT EXISTS votes (
   PRIMARY KEY (claim_id, judge, repeat));
 CREATE TABLE IF NOT EXISTS input_problems (
   row INTEGER PRIMARY KEY, sample_id TEXT, message TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS passages (
+  sample_id TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verdict_evidence (
+  claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
 CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
 CREATE INDEX IF NOT EXISTS votes_by_sample ON votes(sample_id);
@@ -226,6 +230,8 @@ class RunStore:
                     for i, s in enumerate(samples)
                 ],
             )
+            self.db.executemany("INSERT OR IGNORE INTO passages VALUES (?, ?)",
+                                [(s.id, _s(passages_json(s))) for s in samples if s.passages])
 
     def write_input_problems(self, problems: Iterable[Any]) -> None:
         """Record the input rows that could not become samples (``row``, ``sample_id``, ``message``)."""
@@ -240,7 +246,7 @@ class RunStore:
         """Replace everything stored for the result's sample in one transaction."""
         sid = result.sample_id
         with self.db:
-            for table in ("votes", "verdicts", "claims", "results"):
+            for table in ("votes", "verdicts", "verdict_evidence", "claims", "results"):
                 self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
             self.db.executemany(
                 "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
@@ -261,6 +267,8 @@ class RunStore:
                                 v.subtype, v.probability, v.error, v.raw_output)))
                  for v in result.votes],
             )
+            self.db.executemany("INSERT INTO verdict_evidence VALUES (?, ?, ?)",
+                                [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))])
             self.db.execute(
                 "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 tuple(map(_s, (
@@ -307,11 +315,19 @@ class RunStore:
         rows = self.db.execute(
             "SELECT sample_id, model, context, response, question, tags, metadata FROM samples ORDER BY position"
         )
+        passages = self._json_rows("SELECT sample_id, data FROM passages")
         return [
             Sample(id=r[0], model=r[1], context=r[2], response=r[3], question=r[4], tags=tuple(json.loads(r[5])),
-                   metadata=json.loads(r[6]))
+                   metadata=json.loads(r[6]), passages=tuple(passages.get(r[0], ())))
             for r in rows
         ]
+
+    def _json_rows(self, query: str) -> dict[str, Any]:
+        """key -> parsed JSON of a two-column query; empty for runs written before the table existed."""
+        try:
+            return {key: json.loads(data) for key, data in self.db.execute(query)}
+        except sqlite3.OperationalError:
+            return {}
 
     def results(self) -> list[ResponseResult]:
         """All stored results in input order, with their claims and verdicts."""
@@ -321,11 +337,12 @@ class RunStore:
                 Claim(id=cid, sample_id=sid, index=idx, text=text, spans=tuple(Span(**s) for s in json.loads(spans)))
             )
         verdicts: dict[str, dict[str, ClaimVerdict]] = {}
+        extras = self._json_rows("SELECT claim_id, data FROM verdict_evidence")
         for row in self.db.execute("SELECT * FROM verdicts"):
             cid, sid, lr, label, sr, subtype, prob, judge, error, raw = row
             verdicts.setdefault(sid, {})[cid] = ClaimVerdict(
                 claim_id=cid, label_reason=lr, label=label, subtype_reason=sr, subtype=subtype, probability=prob,
-                judge=judge, error=error, raw_output=raw,
+                judge=judge, error=error, raw_output=raw, **extras.get(cid, {}),
             )
         votes: dict[str, list[Vote]] = {}
         if self.has_votes():
@@ -414,6 +431,32 @@ def load_run(path: str | Path) -> RunData:
         store.close()
 
 
+def passages_json(sample: Sample) -> str:
+    return json.dumps([p.model_dump(exclude_none=True) for p in sample.passages], ensure_ascii=False)
+
+
+#: ClaimVerdict fields kept in the verdict_evidence table (RAG evidence, citations, what the judge saw).
+EVIDENCE_FIELDS = ("evidence", "evidence_verified", "citations", "citation", "shown")
+
+
+def evidence_json(verdict: ClaimVerdict) -> str | None:
+    """The verdict's evidence and citation fields as JSON, or None when it has none."""
+    data = verdict.model_dump(mode="json", include=set(EVIDENCE_FIELDS), exclude_defaults=True)
+    return json.dumps(data, ensure_ascii=False) if data else None
+
+
+def _add_evidence_columns(claims: pd.DataFrame, results: list[ResponseResult]) -> None:
+    """Evidence and citation columns on the claims frame: passage ids, first quote, verified, citations."""
+    by_id = {v.claim_id: v for r in results for v in r.verdicts}
+    rows = [by_id.get(cid) for cid in claims["claim_id"]]
+    claims["evidence_passages"] = [tuple(dict.fromkeys(e.passage_id for e in v.evidence if e.passage_id))
+                                   if v else () for v in rows]
+    claims["evidence_quote"] = [v.evidence[0].quote if v and v.evidence else None for v in rows]
+    claims["evidence_verified"] = pd.array([v.evidence_verified if v else None for v in rows], dtype="boolean")
+    claims["citations"] = [v.citations if v else () for v in rows]
+    claims["citation"] = [v.citation.value if v and v.citation else None for v in rows]
+
+
 def _load_run(store: RunStore, path: Path) -> RunData:
     from hallumeasure.labels import Policy
     from hallumeasure.pipeline.aggregate import summarise_run
@@ -434,6 +477,7 @@ def _load_run(store: RunStore, path: Path) -> RunData:
         store.db,
     )
     results = store.results()
+    _add_evidence_columns(claims, results)
     skipped = store.input_problems()
     responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
     policy = manifest.policy if manifest else Policy()

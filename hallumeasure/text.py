@@ -21,6 +21,7 @@ RESERVED_TAGS = (
     "hypothesis",
     "focus",
     "flag",
+    "passage",
 )
 # Characters that print as nothing. A reader (or a model) may not see them, so a delimiter with one
 # slipped between its letters must still count as a delimiter.

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hallumeasure.labels import Label, Policy, Subtype
 
@@ -28,14 +28,39 @@ class Mode(StrEnum):
         return self in (Mode.COT_ONE, Mode.NOCOT_ONE)
 
 
-class Sample(BaseModel):
-    """One response to measure, with the source text it should be grounded in."""
+class Passage(BaseModel):
+    """One retrieved passage of a source: an id the response can cite, its text, and where it came from."""
 
     model_config = ConfigDict(frozen=True)
 
     id: str = Field(min_length=1)
-    context: str
+    text: str
+    title: str | None = None
+    url: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _strip_id(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("a passage id must not be blank")
+        return value
+
+
+class Sample(BaseModel):
+    """One response to measure, with the source it should be grounded in.
+
+    The source is either one ``context`` string or a list of ``passages`` (RAG); with passages and
+    no context, ``context`` is the passages' texts joined by blank lines, so every stage that reads
+    one source text keeps working. ``sources`` gives the passages either way.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    context: str = ""
     response: str
+    passages: tuple[Passage, ...] = ()
     question: str | None = None
     model: str | None = None
     tags: tuple[str, ...] = ()
@@ -48,6 +73,29 @@ class Sample(BaseModel):
         if not value:
             raise ValueError("id must not be blank")
         return value
+
+    @model_validator(mode="after")
+    def _context_from_passages(self) -> "Sample":
+        ids = [p.id for p in self.passages]
+        if len(set(ids)) != len(ids):
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"passage ids must be unique within a sample; repeated: {twice}")
+        if self.passages and not self.context:
+            object.__setattr__(self, "context", joined_text(self.passages))
+        return self
+
+    @property
+    def sources(self) -> tuple[Passage, ...]:
+        """The passages, or the one context as passage "1"."""
+        return self.passages or (Passage(id="1", text=self.context),)
+
+
+#: What separates passages when they are read as one context.
+PASSAGE_SEPARATOR = "\n\n"
+
+
+def joined_text(passages: "tuple[Passage, ...] | list[Passage]") -> str:
+    return PASSAGE_SEPARATOR.join(p.text for p in passages)
 
 
 class Span(BaseModel):
@@ -71,6 +119,34 @@ class Claim(BaseModel):
     spans: tuple[Span, ...] = ()
 
 
+class Evidence(BaseModel):
+    """A quote that backs (or contradicts) a claim, with where it sits in its passage.
+
+    ``start``/``end`` are character offsets into the passage's text when the quote was found there;
+    ``verified`` says whether it was (after light normalisation: whitespace, quote marks, case).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    passage_id: str | None = None
+    quote: str
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+    verified: bool = False
+
+
+class CitationFinding(StrEnum):
+    """What a claim's citations say next to its label (see hallumeasure/citations.py)."""
+
+    CORRECT = "correct"  # a cited passage supports the claim
+    WRONG_PASSAGE = "wrong_passage"  # cited passages do not support it, another passage does
+    UNCITED = "uncited"  # the response cites passages, this claim's sentence cites none
+    CITED_CONTRADICTS = "cited_contradicts"  # a cited passage contradicts the claim
+    CITED_UNSUPPORTED = "cited_unsupported"  # cites passages, but no passage supports the claim
+    UNKNOWN_PASSAGE = "unknown_passage"  # cites only ids that are not among the passages
+    UNCHECKED = "unchecked"  # supported, but no verified quote says which passage supports it
+
+
 class ClaimVerdict(BaseModel):
     """The judge's decision on one claim; an error row when ``error`` is set and ``label`` is None."""
 
@@ -86,6 +162,15 @@ class ClaimVerdict(BaseModel):
     judge: str
     error: str | None = None
     raw_output: str | None = None
+    #: Quotes the verdict rests on, each checked against its passage.
+    evidence: tuple[Evidence, ...] = ()
+    #: False when a quote could not be found in its passage; None when there was no quote to check.
+    evidence_verified: bool | None = None
+    #: Passage ids that the claim's sentence in the response cites.
+    citations: tuple[str, ...] = ()
+    citation: CitationFinding | None = None
+    #: When the source was too long for the judge: the passage ranges it saw ("3:120-890").
+    shown: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -45,7 +45,7 @@ def run(tmp_path):
 
 @pytest.mark.parametrize("option, value", [
     ("--concurrency", "0"), ("--concurrency", "-3"), ("--max-concurrency", "0"), ("--max-retries", "-1"),
-    ("--timeout", "0"), ("--batch-poll", "0"), ("--max-context-chars", "0"),
+    ("--timeout", "0"), ("--batch-poll", "0"), ("--max-context-tokens", "0"),
     ("--min-unsupported-rate", "3"), ("--min-unsupported-claims", "-1"), ("--flag-threshold", "5"),
 ])
 def test_measure_rejects_out_of_range_numbers(tmp_path, option, value):

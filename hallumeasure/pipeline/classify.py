@@ -3,16 +3,17 @@
 The configurations share one code path; they differ only in data (prompt, contract, tool):
 chain of thought or not, one claim per call or all claims of a response in one call.
 
-Every request puts the instructions and the context first, marked as a cacheable prefix, and the
-claim(s) last. In the one-claim modes every claim of a response shares that prefix, and a provider
-can read a cached prefix only once the request that writes it has answered. So, where the provider
-caches and the prefix is long enough to be cached (``Model.api.min_cache_tokens``), the pipeline
-sends a warm-up request with the prefix alone (``warm_up``, one output token) together with the
-extraction call; when extraction returns, every claim goes out at once and reads the cache. The very
-first warm-up of a run writes the run-wide part (tools and system prompt) before the others start,
-so that part is written once per run. A judge asked without a warm-up (called directly) judges the
-first claim alone and fans out when it has answered. No warm-up where nothing can be cached: a short
-prefix, a provider without caching, batch mode, or ``warm_cache=False``.
+Every request puts the instructions and the context (its passages, each fenced with its id) first,
+marked as a cacheable prefix, and the claim(s) last. In the one-claim modes every claim of a response
+shares that prefix, and a provider can read a cached prefix only once the request that writes it has
+answered. So, where the provider caches and the prefix is long enough to be cached
+(``Model.api.min_cache_tokens``), the pipeline sends a warm-up request with the prefix alone
+(``warm_up``, one output token) together with the extraction call; when extraction returns, every
+claim goes out at once and reads the cache. The very first warm-up of a run writes the run-wide part
+(tools and system prompt) before the others start, so that part is written once per run. A judge
+asked without a warm-up (called directly) judges the first claim alone and fans out when it has
+answered. No warm-up where nothing can be cached: a short prefix, a provider without caching, batch
+mode, or ``warm_cache=False``.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from hallumeasure.errors import HalluMeasureError
+from hallumeasure.evidence import all_verified, verify
 from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
 from hallumeasure.models.cache import request_key
 from hallumeasure.models.limits import text_tokens
 from hallumeasure.models.model import Model
 from hallumeasure.outputs import CotVerdict, CotVerdicts, PlainVerdict, PlainVerdicts, tool_schema
 from hallumeasure.parsing import ask_structured
+from hallumeasure.passages import context_block
 from hallumeasure.pipeline.extract import question_block
 from hallumeasure.pipeline.protocols import Judgement, WarmUp
 from hallumeasure.prompts import Prompt, load_prompt
@@ -183,7 +186,7 @@ class LLMJudge:
 
     def _render(self, sample: Sample, **values: str) -> tuple[str, Message]:
         return self.prompt.render(question_block=question_block(sample),
-                                  context_block=fence("context", sample.context), **values)
+                                  context_block=context_block(sample), **values)
 
     def request(self, sample: Sample, claims: Sequence[Claim]) -> GenerateRequest:
         """The request for ``claims``: context first (shared, cacheable), the claim(s) last."""
@@ -228,7 +231,7 @@ class LLMJudge:
                 return left[0] + right[0], usage + left[1] + right[1]
             return [self._error(c, result.error, result.raw_output) for c in claims], usage
         if self.mode.one_claim:
-            return [self._verdict(claims[0], result.value)], usage
+            return [self._verdict(sample, claims[0], result.value)], usage
         by_id = {_short_id(c): c for c in claims}
         found: dict[str, ClaimVerdict] = {}
         for item in result.value.verdicts:  # type: ignore[attr-defined]
@@ -236,7 +239,7 @@ class LLMJudge:
             if claim is None or claim.id in found:
                 self.extra_verdicts += 1
                 continue
-            found[claim.id] = self._verdict(claim, item)
+            found[claim.id] = self._verdict(sample, claim, item)
         missing = [c for c in claims if c.id not in found]
         if missing and len(claims) > 1:
             # Ask again for each forgotten claim on its own, with the same prompt and contract.
@@ -249,8 +252,11 @@ class LLMJudge:
                                                result.raw_output)
         return [found[c.id] for c in claims], usage
 
-    def _verdict(self, claim: Claim, value: BaseModel) -> ClaimVerdict:
+    def _verdict(self, sample: Sample, claim: Claim, value: BaseModel) -> ClaimVerdict:
+        evidence = [verify(sample, e.passage_id, e.quote) for e in getattr(value, "evidence", ())]
         return ClaimVerdict(
+            evidence=tuple(evidence),
+            evidence_verified=all_verified(evidence),
             claim_id=claim.id,
             label_reason=getattr(value, "label_reason", None),
             label=value.label,  # type: ignore[attr-defined]

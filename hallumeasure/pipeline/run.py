@@ -1,8 +1,8 @@
 """Run the pipeline over samples: extract -> classify -> aggregate, stored as it goes, resumable.
 
 Nothing is lost: every sample ends as one stored result, and a sample that cannot be measured
-(extraction failed, a context too long for the judge, an unexpected error) is an error row that
-says why. Claims the judge could not decide are error rows of their own.
+(extraction failed, an unexpected error) is an error row that says why. A source of any length is
+judged: when it does not fit the judge's window, against the chunks that matter to each response. Claims the judge could not decide are error rows of their own.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hallumeasure.errors import InputError, RunStoreError
+from hallumeasure.evidence import count_unverified
 from hallumeasure.labels import Policy
 from hallumeasure.pipeline.aggregate import summarise_response, summarise_run
 from hallumeasure.pipeline.protocols import CacheWarmingJudge, ClaimExtractor, ClaimJudge, Extraction, WarmUp
+from hallumeasure.rag import SourceOptions, finish, prepare, view
 from hallumeasure.store import RunStore, existing_run_error
 from hallumeasure.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.version import __version__
@@ -29,47 +31,37 @@ Progress = Callable[[ResponseResult], None]
 T = TypeVar("T")
 
 
-def context_limit(judge: ClaimJudge, max_context_chars: int | None = None) -> int | None:
-    """The longest context (characters) to send to ``judge``: the explicit limit, else the judge's own."""
-    limit = max_context_chars if max_context_chars is not None else getattr(judge, "max_context_chars", None)
-    return int(limit) if limit else None
-
-
-def context_too_long(sample: Sample, limit: int | None) -> str | None:
-    """Why ``sample`` cannot be judged under ``limit``, or None when its context fits."""
-    if limit is None or len(sample.context) <= limit:
-        return None
-    return (f"the context has {len(sample.context):,} characters, more than the judge accepts "
-            f"(max_context_chars={limit:,}); split the source into smaller contexts or raise the limit")
-
-
 async def measure_sample(
     sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy, *,
-    max_context_chars: int | None = None,
+    sources: SourceOptions | None = None,
 ) -> ResponseResult:
     """Measure one sample. Failures become error rows on the result; this never raises for model trouble.
 
-    A context longer than ``max_context_chars`` (default: the judge's ``max_context_chars``, if it
-    has one) is not sent: the result is an error row that gives the length and the limit.
+    Citation markers are taken out of the response the stages see (claim spans still point into it); a source longer than the
+    judge's window is cut to the chunks that matter to the claims (hallumeasure/retrieval.py);
+    quotes are checked against the full passages and citations judged (hallumeasure/rag.py).
     """
-    too_long = context_too_long(sample, context_limit(judge, max_context_chars))
-    if too_long is not None:
-        return summarise_response(sample, [], [], policy, error=too_long)
+    sources = sources or SourceOptions()
     warm = WarmUp()
     try:
-        extraction, warm = await _extract_and_warm_up(sample, extractor, judge)
+        prepared = prepare(sample, sources)
+        extraction, warm = await _extract_and_warm_up(prepared.sample, extractor, judge)
         if extraction.error is not None:
             return summarise_response(sample, [], [], policy, usage=extraction.usage + warm.usage,
                                       error=extraction.error)
+        claims = prepared.restore(extraction.claims)
+        shown = view(prepared.sample, claims, judge.name, sources)
         if isinstance(judge, CacheWarmingJudge):
-            judgement = await judge.judge(sample, extraction.claims, warmed=warm.ok)
+            # the warm-up wrote the prefix of the whole source; a view cut per claim has other prefixes
+            judgement = await judge.judge(shown.sample, claims, warmed=warm.ok and shown.sample is prepared.sample)
         else:
-            judgement = await judge.judge(sample, extraction.claims)
-    except Exception as exc:
+            judgement = await judge.judge(shown.sample, claims)
+        verdicts = _complete(claims, judgement.verdicts, judge.name)
+        verdicts = finish(sample, prepared, shown, claims, verdicts)
+    except Exception as exc:  # noqa: BLE001 - an unexpected bug in one sample must not lose the others
         log.exception("sample %s failed", sample.id)
         return summarise_response(sample, [], [], policy, usage=warm.usage, error=f"{type(exc).__name__}: {exc}")
-    verdicts = _complete(extraction.claims, judgement.verdicts, judge.name)
-    result = summarise_response(sample, extraction.claims, verdicts, policy, score=judgement.score,
+    result = summarise_response(sample, claims, verdicts, policy, score=judgement.score,
                                 usage=extraction.usage + warm.usage + judgement.usage)
     return result.model_copy(update={"votes": judgement.votes}) if judgement.votes else result
 
@@ -108,7 +100,7 @@ async def measure_samples(
     store: RunStore | None = None,
     concurrency: int = 4,
     progress: Progress | None = None,
-    max_context_chars: int | None = None,
+    sources: SourceOptions | None = None,
 ) -> list[ResponseResult]:
     """Measure samples with at most ``concurrency`` in flight; each result is stored as soon as it is ready."""
     policy = policy or Policy()
@@ -116,7 +108,7 @@ async def measure_samples(
 
     async def one(sample: Sample) -> ResponseResult:
         async with gate:
-            result = await measure_sample(sample, extractor, judge, policy, max_context_chars=max_context_chars)
+            result = await measure_sample(sample, extractor, judge, policy, sources=sources)
         if store is not None:
             result = _store(store, sample, result, policy)
         if progress is not None:
@@ -187,7 +179,7 @@ def run_measurement(
     settings: dict[str, Any] | None = None,
     detector: str = "claims",
     progress: Progress | None = None,
-    max_context_chars: int | None = None,
+    sources: SourceOptions | None = None,
     input_problems: Iterable[Any] = (),
     overwrite: bool = False,
 ) -> tuple[RunManifest, list[ResponseResult]]:
@@ -203,7 +195,7 @@ def run_measurement(
     policy = policy or Policy()
     _check_unique_ids(samples)
     input_problems = list(input_problems)
-    limit = context_limit(judge, max_context_chars)
+    sources = sources or SourceOptions()
     with RunStore(out, write=True, overwrite=overwrite) as store:
         previous = store.read_manifest()
         manifest = RunManifest(
@@ -219,7 +211,7 @@ def run_measurement(
             policy=policy,
             prompts=prompt_hashes(extractor, judge),
             settings={"extractor": extractor.settings(), "judge": judge.settings(), "concurrency": concurrency,
-                      **({"max_context_chars": limit} if limit else {}), **(settings or {})},
+                      "sources": sources.settings(judge.name), **(settings or {})},
             started_at=datetime.now(UTC),
         )
         if previous is not None:
@@ -237,7 +229,7 @@ def run_measurement(
         store.write_manifest(manifest)
         done = store.done_ids() if resume else set()
         todo = [s for s in samples if s.id not in done]
-        run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, limit))
+        run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, sources))
         results = store.results()
         summary = summarise_run(results, policy)
         skipped = len(input_problems) or int((settings or {}).get("skipped_input_rows", 0))
@@ -254,12 +246,18 @@ def run_measurement(
                     "responses_with_errors": summary.n_responses_with_errors,
                     "claims": summary.n_claims,
                     "skipped_input_rows": skipped,
+                    **_evidence_counts(results),
                 },
                 "usage": summary.usage,
             }
         )
         store.write_manifest(manifest)
     return manifest, results
+
+
+def _evidence_counts(results: Sequence[ResponseResult]) -> dict[str, int]:
+    unverified, checked = count_unverified(v for r in results for v in r.verdicts)
+    return {"claims_with_evidence": checked, "evidence_unverified": unverified}
 
 
 def _check_unique_ids(samples: Sequence[Sample]) -> None:
@@ -274,10 +272,11 @@ def _check_unique_ids(samples: Sequence[Sample]) -> None:
 
 
 async def _measure_and_close(todo: list[Sample], extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy,
-                             store: RunStore, concurrency: int, progress: Progress | None, limit: int | None) -> None:
+                             store: RunStore, concurrency: int, progress: Progress | None,
+                             sources: SourceOptions | None) -> None:
     try:
         await measure_samples(todo, extractor, judge, policy, store=store, concurrency=concurrency,
-                              progress=progress, max_context_chars=limit)
+                              progress=progress, sources=sources)
     finally:
         await close_stage_models(extractor, judge)
 

@@ -22,7 +22,9 @@ from hallumeasure.errors import ConfigError
 from hallumeasure.report.align import align_claim, highlight
 from hallumeasure.report.calibrate import CalibrationReport, calibrate_best_run
 from hallumeasure.report.comparison import Comparison, compare_groups
+from hallumeasure.rag import RagSummary
 from hallumeasure.report.plots import LABEL_ORDER, save_report_plots
+from hallumeasure.report.rag import ClaimEvidence, load_rag, passage_use_line
 from hallumeasure.report.render import data_uri, render_html, render_markdown
 from hallumeasure.report.runs import (
     Group,
@@ -60,6 +62,8 @@ class ComparisonReport(BaseModel):
     calibrations: list[CalibrationReport] = []
     #: Runs measured with repeats or a panel: flip rates, kappas, intervals with the judge's variance.
     judge_stability: list[RunStability] = []
+    #: Evidence, citation and passage-use numbers per run and model (empty when no run has any).
+    rag: list[RagSummary] = []
 
 
 @dataclass
@@ -72,6 +76,7 @@ class ClaimRow:
     subtype_reason: str
     source: str
     overlap: float | None
+    evidence: ClaimEvidence | None = None
 
 
 @dataclass
@@ -96,7 +101,8 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def worst_examples(run: LoadedRun, group: Group, limit: int) -> list[Example]:
+def worst_examples(run: LoadedRun, group: Group, limit: int,
+                   evidence: dict[str, ClaimEvidence] | None = None) -> list[Example]:
     """The ``limit`` responses of a group with the highest unsupported rate, with their claims aligned."""
     if limit <= 0:
         return []
@@ -126,6 +132,7 @@ def worst_examples(run: LoadedRun, group: Group, limit: int) -> list[Example]:
                 subtype_reason=_text(claim["subtype_reason"]),
                 source=alignment.sentence if alignment else "",
                 overlap=alignment.overlap if alignment else None,
+                evidence=(evidence or {}).get(claim["claim_id"]),
             ))
         example.context_html = highlight(context, alignments)
         examples.append(example)
@@ -169,7 +176,10 @@ def compare_runs(
     comparisons = [compare_groups(a.units, b.units, a.name, b.name, **options)
                    for a, b in itertools.combinations(groups, 2)
                    if allow_mismatch or comparable_groups(a, b, by_name)]
-    examples = [e for g in groups for e in worst_examples(by_name[g.run], g, worst)]
+    rag = {run.name: load_rag(run.data.path) for run in runs}
+    examples = [e for g in groups for e in worst_examples(by_name[g.run], g, worst, rag[g.run][1])]
+    rag_rows = [s.model_copy(update={"model": f"{name}: {s.model}" if len(runs) > 1 else s.model})
+                for name, (summaries, _) in rag.items() for s in summaries if s.applies]
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -177,7 +187,7 @@ def compare_runs(
     report = ComparisonReport(
         title=title, runs=[run_info(r) for r in runs], run_stats=run_stats, model_stats=model_stats,
         comparisons=comparisons, mismatches=found, policy=policy_lines(runs), notes=judge_notes(runs),
-        resamples=resamples, seed=seed, confidence=confidence,
+        resamples=resamples, seed=seed, confidence=confidence, rag=rag_rows,
         files=["report.md", "report.html", "report.json", *[name for name, _ in plots]],
         calibrations=[calibrate_best_run([(r.name, r.data) for r in runs], path, confidence=confidence)
                       for path in labels or []],
@@ -185,7 +195,7 @@ def compare_runs(
     )
     subtypes = [x for x in SUBTYPES if any(s.subtype_counts[x] for s in model_stats)]
     context = {"report": report, "examples": examples, "percent": round(confidence * 100),
-               "labels": LABEL_ORDER, "subtypes": subtypes}
+               "labels": LABEL_ORDER, "subtypes": subtypes, "passage_use": passage_use_line}
     (out / "report.md").write_text(
         render_markdown("report.md.j2", plots=[{"file": f, "title": t} for f, t in plots], **context),
         encoding="utf-8")

@@ -1,9 +1,9 @@
 """Bad input: every bad row gets a message that names it, and the other rows are measured.
 
-Decision for a context longer than the judge's window: no chunking. A judge (or a run) may set
-``max_context_chars``; a longer context is not sent and its sample becomes an error row that gives
-the length and the limit. Without a limit, the provider's own refusal ("prompt is too long")
-becomes the error row, with the provider's error code. Either way the other samples are measured.
+A source longer than the judge's window is not refused: it is cut, per response, to the chunks that
+matter to the claims (hallumeasure/retrieval.py), within ``max_context_tokens`` or the window known
+for the judge's model. A provider that still refuses a prompt ("prompt is too long") gives an error
+row with its error code. Either way the other samples are measured.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from typer.testing import CliRunner
 from hallumeasure.cli import app
 from hallumeasure.errors import InputError
 from hallumeasure.inputs import load_samples
-from hallumeasure.models.fake import FakeAPI, demo_responder
+from hallumeasure.models.fake import FakeAPI, count_tokens, demo_responder
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.protocols import Extraction
 from hallumeasure.pipeline.run import measure_samples, run_measurement
+from hallumeasure.rag import SourceOptions
 from hallumeasure.store import load_run
 from hallumeasure.testing import AnthropicServer, BedrockServer, default_answer
 from hallumeasure.testing.anthropic_server import error_reply as anthropic_error
@@ -156,21 +157,23 @@ def _big_line_file(tmp_path: Path, size: int = 10_000_000) -> Path:
                                           {"id": "small-2", **GOOD}])
 
 
-def test_a_10_mb_line_loads_and_a_context_over_the_judges_limit_is_an_explicit_error_row(tmp_path):
+def test_a_10_mb_line_loads_and_its_context_is_judged_through_a_view_within_the_budget(tmp_path):
     loaded = load_samples(_big_line_file(tmp_path))
     assert [len(s.context) for s in loaded.samples][1] == 10_000_000 and not loaded.problems
     api = FakeAPI()
     model = Model(api)
     manifest, results = run_measurement(loaded.samples, tmp_path / "run", LLMExtractor(model), LLMJudge(model),
-                                        mode=Mode.COT_ONE, input_sha256=loaded.sha256, max_context_chars=200_000)
+                                        mode=Mode.COT_ONE, input_sha256=loaded.sha256,
+                                        sources=SourceOptions(max_context_tokens=2_000))
     check_nothing_lost(tmp_path / "run", loaded.samples)
     by_id = {r.sample_id: r for r in results}
-    assert by_id["huge"].error == ("the context has 10,000,000 characters, more than the judge accepts "
-                                   "(max_context_chars=200,000); split the source into smaller contexts or raise "
-                                   "the limit")
-    assert by_id["small"].error is None and by_id["small-2"].error is None and by_id["small"].n_claims == 1
-    assert not any("24 km long and opened" in m.text for r in api.requests for m in r.messages)  # never sent
-    assert manifest.settings["max_context_chars"] == 200_000 and manifest.counts["error_responses"] == 1
+    assert all(r.error is None and r.n_errors == 0 for r in results)
+    (huge,) = by_id["huge"].verdicts
+    assert huge.label == "supported" and huge.shown and all(s.startswith("1:") for s in huge.shown)
+    judged = [r for r in api.requests if r.tool and r.tool.name == "record_verdict"]
+    longest = max(count_tokens(m.text) for r in judged for m in r.messages)
+    assert longest < 2_000 + 200  # the view (at most 2,000 source tokens) plus the claim and the markup
+    assert manifest.settings["sources"]["context_budget_tokens"] == 2_000
 
 
 def _window(limit: int, error):
@@ -265,7 +268,8 @@ def test_the_cli_reads_a_semicolon_csv_and_explains_a_missing_column(tmp_path):
     assert mapped.exit_code == 0, mapped.output
 
 
-def test_the_cli_measures_around_a_10_mb_line_the_provider_refuses(tmp_path, monkeypatch):
+def test_the_cli_measures_a_10_mb_line_within_the_models_window(tmp_path, monkeypatch):
+    """No limit to raise: the judge is shown what its window holds, so the provider never refuses."""
     data = _big_line_file(tmp_path)
     refuse = anthropic_error(400, "prompt is too long: 2500000 tokens > 200000 maximum")
     with AnthropicServer(answer=_window(1_000_000, refuse)) as srv:
@@ -273,12 +277,12 @@ def test_the_cli_measures_around_a_10_mb_line_the_provider_refuses(tmp_path, mon
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
         result = runner.invoke(app, ["measure", str(data), "--out", str(tmp_path / "run"), "--extractor",
                                      "anthropic:claude-sim", "--judge", "anthropic:claude-sim", "--no-cache"])
-    assert result.exit_code == 3, result.output
-    assert "0 response(s) and 1 claim(s) ended as error rows" in result.output
+        longest = max(len(json.dumps(body)) for body in srv.bodies)
+    assert result.exit_code == 0, result.output
+    assert longest < 1_000_000
     check_nothing_lost(tmp_path / "run", load_samples(data).samples)
     claims = load_run(tmp_path / "run").claims.set_index("sample_id")
-    assert "prompt is too long" in claims.loc["huge", "error"]
-    assert claims.loc[["small", "small-2"], "error"].isna().all()
+    assert claims["error"].isna().all() and claims.loc["huge", "label"] == "supported"
 
 
 def test_skipped_input_rows_are_stored_with_the_run(tmp_path):

@@ -1,0 +1,126 @@
+"""The RAG section of the reports: citation precision and recall per model, unverified evidence, passage use,
+and each claim's evidence quote highlighted in its passage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from markupsafe import Markup, escape
+
+from hallumeasure.evidence import find_quote
+from hallumeasure.rag import RagSummary, rag_summaries
+from hallumeasure.store import RunStore
+from hallumeasure.types import ClaimVerdict, Sample
+
+
+@dataclass
+class ClaimEvidence:
+    """What the drill-downs show beside a claim: its quote in its passage, and its citation finding."""
+
+    passage_id: str | None
+    title: str | None
+    quote: str
+    verified: bool
+    citation: str | None
+    citations: tuple[str, ...]
+    #: The passage as safe HTML with the quote marked (empty when the quote was not found).
+    passage_html: Markup
+
+
+def load_rag(run_dir: str | Path) -> tuple[list[RagSummary], dict[str, ClaimEvidence]]:
+    """The run's RAG summaries (whole run, then per model) and the evidence of each claim, by claim id."""
+    with RunStore(run_dir) as store:
+        results, samples = store.results(), {s.id: s for s in store.samples()}
+    evidence = {v.claim_id: view for r in results for v in r.verdicts
+                if (view := claim_evidence(samples.get(r.sample_id), v)) is not None}
+    return rag_summaries(results, list(samples.values())), evidence
+
+
+def claim_evidence(sample: Sample | None, verdict: ClaimVerdict) -> ClaimEvidence | None:
+    if sample is None or not (verdict.evidence or verdict.citation):
+        return None
+    first = verdict.evidence[0] if verdict.evidence else None
+    passage = next((p for p in sample.sources if first and p.id == first.passage_id), None)
+    html = Markup("")
+    if passage is not None and first is not None and first.verified:
+        span = find_quote(first.quote, passage.text)
+        if span is not None:
+            start, end = span
+            html = escape(passage.text[:start]) + Markup("<mark>") + escape(passage.text[start:end]) \
+                + Markup("</mark>") + escape(passage.text[end:])
+    return ClaimEvidence(
+        passage_id=first.passage_id if first else None, title=passage.title if passage else None,
+        quote=first.quote if first else "", verified=bool(first and first.verified),
+        citation=verdict.citation.value if verdict.citation else None, citations=verdict.citations,
+        passage_html=html)
+
+
+def share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def passage_use_line(summary: RagSummary) -> str:
+    """"1: cited 33, supports 22, contradicts 4; 2: ..." for the passages listed in the summary."""
+    return "; ".join(f"{u.passage_id}: cited {u.cited}, supports {u.supported}, contradicts {u.contradicted}"
+                     for u in summary.passage_use)
+
+
+def print_rag(console, summaries: list[RagSummary]) -> None:
+    """The RAG table of ``show`` (nothing when the run has nothing RAG to report)."""
+    from rich.table import Table
+
+    rows = [s for s in summaries if s.applies]
+    if not rows:
+        return
+    table = Table(title="RAG: evidence and citations", title_justify="left")
+    for name in ("model", "citing", "citation precision", "citation recall", "wrong passage", "uncited",
+                 "cites contradicting", "unverified evidence", "cut", "passages used"):
+        table.add_column(name, justify="left" if name == "model" else "right")
+    for s in rows:
+        table.add_row(escape_rich(s.model), f"{s.n_citing_responses}/{s.n_responses}", share(s.citation_precision),
+                      share(s.citation_recall), str(s.findings.get("wrong_passage", 0)),
+                      str(s.findings.get("uncited", 0)), str(s.findings.get("cited_contradicts", 0)),
+                      f"{s.n_evidence_unverified}/{s.n_claims_with_evidence}", str(s.n_claims_cut),
+                      f"{s.n_passages_used}/{s.n_passages}")
+    console.print(table)
+    for s in rows[:1]:
+        if s.passage_use:
+            console.print(f"passage use (by id): {escape_rich(passage_use_line(s))}", highlight=False,
+                          soft_wrap=True)
+
+
+def escape_rich(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def evidence_cell(evidence: ClaimEvidence | None) -> str:
+    """One line for a claims table: [passage] "quote" (unverified), citation finding."""
+    if evidence is None:
+        return ""
+    parts = []
+    if evidence.quote:
+        parts.append(f"[{evidence.passage_id}] \"{evidence.quote}\"" + ("" if evidence.verified else " (NOT FOUND)"))
+    if evidence.citation:
+        parts.append(f"citation: {evidence.citation}" + (f" {list(evidence.citations)}" if evidence.citations else ""))
+    return "; ".join(parts)
+
+
+def evidence_table_html(claims, evidence: dict[str, ClaimEvidence], limit: int = 20) -> Markup:
+    """An HTML table of claims (a DataFrame of ``load_run(...).claims``) with their citation finding and
+    their evidence quote marked in its passage; every piece of run text is escaped."""
+    rows = [Markup("<tr><th>sample</th><th>claim</th><th>label</th><th>cites</th><th>citation</th>"
+                   "<th>evidence in its passage</th></tr>")]
+    for record in claims.head(limit).to_dict(orient="records"):
+        found = evidence.get(record["claim_id"])
+        passage = Markup("")
+        if found is not None and found.passage_html:
+            passage = Markup("<b>[{}] {}</b><br>{}").format(found.passage_id, found.title or "", found.passage_html)
+        elif found is not None and found.quote:
+            passage = Markup("<b>[{}]</b> \"{}\" <b>not found in the passage</b>").format(found.passage_id, found.quote)
+        rows.append(Markup("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>").format(
+            record["sample_id"], record["claim"], record["label"] or "error",
+            ", ".join(found.citations) if found else "", (found.citation or "") if found else "", passage))
+    return Markup("<table>") + Markup("").join(rows) + Markup("</table>")
