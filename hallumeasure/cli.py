@@ -122,7 +122,6 @@ def measure(
     judge: Annotated[Optional[list[str]], typer.Option(help="Claim judge spec (same forms as --extractor; default offline). Give it several times for a panel of judges whose votes are combined by --panel-rule.")] = None,
     repeats: Annotated[int, typer.Option(min=1, max=50, help="Ask each judge this many times per claim; the verdict is combined from the votes (--panel-rule) and 'show' reports flip rates and kappa. LLM judges only: the offline judge is deterministic.")] = 1,
     panel_rule: Annotated[str, typer.Option("--panel-rule", help="How votes (repeats, panel judges) become a claim's verdict: majority (ties go to the more severe label), any-unsupported, unanimous.")] = "majority",
-    judge: Annotated[str, typer.Option(help="Claim judge spec (same forms as --extractor).")] = "offline",
     extractor_option: Annotated[Optional[list[str]], typer.Option("--extractor-option", help="Constructor option of the extractor's model, key=value (repeatable): --extractor-option model=qwen2.5-7b-instruct --extractor-option base_url=http://localhost:8000/v1. Same as ?key=value in the spec; recorded in the manifest; keys are refused (use the environment).")] = None,
     judge_option: Annotated[Optional[list[str]], typer.Option("--judge-option", help="Constructor option of the judge's model, key=value (repeatable; applies to every --judge of a panel); as --extractor-option.")] = None,
     mode: Annotated[str, typer.Option(help="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")] = "cot-one",
