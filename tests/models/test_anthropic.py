@@ -126,12 +126,14 @@ def test_default_server_answers_schema_valid_tool_input_with_deterministic_usage
     [
         ({"retry_after": 0.01}, 0.01, 0.01),
         ({"retry_after_ms": 250}, 0.25, 0.25),
-        # An HTTP date has whole seconds, and the clock moves while the test runs.
-        ({"retry_after": datetime.now(timezone.utc) + timedelta(seconds=60)}, 40.0, 60.0),
+        # An HTTP date has whole seconds, and the clock moves while the test runs. The date is made
+        # when the test runs (a callable here), not at collection, which can be long before.
+        ({"retry_after": lambda: datetime.now(timezone.utc) + timedelta(seconds=60)}, 40.0, 60.0),
         ({}, None, None),
     ],
 )
 def test_rate_limit_is_retryable_with_retry_after_and_the_sdk_does_not_retry(headers, low, high):
+    headers = {k: v() if callable(v) else v for k, v in headers.items()}
     with AnthropicServer(script=[error_reply(429, **headers), tool_reply("record_verdict", {})]) as srv:
         exc = expect_provider_error(_api(srv))
         assert len(srv.requests) == 1  # SDK retries are off: the wrapper is the only layer that retries
