@@ -179,3 +179,19 @@ def test_the_bundled_example_labels_parse(tmp_path):
     claims = [r for r in rows if r["label"]]
     assert len(claims) >= 20 and all(r["claim_id"].split(":")[0] == r["sample_id"] for r in claims)
     assert {r["hallucinated"] for r in rows if not r["label"]} == {"no"}
+
+
+def test_labels_can_be_jsonl(tmp_path):
+    run = _run(tmp_path)
+    path = tmp_path / "labels.jsonl"
+    rows = [{"claim_id": "s0:c2", "label": "contradicted", "subtype": "number"},
+            {"response_id": "s2", "hallucinated": True}, {"sample_id": "s1", "hallucinated": 0}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    report = calibrate(run, path)
+    assert report.n_claims_labelled == 1 and report.n_responses_labelled == 2  # s0 is not labelled whole
+    # People call s2 hallucinated (the judge does not) and s1 faithful (the judge flags it).
+    assert (report.response_sensitivity.k, report.response_sensitivity.n) == (0, 1)
+    assert (report.response_specificity.k, report.response_specificity.n) == (0, 1)
+    path.write_text("{not json\n")
+    with pytest.raises(ConfigError, match="line 1 is not JSON"):
+        calibrate(run, path)

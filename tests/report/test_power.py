@@ -105,3 +105,19 @@ def test_plan_command_from_runs_and_from_a_rate(tmp_path):
     assert refused.exit_code == 2 and "--baseline-rate" in refused.output
     bad = CliRunner().invoke(app, ["plan", "--baseline-rate", "0.1", "--rise", "0.05", "--metric", "nope"])
     assert bad.exit_code == 2 and "unsupported_rate, hallucinated_share" in bad.output
+
+
+def test_plan_for_the_share_from_one_run_prices_a_samples_file(tmp_path):
+    from testdata import REPO
+
+    base = _run(tmp_path / "base", [0, 1, 2, 0])
+    result = CliRunner().invoke(app, ["plan", "--baseline", str(base), "--metric", "hallucinated_share",
+                                      "--rise", "0.2", "--correlation", "0.5", "--judge", "offline",
+                                      "--samples", str(REPO / "examples" / "samples.jsonl"), "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.output)
+    flags = np.array([0, 1, 1, 0] * 5, dtype=float)
+    # One run: its spread, the same spread assumed for the current run, sd = s * sqrt(2 (1 - rho)).
+    assert plan["sd_difference"] == pytest.approx(np.std(flags, ddof=1), abs=1e-6)
+    assert plan["baseline_rate"] == 0.5 and plan["cost"]["dollars"] == 0.0
+    assert plan["cost"]["assumptions"][0] == "samples as long as the 16 priced ones"
