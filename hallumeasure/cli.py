@@ -570,6 +570,32 @@ def show(
 
 
 @app.command()
+def view(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories; two runs over the same samples are shown side by side.")],
+    out_file: Annotated[Optional[Path], typer.Option("--out", "-o", help="The HTML file to write (default: view.html in the first run's directory).")] = None,
+    open_browser: Annotated[bool, typer.Option("--open", help="Open the file in the default web browser.")] = False,
+    max_responses: Annotated[int, typer.Option(min=1, help="Most responses embedded; more are cut, with a note on the page.")] = 2000,
+) -> None:
+    """Write one self-contained HTML page to look at runs: claims highlighted in the response, reasons, evidence."""
+    from hallumeasure.report.viewer import write_viewer
+
+    target = out_file or runs[0] / "view.html"
+    try:
+        path = write_viewer(runs, target, max_responses=max_responses)
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    except OSError as exc:
+        raise _fail(f"{exc.filename or target}: {exc.strerror or _one_line(exc)}") from None
+    size = path.stat().st_size
+    out.print(f"wrote {path} ({size / 1e6:.1f} MB); open it in a browser: file://{path.resolve()}",
+              markup=False, highlight=False)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())
+
+
+@app.command()
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="Run directories written by 'measure' (one may hold several models).")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Directory for report.md, report.html, report.json and plots.")],
