@@ -1,5 +1,5 @@
 // hallumeasure run viewer. Plain JavaScript, no dependency. Every piece of run data reaches the page
-// through textContent or a property that takes text (never innerHTML), so hostile text stays text.
+// through textContent or a property that takes text (never an HTML-parsing sink), so hostile text stays text.
 (function () {
   "use strict";
 
