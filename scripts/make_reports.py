@@ -4,8 +4,10 @@
     .venv/bin/python scripts/make_reports.py --judge fake --keep-runs runs/report-examples
 
 It measures ``examples/samples.jsonl`` three times (all samples; model-a only; model-b only),
-then writes ``reports/comparison/`` (model-a vs model-b from the first run) and
-``reports/audit/`` (baseline = model-a's run, current = model-b's run). Everything is
+then writes ``reports/comparison/`` (model-a vs model-b from the first run),
+``reports/audit/`` (baseline = model-a's run, current = model-b's run) and ``reports/viewer/``
+(the run viewer of the first run, and a screenshot of it taken with the system Chromium when one
+can be driven; ``screenshot.json`` records the sha256 of the page it shows). Everything else is
 deterministic: fixed seeds, no timestamps or absolute paths in the outputs, so
 ``tests/report/test_reports_current.py`` can check that the committed copy is current.
 """
@@ -13,6 +15,8 @@ deterministic: fixed seeds, no timestamps or absolute paths in the outputs, so
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import importlib.util
 import shutil
 import sys
@@ -28,6 +32,7 @@ from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.audit import AuditGates, audit_runs
 from hallumeasure.report.compare import compare_runs
+from hallumeasure.report.viewer import write_viewer
 from hallumeasure.types import Mode
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,6 +48,7 @@ Generated from `examples/samples.jsonl` by
 
 - `comparison/`: model-a against model-b (one run holding both; samples paired on context and question).
   Open `comparison/report.html` in a browser, or read `comparison/report.md`.
+- `viewer/`: `view.html` is the run viewer of the same run (`hallumeasure view`); `screenshot.png` shows it.
 - `audit/`: regression audit with baseline = model-a's responses and current = model-b's responses
   (exit code {exit_code}: {status}); `audit.junit.xml` is what a CI system would show.
 
@@ -88,6 +94,7 @@ def make_reports(out: Path, judge: str, runs_dir: Path) -> int:
 
     for part in ("comparison", "audit"):
         shutil.rmtree(out / part, ignore_errors=True)
+    write_viewer([runs_dir / "examples"], out / "viewer" / "view.html")
     compare_runs([runs_dir / "examples"], out / "comparison", resamples=RESAMPLES, seed=SEED,
                  title="Model comparison: bundled examples")
     result = audit_runs(runs_dir / "baseline-model-a", runs_dir / "current-model-b", AuditGates(),
@@ -96,6 +103,29 @@ def make_reports(out: Path, judge: str, runs_dir: Path) -> int:
         README.format(judge=judge, exit_code=result.exit_code, status=result.status, note=NOTES[judge]),
         encoding="utf-8")
     return result.exit_code
+
+
+#: The response the screenshot opens: model-b's harbor summary, whose claims carry three labels.
+SCREENSHOT_FRAGMENT = "#examples/harbor-b"
+
+
+def screenshot(viewer_dir: Path) -> str:
+    """Screenshot ``viewer_dir/view.html`` into ``screenshot.png``; returns what was done, in words."""
+    from hallumeasure.testing.browser import browser_missing, open_page
+
+    page_file = viewer_dir / "view.html"
+    reason = browser_missing()
+    if reason:
+        return f"screenshot not taken ({reason}); the committed one may now be stale"
+    with open_page(width=1400, height=900) as page:
+        page.goto(page_file.resolve().as_uri() + SCREENSHOT_FRAGMENT)
+        page.wait_for_selector("body[data-ready]")
+        page.screenshot(path=str(viewer_dir / "screenshot.png"))
+    digest = hashlib.sha256(page_file.read_bytes()).hexdigest()
+    (viewer_dir / "screenshot.json").write_text(
+        json.dumps({"page": "view.html", "page_sha256": digest, "fragment": SCREENSHOT_FRAGMENT}, indent=2) + "\n",
+        encoding="utf-8")
+    return "screenshot taken"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             code = make_reports(args.out, judge, Path(tmp) / "runs")
-    print(f"wrote {args.out}/comparison and {args.out}/audit (judge: {judge}; audit exit code {code})")
+    shot = screenshot(args.out / "viewer")
+    print(f"wrote {args.out}/comparison, {args.out}/audit and {args.out}/viewer ({shot}; judge: {judge}; "
+          f"audit exit code {code})")
     return 0
 
 

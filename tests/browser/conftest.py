@@ -18,6 +18,8 @@ ARTIFACTS = Path(os.environ.get("HALLUMEASURE_ARTIFACTS", REPO / "artifacts")) /
 @pytest.fixture(scope="session")
 def browser():
     reason = browser_missing()
+    if reason and os.environ.get("HALLUMEASURE_REQUIRE_BROWSER"):
+        pytest.fail(f"HALLUMEASURE_REQUIRE_BROWSER is set (as in CI) but {reason}")
     if reason:
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright
