@@ -435,13 +435,15 @@ def _print_summary(run_dir: Path, data=None):
         )
     out.print(table)
     if manifest is not None:
-        out.print(f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}")
-        out.print(f"policy: {manifest.policy.describe()}")
+        lines = [f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",
+                 f"policy: {manifest.policy.describe()}"]
         if manifest.judge == "offline":
-            out.print("note: the offline judge is a trained lexical/numeric model, not an LLM; "
-                      "see the README for its measured quality.")
+            lines.append("note: the offline judge is a trained lexical/numeric model, not an LLM; "
+                         "see the README for its measured quality.")
         if manifest.judge.startswith("fake"):
-            out.print("note: the fake model is a demo for tests; its labels are not a measurement.")
+            lines.append("note: the fake model is a demo for tests; its labels are not a measurement.")
+        for line in lines:  # wrapped to the terminal (80 columns when piped)
+            out.print(line, markup=False, highlight=False, soft_wrap=False)
     return data
 
 
@@ -533,6 +535,7 @@ def show(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
     claims: Annotated[bool, typer.Option(help="List every claim with its verdict (with --json: a 'claims' list).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")] = False,
+    summary: Annotated[bool, typer.Option("--summary/--no-summary", help="Print the summary table (--no-summary: only the claims).")] = True,
 ) -> None:
     """Summarise a run (and optionally list its claims)."""
     from hallumeasure.store import load_run
@@ -556,17 +559,40 @@ def show(
             payload["claims"] = _claim_records(data.claims)
         out.print_json(data=payload)
         return
-    _print_summary(run_dir, data)
-    _print_error_reasons(data, out, run_dir=run_dir)
+    if summary:
+        _print_summary(run_dir, data)
+        _print_error_reasons(data, out, run_dir=run_dir)
     if claims:
-        table = Table(show_lines=False)
-        for name in ("sample", "claim", "label", "subtype", "reason"):
-            table.add_column(name, overflow="fold")
-        for row in data.claims.to_dict(orient="records"):
-            label = _cell(row["label"]) or f"ERROR: {_cell(row['error'])}"
-            table.add_row(_cell(row["sample_id"]), _cell(row["claim"]), label, _cell(row["subtype"]),
-                          _cell(row["label_reason"]))
-        out.print(table)
+        _print_claims(data, run_dir)
+
+
+def _print_claims(data, run_dir: Path) -> None:
+    """One line per claim, cut to the terminal's width (80 columns when not a terminal); reasons when it is wide."""
+    from rich import box
+
+    wide = out.size.width >= 150
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    sample_width = min(16, max([6, *(len(str(x)) for x in data.claims["sample_id"])]))
+    table.add_column("sample", no_wrap=True, overflow="ellipsis", width=sample_width)
+    table.add_column("label", no_wrap=True, overflow="ellipsis", width=12)
+    table.add_column("subtype", no_wrap=True, overflow="ellipsis", width=11)
+    # rich squeezes every column when a text is longer than the line, so the rest is shared out here
+    rest = max(20, out.size.width - sample_width - 12 - 11 - 2 * (5 if wide else 4))
+    table.add_column("claim", no_wrap=True, overflow="ellipsis", width=rest * 2 // 5 if wide else rest)
+    if wide:
+        table.add_column("reason", no_wrap=True, overflow="ellipsis", width=rest - rest * 2 // 5)
+    for row in data.claims.to_dict(orient="records"):
+        label = _cell(row["label"])
+        shown = {"partially_supported": "partial"}.get(label, label)
+        cells = [_cell(row["sample_id"]), shown or "[red]ERROR[/red]", _cell(row["subtype"]), _cell(row["claim"])]
+        if wide:
+            cells.append(_cell(row["label_reason"]) if label else _cell(row["error"]))
+        table.add_row(*cells)
+    out.print(table)
+    out.print(f"{len(data.claims)} claims, one line each, cut to fit ('partial' = partially_supported); every "
+              "reason and the evidence in full: "
+              f"hallumeasure view {run_dir} (or: show {run_dir} --json --claims)", highlight=False, markup=False,
+              soft_wrap=False)
 
 
 @app.command()
@@ -587,8 +613,9 @@ def view(
     except OSError as exc:
         raise _fail(f"{exc.filename or target}: {exc.strerror or _one_line(exc)}") from None
     size = path.stat().st_size
-    out.print(f"wrote {path} ({size / 1e6:.1f} MB); open it in a browser: file://{path.resolve()}",
-              markup=False, highlight=False)
+    out.print(f"wrote {path} ({size / 1e6:.1f} MB, one file, works offline); open in a browser:",
+              markup=False, highlight=False, soft_wrap=False)
+    out.print(path.resolve().as_uri(), markup=False, highlight=False)  # last, whole, so a terminal can link it
     if open_browser:
         import webbrowser
 

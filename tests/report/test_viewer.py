@@ -106,6 +106,7 @@ def test_view_command_writes_the_file_and_prints_its_path(tmp_path):
     result = CliRunner().invoke(app, ["view", str(run)])
     assert result.exit_code == 0, result.output
     assert (run / "view.html").is_file() and f"wrote {run / 'view.html'}" in result.output
+    assert result.output.splitlines()[-1] == (run / "view.html").resolve().as_uri()
     target = tmp_path / "out" / "page.html"
     assert CliRunner().invoke(app, ["view", str(run), "--out", str(target)]).exit_code == 0 and target.is_file()
     missing = CliRunner().invoke(app, ["view", str(tmp_path / "nope")])
