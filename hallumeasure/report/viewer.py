@@ -78,8 +78,9 @@ class ViewerClaim(BaseModel):
     error: str | None = None
     evidence: list[ViewerEvidence] = Field(default_factory=list)
     citations: list[str] = Field(default_factory=list)
-    #: Side-by-side only: ``changed`` (the matched claim of the other run has another label) or ``new``.
-    change: Literal["changed", "new"] | None = None
+    #: Side-by-side only: ``changed`` (the matched claim of the other run has another label), ``new`` (a
+    #: claim of the second run that matches none of the first) or ``gone`` (the other way round).
+    change: Literal["changed", "new", "gone"] | None = None
     #: The other run's label for the matched claim, when ``change`` is ``changed``.
     was: str | None = None
 
@@ -260,14 +261,14 @@ def _normal(text: str) -> str:
 
 
 def _mark_changes(a: ViewerResponse, b: ViewerResponse) -> int:
-    """Mark the claims of ``b`` whose verdict differs from the matching claim of ``a``; returns how many."""
-    from hallumeasure.mitigate.metrics import similarity
+    """Mark the claims whose verdict differs between ``a`` and ``b``, and those without a match; returns how many."""
+    from hallumeasure.mitigate.metrics import ALIGN_THRESHOLD, similarity
 
     changed = 0
     for claim in b.claims:
         scored = [(similarity(claim.text, other.text), other) for other in a.claims]
         score, match = max(scored, key=lambda pair: pair[0], default=(0.0, None))
-        if match is None or score < 0.6:
+        if match is None or score < ALIGN_THRESHOLD:
             claim.change = "new"
         elif (match.label or "error") != (claim.label or "error"):
             claim.change, claim.was = "changed", match.label or "error"
@@ -276,6 +277,10 @@ def _mark_changes(a: ViewerResponse, b: ViewerResponse) -> int:
         else:
             continue
         changed += 1
+    for claim in a.claims:
+        if claim.change is None and not any(similarity(claim.text, other.text) >= ALIGN_THRESHOLD for other in b.claims):
+            claim.change = "gone"
+            changed += 1
     return changed
 
 

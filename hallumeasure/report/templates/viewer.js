@@ -83,19 +83,20 @@
     $("title").textContent = DATA.title;
     document.title = DATA.title;
     var notes = clear($("notes"));
-    DATA.runs.forEach(function (run) {
-      if (run.banner) {
-        var text = run.banner === "fake"
-          ? "Run " + run.name + " was judged by the scripted fake model: its labels demonstrate the viewer, they are not a measurement."
-          : "Run " + run.name + " was judged by the offline judge, a trained lexical/numeric model, not an LLM: read its labels as a cheap first pass (see the README for its measured quality).";
-        add(notes, el("p", { "class": "banner " + run.banner, text: text }));
-      }
+    ["fake", "offline"].forEach(function (kind) {
+      var names = DATA.runs.filter(function (run) { return run.banner === kind; }).map(function (run) { return run.name; });
+      if (!names.length) return;
+      var who = (names.length > 1 ? "Runs " : "Run ") + names.join(", ") + (names.length > 1 ? " were" : " was");
+      var text = kind === "fake"
+        ? who + " judged by the scripted fake model: the labels demonstrate the viewer, they are not a measurement."
+        : who + " judged by the offline judge, a trained lexical/numeric model, not an LLM: read the labels as a cheap first pass (see the README for its measured quality).";
+      add(notes, el("p", { "class": "banner " + kind, text: text }));
     });
     DATA.notes.forEach(function (n) { add(notes, el("p", { "class": "note", text: n })); });
     if (paired) {
       var p = DATA.pairing;
       add(notes, el("p", { "class": "note", text: "Side by side: " + DATA.runs[p.a].name + " and " + DATA.runs[p.b].name + ", " +
-        p.n_shared + " shared samples (" + p.how + "); " + p.n_changed_claims + " claim(s) changed verdict or are new, " +
+        p.n_shared + " shared samples (" + p.how + "); " + p.n_changed_claims + " claim(s) changed verdict or have no match in the other run, " +
         p.n_rewritten + " response(s) differ (shown as a word diff)." }));
     }
     var runs = clear($("runs"));
@@ -106,7 +107,7 @@
       add(box, el("div", { "class": "meta", text: meta }));
       add(box, el("div", { "class": "meta", text: "policy: " + run.policy }));
       var table = el("table", null, el("thead", null, el("tr", null,
-        ["model", "responses", "claims", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows", "labels"].map(function (h) {
+        ["model and label mix", "responses", "claims", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"].map(function (h) {
           return el("th", { text: h });
         }))));
       var body = el("tbody");
@@ -115,13 +116,13 @@
           .sort(function (a, b) { return m.subtypes[b] - m.subtypes[a]; })
           .map(function (k) { return pretty(k) + " " + m.subtypes[k]; }).join(", ");
         add(body, el("tr", null,
-          el("td", null, el("span", { text: m.name }), subtypes ? el("div", { "class": "subtypes", text: "subtypes: " + subtypes }) : null),
+          el("td", { "class": "model" }, el("strong", { text: m.name }), labelMix(m.labels),
+            subtypes ? el("div", { "class": "subtypes", text: "subtypes: " + subtypes }) : null),
           el("td", { "class": "num", text: String(m.n_responses) }),
           el("td", { "class": "num", text: String(m.n_claims) }),
           el("td", { "class": "num rate", text: estimate(m.rate) }),
           el("td", { "class": "num rate", text: estimate(m.share) }),
-          el("td", { "class": "num", text: String(m.n_error_rows) }),
-          el("td", null, labelMix(m.labels))));
+          el("td", { "class": "num", text: String(m.n_error_rows) })));
       });
       add(table, body);
       add(box, table);
@@ -370,6 +371,7 @@
         el("span", { "class": "claim-text", text: c.text }), el("span", { "class": "tag", text: tag }));
       if (c.change === "changed") add(li, el("span", { "class": "tag changed", text: "changed (other run: " + pretty(c.was) + ")" }));
       if (c.change === "new") add(li, el("span", { "class": "tag changed", text: "new: not in the other run" }));
+      if (c.change === "gone") add(li, el("span", { "class": "tag changed", text: "gone: not in the other run" }));
       li.addEventListener("click", function () { selectClaim(r.key, c.index); });
       add(list, li);
     });
@@ -432,7 +434,7 @@
     row("subtype reason", c.subtype_reason);
     row("error", c.error, "error-text");
     if (c.change === "changed") row("change", "the other run labels the matching claim " + pretty(c.was));
-    if (c.change === "new") row("change", "no matching claim in the other run");
+    if (c.change === "new" || c.change === "gone") row("change", "no matching claim in the other run");
     if (c.citations && c.citations.length) row("citations", c.citations.join(", "));
     var context = DATA.contexts[side.context];
     var ev = c.evidence.map(function (e) {
