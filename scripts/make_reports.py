@@ -6,8 +6,9 @@
 It measures ``examples/samples.jsonl`` three times (all samples; model-a only; model-b only),
 then writes ``reports/comparison/`` (model-a vs model-b from the first run),
 ``reports/audit/`` (baseline = model-a's run, current = model-b's run) and ``reports/viewer/``
-(the run viewer of the first run, and a screenshot of it taken with the system Chromium when one
-can be driven; ``screenshot.json`` records the sha256 of the page it shows). Everything else is
+(a screenshot of the comparison's run viewer, ``comparison/view.html``, taken with the system
+Chromium when one can be driven; ``screenshot.json`` records the sha256 of the page it shows).
+Everything else is
 deterministic: fixed seeds, no timestamps or absolute paths in the outputs, so
 ``tests/report/test_reports_current.py`` can check that the committed copy is current.
 """
@@ -32,7 +33,6 @@ from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.audit import AuditGates, audit_runs
 from hallumeasure.report.compare import compare_runs
-from hallumeasure.report.viewer import write_viewer
 from hallumeasure.types import Mode
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ Generated from `examples/samples.jsonl` by
 
 - `comparison/`: model-a against model-b (one run holding both; samples paired on context and question).
   Open `comparison/report.html` in a browser, or read `comparison/report.md`.
-- `viewer/`: `view.html` is the run viewer of the same run (`hallumeasure view`); `screenshot.png` shows it.
+  `comparison/view.html` is the run viewer of the same run (every claim); `viewer/screenshot.png` shows it.
 - `audit/`: regression audit with baseline = model-a's responses and current = model-b's responses
   (exit code {exit_code}: {status}); `audit.junit.xml` is what a CI system would show.
 
@@ -94,7 +94,6 @@ def make_reports(out: Path, judge: str, runs_dir: Path) -> int:
 
     for part in ("comparison", "audit"):
         shutil.rmtree(out / part, ignore_errors=True)
-    write_viewer([runs_dir / "examples"], out / "viewer" / "view.html")
     compare_runs([runs_dir / "examples"], out / "comparison", resamples=RESAMPLES, seed=SEED,
                  title="Model comparison: bundled examples")
     result = audit_runs(runs_dir / "baseline-model-a", runs_dir / "current-model-b", AuditGates(),
@@ -109,11 +108,13 @@ def make_reports(out: Path, judge: str, runs_dir: Path) -> int:
 SCREENSHOT_FRAGMENT = "#examples/harbor-b"
 
 
-def screenshot(viewer_dir: Path) -> str:
-    """Screenshot ``viewer_dir/view.html`` into ``screenshot.png``; returns what was done, in words."""
+def screenshot(reports: Path) -> str:
+    """Screenshot ``comparison/view.html`` into ``viewer/screenshot.png``; returns what was done, in words."""
     from hallumeasure.testing.browser import browser_missing, open_page
 
-    page_file = viewer_dir / "view.html"
+    page_file = reports / "comparison" / "view.html"
+    viewer_dir = reports / "viewer"
+    viewer_dir.mkdir(parents=True, exist_ok=True)
     reason = browser_missing()
     if reason:
         return f"screenshot not taken ({reason}); the committed one may now be stale"
@@ -123,7 +124,7 @@ def screenshot(viewer_dir: Path) -> str:
         page.screenshot(path=str(viewer_dir / "screenshot.png"))
     digest = hashlib.sha256(page_file.read_bytes()).hexdigest()
     (viewer_dir / "screenshot.json").write_text(
-        json.dumps({"page": "view.html", "page_sha256": digest, "fragment": SCREENSHOT_FRAGMENT}, indent=2) + "\n",
+        json.dumps({"page": "../comparison/view.html", "page_sha256": digest, "fragment": SCREENSHOT_FRAGMENT}, indent=2) + "\n",
         encoding="utf-8")
     return "screenshot taken"
 
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             code = make_reports(args.out, judge, Path(tmp) / "runs")
-    shot = screenshot(args.out / "viewer")
+    shot = screenshot(args.out)
     print(f"wrote {args.out}/comparison, {args.out}/audit and {args.out}/viewer ({shot}; judge: {judge}; "
           f"audit exit code {code})")
     return 0

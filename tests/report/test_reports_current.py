@@ -8,7 +8,7 @@ import pytest
 from testdata import REPO
 
 REPORTS = REPO / "reports"
-TEXT_FILES = ["comparison/report.md", "audit/audit.json", "audit/audit.md", "README.md", "viewer/view.html"]
+TEXT_FILES = ["comparison/report.md", "audit/audit.json", "audit/audit.md", "README.md", "comparison/view.html"]
 PNG_FILES = ["comparison/unsupported_rate.png", "comparison/hallucinated_share.png", "comparison/label_mix.png",
              "comparison/subtype_mix.png", "comparison/differences.png"]
 REGENERATE = ".venv/bin/python scripts/make_reports.py --judge {judge}"
