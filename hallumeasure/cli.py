@@ -17,7 +17,14 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from hallumeasure import __version__
@@ -30,11 +37,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+#: Stopped with Ctrl-C (128 + SIGINT, what shells report).
+EXIT_INTERRUPTED = 130
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
@@ -89,22 +99,49 @@ def _columns(pairs: list[str]) -> dict[str, str]:
 
 
 def _policy(unsupported: str, unevaluatable: str, min_claims: int, min_rate: float) -> Policy:
+    names = [x.strip() for x in unsupported.split(",") if x.strip()]
+    wrong = [x for x in names if x not in {label.value for label in Label}]
+    if wrong or not names:
+        raise _fail(f"--unsupported-labels takes a comma-separated list of {', '.join(x.value for x in Label)}; "
+                    f"got {unsupported!r}")
+    if unevaluatable not in {x.value for x in UnevaluatablePolicy}:
+        raise _fail(f"--unevaluatable must be one of {', '.join(x.value for x in UnevaluatablePolicy)}; "
+                    f"got {unevaluatable!r}")
     try:
-        labels = frozenset(Label(x.strip()) for x in unsupported.split(",") if x.strip())
+        labels = frozenset(Label(x) for x in names)
         return Policy(unsupported_labels=labels, unevaluatable=UnevaluatablePolicy(unevaluatable),
                       min_unsupported_claims=min_claims, min_unsupported_rate=min_rate)
     except ValueError as exc:
         raise _fail(f"invalid policy: {exc}") from exc
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"hallumeasure {__version__}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
 @app.callback()
 def main(
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging (-v info, -vv debug).")] = 0,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, -vvv also the libraries' own debug logs.")] = 0,
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")] = False,
 ) -> None:
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())
+    _configure_logging(verbose)
+
+
+def _configure_logging(verbose: int) -> None:
+    """Our loggers at the asked level; other libraries stay at warnings until -vvv. Secrets are redacted."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "_hallumeasure", False)]:
+        root.removeHandler(old)
+    handler._hallumeasure = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose >= 3 else logging.WARNING)
+    ours = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.getLogger("hallumeasure").setLevel(ours)
 
 
 @app.command()
@@ -195,7 +232,7 @@ def measure(
                                 threshold=0.5 if flag_threshold is None else flag_threshold, model_for=model_for)
         if no_warm_cache and hasattr(jud, "warm_cache"):
             jud.warm_cache = False  # recorded in the manifest through the judge's settings
-        with _progress(len(loaded.samples)) as advance:
+        with _progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
             manifest, results = run_measurement(
                 loaded.samples, out_dir, ext, jud, mode=run_mode, input_sha256=loaded.sha256,
                 input_path=str(input), policy=policy, resume=resume,
@@ -206,6 +243,13 @@ def measure(
                 input_problems=loaded.problems, overwrite=overwrite,
             )
         save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
+    except KeyboardInterrupt:
+        stored = _stored_count(out_dir)
+        console.print(f"[yellow]interrupted[/yellow]: {stored} of {len(loaded.samples)} samples are stored in "
+                      f"{escape(str(out_dir))} (marked interrupted; work in flight was dropped). Resume with:",
+                      highlight=False, soft_wrap=True)
+        console.print(escape(redact(_resume_command(out_dir))), highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     except OSError as exc:  # the request cache or the run directory cannot be written
@@ -240,6 +284,30 @@ def _print_error_reasons(data, where: Console, *, run_dir: Path) -> None:
     if len(reasons) > SHOWN_REASONS:
         where.print(f"  ... and {len(reasons) - SHOWN_REASONS} more: hallumeasure show {escape(str(run_dir))} --json "
                     "lists them all", highlight=False, soft_wrap=True)
+
+
+def _stored_count(run_dir: Path) -> int:
+    from hallumeasure.store import DATABASE, RunStore
+
+    if not (run_dir / DATABASE).exists():
+        return 0
+    try:
+        with RunStore(run_dir) as store:
+            return len(store.done_ids())
+    except (HalluMeasureError, OSError):
+        return 0
+
+
+def _resume_command(run_dir: Path) -> str:
+    """The command line that was typed, with --resume in place of --overwrite, so that it goes on where it stopped."""
+    import shlex
+
+    args = [a for a in sys.argv[1:] if a != "--overwrite"]
+    if "measure" not in args:  # called from Python rather than the shell: name the run directory at least
+        args = ["measure", "INPUT", "--out", str(run_dir), "(the options it was started with)"]
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["hallumeasure", *args])
 
 
 def _resume_hint(path: Path, m) -> str:
@@ -401,16 +469,41 @@ def _print_estimate(samples, mode, judge: str, extractor: str, *, gold_claims: b
 
 
 class _progress:
-    """A rich progress bar that the pipeline advances once per finished sample."""
+    """Progress the pipeline advances once per finished sample: a rich bar on a terminal, else a line now and then.
 
-    def __init__(self, total: int) -> None:
+    Off a terminal (a CI log, a pipe) a line goes to stderr at every 10% and at least every
+    ``LINE_EVERY`` seconds, so a long run shows it is alive without flooding the log.
+    """
+
+    LINE_EVERY = 30.0
+
+    def __init__(self, total: int, already: int = 0) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.total, self.done = total, already
+        self.started = self.last_line = self.clock()
+        self.last_tenth = (10 * already) // total if total else 10
+        self.terminal = console.is_terminal
         self.bar = Progress(TextColumn("measuring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=console, transient=True, disable=not console.is_terminal)
-        self.task = self.bar.add_task("measure", total=total)
+                            TimeRemainingColumn(), console=console, transient=True, disable=not self.terminal)
+        self.task = self.bar.add_task("measure", total=total, completed=already)
+
+    def advance(self, _result: object = None) -> None:
+        self.done += 1
+        if self.terminal:
+            self.bar.advance(self.task)
+            return
+        now, tenth = self.clock(), (10 * self.done) // self.total if self.total else 10
+        if tenth > self.last_tenth or now - self.last_line >= self.LINE_EVERY:
+            self.last_tenth, self.last_line = tenth, now
+            elapsed = now - self.started
+            console.print(f"measuring: {self.done}/{self.total} samples ({self.done / self.total:.0%}), "
+                          f"{elapsed:.0f} s elapsed", highlight=False, soft_wrap=True)
 
     def __enter__(self):
         self.bar.start()
-        return lambda _result: self.bar.advance(self.task)
+        return self.advance
 
     def __exit__(self, *exc: object) -> None:
         self.bar.stop()

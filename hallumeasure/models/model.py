@@ -121,6 +121,7 @@ class Model:
         if use_cache and self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
+                log.debug("%s: answered from the request cache (key %s)", self.spec, key[:12])
                 self.usage = self.usage + Usage(cached_calls=1)
                 return hit.model_copy(update={"cached": True, "usage": Usage(cached_calls=1)})
 
@@ -180,6 +181,8 @@ class Model:
                 raise
             elapsed = time.perf_counter() - started
         usage = response.usage.model_copy(update={"calls": max(1, response.usage.calls), "seconds": elapsed})
+        log.debug("%s: call answered in %.2f s (%d input, %d output, %d cache-read tokens; stop %s)", self.spec,
+                  elapsed, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, response.stop_reason)
         settle = getattr(self.limiter, "settle", None)
         if settle is not None:
             settle(estimate, usage.input_tokens + usage.cache_write_tokens + usage.output_tokens)

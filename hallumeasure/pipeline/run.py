@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,7 +54,9 @@ async def measure_sample(
     """
     too_long = context_too_long(sample, context_limit(judge, max_context_chars))
     if too_long is not None:
+        log.info("sample %s: not judged: %s", sample.id, too_long)
         return summarise_response(sample, [], [], policy, error=too_long)
+    started = time.perf_counter()
     try:
         extraction = await extractor.extract(sample)
         if extraction.error is not None:
@@ -63,9 +66,12 @@ async def measure_sample(
         log.exception("sample %s failed", sample.id)
         return summarise_response(sample, [], [], policy, error=f"{type(exc).__name__}: {exc}")
     verdicts = _complete(extraction.claims, judgement.verdicts, judge.name)
-    return summarise_response(
+    result = summarise_response(
         sample, extraction.claims, verdicts, policy, score=judgement.score, usage=extraction.usage + judgement.usage
     )
+    log.debug("sample %s: %d claims, %d unsupported, %d error rows in %.2f s", sample.id, result.n_claims,
+              result.n_unsupported, result.n_errors, time.perf_counter() - started)
+    return result
 
 
 def _complete(claims, verdicts: Sequence[ClaimVerdict], judge_name: str) -> list[ClaimVerdict]:
@@ -214,7 +220,18 @@ def run_measurement(
         store.write_manifest(manifest)
         done = store.done_ids() if resume else set()
         todo = [s for s in samples if s.id not in done]
-        run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, limit))
+        log.info("measuring %d samples into %s (%d already stored) with %s / %s", len(todo), out, len(done),
+                 extractor.name, judge.name)
+        try:
+            run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, limit))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            # Ctrl-C: work in flight is dropped (each stored result is whole); say so in the manifest.
+            stored = len(store.done_ids())
+            store.write_manifest(manifest.model_copy(update={
+                "status": "interrupted", "finished_at": datetime.now(UTC),
+                "counts": {"samples": len(samples), "results": stored}}))
+            log.info("interrupted with %d of %d samples stored", stored, len(samples))
+            raise KeyboardInterrupt from None
         results = store.results()
         summary = summarise_run(results, policy)
         skipped = len(input_problems) or int((settings or {}).get("skipped_input_rows", 0))
