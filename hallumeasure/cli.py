@@ -31,6 +31,7 @@ from hallumeasure import __version__
 from hallumeasure.config import RedactingFilter, cache_path, redact
 from hallumeasure.errors import HalluMeasureError
 from hallumeasure.labels import Label, Policy, UnevaluatablePolicy
+from hallumeasure.settings import MeasureSettings, with_settings
 
 app = typer.Typer(
     help="Measure hallucinations in grounded LLM responses, claim by claim.",
@@ -151,42 +152,24 @@ def version() -> None:
 
 
 @app.command()
+@with_settings(MeasureSettings)
 def measure(
     input: Annotated[Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
-    extractor: Annotated[str, typer.Option(help="Claim extractor: offline, fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.")] = "offline",
-    judge: Annotated[str, typer.Option(help="Claim judge spec (same forms as --extractor).")] = "offline",
-    mode: Annotated[str, typer.Option(help="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")] = "cot-one",
-    detector: Annotated[str, typer.Option(help="claims (extract + judge claims), conli (sentence then entity NLI with --judge), cascade (--first-pass judge, then --judge explains its flags).")] = "claims",
-    first_pass: Annotated[Optional[str], typer.Option("--first-pass", help="Cascade only: the cheap first-pass judge (default: offline).")] = None,
-    flag_threshold: Annotated[Optional[float], typer.Option(min=0.0, max=1.0, help="Cascade only: flag a claim when the first pass gives it at least this probability of being unsupported (default: 0.5).")] = None,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out (not with --overwrite).")] = False,
     overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first (not with --resume).")] = False,
     column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
-    model_name: Annotated[Optional[str], typer.Option("--model-name", help="Model name for rows without one.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Samples measured at once.")] = 4,
-    max_concurrency: MaxConcurrency = 8,
-    max_retries: MaxRetries = 4,
-    timeout: Timeout = 120.0,
-    cache: CacheFile = None,
-    no_cache: NoCache = False,
-    unsupported_labels: Annotated[str, typer.Option(help="Labels counted as unsupported.")] = "contradicted,absent,partially_supported",
-    unevaluatable: Annotated[str, typer.Option(help="How unevaluatable claims count: exclude, supported, unsupported.")] = "exclude",
-    min_unsupported_claims: Annotated[int, typer.Option(min=1, help="Unsupported claims that make a response hallucinated.")] = 1,
-    min_unsupported_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="...and the unsupported rate it needs.")] = 0.0,
-    strict_input: Annotated[bool, typer.Option(help="Stop at the first bad input row instead of skipping it.")] = False,
-    delimiter: Annotated[Optional[str], typer.Option(help="CSV delimiter (default: detected from the header line among , ; tab |).")] = None,
-    max_context_chars: Annotated[Optional[int], typer.Option(min=1, help="Longest context sent to the judge; a longer one becomes an error row that says so (default: no limit, the provider decides).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
-    batch: Annotated[bool, typer.Option("--batch", help="Send each stage's requests through the provider's batch service: half price, results in minutes to hours. Batch ids are kept in the run directory; --resume polls them instead of submitting again.")] = False,
-    batch_s3: Annotated[Optional[str], typer.Option("--batch-s3", help="Bedrock --batch: s3://bucket/prefix where the batch records and results go.")] = None,
-    batch_role: Annotated[Optional[str], typer.Option("--batch-role", help="Bedrock --batch: ARN of the IAM role Bedrock uses to read and write --batch-s3.")] = None,
-    batch_poll: Annotated[float, typer.Option(callback=_positive, help="--batch: seconds between the first polls (then up to 60).")] = 10.0,
-    rpm: Annotated[Optional[str], typer.Option("--rpm", help="Requests per minute allowed per model, such as 50 or 4k; calls wait for their turn instead of collecting 429s.")] = None,
-    tpm: Annotated[Optional[str], typer.Option("--tpm", help="Tokens per minute allowed per model (input and output), such as 40k or 2m.")] = None,
-    no_warm_cache: Annotated[bool, typer.Option("--no-warm-cache", help="One-claim modes: send all claims of a response at once instead of one first and the rest when it has answered (faster; each claim then pays the prompt-cache write).")] = False,
+    *,
+    settings: MeasureSettings,
+    config_file: Path | None = None,
 ) -> None:
-    """Measure every sample of INPUT into a run directory."""
+    """Measure every sample of INPUT into a run directory.
+
+    The options from --extractor on can also be set in hallumeasure.toml or in the tool.hallumeasure table of
+    pyproject.toml; an option given here wins.
+    """
+    s = settings
     from hallumeasure.detectors import DETECTORS, build_stages, save_detector_stats
     from hallumeasure.inputs import load_samples
     from hallumeasure.pipeline.run import run_measurement
@@ -194,26 +177,26 @@ def measure(
     from hallumeasure.types import Mode
 
     try:
-        run_mode = Mode(mode)
+        run_mode = Mode(s.mode)
     except ValueError:
-        raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {mode!r}") from None
-    if detector not in DETECTORS:
-        raise _fail(f"--detector must be one of {list(DETECTORS)}, got {detector!r}")
+        raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {s.mode!r}") from None
+    if s.detector not in DETECTORS:
+        raise _fail(f"--detector must be one of {list(DETECTORS)}, got {s.detector!r}")
     if resume and overwrite:
         raise _fail("--resume and --overwrite cannot be used together: --resume continues the run in --out, "
                     "--overwrite deletes it; pass one")
-    if detector != "cascade":
-        given = [name for name, value in (("--flag-threshold", flag_threshold), ("--first-pass", first_pass))
+    if s.detector != "cascade":
+        given = [name for name, value in (("--flag-threshold", s.flag_threshold), ("--first-pass", s.first_pass))
                  if value is not None]
         if given:
             raise _fail(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for --detector cascade only; "
-                        f"this run uses --detector {detector}")
+                        f"this run uses --detector {s.detector}")
     if not resume and not overwrite and not dry_run and holds_run(out_dir):
         raise _fail(str(existing_run_error(out_dir, resumable=True)))
-    policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
+    policy = _policy(s.unsupported_labels, s.unevaluatable, s.min_unsupported_claims, s.min_unsupported_rate)
     try:
-        loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input,
-                              delimiter=delimiter)
+        loaded = load_samples(input, columns=_columns(column or []), model=s.model_name, strict=s.strict_input,
+                              delimiter=s.delimiter)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     for problem in loaded.problems:
@@ -221,25 +204,27 @@ def measure(
         console.print(f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
                       highlight=False, soft_wrap=True)
     if dry_run:
-        _print_estimate(loaded.samples, run_mode, judge, extractor, batch=batch)
+        _print_estimate(loaded.samples, run_mode, s.judge, s.extractor, batch=s.batch)
         return
     try:
-        model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
-                                   timeout=timeout, rpm=rpm, tpm=tpm,
-                                   batch=_batch_options(out_dir, batch_s3, batch_role, batch_poll) if batch else None)
-        ext, jud = build_stages(detector, extractor=extractor, judge=judge, mode=run_mode,
-                                first_pass=first_pass or "offline", policy=policy,
-                                threshold=0.5 if flag_threshold is None else flag_threshold, model_for=model_for)
-        if no_warm_cache and hasattr(jud, "warm_cache"):
+        model_for = _model_factory(s.cache, s.no_cache, max_concurrency=s.max_concurrency, max_retries=s.max_retries,
+                                   timeout=s.timeout, rpm=s.rpm, tpm=s.tpm,
+                                   batch=_batch_options(out_dir, s.batch_s3, s.batch_role, s.batch_poll) if s.batch else None)
+        ext, jud = build_stages(s.detector, extractor=s.extractor, judge=s.judge, mode=run_mode,
+                                first_pass=s.first_pass or "offline", policy=policy,
+                                threshold=0.5 if s.flag_threshold is None else s.flag_threshold, model_for=model_for)
+        if s.no_warm_cache and hasattr(jud, "warm_cache"):
             jud.warm_cache = False  # recorded in the manifest through the judge's settings
         with _progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
             manifest, results = run_measurement(
                 loaded.samples, out_dir, ext, jud, mode=run_mode, input_sha256=loaded.sha256,
                 input_path=str(input), policy=policy, resume=resume,
                 # In batch mode every sample starts at once, so that each stage becomes one batch.
-                concurrency=max(concurrency, len(loaded.samples)) if batch else concurrency,
-                settings={"skipped_input_rows": len(loaded.problems), "cache": not no_cache, "batch": batch},
-                detector=detector, progress=advance, max_context_chars=max_context_chars,
+                concurrency=max(s.concurrency, len(loaded.samples)) if s.batch else s.concurrency,
+                settings={"skipped_input_rows": len(loaded.problems), "cache": not s.no_cache, "batch": s.batch,
+                          "config_file": str(config_file) if config_file else None,
+                          "effective": settings.model_dump(mode="json")},
+                detector=s.detector, progress=advance, max_context_chars=s.max_context_chars,
                 input_problems=loaded.problems, overwrite=overwrite,
             )
         save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
@@ -773,14 +758,21 @@ def audit(
     allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Audit runs measured differently; the outputs are marked.")] = False,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
+    config: Annotated[Optional[Path], typer.Option("--config", help="Settings file whose audit table sets the gates not given here (default: the nearest hallumeasure.toml or pyproject.toml).")] = None,
+    ctx: typer.Context = None,  # type: ignore[assignment] - typer passes it
 ) -> None:
     """Audit CURRENT against BASELINE. Exit 0 pass, 1 regression, 2 usage error, 3 incomplete."""
     from hallumeasure.report.audit import AuditGates, audit_runs, write_usage_error
+    from hallumeasure.settings import explicit_options, find_config, merge, read_config
 
     try:
-        gates = AuditGates(max_rate_rise=max_rate_rise, alpha=alpha,
-                           max_hallucinated_share_rise=max_hallucinated_share_rise, subtype_shift=subtype_shift,
-                           subtype_alpha=subtype_alpha, min_samples=min_samples, max_error_share=max_error_share)
+        given = dict(max_rate_rise=max_rate_rise, alpha=alpha,
+                     max_hallucinated_share_rise=max_hallucinated_share_rise, subtype_shift=subtype_shift,
+                     subtype_alpha=subtype_alpha, min_samples=min_samples, max_error_share=max_error_share)
+        # gates not given as options come from the settings file's audit table, else AuditGates' defaults
+        source = config or find_config(Path.cwd())
+        gates = merge(AuditGates, read_config(source, section="audit") if source else {}, given,
+                      explicit=explicit_options(ctx, list(given)), source=source)
         _refuse_unfinished([baseline, current])
         result = audit_runs(baseline, current, gates, out_dir=out_dir, allow_mismatch=allow_mismatch,
                             baseline_model=baseline_model, current_model=current_model, resamples=resamples,

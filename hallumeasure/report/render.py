@@ -56,7 +56,7 @@ def format_signed(value: Estimate | None, digits: int = 3) -> str:
     if value is None or value.value is None:
         return "-"
     text = f"{value.value:+.{digits}f}"
-    if value.low is not None and value.high is not None:
+    if value.low is not None and value.high is not None and value.low != value.high:
         text += f" [{value.low:+.{digits}f}, {value.high:+.{digits}f}]"
     return text
 

@@ -16,7 +16,7 @@ def _share(value: float | None) -> str:
 
 
 def _interval(low: float | None, high: float | None) -> str:
-    return "" if low is None or high is None else f" [{low:+.3f}, {high:+.3f}]"
+    return "" if low is None or high is None or low == high else f" [{low:+.3f}, {high:+.3f}]"
 
 
 def _how_many(a: float, b: float) -> str:
