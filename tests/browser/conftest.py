@@ -15,8 +15,10 @@ from testdata import REPO
 ARTIFACTS = Path(os.environ.get("HALLUMEASURE_ARTIFACTS", REPO / "artifacts")) / "browser"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    # Module scope, not session: while Playwright's sync API is open, this thread has a running
+    # event loop, and the other tests' asyncio.run() would refuse to start.
     reason = browser_missing()
     if reason and os.environ.get("HALLUMEASURE_REQUIRE_BROWSER"):
         pytest.fail(f"HALLUMEASURE_REQUIRE_BROWSER is set (as in CI) but {reason}")

@@ -49,7 +49,14 @@ def test_filters_change_what_is_listed(page, mixed_run):
     assert _listed(page) == ["b2", "c2"]
     page.fill("#f-search", "nothing like this")
     assert _listed(page) == [] and "No response matches" in page.text_content("#list")
+    # label and text together: responses with an absent claim whose text mentions "sample 1"
+    page.select_option("#f-label", "absent")
+    page.fill("#f-search", "sample 1 adds")
+    assert _listed(page) == ["b1", "c1"]
+    page.select_option("#f-label", "error")  # a whole-sample error row counts as an error
     page.fill("#f-search", "")
+    assert _listed(page) == ["c3"]
+    page.select_option("#f-label", "")
     page.select_option("#f-sort", "rate-desc")
     assert _listed(page)[:4] == ["b0", "b1", "b2", "b3"] and _listed(page)[-1] == "c3"  # error row (no rate) last
     assert page.text_content("#count").startswith("8 of 8")

@@ -175,9 +175,13 @@
     $("more").addEventListener("click", function () { state.shown += PAGE; renderList(); });
   }
 
+  function claimKindMatches(c) {
+    return (!state.label || labelOf(c) === state.label) && (!state.subtype || c.subtype === state.subtype);
+  }
+
+  // A claim shown under its response in the list: of the chosen label and subtype, and holding the searched text.
   function claimMatches(c) {
-    if (state.label && labelOf(c) !== state.label) return false;
-    if (state.subtype && c.subtype !== state.subtype) return false;
+    if (!claimKindMatches(c)) return false;
     if (state.search && (c.text + "\n" + (c.reason || "") + "\n" + (c.subtype_reason || "") + "\n" + (c.error || "")).toLowerCase().indexOf(state.search) < 0) return false;
     return true;
   }
@@ -185,8 +189,10 @@
   function responseMatches(r) {
     if (state.model && r.model !== state.model) return false;
     if (state.errors && !r._hasError) return false;
-    if (state.label === "error" && r.error) return true;
-    if ((state.label || state.subtype) && !r.claims.some(claimMatches)) return false;
+    if (state.label || state.subtype) {
+      var wholeErrorRow = state.label === "error" && !state.subtype && !!r.error;
+      if (!wholeErrorRow && !r.claims.some(claimKindMatches)) return false;
+    }
     if (state.search && r._haystack.indexOf(state.search) < 0) return false;
     return true;
   }
