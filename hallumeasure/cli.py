@@ -241,6 +241,7 @@ def measure(
         where = f"{exc.filename}: " if exc.filename else ""
         raise _fail(f"{where}{exc.strerror or _one_line(exc)}") from None
     data = _print_summary(out_dir)
+    out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
     if errors or loaded.problems:
         console.print(
@@ -738,7 +739,8 @@ def compare(
         out.print(f"note: {note}", highlight=False, markup=False)
     for problem in report.mismatches:
         console.print(f"[yellow]warning:[/yellow] {escape(problem)}", highlight=False)
-    out.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'report.md'}", markup=False)
+    out.print(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {out_dir / 'view.html'} (every claim)",
+              markup=False)
 
 
 @app.command()
