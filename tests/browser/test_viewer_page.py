@@ -137,3 +137,16 @@ def test_hostile_text_stays_text(page, tmp_path):
     counts = page.evaluate("""() => ({img: document.querySelectorAll('img').length,
         svg: document.querySelectorAll('svg').length, script: document.querySelectorAll('script').length})""")
     assert counts == {"img": 0, "svg": 0, "script": 2}
+
+
+def test_a_long_context_folds_and_shows_an_excerpt_around_the_evidence(page, tmp_path):
+    filler = " ".join(f"Filler sentence number {i} says nothing about bridges." for i in range(60))
+    context = filler + " The bridge over the Vell river is 24 km long. " + filler
+    rows = [(Sample(id="long", model="m", context=context, response="The bridge is 42 km long."),
+             [("The bridge is 42 km long.", ("contradicted", "number", "24 km, not 42 km"))])]
+    path = write_viewer([write_spanned_run(tmp_path / "long", rows)], tmp_path / "long.html")
+    _open(page, path)
+    assert page.text_content(".context.excerpt mark") == "The bridge over the Vell river is 24 km long."
+    assert page.eval_on_selector(".context-box details", "d => d.open") is False  # the whole context is folded
+    page.click(".context-box details summary")
+    assert page.is_visible("#context") and len(page.text_content("#context")) == len(context)
