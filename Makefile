@@ -13,9 +13,11 @@ $(BIN)/.installed: pyproject.toml
 
 install: $(BIN)/.installed
 
+# Measure the examples (prints the summary), list the claims one line each, write the viewer page.
 demo: $(BIN)/.installed
 	$(BIN)/hallumeasure measure examples/samples.jsonl --out runs/demo --overwrite
-	$(BIN)/hallumeasure show runs/demo --claims
+	$(BIN)/hallumeasure show runs/demo --claims --no-summary
+	$(BIN)/hallumeasure view runs/demo --out runs/demo/view.html
 
 test: $(BIN)/.installed
 	@$(BIN)/pytest -q; status=$$?; \

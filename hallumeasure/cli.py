@@ -18,24 +18,35 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from hallumeasure import __version__
 from hallumeasure.config import RedactingFilter, cache_path, redact
 from hallumeasure.errors import HalluMeasureError
 from hallumeasure.labels import Label, Policy, UnevaluatablePolicy
+from hallumeasure.settings import MeasureSettings, with_settings
 
 app = typer.Typer(
     help="Measure hallucinations in grounded LLM responses, claim by claim.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+#: Stopped with Ctrl-C (128 + SIGINT, what shells report).
+EXIT_INTERRUPTED = 130
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
@@ -90,22 +101,49 @@ def _columns(pairs: list[str]) -> dict[str, str]:
 
 
 def _policy(unsupported: str, unevaluatable: str, min_claims: int, min_rate: float) -> Policy:
+    names = [x.strip() for x in unsupported.split(",") if x.strip()]
+    wrong = [x for x in names if x not in {label.value for label in Label}]
+    if wrong or not names:
+        raise _fail(f"--unsupported-labels takes a comma-separated list of {', '.join(x.value for x in Label)}; "
+                    f"got {unsupported!r}")
+    if unevaluatable not in {x.value for x in UnevaluatablePolicy}:
+        raise _fail(f"--unevaluatable must be one of {', '.join(x.value for x in UnevaluatablePolicy)}; "
+                    f"got {unevaluatable!r}")
     try:
-        labels = frozenset(Label(x.strip()) for x in unsupported.split(",") if x.strip())
+        labels = frozenset(Label(x) for x in names)
         return Policy(unsupported_labels=labels, unevaluatable=UnevaluatablePolicy(unevaluatable),
                       min_unsupported_claims=min_claims, min_unsupported_rate=min_rate)
     except ValueError as exc:
         raise _fail(f"invalid policy: {exc}") from exc
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"hallumeasure {__version__}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
 @app.callback()
 def main(
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging (-v info, -vv debug).")] = 0,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, -vvv also the libraries' own debug logs.")] = 0,
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")] = False,
 ) -> None:
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())
+    _configure_logging(verbose)
+
+
+def _configure_logging(verbose: int) -> None:
+    """Our loggers at the asked level; other libraries stay at warnings until -vvv. Secrets are redacted."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "_hallumeasure", False)]:
+        root.removeHandler(old)
+    handler._hallumeasure = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose >= 3 else logging.WARNING)
+    ours = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.getLogger("hallumeasure").setLevel(ours)
 
 
 @app.command()
@@ -115,48 +153,24 @@ def version() -> None:
 
 
 @app.command()
+@with_settings(MeasureSettings)
 def measure(
     input: Annotated[Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
-    extractor: Annotated[str, typer.Option(help="Claim extractor: offline, fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.")] = "offline",
-    judge: Annotated[Optional[list[str]], typer.Option(help="Claim judge spec (same forms as --extractor; default offline). Give it several times for a panel of judges whose votes are combined by --panel-rule.")] = None,
-    repeats: Annotated[int, typer.Option(min=1, max=50, help="Ask each judge this many times per claim; the verdict is combined from the votes (--panel-rule) and 'show' reports flip rates and kappa. LLM judges only: the offline judge is deterministic.")] = 1,
-    panel_rule: Annotated[str, typer.Option("--panel-rule", help="How votes (repeats, panel judges) become a claim's verdict: majority (ties go to the more severe label), any-unsupported, unanimous.")] = "majority",
-    extractor_option: Annotated[Optional[list[str]], typer.Option("--extractor-option", help="Constructor option of the extractor's model, key=value (repeatable): --extractor-option model=qwen2.5-7b-instruct --extractor-option base_url=http://localhost:8000/v1. Same as ?key=value in the spec; recorded in the manifest; keys are refused (use the environment).")] = None,
-    judge_option: Annotated[Optional[list[str]], typer.Option("--judge-option", help="Constructor option of the judge's model, key=value (repeatable; applies to every --judge of a panel); as --extractor-option.")] = None,
-    mode: Annotated[str, typer.Option(help="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")] = "cot-one",
-    detector: Annotated[str, typer.Option(help="claims (extract + judge claims), conli (sentence then entity NLI with --judge), cascade (--first-pass judge, then --judge explains its flags).")] = "claims",
-    first_pass: Annotated[Optional[str], typer.Option("--first-pass", help="Cascade only: the cheap first-pass judge (default: offline).")] = None,
-    flag_threshold: Annotated[Optional[float], typer.Option(min=0.0, max=1.0, help="Cascade only: flag a claim when the first pass gives it at least this probability of being unsupported (default: 0.5).")] = None,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out (not with --overwrite).")] = False,
     overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first (not with --resume).")] = False,
     column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
-    model_name: Annotated[Optional[str], typer.Option("--model-name", help="Model name for rows without one.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Samples measured at once.")] = 4,
-    max_concurrency: MaxConcurrency = 8,
-    max_retries: MaxRetries = 4,
-    timeout: Timeout = 120.0,
-    cache: CacheFile = None,
-    no_cache: NoCache = False,
-    unsupported_labels: Annotated[str, typer.Option(help="Labels counted as unsupported.")] = "contradicted,absent,partially_supported",
-    unevaluatable: Annotated[str, typer.Option(help="How unevaluatable claims count: exclude, supported, unsupported.")] = "exclude",
-    min_unsupported_claims: Annotated[int, typer.Option(min=1, help="Unsupported claims that make a response hallucinated.")] = 1,
-    min_unsupported_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="...and the unsupported rate it needs.")] = 0.0,
-    strict_input: Annotated[bool, typer.Option(help="Stop at the first bad input row instead of skipping it.")] = False,
-    delimiter: Annotated[Optional[str], typer.Option(help="CSV delimiter (default: detected from the header line among , ; tab |).")] = None,
-    max_context_tokens: Annotated[Optional[int], typer.Option(min=1, help="Source tokens shown to the judge per call; a longer source is cut, per response, to the chunks that matter to its claims (default: what the judge model's window leaves; offline: 4000).")] = None,
-    citation_pattern: Annotated[Optional[list[str]], typer.Option("--citation-pattern", help="Regular expression of a citation marker, with the cited id(s) in a group named ids; repeat for several (default: [1], [1, 2], [doc2], [^3], superscripts).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
-    batch: Annotated[bool, typer.Option("--batch", help="Send each stage's requests through the provider's batch service: half price, results in minutes to hours. Batch ids are kept in the run directory; --resume polls them instead of submitting again.")] = False,
-    batch_s3: Annotated[Optional[str], typer.Option("--batch-s3", help="Bedrock --batch: s3://bucket/prefix where the batch records and results go.")] = None,
-    batch_role: Annotated[Optional[str], typer.Option("--batch-role", help="Bedrock --batch: ARN of the IAM role Bedrock uses to read and write --batch-s3.")] = None,
-    batch_poll: Annotated[float, typer.Option(callback=_positive, help="--batch: seconds between the first polls (then up to 60).")] = 10.0,
-    rpm: Annotated[Optional[str], typer.Option("--rpm", help="Requests per minute allowed per model, such as 50 or 4k; calls wait for their turn instead of collecting 429s.")] = None,
-    tpm: Annotated[Optional[str], typer.Option("--tpm", help="Input tokens per minute allowed per model, counted as Anthropic counts them (cache reads are free), such as 40k or 2m.")] = None,
-    otpm: Annotated[Optional[str], typer.Option("--otpm", help="Output tokens per minute allowed per model, such as 8k (each call reserves its max_tokens until it answers).")] = None,
-    no_warm_cache: Annotated[bool, typer.Option("--no-warm-cache", help="One-claim modes: no prompt-cache warm-up; all claims of a response go out at once (each claim then pays the prompt-cache write).")] = False,
+    *,
+    settings: MeasureSettings,
+    config_file: Path | None = None,
 ) -> None:
-    """Measure every sample of INPUT into a run directory."""
+    """Measure every sample of INPUT into a run directory.
+
+    The options from --extractor on can also be set in hallumeasure.toml or in the tool.hallumeasure table of
+    pyproject.toml; an option given here wins.
+    """
+    s = settings
     from hallumeasure.detectors import DETECTORS, build_stages, save_detector_stats
     from hallumeasure.inputs import load_samples
     from hallumeasure.models.registry import with_options
@@ -165,43 +179,42 @@ def measure(
     from hallumeasure.store import existing_run_error, holds_run
     from hallumeasure.types import Mode
 
-    judges = judge or ["offline"]
-    voting = len(judges) > 1 or repeats > 1
-    judge = judges[0]
-    if panel_rule not in {r.value for r in PanelRule}:
-        raise _fail(f"--panel-rule must be one of {[r.value for r in PanelRule]}, got {panel_rule!r}")
-    if voting and detector != "claims":
-        raise _fail(f"--repeats and several --judge work with --detector claims only; this run uses --detector {detector}")
-    if repeats > 1 and "offline" in judges:
-        raise _fail(repeat_refusal("offline", repeats))
+    judges = s.judge or ["offline"]
+    voting = len(judges) > 1 or s.repeats > 1
+    if s.panel_rule not in {r.value for r in PanelRule}:
+        raise _fail(f"--panel-rule must be one of {[r.value for r in PanelRule]}, got {s.panel_rule!r}")
+    if voting and s.detector != "claims":
+        raise _fail(f"--repeats and several --judge work with --detector claims only; this run uses --detector {s.detector}")
+    if s.repeats > 1 and "offline" in judges:
+        raise _fail(repeat_refusal("offline", s.repeats))
     try:
-        run_mode = Mode(mode)
+        run_mode = Mode(s.mode)
     except ValueError:
-        raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {mode!r}") from None
-    if detector not in DETECTORS:
-        raise _fail(f"--detector must be one of {list(DETECTORS)}, got {detector!r}")
+        raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {s.mode!r}") from None
+    if s.detector not in DETECTORS:
+        raise _fail(f"--detector must be one of {list(DETECTORS)}, got {s.detector!r}")
     if resume and overwrite:
         raise _fail("--resume and --overwrite cannot be used together: --resume continues the run in --out, "
                     "--overwrite deletes it; pass one")
-    if detector != "cascade":
-        given = [name for name, value in (("--flag-threshold", flag_threshold), ("--first-pass", first_pass))
+    if s.detector != "cascade":
+        given = [name for name, value in (("--flag-threshold", s.flag_threshold), ("--first-pass", s.first_pass))
                  if value is not None]
         if given:
             raise _fail(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for --detector cascade only; "
-                        f"this run uses --detector {detector}")
+                        f"this run uses --detector {s.detector}")
     if not resume and not overwrite and not dry_run and holds_run(out_dir):
         raise _fail(str(existing_run_error(out_dir, resumable=True)))
     try:  # the options join the specs, so that the manifest and --resume carry them
-        extractor = with_options(extractor, extractor_option or [])
-        judges = [with_options(name, judge_option or []) for name in judges]  # every judge of a panel
+        extractor = with_options(s.extractor, s.extractor_option or [])
+        judges = [with_options(name, s.judge_option or []) for name in judges]  # every judge of a panel
         judge = judges[0]
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from None
-    policy = _policy(unsupported_labels, unevaluatable, min_unsupported_claims, min_unsupported_rate)
-    sources = _source_options(max_context_tokens, citation_pattern)
+    policy = _policy(s.unsupported_labels, s.unevaluatable, s.min_unsupported_claims, s.min_unsupported_rate)
+    sources = _source_options(s.max_context_tokens, s.citation_pattern)
     try:
-        loaded = load_samples(input, columns=_columns(column or []), model=model_name, strict=strict_input,
-                              delimiter=delimiter)
+        loaded = load_samples(input, columns=_columns(column or []), model=s.model_name, strict=s.strict_input,
+                              delimiter=s.delimiter)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     for problem in loaded.problems:
@@ -209,42 +222,52 @@ def measure(
         console.print(f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
                       highlight=False, soft_wrap=True)
     if dry_run:
-        _print_estimate(loaded.samples, run_mode, judge, extractor, batch=batch)
+        _print_estimate(loaded.samples, run_mode, judge, extractor, batch=s.batch)
         if voting:
-            out.print(f"votes: each claim is judged {repeats} time(s) by each of {len(judges)} judge(s); the judge "
-                      f"calls above are for one judge asked once: multiply them by {repeats * len(judges)} "
+            out.print(f"votes: each claim is judged {s.repeats} time(s) by each of {len(judges)} judge(s); the judge "
+                      f"calls above are for one judge asked once: multiply them by {s.repeats * len(judges)} "
                       "(judges priced differently: see each with its own --judge)")
         return
     try:
-        model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
-                                   timeout=timeout, rpm=rpm, tpm=tpm, otpm=otpm,
-                                   batch=_batch_options(out_dir, batch_s3, batch_role, batch_poll) if batch else None)
-        ext, jud = build_stages(detector, extractor=extractor, judge=judge, mode=run_mode,
-                                first_pass=first_pass or "offline", policy=policy,
-                                threshold=0.5 if flag_threshold is None else flag_threshold, model_for=model_for)
+        model_for = _model_factory(s.cache, s.no_cache, max_concurrency=s.max_concurrency, max_retries=s.max_retries,
+                                   timeout=s.timeout, rpm=s.rpm, tpm=s.tpm, otpm=s.otpm,
+                                   batch=_batch_options(out_dir, s.batch_s3, s.batch_role, s.batch_poll) if s.batch else None)
+        ext, jud = build_stages(s.detector, extractor=extractor, judge=judge, mode=run_mode,
+                                first_pass=s.first_pass or "offline", policy=policy,
+                                threshold=0.5 if s.flag_threshold is None else s.flag_threshold, model_for=model_for)
         if voting:
-            jud = build_voting_judge(judges, run_mode, repeats=repeats, rule=panel_rule, policy=policy,
+            jud = build_voting_judge(judges, run_mode, repeats=s.repeats, rule=s.panel_rule, policy=policy,
                                      model_for=model_for)
         for member in getattr(jud, "voters", [jud]):
-            if no_warm_cache and hasattr(member, "warm_cache"):
+            if s.no_warm_cache and hasattr(member, "warm_cache"):
                 member.warm_cache = False  # recorded in the manifest through the judge's settings
-        with _progress(len(loaded.samples)) as advance:
+        with _progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
             manifest, results = run_measurement(
                 loaded.samples, out_dir, ext, jud, mode=run_mode, input_sha256=loaded.sha256,
                 input_path=str(input), policy=policy, resume=resume,
                 # In batch mode every sample starts at once, so that each stage becomes one batch.
-                concurrency=max(concurrency, len(loaded.samples)) if batch else concurrency,
-                settings={"skipped_input_rows": len(loaded.problems), "cache": not no_cache, "batch": batch},
-                detector=detector, progress=advance, sources=sources,
+                concurrency=max(s.concurrency, len(loaded.samples)) if s.batch else s.concurrency,
+                settings={"skipped_input_rows": len(loaded.problems), "cache": not s.no_cache, "batch": s.batch,
+                          "config_file": str(config_file) if config_file else None,
+                          "effective": settings.model_dump(mode="json")},
+                detector=s.detector, progress=advance, sources=sources,
                 input_problems=loaded.problems, overwrite=overwrite,
             )
         save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
+    except KeyboardInterrupt:
+        stored = _stored_count(out_dir)
+        console.print(f"[yellow]interrupted[/yellow]: {stored} of {len(loaded.samples)} samples are stored in "
+                      f"{escape(str(out_dir))} (marked interrupted; work in flight was dropped). Resume with:",
+                      highlight=False, soft_wrap=True)
+        console.print(escape(redact(_resume_command(out_dir))), highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     except OSError as exc:  # the request cache or the run directory cannot be written
         where = f"{exc.filename}: " if exc.filename else ""
         raise _fail(f"{where}{exc.strerror or _one_line(exc)}") from None
     data = _print_summary(out_dir)
+    out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
     if errors or loaded.problems:
         console.print(
@@ -284,6 +307,30 @@ def _print_error_reasons(data, where: Console, *, run_dir: Path) -> None:
     if len(reasons) > SHOWN_REASONS:
         where.print(f"  ... and {len(reasons) - SHOWN_REASONS} more: hallumeasure show {escape(str(run_dir))} --json "
                     "lists them all", highlight=False, soft_wrap=True)
+
+
+def _stored_count(run_dir: Path) -> int:
+    from hallumeasure.store import DATABASE, RunStore
+
+    if not (run_dir / DATABASE).exists():
+        return 0
+    try:
+        with RunStore(run_dir) as store:
+            return len(store.done_ids())
+    except (HalluMeasureError, OSError):
+        return 0
+
+
+def _resume_command(run_dir: Path) -> str:
+    """The command line that was typed, with --resume in place of --overwrite, so that it goes on where it stopped."""
+    import shlex
+
+    args = [a for a in sys.argv[1:] if a != "--overwrite"]
+    if "measure" not in args:  # called from Python rather than the shell: name the run directory at least
+        args = ["measure", "INPUT", "--out", str(run_dir), "(the options it was started with)"]
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["hallumeasure", *args])
 
 
 def _resume_hint(path: Path, m) -> str:
@@ -454,16 +501,41 @@ def _print_estimate(samples, mode, judge: str, extractor: str, *, gold_claims: b
 
 
 class _progress:
-    """A rich progress bar that the pipeline advances once per finished sample."""
+    """Progress the pipeline advances once per finished sample: a rich bar on a terminal, else a line now and then.
 
-    def __init__(self, total: int) -> None:
+    Off a terminal (a CI log, a pipe) a line goes to stderr at every 10% and at least every
+    ``LINE_EVERY`` seconds, so a long run shows it is alive without flooding the log.
+    """
+
+    LINE_EVERY = 30.0
+
+    def __init__(self, total: int, already: int = 0) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.total, self.done = total, already
+        self.started = self.last_line = self.clock()
+        self.last_tenth = (10 * already) // total if total else 10
+        self.terminal = console.is_terminal
         self.bar = Progress(TextColumn("measuring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=console, transient=True, disable=not console.is_terminal)
-        self.task = self.bar.add_task("measure", total=total)
+                            TimeRemainingColumn(), console=console, transient=True, disable=not self.terminal)
+        self.task = self.bar.add_task("measure", total=total, completed=already)
+
+    def advance(self, _result: object = None) -> None:
+        self.done += 1
+        if self.terminal:
+            self.bar.advance(self.task)
+            return
+        now, tenth = self.clock(), (10 * self.done) // self.total if self.total else 10
+        if tenth > self.last_tenth or now - self.last_line >= self.LINE_EVERY:
+            self.last_tenth, self.last_line = tenth, now
+            elapsed = now - self.started
+            console.print(f"measuring: {self.done}/{self.total} samples ({self.done / self.total:.0%}), "
+                          f"{elapsed:.0f} s elapsed", highlight=False, soft_wrap=True)
 
     def __enter__(self):
         self.bar.start()
-        return lambda _result: self.bar.advance(self.task)
+        return self.advance
 
     def __exit__(self, *exc: object) -> None:
         self.bar.stop()
@@ -488,13 +560,15 @@ def _print_summary(run_dir: Path, data=None):
         )
     out.print(table)
     if manifest is not None:
-        out.print(f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}")
-        out.print(f"policy: {manifest.policy.describe()}")
+        lines = [f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",
+                 f"policy: {manifest.policy.describe()}"]
         if manifest.judge == "offline":
-            out.print("note: the offline judge is a trained lexical/numeric model, not an LLM; "
-                      "see the README for its measured quality.")
+            lines.append("note: the offline judge is a trained lexical/numeric model, not an LLM; "
+                         "see the README for its measured quality.")
         if manifest.judge.startswith("fake"):
-            out.print("note: the fake model is a demo for tests; its labels are not a measurement.")
+            lines.append("note: the fake model is a demo for tests; its labels are not a measurement.")
+        for line in lines:  # wrapped to the terminal (80 columns when piped)
+            out.print(line, markup=False, highlight=False, soft_wrap=False)
     from hallumeasure.report.stability import run_stability, stability_lines
 
     stability = run_stability(data)
@@ -591,6 +665,7 @@ def show(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
     claims: Annotated[bool, typer.Option(help="List every claim with its verdict (with --json: a 'claims' list).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")] = False,
+    summary: Annotated[bool, typer.Option("--summary/--no-summary", help="Print the summary table (--no-summary: only the claims).")] = True,
 ) -> None:
     """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability;
     with passages, the evidence and citation checks."""
@@ -619,26 +694,76 @@ def show(
             payload["claims"] = _claim_records(_with_votes(data, claim_votes))
         out.print_json(data=payload)
         return
-    _print_summary(run_dir, data)
-    _print_error_reasons(data, out, run_dir=run_dir)
-    summaries, evidence = load_rag(run_dir)
-    print_rag(out, summaries)
+    if summary:
+        _print_summary(run_dir, data)
+        _print_error_reasons(data, out, run_dir=run_dir)
+        print_rag(out, load_rag(run_dir)[0])
     if claims:
-        table = Table(show_lines=False)
-        rows = _with_votes(data, claim_votes)
-        voted = "votes" in rows
-        for name in ("sample", "claim", "label", "subtype", *(("votes", "flip rate") if voted else ()), "reason",
-                     *(("evidence",) if evidence else ())):
-            table.add_column(name, overflow="fold")
-        for row in rows.to_dict(orient="records"):
-            label = _cell(row["label"]) or f"ERROR: {_cell(row['error'])}"
-            flip = row["flip_rate"] if voted else None
-            votes = (_cell(row["votes"]), f"{flip:.2f}" if isinstance(flip, float) and flip == flip else "") \
-                if voted else ()
-            extra = (_cell(evidence_cell(evidence.get(row["claim_id"]))),) if evidence else ()
-            table.add_row(_cell(row["sample_id"]), _cell(row["claim"]), label, _cell(row["subtype"]), *votes,
-                          _cell(row["label_reason"]), *extra)
-        out.print(table)
+        _print_claims(data, run_dir, _with_votes(data, claim_votes))
+
+
+def _print_claims(data, run_dir: Path, rows=None) -> None:
+    """One line per claim, cut to the terminal's width (80 columns when not a terminal); reasons when it is wide.
+
+    ``rows``: the claims with their votes (``_with_votes``); a run with repeats or a panel shows them.
+    """
+    from rich import box
+
+    wide = out.size.width >= 150
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    sample_width = min(16, max([6, *(len(str(x)) for x in data.claims["sample_id"])]))
+    table.add_column("sample", no_wrap=True, overflow="ellipsis", width=sample_width)
+    table.add_column("label", no_wrap=True, overflow="ellipsis", width=12)
+    table.add_column("subtype", no_wrap=True, overflow="ellipsis", width=11)
+    rows = data.claims if rows is None else rows
+    voted = "votes" in rows
+    if voted:
+        table.add_column("votes", no_wrap=True, overflow="ellipsis", width=14)
+    # rich squeezes every column when a text is longer than the line, so the rest is shared out here
+    rest = max(20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - 2 * (5 if wide else 4))
+    table.add_column("claim", no_wrap=True, overflow="ellipsis", width=rest * 2 // 5 if wide else rest)
+    if wide:
+        table.add_column("reason", no_wrap=True, overflow="ellipsis", width=rest - rest * 2 // 5)
+    for row in rows.to_dict(orient="records"):
+        label = _cell(row["label"])
+        shown = {"partially_supported": "partial"}.get(label, label)
+        cells = [_cell(row["sample_id"]), shown or "[red]ERROR[/red]", _cell(row["subtype"]),
+                 *((_cell(row["votes"]),) if voted else ()), _cell(row["claim"])]
+        if wide:
+            cells.append(_cell(row["label_reason"]) if label else _cell(row["error"]))
+        table.add_row(*cells)
+    out.print(table)
+    out.print(f"{len(data.claims)} claims, one line each, cut to fit ('partial' = partially_supported); every "
+              "reason and the evidence in full: "
+              f"hallumeasure view {run_dir} (or: show {run_dir} --json --claims)", highlight=False, markup=False,
+              soft_wrap=False)
+
+
+@app.command()
+def view(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories; two runs over the same samples are shown side by side.")],
+    out_file: Annotated[Optional[Path], typer.Option("--out", "-o", help="The HTML file to write (default: view.html in the first run's directory).")] = None,
+    open_browser: Annotated[bool, typer.Option("--open", help="Open the file in the default web browser.")] = False,
+    max_responses: Annotated[int, typer.Option(min=1, help="Most responses embedded; more are cut, with a note on the page.")] = 2000,
+) -> None:
+    """Write one self-contained HTML page to look at runs: claims highlighted in the response, reasons, evidence."""
+    from hallumeasure.report.viewer import write_viewer
+
+    target = out_file or runs[0] / "view.html"
+    try:
+        path = write_viewer(runs, target, max_responses=max_responses)
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    except OSError as exc:
+        raise _fail(f"{exc.filename or target}: {exc.strerror or _one_line(exc)}") from None
+    size = path.stat().st_size
+    out.print(f"wrote {path} ({size / 1e6:.1f} MB, one file, works offline); open in a browser:",
+              markup=False, highlight=False, soft_wrap=False)
+    out.print(path.resolve().as_uri(), markup=False, highlight=False)  # last, whole, so a terminal can link it
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())
 
 
 @app.command()
@@ -684,7 +809,8 @@ def compare(
         out.print(f"note: {note}", highlight=False, markup=False)
     for problem in report.mismatches:
         console.print(f"[yellow]warning:[/yellow] {escape(problem)}", highlight=False)
-    out.print(f"wrote {out_dir / 'report.html'} and {out_dir / 'report.md'}", markup=False)
+    out.print(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {out_dir / 'view.html'} (every claim)",
+              markup=False)
 
 
 def _open_unit(value: float | None) -> float | None:
@@ -721,19 +847,26 @@ def audit(
     allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Audit runs measured differently; the outputs are marked.")] = False,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
+    config: Annotated[Optional[Path], typer.Option("--config", help="Settings file whose audit table sets the gates not given here (default: the nearest hallumeasure.toml or pyproject.toml).")] = None,
+    ctx: typer.Context = None,  # type: ignore[assignment] - typer passes it
 ) -> None:
     """Audit CURRENT against BASELINE. Exit 0 pass, 1 regression, 2 usage error, 3 too many error rows, 4 inconclusive."""
     from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditGates, audit_runs, write_usage_error
+    from hallumeasure.settings import explicit_options, find_config, merge, read_config
 
     out_dir = out_dir or Path("runs") / "audit" / f"{baseline.name}__{current.name}"
     try:
         if inconclusive not in INCONCLUSIVE_EXITS:
             raise HalluMeasureError(f"--inconclusive must be one of {', '.join(INCONCLUSIVE_EXITS)}, got {inconclusive!r}")
-        gates = AuditGates(max_rate_rise=max_rate_rise, alpha=alpha,
-                           max_hallucinated_share_rise=max_hallucinated_share_rise, subtype_shift=subtype_shift,
-                           subtype_alpha=subtype_alpha, min_samples=min_samples, max_error_share=max_error_share,
-                           fail_on_any_significant_rise=fail_on_any_significant_rise, inconclusive=inconclusive,
-                           power=power)
+        given = dict(max_rate_rise=max_rate_rise, alpha=alpha,
+                     max_hallucinated_share_rise=max_hallucinated_share_rise, subtype_shift=subtype_shift,
+                     subtype_alpha=subtype_alpha, min_samples=min_samples, max_error_share=max_error_share,
+                     fail_on_any_significant_rise=fail_on_any_significant_rise, inconclusive=inconclusive,
+                     power=power)
+        # gates not given as options come from the settings file's audit table, else AuditGates' defaults
+        source = config or find_config(Path.cwd())
+        gates = merge(AuditGates, read_config(source, section="audit") if source else {}, given,
+                      explicit=explicit_options(ctx, list(given)), source=source)
         _refuse_unfinished([baseline, current])
         result = audit_runs(baseline, current, gates, out_dir=out_dir, allow_mismatch=allow_mismatch,
                             baseline_model=baseline_model, current_model=current_model, resamples=resamples,

@@ -4,8 +4,11 @@
     .venv/bin/python scripts/make_reports.py --judge fake --keep-runs runs/report-examples
 
 It measures ``examples/samples.jsonl`` three times (all samples; model-a only; model-b only),
-then writes ``reports/comparison/`` (model-a vs model-b from the first run) and
-``reports/audit/`` (baseline = model-a's run, current = model-b's run). Everything is
+then writes ``reports/comparison/`` (model-a vs model-b from the first run),
+``reports/audit/`` (baseline = model-a's run, current = model-b's run) and ``reports/viewer/``
+(a screenshot of the comparison's run viewer, ``comparison/view.html``, taken with the system
+Chromium when one can be driven; ``screenshot.json`` records the sha256 of the page it shows).
+Everything else is
 deterministic: fixed seeds, no timestamps or absolute paths in the outputs, so
 ``tests/report/test_reports_current.py`` can check that the committed copy is current.
 """
@@ -13,6 +16,8 @@ deterministic: fixed seeds, no timestamps or absolute paths in the outputs, so
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import importlib.util
 import shutil
 import sys
@@ -45,6 +50,7 @@ Generated from `examples/samples.jsonl` by
 - `comparison/`: model-a against model-b (one run holding both; samples paired on context and question),
   with the judge calibrated against the hand-written labels in `examples/labels.csv`.
   Open `comparison/report.html` in a browser, or read `comparison/report.md`.
+  `comparison/view.html` is the run viewer of the same run (every claim); `viewer/screenshot.png` shows it.
 - `audit/`: regression audit with baseline = model-a's responses and current = model-b's responses
   (exit code {exit_code}: {status}); `audit.junit.xml` is what a CI system would show.
 
@@ -102,6 +108,31 @@ def make_reports(out: Path, judge: str, runs_dir: Path) -> int:
     return result.exit_code
 
 
+#: The response the screenshot opens: model-b's harbor summary, whose claims carry three labels.
+SCREENSHOT_FRAGMENT = "#examples/harbor-b"
+
+
+def screenshot(reports: Path) -> str:
+    """Screenshot ``comparison/view.html`` into ``viewer/screenshot.png``; returns what was done, in words."""
+    from hallumeasure.testing.browser import browser_missing, open_page
+
+    page_file = reports / "comparison" / "view.html"
+    viewer_dir = reports / "viewer"
+    viewer_dir.mkdir(parents=True, exist_ok=True)
+    reason = browser_missing()
+    if reason:
+        return f"screenshot not taken ({reason}); the committed one may now be stale"
+    with open_page(width=1400, height=900) as page:
+        page.goto(page_file.resolve().as_uri() + SCREENSHOT_FRAGMENT)
+        page.wait_for_selector("body[data-ready]")
+        page.screenshot(path=str(viewer_dir / "screenshot.png"))
+    digest = hashlib.sha256(page_file.read_bytes()).hexdigest()
+    (viewer_dir / "screenshot.json").write_text(
+        json.dumps({"page": "../comparison/view.html", "page_sha256": digest, "fragment": SCREENSHOT_FRAGMENT}, indent=2) + "\n",
+        encoding="utf-8")
+    return "screenshot taken"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "reports", help="where to write (default: reports/)")
@@ -115,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             code = make_reports(args.out, judge, Path(tmp) / "runs")
-    print(f"wrote {args.out}/comparison and {args.out}/audit (judge: {judge}; audit exit code {code})")
+    shot = screenshot(args.out)
+    print(f"wrote {args.out}/comparison, {args.out}/audit and {args.out}/viewer ({shot}; judge: {judge}; "
+          f"audit exit code {code})")
     return 0
 
 

@@ -136,6 +136,7 @@ class Model:
         if use_cache and self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
+                log.debug("%s: answered from the request cache (key %s)", self.spec, key[:12])
                 self.usage = self.usage + Usage(cached_calls=1)
                 return hit.model_copy(update={"cached": True, "usage": Usage(cached_calls=1)})
 
@@ -197,6 +198,8 @@ class Model:
                 raise
             elapsed = time.perf_counter() - started
         usage = response.usage.model_copy(update={"calls": max(1, response.usage.calls), "seconds": elapsed})
+        log.debug("%s: call answered in %.2f s (%d input, %d output, %d cache-read tokens; stop %s)", self.spec,
+                  elapsed, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, response.stop_reason)
         if limiter is not None:
             # What the provider's limits count: input that was not read from the cache, and the output.
             limiter.settle(reserved, TokenEstimate(input_tokens=usage.input_tokens + usage.cache_write_tokens,

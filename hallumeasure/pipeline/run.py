@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +44,7 @@ async def measure_sample(
     """
     sources = sources or SourceOptions()
     warm = WarmUp()
+    started = time.perf_counter()
     try:
         prepared = prepare(sample, sources)
         extraction, warm = await _extract_and_warm_up(prepared.sample, extractor, judge)
@@ -63,6 +65,8 @@ async def measure_sample(
         return summarise_response(sample, [], [], policy, usage=warm.usage, error=f"{type(exc).__name__}: {exc}")
     result = summarise_response(sample, claims, verdicts, policy, score=judgement.score,
                                 usage=extraction.usage + warm.usage + judgement.usage)
+    log.debug("sample %s: %d claims, %d unsupported, %d error rows in %.2f s", sample.id, result.n_claims,
+              result.n_unsupported, result.n_errors, time.perf_counter() - started)
     return result.model_copy(update={"votes": judgement.votes}) if judgement.votes else result
 
 
@@ -229,7 +233,18 @@ def run_measurement(
         store.write_manifest(manifest)
         done = store.done_ids() if resume else set()
         todo = [s for s in samples if s.id not in done]
-        run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, sources))
+        log.info("measuring %d samples into %s (%d already stored) with %s / %s", len(todo), out, len(done),
+                 extractor.name, judge.name)
+        try:
+            run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, sources))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            # Ctrl-C: work in flight is dropped (each stored result is whole); say so in the manifest.
+            stored = len(store.done_ids())
+            store.write_manifest(manifest.model_copy(update={
+                "status": "interrupted", "finished_at": datetime.now(UTC),
+                "counts": {"samples": len(samples), "results": stored}}))
+            log.info("interrupted with %d of %d samples stored", stored, len(samples))
+            raise KeyboardInterrupt from None
         results = store.results()
         summary = summarise_run(results, policy)
         skipped = len(input_problems) or int((settings or {}).get("skipped_input_rows", 0))

@@ -41,6 +41,7 @@ from hallumeasure.report.runs import (
 )
 from hallumeasure.report.stability import RunStability, runs_stability
 from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
+from hallumeasure.report.viewer import build_viewer_data, render_viewer
 from hallumeasure.text import split_sentences
 
 
@@ -188,7 +189,7 @@ def compare_runs(
         title=title, runs=[run_info(r) for r in runs], run_stats=run_stats, model_stats=model_stats,
         comparisons=comparisons, mismatches=found, policy=policy_lines(runs), notes=judge_notes(runs),
         resamples=resamples, seed=seed, confidence=confidence, rag=rag_rows,
-        files=["report.md", "report.html", "report.json", *[name for name, _ in plots]],
+        files=["report.md", "report.html", "report.json", "view.html", *[name for name, _ in plots]],
         calibrations=[calibrate_best_run([(r.name, r.data) for r in runs], path, confidence=confidence)
                       for path in labels or []],
         judge_stability=runs_stability(runs, groups, **options),
@@ -204,5 +205,7 @@ def compare_runs(
                     **context),
         encoding="utf-8")
     (out / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    # every claim, for the reader who wants more than the worst examples (the reports link to it)
+    (out / "view.html").write_text(render_viewer(build_viewer_data(runs)), encoding="utf-8")
     return report
 

@@ -45,15 +45,21 @@ def draw_estimates(ax: Axes, names: list[str], estimates: list[Estimate], title:
     values = np.array([e.value if e.value is not None else np.nan for e in estimates], dtype=float)
     low = np.array([e.value - e.low if e.low is not None else 0.0 for e in estimates], dtype=float)
     high = np.array([e.high - e.value if e.high is not None else 0.0 for e in estimates], dtype=float)
-    ax.barh(y, np.nan_to_num(values), color="#5b7fb5", xerr=np.vstack([low, high]), capsize=4,
+    ax.barh(y, np.nan_to_num(values), color="#8fb0dd", xerr=np.vstack([low, high]), capsize=4,
             error_kw={"elinewidth": 1.2, "ecolor": "#222"})
-    for i, v in enumerate(values):
+    for i, (v, e) in enumerate(zip(values, estimates)):
+        # The value goes right of the bar and its interval, in dark text, so no error bar crosses it.
         if np.isfinite(v):
-            ax.text(0.01, i, f"{v:.3f}", va="center", ha="left", color="white", fontsize=8,
-                    transform=ax.get_yaxis_transform())
+            end = e.high if e.high is not None else v
+            text = f"{v:.3f}" + (f"  [{e.low:.3f}, {e.high:.3f}]" if e.low is not None and e.low != e.high else "")
+            ax.text(end + 0.015, i, text, va="center", ha="left", color="#222", fontsize=8)
+        else:
+            ax.text(0.015, i, "no rated response", va="center", ha="left", color="#666", fontsize=8)
     ax.set_yticks(y, names)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1)
+    ax.set_xlim(0, 1.35)  # room for the caps at 1.0 and the labels after them
+    ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.spines[["top", "right"]].set_visible(False)
     ax.set_xlabel(xlabel)
     ax.set_title(title, loc="left", fontsize=10)
 
@@ -81,13 +87,23 @@ def draw_subtype_mix(ax: Axes, names: list[str], counts: list[dict[str, int]]) -
     x = np.arange(len(present))
     width = 0.8 / max(len(names), 1)
     colours = [f"C{i % 10}" for i in range(len(names))]
+    top = 0.0
     for i, (name, group_counts) in enumerate(zip(names, counts)):
         total = sum(group_counts.values())
         share = [group_counts.get(s, 0) / total if total else 0.0 for s in present]
-        ax.bar(x + (i - (len(names) - 1) / 2) * width, share, width, label=name, color=colours[i])
+        where = x + (i - (len(names) - 1) / 2) * width
+        # The legend gives each group's number of subtyped claims, each bar its count: 100% of 2 is not 100% of 200.
+        ax.bar(where, share, width, label=f"{name} ({total} subtyped claim{'s' if total != 1 else ''})",
+               color=colours[i])
+        for bx, value, subtype in zip(where, share, present):
+            n = group_counts.get(subtype, 0)
+            if n:
+                ax.text(bx, value + 0.015, str(n), ha="center", va="bottom", fontsize=7, color="#222")
+        top = max(top, *share) if share else top
     ax.set_xticks(x, [s.replace("_", "\n") for s in present], fontsize=8)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, min(1.0, top) * 1.18 + 0.02)
     ax.set_ylabel("share of subtyped claims")
+    ax.spines[["top", "right"]].set_visible(False)
     ax.set_title("Error-subtype mix", loc="left", fontsize=10)
     ax.legend(fontsize=8, frameon=False)
 
@@ -103,10 +119,13 @@ def draw_differences(ax: Axes, comparisons: list[Comparison]) -> None:
         if d.low is not None and d.high is not None:
             ax.plot([d.low, d.high], [i, i], color="#222", linewidth=1.5)
         ax.plot([d.value], [i], "o", color="#c8414b" if d.value > 0 else "#4c9a5a")
+        ax.annotate(f"{d.value:+.3f}", (d.value, i), textcoords="offset points", xytext=(0, 7), ha="center",
+                    fontsize=8, color="#222")
     ax.axvline(0, color="#888", linewidth=1, linestyle="--")
     ax.set_yticks(y, names)
     ax.invert_yaxis()
-    ax.set_xlim(-1, 1)
+    ax.set_ylim(len(names) - 0.4, -0.7)  # room above the first point for its label
+    ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("difference in mean unsupported rate")
     ax.set_title("Differences between models", loc="left", fontsize=10)
 
@@ -140,7 +159,7 @@ def save_report_plots(stats: list[GroupStats], comparisons: list[Comparison], ou
     save(figure, out_dir / "label_mix.png")
     written.append(("label_mix.png", "Label mix per model"))
 
-    figure = new_figure(8, 3.6)
+    figure = new_figure(width, 3.6)
     draw_subtype_mix(figure.add_subplot(), names, [s.subtype_counts for s in stats])
     save(figure, out_dir / "subtype_mix.png")
     written.append(("subtype_mix.png", "Error-subtype mix per model"))

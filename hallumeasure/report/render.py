@@ -15,6 +15,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from hallumeasure.report.stats import Estimate
+from hallumeasure.report.summary import audit_summary, comparison_summary
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -30,7 +31,12 @@ def md_escape(value: object) -> str:
 
 
 def format_estimate(value: Estimate | None, digits: int = 3) -> str:
-    return "-" if value is None else value.format(digits)
+    """``0.250 [0.100, 0.400]``; the value alone when the interval is a point (a zero count has no spread)."""
+    if value is None:
+        return "-"
+    if value.low is not None and value.low == value.high:
+        return value.model_copy(update={"low": None, "high": None}).format(digits)
+    return value.format(digits)
 
 
 def format_p(value: float | None) -> str:
@@ -50,7 +56,7 @@ def format_signed(value: Estimate | None, digits: int = 3) -> str:
     if value is None or value.value is None:
         return "-"
     text = f"{value.value:+.{digits}f}"
-    if value.low is not None and value.high is not None:
+    if value.low is not None and value.high is not None and value.low != value.high:
         text += f" [{value.low:+.{digits}f}, {value.high:+.{digits}f}]"
     return text
 
@@ -70,6 +76,7 @@ def _environment(*, html: bool) -> Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(est=format_estimate, p=format_p, num=format_number, signed=format_signed, md=md_escape)
+    env.globals.update(comparison_summary=comparison_summary, audit_summary=audit_summary)
     return env
 
 

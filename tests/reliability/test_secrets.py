@@ -90,7 +90,7 @@ class _Echo:
 
 
 def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hallumeasure.cli", "-vv", *args], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "hallumeasure.cli", "-vvv", *args], env=env, capture_output=True,
                           timeout=180)
 
 

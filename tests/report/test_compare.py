@@ -74,8 +74,10 @@ def test_models_in_one_run_are_paired_on_context_and_question(tmp_path):
     markdown = (out / "report.md").read_text()
     assert "| model-a | model-b | same context and question | 8 |" in markdown
     assert "scripted fake model" in markdown
-    # The policy is printed under every table.
-    assert markdown.count(Policy().describe().replace("_", "\\_")) >= 6
+    # The policy is printed once, after the plain-words summary that opens the report.
+    assert markdown.count(Policy().describe().replace("_", "\\_")) == 1
+    assert markdown.index("## Summary") < markdown.index("Policy:") < markdown.index("## Statistics")
+    assert (out / "view.html").is_file() and "[view.html](view.html)" in markdown
     page = (out / "report.html").read_text()
     assert re.findall(r'<img src="([^"]+)"', page) and all(
         src.startswith("data:image/png;base64,") for src in re.findall(r'<img src="([^"]+)"', page))

@@ -8,7 +8,7 @@ import pytest
 from testdata import REPO
 
 REPORTS = REPO / "reports"
-TEXT_FILES = ["comparison/report.md", "audit/audit.json", "audit/audit.md", "README.md"]
+TEXT_FILES = ["comparison/report.md", "audit/audit.json", "audit/audit.md", "README.md", "comparison/view.html"]
 PNG_FILES = ["comparison/unsupported_rate.png", "comparison/hallucinated_share.png", "comparison/label_mix.png",
              "comparison/subtype_mix.png", "comparison/differences.png"]
 REGENERATE = ".venv/bin/python scripts/make_reports.py --judge {judge}"
@@ -39,3 +39,14 @@ def test_committed_reports_are_current(tmp_path):
         assert (REPORTS / name).is_file() and (tmp_path / "reports" / name).is_file(), name
     assert (REPORTS / "comparison" / "report.html").is_file()
     assert (REPORTS / "audit" / "audit.junit.xml").is_file()
+
+
+def test_committed_viewer_screenshot_shows_the_committed_page():
+    """The screenshot is retaken with the page: its record names the sha256 of the view.html it shows."""
+    import hashlib
+
+    record = json.loads((REPORTS / "viewer" / "screenshot.json").read_text())
+    page = (REPORTS / "viewer" / record["page"]).read_bytes()
+    assert (REPORTS / "viewer" / "screenshot.png").is_file()
+    assert record["page_sha256"] == hashlib.sha256(page).hexdigest(), (
+        "reports/viewer/screenshot.png shows an older view.html; run: make reports (needs chromium)")

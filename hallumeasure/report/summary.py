@@ -1,0 +1,111 @@
+"""The plain-words sentences that open a comparison or an audit report, before any table.
+
+A reader should learn the answer from the first lines ("model-b's responses have 5.3x the
+unsupported-claim rate of model-a's") and find the statistics after. Every sentence is made from
+the report's own numbers; names come from runs and are escaped by the templates like any run text.
+"""
+
+from __future__ import annotations
+
+from hallumeasure.report.comparison import Comparison
+from hallumeasure.report.stats import GroupStats
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None or low == high else f" [{low:+.3f}, {high:+.3f}]"
+
+
+def _how_many(a: float, b: float) -> str:
+    """``5.3x the`` / ``about the same`` wording for two rates, ``b`` above ``a`` above 0."""
+    ratio = b / a
+    return f"{ratio:.1f}x the" if ratio >= 1.1 else "about the same"
+
+
+def rate_sentence(worse_first: Comparison, stats: dict[str, GroupStats], alpha: float) -> str:
+    """One comparison in words: which model has more unsupported claims, by how much, and whether it is clear."""
+    c = worse_first
+    ra, rb = stats[c.a].mean_unsupported_rate.value, stats[c.b].mean_unsupported_rate.value
+    if ra is None or rb is None:
+        missing = c.a if ra is None else c.b
+        return f"{missing} has no rated response, so its unsupported-claim rate cannot be compared."
+    diff, p = c.unsupported_rate.diff, c.unsupported_rate.p_value
+    if ra == rb:
+        head = f"{c.a} and {c.b} have the same mean unsupported-claim rate ({ra:.3f})"
+    else:
+        (low_name, low), (high_name, high) = sorted(((c.a, ra), (c.b, rb)), key=lambda pair: pair[1])
+        if low == 0:
+            head = (f"{high_name}'s responses have unsupported claims where {low_name}'s have none: mean "
+                    f"unsupported-claim rate {high:.3f} vs {low:.3f}")
+        elif (words := _how_many(low, high)) == "about the same":
+            head = f"{high_name}'s and {low_name}'s responses have about the same unsupported-claim rate: " \
+                   f"{high:.3f} vs {low:.3f}"
+        else:
+            head = f"{high_name}'s responses have {words} unsupported-claim rate of {low_name}'s: {high:.3f} vs {low:.3f}"
+    if diff.value is None:
+        return head + "."
+    clear = p is not None and p < alpha
+    verdict = "significant" if clear else "not significant (it could be chance)"
+    pairing = f"over {c.n_shared} shared samples" if c.paired else "as independent groups"
+    return (f"{head}; difference {diff.value:+.3f}{_interval(diff.low, diff.high)} {pairing}, p {_p(p)}: "
+            f"{verdict} at the {alpha:g} level.")
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def share_sentence(stats: list[GroupStats]) -> str | None:
+    """The hallucinated share of each group, in one sentence."""
+    parts = [f"{_share(s.hallucinated_share.value)} of {s.name}'s {s.n_responses} responses"
+             for s in stats if s.hallucinated_share.value is not None]
+    return f"Responses with at least one unsupported claim: {'; '.join(parts)}." if parts else None
+
+
+def subtype_sentence(stats: list[GroupStats], top: int = 3) -> str | None:
+    """The most frequent error subtypes of each group, with their counts."""
+    parts = []
+    for s in stats:
+        counts = sorted(((n, x) for x, n in s.subtype_counts.items() if n), key=lambda pair: (-pair[0], pair[1]))
+        if counts:
+            total = sum(n for n, _ in counts)
+            shown = ", ".join(f"{x.replace('_', ' ')} {n}" for n, x in counts[:top])
+            parts.append(f"{s.name}: {shown} (of {total} subtyped claim{'s' if total != 1 else ''})")
+    return f"Most frequent error subtypes: {'; '.join(parts)}." if parts else None
+
+
+def error_sentence(stats: list[GroupStats]) -> str:
+    with_errors = [f"{s.name} {s.n_error_rows}" for s in stats if s.n_error_rows]
+    if not with_errors:
+        return "No error rows: every response and claim was judged."
+    return f"Error rows (not judged, counted apart): {', '.join(with_errors)}."
+
+
+def comparison_summary(model_stats: list[GroupStats], comparisons: list[Comparison], confidence: float) -> list[str]:
+    """The sentences that open a comparison report."""
+    by_name = {s.name: s for s in model_stats}
+    alpha = round(1 - confidence, 6)
+    lines = [rate_sentence(c, by_name, alpha) for c in comparisons]
+    if not comparisons and model_stats:
+        s = model_stats[0]
+        if s.mean_unsupported_rate.value is not None:
+            lines.append(f"{s.name}'s mean unsupported-claim rate is {s.mean_unsupported_rate.format()} "
+                         f"over {s.n_responses} responses.")
+    lines += [x for x in (share_sentence(model_stats), subtype_sentence(model_stats)) if x]
+    lines.append(error_sentence(model_stats))
+    return lines
+
+
+def audit_summary(status: str, comparison: Comparison, baseline: GroupStats, current: GroupStats,
+                  alpha: float) -> list[str]:
+    """The sentences that open an audit report."""
+    stats = {comparison.a: baseline, comparison.b: current}
+    lines = [f"Audit result: {status.upper()}.", rate_sentence(comparison, stats, alpha)]
+    lines += [x for x in (share_sentence([baseline, current]), subtype_sentence([baseline, current])) if x]
+    lines.append(error_sentence([baseline, current]))
+    return lines

@@ -1,0 +1,556 @@
+// hallumeasure run viewer. Plain JavaScript, no dependency. Every piece of run data reaches the page
+// through textContent or a property that takes text (never an HTML-parsing sink), so hostile text stays text.
+(function () {
+  "use strict";
+
+  var DATA = JSON.parse(document.getElementById("viewer-data").textContent);
+  var PAGE = 200;  // list items rendered at once; "show more" adds another page
+  var LONG_CONTEXT = 1500;  // characters; longer contexts are folded, with an excerpt around the evidence
+  // Worst first: a stretch of response covered by several claims takes the colour of the worst.
+  var SEVERITY = ["contradicted", "absent", "partially_supported", "error", "unevaluatable", "supported"];
+  var UNSUPPORTED = { contradicted: 1, absent: 1, partially_supported: 1 };
+
+  var state = {
+    run: "", model: "", label: "", subtype: "", search: "", errors: false, changed: false, sort: "input",
+    shown: PAGE, items: [], selected: null, claim: null
+  };
+
+  // --- small DOM helpers -------------------------------------------------------------------------
+
+  function $(id) { return document.getElementById(id); }
+
+  function el(tag, props) {
+    var node = document.createElement(tag);
+    if (props) {
+      for (var key in props) {
+        if (!Object.prototype.hasOwnProperty.call(props, key)) continue;
+        var value = props[key];
+        if (key === "class") node.className = value;
+        else if (key === "text") node.textContent = value;
+        else if (key.indexOf("data-") === 0) node.setAttribute(key, String(value));
+        else node[key] = value;
+      }
+    }
+    for (var i = 2; i < arguments.length; i++) add(node, arguments[i]);
+    return node;
+  }
+
+  // add(node, child, ...): appends children; strings and numbers become text nodes, arrays are flattened.
+  function add(node) {
+    for (var i = 1; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === null || child === undefined || child === false) continue;
+      if (Array.isArray(child)) { add.apply(null, [node].concat(child)); continue; }
+      node.appendChild(typeof child === "string" || typeof child === "number" ? document.createTextNode(String(child)) : child);
+    }
+    return node;
+  }
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+
+  function num(value, digits) { return value === null || value === undefined ? "-" : Number(value).toFixed(digits === undefined ? 3 : digits); }
+
+  function estimate(e) {
+    if (!e || e.value === null || e.value === undefined) return "-";
+    var text = num(e.value);
+    // No interval on a value that cannot vary (zero of zero, or all of all).
+    if (e.low !== null && e.high !== null && e.low !== undefined && e.low !== e.high) text += " [" + num(e.low) + ", " + num(e.high) + "]";
+    return text;
+  }
+
+  function labelOf(claim) { return claim.label || "error"; }
+  function pretty(label) { return String(label).replace(/_/g, " "); }
+
+  // --- data indexes ------------------------------------------------------------------------------
+
+  var byKey = {};
+  DATA.responses.forEach(function (r) {
+    byKey[r.key] = r;
+    var parts = [r.sample_id, r.model, r.question || "", r.response, r.error || ""];
+    r.claims.forEach(function (c) { parts.push(c.text, c.reason || "", c.subtype_reason || "", c.error || ""); });
+    r._haystack = parts.join("\n").toLowerCase();
+    r._hasError = !!r.error || r.claims.some(function (c) { return !c.label; });
+    r._changed = !!r.diff || r.claims.some(function (c) { return !!c.change; });
+  });
+  var paired = !!DATA.pairing;
+
+  function runName(r) { return DATA.runs[r.run].name; }
+  function fragmentOf(r) { return encodeURIComponent(runName(r)) + "/" + encodeURIComponent(r.sample_id); }
+
+  // --- header ------------------------------------------------------------------------------------
+
+  function renderHeader() {
+    $("title").textContent = DATA.title;
+    document.title = DATA.title;
+    var notes = clear($("notes"));
+    ["fake", "offline"].forEach(function (kind) {
+      var names = DATA.runs.filter(function (run) { return run.banner === kind; }).map(function (run) { return run.name; });
+      if (!names.length) return;
+      var who = (names.length > 1 ? "Runs " : "Run ") + names.join(", ") + (names.length > 1 ? " were" : " was");
+      var text = kind === "fake"
+        ? who + " judged by the scripted fake model: the labels demonstrate the viewer, they are not a measurement."
+        : who + " judged by the offline judge, a trained lexical/numeric model, not an LLM: read the labels as a cheap first pass (see the README for its measured quality).";
+      add(notes, el("p", { "class": "banner " + kind, text: text }));
+    });
+    DATA.notes.forEach(function (n) { add(notes, el("p", { "class": "note", text: n })); });
+    if (paired) {
+      var p = DATA.pairing;
+      add(notes, el("p", { "class": "note", text: "Side by side: " + DATA.runs[p.a].name + " and " + DATA.runs[p.b].name + ", " +
+        p.n_shared + " shared samples (" + p.how + "); " + p.n_changed_claims + " claim(s) changed verdict or have no match in the other run, " +
+        p.n_rewritten + " response(s) differ (shown as a word diff)." }));
+    }
+    var runs = clear($("runs"));
+    DATA.runs.forEach(function (run) {
+      var box = el("div", { "class": "run" }, el("strong", { text: run.name }));
+      var meta = "judge " + (run.judge || "?") + " (" + (run.mode || "?") + "), extractor " + (run.extractor || "?") +
+        (run.detector && run.detector !== "claims" ? ", detector " + run.detector : "") + "; status " + (run.status || "?");
+      add(box, el("div", { "class": "meta", text: meta }));
+      add(box, el("div", { "class": "meta", text: "policy: " + run.policy }));
+      var table = el("table", null, el("thead", null, el("tr", null,
+        ["model and label mix", "responses", "claims", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"].map(function (h) {
+          return el("th", { text: h });
+        }))));
+      var body = el("tbody");
+      run.models.forEach(function (m) {
+        var subtypes = Object.keys(m.subtypes).filter(function (k) { return m.subtypes[k] > 0; })
+          .sort(function (a, b) { return m.subtypes[b] - m.subtypes[a]; })
+          .map(function (k) { return pretty(k) + " " + m.subtypes[k]; }).join(", ");
+        add(body, el("tr", null,
+          el("td", { "class": "model" }, el("strong", { text: m.name }), labelMix(m.labels),
+            subtypes ? el("div", { "class": "subtypes", text: "subtypes: " + subtypes }) : null),
+          el("td", { "class": "num", text: String(m.n_responses) }),
+          el("td", { "class": "num", text: String(m.n_claims) }),
+          el("td", { "class": "num rate", text: estimate(m.rate) }),
+          el("td", { "class": "num rate", text: estimate(m.share) }),
+          el("td", { "class": "num", text: String(m.n_error_rows) })));
+      });
+      add(table, body);
+      add(box, table);
+      if (run.n_shown < run.n_total) add(box, el("div", { "class": "meta", text: "showing " + run.n_shown + " of " + run.n_total + " responses" }));
+      add(runs, box);
+    });
+  }
+
+  function labelMix(counts) {
+    var total = 0;
+    DATA.labels.forEach(function (l) { total += counts[l] || 0; });
+    var bar = el("div", { "class": "mix" });
+    var words = [];
+    DATA.labels.forEach(function (l) {
+      var n = counts[l] || 0;
+      if (!n) return;
+      var part = el("span", { "class": "lab-" + l, title: pretty(l) + ": " + n });
+      part.style.width = (100 * n / total).toFixed(2) + "%";
+      add(bar, part);
+      words.push(pretty(l) + " " + n);
+    });
+    return [bar, el("div", { "class": "subtypes", text: words.join(", ") || "no claims" })];
+  }
+
+  // --- filters and the list ----------------------------------------------------------------------
+
+  function option(value, text) { return el("option", { value: value, text: text }); }
+
+  function fillFilters() {
+    var runSel = $("f-run");
+    add(runSel, option("", paired ? "both runs" : "all runs"));
+    DATA.runs.forEach(function (run, i) { add(runSel, option(String(i), "run: " + run.name)); });
+    if (DATA.runs.length < 2) runSel.hidden = true;
+    var models = {};
+    DATA.responses.forEach(function (r) { models[r.model] = 1; });
+    add($("f-model"), option("", "all models"));
+    Object.keys(models).sort().forEach(function (m) { add($("f-model"), option(m, "model: " + m)); });
+    add($("f-label"), option("", "all labels"));
+    DATA.labels.concat(["error"]).forEach(function (l) { add($("f-label"), option(l, "label: " + pretty(l))); });
+    add($("f-subtype"), option("", "all subtypes"));
+    DATA.subtypes.forEach(function (s) { add($("f-subtype"), option(s, "subtype: " + pretty(s))); });
+    if (!paired) $("f-changed").parentNode.hidden = true;
+    [["f-run", "run"], ["f-model", "model"], ["f-label", "label"], ["f-subtype", "subtype"], ["f-sort", "sort"]].forEach(function (pair) {
+      $(pair[0]).addEventListener("change", function (event) { state[pair[1]] = event.target.value; refresh(); });
+    });
+    $("f-search").addEventListener("input", function (event) { state.search = event.target.value.trim().toLowerCase(); refresh(); });
+    $("f-errors").addEventListener("change", function (event) { state.errors = event.target.checked; refresh(); });
+    $("f-changed").addEventListener("change", function (event) { state.changed = event.target.checked; refresh(); });
+    $("filters").addEventListener("submit", function (event) { event.preventDefault(); });
+    $("more").addEventListener("click", function () { state.shown += PAGE; renderList(); });
+  }
+
+  function claimKindMatches(c) {
+    return (!state.label || labelOf(c) === state.label) && (!state.subtype || c.subtype === state.subtype);
+  }
+
+  // A claim shown under its response in the list: of the chosen label and subtype, and holding the searched text.
+  function claimMatches(c) {
+    if (!claimKindMatches(c)) return false;
+    if (state.search && (c.text + "\n" + (c.reason || "") + "\n" + (c.subtype_reason || "") + "\n" + (c.error || "")).toLowerCase().indexOf(state.search) < 0) return false;
+    return true;
+  }
+
+  function responseMatches(r) {
+    if (state.model && r.model !== state.model) return false;
+    if (state.errors && !r._hasError) return false;
+    if (state.label || state.subtype) {
+      var wholeErrorRow = state.label === "error" && !state.subtype && !!r.error;
+      if (!wholeErrorRow && !r.claims.some(claimKindMatches)) return false;
+    }
+    if (state.search && r._haystack.indexOf(state.search) < 0) return false;
+    return true;
+  }
+
+  function visibleResponses() {
+    var out = [];
+    DATA.responses.forEach(function (r) {
+      if (state.run !== "" && String(r.run) !== state.run) return;
+      // Side by side, the second run's paired responses are shown through the first run's.
+      if (paired && state.run === "" && r.run === DATA.pairing.b && r.pair) return;
+      var other = paired && r.pair ? byKey[r.pair] : null;
+      if (state.changed && !(r._changed || (other && other._changed))) return;
+      if (!(responseMatches(r) || (other && state.run === "" && responseMatches(other)))) return;
+      out.push(r);
+    });
+    if (state.sort !== "input") {
+      var sign = state.sort === "rate-desc" ? -1 : 1;
+      out = out.map(function (r, i) { return [r, i]; }).sort(function (x, y) {
+        var a = x[0].rate, b = y[0].rate;
+        if (a === null && b === null) return x[1] - y[1];
+        if (a === null) return 1;  // unrated responses (error rows) last either way
+        if (b === null) return -1;
+        return sign * (a - b) || x[1] - y[1];
+      }).map(function (pair) { return pair[0]; });
+    }
+    return out;
+  }
+
+  function refresh() {
+    state.items = visibleResponses();
+    state.shown = PAGE;
+    renderList();
+  }
+
+  function filtering() { return !!(state.label || state.subtype || state.search); }
+
+  function renderList() {
+    var list = clear($("list"));
+    var total = DATA.responses.length;
+    $("count").textContent = state.items.length + " of " + total + " responses shown" + (paired ? " (pairs count once)" : "");
+    state.items.slice(0, state.shown).forEach(function (r) {
+      var rate = r.rate === null ? (r.error ? "error" : "-") : "rate " + num(r.rate, 2);
+      var head = el("div", { "class": "head" },
+        el("span", { "class": "id", text: r.sample_id }),
+        el("span", { text: r.model + (DATA.runs.length > 1 && !paired ? " · " + runName(r) : "") }),
+        el("span", { "class": "rate", text: rate + " · " + r.n_unsupported + "/" + r.n_evaluated }));
+      var item = el("li", { "data-key": r.key, "class": state.selected === r.key ? "selected" : "" }, head,
+        el("div", { "class": "snippet", text: r.response }));
+      if (r._changed || (r.pair && byKey[r.pair]._changed)) add(head, el("span", { "class": "pill changed-pill", text: "changed" }));
+      if (filtering()) {
+        var sides = [r].concat(paired && r.pair && state.run === "" ? [byKey[r.pair]] : []);
+        var hits = [];
+        sides.forEach(function (side) {
+          side.claims.forEach(function (c) { if (claimMatches(c)) hits.push([side, c]); });
+        });
+        if (hits.length) {
+          var ul = el("ul", { "class": "hits" });
+          hits.slice(0, 3).forEach(function (hit) {
+            var li = el("li", { "class": "hit", "data-claim": hit[1].index, "data-side": hit[0].key },
+              el("span", { "class": "pill lab-" + labelOf(hit[1]), text: pretty(labelOf(hit[1])) }), " ", hit[1].text);
+            li.addEventListener("click", function (event) { event.stopPropagation(); select(r.key, hit[0].key, hit[1].index); });
+            add(ul, li);
+          });
+          if (hits.length > 3) add(ul, el("li", { text: "… and " + (hits.length - 3) + " more claim(s)" }));
+          add(item, ul);
+        }
+      }
+      item.addEventListener("click", function () { select(r.key); });
+      add(list, item);
+    });
+    $("more").hidden = state.items.length <= state.shown;
+    if (state.items.length === 0) add(list, el("li", { "class": "empty", text: "No response matches these filters." }));
+  }
+
+  // --- the selected response ---------------------------------------------------------------------
+
+  function select(key, sideKey, claimIndex, keepHash) {
+    var r = byKey[key];
+    if (!r) return;
+    state.selected = key;
+    var side = sideKey ? byKey[sideKey] : r;
+    state.claim = claimIndex === undefined || claimIndex === null ? null : { side: side.key, index: claimIndex };
+    if (state.claim === null) {
+      // Select the first unsupported claim (else the first claim) so its evidence shows at once.
+      var first = side.claims.filter(function (c) { return UNSUPPORTED[c.label] || !c.label; })[0] || side.claims[0];
+      if (first) state.claim = { side: side.key, index: first.index };
+    }
+    var items = $("list").querySelectorAll("li[data-key]");
+    for (var i = 0; i < items.length; i++) {
+      var on = items[i].getAttribute("data-key") === key;
+      items[i].className = on ? "selected" : "";
+      if (on && items[i].scrollIntoView) items[i].scrollIntoView({ block: "nearest" });
+    }
+    renderDetail();
+    if (!keepHash) writeHash();
+  }
+
+  function writeHash() {
+    var r = byKey[state.selected];
+    if (!r) return;
+    var fragment = "#" + fragmentOf(r);
+    if (state.claim) {
+      var side = byKey[state.claim.side];
+      fragment += "/c" + state.claim.index + (side !== r ? "@" + encodeURIComponent(runName(side)) : "");
+    }
+    try { history.replaceState(null, "", fragment); } catch (e) { location.hash = fragment; }
+  }
+
+  function readHash() {
+    var text = location.hash.replace(/^#/, "");
+    if (!text) return false;
+    var parts = text.split("/");
+    var run = decodeURIComponent(parts[0] || ""), sid = decodeURIComponent(parts[1] || "");
+    var target = null;
+    DATA.responses.forEach(function (r) { if (!target && runName(r) === run && r.sample_id === sid) target = r; });
+    if (!target) return false;
+    var claim, sideKey;
+    var m = /^c(\d+)(?:@(.*))?$/.exec(parts[2] || "");
+    if (m) {
+      claim = Number(m[1]);
+      sideKey = target.key;
+      if (m[2] && target.pair && runName(byKey[target.pair]) === decodeURIComponent(m[2])) sideKey = target.pair;
+    }
+    // Side by side, the list holds the first run's response; open that one with the right side selected.
+    var listed = paired && target.run === DATA.pairing.b && target.pair ? byKey[target.pair] : target;
+    if (!sideKey && listed !== target) sideKey = target.key;
+    select(listed.key, sideKey, claim, true);
+    return true;
+  }
+
+  function activeClaim() {
+    if (!state.claim) return null;
+    var side = byKey[state.claim.side];
+    var found = null;
+    side.claims.forEach(function (c) { if (c.index === state.claim.index) found = c; });
+    return found ? { side: side, claim: found } : null;
+  }
+
+  function renderDetail() {
+    var detail = clear($("detail"));
+    var r = byKey[state.selected];
+    if (!r) { add(detail, el("p", { "class": "empty", text: "Select a response." })); return; }
+    var sides = [r];
+    if (r.pair) sides = r.run === DATA.pairing.a ? [r, byKey[r.pair]] : [byKey[r.pair], r];
+    var title = el("h2", null, el("span", { text: r.sample_id }), " · ", el("span", { text: r.model }));
+    add(detail, title);
+    if (r.question) add(detail, el("p", null, el("strong", { text: "Question: " }), r.question));
+    add(detail, legend());
+    var grid = el("div", { "class": "sides" + (sides.length > 1 ? " two" : "") });
+    sides.forEach(function (side) { add(grid, renderSide(side, sides.length > 1)); });
+    add(detail, grid);
+    var active = activeClaim();
+    if (active) add(detail, renderClaimDetail(active.side, active.claim));
+    add(detail, renderContext(r, active));
+  }
+
+  function legend() {
+    var box = el("div", { "class": "legend" });
+    DATA.labels.concat(["error"]).forEach(function (l) { add(box, el("span", { "class": "lab-" + l, text: pretty(l) })); });
+    return box;
+  }
+
+  function renderSide(r, twoSides) {
+    var box = el("div", { "class": "side", "data-run": runName(r) });
+    var rate = r.rate === null ? "no rate" : "unsupported rate " + num(r.rate) + " (" + r.n_unsupported + " of " + r.n_evaluated + " evaluated claims)";
+    if (twoSides) add(box, el("p", { "class": "side-title", text: runName(r) }));
+    add(box, el("p", { "class": "meta", text: rate + (r.hallucinated ? " · hallucinated" : r.hallucinated === false ? " · not hallucinated" : "") }));
+    if (r.error) add(box, el("p", { "class": "error-text", text: "error row: " + r.error }));
+    add(box, el("div", { "class": "response" }, highlighted(r)));
+    if (r.diff) {
+      var diff = el("div", { "class": "diff" });
+      r.diff.forEach(function (piece) {
+        add(diff, piece[0] === "=" ? piece[1] : el(piece[0] === "-" ? "del" : "ins", { text: piece[1] }));
+      });
+      add(box, el("details", { open: true }, el("summary", { text: "word diff against " + runName(byKey[r.pair]) }), diff));
+    }
+    var list = el("ol", { "class": "claims" });
+    r.claims.forEach(function (c) {
+      var active = state.claim && state.claim.side === r.key && state.claim.index === c.index;
+      var tag = pretty(labelOf(c)) + (c.subtype ? " · " + pretty(c.subtype) : "");
+      var li = el("li", { "class": "lab-" + labelOf(c) + (active ? " active" : ""), "data-claim": c.index, "data-label": labelOf(c) },
+        el("span", { "class": "claim-text", text: c.text }), el("span", { "class": "tag", text: tag }));
+      if (c.change === "changed") add(li, el("span", { "class": "tag changed", text: "changed (other run: " + pretty(c.was) + ")" }));
+      if (c.change === "new") add(li, el("span", { "class": "tag changed", text: "new: not in the other run" }));
+      if (c.change === "gone") add(li, el("span", { "class": "tag changed", text: "gone: not in the other run" }));
+      li.addEventListener("click", function () { selectClaim(r.key, c.index); });
+      add(list, li);
+    });
+    if (!r.claims.length) add(list, el("li", { "class": "empty", text: r.error ? "no claims (error row)" : "no claims" }));
+    add(box, el("h3", { text: "claims (" + r.claims.length + ")" }), list);
+    return box;
+  }
+
+  // The response with every claim's span marked; a stretch covered by several claims shows the worst label.
+  function highlighted(r) {
+    var text = r.response, points = { 0: 1 }, cuts;
+    points[text.length] = 1;
+    r.claims.forEach(function (c) {
+      c.spans.forEach(function (s) { points[Math.max(0, Math.min(s[0], text.length))] = 1; points[Math.max(0, Math.min(s[1], text.length))] = 1; });
+    });
+    cuts = Object.keys(points).map(Number).sort(function (a, b) { return a - b; });
+    var out = [];
+    for (var i = 0; i + 1 < cuts.length; i++) {
+      var start = cuts[i], end = cuts[i + 1], piece = text.slice(start, end);
+      var covering = r.claims.filter(function (c) {
+        return c.spans.some(function (s) { return s[0] <= start && s[1] >= end; });
+      });
+      if (!covering.length) { out.push(piece); continue; }
+      covering.sort(function (a, b) { return SEVERITY.indexOf(labelOf(a)) - SEVERITY.indexOf(labelOf(b)); });
+      var worst = labelOf(covering[0]);
+      var isActive = covering.some(function (c) { return state.claim && state.claim.side === r.key && state.claim.index === c.index; });
+      var seg = el("span", {
+        "class": "seg lab-" + worst + (isActive ? " active" : ""), "data-label": worst,
+        title: covering.map(function (c) { return pretty(labelOf(c)) + ": " + c.text; }).join("\n")
+      }, piece);
+      (function (claims) {
+        seg.addEventListener("click", function () {
+          // Clicking again cycles through the claims that share this stretch.
+          var at = -1;
+          claims.forEach(function (c, j) { if (state.claim && state.claim.side === r.key && state.claim.index === c.index) at = j; });
+          selectClaim(r.key, claims[(at + 1) % claims.length].index);
+        });
+      })(covering);
+      out.push(seg);
+    }
+    return out;
+  }
+
+  function selectClaim(sideKey, index) {
+    state.claim = { side: sideKey, index: index };
+    renderDetail();
+    writeHash();
+  }
+
+  function renderClaimDetail(side, c) {
+    var box = el("div", { "class": "claim-detail", id: "claim-detail" });
+    add(box, el("h3", { text: "selected claim" + (side.pair ? " (" + runName(side) + ")" : "") }));
+    var dl = el("dl");
+    function row(name, value, cls) { if (value !== null && value !== undefined && value !== "") add(dl, el("dt", { text: name }), el("dd", { "class": cls || "", text: String(value) })); }
+    row("claim", c.text);
+    row("label", pretty(labelOf(c)), "lab-text");
+    row("subtype", c.subtype ? pretty(c.subtype) : "");
+    row("probability", c.probability === null ? "" : num(c.probability) + " (that the claim is unsupported)");
+    row("reason", c.reason);
+    row("subtype reason", c.subtype_reason);
+    row("error", c.error, "error-text");
+    if (c.change === "changed") row("change", "the other run labels the matching claim " + pretty(c.was));
+    if (c.change === "new" || c.change === "gone") row("change", "no matching claim in the other run");
+    if (c.citations && c.citations.length) row("citations", c.citations.join(", "));
+    var context = DATA.contexts[side.context];
+    var ev = c.evidence.map(function (e) {
+      var where = e.passage ? passageText(side, e.passage) : context;
+      var quote = where === null ? (e.quote || "") : where.slice(e.start, e.end);
+      return (e.source === "judge" ? "quoted by the judge" : "closest context sentence (shared words; a reading aid, not the judge's)") +
+        (e.passage ? " [passage " + e.passage + "]" : "") + ": " + quote;
+    });
+    row("evidence", ev.length ? ev.join("\n") : "no context sentence shares a content word with this claim");
+    add(box, dl);
+    return box;
+  }
+
+  function passageText(r, id) {
+    var found = null;
+    (r.passages || []).forEach(function (p) { if (p.id === id) found = p.text; });
+    return found;
+  }
+
+  // The text with [start, end) ranges wrapped in <mark> (class says whose evidence).
+  function marked(text, ranges) {
+    ranges = ranges.filter(function (x) { return x.end > x.start; }).sort(function (a, b) { return a.start - b.start; });
+    var out = [], cursor = 0;
+    ranges.forEach(function (x) {
+      var start = Math.max(x.start, cursor), end = Math.min(x.end, text.length);
+      if (end <= start) return;
+      out.push(text.slice(cursor, start));
+      out.push(el("mark", { "class": x.source === "judge" ? "judge" : "overlap", text: text.slice(start, end) }));
+      cursor = end;
+    });
+    out.push(text.slice(cursor));
+    return out;
+  }
+
+  function renderContext(r, active) {
+    var box = el("div", { "class": "context-box" });
+    var evidence = active ? active.claim.evidence : [];
+    if (r.passages && r.passages.length) {
+      add(box, el("h3", { text: "passages (" + r.passages.length + ")" }));
+      r.passages.forEach(function (p) {
+        var mine = evidence.filter(function (e) { return e.passage === p.id; });
+        var body = el("div", { "class": "context" }, marked(p.text, mine));
+        var head = el("summary", null, el("strong", { text: p.id }), p.title ? " · " : "", p.title ? el("span", { text: p.title }) : null);
+        add(box, el("details", { open: mine.length > 0 || r.passages.length === 1 }, head, body));
+      });
+      return box;
+    }
+    var context = DATA.contexts[r.context];
+    var ranges = evidence.filter(function (e) { return !e.passage; });
+    add(box, el("h3", { text: "context (" + context.length + " characters)" }));
+    if (context.length <= LONG_CONTEXT) {
+      add(box, el("div", { "class": "context", id: "context" }, marked(context, ranges)));
+      return box;
+    }
+    if (ranges.length) {
+      var lo = Math.max(0, Math.min.apply(null, ranges.map(function (e) { return e.start; })) - 300);
+      var hi = Math.min(context.length, Math.max.apply(null, ranges.map(function (e) { return e.end; })) + 300);
+      var shifted = ranges.map(function (e) { return { start: e.start - lo, end: e.end - lo, source: e.source }; });
+      add(box, el("div", { "class": "context excerpt" }, lo > 0 ? "… " : "", marked(context.slice(lo, hi), shifted), hi < context.length ? " …" : ""));
+    }
+    add(box, el("details", null, el("summary", { text: "whole context" }), el("div", { "class": "context", id: "context" }, marked(context, ranges))));
+    return box;
+  }
+
+  // --- keyboard ----------------------------------------------------------------------------------
+
+  function move(step) {
+    if (!state.items.length) return;
+    var keys = state.items.slice(0, state.shown).map(function (r) { return r.key; });
+    var at = keys.indexOf(state.selected);
+    var next = at < 0 ? (step > 0 ? 0 : keys.length - 1) : Math.max(0, Math.min(keys.length - 1, at + step));
+    if (at === keys.length - 1 && step > 0 && state.items.length > state.shown) { state.shown += PAGE; renderList(); keys = state.items.slice(0, state.shown).map(function (r) { return r.key; }); next = at + 1; }
+    select(keys[next]);
+  }
+
+  function moveClaim(step) {
+    var r = byKey[state.selected];
+    if (!r) return;
+    var side = state.claim ? byKey[state.claim.side] : r;
+    if (!side.claims.length) return;
+    var at = -1;
+    side.claims.forEach(function (c, i) { if (state.claim && c.index === state.claim.index) at = i; });
+    var next = (at + step + side.claims.length) % side.claims.length;
+    selectClaim(side.key, side.claims[next].index);
+  }
+
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    var typing = target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA");
+    if (event.key === "Escape") {
+      if (typing) target.blur();
+      $("filters").reset();
+      state.run = state.model = state.label = state.subtype = state.search = "";
+      state.errors = state.changed = false; state.sort = "input";
+      refresh();
+      return;
+    }
+    if (typing || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "j" || event.key === "ArrowDown") { event.preventDefault(); move(1); }
+    else if (event.key === "k" || event.key === "ArrowUp") { event.preventDefault(); move(-1); }
+    else if (event.key === "n" || event.key === "ArrowRight") { event.preventDefault(); moveClaim(1); }
+    else if (event.key === "p" || event.key === "ArrowLeft") { event.preventDefault(); moveClaim(-1); }
+    else if (event.key === "/") { event.preventDefault(); $("f-search").focus(); }
+  });
+
+  window.addEventListener("hashchange", function () { readHash(); });
+
+  renderHeader();
+  fillFilters();
+  refresh();
+  if (!readHash() && state.items.length) select(state.items[0].key, undefined, undefined, true);
+  document.body.setAttribute("data-ready", "1");
+})();

@@ -1,0 +1,380 @@
+"""``hallumeasure view``: one self-contained HTML file to look at runs claim by claim.
+
+The page is a small template (``templates/viewer.html.j2``) with our own plain JavaScript and
+CSS inlined (``templates/viewer.js``, ``templates/viewer.css``) and the runs embedded as JSON in
+a ``<script type="application/json">`` block. No server, no network, no third-party code: the
+file opens from ``file://``, can be mailed or attached to a CI job, and has nothing to update.
+
+Safety: the JSON is made inert inside HTML (every ``<``, ``>`` and ``&`` becomes a ``\\u`` escape,
+so neither ``</script>`` nor ``<!--`` can end the block), the script builds the page with
+``textContent`` only, and a Content-Security-Policy lets only this page's own script and style
+run (by hash), so even a mistake in escaping could not run injected script.
+
+The data (``ViewerData``) is versioned and every field that only some runs have is optional:
+passages, evidence quotes with offsets and citations (RAG runs) render when present. To add
+them, fill ``ViewerClaim.evidence`` (``source="judge"``, offsets into the context or into a
+passage named by ``passage``) and ``ViewerResponse.passages`` / ``citations`` in
+``_response`` below; the page already shows them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from markupsafe import Markup
+from pydantic import BaseModel, Field
+
+from hallumeasure import __version__
+from hallumeasure.errors import ConfigError
+from hallumeasure.report.align import align_claim
+from hallumeasure.report.render import TEMPLATES, render_html
+from hallumeasure.report.runs import (
+    NO_MODEL,
+    LoadedRun,
+    judge_notes,
+    load_runs,
+    model_groups,
+    response_units,
+)
+from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate, group_stats
+from hallumeasure.text import split_sentences
+
+#: Bumped when the embedded data changes shape in a way the page must know about.
+FORMAT = 1
+#: Responses embedded per view by default; more are cut with a note (the file stays a few MB).
+DEFAULT_MAX_RESPONSES = 2000
+#: Bootstrap resamples for the header's intervals (enough for a header; reports use 2000).
+RESAMPLES = 1000
+
+
+class ViewerEvidence(BaseModel):
+    """A stretch of source text that bears on a claim: [start, end) in the context, or in a passage."""
+
+    start: int
+    end: int
+    #: ``overlap``: the context sentence sharing most content words (a reading aid, not the judge's);
+    #: ``judge``: a quote the judge gave as evidence, checked against the source.
+    source: Literal["overlap", "judge"] = "overlap"
+    passage: str | None = None
+    quote: str | None = None
+
+
+class ViewerClaim(BaseModel):
+    index: int
+    text: str
+    spans: list[tuple[int, int]] = Field(default_factory=list)
+    label: str | None = None
+    subtype: str | None = None
+    reason: str | None = None
+    subtype_reason: str | None = None
+    probability: float | None = None
+    error: str | None = None
+    evidence: list[ViewerEvidence] = Field(default_factory=list)
+    citations: list[str] = Field(default_factory=list)
+    #: Side-by-side only: ``changed`` (the matched claim of the other run has another label), ``new`` (a
+    #: claim of the second run that matches none of the first) or ``gone`` (the other way round).
+    change: Literal["changed", "new", "gone"] | None = None
+    #: The other run's label for the matched claim, when ``change`` is ``changed``.
+    was: str | None = None
+
+
+class ViewerPassage(BaseModel):
+    id: str
+    title: str | None = None
+    text: str
+
+
+class ViewerResponse(BaseModel):
+    key: str
+    run: int
+    sample_id: str
+    model: str
+    question: str | None = None
+    #: Index into ``ViewerData.contexts`` (responses to the same task share one copy).
+    context: int
+    response: str
+    rate: float | None = None
+    hallucinated: bool | None = None
+    n_claims: int = 0
+    n_evaluated: int = 0
+    n_unsupported: int = 0
+    error: str | None = None
+    claims: list[ViewerClaim] = Field(default_factory=list)
+    passages: list[ViewerPassage] = Field(default_factory=list)
+    #: Side-by-side only: the key of the same sample in the other run, and the word diff to it.
+    pair: str | None = None
+    diff: list[tuple[str, str]] | None = None
+
+
+class ViewerModel(BaseModel):
+    name: str
+    n_responses: int
+    n_claims: int
+    n_error_rows: int
+    rate: Estimate
+    share: Estimate
+    labels: dict[str, int]
+    subtypes: dict[str, int]
+
+
+class ViewerRun(BaseModel):
+    name: str
+    judge: str | None = None
+    extractor: str | None = None
+    mode: str | None = None
+    detector: str | None = None
+    policy: str
+    status: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    #: ``offline`` or ``fake`` when the labels do not come from an LLM judge.
+    banner: Literal["offline", "fake"] | None = None
+    models: list[ViewerModel]
+    n_total: int
+    n_shown: int
+
+
+class ViewerPairing(BaseModel):
+    a: int
+    b: int
+    how: str
+    n_shared: int
+    n_changed_claims: int
+    n_rewritten: int
+
+
+class ViewerData(BaseModel):
+    format: int = FORMAT
+    generator: str
+    title: str
+    labels: list[str] = Field(default_factory=lambda: list(LABELS))
+    subtypes: list[str] = Field(default_factory=lambda: list(SUBTYPES))
+    runs: list[ViewerRun]
+    contexts: list[str]
+    responses: list[ViewerResponse]
+    pairing: ViewerPairing | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+# --- building the data ----------------------------------------------------------------------------
+
+def _text(value: object) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return str(value)
+
+
+def _number(value: object) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else round(number, 4)
+
+
+def _spans(cell: object) -> list[tuple[int, int]]:
+    items = json.loads(cell) if isinstance(cell, str) else (cell or [])
+    return [(int(s["start"]), int(s["end"])) for s in items if int(s["end"]) > int(s["start"])]
+
+
+def _evidence(claim: dict[str, Any], context: str, sentences: list) -> list[ViewerEvidence]:
+    """Evidence for a claim: the judge's checked quotes when the run has them, else the closest sentence.
+
+    A run that stores evidence (a JSON list of ``{"start", "end", "passage"?, "quote"?}`` in an
+    ``evidence`` column of the claims table) is shown as the judge's; otherwise the context
+    sentence sharing the most content words is shown, marked as a reading aid.
+    """
+    stored = claim.get("evidence")
+    if isinstance(stored, str) and stored.strip():
+        try:
+            items = json.loads(stored)
+            return [ViewerEvidence(source="judge", **{k: item.get(k) for k in ("start", "end", "passage", "quote")})
+                    for item in items if isinstance(item, dict)]
+        except (ValueError, TypeError):
+            pass  # unreadable evidence: fall back to the reading aid rather than fail the page
+    aligned = align_claim(claim["claim"], context, sentences)
+    return [ViewerEvidence(start=aligned.start, end=aligned.end)] if aligned else []
+
+
+def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
+    m = run.data.manifest
+    units = {run.name: response_units(run)}
+    groups = model_groups([run], units)
+    models = []
+    for group in groups:
+        stats = group_stats(group.units, group.name, resamples=RESAMPLES, seed=0)
+        models.append(ViewerModel(
+            name=group.model if group.model != NO_MODEL else group.name, n_responses=stats.n_responses,
+            n_claims=stats.n_claims, n_error_rows=stats.n_error_rows, rate=stats.mean_unsupported_rate,
+            share=stats.hallucinated_share, labels=stats.label_counts, subtypes=stats.subtype_counts,
+        ))
+    judge = m.judge if m else None
+    banner = "fake" if judge and judge.startswith("fake") else "offline" if judge == "offline" else None
+    return ViewerRun(
+        name=run.name, judge=judge, extractor=m.extractor if m else None, mode=m.mode.value if m else None,
+        detector=m.detector if m else None, policy=run.policy.describe(), status=m.status if m else None,
+        notes=judge_notes([run]), banner=banner, models=models, n_total=len(run.data.responses), n_shown=n_shown,
+    )
+
+
+def _response(run: LoadedRun, index: int, row: dict[str, Any], claims: list[dict[str, Any]],
+              context_index: int) -> ViewerResponse:
+    context = row["context"]
+    sentences = split_sentences(context)
+    out = []
+    for claim in claims:
+        label = _text(claim["label"])
+        out.append(ViewerClaim(
+            index=int(claim["claim_index"]), text=claim["claim"], spans=_spans(claim["spans"]), label=label,
+            subtype=_text(claim["subtype"]), reason=_text(claim["label_reason"]),
+            subtype_reason=_text(claim["subtype_reason"]), probability=_number(claim["probability"]),
+            error=_text(claim["error"]) if label is None else None,
+            evidence=_evidence(claim, context, sentences),
+        ))
+    hallucinated = row["hallucinated"]
+    measured = _number(row["n_claims"]) is not None
+    return ViewerResponse(
+        key=f"{index}/{row['sample_id']}", run=index, sample_id=str(row["sample_id"]),
+        model=_text(row["model"]) or NO_MODEL, question=_text(row["question"]), context=context_index,
+        response=row["response"], rate=_number(row["unsupported_rate"]),
+        hallucinated=None if pd.isna(hallucinated) else bool(hallucinated),
+        n_claims=int(_number(row["n_claims"]) or 0), n_evaluated=int(_number(row["n_evaluated"]) or 0),
+        n_unsupported=int(_number(row["n_unsupported"]) or 0),
+        error=_text(row["error"]) if measured else "not measured yet (the run is unfinished)",
+        claims=out,
+    )
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _normal(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def _mark_changes(a: ViewerResponse, b: ViewerResponse) -> int:
+    """Mark the claims whose verdict differs between ``a`` and ``b``, and those without a match; returns how many."""
+    from hallumeasure.mitigate.metrics import ALIGN_THRESHOLD, similarity
+
+    changed = 0
+    for claim in b.claims:
+        scored = [(similarity(claim.text, other.text), other) for other in a.claims]
+        score, match = max(scored, key=lambda pair: pair[0], default=(0.0, None))
+        if match is None or score < ALIGN_THRESHOLD:
+            claim.change = "new"
+        elif (match.label or "error") != (claim.label or "error"):
+            claim.change, claim.was = "changed", match.label or "error"
+            # and the other way round, so both sides show the change
+            match.change, match.was = "changed", claim.label or "error"
+        else:
+            continue
+        changed += 1
+    for claim in a.claims:
+        if claim.change is None and not any(similarity(claim.text, other.text) >= ALIGN_THRESHOLD for other in b.claims):
+            claim.change = "gone"
+            changed += 1
+    return changed
+
+
+def build_viewer_data(runs: list[LoadedRun], *, max_responses: int = DEFAULT_MAX_RESPONSES,
+                      title: str | None = None) -> ViewerData:
+    """The data the page shows: a header per run, every response (up to ``max_responses``) with its claims.
+
+    With exactly two runs that share sample ids, the runs are shown side by side: each response
+    of the first run is paired with the same sample of the second, claims whose verdict changed
+    are marked, and a response that was rewritten (mitigation) carries a word diff.
+    """
+    from hallumeasure.mitigate.render import _diff_ops
+
+    if max_responses < 1:
+        raise ConfigError(f"--max-responses must be at least 1, got {max_responses}")
+    budget = max_responses
+    contexts: dict[str, int] = {}
+    responses: list[ViewerResponse] = []
+    summaries = []
+    for index, run in enumerate(runs):
+        table = run.data.responses
+        shown = table.head(max(budget, 0))
+        budget -= len(shown)
+        claims_by_sample: dict[str, list[dict[str, Any]]] = {}
+        for claim in run.data.claims.to_dict(orient="records"):
+            claims_by_sample.setdefault(claim["sample_id"], []).append(claim)
+        for row in shown.to_dict(orient="records"):
+            context_index = contexts.setdefault(row["context"], len(contexts))
+            responses.append(_response(run, index, row, claims_by_sample.get(row["sample_id"], []), context_index))
+        summaries.append(_run_summary(run, index, len(shown)))
+
+    notes = []
+    cut = sum(r.n_total - r.n_shown for r in summaries)
+    if cut:
+        notes.append(f"Showing {len(responses)} of {len(responses) + cut} responses (the first ones in input order); "
+                     f"pass --max-responses to show more, or view fewer runs at once.")
+
+    pairing = None
+    if len(runs) == 2:
+        by_id = [{r.sample_id: r for r in responses if r.run == i} for i in (0, 1)]
+        shared = [sid for sid in by_id[0] if sid in by_id[1]]
+        if shared:
+            n_changed = n_rewritten = 0
+            for sid in shared:
+                a, b = by_id[0][sid], by_id[1][sid]
+                a.pair, b.pair = b.key, a.key
+                n_changed += _mark_changes(a, b)
+                if a.response != b.response:
+                    b.diff = _diff_ops(a.response, b.response)
+                    n_rewritten += 1
+            pairing = ViewerPairing(a=0, b=1, how="same sample id", n_shared=len(shared),
+                                    n_changed_claims=n_changed, n_rewritten=n_rewritten)
+    names = ", ".join(r.name for r in runs)
+    return ViewerData(generator=f"hallumeasure {__version__}", title=title or f"hallumeasure: {names}",
+                      runs=summaries, contexts=list(contexts), responses=responses, pairing=pairing, notes=notes)
+
+
+# --- writing the page -----------------------------------------------------------------------------
+
+def embed_json(data: BaseModel | dict) -> Markup:
+    """JSON that is inert inside an HTML ``<script type="application/json">`` block.
+
+    ``<``, ``>`` and ``&`` become ``\\u003c`` etc. (still the same JSON), so no ``</script>`` or
+    ``<!--`` can appear; U+2028/2029 are escaped too for old parsers.
+    """
+    text = data.model_dump_json() if isinstance(data, BaseModel) else json.dumps(data, ensure_ascii=False)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return Markup(text)
+
+
+def _csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def render_viewer(data: ViewerData) -> str:
+    """The page as one HTML string (script, style and data inline)."""
+    script = (TEMPLATES / "viewer.js").read_text(encoding="utf-8")
+    style = (TEMPLATES / "viewer.css").read_text(encoding="utf-8")
+    csp = (f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
+           "img-src data:; base-uri 'none'; form-action 'none'")
+    return render_html("viewer.html.j2", title=data.title, csp=csp, script=Markup(script), style=Markup(style),
+                       data=embed_json(data))
+
+
+def write_viewer(run_dirs: list[str | Path], out: str | Path, *, max_responses: int = DEFAULT_MAX_RESPONSES,
+                 title: str | None = None) -> Path:
+    """Load ``run_dirs`` and write the viewer page to ``out`` (a file); returns its path."""
+    runs = load_runs(list(run_dirs))
+    data = build_viewer_data(runs, max_responses=max_responses, title=title)
+    out = Path(out)
+    if out.is_dir():
+        raise ConfigError(f"{out} is a directory; give a file name for the viewer, such as {out}/view.html")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_viewer(data), encoding="utf-8")
+    return out
