@@ -359,7 +359,9 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
             f"{t['loss_failed_attempts']:.1%} went to attempts that drew an injected fault or a 429 (they use the "
             f"rate too, so about {1 - t['fault_rate']:.0%} is the ceiling), {t['loss_burst_margin']:.1%} is the "
             f"half burst the client leaves as a margin, and {t['loss_other']:.1%} is ramp-up and the end-of-run "
-            "drain (too few calls left to fill the rate). Across runs this lands at 90-92%: a thin margin.",
+            "drain (too few calls left to fill the rate). On an idle machine this lands at 90-92% (a thin margin); "
+            "the client and the simulator share one Python process, so at 40 calls per second a loaded machine "
+            "(see the load above) lowers it.",
             "",
         ]
     if "cli" in res:
@@ -583,6 +585,11 @@ forgotten claims follows; without that write all-claims would be cheaper and the
   the first extraction calls (their own system prompt) are not warmed and each write it once.
 - The demo judge's verdicts are short; a real chain of thought is longer, which lengthens all-claims
   calls more than one-claim calls (P1 would improve) and does not change input billing (P2).
+- The sections measured on 2026-11-24 ran while other jobs kept the 1-minute load at 12-17 on the 2 cores.
+  P3 with injected faults then reached 75.5% of its bound; the code before the warm-up and limiter changes,
+  measured right after at the same load, reached 80.0% (90.3% on an idle machine): at 40 calls per second
+  the client and the simulator are CPU-bound, and the warm-ups add one call per response. The fixed-latency
+  P1 points of the curve with many claims suffer most from this (up to 13 calls per response in flight).
 - Batch latency is not measured: the simulated batches end after 0.2 s; real ones take minutes to
   hours. Bedrock needs at least 100 records per job; smaller groups (re-asks) go on demand at full price.
 """

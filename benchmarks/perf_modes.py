@@ -420,7 +420,9 @@ def render_limits(m: dict[str, Any]) -> list[str]:
     lines = [
         "cot-one, client `RateLimiter(rpm=R, tpm=T, burst=0.5 s)` against a simulator enforcing R requests and T "
         "input tokens per minute (uncached input + cache writes; cache reads free, as Anthropic counts them), 1 s "
-        "burst, per-token latency. Bound = rate x elapsed + one second's burst; steady = the 10-90% window.",
+        "burst, per-token latency. Bound = rate x elapsed + one second's burst; steady = the 10-90% window. "
+        "The client estimates tokens as characters / 4 and the simulator counts words and punctuation (more "
+        "tokens), so a few calls are refused with a 429 and sent again; none is lost.",
         "",
         "| simulator | R rpm | T tpm | binding | responses (at a time) | seconds | calls ok | 429s | lost rows "
         "| requests / min (ratio to bound, steady) | input tokens / min (ratio to bound, steady) | target |",

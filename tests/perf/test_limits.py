@@ -345,10 +345,10 @@ def test_a_late_wake_up_of_an_oversized_request_loses_none_of_the_refill():
 def test_the_cli_limits_requests_input_and_output_tokens_and_records_them(tmp_path):
     import json
 
+    from testdata import EXAMPLES
     from typer.testing import CliRunner
 
     from hallumeasure.cli import app
-    from testdata import EXAMPLES
 
     out = tmp_path / "run"
     args = [
