@@ -118,7 +118,7 @@ def measure(
     input: Annotated[Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     extractor: Annotated[str, typer.Option(help="Claim extractor: offline, fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.")] = "offline",
-    judge: Annotated[Optional[list[str]], typer.Option(help="Claim judge spec (same forms as --extractor; default offline). Give it several times for a panel of judges whose votes are combined by --panel-rule.")] = None,
+    judge: Annotated[Optional[list[str]], typer.Option(metavar="SPEC", help="Claim judge spec (same forms as --extractor; default offline). Give it several times for a panel of judges whose votes are combined by --panel-rule.")] = None,
     repeats: Annotated[int, typer.Option(min=1, max=50, help="Ask each judge this many times per claim; the verdict is combined from the votes (--panel-rule) and 'show' reports flip rates and kappa. LLM judges only: the offline judge is deterministic.")] = 1,
     panel_rule: Annotated[str, typer.Option("--panel-rule", help="How votes (repeats, panel judges) become a claim's verdict: majority (ties go to the more severe label), any-unsupported, unanimous.")] = "majority",
     mode: Annotated[str, typer.Option(help="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")] = "cot-one",
