@@ -1,8 +1,8 @@
 """Coverage of the judge-variance intervals, by simulation with known truth.
 
-Command (about two minutes on a loaded 2-core machine):
+Command (the committed results; about 30 minutes on a loaded 2-core machine, 10 with --runs 1000):
 
-    nice .venv/bin/python benchmarks/judge_stability.py --runs 1000
+    nice .venv/bin/python benchmarks/judge_stability.py --runs 3000
 
 writes ``benchmarks/judge_stability.json`` and ``benchmarks/judge_stability.md``.
 

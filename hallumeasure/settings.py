@@ -48,7 +48,7 @@ class MeasureSettings(BaseModel):
 
     extractor: str = Field("offline", description="Claim extractor: offline, fake, anthropic:<model>, bedrock:<id>, "
                                                    "langchain:<module:Class>.")
-    judge: Optional[list[str]] = Field(None, description="Claim judge spec (same forms as --extractor; default "
+    judge: Annotated[Optional[list[str]], Flag(options={"metavar": "SPEC"})] = Field(None, description="Claim judge spec (same forms as --extractor; default "
                                                          "offline). Give it several times for a panel of judges whose "
                                                          "votes are combined by --panel-rule.")
     repeats: int = Field(1, ge=1, le=50, description="Ask each judge this many times per claim; the verdict is "
