@@ -239,6 +239,7 @@ def main() -> int:
     parser.add_argument("--modes", nargs="+", default=["cot-all", "cot-one"])
     parser.add_argument("--timeout", type=float, default=600.0, help="hallumeasure's per-call deadline (s)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "local_model.md")
+    parser.add_argument("--note", action="append", default=[], help="a line for the report's notes (repeatable)")
     args = parser.parse_args()
 
     load_start = os.getloadavg()
@@ -270,7 +271,8 @@ def main() -> int:
     results = {"command": command, "llama_cpp_python": version, "build": build, "model": model,
                "samples": args.samples, "load_start": [round(x, 1) for x in load_start],
                "load_end": [round(x, 1) for x in os.getloadavg()], "runs": runs,
-               "exchanges_file": str(work / "exchanges.json")}
+               "exchanges_file": str(work / "exchanges.json"),
+               "notes": ["## Notes", "", *[f"- {note}" for note in args.note]] if args.note else []}
     write_report(results, args.out)
     print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
     return 0

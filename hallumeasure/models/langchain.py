@@ -22,6 +22,7 @@ import json
 import logging
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -138,12 +139,25 @@ class LangChainAPI(ModelAPI):
         where = f"temperature {temperature}" if temperature is not None else "see the judge's settings"
         return f"the chat model's own sampling settings ({where}); hallumeasure adds none"
     def _bounded_chat(self, max_tokens: int) -> BaseChatModel:
-        """The chat model with its output bounded at ``max_tokens`` (a shallow copy: clients are shared)."""
+        """The chat model with its output bounded at ``max_tokens`` (a shallow copy: clients are shared).
+
+        ChatOpenAI sends its bound as ``max_completion_tokens``, which OpenAI reads but some
+        OpenAI-compatible servers ignore (llama-cpp-python's reads only ``max_tokens``): for a server
+        other than OpenAI's, ``max_tokens`` goes in the body too, with the same value.
+        """
         if self.max_tokens_field is None:
             return self.chat
         if max_tokens not in self._bounded:
-            self._bounded[max_tokens] = self.chat.model_copy(update={self.max_tokens_field: max_tokens})
+            update: dict[str, Any] = {self.max_tokens_field: max_tokens}
+            if self._renames_max_tokens() and "extra_body" in _fields(type(self.chat)):
+                update["extra_body"] = {**(getattr(self.chat, "extra_body", None) or {}), "max_tokens": max_tokens}
+            self._bounded[max_tokens] = self.chat.model_copy(update=update)
         return self._bounded[max_tokens]
+
+    def _renames_max_tokens(self) -> bool:
+        info = (getattr(type(self.chat), "model_fields", None) or {}).get(self.max_tokens_field or "")
+        host = urlsplit(_endpoint(self.chat).get("base_url", "")).hostname or ""
+        return getattr(info, "alias", None) == "max_completion_tokens" and host not in ("", "api.openai.com")
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         messages = _messages(request)

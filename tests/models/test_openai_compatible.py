@@ -126,7 +126,8 @@ def test_max_tokens_is_sent_and_a_length_finish_is_a_cut_off_that_is_not_re_aske
     with OpenAIServer(script=[cut]) as srv:
         result = _ask(_model(srv), judge_request(max_tokens=321))
         (body,) = srv.bodies
-    assert body["max_completion_tokens"] == 321  # ChatOpenAI's name for it; servers read either name
+    # ChatOpenAI's name for it, and the older name that some servers (llama-cpp-python) read only.
+    assert body["max_completion_tokens"] == 321 and body["max_tokens"] == 321
     assert result.stop_reason == "max_tokens" and "cut off" in result.error
     assert result.raw_output == '{"label_reason": "The context'
 
@@ -297,3 +298,9 @@ def test_structured_and_url_options_are_recorded_without_what_they_may_hide():
         recorded = json.dumps(api.settings())
         assert api.settings()["base_url"] == srv.base_url
     assert "team-token-123456" not in recorded and "pw@" not in recorded
+
+
+def test_openai_itself_gets_only_its_own_name_for_the_bound():
+    api = build_model_api(f"langchain:{CLASS}?model=gpt-4o-mini&base_url=https://api.openai.com/v1")
+    bounded = api._bounded_chat(99)
+    assert bounded.max_tokens == 99 and "max_tokens" not in (bounded.extra_body or {})
