@@ -139,7 +139,7 @@ def measure(
     min_unsupported_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="...and the unsupported rate it needs.")] = 0.0,
     strict_input: Annotated[bool, typer.Option(help="Stop at the first bad input row instead of skipping it.")] = False,
     delimiter: Annotated[Optional[str], typer.Option(help="CSV delimiter (default: detected from the header line among , ; tab |).")] = None,
-    max_context_tokens: Annotated[Optional[int], typer.Option(min=1, help="Source tokens shown to the judge per call; a longer source is cut, per response, to the chunks that matter to its claims (default: what the judge model's window leaves; offline: 4000).")] = None,
+    max_context_tokens: Annotated[Optional[int], typer.Option(min=1, help="Source tokens shown to the judge per call; a longer source is cut, per response, to the chunks that matter to its claims (default: what the judge model's window leaves; the offline judge reads the whole source).")] = None,
     citation_pattern: Annotated[Optional[list[str]], typer.Option("--citation-pattern", help="Regular expression of a citation marker, with the cited id(s) in a group named ids; repeat for several (default: [1], [1, 2], [doc2], [^3], superscripts).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
     batch: Annotated[bool, typer.Option("--batch", help="Send each stage's requests through the provider's batch service: half price, results in minutes to hours. Batch ids are kept in the run directory; --resume polls them instead of submitting again.")] = False,

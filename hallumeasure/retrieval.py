@@ -43,8 +43,6 @@ TOKEN_SAFETY = 1.3
 RELATIVE_FLOOR = 0.5
 #: How far (in chunks) the view reaches around each best chunk before it takes lower-ranked ones.
 NEIGHBOURS = 2
-#: The offline judge reads words, not a window; its overlap signals blur on very long sources.
-OFFLINE_BUDGET = 4_000
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*\u2022\d])")
 
@@ -78,8 +76,6 @@ def context_budget(judge_name: str, max_context_tokens: int | None = None) -> in
     """Source tokens the judge may be shown per call: the explicit budget, else what its window leaves."""
     if max_context_tokens is not None:
         return max_context_tokens
-    if judge_name == "offline":
-        return OFFLINE_BUDGET
     for prefix, window in WINDOWS:
         if judge_name.startswith(prefix):
             return int((window - WINDOW_RESERVE) / TOKEN_SAFETY)

@@ -137,7 +137,8 @@ def run_sync(coro):
 
 def _manifest_identity(m: RunManifest) -> dict[str, Any]:
     return {"input_sha256": m.input_sha256, "extractor": m.extractor, "judge": m.judge, "mode": m.mode,
-            "detector": m.detector, "policy": m.policy.model_dump(mode="json"), "prompts": m.prompts}
+            "detector": m.detector, "policy": m.policy.model_dump(mode="json"), "prompts": m.prompts,
+            "sources": m.settings.get("sources")}
 
 
 def run_measurement(
