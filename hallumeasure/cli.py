@@ -186,7 +186,9 @@ def measure(
         console.print(f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
                       highlight=False, soft_wrap=True)
     if dry_run:
-        _print_estimate(loaded.samples, run_mode, judge, extractor, batch=batch)
+        from hallumeasure.rag import capped_for_estimate
+
+        _print_estimate(capped_for_estimate(loaded.samples, judge, sources), run_mode, judge, extractor, batch=batch)
         return
     try:
         model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
