@@ -111,3 +111,21 @@ def test_judge_input_per_claim_stays_flat_as_the_source_grows():
         (call,) = [r for r in api.requests if r.tool.name == "record_verdict"]
         per_claim.append(count_tokens(call.system + "".join(m.text for m in call.messages)))
     assert max(per_claim) <= 1.2 * min(per_claim), per_claim
+
+
+def test_a_run_resumes_only_with_the_same_source_settings(tmp_path):
+    import pytest
+
+    from hallumeasure.errors import RunStoreError
+    from hallumeasure.pipeline.run import run_measurement
+
+    samples = [_long_sample()]
+    first, _ = run_measurement(samples, tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode="cot-one",
+                               input_sha256="x", sources=SourceOptions(max_context_tokens=400))
+    assert first.settings["sources"]["context_budget_tokens"] == 400 and first.settings["sources"]["ranker"] == "bm25s"
+    again, _ = run_measurement(samples, tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode="cot-one",
+                               input_sha256="x", sources=SourceOptions(max_context_tokens=400), resume=True)
+    assert again.counts["measured_now"] == 0
+    with pytest.raises(RunStoreError, match="different sources"):
+        run_measurement(samples, tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode="cot-one",
+                        input_sha256="x", sources=SourceOptions(max_context_tokens=900), resume=True)
