@@ -10,16 +10,21 @@ from hallumeasure.store import load_run  # noqa: E402
 from hallumeasure.detectors import build_stages  # noqa: E402
 from hallumeasure.mitigate import mitigate_run  # noqa: E402
 from hallumeasure.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample  # noqa: E402
+from hallumeasure.types import Evidence, Passage  # noqa: E402
+from hallumeasure.rag import SourceOptions  # noqa: E402
 
 __all__ = [
     "Claim",
     "ClaimVerdict",
+    "Evidence",
     "Label",
     "Mode",
+    "Passage",
     "Policy",
     "ResponseResult",
     "RunManifest",
     "Sample",
+    "SourceOptions",
     "Subtype",
     "UnevaluatablePolicy",
     "__version__",

@@ -222,7 +222,9 @@ def measure(
         console.print(f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
                       highlight=False, soft_wrap=True)
     if dry_run:
-        _print_estimate(loaded.samples, run_mode, judge, extractor, batch=s.batch)
+        from hallumeasure.rag import capped_for_estimate
+
+        _print_estimate(capped_for_estimate(loaded.samples, judge, sources), run_mode, judge, extractor, batch=s.batch)
         if voting:
             out.print(f"votes: each claim is judged {s.repeats} time(s) by each of {len(judges)} judge(s); the judge "
                       f"calls above are for one judge asked once: multiply them by {s.repeats * len(judges)} "

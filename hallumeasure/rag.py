@@ -212,3 +212,14 @@ def _share(part: int, whole: int) -> float | None:
 
 def _id_order(use: PassageUse) -> tuple[int, int, str]:
     return (0, int(use.passage_id), "") if use.passage_id.isdigit() else (1, 0, use.passage_id)
+
+
+def capped_for_estimate(samples: Sequence[Sample], judge_name: str, options: SourceOptions,
+                        chars_per_token: float = 4.0) -> list[Sample]:
+    """Samples whose sources are cut to what the judge will see at most, for cost estimates (``--dry-run``):
+    a source over the budget is judged through a view of at most the budget's tokens."""
+    budget = context_budget(judge_name, options.max_context_tokens)
+    if budget is None:
+        return list(samples)
+    limit = int(budget * chars_per_token)
+    return [s.model_copy(update={"context": s.context[:limit]}) if len(s.context) > limit else s for s in samples]

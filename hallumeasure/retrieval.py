@@ -1,8 +1,8 @@
 """Sources longer than the judge's window: chunk, rank per claim with BM25, show the judge what fits.
 
 A response's claims are judged against one *view* of the source: the chunks that rank highest
-for its claims, taken in turns (each claim's best chunk, then each claim's second best, ...) until
-the token budget is full. One view per response keeps the prompt-cache design: the view is the
+for the whole response and for each claim, with the text around the best of them, until the
+token budget is full (``view_for``). One view per response keeps the prompt-cache design: the view is the
 cached prefix shared by the response's claims, and the claims come after it. Chunks follow
 sentence boundaries and overlap by one sentence, so a fact that straddles two chunks is whole
 in one of them. The view keeps passage ids and titles, and text cut out between two shown ranges
@@ -43,8 +43,6 @@ TOKEN_SAFETY = 1.3
 RELATIVE_FLOOR = 0.5
 #: How far (in chunks) the view reaches around each best chunk before it takes lower-ranked ones.
 NEIGHBOURS = 2
-#: The offline judge reads words, not a window; its overlap signals blur on very long sources.
-OFFLINE_BUDGET = 4_000
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*\u2022\d])")
 
@@ -78,8 +76,6 @@ def context_budget(judge_name: str, max_context_tokens: int | None = None) -> in
     """Source tokens the judge may be shown per call: the explicit budget, else what its window leaves."""
     if max_context_tokens is not None:
         return max_context_tokens
-    if judge_name == "offline":
-        return OFFLINE_BUDGET
     for prefix, window in WINDOWS:
         if judge_name.startswith(prefix):
             return int((window - WINDOW_RESERVE) / TOKEN_SAFETY)
@@ -170,10 +166,11 @@ def rank_chunks(sources: tuple[Passage, ...], query: str) -> list[tuple[Chunk, f
 def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> SourceView:
     """The whole sample when its source fits ``budget`` tokens, else a view of the chunks that matter to ``claims``.
 
-    Chunks are taken in turns, best first, from the ranking of the whole response and of each claim,
-    keeping only chunks that score at least ``RELATIVE_FLOOR`` of that ranking's best; the budget that
-    is left then goes to the neighbours of the chunks taken, nearest first, so that the view stays on
-    the text the response is about rather than on loosely related passages elsewhere.
+    Rankings come from the whole response and from each claim, keeping chunks that score at least
+    ``RELATIVE_FLOOR`` of that ranking's best. The view takes the best chunk of each ranking, then the
+    chunks around those (up to ``NEIGHBOURS`` away, nearest first), then the rest of each ranking in
+    turns, while the budget lasts: it stays on the text the response is about rather than on loosely
+    related passages elsewhere.
     """
     if budget is None or source_tokens(sample) <= budget or not claims:
         return SourceView(sample, budget=budget)
@@ -203,28 +200,16 @@ def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> Sou
         take(chunks[0])
     # Then the text around the best chunks, nearest first; then the rest of each ranking in turns.
     seeds = list(chosen.values())
-    for distance in range(1, len(chunks)):
-        grew = False
+    for distance in range(1, NEIGHBOURS + 1):
         for seed in seeds:
             for i in (position[seed.label] - distance, position[seed.label] + distance):
-                if 0 <= i < len(chunks) and chunks[i].passage_id == seed.passage_id and chunks[i].label not in chosen:
-                    size = used
+                if 0 <= i < len(chunks) and chunks[i].passage_id == seed.passage_id:
                     take(chunks[i])
-                    grew = grew or used > size
-        if not grew and _no_room(chunks, chosen, used, budget):
-            break
-        if distance >= NEIGHBOURS:
-            break
     for rank in range(1, max(map(len, rankings), default=0)):
         for ranking in rankings:
             if rank < len(ranking):
                 take(ranking[rank])
     return _view(sample, list(chosen.values()), budget)
-
-
-def _no_room(chunks: list[Chunk], chosen: dict[str, Chunk], used: int, budget: int) -> bool:
-    """Whether no chunk left could still fit."""
-    return all(c.label in chosen or used + c.tokens > budget for c in chunks)
 
 
 def _view(sample: Sample, chunks: list[Chunk], budget: int) -> SourceView:

@@ -93,8 +93,8 @@ class MeasureSettings(BaseModel):
     max_context_tokens: Optional[int] = Field(None, ge=1, description="Source tokens shown to the judge per call; a "
                                                                       "longer source is cut, per response, to the "
                                                                       "chunks that matter to its claims (default: what "
-                                                                      "the judge model's window leaves; offline: "
-                                                                      "4000).")
+                                                                      "the judge model's window leaves; the offline "
+                                                                      "judge reads the whole source).")
     citation_pattern: Optional[list[str]] = Field(None, description="Regular expression of a citation marker, with the "
                                                                     "cited id(s) in a group named ids; repeat for "
                                                                     "several (default: [1], [1, 2], [doc2], [^3], "

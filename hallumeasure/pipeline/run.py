@@ -165,7 +165,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 def _manifest_identity(m: RunManifest) -> dict[str, Any]:
     return {"input_sha256": m.input_sha256, "extractor": m.extractor, "judge": m.judge, "mode": m.mode,
             "detector": m.detector, "policy": m.policy.model_dump(mode="json"), "prompts": m.prompts,
-            "votes": (m.settings.get("judge") or {}).get("votes")}
+            "votes": (m.settings.get("judge") or {}).get("votes"), "sources": m.settings.get("sources")}
 
 
 def run_measurement(

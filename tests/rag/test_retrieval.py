@@ -78,7 +78,7 @@ def test_offline_judge_on_a_long_source_supports_the_needle_and_catches_a_change
 
 
 def test_budgets_per_judge():
-    assert context_budget("offline") == 4_000 and context_budget("fake:demo") is None
+    assert context_budget("offline") is None and context_budget("fake:demo") is None
     assert context_budget("anthropic:claude-x", 1234) == 1234
     assert 100_000 < context_budget("anthropic:claude-x") < 200_000
     assert context_budget("bedrock:mistral.large") < context_budget("bedrock:anthropic.claude-v2")
@@ -111,3 +111,21 @@ def test_judge_input_per_claim_stays_flat_as_the_source_grows():
         (call,) = [r for r in api.requests if r.tool.name == "record_verdict"]
         per_claim.append(count_tokens(call.system + "".join(m.text for m in call.messages)))
     assert max(per_claim) <= 1.2 * min(per_claim), per_claim
+
+
+def test_a_run_resumes_only_with_the_same_source_settings(tmp_path):
+    import pytest
+
+    from hallumeasure.errors import RunStoreError
+    from hallumeasure.pipeline.run import run_measurement
+
+    samples = [_long_sample()]
+    first, _ = run_measurement(samples, tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode="cot-one",
+                               input_sha256="x", sources=SourceOptions(max_context_tokens=400))
+    assert first.settings["sources"]["context_budget_tokens"] == 400 and first.settings["sources"]["ranker"] == "bm25s"
+    again, _ = run_measurement(samples, tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode="cot-one",
+                               input_sha256="x", sources=SourceOptions(max_context_tokens=400), resume=True)
+    assert again.counts["measured_now"] == 0
+    with pytest.raises(RunStoreError, match="different sources"):
+        run_measurement(samples, tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode="cot-one",
+                        input_sha256="x", sources=SourceOptions(max_context_tokens=900), resume=True)
