@@ -669,7 +669,7 @@ def show(
 ) -> None:
     """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability;
     with passages, the evidence and citation checks."""
-    from hallumeasure.report.rag import evidence_cell, load_rag, print_rag
+    from hallumeasure.report.rag import load_rag, print_rag
     from hallumeasure.report.stability import claim_votes, run_stability
     from hallumeasure.store import load_run
 
@@ -694,20 +694,25 @@ def show(
             payload["claims"] = _claim_records(_with_votes(data, claim_votes))
         out.print_json(data=payload)
         return
+    summaries, evidence = load_rag(run_dir)
     if summary:
         _print_summary(run_dir, data)
         _print_error_reasons(data, out, run_dir=run_dir)
-        print_rag(out, load_rag(run_dir)[0])
+        print_rag(out, summaries)
     if claims:
-        _print_claims(data, run_dir, _with_votes(data, claim_votes))
+        _print_claims(data, run_dir, _with_votes(data, claim_votes), evidence)
 
 
-def _print_claims(data, run_dir: Path, rows=None) -> None:
+def _print_claims(data, run_dir: Path, rows=None, evidence=None) -> None:
     """One line per claim, cut to the terminal's width (80 columns when not a terminal); reasons when it is wide.
 
     ``rows``: the claims with their votes (``_with_votes``); a run with repeats or a panel shows them.
+    ``evidence``: the evidence of each claim by claim id (``load_rag``); a run with passages shows each claim's
+    citation finding and its evidence quote.
     """
     from rich import box
+
+    from hallumeasure.report.rag import quote_cell
 
     wide = out.size.width >= 150
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
@@ -719,18 +724,30 @@ def _print_claims(data, run_dir: Path, rows=None) -> None:
     voted = "votes" in rows
     if voted:
         table.add_column("votes", no_wrap=True, overflow="ellipsis", width=14)
+    if evidence:  # the citation finding, and the evidence quote when the line is wide
+        table.add_column("citation", no_wrap=True, overflow="ellipsis", width=17)
+    quoted = bool(evidence) and wide
     # rich squeezes every column when a text is longer than the line, so the rest is shared out here
-    rest = max(20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - 2 * (5 if wide else 4))
-    table.add_column("claim", no_wrap=True, overflow="ellipsis", width=rest * 2 // 5 if wide else rest)
+    n_columns = 4 + voted + bool(evidence) + wide + quoted
+    rest = max(20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - (18 if evidence else 0)
+               - 2 * n_columns)
+    claim_width = rest * 2 // 5 if wide else rest
+    table.add_column("claim", no_wrap=True, overflow="ellipsis", width=claim_width)
     if wide:
-        table.add_column("reason", no_wrap=True, overflow="ellipsis", width=rest - rest * 2 // 5)
+        table.add_column("reason", no_wrap=True, overflow="ellipsis", width=(rest - claim_width) // (1 + quoted))
+    if quoted:
+        table.add_column("evidence", no_wrap=True, overflow="ellipsis", width=(rest - claim_width) // 2)
     for row in rows.to_dict(orient="records"):
         label = _cell(row["label"])
         shown = {"partially_supported": "partial"}.get(label, label)
         cells = [_cell(row["sample_id"]), shown or "[red]ERROR[/red]", _cell(row["subtype"]),
                  *((_cell(row["votes"]),) if voted else ()), _cell(row["claim"])]
+        if evidence:
+            cells.insert(3 + voted, _cell(getattr(evidence.get(row["claim_id"]), "citation", None)))
         if wide:
             cells.append(_cell(row["label_reason"]) if label else _cell(row["error"]))
+        if quoted:
+            cells.append(_cell(quote_cell(evidence.get(row["claim_id"]))))
         table.add_row(*cells)
     out.print(table)
     out.print(f"{len(data.claims)} claims, one line each, cut to fit ('partial' = partially_supported); every "
