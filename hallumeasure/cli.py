@@ -29,31 +29,27 @@ from rich.progress import (
 from rich.table import Table
 
 from hallumeasure import __version__
+from hallumeasure.cli_common import (  # noqa: F401 - re-exported: the command modules and tests use them here
+    EXIT_FAILURE,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    _fail,
+    _one_line,
+    _one_sided_alpha,
+    _open_unit,
+    _refuse_unfinished,
+    _resume_hint,
+    _unfinished_message,
+    app,
+    console,
+    out,
+)
 from hallumeasure.config import RedactingFilter, cache_path, redact
 from hallumeasure.errors import HalluMeasureError
 from hallumeasure.labels import Label, Policy, UnevaluatablePolicy
 from hallumeasure.settings import MeasureSettings, with_settings
-
-app = typer.Typer(
-    help="Measure hallucinations in grounded LLM responses, claim by claim.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-console = Console(stderr=True)
-out = Console(soft_wrap=True)
-
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
-#: Stopped with Ctrl-C (128 + SIGINT, what shells report).
-EXIT_INTERRUPTED = 130
-
-
-def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
-    # One line, always: a script greps it, a person reads it at once.
-    message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
-    console.print(f"[red]error:[/red] {escape(redact(message))}", highlight=False, soft_wrap=True)
-    return typer.Exit(code)
 
 
 def _positive(value: float | None) -> float | None:
@@ -77,17 +73,6 @@ Timeout = Annotated[float, typer.Option(callback=_positive, help="Deadline of on
 CacheFile = Annotated[Optional[Path], typer.Option(
     help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
-
-
-def _one_line(exc: BaseException) -> str:
-    """A one-line message for an exception: the first pydantic error, or the first line of its text."""
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first.get("loc", ()))
-        return f"{where}: {first['msg']}" if where else first["msg"]
-    text = str(exc).strip()
-    line = text.splitlines()[0] if text else ""
-    return line or type(exc).__name__
 
 
 def _columns(pairs: list[str]) -> dict[str, str]:
@@ -333,37 +318,6 @@ def _resume_command(run_dir: Path) -> str:
     return shlex.join(["hallumeasure", *args])
 
 
-def _resume_hint(path: Path, m) -> str:
-    """The command that finishes an unfinished run (with the stages it was started with)."""
-    parts = ["hallumeasure measure", m.input_path or "INPUT", "--out", str(path)]
-    if m.detector != "claims":
-        parts += ["--detector", m.detector]
-    votes = (m.settings.get("judge") or {}).get("votes") or {}
-    judges = [x for j in votes.get("judges", [m.judge]) for x in ("--judge", j)]
-    if votes.get("repeats", 1) > 1:
-        judges += ["--repeats", str(votes["repeats"])]
-    if votes and votes.get("rule") != "majority":
-        judges += ["--panel-rule", str(votes["rule"])]
-    parts += ["--extractor", m.extractor, *judges, "--mode", m.mode.value, "--resume"]
-    return " ".join(parts)
-
-
-def _unfinished_message(path: Path, manifest, n_stored: int) -> str:
-    return (f"{path} is an unfinished run (status {manifest.status!r}: it crashed, was stopped, or is still being "
-            f"written; {n_stored} of {manifest.n_samples} samples stored); finish it with: "
-            f"{_resume_hint(path, manifest)} (and the other options it was started with)")
-
-
-def _refuse_unfinished(paths: list[Path]) -> None:
-    """compare / audit: numbers from a run that never finished would be read as a result; refuse them."""
-    from hallumeasure.store import RunStore
-
-    for path in paths:
-        with RunStore(path) as store:
-            manifest = store.read_manifest()
-            if manifest is not None and manifest.status != "complete":
-                raise HalluMeasureError(_unfinished_message(path, manifest, len(store.done_ids())) + ", then "
-                                        "compare or audit it")
 
 
 def _model_factory(cache: Path | None, no_cache: bool, *, rpm: str | None = None, tpm: str | None = None,
@@ -828,20 +782,6 @@ def compare(
         console.print(f"[yellow]warning:[/yellow] {escape(problem)}", highlight=False)
     out.print(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {out_dir / 'view.html'} (every claim)",
               markup=False)
-
-
-def _open_unit(value: float | None) -> float | None:
-    """Typer callback: a power or confidence, above 0 and below 1."""
-    if value is not None and not 0 < value < 1:
-        raise typer.BadParameter(f"{value} is not in the range 0<x<1.")
-    return value
-
-
-def _one_sided_alpha(value: float | None) -> float | None:
-    """Typer callback: a one-sided error level, above 0 and below 0.5."""
-    if value is not None and not 0 < value < 0.5:
-        raise typer.BadParameter(f"{value} is not in the range 0<x<0.5.")
-    return value
 
 
 @app.command()
