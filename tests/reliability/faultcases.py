@@ -126,9 +126,9 @@ class Outcome:
 
 
 def _pick_key(call: Any) -> str:
-    """Which sample a call belongs to: its context (judge calls) or its response (extraction)."""
+    """Which sample a call belongs to: its passage or context (judge calls) or its response (extraction)."""
     request = call.to_request()
-    blocks = prompt_blocks(request, "context") or prompt_blocks(request, "response")
+    blocks = prompt_blocks(request, "passage") or prompt_blocks(request, "context") or prompt_blocks(request, "response")
     tool = (call.tool or {}).get("name", "")
     return f"{tool}:{blocks[0][1] if blocks else call.prompt_text}"
 
