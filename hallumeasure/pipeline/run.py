@@ -50,7 +50,7 @@ async def measure_sample(
         # A source cut to a view per response is not warmed: the view (the prefix its claims share) depends on
         # the claims, and the whole source may not even fit the judge's window.
         extraction, warm = await _extract_and_warm_up(prepared.sample, extractor, judge,
-                                                      warm=shown_whole(prepared.sample, judge.name, sources))
+                                                      warm_cache=shown_whole(prepared.sample, judge.name, sources))
         if extraction.error is not None:
             return summarise_response(sample, [], [], policy, usage=extraction.usage + warm.usage,
                                       error=extraction.error)
@@ -73,14 +73,14 @@ async def measure_sample(
     return result.model_copy(update={"votes": judgement.votes}) if judgement.votes else result
 
 
-async def _extract_and_warm_up(sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, *, warm: bool = True,
-                               ) -> tuple[Extraction, WarmUp]:
+async def _extract_and_warm_up(sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, *,
+                               warm_cache: bool = True) -> tuple[Extraction, WarmUp]:
     """Extract the claims; meanwhile the judge writes the prompt-cache prefix they will share, if it can.
 
     Both are awaited, so the claims fan out only once the prefix is readable (the warm-up asks for
     one output token and is usually back before the extraction).
     """
-    warm_up = judge.warm_up(sample) if warm and isinstance(judge, CacheWarmingJudge) else None
+    warm_up = judge.warm_up(sample) if warm_cache and isinstance(judge, CacheWarmingJudge) else None
     if warm_up is None:
         return await extractor.extract(sample), WarmUp()
     extraction, warm = await asyncio.gather(extractor.extract(sample), warm_up, return_exceptions=True)
