@@ -29,31 +29,27 @@ from rich.progress import (
 from rich.table import Table
 
 from hallumeasure import __version__
+from hallumeasure.cli_common import (  # noqa: F401 - re-exported: the command modules and tests use them here
+    EXIT_FAILURE,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    _fail,
+    _one_line,
+    _one_sided_alpha,
+    _open_unit,
+    _refuse_unfinished,
+    _resume_hint,
+    _unfinished_message,
+    app,
+    console,
+    out,
+)
 from hallumeasure.config import RedactingFilter, cache_path, redact
 from hallumeasure.errors import HalluMeasureError
 from hallumeasure.labels import Label, Policy, UnevaluatablePolicy
 from hallumeasure.settings import MeasureSettings, with_settings
-
-app = typer.Typer(
-    help="Measure hallucinations in grounded LLM responses, claim by claim.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-console = Console(stderr=True)
-out = Console(soft_wrap=True)
-
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
-#: Stopped with Ctrl-C (128 + SIGINT, what shells report).
-EXIT_INTERRUPTED = 130
-
-
-def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
-    # One line, always: a script greps it, a person reads it at once.
-    message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
-    console.print(f"[red]error:[/red] {escape(redact(message))}", highlight=False, soft_wrap=True)
-    return typer.Exit(code)
 
 
 def _positive(value: float | None) -> float | None:
@@ -77,17 +73,6 @@ Timeout = Annotated[float, typer.Option(callback=_positive, help="Deadline of on
 CacheFile = Annotated[Optional[Path], typer.Option(
     help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
-
-
-def _one_line(exc: BaseException) -> str:
-    """A one-line message for an exception: the first pydantic error, or the first line of its text."""
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first.get("loc", ()))
-        return f"{where}: {first['msg']}" if where else first["msg"]
-    text = str(exc).strip()
-    line = text.splitlines()[0] if text else ""
-    return line or type(exc).__name__
 
 
 def _columns(pairs: list[str]) -> dict[str, str]:
@@ -335,37 +320,6 @@ def _resume_command(run_dir: Path) -> str:
     return shlex.join(["hallumeasure", *args])
 
 
-def _resume_hint(path: Path, m) -> str:
-    """The command that finishes an unfinished run (with the stages it was started with)."""
-    parts = ["hallumeasure measure", m.input_path or "INPUT", "--out", str(path)]
-    if m.detector != "claims":
-        parts += ["--detector", m.detector]
-    votes = (m.settings.get("judge") or {}).get("votes") or {}
-    judges = [x for j in votes.get("judges", [m.judge]) for x in ("--judge", j)]
-    if votes.get("repeats", 1) > 1:
-        judges += ["--repeats", str(votes["repeats"])]
-    if votes and votes.get("rule") != "majority":
-        judges += ["--panel-rule", str(votes["rule"])]
-    parts += ["--extractor", m.extractor, *judges, "--mode", m.mode.value, "--resume"]
-    return " ".join(parts)
-
-
-def _unfinished_message(path: Path, manifest, n_stored: int) -> str:
-    return (f"{path} is an unfinished run (status {manifest.status!r}: it crashed, was stopped, or is still being "
-            f"written; {n_stored} of {manifest.n_samples} samples stored); finish it with: "
-            f"{_resume_hint(path, manifest)} (and the other options it was started with)")
-
-
-def _refuse_unfinished(paths: list[Path]) -> None:
-    """compare / audit: numbers from a run that never finished would be read as a result; refuse them."""
-    from hallumeasure.store import RunStore
-
-    for path in paths:
-        with RunStore(path) as store:
-            manifest = store.read_manifest()
-            if manifest is not None and manifest.status != "complete":
-                raise HalluMeasureError(_unfinished_message(path, manifest, len(store.done_ids())) + ", then "
-                                        "compare or audit it")
 
 
 def _model_factory(cache: Path | None, no_cache: bool, *, rpm: str | None = None, tpm: str | None = None,
@@ -671,7 +625,7 @@ def show(
 ) -> None:
     """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability;
     with passages, the evidence and citation checks."""
-    from hallumeasure.report.rag import evidence_cell, load_rag, print_rag
+    from hallumeasure.report.rag import load_rag, print_rag
     from hallumeasure.report.stability import claim_votes, run_stability
     from hallumeasure.store import load_run
 
@@ -696,20 +650,25 @@ def show(
             payload["claims"] = _claim_records(_with_votes(data, claim_votes))
         out.print_json(data=payload)
         return
+    summaries, evidence = load_rag(run_dir)
     if summary:
         _print_summary(run_dir, data)
         _print_error_reasons(data, out, run_dir=run_dir)
-        print_rag(out, load_rag(run_dir)[0])
+        print_rag(out, summaries)
     if claims:
-        _print_claims(data, run_dir, _with_votes(data, claim_votes))
+        _print_claims(data, run_dir, _with_votes(data, claim_votes), evidence)
 
 
-def _print_claims(data, run_dir: Path, rows=None) -> None:
+def _print_claims(data, run_dir: Path, rows=None, evidence=None) -> None:
     """One line per claim, cut to the terminal's width (80 columns when not a terminal); reasons when it is wide.
 
     ``rows``: the claims with their votes (``_with_votes``); a run with repeats or a panel shows them.
+    ``evidence``: the evidence of each claim by claim id (``load_rag``); a run with passages shows each claim's
+    citation finding and its evidence quote.
     """
     from rich import box
+
+    from hallumeasure.report.rag import quote_cell
 
     wide = out.size.width >= 150
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
@@ -721,18 +680,30 @@ def _print_claims(data, run_dir: Path, rows=None) -> None:
     voted = "votes" in rows
     if voted:
         table.add_column("votes", no_wrap=True, overflow="ellipsis", width=14)
+    if evidence:  # the citation finding, and the evidence quote when the line is wide
+        table.add_column("citation", no_wrap=True, overflow="ellipsis", width=17)
+    quoted = bool(evidence) and wide
     # rich squeezes every column when a text is longer than the line, so the rest is shared out here
-    rest = max(20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - 2 * (5 if wide else 4))
-    table.add_column("claim", no_wrap=True, overflow="ellipsis", width=rest * 2 // 5 if wide else rest)
+    n_columns = 4 + voted + bool(evidence) + wide + quoted
+    rest = max(20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - (18 if evidence else 0)
+               - 2 * n_columns)
+    claim_width = rest * 2 // 5 if wide else rest
+    table.add_column("claim", no_wrap=True, overflow="ellipsis", width=claim_width)
     if wide:
-        table.add_column("reason", no_wrap=True, overflow="ellipsis", width=rest - rest * 2 // 5)
+        table.add_column("reason", no_wrap=True, overflow="ellipsis", width=(rest - claim_width) // (1 + quoted))
+    if quoted:
+        table.add_column("evidence", no_wrap=True, overflow="ellipsis", width=(rest - claim_width) // 2)
     for row in rows.to_dict(orient="records"):
         label = _cell(row["label"])
         shown = {"partially_supported": "partial"}.get(label, label)
         cells = [_cell(row["sample_id"]), shown or "[red]ERROR[/red]", _cell(row["subtype"]),
                  *((_cell(row["votes"]),) if voted else ()), _cell(row["claim"])]
+        if evidence:
+            cells.insert(3 + voted, _cell(getattr(evidence.get(row["claim_id"]), "citation", None)))
         if wide:
             cells.append(_cell(row["label_reason"]) if label else _cell(row["error"]))
+        if quoted:
+            cells.append(_cell(quote_cell(evidence.get(row["claim_id"]))))
         table.add_row(*cells)
     out.print(table)
     out.print(f"{len(data.claims)} claims, one line each, cut to fit ('partial' = partially_supported); every "
@@ -813,20 +784,6 @@ def compare(
         console.print(f"[yellow]warning:[/yellow] {escape(problem)}", highlight=False)
     out.print(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {out_dir / 'view.html'} (every claim)",
               markup=False)
-
-
-def _open_unit(value: float | None) -> float | None:
-    """Typer callback: a power or confidence, above 0 and below 1."""
-    if value is not None and not 0 < value < 1:
-        raise typer.BadParameter(f"{value} is not in the range 0<x<1.")
-    return value
-
-
-def _one_sided_alpha(value: float | None) -> float | None:
-    """Typer callback: a one-sided error level, above 0 and below 0.5."""
-    if value is not None and not 0 < value < 0.5:
-        raise typer.BadParameter(f"{value} is not in the range 0<x<0.5.")
-    return value
 
 
 @app.command()

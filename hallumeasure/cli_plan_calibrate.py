@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from hallumeasure.cli import _fail, _one_line, _one_sided_alpha, _open_unit, _refuse_unfinished, app, out
+from hallumeasure.cli_common import _fail, _one_line, _one_sided_alpha, _open_unit, _refuse_unfinished, app, out
 from hallumeasure.errors import HalluMeasureError
 
 METRICS = {"unsupported_rate": ("rate", "mean unsupported rate"), "hallucinated_share": ("hallucinated", "hallucinated share")}

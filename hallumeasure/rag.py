@@ -17,7 +17,7 @@ from hallumeasure.citations import DEFAULT_PATTERNS, Marker, claim_citations, co
     finding, id_pattern, restore_spans, strip_markers, supporting
 from hallumeasure.evidence import evidence_of_sentence, verify, with_evidence
 from hallumeasure.labels import Label
-from hallumeasure.retrieval import SourceView, context_budget, sentence_spans, view_for
+from hallumeasure.retrieval import SourceView, context_budget, sentence_spans, source_tokens, view_for
 from hallumeasure.types import CitationFinding, Claim, ClaimVerdict, ResponseResult, Sample
 
 
@@ -61,6 +61,12 @@ def prepare(sample: Sample, options: SourceOptions) -> Prepared:
 
 def view(sample: Sample, claims: Sequence[Claim], judge_name: str, options: SourceOptions) -> SourceView:
     return view_for(sample, claims, context_budget(judge_name, options.max_context_tokens))
+
+
+def shown_whole(sample: Sample, judge_name: str, options: SourceOptions) -> bool:
+    """Whether the judge is shown ``sample``'s whole source (``view`` cuts nothing), known before the claims are."""
+    budget = context_budget(judge_name, options.max_context_tokens)
+    return budget is None or source_tokens(sample) <= budget
 
 
 def finish(sample: Sample, prepared: Prepared, shown: SourceView, claims: Sequence[Claim],

@@ -212,7 +212,7 @@ def explicit_options(ctx: Any, names: list[str]) -> set[str]:
 
 
 def _usage_error(message: str) -> Exception:
-    from hallumeasure.cli import _fail  # one-line error, exit 2, like every other usage error
+    from hallumeasure.cli_common import _fail  # one-line error, exit 2, like every other usage error
 
     return _fail(message)
 

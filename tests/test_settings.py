@@ -43,7 +43,8 @@ def test_the_file_sets_defaults_flags_win_and_the_manifest_records_both(tmp_path
     assert [x for x in manifest["policy"]["unsupported_labels"]] == ["contradicted"]
     assert manifest["settings"]["config_file"] == str(tmp_path / "hallumeasure.toml")
     effective = manifest["settings"]["effective"]
-    assert effective["max_concurrency"] == 2 and effective["concurrency"] == 4 and effective["judge"] == "fake"
+    # the file's one judge is recorded as the panel of one that --judge (repeatable) makes of it
+    assert effective["max_concurrency"] == 2 and effective["concurrency"] == 4 and effective["judge"] == ["fake"]
     result = _measure(tmp_path, "--mode", "cot-all", "--max-concurrency", "3")
     assert result.exit_code == 0, result.output
     assert _manifest(tmp_path)["mode"] == "cot-all" and _manifest(tmp_path)["settings"]["effective"]["max_concurrency"] == 3

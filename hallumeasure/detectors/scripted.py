@@ -200,4 +200,4 @@ def demo_responder_with_scripted_tools(request: GenerateRequest) -> Answer:
 
 def fake_model_options(spec: str) -> dict[str, Any]:
     """Provider options for ``spec``: a fake gets the scripted answers to every prompt of the package."""
-    return {"responder": demo_responder_with_scripted_tools} if spec.split(":", 1)[0] == "fake" else {}
+    return {"responder": demo_responder_with_scripted_tools, "demo_claims": True} if spec.split(":", 1)[0] == "fake" else {}

@@ -52,9 +52,13 @@ class FakeAPI(ModelAPI):
         *,
         responder: Responder | None = None,
         script: Iterable[Answer] | None = None,
+        demo_claims: bool = False,
     ) -> None:
+        """``demo_claims``: the responder hands the extraction and classify prompts to the demo responder
+        (as ``demo_responder_with_scripted_tools`` does), so the run's verdicts are the demo's."""
         super().__init__(model_name)
         self._responder = responder
+        self._demo_claims = demo_claims
         self._script = list(script) if script is not None else None
         self.requests: list[GenerateRequest] = []
 
@@ -66,7 +70,7 @@ class FakeAPI(ModelAPI):
         return {"model": self.model_name}
 
     def sampling(self) -> str:
-        if self._script is not None or self._responder is not None:
+        if self._script is not None or (self._responder is not None and not self._demo_claims):
             return "scripted answers (a test decides them)"
         return (f"the demo responder: repeat 0 as always, each later repeat changes about "
                 f"{DEMO_FLIP_SHARE:.0%} of verdicts, seeded by claim and repeat")

@@ -38,8 +38,7 @@ from hallumeasure.models.base import (
     ToolResultBlock,
     ToolSpec,
 )
-from hallumeasure.models.registry import looks_secret
-from hallumeasure.models.wire import public_url
+from hallumeasure.models.wire import looks_secret, public_url
 from hallumeasure.types import Usage
 
 log = logging.getLogger(__name__)

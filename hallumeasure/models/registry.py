@@ -18,26 +18,9 @@ from urllib.parse import parse_qsl, quote
 
 from hallumeasure.errors import ConfigError
 from hallumeasure.models.base import ModelAPI
+from hallumeasure.models.wire import SECRET_NAME_FRAGMENTS, looks_secret  # noqa: F401 - looked up here too
 
 PROVIDERS = ("fake", "anthropic", "bedrock", "langchain")
-#: Fragments of option names that hold secrets; such options are never taken from a spec.
-SECRET_NAME_FRAGMENTS = (
-    "api_key",
-    "apikey",
-    "access_key",
-    "secret",
-    "password",
-    "credential",
-    "auth_token",
-    "access_token",
-    "session_token",
-    "bearer",
-)
-
-
-def looks_secret(name: str) -> bool:
-    """Whether an option or field name holds a secret."""
-    return any(fragment in name.lower() for fragment in SECRET_NAME_FRAGMENTS)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:

@@ -21,7 +21,7 @@ from hallumeasure.evidence import count_unverified
 from hallumeasure.labels import Policy
 from hallumeasure.pipeline.aggregate import summarise_response, summarise_run
 from hallumeasure.pipeline.protocols import CacheWarmingJudge, ClaimExtractor, ClaimJudge, Extraction, WarmUp
-from hallumeasure.rag import SourceOptions, finish, prepare, view
+from hallumeasure.rag import SourceOptions, finish, prepare, shown_whole, view
 from hallumeasure.store import RunStore, existing_run_error
 from hallumeasure.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.version import __version__
@@ -47,14 +47,17 @@ async def measure_sample(
     started = time.perf_counter()
     try:
         prepared = prepare(sample, sources)
-        extraction, warm = await _extract_and_warm_up(prepared.sample, extractor, judge)
+        # A source cut to a view per response is not warmed: the view (the prefix its claims share) depends on
+        # the claims, and the whole source may not even fit the judge's window.
+        extraction, warm = await _extract_and_warm_up(prepared.sample, extractor, judge,
+                                                      warm_cache=shown_whole(prepared.sample, judge.name, sources))
         if extraction.error is not None:
             return summarise_response(sample, [], [], policy, usage=extraction.usage + warm.usage,
                                       error=extraction.error)
         claims = prepared.restore(extraction.claims)
         shown = view(prepared.sample, claims, judge.name, sources)
         if isinstance(judge, CacheWarmingJudge):
-            # the warm-up wrote the prefix of the whole source; a view cut per claim has other prefixes
+            # the warm-up wrote the prefix of the whole source, which is what the judge is shown when nothing is cut
             judgement = await judge.judge(shown.sample, claims, warmed=warm.ok and shown.sample is prepared.sample)
         else:
             judgement = await judge.judge(shown.sample, claims)
@@ -70,14 +73,14 @@ async def measure_sample(
     return result.model_copy(update={"votes": judgement.votes}) if judgement.votes else result
 
 
-async def _extract_and_warm_up(sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge,
-                               ) -> tuple[Extraction, WarmUp]:
+async def _extract_and_warm_up(sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, *,
+                               warm_cache: bool = True) -> tuple[Extraction, WarmUp]:
     """Extract the claims; meanwhile the judge writes the prompt-cache prefix they will share, if it can.
 
     Both are awaited, so the claims fan out only once the prefix is readable (the warm-up asks for
     one output token and is usually back before the extraction).
     """
-    warm_up = judge.warm_up(sample) if isinstance(judge, CacheWarmingJudge) else None
+    warm_up = judge.warm_up(sample) if warm_cache and isinstance(judge, CacheWarmingJudge) else None
     if warm_up is None:
         return await extractor.extract(sample), WarmUp()
     extraction, warm = await asyncio.gather(extractor.extract(sample), warm_up, return_exceptions=True)

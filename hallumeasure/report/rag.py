@@ -96,16 +96,11 @@ def escape_rich(text: str) -> str:
     return rich_escape(text)
 
 
-def evidence_cell(evidence: ClaimEvidence | None) -> str:
-    """One line for a claims table: [passage] "quote" (unverified), citation finding."""
-    if evidence is None:
+def quote_cell(evidence: ClaimEvidence | None) -> str:
+    """One line for a claims table: [passage] "quote", marked when the quote is not in its passage."""
+    if evidence is None or not evidence.quote:
         return ""
-    parts = []
-    if evidence.quote:
-        parts.append(f"[{evidence.passage_id}] \"{evidence.quote}\"" + ("" if evidence.verified else " (NOT FOUND)"))
-    if evidence.citation:
-        parts.append(f"citation: {evidence.citation}" + (f" {list(evidence.citations)}" if evidence.citations else ""))
-    return "; ".join(parts)
+    return f"[{evidence.passage_id}] \"{evidence.quote}\"" + ("" if evidence.verified else " (NOT FOUND)")
 
 
 def evidence_table_html(claims, evidence: dict[str, ClaimEvidence], limit: int = 20) -> Markup:

@@ -221,9 +221,10 @@ def test_key_and_base_url_from_the_environment(monkeypatch):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         api = build_model_api("anthropic:claude-env")
         response = generate_once(api, judge_request())
+        base_url = srv.base_url  # a stopped simulator has no address
     assert response.tool_input is not None and srv.requests[0].body["model"] == "claude-env"
     # The endpoint is recorded and keys the cache (two servers never share answers); the key is not.
-    assert api.settings() == {"model": "claude-env", "base_url": srv.base_url}
+    assert api.settings() == {"model": "claude-env", "base_url": base_url}
     assert build_model_api("anthropic:claude-env?base_url=http://gw.test/").settings()["base_url"] == "http://gw.test"
     monkeypatch.delenv("ANTHROPIC_BASE_URL")
     assert build_model_api("anthropic:claude-env").settings()["base_url"] == "https://api.anthropic.com"

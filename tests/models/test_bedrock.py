@@ -227,9 +227,10 @@ def test_registry_builds_bedrock_with_the_endpoint_from_the_environment(monkeypa
         monkeypatch.setenv("HALLUMEASURE_BEDROCK_ENDPOINT", srv.endpoint_url)
         api = build_model_api(f"bedrock:{MODEL_ID}", region_name="eu-west-1")
         response = generate_once(api, judge_request())
+        endpoint_url = srv.endpoint_url  # a stopped simulator has no address
     assert response.tool_input is not None
     # Region and endpoint are recorded and key the cache: another region never shares answers.
-    assert api.settings() == {"model": MODEL_ID, "region": "eu-west-1", "endpoint_url": srv.endpoint_url}
+    assert api.settings() == {"model": MODEL_ID, "region": "eu-west-1", "endpoint_url": endpoint_url}
     assert api.region_name == "eu-west-1"
 
 

@@ -64,9 +64,13 @@ def test_repeat_0_keys_as_requests_did_before_repeats_and_each_repeat_keys_apart
     from hallumeasure.models.cache import request_key
 
     request = GenerateRequest(system="s", messages=(Message.user("hello"),))
-    fields = {k: v for k, v in request.model_dump(mode="json").items() if k != "repeat"}
+    # Neither the repeat nor a first ask's re-ask attempt (both added after the cache existed) is in the key.
+    fields = {k: v for k, v in request.model_dump(mode="json").items() if k not in ("repeat", "attempt")}
     before = hashlib.sha256(json.dumps({"model": "fake:x", "settings": {}, "request": fields}, sort_keys=True,
                                        separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
     assert request_key("fake:x", request) == before  # existing caches keep answering runs without repeats
     keys = {request_key("fake:x", request.model_copy(update={"repeat": k})) for k in range(4)}
     assert len(keys) == 4
+    # A re-ask of each repeat keys apart from its first ask and from the re-asks of the other repeats.
+    reasks = {request_key("fake:x", request.model_copy(update={"repeat": k, "attempt": 1})) for k in range(4)}
+    assert len(reasks) == 4 and not reasks & keys
