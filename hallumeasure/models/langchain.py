@@ -328,6 +328,10 @@ def _message(message: Message) -> list[BaseMessage]:
     # Arguments that did not parse go back as written: integrations send them as the call's arguments.
     invalid = [{"name": c.name, "args": c.raw, "id": c.call_id, "error": None, "type": "invalid_tool_call"}
                for c in calls if c.input is None]
+    if calls and not text:
+        # Integrations send an empty content beside tool calls as null, which OpenAI allows but some
+        # servers refuse (llama-cpp-python 0.3.36 answers 500: content must be a string).
+        text = f"(call to {calls[0].name})"
     return [AIMessage(content=text, tool_calls=valid, invalid_tool_calls=invalid)]
 
 

@@ -136,6 +136,10 @@ def _segments(message: dict[str, Any]) -> list[Segment]:
         text = "".join(part.get("text", "") for part in content if isinstance(part, dict))
     else:
         text = content or ""
+    if role == "assistant" and not isinstance(content, (str, list)):
+        # OpenAI allows null content beside tool calls; llama-cpp-python's server does not, so neither
+        # does the simulator: what passes here passes there too.
+        raise ValueError("messages: an assistant message's content must be a string")
     if role == "assistant" and message.get("tool_calls"):
         text += json.dumps(message["tool_calls"], sort_keys=True)
     if role == "tool" and not message.get("tool_call_id"):

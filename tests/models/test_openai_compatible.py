@@ -115,6 +115,8 @@ def test_a_schema_violation_is_re_asked_with_the_call_and_an_error_result_then_s
     assert second["messages"][:-2] == first["messages"]  # the re-ask continues the first request
     call = second["messages"][-2]["tool_calls"][0]
     assert json.loads(call["function"]["arguments"]) == BAD
+    # Content beside the call is a string, never null: llama-cpp-python's server refuses null (500).
+    assert isinstance(second["messages"][-2]["content"], str) and second["messages"][-2]["content"]
     assert "label" in second["messages"][-1]["content"]
 
 
