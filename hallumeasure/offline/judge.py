@@ -12,7 +12,7 @@ from typing import Any
 from hallumeasure.labels import Label
 from hallumeasure.offline.extractor import is_unevaluatable
 from hallumeasure.offline.model import OfflineModel, load_model
-from hallumeasure.offline.reasons import explain, quote
+from hallumeasure.offline.reasons import definite, explain, support_reason
 from hallumeasure.offline.signals import ClaimSignals, claim_signals
 from hallumeasure.pipeline.protocols import Judgement
 from hallumeasure.types import Claim, ClaimVerdict, Sample
@@ -60,10 +60,9 @@ class OfflineJudge:
     judge_sync = judge_now
 
     def _verdict(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
-        if p < self.threshold:
+        if p < self.threshold and not definite(signals):
             return ClaimVerdict(claim_id=claim.id, judge=self.name, label=Label.SUPPORTED, probability=round(p, 4),
-                                label_reason=f"the claim matches the context: {quote(signals.best_sentence)} "
-                                             f"(P(unsupported) = {p:.2f})")
+                                label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})")
         label, subtype, reason, subtype_reason = explain(signals)
         return ClaimVerdict(claim_id=claim.id, judge=self.name, label=label, subtype=subtype,
                             probability=round(p, 4), label_reason=f"{reason} (P(unsupported) = {p:.2f})",

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from hallumeasure.labels import Label, Subtype
 from hallumeasure.offline.alignment import exclusive_set
-from hallumeasure.offline.signals import ClaimSignals
+from hallumeasure.offline.signals import ALIGNED, ClaimSignals
+from hallumeasure.offline.slots import Conflict, read_values
 from hallumeasure.offline.values import format_date
 
 #: The subtype of a swap between members of a closed set of exclusive values, by set (others: other).
@@ -29,11 +30,6 @@ def _swap(*claim_words: str) -> tuple[Subtype, str]:
     return _EXCLUSIVE_SUBTYPES.get(kind, Subtype.OTHER), why
 
 
-#: A claim "aligns" with the context when at least this share of its content words is in one sentence,
-#: or this share of its words is covered by copied fragments.
-ALIGNED = 0.5
-
-
 def quote(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return f'"{text[:limit]}{"..." if len(text) > limit else ""}"'
@@ -45,8 +41,62 @@ def _sentence(s: ClaimSignals, number: int | None = None) -> str:
     return quote(s.best_sentence)
 
 
+_CONFLICT_WHY = {
+    "number": "a number differs from the context", "share": "a percentage differs from the context",
+    "money": "an amount of money differs from the context", "year": "the year differs from the context",
+    "time": "the time of day differs from the context", "date": "the date differs from the context",
+    "days": "the days differ from the context", "name": "a name differs from the context",
+    "quantifier": "the claim's quantifier (all / some / none) differs from the context",
+    "modality": "the modality differs (may / will)",
+    "speaker": "the claim gives another source than the context",
+}
+
+
+def _conflict(s: ClaimSignals) -> Conflict | None:
+    """The conflict a reason should name: a swap (both values known) before an invented value."""
+    return min(s.conflicts, key=lambda c: c.context is None, default=None)
+
+
+def definite(s: ClaimSignals) -> bool:
+    """True when the signals name a definite error: a value the context does not hold, or a negation,
+    opposite or exclusive value swapped in text aligned with the context. Such a claim is flagged
+    whatever its probability."""
+    v = s.values
+    aligned = v["recall_best"] >= ALIGNED or v["coverage"] >= ALIGNED
+    copied = any(d.kinds & _DEFINITE_KINDS for d in s.differences if not d.edge)
+    speech = aligned and v["attribution_dropped"] and s.attribution_word in _SPEECH
+    return bool(s.conflicts or s.swaps or s.opposites or s.conflicting_date is not None or copied or speech
+                or (aligned and v["negation_mismatch"]))
+
+
+#: Kinds of difference inside copied text that name a definite error.
+_DEFINITE_KINDS = frozenset({"number", "temporal", "negation", "antonym", "exclusive", "name"})
+#: Attribution words that mark an opinion or a report of someone else's view (a company "reported" revenue
+#: is a fact; a critic who "says" something is an opinion).
+_SPEECH = frozenset({"said", "says", "say", "told", "according", "claimed", "claims", "argued", "argues", "warned",
+                     "believes", "believed", "insisted", "stated", "suggested"})
+
+
+def support_reason(s: ClaimSignals) -> str:
+    """Why a claim is judged supported, quoting a sentence that holds its values (never one that holds others)."""
+    claim_values = [v for v in read_values(s.claim) if v.kind not in ("modality", "quantifier", "name", "days")]
+    for number in s.candidates:
+        sentence = s.context_sentences[number]
+        theirs = read_values(sentence)
+        clash = any(w.kind == v.kind for v in claim_values for w in theirs) and not all(
+            any(w.kind == v.kind and w.norm == v.norm for w in theirs) for v in claim_values)
+        if not clash:
+            return f"the claim matches the context: {quote(sentence)}"
+    return (f"every number, date and name of the claim is in the context, though not all in one sentence; "
+            f"the closest is {quote(s.best_sentence)}")
+
+
 def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
     """(label, subtype, label reason, subtype reason) for a claim judged unsupported."""
+    conflict = _conflict(s)
+    if conflict is not None:
+        return (conflict.label, conflict.subtype, conflict.describe(s.context_sentences),
+                _CONFLICT_WHY.get(conflict.kind, "a value differs from the context"))
     v = s.values
     aligned = v["recall_best"] >= ALIGNED or v["coverage"] >= ALIGNED
     closest = f"the closest context sentence is {quote(s.best_sentence)}"
@@ -124,11 +174,29 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
         return (Label.PARTIALLY_SUPPORTED, Subtype.TEMPORAL,
                 f"the context is tentative, the claim is not: {quote(s.best_sentence)}",
                 "the modality differs (may / will)")
-    novel = ", ".join(s.novel_words[:6])
+    novel = ", ".join(f"'{w}'" for w in _surface(s, s.novel_words[:6]))
+    changed = next((d for d in s.differences if d.claim_words and d.context_words and not d.edge), None)
+    if aligned and changed is not None:
+        return (Label.PARTIALLY_SUPPORTED, Subtype.OTHER, f"{changed.describe()} ({_sentence(s, changed.sentence)})",
+                "a detail is not backed by the context")
+    if aligned and novel:
+        return (Label.PARTIALLY_SUPPORTED, Subtype.OTHER,
+                f"the claim adds {novel}, which the closest context sentence does not say: {quote(s.best_sentence)}",
+                "a detail is not backed by the context")
     if aligned:
         return (Label.PARTIALLY_SUPPORTED, Subtype.OTHER,
-                f"most of the claim matches {quote(s.best_sentence)}, but not: {novel or 'its exact wording'}",
+                f"the claim's words are in the context, but not said together as the claim says them; {closest}",
                 "a detail is not backed by the context")
     return (Label.ABSENT, Subtype.OTHER,
-            f"little of the claim appears in the context (not found: {novel or 'its wording'}); {closest}",
+            f"little of the claim appears in the context (not found: {novel or 'most of its words'}); {closest}",
             "the claim adds information the context does not give")
+
+
+def _surface(s: ClaimSignals, stems: list[str]) -> list[str]:
+    """The claim's own words for a list of stems (so a reason quotes "revolutionized", not "revolutioniz")."""
+    from hallumeasure.offline.tokens import stem, words
+
+    by_stem: dict[str, str] = {}
+    for w in words(s.claim):
+        by_stem.setdefault(stem(w), w)
+    return [by_stem.get(x, x) for x in stems]
