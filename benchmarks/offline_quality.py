@@ -28,6 +28,7 @@ from hallumeasure.metrics import (
     precision_recall_f1,
     roc_auc,
 )
+from hallumeasure.offline.judge import DEFAULT_THRESHOLD
 from hallumeasure.offline.model import BoostedTrees, OfflineModel
 from hallumeasure.offline.signals import FEATURES
 from hallumeasure.offline.training import featurize_all, fit_models
@@ -35,6 +36,34 @@ from hallumeasure.offline.training import featurize_all, fit_models
 HERE = Path(__file__).resolve().parent
 SUMMARISATION = ("summedits", "bump", "cliff")
 BASELINES = ("content-word overlap", "entity/number check")
+#: Decision thresholds tried for the flagged share (the default is chosen from this grid, see markdown()).
+THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+#: Share of hallucinated responses the cascade's first pass must keep for the LLM.
+CASCADE_RECALL = 0.95
+_DEFINITE = FEATURES.index("definite")
+
+
+def claim_scores(model: OfflineModel, row) -> list[float]:
+    """The offline judge's claim probabilities, with a definite error counted as certain to be flagged."""
+    return [1.0 if v[_DEFINITE] > 0 else model.claim_probability(v)[0] for v in row.claim_vectors]
+
+
+def expected_calibration_error(y: np.ndarray, p: np.ndarray, bins: int = 10) -> float:
+    """Mean |observed rate - mean probability| over equal-width probability bins, weighted by bin size."""
+    edges = np.minimum((p * bins).astype(int), bins - 1)
+    return float(sum(abs(y[edges == b].mean() - p[edges == b].mean()) * (edges == b).sum()
+                     for b in range(bins) if (edges == b).any()) / len(y))
+
+
+def cascade_savings(y: np.ndarray, scores: list[list[float]]) -> dict:
+    """Share of claims a first pass clears (score below a cutoff) while >= 95% of hallucinated responses keep
+    at least one claim for the LLM. The cutoff is the highest that keeps that recall on this set."""
+    worst = np.array([max(s) if s else 0.0 for s in scores])
+    positives = np.sort(worst[y == 1])
+    cutoff = float(positives[int(np.floor((1 - CASCADE_RECALL) * len(positives)))]) if len(positives) else 0.0
+    claims = np.array([c for s in scores for c in s])
+    return {"cutoff": round(cutoff, 4), "cleared": float((claims < cutoff).mean()) if len(claims) else 0.0,
+            "recall": float((worst[y == 1] >= cutoff).mean()) if len(positives) else 0.0}
 
 
 def _worst(rows, name: str, agg=max) -> np.ndarray:
@@ -69,7 +98,12 @@ def evaluate(name: str, train_rows, test_rows, resamples: int, seed: int) -> dic
                                           **boot).as_dict(),
         "baselines": {k: bootstrap_ci(roc_auc, y, s, **boot).as_dict() for k, s in baseline_scores(test_rows).items()},
         "evidence_rules": fitted["evidence_rules"],
+        "prevalence": float(y.mean()),
+        "ece": expected_calibration_error(y, score),
     }
+    scores = [claim_scores(model, r) for r in test_rows]
+    out["flagged_share"] = {f"{t:g}": float(np.mean([max(s, default=0.0) >= t for s in scores])) for t in THRESHOLDS}
+    out["cascade"] = cascade_savings(y, scores)
     if name == "wice":  # one gold claim per response: unsupported when any extracted piece of it is
         p = np.array([max(model.claim_probability(v)[0] for v in r.claim_vectors) for r in test_rows])
         out["claim_f1"] = bootstrap_ci(lambda a, b: precision_recall_f1(a, (b >= 0.5).astype(int))[2], y, p,
@@ -106,6 +140,20 @@ def markdown(results: list[dict], command: str) -> str:
                   + "".join(f"; {r['dataset']} misses it by {0.75 - r['auc']['point']:.3f}"
                             for r in summ if r["auc"]["point"] < 0.75)
                   + ". For scale, a trained 184M-parameter model reaches about 0.77 on SummEval."]
+    default = f"{DEFAULT_THRESHOLD:g}"
+    lines += ["", f"Calibration and decisions (default threshold {default}; a claim is flagged when its probability "
+              "reaches it or a definite error is found). Cascade: the share of claims the offline first pass clears "
+              f"while {CASCADE_RECALL:.0%} of the hallucinated responses keep a claim for the LLM (cutoff chosen on "
+              "the set itself, so an upper bound).", "",
+              "| held-out set | positive share | flagged share | gap | ECE | AUC | cascade: claims cleared (cutoff) |",
+              "|---|---:|---:|---:|---:|---:|---|"]
+    for r in results:
+        flagged = r["flagged_share"][default]
+        lines.append(f"| {r['dataset']} | {r['prevalence']:.1%} | {flagged:.1%} | {flagged - r['prevalence']:+.1%} | "
+                     f"{r['ece']:.3f} | {r['auc']['point']:.3f} | {r['cascade']['cleared']:.1%} "
+                     f"({r['cascade']['cutoff']:.2f}) |")
+    lines += ["", "Flagged share by threshold: " + "; ".join(
+        f"{r['dataset']} " + ", ".join(f"{t}: {v:.0%}" for t, v in r["flagged_share"].items()) for r in results)]
     beats = [r["dataset"] for r in results if all(r["auc"]["point"] > r["baselines"][b]["point"] for b in BASELINES)]
     short = [r["dataset"] for r in results if r["dataset"] not in beats]
     lines += ["", f"The trained judge has a higher AUC than both one-signal baselines on: {', '.join(beats) or 'none'}"

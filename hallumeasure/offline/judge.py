@@ -18,19 +18,26 @@ from hallumeasure.pipeline.protocols import Judgement
 from hallumeasure.types import Claim, ClaimVerdict, Sample
 
 
+#: The default decision threshold on a claim's calibrated P(unsupported), chosen in the leave-one-dataset-out
+#: run so the flagged share tracks each set's positive share (benchmarks/offline_quality.md).
+DEFAULT_THRESHOLD = 0.5
+
+
 class OfflineJudge:
     """``--judge offline``: a keyless judge trained on public labelled data. Not an LLM.
 
     ``probability`` on each verdict is the calibrated P(unsupported) of that claim alone;
     ``Judgement.score`` is the calibrated probability that the response as a whole holds an
-    unsupported claim (the same model, fed the response's aggregated signals). Both are
+    unsupported claim (the same model, fed the response's aggregated signals); a response made only
+    of questions, greetings or instructions scores 0 (each such claim says why), and a response
+    with no claim at all (an empty one) has no score. Both are
     calibrated to equal class weights, so ``threshold=0.5`` is the balanced decision point, and
     both are raised to the measured precision of any evidence rule that fires (model.py).
     """
 
     name = "offline"
 
-    def __init__(self, threshold: float = 0.5, model: OfflineModel | None = None) -> None:
+    def __init__(self, threshold: float = DEFAULT_THRESHOLD, model: OfflineModel | None = None) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
         self.threshold = threshold
@@ -50,6 +57,8 @@ class OfflineJudge:
         checked = [(claim, claim_signals(claim.text, sample.context)) for claim in claims
                    if not is_unevaluatable(claim.text)]
         probabilities, score = self.trees.judge([signals.vector() for _, signals in checked])
+        if score is None and claims:
+            score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
         found = {claim.id: self._verdict(claim, signals, p) for (claim, signals), p in zip(checked, probabilities)}
         verdicts = [found.get(claim.id) or ClaimVerdict(
             claim_id=claim.id, judge=self.name, label=Label.UNEVALUATABLE,

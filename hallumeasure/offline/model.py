@@ -27,7 +27,7 @@ MODEL_FILE = Path(__file__).with_name("model.json")
 
 #: Claim features that, when non-zero, are evidence of a definite error (their measured precision is stored).
 EVIDENCE_RULES = ("diff_number", "diff_antonym", "diff_exclusive", "edge_exclusive", "diff_temporal", "diff_name",
-                  "date_conflict", "slot_swap", "slot_invented")
+                  "date_conflict", "slot_swap", "slot_invented", "definite")
 _RULE_INDEX = {rule: FEATURES.index(rule) for rule in EVIDENCE_RULES}
 
 

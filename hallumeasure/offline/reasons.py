@@ -58,23 +58,9 @@ def _conflict(s: ClaimSignals) -> Conflict | None:
 
 
 def definite(s: ClaimSignals) -> bool:
-    """True when the signals name a definite error: a value the context does not hold, or a negation,
-    opposite or exclusive value swapped in text aligned with the context. Such a claim is flagged
-    whatever its probability."""
-    v = s.values
-    aligned = v["recall_best"] >= ALIGNED or v["coverage"] >= ALIGNED
-    copied = any(d.kinds & _DEFINITE_KINDS for d in s.differences if not d.edge)
-    speech = aligned and v["attribution_dropped"] and s.attribution_word in _SPEECH
-    return bool(s.conflicts or s.swaps or s.opposites or s.conflicting_date is not None or copied or speech
-                or (aligned and v["negation_mismatch"]))
-
-
-#: Kinds of difference inside copied text that name a definite error.
-_DEFINITE_KINDS = frozenset({"number", "temporal", "negation", "antonym", "exclusive", "name"})
-#: Attribution words that mark an opinion or a report of someone else's view (a company "reported" revenue
-#: is a fact; a critic who "says" something is an opinion).
-_SPEECH = frozenset({"said", "says", "say", "told", "according", "claimed", "claims", "argued", "argues", "warned",
-                     "believes", "believed", "insisted", "stated", "suggested"})
+    """True when the signals name a definite error (signals.py, feature ``definite``): such a claim is
+    flagged whatever its probability."""
+    return s.values["definite"] > 0
 
 
 def support_reason(s: ClaimSignals) -> str:

@@ -48,7 +48,8 @@ def test_claim_ids_and_spans_on_the_claim_objects():
     sample = Sample(id="r7", context="x", response="Voltra Labs built a cell. It stores 410 Wh per kilogram.")
     claims = asyncio.run(OfflineExtractor().extract(sample)).claims
     assert [c.id for c in claims] == ["r7:c0", "r7:c1"]
-    assert [c.text for c in claims] == ["Voltra Labs built a cell.", "Voltra Labs stores 410 Wh per kilogram."]
+    # "It" is the thing the previous sentence introduced (the cell), not the company.
+    assert [c.text for c in claims] == ["Voltra Labs built a cell.", "The cell stores 410 Wh per kilogram."]
     assert sample.response[claims[1].spans[0].start:claims[1].spans[0].end] == "It stores 410 Wh per kilogram."
 
 
