@@ -15,6 +15,7 @@ from hallumeasure.labels import Label, Subtype
 from hallumeasure.offline.alignment import exclusive_set
 from hallumeasure.offline.signals import ALIGNED, ClaimSignals
 from hallumeasure.offline.slots import Conflict, read_values
+from hallumeasure.offline.tokens import stem
 from hallumeasure.offline.values import format_date
 
 #: The subtype of a swap between members of a closed set of exclusive values, by set (others: other).
@@ -22,6 +23,11 @@ _EXCLUSIVE_SUBTYPES = {"kin": Subtype.ENTITY, "gender": Subtype.ENTITY, "contine
                        "period": Subtype.TEMPORAL, "relative_day": Subtype.TEMPORAL, "season": Subtype.TEMPORAL,
                        "ordinal": Subtype.NUMBER, "distance": Subtype.NUMBER, "weight": Subtype.NUMBER,
                        "currency": Subtype.NUMBER}
+
+#: Stems of opposites that place an event in time: swapping them is a temporal error.
+_TIME_OPPOSITES = frozenset(stem(w) for w in ("start", "finish", "begin", "end", "before", "after", "early", "late",
+                                              "earlier", "later", "past", "future", "next", "last", "open", "close"))
+
 
 def _swap(*claim_words: str) -> tuple[Subtype, str]:
     """Subtype and subtype reason of a swap between exclusive values, from the set of the claim's value."""
@@ -108,8 +114,11 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
     if typed and typed[0] in ("negation", "antonym"):
         d = typed[1]
         what = "negation" if typed[0] == "negation" else "an opposite word"
-        return (Label.CONTRADICTED, Subtype.OTHER, f"{d.describe()} ({_sentence(s, d.sentence)})",
-                f"the claim reverses the context with {what}")
+        timing = typed[0] == "antonym" and bool({stem(w) for w in d.claim_words + d.context_words} & _TIME_OPPOSITES)
+        return (Label.CONTRADICTED, Subtype.TEMPORAL if timing else Subtype.OTHER,
+                f"{d.describe()} ({_sentence(s, d.sentence)})",
+                "the claim moves the time of an event (start / end, before / after)" if timing
+                else f"the claim reverses the context with {what}")
     if typed and typed[0] == "exclusive":
         d = typed[1]
         subtype, why = _swap(*d.claim_words)

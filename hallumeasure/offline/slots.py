@@ -213,15 +213,23 @@ _COMPARABLE = {"number": ("number",), "share": ("share",), "money": ("money", "n
                "quantifier": ("quantifier",)}
 
 
+_AFTER_VALUE_RE = re.compile(r"(?:[\-\s]*(?:thousand|million|billion|trillion|bn)\b)?"
+                             r"(?:\s*(?:dollars?|euros?|pounds?|yen|cents?|francs?|rupees?|yuan)\b)?", re.IGNORECASE)
+
+
 def _with_unit(v: Value, text: str) -> str:
-    """The value as it reads with its unit noun ("10 rooms"), taken from the sentence it came from."""
-    if v.kind not in ("number", "money") or not v.unit:
+    """The value as it reads in its sentence, with its scale, currency and unit noun ("4.2 million euros",
+    "10 rooms")."""
+    if v.kind not in ("number", "money", "share"):
         return v.text
     at = text.find(v.text)
     if at < 0:
         return v.text
-    tail = re.match(r"[\-\s]*[A-Za-z][A-Za-z\-]*", text[at + len(v.text):])
-    return v.text + tail.group(0) if tail else v.text
+    end = _AFTER_VALUE_RE.match(text, at + len(v.text)).end()
+    if v.unit:
+        noun = re.compile(r"[\-\s]*[A-Za-z][A-Za-z\-]*").match(text, end)
+        end = noun.end() if noun else end
+    return text[at:end].strip()
 
 
 def _full_name(token: str, text: str) -> str:
