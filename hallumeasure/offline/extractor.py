@@ -49,7 +49,10 @@ def _subject(clause: str) -> str | None:
     """
     clause = _LEAD_PHRASE_RE.sub("", clause)
     name = _NAME_RE.match(clause)
-    if name and name.group(0).split()[-1].lower() not in STOPWORDS:
+    parts = name.group(0).split() if name else []
+    # One capitalised word is a name only when it does not read as a participle or adverb ("Seen", "Finally").
+    single_ok = len(parts) > 1 or (parts and not parts[0].lower().endswith(("ed", "ing", "en", "ly")))
+    if name and single_ok and parts[-1].lower() not in STOPWORDS:
         rest = clause[name.end():]
         if rest[:1] == " " and rest[1:2].islower():
             return name.group(0)
@@ -57,7 +60,10 @@ def _subject(clause: str) -> str | None:
     if not match or match.start() == 0:
         return None
     subject = clause[: match.start()].strip().rstrip(",")
-    return subject if 0 < len(subject.split()) <= 6 else None
+    parts = subject.split()
+    if not 0 < len(parts) <= 6 or parts[-1].lower() in STOPWORDS or parts[0].lower().endswith(("ed", "ing", "en")):
+        return None  # "Seen from the" is no noun phrase
+    return subject
 
 
 #: A leading time or place phrase before the subject: "From next Monday ", "On weekdays, ", "In 2019 ".

@@ -24,6 +24,7 @@ def test_a_fragment_after_and_gets_its_subject_even_after_a_leading_time_phrase(
 def test_a_verb_initial_piece_without_a_known_subject_stays_with_its_clause():
     got = claims("Seen from the hills at dawn and visited by many, it glows.")
     assert all(not c.lower().startswith(("visited", "glows")) for c in got)
+    assert not any("Seen visited" in c for c in got)  # no subject is made up from a participle
 
 
 def test_it_is_the_thing_the_previous_sentence_introduced_not_the_company():
