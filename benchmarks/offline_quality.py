@@ -3,10 +3,13 @@
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/offline_quality.py        # full run: offline_quality.{md,json}
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/offline_quality.py --limit 60 --resamples 200 \\
         --out benchmarks/offline_quality_slice                             # the small slice CI reruns
+    .venv/bin/python benchmarks/offline_quality.py --render                # only re-render the .md from the .json
 
 For each set: train on the other sets (same code, parameters and seed as the shipped model),
 score the held-out set. Response level: AUC ROC of the response score and balanced accuracy of
-the decision at 0.5. Claim level (WiCE, whose responses are single labelled claims): F1 of the
+the decision at 0.5; expected calibration error; the share of responses the judge flags (a claim
+at or above a threshold, or a definite error) against the share that is hallucinated, for a grid
+of thresholds (the default one is chosen from it); and the cascade's savings. Claim level (WiCE, whose responses are single labelled claims): F1 of the
 unsupported class. Baselines use one signal each and no training. Every number has a
 bootstrap 95% CI (resampling responses).
 """
@@ -167,6 +170,13 @@ NOTES = """Notes.
   numbers, names, negations, opposites, hedges and intensifiers that differ inside them, missing numbers and
   names, dates, attribution), with Platt calibration and evidence rules whose precision is measured on the
   training sets (hallumeasure/offline/model.py). It cannot follow a paraphrase or an argument.
+- Typed value slots (hallumeasure/offline/slots.py): numbers with their unit noun, money, shares, years,
+  clock times in any format ("9 a.m." = "9:00" = "09:00" = "nine o'clock"), dates, months, weekdays, names,
+  quantifiers, modality and speakers are read from the claim and from its closest context sentences; a value
+  the context does not hold is a *definite error* (with a negation, opposite or exclusive value swapped in
+  aligned text). A definite error flags the claim whatever the trees say, and its measured precision on the
+  training sets (evidence rule "definite") is the claim's probability floor. The hand-written minimal pairs
+  in benchmarks/contrast.md measure this layer.
 - SummEdits and BUMP are built from minimal edits of a faithful summary; faithful paraphrases there use new
   words as much as the errors do, so plain word novelty carries no signal (the overlap baseline is near 0.5).
 - Plain word novelty and response length are not model inputs: their relation to the label flips between the
@@ -203,7 +213,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=HERE / "offline_quality")
+    parser.add_argument("--render", action="store_true",
+                        help="only rewrite OUT.md from OUT.json (after the default threshold changed)")
     args = parser.parse_args(argv)
+    if args.render:
+        saved = json.loads(args.out.with_suffix(".json").read_text())
+        args.out.with_suffix(".md").write_text(markdown(saved["results"], saved["command"]))
+        return 0
     if args.data is None or not Path(args.data).is_dir():
         print("no labelled data found: pass --data DIR", file=sys.stderr)
         return 2

@@ -260,7 +260,8 @@ def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowe
             if _name_in(v.text, sentences) or v.text.isupper() and not aligned:
                 continue
             other = next(((i, w) for i, vs in near for w in vs if w.kind == "name" and w.norm not in claim_names
-                          and w.text.isupper() == v.text.isupper()), None) if aligned else None
+                          and w.text.isupper() == v.text.isupper() and _same_slot(v, claim, w, sentences[i])),
+                         None) if aligned else None
             name = _full_name(v.text, claim)
             if other is None:
                 if v.text.isupper():
@@ -298,7 +299,7 @@ def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowe
             label, subtype = Label.PARTIALLY_SUPPORTED, Subtype.OVERGENERALIZATION
         out.append(Conflict(v.kind, _with_unit(v, claim), _with_unit(w, sentences[i]), i, label, subtype))
     if aligned and near:
-        out += _scope_conflicts(mine, near[0], sentences)
+        out += _scope_conflicts(claim, mine, near[0], sentences)
         speaker = _speaker_conflict(claim, near[0], sentences)
         if speaker is not None:
             out = [c for c in out if c.kind != "name" or c.claim not in speaker.claim] + [speaker]
@@ -320,11 +321,13 @@ def speaker(sentence: str) -> str | None:
         phrase = re.split(r"[,.;]", sentence[match.end():], maxsplit=1)[0]
         who = phrase.split()[:4]
     else:
-        before = re.split(r"[,;]", sentence[:match.start()])[-1].split()
+        before = re.split(r"[,;\-–—()]", sentence[:match.start()])[-1].split()
         who = before[-4:]
-    content = [w for w in who if w.lower() not in STOPWORDS]
-    if not content or any(w.lower() in _PRONOUNS for w in who[-1:]):
-        return None
+    if who and (who[-1].lower() in STOPWORDS | _PRONOUNS or not who[-1][0].isalpha()
+                or who[-1].lower().endswith(("ed", "ing"))):
+        return None  # "he", "which", "the relationship -": no source named right before the verb
+    if not any(w.lower() not in STOPWORDS for w in who) or (len(who) == 1 and who[0].islower()):
+        return None  # "68-year-old says": a lone lower-case word is no named source
     return " ".join(who).strip()
 
 
@@ -338,8 +341,8 @@ def _speaker_conflict(claim: str, best: tuple[int, tuple[Value, ...]], sentences
     mine_stems = {stem(w) for w in words(mine) if w.lower() not in STOPWORDS}
     if theirs is not None:
         their_stems = {stem(w) for w in words(theirs) if w.lower() not in STOPWORDS}
-        if mine_stems & their_stems:
-            return None
+        if mine_stems & their_stems or _named(mine) != _named(theirs):
+            return None  # "the Frenchman" may well be "Franck Ribery": only like is held against like
         return Conflict("speaker", f"{_strip_article(mine)} said it", _strip_article(theirs), i, Label.CONTRADICTED,
                         Subtype.ATTRIBUTION_FAILURE)
     everywhere = {stem(w) for s in sentences for w in words(s)}
@@ -347,6 +350,11 @@ def _speaker_conflict(claim: str, best: tuple[int, tuple[Value, ...]], sentences
         return None
     return Conflict("speaker", f"{_strip_article(mine)} said it", None, None, Label.ABSENT,
                     Subtype.ATTRIBUTION_FAILURE)
+
+
+def _named(phrase: str) -> bool:
+    """True when a speaker phrase holds a name (a capitalised word after its first)."""
+    return any(w[0].isupper() for w in phrase.split()[1:])
 
 
 def _strip_article(phrase: str) -> str:
@@ -363,11 +371,43 @@ def _unit_fits(v: Value, w: Value, strict: bool = False) -> bool:
 
 
 def _name_in(name: str, sentences: list[str]) -> bool:
-    """A name that occurs in the context only inside a longer word ("Voltra" in "Voltra's")."""
-    return any(name in s for s in sentences)
+    """The name occurs in the context, in any case and possibly inside a longer word ("Voltra's"; a claim's
+    "Owner Tom Hamilton" starts with the context's "owner")."""
+    low = name.lower()
+    return any(low in s.lower() for s in sentences)
 
 
-def _scope_conflicts(mine: tuple[Value, ...], best: tuple[int, tuple[Value, ...]], sentences: list[str]) -> list[Conflict]:
+def _neighbours_of(token: str, text: str) -> set[tuple[int, str]]:
+    """(side, word) next to each occurrence of ``token`` in ``text``: (-1, previous word), (1, next word)."""
+    toks = [t.lower() for t in words(text)]
+    out: set[tuple[int, str]] = set()
+    for k, t in enumerate(toks):
+        if t == token.lower():
+            if k:
+                out.add((-1, toks[k - 1]))
+            if k + 1 < len(toks):
+                out.add((1, toks[k + 1]))
+    return out
+
+
+def _same_slot(v: Value, claim: str, w: Value, sentence: str) -> bool:
+    """Two names fill the same slot when a word next to one is the same word next to the other ("Maria Smith" /
+    "Anna Smith", "said Jones" / "said Smith", "Carver Foundation" / "Hartwell Foundation")."""
+    return bool(_neighbours_of(v.text, claim) & _neighbours_of(w.text, sentence))
+
+
+def _hedges_claim(hedge: str, sentence: str, claim: str) -> bool:
+    toks = words(sentence)
+    mine = {stem(w) for w in words(claim) if w.lower() not in STOPWORDS}
+    for k, t in enumerate(toks):
+        if t == hedge and not (k + 1 < len(toks) and toks[k + 1].lower() in ("not", "n't", "never")):
+            ahead = [stem(x) for x in toks[k + 1:k + 5] if x.lower() not in STOPWORDS]
+            if any(a in mine for a in ahead):
+                return True
+    return False
+
+
+def _scope_conflicts(claim: str, mine: tuple[Value, ...], best: tuple[int, tuple[Value, ...]], sentences: list[str]) -> list[Conflict]:
     """Quantifier and modality slots, compared with the best-aligned sentence only."""
     i, theirs = best
     out: list[Conflict] = []
@@ -381,14 +421,13 @@ def _scope_conflicts(mine: tuple[Value, ...], best: tuple[int, tuple[Value, ...]
         subtype = Subtype.OVERGENERALIZATION if norm == "all" else Subtype.OTHER
         out.append(Conflict("quantifier", f"'{v.text}'", f"'{w.text}'", i, label, subtype))
     claim_tentative = any(v.kind == "modality" for v in mine)
-    context_tentative = next((v for v in theirs if v.kind == "modality"), None)
+    # A hedge counts only where the claim's statement is: a content word of the claim follows it closely
+    # ("more rain may arrive" against "more rain will arrive"; not "..., but it could have been ...").
+    context_tentative = next((v for v in theirs if v.kind == "modality" and _hedges_claim(v.text, sentences[i], claim)),
+                             None)
     if context_tentative is not None and not claim_tentative:
         out.append(Conflict("modality", "it as certain", f"'{context_tentative.text}'", i,
                             Label.PARTIALLY_SUPPORTED, Subtype.TEMPORAL))
-    elif claim_tentative and context_tentative is None:
-        hedge = next(v for v in mine if v.kind == "modality")
-        out.append(Conflict("modality", f"'{hedge.text}'", "it as certain", i, Label.PARTIALLY_SUPPORTED,
-                            Subtype.TEMPORAL))
     return out
 
 
