@@ -124,6 +124,12 @@ def exclusive_swap(claim_words: set[str], context_words: set[str]) -> bool:
 
 
 @lru_cache(maxsize=1)
+def complement_pairs() -> frozenset[tuple[str, str]]:
+    """Stem pairs where "not A" means B, both ways round ("change" / "stay")."""
+    return _complements()
+
+
+@lru_cache(maxsize=1)
 def _complements() -> frozenset[tuple[str, str]]:
     pairs = {(stem(a), stem(b)) for a, b in COMPLEMENTARY_PAIRS}
     return frozenset(pairs | {(b, a) for a, b in pairs})

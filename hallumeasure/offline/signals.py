@@ -16,6 +16,7 @@ from hallumeasure.offline.alignment import (
     Alignment,
     Difference,
     align,
+    complement_pairs,
     complementary,
     exclusive_partners,
     exclusive_swap,
@@ -26,6 +27,7 @@ from hallumeasure.offline.alignment import (
 from hallumeasure.offline.context import ContextIndex, index_context
 from hallumeasure.offline.lexicon import (
     ATTRIBUTION,
+    NEGATIONS,
     EXCLUSIVE,
     INTENSIFIERS,
     MONTHS,
@@ -118,7 +120,8 @@ def entities(claim: str, index: ContextIndex | None = None) -> list[str]:
         parts = span.split()
         first = parts[0].lower()
         if m.start() == 0 and len(parts) == 1 and not span.isupper():
-            if first in STOPWORDS or index is None or first in index.lowercase_words or first in MONTHS:
+            if (first in STOPWORDS or first in NEGATIONS or index is None or first in index.lowercase_words
+                    or first in MONTHS):
                 continue
         if m.start() == 0 and len(parts) > 1 and first in STOPWORDS:
             span = " ".join(parts[1:])  # "The Beatles" -> "Beatles"; "In Paris" -> "Paris"
@@ -211,9 +214,15 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     near_stems = index.sentence_stems[best] | second
     claim_all = {stem(w) for w in toks}
     near_negated = [negated(words(index.sentences[i])) for i in order[:2]]
+    # "will change" against "stay the same": the two halves of a complementary pair, both plain (or both
+    # negated), say opposite things.
+    complements = [(a, b) for a in sorted(claim_all - set(stem(w) for w in best_words))
+                   for b in sorted({stem(w) for w in best_words} - claim_all)
+                   if (a, b) in complement_pairs()] if claim_neg == sent_neg else []
     opposites = [(c, x) for c in sorted(claim_all - near_stems) for x in opposites_in(c, near_stems)
                  if x not in claim_all  # "excluded" restates "not included": the opposite's sentence is negated
                  and all(neg == claim_neg for i, neg in zip(order[:2], near_negated) if x in index.sentence_stems[i])]
+    opposites += [pair for pair in complements if pair not in opposites]
     # Exclusive values: a claim word whose set (colours, kin, periods...) has another member in the two
     # closest sentences, which lack the claim's own.
     swaps: list[tuple[str, str]] = []

@@ -45,7 +45,10 @@ _QUANTIFIERS = {
 }
 #: Words that make a statement tentative; "will" and plain tense make it definite.
 _TENTATIVE = frozenset({"may", "might", "could", "possibly", "perhaps", "probably", "likely", "unlikely", "should", "expect",
-                        "expects", "expected"})
+                        "expects", "expected", "hope", "hopes", "hoped", "plan", "plans", "planned", "aims",
+                        "intends"})
+#: Tentative only as verbs before "to" ("plans to build"), not as nouns ("the paid plan").
+_INTENT = frozenset({"hope", "hopes", "hoped", "plan", "plans", "planned", "aims", "intends"})
 _CAPS_NAME_RE = re.compile(r"[A-Z][a-zA-Z'\-]*(?:\s+(?:of|de|van|von|al|bin|da|du|la|le)?\s*[A-Z][a-zA-Z'\-]*)*")
 
 
@@ -176,7 +179,9 @@ def read_values(text: str, lowercase_words: frozenset[str] = frozenset()) -> tup
         month = MONTHS.get(low) if len(low) > 3 and toks[i][0].isupper() and low != "may" else None
         if month and month not in months:
             out.append(Value("date", toks[i], (0, month, 0)))
-        if low in _TENTATIVE and not (toks[i] == "May" and i > 0):
+        intent = low in _INTENT and (not (i + 1 < len(lows) and lows[i + 1] == "to")  # "the free plan" is a noun,
+                                     or (i > 0 and lows[i - 1] in ("a", "an", "the", "its", "their", "his", "her")))
+        if low in _TENTATIVE and not (toks[i] == "May" and i > 0) and not intent:
             out.append(Value("modality", toks[i], "tentative"))
     for i, tok in enumerate(toks):
         if _is_name_token(tok, i == 0, toks[i + 1] if i + 1 < len(toks) else ""):
@@ -278,7 +283,7 @@ def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowe
             pool = [w for w in pool if len(w.norm) == 1]  # type: ignore[arg-type]  # a weekday against weekdays
         same = [w for w in pool if w.kind == v.kind and _same(v.kind, v.norm, w.norm)]
         other = next(((i, w) for i, vs in near for w in vs if w.kind in kinds and _unit_fits(v, w, strict=True)
-                      and not any(_same(w.kind, w.norm, x.norm) for x in mine if x.kind in kinds)), None)
+                      and not any(_held(w, x) for x in mine if x.kind in kinds)), None)
         # The value is held with the same unit, or loosely (no unit on one side) while no aligned sentence gives
         # the claim's unit another value ("five projects" against "Version 5.0 ... three projects").
         if any(_unit_fits(v, w, strict=True) for w in same) or (any(_unit_fits(v, w) for w in same) and other is None):
@@ -361,6 +366,11 @@ def _strip_article(phrase: str) -> str:
     return re.sub(r"^(?:the|a|an)\s+", "", phrase.strip(), flags=re.IGNORECASE)
 
 
+def _held(w: Value, x: Value) -> bool:
+    """The claim's value ``x`` already states the context's ``w`` (days: the very same days, not a wider set)."""
+    return w.norm == x.norm if w.kind == "days" else _same(w.kind, w.norm, x.norm)
+
+
 def _unit_fits(v: Value, w: Value, strict: bool = False) -> bool:
     """Two numbers are the same slot when their unit nouns meet (or, unless ``strict``, one has none)."""
     if v.kind not in ("number", "money") or w.kind not in ("number", "money"):
@@ -400,7 +410,8 @@ def _hedges_claim(hedge: str, sentence: str, claim: str) -> bool:
     toks = words(sentence)
     mine = {stem(w) for w in words(claim) if w.lower() not in STOPWORDS}
     for k, t in enumerate(toks):
-        if t == hedge and not (k + 1 < len(toks) and toks[k + 1].lower() in ("not", "n't", "never")):
+        if t == hedge and not (t.lower() in ("could", "can") and k + 1 < len(toks)
+                               and toks[k + 1].lower() in ("not", "n't", "never")):  # "could not" = was unable
             ahead = [stem(x) for x in toks[k + 1:k + 5] if x.lower() not in STOPWORDS]
             if any(a in mine for a in ahead):
                 return True
