@@ -155,6 +155,13 @@ def markdown(results: list[dict], command: str) -> str:
         lines.append(f"| {r['dataset']} | {r['prevalence']:.1%} | {flagged:.1%} | {flagged - r['prevalence']:+.1%} | "
                      f"{r['ece']:.3f} | {r['auc']['point']:.3f} | {r['cascade']['cleared']:.1%} "
                      f"({r['cascade']['cutoff']:.2f}) |")
+    gaps = {t: float(np.mean([abs(r["flagged_share"][t] - r["prevalence"]) for r in results]))
+            for t in results[0]["flagged_share"]}
+    best = min(gaps, key=gaps.get)
+    within = [r["dataset"] for r in results if abs(r["flagged_share"][default] - r["prevalence"]) <= 0.10]
+    lines += ["", f"Mean |flagged share - positive share| by threshold: "
+              + ", ".join(f"{t}: {g:.3f}" for t, g in gaps.items()) + f". Smallest at {best}; the default is "
+              f"{default}. Within 10 points at the default on: {', '.join(within) or 'none'}."]
     lines += ["", "Flagged share by threshold: " + "; ".join(
         f"{r['dataset']} " + ", ".join(f"{t}: {v:.0%}" for t, v in r["flagged_share"].items()) for r in results)]
     beats = [r["dataset"] for r in results if all(r["auc"]["point"] > r["baselines"][b]["point"] for b in BASELINES)]
