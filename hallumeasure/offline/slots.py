@@ -139,8 +139,8 @@ def _is_name_token(token: str, first: bool, next_token: str) -> bool:
                          and nxt not in WEEKDAYS)
 
 
-@lru_cache(maxsize=4096)
-def read_values(text: str, lowercase_words: frozenset[str] = frozenset()) -> tuple[Value, ...]:
+@lru_cache(maxsize=8192)
+def read_values(text: str, lowercase_words: frozenset[str] = frozenset(), names: bool = True) -> tuple[Value, ...]:
     """Every typed value of one sentence. ``lowercase_words``: words the context uses in lower case, so a
     capitalised first word ("Profits") is not read as a name."""
     out: list[Value] = []
@@ -183,7 +183,7 @@ def read_values(text: str, lowercase_words: frozenset[str] = frozenset()) -> tup
                                      or (i > 0 and lows[i - 1] in ("a", "an", "the", "its", "their", "his", "her")))
         if low in _TENTATIVE and not (toks[i] == "May" and i > 0) and not intent:
             out.append(Value("modality", toks[i], "tentative"))
-    for i, tok in enumerate(toks):
+    for i, tok in enumerate(toks if names else ()):
         if _is_name_token(tok, i == 0, toks[i + 1] if i + 1 < len(toks) else ""):
             base = re.sub(r"'s?$", "", tok)
             out.append(Value("name", base, base))
@@ -445,4 +445,4 @@ def _scope_conflicts(claim: str, mine: tuple[Value, ...], best: tuple[int, tuple
 @lru_cache(maxsize=256)
 def context_values(sentences: tuple[str, ...], lowercase_words: frozenset[str]) -> tuple[Value, ...]:
     """Every typed value of a whole context (cached: responses to one source share it)."""
-    return tuple(v for s in sentences for v in read_values(s, lowercase_words) if v.kind not in ("name",))
+    return tuple(v for s in sentences for v in read_values(s, lowercase_words, names=False))

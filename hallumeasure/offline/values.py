@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 import re
 from dataclasses import dataclass, field
 
@@ -104,7 +105,7 @@ def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
     for match in _WORDNUM_RE.finditer(text) if number_words else ():
         if any(a <= match.start() < b for a, b in taken):
             continue
-        if clock_times(text) and any(a <= match.start() < b for _, _, (a, b) in clock_times(text)):
+        if any(a <= match.start() < b for _, _, (a, b) in clock_times(text)):
             continue  # "nine o'clock"
         value = NUMBER_WORDS[match["word"].lower()] * SCALES.get((match["scale"] or "").lower(), 1.0)
         found.append(Quantity(match.group(0).strip(), value, bool(match["pct"]), match.start(), match.end()))
@@ -132,12 +133,13 @@ def _minutes(h: int, m: int, ap: str | None) -> frozenset[int]:
     return frozenset({(h % 12) * 60 + m, (h % 12 + 12) * 60 + m})
 
 
-def clock_times(text: str) -> list[tuple[str, frozenset[int], tuple[int, int]]]:
+@lru_cache(maxsize=16384)
+def clock_times(text: str) -> tuple[tuple[str, frozenset[int], tuple[int, int]], ...]:
     """Clock times in ``text`` as (text, the minutes after midnight it can mean, span): "9 a.m.", "9:00",
     "09:00", "21:00", "nine o'clock", "noon"."""
     found: list[tuple[str, frozenset[int], tuple[int, int]]] = []
     if _DIGIT_RE.search(text) is None and not _TIME_CUE_RE.search(text):
-        return found
+        return ()
     for pattern in _TIME_RES:
         for match in pattern.finditer(text):
             if any(a < match.end() and match.start() < b for _, _, (a, b) in found):
@@ -153,7 +155,7 @@ def clock_times(text: str) -> list[tuple[str, frozenset[int], tuple[int, int]]]:
                     continue
                 norm = _minutes(h, m, groups.get("ap"))
             found.append((match.group(0).strip(), norm, match.span()))
-    return found
+    return tuple(found)
 
 
 _MONTH_NAMES = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
