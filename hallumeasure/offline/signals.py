@@ -167,6 +167,14 @@ def _kind(q: Quantity) -> str:
     return "year" if q.text.isdigit() and len(q.text) == 4 and 1000 <= q.value <= 2100 else "amount"
 
 
+def _pool(index: ContextIndex, group: str):
+    """The context's values of one group, read once per context (kept on the cached context index)."""
+    pools = index.slot_pools
+    if group not in pools:
+        pools[group] = context_values(index, group)
+    return pools[group]
+
+
 def claim_signals(claim: str, context: str) -> ClaimSignals:
     """All signals of ``claim`` against ``context``."""
     index = index_context(context)
@@ -238,7 +246,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
 
     aligned = bool(overlaps) and overlaps[best] / n >= ALIGNED
     found = slot_conflicts(claim, index.sentences, order[:2], index.lowercase_words,
-                      context_values(tuple(index.sentences), index.lowercase_words), aligned) if order else []
+                           lambda group: _pool(index, group), aligned, index.lower_text) if order else []
     kinds = alignment.kinds
     values = {
         "n_content": float(len(cset)),

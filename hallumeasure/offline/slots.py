@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from functools import lru_cache
 
 from hallumeasure.labels import Label, Subtype
+from hallumeasure.offline.context import ContextIndex
 from hallumeasure.offline.lexicon import EXCLUSIVE, MONTHS, NUMBER_WORDS, STOPWORDS, WEEKDAYS
 from hallumeasure.offline.tokens import stem, words
-from hallumeasure.offline.values import clock_times, dates, quantities, same_value
+from hallumeasure.offline.values import Quantity, clock_times, dates, quantities, same_value
 
 # ----------------------------------------------------------------------------------------------- values
 
@@ -152,19 +154,7 @@ def read_values(text: str, lowercase_words: frozenset[str] = frozenset(), names:
         if d[1]:
             out.append(Value("date", _date_text(d), d))
     months = {d[1] for d in found_dates}
-    for q in quantities(text):
-        if any(a < q.end and q.start < b for a, b in taken) or q.start < 0:
-            continue
-        if q.percent:
-            kind = "share"
-        elif q.text[:1] in "$€£¥" or _money_word(text, q.end):
-            kind = "money"
-        elif q.text.isdigit() and len(q.text) == 4 and 1500 <= q.value <= 2100 and not _next_word_is_content(
-                text, q.end):
-            kind = "year"
-        else:
-            kind = "number"
-        out.append(Value(kind, q.text, q.value, _unit(text, q.end) if kind in ("number", "money") else frozenset()))
+    out += _numeric_values(text, quantities(text), taken)
     toks = words(text)
     lows = [t.lower() for t in toks]
     for i, low in enumerate(lows):
@@ -188,6 +178,26 @@ def read_values(text: str, lowercase_words: frozenset[str] = frozenset(), names:
             base = re.sub(r"'s?$", "", tok)
             out.append(Value("name", base, base))
     return tuple(out)
+
+
+def _numeric_values(text: str, found: list[Quantity], taken: list[tuple[int, int]]) -> list[Value]:
+    """Numbers, shares, amounts of money and years among the quantities ``found`` in ``text`` (those inside a
+    clock time, the ``taken`` spans, are times)."""
+    out: list[Value] = []
+    for q in found:
+        if any(a < q.end and q.start < b for a, b in taken) or q.start < 0:
+            continue
+        if q.percent:
+            kind = "share"
+        elif q.text[:1] in "$€£¥" or _money_word(text, q.end):
+            kind = "money"
+        elif q.text.isdigit() and len(q.text) == 4 and 1500 <= q.value <= 2100 and not _next_word_is_content(
+                text, q.end):
+            kind = "year"
+        else:
+            kind = "number"
+        out.append(Value(kind, q.text, q.value, _unit(text, q.end) if kind in ("number", "money") else frozenset()))
+    return out
 
 
 def _date_text(d: tuple[int, int, int]) -> str:
@@ -246,11 +256,13 @@ def _full_name(token: str, text: str) -> str:
 
 
 def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowercase_words: frozenset[str],
-              context_values: tuple[Value, ...], aligned: bool) -> list[Conflict]:
+                   context_values: Callable[[str], tuple[Value, ...]], aligned: bool, context_lower: str
+                   ) -> list[Conflict]:
     """Values of ``claim`` the context does not hold.
 
     ``candidates``: the context sentences closest to the claim, best first (their values are the
-    claim's slots' counterparts). ``context_values``: every value of the whole context (a value found
+    claim's slots' counterparts). ``context_values(group)``: the values of the whole context in one group of
+    kinds (``POOL_GROUPS``; a value found
     anywhere is not invented). ``aligned``: the best sentence shares most of the claim's other words,
     so a value it replaces is a swap rather than a different fact.
     """
@@ -262,7 +274,7 @@ def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowe
         if v.kind in ("modality", "quantifier"):
             continue
         if v.kind == "name":
-            if _name_in(v.text, sentences) or v.text.isupper() and not aligned:
+            if v.text.lower() in context_lower or v.text.isupper() and not aligned:
                 continue
             other = next(((i, w) for i, vs in near for w in vs if w.kind == "name" and w.norm not in claim_names
                           and w.text.isupper() == v.text.isupper() and _same_slot(v, claim, w, sentences[i])),
@@ -278,7 +290,10 @@ def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowe
                                     Subtype.ENTITY))
             continue
         kinds = _COMPARABLE[v.kind]
-        pool = [w for w in context_values if w.kind in kinds]
+        if v.kind != "days" and any(w.kind == v.kind and _same(v.kind, v.norm, w.norm) and _unit_fits(v, w, strict=True)
+                                    for _, vs in near for w in vs):
+            continue  # held by an aligned sentence with its unit: no need to read the whole context
+        pool = [w for w in context_values(POOL_GROUPS[v.kind]) if w.kind in kinds]
         if v.kind == "days" and len(v.norm) == 1 and any(len(w.norm) == 1 for w in pool):  # type: ignore[arg-type]
             pool = [w for w in pool if len(w.norm) == 1]  # type: ignore[arg-type]  # a weekday against weekdays
         same = [w for w in pool if w.kind == v.kind and _same(v.kind, v.norm, w.norm)]
@@ -380,13 +395,6 @@ def _unit_fits(v: Value, w: Value, strict: bool = False) -> bool:
     return bool(v.unit & w.unit)
 
 
-def _name_in(name: str, sentences: list[str]) -> bool:
-    """The name occurs in the context, in any case and possibly inside a longer word ("Voltra's"; a claim's
-    "Owner Tom Hamilton" starts with the context's "owner")."""
-    low = name.lower()
-    return any(low in s.lower() for s in sentences)
-
-
 def _neighbours_of(token: str, text: str) -> set[tuple[int, str]]:
     """(side, word) next to each occurrence of ``token`` in ``text``: (-1, previous word), (1, next word)."""
     toks = [t.lower() for t in words(text)]
@@ -442,7 +450,18 @@ def _scope_conflicts(claim: str, mine: tuple[Value, ...], best: tuple[int, tuple
     return out
 
 
-@lru_cache(maxsize=256)
-def context_values(sentences: tuple[str, ...], lowercase_words: frozenset[str]) -> tuple[Value, ...]:
-    """Every typed value of a whole context (cached: responses to one source share it)."""
-    return tuple(v for s in sentences for v in read_values(s, lowercase_words, names=False))
+#: The group of context values a claim value of each kind is looked up in (read once per context and group).
+POOL_GROUPS = {"number": "numeric", "share": "numeric", "money": "numeric", "year": "numeric", "time": "time",
+               "date": "date", "days": "days"}
+
+
+def context_values(index: ContextIndex, group: str) -> tuple[Value, ...]:
+    """Every value of one group of kinds in a whole context (the caller caches it on the context)."""
+    sentences = index.sentences
+    if group == "numeric":
+        return tuple(v for s, found in zip(sentences, index.sentence_quantities)
+                     for v in _numeric_values(s, found, [span for _, _, span in clock_times(s)]))
+    if group == "time":
+        return tuple(Value("time", t, norm) for s in sentences for t, norm, _ in clock_times(s))
+    kind = "date" if group == "date" else "days"
+    return tuple(v for s in sentences for v in read_values(s, index.lowercase_words, names=False) if v.kind == kind)
