@@ -204,9 +204,10 @@ def load_samples(
     """Samples from a file. ``columns`` maps our field names to the file's (``{"response": "answer"}``).
 
     Bad rows are reported as ``problems`` (row number, id, what is wrong) and skipped; the others
-    load. Rows that are unreadable (not UTF-8, not JSON, not CSV), that lack a context or a
-    response (missing, empty or whitespace only), whose fields are not text, or whose id repeats an
-    earlier row's are problems. With ``strict`` the first problem raises ``InputError``. A file
+    load. Rows that are unreadable (not UTF-8, not JSON, not CSV), that lack a context (missing,
+    empty or whitespace only) or a response field, whose fields are not text, or whose id repeats an
+    earlier row's are problems. An empty (or whitespace-only) response loads as ``""``: a result
+    with no claims. With ``strict`` the first problem raises ``InputError``. A file
     with no usable row, or whose header lacks a required column, raises.
     """
     path = Path(path)
@@ -320,8 +321,7 @@ def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, 
     if response is None:
         raise _Unusable("the response is missing")
     if not response.strip():
-        raise _Unusable("the response is empty" + (" (whitespace only)" if response else "")
-                        + ": there is nothing to measure")
+        response = ""  # an empty answer is a result with no claims: stored and counted, not a bad row
     tags = values["tags"]
     if isinstance(tags, str):
         tags = [t.strip() for t in tags.split(",") if t.strip()]

@@ -274,6 +274,13 @@ def test_offline_removes_the_clause_or_the_sentence():
     assert out == "TaskPilot 5.0 adds offline mode. Free users get three projects."
 
 
+def test_offline_cuts_only_the_unsupported_piece_of_a_sentence():
+    s = Sample(id="p", context="Breathex cut severe attacks by 31 percent.",
+               response="Breathex cut severe attacks by 31 percent and is safe for long-term use. Headaches were rare.")
+    out = offline(s, issue(s, "is safe for long-term use.", "absent", "other"))
+    assert out == "Breathex cut severe attacks by 31 percent. Headaches were rare."
+
+
 def test_offline_deletion_wins_over_a_substitution_in_the_same_sentence_and_is_deterministic():
     s = Sample(id="d", context="The bridge is 24 km long.", response="The bridge is 42 km long and painted gold.")
     issues = [issue(s, "The bridge is 42 km long"), issue(s, "The bridge is 42 km long and painted gold.",
@@ -342,6 +349,12 @@ def test_offline_judge_end_to_end(tmp_path):
     report = mitigate_run(path, tmp_path / "fixed", OfflineRewriter())
     assert report.n_sent >= 1 and report.rewrite_usage.calls == 0
     assert load_run(tmp_path / "fixed").manifest.judge == load_run(path).manifest.judge
+    # Only unsupported claims are removed or repaired: every claim the offline judge found supported in the
+    # demo is still there (and still supported), and no response that had one is emptied.
+    assert report.retention == 1.0 and report.supported_before > 0
+    assert not [r.sample_id for r in report.responses if r.emptied and r.supported_before > 0]
+    trial = {r.sample_id: r for r in report.responses}["trial-b"]
+    assert trial.final.startswith("Breathex cut severe asthma attacks by 31 percent")  # its supported clause stays
 
 
 def test_policy_decides_what_is_sent(tmp_path):

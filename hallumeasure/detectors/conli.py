@@ -134,6 +134,15 @@ class OfflineNliJudge:
         return {"sentence_judge": self.sentence_judge.name, "sentence_judge_settings": self.sentence_judge.settings(),
                 "entity_check": "value look-up in the context"}
 
+    def response_score(self, sample: Sample) -> float | None:
+        """The response-level probability ``--judge offline`` gives the same response (its own claims)."""
+        judge_now = getattr(self.sentence_judge, "judge_now", None)
+        if judge_now is None:
+            return None
+        from hallumeasure.offline import OfflineExtractor
+
+        return judge_now(sample, OfflineExtractor().claims(sample)).score
+
     async def check(self, sample: Sample, hypothesis: str, focus: Entity | None = None) -> NliCheck:
         if focus is not None:
             return lookup_entity(sample.context, hypothesis, focus)
@@ -212,7 +221,8 @@ class ConliJudge:
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         parts = await asyncio.gather(*(self._judge_sentence(sample, claim) for claim in claims))
         usage = sum((u for _, u in parts), Usage())
-        return Judgement(verdicts=[v for v, _ in parts], usage=usage)
+        scorer = getattr(self.nli, "response_score", None)  # a keyless NLI gives the offline judge's score
+        return Judgement(verdicts=[v for v, _ in parts], usage=usage, score=scorer(sample) if scorer else None)
 
     async def _judge_sentence(self, sample: Sample, claim: Claim) -> tuple[ClaimVerdict, Usage]:
         self.counts["sentences"] += 1

@@ -124,6 +124,12 @@ def exclusive_swap(claim_words: set[str], context_words: set[str]) -> bool:
 
 
 @lru_cache(maxsize=1)
+def complement_pairs() -> frozenset[tuple[str, str]]:
+    """Stem pairs where "not A" means B, both ways round ("change" / "stay")."""
+    return _complements()
+
+
+@lru_cache(maxsize=1)
 def _complements() -> frozenset[tuple[str, str]]:
     pairs = {(stem(a), stem(b)) for a, b in COMPLEMENTARY_PAIRS}
     return frozenset(pairs | {(b, a) for a, b in pairs})
@@ -160,6 +166,13 @@ def _is_number(word: str) -> bool:
     return word[0].isdigit() or word.lower() in NUMBER_WORDS
 
 
+def _time_like(ws: tuple[str, ...]) -> bool:
+    """Tokens of a clock time ("9", "a", "m" from "9 a.m."; "21", "00" from "21:00"): compared as times in slots.py."""
+    return any(w[0].isdigit() and (nxt.lower() in ("a", "p", "am", "pm", "o'clock", "clock")
+                                   or (len(nxt) == 2 and nxt.isdigit()))
+               for w, nxt in zip(ws, ws[1:]))
+
+
 def _is_name(word: str, first: bool) -> bool:
     return word[0].isupper() and not first and word.lower() not in STOPWORDS and word.lower() not in MONTHS
 
@@ -183,7 +196,9 @@ def classify(claim_words: tuple[str, ...], context_words: tuple[str, ...], claim
     c_nums = [w for w in claim_words if _is_number(w)]
     x_nums = [w for w in context_words if _is_number(w)]
     # Numbers next to a one-sided anchor differ all the time in faithful text; only trust them in a gap.
-    if c_nums and x_nums and not edge and not same_number(" ".join(claim_words), " ".join(context_words)):
+    if (c_nums and x_nums and not edge and not same_number(" ".join(claim_words), " ".join(context_words))
+            and not _time_like(claim_words) and not _time_like(context_words)
+            and sorted(map(key, c_nums)) != sorted(map(key, x_nums))):  # "June 3" against "3 June"
         kinds.add("number")
     c_names = {w for i, w in enumerate(claim_words) if _is_name(w, claim_first and i == 0)}
     x_names = {w for w in context_words if _is_name(w, False)}
@@ -304,7 +319,8 @@ def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:
         if edge and touching is not None and claim_side and context_side:
             # Both sides hold a number right against the anchor ("in 1944" / "in 1943"): a swap, even one-sided.
             c, x = claim_side[touching], context_side[touching]
-            if _is_number(c) and _is_number(x) and not same_number(" ".join(claim_side), " ".join(context_side)):
+            if (_is_number(c) and _is_number(x) and not same_number(" ".join(claim_side), " ".join(context_side))
+                    and not _time_like(claim_side) and not _time_like(context_side)):
                 kinds = kinds | {"number"}
         if kinds:
             sentence = index.token_sentence[min(max(at, 0), len(tokens) - 1)]

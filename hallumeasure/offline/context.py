@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from hallumeasure.offline.tokens import info, words
@@ -46,6 +46,8 @@ class ContextIndex:
     bigram_positions: dict[tuple[str, str], list[int]]
     stem_sentences: dict[str, list[int]]
     n_words: int
+    #: Typed values of the whole context by group, filled on first use (offline/slots.py).
+    slot_pools: dict = field(default_factory=dict)
 
     @property
     def log_words(self) -> float:

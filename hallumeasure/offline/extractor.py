@@ -41,12 +41,37 @@ def is_unevaluatable(text: str) -> bool:
 
 
 def _subject(clause: str) -> str | None:
-    """The words before the first verb-like word, when that looks like a noun phrase."""
+    """The words before the first verb-like word, when that looks like a noun phrase.
+
+    A leading name is the subject by itself ("Breathex cut severe attacks" -> "Breathex", never
+    "Breathex cut severe asthma"), and a leading time or place phrase is skipped ("From next Monday
+    the library opens" -> "the library").
+    """
+    clause = _LEAD_PHRASE_RE.sub("", clause)
+    name = _NAME_RE.match(clause)
+    parts = name.group(0).split() if name else []
+    # One capitalised word is a name only when it does not read as a participle or adverb ("Seen", "Finally").
+    single_ok = len(parts) > 1 or (parts and not parts[0].lower().endswith(("ed", "ing", "en", "ly")))
+    if name and single_ok and parts[-1].lower() not in STOPWORDS:
+        rest = clause[name.end():]
+        if rest[:1] == " " and rest[1:2].islower():
+            return name.group(0)
     match = _SUBJECT_END_RE.search(clause)
     if not match or match.start() == 0:
         return None
     subject = clause[: match.start()].strip().rstrip(",")
-    return subject if 0 < len(subject.split()) <= 6 else None
+    parts = subject.split()
+    if not 0 < len(parts) <= 6 or parts[-1].lower() in STOPWORDS or parts[0].lower().endswith(("ed", "ing", "en")):
+        return None  # "Seen from the" is no noun phrase
+    return subject
+
+
+#: A leading time or place phrase before the subject: "From next Monday ", "On weekdays, ", "In 2019 ".
+_LEAD_PHRASE_RE = re.compile(r"^(?:From|On|In|At|After|Before|During|Since|By|Until|Last|Next|This)\b[^,]*?"
+                             r"(?:,\s*|\s+(?=(?:the|The|a|an)\s))")
+#: "a solid-state cell storing ...": a thing a sentence introduces (up to three words, before a verb or clause).
+_INTRODUCED_RE = re.compile(r"(?<!and )(?<!or )\b(?:a|an)\s+((?:[a-z][\w\-]*\s+){0,2}?[a-z][\w\-]*?)"
+                            r"(?=\s+(?:that|which|who|storing|with|[a-z]+ing|in|of|for|to|from|at|on)\b|[,.;]|$)")
 
 
 def _pieces(sentence: str) -> list[tuple[int, int]]:
@@ -68,26 +93,43 @@ def _pieces(sentence: str) -> list[tuple[int, int]]:
     return merged
 
 
+def _join_subjectless(sentence: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in pieces:
+        m = _SUBJECT_END_RE.match(sentence[start:end].strip())
+        if out and m is not None and m.start() == 0:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
+
+
 def split_claims(response: str) -> list[tuple[str, Span]]:
     """Claims of ``response`` as (text, span of the words it comes from)."""
     claims: list[tuple[str, Span]] = []
     last_name: str | None = None
+    last_thing: str | None = None
     for sentence, span in split_sentences(response):
         if is_unevaluatable(sentence):
             claims.append((sentence, span))
             continue
         pieces = _pieces(sentence)
         subject = _subject(sentence[pieces[0][0]:pieces[0][1]]) if pieces else None
+        if subject is None:  # a clause that starts with a verb needs a subject: keep it with the one before
+            pieces = _join_subjectless(sentence, pieces)
         for index, (start, end) in enumerate(pieces):
             text = sentence[start:end].strip().rstrip(",;")
             if not text:
                 continue
             starts_with_verb = (m := _SUBJECT_END_RE.match(text)) is not None and m.start() == 0
             if index > 0 and subject and starts_with_verb:
-                text = f"{subject} {text}"  # "and opened in 1998" -> "The bridge opened in 1998"
+                text = f"{subject[0].upper()}{subject[1:]} {text}"  # "and opened in 1998" -> "The bridge opened in 1998"
             text = text[0].upper() + text[1:]
             pronoun = _LEAD_PRONOUN_RE.match(text)
-            if pronoun and last_name:
+            if pronoun and pronoun.group(1) in ("It", "Its") and last_thing:
+                word = pronoun.group(1)
+                text = (f"The {last_thing}'s" if word == "Its" else f"The {last_thing}") + text[len(word):]
+            elif pronoun and last_name:
                 word = pronoun.group(1)
                 replacement = f"{last_name}'s" if word in ("His", "Her", "Its", "Their") else last_name
                 if word in ("He", "She", "His", "Her") and last_name.startswith("The "):
@@ -99,6 +141,9 @@ def split_claims(response: str) -> list[tuple[str, Span]]:
             elif not pronoun and (own := _subject(text)) and _THE_NOUN_RE.match(own):
                 last_name = own  # "The bridge opened in 1998. It carries ..." -> "The bridge carries ..."
             claims.append((text, Span(start=span.start + start, end=span.start + end)))
+            # "Voltra announced a new cell. It kept ...": "it" is the thing just introduced, not the company.
+            thing = _INTRODUCED_RE.search(text)
+            last_thing = thing.group(1) if thing and thing.group(1).split()[-1] not in STOPWORDS else None
     return claims
 
 

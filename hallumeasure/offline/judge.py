@@ -12,10 +12,19 @@ from typing import Any
 from hallumeasure.labels import Label
 from hallumeasure.offline.extractor import is_unevaluatable
 from hallumeasure.offline.model import OfflineModel, load_model
-from hallumeasure.offline.reasons import explain, quote
+from hallumeasure.offline.reasons import definite, explain, support_reason
 from hallumeasure.offline.signals import ClaimSignals, claim_signals
 from hallumeasure.pipeline.protocols import Judgement
 from hallumeasure.types import Claim, ClaimVerdict, Sample
+
+
+#: The default decision threshold on a claim's calibrated P(unsupported). The calibration gives both classes
+#: equal weight, and a single short claim with no telling signal sits near 0.5, so 0.5 flags far more
+#: responses than are hallucinated; 0.65 is the grid value whose flagged share tracks each dev set's positive
+#: share best in the leave-one-dataset-out run (benchmarks/offline_quality.md) and keeps faithful
+#: restatements of the contrast suite under 10% (benchmarks/contrast.md). Definite errors are flagged at any
+#: threshold (their measured precision is their probability floor).
+DEFAULT_THRESHOLD = 0.65
 
 
 class OfflineJudge:
@@ -23,14 +32,16 @@ class OfflineJudge:
 
     ``probability`` on each verdict is the calibrated P(unsupported) of that claim alone;
     ``Judgement.score`` is the calibrated probability that the response as a whole holds an
-    unsupported claim (the same model, fed the response's aggregated signals). Both are
+    unsupported claim (the same model, fed the response's aggregated signals); a response made only
+    of questions, greetings or instructions scores 0 (each such claim says why), and a response
+    with no claim at all (an empty one) has no score. Both are
     calibrated to equal class weights, so ``threshold=0.5`` is the balanced decision point, and
     both are raised to the measured precision of any evidence rule that fires (model.py).
     """
 
     name = "offline"
 
-    def __init__(self, threshold: float = 0.5, model: OfflineModel | None = None) -> None:
+    def __init__(self, threshold: float = DEFAULT_THRESHOLD, model: OfflineModel | None = None) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
         self.threshold = threshold
@@ -50,6 +61,8 @@ class OfflineJudge:
         checked = [(claim, claim_signals(claim.text, sample.context)) for claim in claims
                    if not is_unevaluatable(claim.text)]
         probabilities, score = self.trees.judge([signals.vector() for _, signals in checked])
+        if score is None and claims:
+            score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
         found = {claim.id: self._verdict(claim, signals, p) for (claim, signals), p in zip(checked, probabilities)}
         verdicts = [found.get(claim.id) or ClaimVerdict(
             claim_id=claim.id, judge=self.name, label=Label.UNEVALUATABLE,
@@ -60,10 +73,9 @@ class OfflineJudge:
     judge_sync = judge_now
 
     def _verdict(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
-        if p < self.threshold:
+        if p < self.threshold and not definite(signals):
             return ClaimVerdict(claim_id=claim.id, judge=self.name, label=Label.SUPPORTED, probability=round(p, 4),
-                                label_reason=f"the claim matches the context: {quote(signals.best_sentence)} "
-                                             f"(P(unsupported) = {p:.2f})")
+                                label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})")
         label, subtype, reason, subtype_reason = explain(signals)
         return ClaimVerdict(claim_id=claim.id, judge=self.name, label=label, subtype=subtype,
                             probability=round(p, 4), label_reason=f"{reason} (P(unsupported) = {p:.2f})",

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from hallumeasure.labels import Label, Subtype
 from hallumeasure.offline.alignment import exclusive_set
-from hallumeasure.offline.signals import ClaimSignals
+from hallumeasure.offline.signals import ALIGNED, ClaimSignals
+from hallumeasure.offline.slots import Conflict, read_values
+from hallumeasure.offline.tokens import stem
 from hallumeasure.offline.values import format_date
 
 #: The subtype of a swap between members of a closed set of exclusive values, by set (others: other).
@@ -22,16 +24,16 @@ _EXCLUSIVE_SUBTYPES = {"kin": Subtype.ENTITY, "gender": Subtype.ENTITY, "contine
                        "ordinal": Subtype.NUMBER, "distance": Subtype.NUMBER, "weight": Subtype.NUMBER,
                        "currency": Subtype.NUMBER}
 
+#: Stems of opposites that place an event in time: swapping them is a temporal error.
+_TIME_OPPOSITES = frozenset(stem(w) for w in ("start", "finish", "begin", "end", "before", "after", "early", "late",
+                                              "earlier", "later", "past", "future", "next", "last", "open", "close"))
+
+
 def _swap(*claim_words: str) -> tuple[Subtype, str]:
     """Subtype and subtype reason of a swap between exclusive values, from the set of the claim's value."""
     kind = next((k for k in map(exclusive_set, claim_words) if k), "other")
     why = f"the claim swaps one {kind.replace('_', ' ')} value for another"
     return _EXCLUSIVE_SUBTYPES.get(kind, Subtype.OTHER), why
-
-
-#: A claim "aligns" with the context when at least this share of its content words is in one sentence,
-#: or this share of its words is covered by copied fragments.
-ALIGNED = 0.5
 
 
 def quote(text: str, limit: int = 160) -> str:
@@ -45,8 +47,48 @@ def _sentence(s: ClaimSignals, number: int | None = None) -> str:
     return quote(s.best_sentence)
 
 
+_CONFLICT_WHY = {
+    "number": "a number differs from the context", "share": "a percentage differs from the context",
+    "money": "an amount of money differs from the context", "year": "the year differs from the context",
+    "time": "the time of day differs from the context", "date": "the date differs from the context",
+    "days": "the days differ from the context", "name": "a name differs from the context",
+    "quantifier": "the claim's quantifier (all / some / none) differs from the context",
+    "modality": "the modality differs (may / will)",
+    "speaker": "the claim gives another source than the context",
+}
+
+
+def _conflict(s: ClaimSignals) -> Conflict | None:
+    """The conflict a reason should name: a swap (both values known) before an invented value."""
+    return min(s.conflicts, key=lambda c: c.context is None, default=None)
+
+
+def definite(s: ClaimSignals) -> bool:
+    """True when the signals name a definite error (signals.py, feature ``definite``): such a claim is
+    flagged whatever its probability."""
+    return s.values["definite"] > 0
+
+
+def support_reason(s: ClaimSignals) -> str:
+    """Why a claim is judged supported, quoting a sentence that holds its values (never one that holds others)."""
+    claim_values = [v for v in read_values(s.claim) if v.kind not in ("modality", "quantifier", "name", "days")]
+    for number in s.candidates:
+        sentence = s.context_sentences[number]
+        theirs = read_values(sentence)
+        clash = any(w.kind == v.kind for v in claim_values for w in theirs) and not all(
+            any(w.kind == v.kind and w.norm == v.norm for w in theirs) for v in claim_values)
+        if not clash:
+            return f"the claim matches the context: {quote(sentence)}"
+    return (f"every number, date and name of the claim is in the context, though not all in one sentence; "
+            f"the closest is {quote(s.best_sentence)}")
+
+
 def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
     """(label, subtype, label reason, subtype reason) for a claim judged unsupported."""
+    conflict = _conflict(s)
+    if conflict is not None:
+        return (conflict.label, conflict.subtype, conflict.describe(s.context_sentences),
+                _CONFLICT_WHY.get(conflict.kind, "a value differs from the context"))
     v = s.values
     aligned = v["recall_best"] >= ALIGNED or v["coverage"] >= ALIGNED
     closest = f"the closest context sentence is {quote(s.best_sentence)}"
@@ -72,8 +114,11 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
     if typed and typed[0] in ("negation", "antonym"):
         d = typed[1]
         what = "negation" if typed[0] == "negation" else "an opposite word"
-        return (Label.CONTRADICTED, Subtype.OTHER, f"{d.describe()} ({_sentence(s, d.sentence)})",
-                f"the claim reverses the context with {what}")
+        timing = typed[0] == "antonym" and bool({stem(w) for w in d.claim_words + d.context_words} & _TIME_OPPOSITES)
+        return (Label.CONTRADICTED, Subtype.TEMPORAL if timing else Subtype.OTHER,
+                f"{d.describe()} ({_sentence(s, d.sentence)})",
+                "the claim moves the time of an event (start / end, before / after)" if timing
+                else f"the claim reverses the context with {what}")
     if typed and typed[0] == "exclusive":
         d = typed[1]
         subtype, why = _swap(*d.claim_words)
@@ -124,11 +169,29 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
         return (Label.PARTIALLY_SUPPORTED, Subtype.TEMPORAL,
                 f"the context is tentative, the claim is not: {quote(s.best_sentence)}",
                 "the modality differs (may / will)")
-    novel = ", ".join(s.novel_words[:6])
+    novel = ", ".join(f"'{w}'" for w in _surface(s, s.novel_words[:6]))
+    changed = next((d for d in s.differences if d.claim_words and d.context_words and not d.edge), None)
+    if aligned and changed is not None:
+        return (Label.PARTIALLY_SUPPORTED, Subtype.OTHER, f"{changed.describe()} ({_sentence(s, changed.sentence)})",
+                "a detail is not backed by the context")
+    if aligned and novel:
+        return (Label.PARTIALLY_SUPPORTED, Subtype.OTHER,
+                f"the claim adds {novel}, which the closest context sentence does not say: {quote(s.best_sentence)}",
+                "a detail is not backed by the context")
     if aligned:
         return (Label.PARTIALLY_SUPPORTED, Subtype.OTHER,
-                f"most of the claim matches {quote(s.best_sentence)}, but not: {novel or 'its exact wording'}",
+                f"the claim's words are in the context, but not said together as the claim says them; {closest}",
                 "a detail is not backed by the context")
     return (Label.ABSENT, Subtype.OTHER,
-            f"little of the claim appears in the context (not found: {novel or 'its wording'}); {closest}",
+            f"little of the claim appears in the context (not found: {novel or 'most of its words'}); {closest}",
             "the claim adds information the context does not give")
+
+
+def _surface(s: ClaimSignals, stems: list[str]) -> list[str]:
+    """The claim's own words for a list of stems (so a reason quotes "revolutionized", not "revolutioniz")."""
+    from hallumeasure.offline.tokens import stem, words
+
+    by_stem: dict[str, str] = {}
+    for w in words(s.claim):
+        by_stem.setdefault(stem(w), w)
+    return [by_stem.get(x, x) for x in stems]

@@ -16,6 +16,7 @@ from hallumeasure.offline.alignment import (
     Alignment,
     Difference,
     align,
+    complement_pairs,
     complementary,
     exclusive_partners,
     exclusive_swap,
@@ -26,12 +27,14 @@ from hallumeasure.offline.alignment import (
 from hallumeasure.offline.context import ContextIndex, index_context
 from hallumeasure.offline.lexicon import (
     ATTRIBUTION,
+    NEGATIONS,
     EXCLUSIVE,
     INTENSIFIERS,
     MONTHS,
     STOPWORDS,
     WEEKDAYS,
 )
+from hallumeasure.offline.slots import Conflict, context_values, slot_conflicts
 from hallumeasure.offline.tokens import content_stems, stem, words
 from hallumeasure.offline.values import (
     Date,
@@ -57,8 +60,13 @@ FEATURES = (
     "n_numbers", "n_numbers_missing", "number_conflict", "date_conflict",
     "n_entities", "n_entities_missing", "entity_support",
     "negation_mismatch", "antonym_conflict", "exclusive_conflict", "n_intensifiers_novel", "hedge_dropped", "hedge_added", "attribution_dropped",
-    "claim_words", "best_sentence_words", "log_context_words",
+    "claim_words", "best_sentence_words", "log_context_words", "slot_swap", "slot_invented",
+    "definite",
 )
+#: Kinds of difference inside copied text that name a definite error.
+DEFINITE_KINDS = frozenset({"number", "temporal", "negation", "antonym", "exclusive", "name"})
+#: A claim "aligns" with its best context sentence when at least this share of its content words is in it.
+ALIGNED = 0.5
 #: Exclusive-value sets whose words often play other roles in a sentence ("opening hours ... every day",
 #: "the second time ... first"): trusted only inside copied text, not across two whole sentences.
 _LOOSE_SETS = frozenset({"period", "ordinal"})
@@ -72,6 +80,7 @@ class ClaimSignals:
 
     values: dict[str, float]
     best_sentence: str = ""
+    claim: str = ""
     novel_words: list[str] = field(default_factory=list)
     missing_numbers: list[str] = field(default_factory=list)
     conflicting_numbers: list[str] = field(default_factory=list)
@@ -85,6 +94,10 @@ class ClaimSignals:
     swaps: list[tuple[str, str]] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     context_sentences: list[str] = field(default_factory=list)
+    #: Values of the claim (numbers, times, dates, names, quantifiers, modality) the context does not hold.
+    conflicts: list[Conflict] = field(default_factory=list)
+    #: The context sentences closest to the claim, best first.
+    candidates: list[int] = field(default_factory=list)
 
     def vector(self) -> list[float]:
         return [self.values[name] for name in FEATURES]
@@ -107,7 +120,8 @@ def entities(claim: str, index: ContextIndex | None = None) -> list[str]:
         parts = span.split()
         first = parts[0].lower()
         if m.start() == 0 and len(parts) == 1 and not span.isupper():
-            if first in STOPWORDS or index is None or first in index.lowercase_words or first in MONTHS:
+            if (first in STOPWORDS or first in NEGATIONS or index is None or first in index.lowercase_words
+                    or first in MONTHS):
                 continue
         if m.start() == 0 and len(parts) > 1 and first in STOPWORDS:
             span = " ".join(parts[1:])  # "The Beatles" -> "Beatles"; "In Paris" -> "Paris"
@@ -151,6 +165,14 @@ def _kind(q: Quantity) -> str:
     if q.percent:
         return "share"
     return "year" if q.text.isdigit() and len(q.text) == 4 and 1000 <= q.value <= 2100 else "amount"
+
+
+def _pool(index: ContextIndex, group: str):
+    """The context's values of one group, read once per context (kept on the cached context index)."""
+    pools = index.slot_pools
+    if group not in pools:
+        pools[group] = context_values(index, group)
+    return pools[group]
 
 
 def claim_signals(claim: str, context: str) -> ClaimSignals:
@@ -198,7 +220,17 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     claim_neg, sent_neg = negated(low), negated(best_low)
     # Opposites: a claim word missing from the two closest sentences whose opposite is in them.
     near_stems = index.sentence_stems[best] | second
-    opposites = [(c, x) for c in sorted({stem(w) for w in toks} - near_stems) for x in opposites_in(c, near_stems)]
+    claim_all = {stem(w) for w in toks}
+    near_negated = [negated(words(index.sentences[i])) for i in order[:2]]
+    # "will change" against "stay the same": the two halves of a complementary pair, both plain (or both
+    # negated), say opposite things.
+    complements = [(a, b) for a in sorted(claim_all - set(stem(w) for w in best_words))
+                   for b in sorted({stem(w) for w in best_words} - claim_all)
+                   if (a, b) in complement_pairs()] if claim_neg == sent_neg else []
+    opposites = [(c, x) for c in sorted(claim_all - near_stems) for x in opposites_in(c, near_stems)
+                 if x not in claim_all  # "excluded" restates "not included": the opposite's sentence is negated
+                 and all(neg == claim_neg for i, neg in zip(order[:2], near_negated) if x in index.sentence_stems[i])]
+    opposites += [pair for pair in complements if pair not in opposites]
     # Exclusive values: a claim word whose set (colours, kin, periods...) has another member in the two
     # closest sentences, which lack the claim's own.
     swaps: list[tuple[str, str]] = []
@@ -212,6 +244,9 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     claim_attr = next((w for w in low if w in ATTRIBUTION), None)
     sent_attr = next((w for w in best_low if w in ATTRIBUTION), None)
 
+    aligned = bool(overlaps) and overlaps[best] / n >= ALIGNED
+    found = slot_conflicts(claim, index.sentences, order[:2], index.lowercase_words,
+                           lambda group: _pool(index, group), aligned, index.lower_text) if order else []
     kinds = alignment.kinds
     values = {
         "n_content": float(len(cset)),
@@ -247,10 +282,18 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         "claim_words": float(len(toks)),
         "best_sentence_words": float(len(best_low)),
         "log_context_words": index.log_words,
+        "slot_swap": float(sum(c.context is not None for c in found)),
+        "slot_invented": float(sum(c.context is None for c in found)),
     }
+    # A dropped "said" is left to the model: a company that "said" its cell kept 90% is usually reported as fact.
+    values["definite"] = float(bool(
+        found or swaps or opposites or conflicting_date is not None
+        or any(d.kinds & DEFINITE_KINDS for d in alignment.differences if not d.edge)
+        or (values["recall_best"] >= ALIGNED or values["coverage"] >= ALIGNED) and values["negation_mismatch"]))
     return ClaimSignals(
         values=values,
         best_sentence=best_sentence,
+        claim=claim,
         novel_words=novel,
         missing_numbers=[q.text for q in missing_q],
         conflicting_numbers=conflicts,
@@ -263,4 +306,6 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         swaps=swaps,
         differences=alignment.differences,
         context_sentences=index.sentences,
+        conflicts=found,
+        candidates=order[:3],
     )

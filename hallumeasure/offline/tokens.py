@@ -45,8 +45,9 @@ def stem(word: str) -> str:
 
 
 def is_content(word: str) -> bool:
-    """True for words that carry meaning on their own (not stopwords, not bare numbers)."""
-    return word.lower() not in STOPWORDS and not word[0].isdigit()
+    """True for words that carry meaning on their own (not stopwords, not numbers in digits or words:
+    "nine" and "9" are compared as values, not as words)."""
+    return word.lower() not in STOPWORDS and not word[0].isdigit() and word.lower() not in NUMBER_WORDS
 
 
 def content_stems(tokens: list[str]) -> list[str]:

@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hallumeasure.offline.lexicon import MONTHS, NUMBER_WORDS, SCALES
 
@@ -52,6 +53,9 @@ class Quantity:
     text: str
     value: float
     percent: bool
+    #: Character offsets of ``text`` in the string it was read from (not part of equality).
+    start: int = field(default=-1, compare=False)
+    end: int = field(default=-1, compare=False)
 
 
 _DIGIT_RE = re.compile(r"\d")
@@ -79,8 +83,11 @@ def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
     months = not _MONTH_WORDS.isdisjoint(letters)
     # Digits are found with a plain pattern (fast to scan for); currency, scale and percent around them
     # are then read at fixed places, which is much cheaper than one pattern with optional parts.
+    clocks = [span for _, _, span in clock_times(text)] if digits else []
     for match in _DIGITS_RE.finditer(text) if digits else ():
         start, end = match.span()
+        if clocks and any(a <= start < b for a, b in clocks):
+            continue  # "9:00", "9 a.m.": times are compared as times
         if months and _in_date(text, start, end):
             continue  # the day of "14 March" / "March 14": dates are compared as dates
         value = float(match.group(0).replace(",", ""))
@@ -93,14 +100,62 @@ def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
         if scale == "m" and not currency:
             continue  # "5 m" is more often metres than millions
         value *= SCALES.get(scale, 1.0)
-        found.append(Quantity(text[begin:tail.end()].strip(), value, bool(tail["pct"])))
+        found.append(Quantity(text[begin:tail.end()].strip(), value, bool(tail["pct"]), begin, tail.end()))
         taken.append((begin, tail.end()))
     for match in _WORDNUM_RE.finditer(text) if number_words else ():
         if any(a <= match.start() < b for a, b in taken):
             continue
+        if any(a <= match.start() < b for _, _, (a, b) in clock_times(text)):
+            continue  # "nine o'clock"
         value = NUMBER_WORDS[match["word"].lower()] * SCALES.get((match["scale"] or "").lower(), 1.0)
-        found.append(Quantity(match.group(0).strip(), value, bool(match["pct"])))
+        found.append(Quantity(match.group(0).strip(), value, bool(match["pct"]), match.start(), match.end()))
     return found
+
+
+_HOUR_WORDS = {w: int(v) for w, v in NUMBER_WORDS.items() if 1 <= v <= 12 and float(v).is_integer()} | {"one": 1}
+_HOUR = r"(?P<h>\d{1,2}|" + "|".join(sorted(_HOUR_WORDS, key=len, reverse=True)) + r")"
+_MERIDIEM = r"(?P<ap>[ap])(?:\.\s?m\b\.?|\s?m\b)"
+_TIME_RES = (
+    re.compile(r"\b" + _HOUR + r"(?:[:.](?P<m>\d{2}))?\s*" + _MERIDIEM, re.IGNORECASE),    # 9 am, 9 a.m., 9:30pm
+    re.compile(r"\b(?P<h>\d{1,2}):(?P<m>\d{2})(?!\d)(?:\s*(?:h|hrs|hours)\b)?"),           # 9:00, 09:00, 21:00
+    re.compile(r"\b" + _HOUR + r"\s+o'?\s?clock\b", re.IGNORECASE),                         # 9 o'clock, nine o'clock
+    re.compile(r"\b(?P<word>noon|midday|midnight)\b", re.IGNORECASE),
+)
+_TIME_CUE_RE = re.compile(r"clock|noon|midday|midnight|\b[ap]\.?m\b", re.IGNORECASE)
+
+
+def _minutes(h: int, m: int, ap: str | None) -> frozenset[int]:
+    """The minutes after midnight a clock time can mean (both halves of the day when it does not say)."""
+    if ap:
+        return frozenset({((h % 12) + (12 if ap.lower() == "p" else 0)) * 60 + m})
+    if h > 12:
+        return frozenset({h * 60 + m})
+    return frozenset({(h % 12) * 60 + m, (h % 12 + 12) * 60 + m})
+
+
+@lru_cache(maxsize=16384)
+def clock_times(text: str) -> tuple[tuple[str, frozenset[int], tuple[int, int]], ...]:
+    """Clock times in ``text`` as (text, the minutes after midnight it can mean, span): "9 a.m.", "9:00",
+    "09:00", "21:00", "nine o'clock", "noon"."""
+    found: list[tuple[str, frozenset[int], tuple[int, int]]] = []
+    if _DIGIT_RE.search(text) is None and not _TIME_CUE_RE.search(text):
+        return ()
+    for pattern in _TIME_RES:
+        for match in pattern.finditer(text):
+            if any(a < match.end() and match.start() < b for _, _, (a, b) in found):
+                continue
+            groups = match.groupdict()
+            if groups.get("word"):
+                norm = frozenset({0}) if match["word"].lower() == "midnight" else frozenset({720})
+            else:
+                raw = match["h"].lower()
+                h = int(raw) if raw.isdigit() else _HOUR_WORDS[raw]
+                m = int(groups.get("m") or 0)
+                if h > 23 or m > 59:
+                    continue
+                norm = _minutes(h, m, groups.get("ap"))
+            found.append((match.group(0).strip(), norm, match.span()))
+    return tuple(found)
 
 
 _MONTH_NAMES = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"

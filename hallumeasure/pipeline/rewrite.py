@@ -133,8 +133,10 @@ class OfflineRewriter:
     money, name) that the context lacks, and exactly one value of the same family stands in for
     it -- named in the verdict's reason and found in the context, or else in the context
     sentence closest to the claim -- that value is substituted. Otherwise the smallest piece carrying the claim is
-    deleted: its clause (", and ...", "; ...") when the sentence has several and one clearly
-    carries the claim, else the whole sentence. Deletions win over substitutions they cover.
+    deleted: the claim's own span when it is a later piece of its sentence (with the "and" or
+    comma before it), else its clause (", and ...", "; ...") when the sentence has several and
+    one clearly carries the claim, else the whole sentence. Deletions win over substitutions
+    they cover. Only unsupported claims are edited, so supported claims in other pieces stay.
     """
 
     name = "offline"
@@ -164,7 +166,8 @@ class OfflineRewriter:
         substitution = _substitution(issue, sample.context, sample.response, sentence_span)
         if substitution is not None:
             return substitution
-        return _deletion(issue.claim.text, sample.response, sentence_span)
+        return _piece_deletion(sample.response, span, sentence_span) or _deletion(issue.claim.text, sample.response,
+                                                                                  sentence_span)
 
 
 def _claim_span(claim: Claim, response: str, sentences: list[tuple[str, Span]]) -> Span | None:
@@ -205,6 +208,23 @@ def _distinct(entities: list[Entity]) -> list[Entity]:
     for entity in entities:
         seen.setdefault(entity.text.lower(), entity)
     return list(seen.values())
+
+
+_JOINER_RE = re.compile(r"(?:\s*[,;])?\s*(?:\b(?:and|but|while|whereas)\b\s*)?$")
+
+
+def _piece_deletion(response: str, span: Span, sentence: Span) -> _Edit | None:
+    """Cut only the claim's own words when its span is a later piece of the sentence (with the "and" or comma
+    that joined it), so the sentence's other claims -- which may be supported -- stay."""
+    if not (sentence.start < span.start < span.end <= sentence.end):
+        return None
+    joiner = _JOINER_RE.search(response, sentence.start, span.start)
+    cut_from = joiner.start() if joiner else span.start
+    piece = response[span.start:span.end].rstrip()
+    end = span.start + len(piece) - (1 if piece.endswith((".", "!", "?")) else 0)
+    if cut_from <= sentence.start or end <= span.start:
+        return None
+    return _Edit(cut_from, end, "", f"removed the clause '{response[span.start:end].strip()}'")
 
 
 def _deletion(claim: str, response: str, sentence: Span) -> _Edit:

@@ -48,7 +48,8 @@ def test_claim_ids_and_spans_on_the_claim_objects():
     sample = Sample(id="r7", context="x", response="Voltra Labs built a cell. It stores 410 Wh per kilogram.")
     claims = asyncio.run(OfflineExtractor().extract(sample)).claims
     assert [c.id for c in claims] == ["r7:c0", "r7:c1"]
-    assert [c.text for c in claims] == ["Voltra Labs built a cell.", "Voltra Labs stores 410 Wh per kilogram."]
+    # "It" is the thing the previous sentence introduced (the cell), not the company.
+    assert [c.text for c in claims] == ["Voltra Labs built a cell.", "The cell stores 410 Wh per kilogram."]
     assert sample.response[claims[1].spans[0].start:claims[1].spans[0].end] == "It stores 410 Wh per kilogram."
 
 
@@ -66,7 +67,7 @@ def test_a_changed_number_is_contradicted_with_both_values_in_the_reason():
     assert wrong.label == Label.CONTRADICTED and wrong.subtype == Subtype.NUMBER
     assert "42" in wrong.label_reason and "24" in wrong.label_reason
     assert right.label == Label.SUPPORTED and right.subtype is None and right.probability < 0.5 < wrong.probability
-    assert judgement.score >= wrong.probability  # the response is at least as suspect as its worst claim
+    assert judgement.score > 0.5  # the response score: the trees, raised by the original evidence rules
 
 
 def test_an_invented_name_is_reported_and_a_faithful_response_scores_low():

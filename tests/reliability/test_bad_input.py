@@ -69,8 +69,6 @@ BAD_ROWS = [
     {"id": "null-response", "context": GOOD["context"], "response": None},             # 15
 ]
 EXPECTED_PROBLEMS = {
-    2: ("empty-response", "the response is empty"),
-    3: ("blank-response", "the response is empty (whitespace only)"),
     4: ("empty-context", "the context is empty"),
     5: ("blank-context", "the context is empty (whitespace only)"),
     6: (None, "not valid UTF-8"),
@@ -85,16 +83,17 @@ EXPECTED_PROBLEMS = {
 
 def test_each_bad_jsonl_row_is_named_and_the_others_load(tmp_path):
     loaded = load_samples(_jsonl(tmp_path / "in.jsonl", BAD_ROWS))
-    assert [s.id for s in loaded.samples] == ["a", "ctl", "row-13", "surrogate"]
+    assert [s.id for s in loaded.samples] == ["a", "empty-response", "blank-response", "ctl", "row-13", "surrogate"]
     problems = {p.row: (p.sample_id, p.message) for p in loaded.problems}
     assert set(problems) == set(EXPECTED_PROBLEMS)
     for row, (sid, message) in EXPECTED_PROBLEMS.items():
         assert problems[row][0] == sid and message in problems[row][1], (row, problems[row])
-    ctl, blank, surrogate = loaded.samples[1:]
+    empty, whitespace, ctl, blank, surrogate = loaded.samples[1:]
+    assert empty.response == whitespace.response == ""  # an empty answer is a result with no claims
     assert ctl.context == "The bridge is 24 km long." and ctl.response == "It is 24 km."  # NUL and controls gone
     assert blank.question is None and blank.model is None  # whitespace-only fields count as absent
     assert surrogate.context == "A lone \ufffd half."  # encodable again: SQLite and HTTP can take it
-    with pytest.raises(InputError, match=r"row 2 \(id empty-response\): the response is empty"):
+    with pytest.raises(InputError, match=r"row 4 \(id empty-context\): the context is empty"):
         load_samples(tmp_path / "in.jsonl", strict=True)
 
 
@@ -244,7 +243,7 @@ def test_the_cli_names_every_bad_row_measures_the_rest_and_exits_3(tmp_path):
     assert f"{len(EXPECTED_PROBLEMS)} input row(s) skipped" in result.output
     with sqlite3.connect(tmp_path / "run" / "run.sqlite") as db:
         measured = sorted(r[0] for r in db.execute("SELECT sample_id FROM results"))
-    assert measured == ["a", "ctl", "row-13", "surrogate"]
+    assert measured == ["a", "blank-response", "ctl", "empty-response", "row-13", "surrogate"]
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["counts"]["skipped_input_rows"] == len(EXPECTED_PROBLEMS)
     assert manifest["counts"]["results"] + len(EXPECTED_PROBLEMS) == len(BAD_ROWS)  # every input row accounted for

@@ -1,0 +1,43 @@
+"""The offline extractor's slips from issue #13, each pinned by a test."""
+
+from __future__ import annotations
+
+from hallumeasure.offline import split_claims
+
+
+def claims(text: str) -> list[str]:
+    return [t for t, _ in split_claims(text)]
+
+
+def test_a_second_verb_gets_the_leading_name_as_subject_not_a_garbled_merge():
+    got = claims("Breathex cut severe asthma attacks by 31 percent and is safe for long-term use.")
+    assert got == ["Breathex cut severe asthma attacks by 31 percent", "Breathex is safe for long-term use."]
+    assert not any("asthma is" in c for c in got)
+
+
+def test_a_fragment_after_and_gets_its_subject_even_after_a_leading_time_phrase():
+    got = claims("From next Monday the Kessler Public Library opens at 8 a.m. on weekdays and closes at 9 p.m.")
+    assert got[-1] == "The Kessler Public Library closes at 9 p.m."
+    assert "Closes at 9 p.m." not in got
+
+
+def test_a_verb_initial_piece_without_a_known_subject_stays_with_its_clause():
+    got = claims("Seen from the hills at dawn and visited by many, it glows.")
+    assert all(not c.lower().startswith(("visited", "glows")) for c in got)
+    assert not any("Seen visited" in c for c in got)  # no subject is made up from a participle
+
+
+def test_it_is_the_thing_the_previous_sentence_introduced_not_the_company():
+    got = claims("Voltra Labs announced a solid-state cell storing 410 watt-hours per kilogram. "
+                 "It kept 90 percent of its capacity after 800 cycles.")
+    assert got[1] == "The solid-state cell kept 90 percent of its capacity after 800 cycles."
+
+
+def test_it_still_means_the_subject_when_nothing_new_was_introduced():
+    assert claims("The bridge opened in 1998. It carries 20,000 cars a day.")[1] == \
+        "The bridge carries 20,000 cars a day."
+
+
+def test_a_person_pronoun_never_becomes_a_thing():
+    got = claims("Mayor Ingrid Solberg opened a new bridge. She said it took four years.")
+    assert got[1].startswith(("Mayor Ingrid Solberg", "She"))
