@@ -49,6 +49,7 @@ from hallumeasure.cli_common import (  # noqa: F401 - re-exported: the command m
 from hallumeasure.config import RedactingFilter, cache_path, redact
 from hallumeasure.errors import HalluMeasureError
 from hallumeasure.labels import Label, Policy, UnevaluatablePolicy
+from hallumeasure.nli import KEYLESS_JUDGES
 from hallumeasure.settings import MeasureSettings, with_settings
 
 
@@ -442,8 +443,8 @@ def _print_estimate(samples, mode, judge: str, extractor: str, *, gold_claims: b
     out.print(f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims, "
               f"{est.extraction_calls} extraction call(s) + {est.judge_calls} judge call(s), "
               f"~{est.input_tokens:,} input and ~{est.output_tokens:,} output tokens")
-    if judge == "offline" and extractor in ("offline", None):
-        out.print("cost: 0 (the offline judge and extractor call no provider)")
+    if judge in KEYLESS_JUDGES and extractor in ("offline", None):
+        out.print(f"cost: 0 (the {judge} judge and offline extractor call no provider)")
     else:
         price = price_for(judge)
         if price is None:
@@ -561,7 +562,7 @@ def bench(
     for name in modes:
         if name not in {m.value for m in Mode}:
             raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
-    extractor = extractor or ("offline" if judge == "offline" else judge)
+    extractor = extractor or ("offline" if judge in KEYLESS_JUDGES else judge)
     try:
         run_modes = [Mode(m) for m in modes]
         request_cache = None if no_cache else RequestCache(cache or cache_path())
@@ -572,7 +573,8 @@ def bench(
                     out.print(f"[bold]{name}[/bold]")
                     _print_estimate(samples, run_mode, judge, extractor, gold_claims=gold_claims)
                     continue
-                models = {spec: build_model(spec, cache=request_cache) for spec in {judge, extractor} - {"offline"}}
+                models = {spec: build_model(spec, cache=request_cache)
+                          for spec in {judge, extractor} - set(KEYLESS_JUDGES)}
                 jud = build_judge(judge, run_mode, model=models.get(judge))
                 ext = None if gold_claims else build_extractor(extractor, model=models.get(extractor))
                 result = run_bench(samples, jud, ext, gold_claims=gold_claims, mode=run_mode,

@@ -168,3 +168,9 @@ def locate(fragment: str, text: str, sentences: list[tuple[str, Span]] | None = 
     if best is None or best[0] < 0.5:
         return ()
     return (best[1],)
+
+
+def quote(text: str, limit: int = 160) -> str:
+    """``text`` on one line in double quotes, cut at ``limit`` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return f'"{text[:limit]}{"..." if len(text) > limit else ""}"'

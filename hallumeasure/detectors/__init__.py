@@ -52,12 +52,13 @@ def build_stages(
     sentences). Pass one ``model_for`` that returns the same ``Model`` for the same spec to share
     a cache and usage between stages.
     """
+    from hallumeasure.nli import KEYLESS_JUDGES, NLI
     from hallumeasure.pipeline.build import build_extractor, build_judge
 
     model_for = model_for or _default_model_for
 
     def model(spec: str) -> Model | None:
-        return None if spec == OFFLINE else model_for(spec)
+        return None if spec in KEYLESS_JUDGES else model_for(spec)
 
     if detector == "claims":
         return (build_extractor(extractor, model=model(extractor)),
@@ -65,12 +66,15 @@ def build_stages(
     if detector == "conli":
         from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, OfflineNliJudge, SentenceExtractor
 
-        nli = OfflineNliJudge() if judge == OFFLINE else LLMNliJudge(model_for(judge))
+        if judge in KEYLESS_JUDGES:  # nli: the trained entailment model judges sentences, look-ups check entities
+            nli = OfflineNliJudge(build_judge(NLI) if judge == NLI else None)
+        else:
+            nli = LLMNliJudge(model_for(judge))
         return SentenceExtractor(), ConliJudge(nli)
     if detector == "cascade":
         from hallumeasure.detectors.cascade import CascadeJudge
 
-        if judge == OFFLINE:
+        if judge in KEYLESS_JUDGES:
             raise ConfigError("the cascade needs an LLM as its reasoner: pass --judge <provider:model> "
                               "(the first pass is set with --first-pass, offline by default)")
         first = build_judge(first_pass, mode, model=model(first_pass))

@@ -129,6 +129,7 @@ class OfflineNliJudge:
 
             sentence_judge = OfflineJudge()
         self.sentence_judge = sentence_judge
+        self.name = sentence_judge.name  # "offline", or "nli" for the trained entailment model
 
     def settings(self) -> dict[str, Any]:
         return {"sentence_judge": self.sentence_judge.name, "sentence_judge_settings": self.sentence_judge.settings(),

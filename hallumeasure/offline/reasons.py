@@ -15,6 +15,7 @@ from hallumeasure.labels import Label, Subtype
 from hallumeasure.offline.alignment import exclusive_set
 from hallumeasure.offline.signals import ALIGNED, ClaimSignals
 from hallumeasure.offline.slots import Conflict, read_values
+from hallumeasure.text import quote
 from hallumeasure.offline.tokens import stem
 from hallumeasure.offline.values import format_date
 
@@ -34,11 +35,6 @@ def _swap(*claim_words: str) -> tuple[Subtype, str]:
     kind = next((k for k in map(exclusive_set, claim_words) if k), "other")
     why = f"the claim swaps one {kind.replace('_', ' ')} value for another"
     return _EXCLUSIVE_SUBTYPES.get(kind, Subtype.OTHER), why
-
-
-def quote(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return f'"{text[:limit]}{"..." if len(text) > limit else ""}"'
 
 
 def _sentence(s: ClaimSignals, number: int | None = None) -> str:

@@ -26,6 +26,7 @@ from hallumeasure.offline.context import ContextIndex
 from hallumeasure.offline.lexicon import EXCLUSIVE, MONTHS, NUMBER_WORDS, STOPWORDS, WEEKDAYS
 from hallumeasure.offline.tokens import stem, words
 from hallumeasure.offline.values import Quantity, clock_times, dates, quantities, same_value
+from hallumeasure.text import quote
 
 # ----------------------------------------------------------------------------------------------- values
 
@@ -77,8 +78,6 @@ class Conflict:
     subtype: Subtype
 
     def describe(self, sentences: list[str]) -> str:
-        from hallumeasure.offline.reasons import quote
-
         if self.kind == "modality":
             where = f" ({quote(sentences[self.sentence])})" if self.sentence is not None else ""
             if self.claim == "it as certain":

@@ -1,0 +1,282 @@
+"""Leave-one-dataset-out quality and speed of the NLI judge against the offline judge, on ../shared/data.
+
+    .venv/bin/python benchmarks/nli_quality.py --limit 300          # -> benchmarks/nli_quality.{md,json}
+
+Every dev set is held out from the NLI model: it was trained on the NLI pairs of
+../shared/data/nli only (meta.json says so), so one model serves every row. The offline judge
+is retrained per row on the other four sets, as in benchmarks/offline_quality.py. Both are
+scored on the same stratified sample of each set (``--limit`` per set, seed 13), so the AUC
+difference is paired; every number has a bootstrap 95% CI (resampling responses).
+
+Response score of the NLI judge: each response sentence is paired with its best three context
+sentences (hallumeasure/nli/premises.py); score = 1 - the smallest calibrated P(entailment).
+Variant ``full``: the whole context as the premise (truncated to the model's length), the
+usual way without sentence selection. ``blend``: the offline score, averaged with the NLI score
+only where the offline judge is unsure (0.3 to 0.7): a fixed rule, fitted on nothing, so it
+stays leave-one-out. Speed: end-to-end ``--judge nli`` (offline extractor + NLI judge) over
+news responses, with the load average at the time (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hallumeasure.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
+from hallumeasure.metrics import bootstrap_ci, roc_auc
+from hallumeasure.nli.model import NliModel
+from hallumeasure.nli.premises import hypothesis_sentences, premise_for
+from hallumeasure.offline.model import BoostedTrees, OfflineModel
+from hallumeasure.offline.training import featurize_all, fit_models
+
+HERE = Path(__file__).resolve().parent
+TODAY = {"summedits": 0.643, "bump": 0.611, "cliff": 0.795, "wice": 0.728, "halueval_qa": 0.994}
+GOALS = {"summedits": 0.72, "bump": 0.70}
+UNSURE = (0.3, 0.7)
+
+
+def nli_scores(model: NliModel, samples, variant: str, cache: dict) -> np.ndarray:
+    """Response scores, cached by model, variant and sample id (a rerun pays only for what is new)."""
+    todo = [s for s in samples if f"{variant}:{s.id}" not in cache]
+    pairs, owner = [], []
+    for s in todo:
+        for h in hypothesis_sentences(s.response):
+            pairs.append((s.context if variant == "full" else premise_for(h, s.context), h))
+            owner.append(s.id)
+    entail = model.entailment(pairs) if pairs else []
+    worst: dict[str, float] = {}
+    for sid, p in zip(owner, entail):
+        worst[sid] = min(worst.get(sid, 1.0), float(p))
+    for s in todo:
+        cache[f"{variant}:{s.id}"] = 1.0 - worst.get(s.id, 1.0)
+    return np.array([cache[f"{variant}:{s.id}"] for s in samples])
+
+
+def offline_scores(data: dict, picked: dict, cache: dict) -> dict[str, np.ndarray]:
+    """The offline judge's response score on each set's sample, trained on the other sets (all rows); cached."""
+    if all(f"offline:{s.id}" in cache for samples in picked.values() for s in samples):
+        return {name: np.array([cache[f"offline:{s.id}"] for s in samples]) for name, samples in picked.items()}
+    rows = {name: featurize_all(samples) for name, samples in data.items()}
+    out = {}
+    for name in rows:
+        fitted = fit_models([r for other, rs in rows.items() if other != name for r in rs])
+        model = OfflineModel(BoostedTrees.from_dict(fitted["response_model"]), fitted["evidence_rules"], {})
+        by_id = {r.sample_id: r for r in rows[name]}
+        out[name] = np.array([model.response_score(by_id[s.id].claim_vectors) or 0.0 for s in picked[name]])
+        cache.update({f"offline:{s.id}": float(v) for s, v in zip(picked[name], out[name])})
+        print(f"offline {name}: done", file=sys.stderr, flush=True)
+    return out
+
+
+def speed(model: NliModel, samples, n: int) -> dict:
+    from hallumeasure.nli.judge import NliClaimJudge
+    from hallumeasure.offline import OfflineExtractor
+
+    extractor, judge = OfflineExtractor(), NliClaimJudge(model=model)
+    picked = [s.to_sample() for s in samples[:n]]
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    cpu = time.process_time()
+    claims = 0
+    for sample in picked:
+        extraction = asyncio.run(extractor.extract(sample))
+        claims += len(extraction.claims)
+        judge.judge_now(sample, extraction.claims)
+    seconds = time.perf_counter() - started
+    cpu = time.process_time() - cpu
+    words = np.mean([len(s.context.split()) for s in picked])
+    return {"responses": len(picked), "claims": claims, "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+            "responses_per_s": round(len(picked) / seconds, 2), "responses_per_cpu_s": round(len(picked) / cpu, 2),
+            "mean_context_words": round(float(words)), "load_average_1m": [round(load_before, 1),
+                                                                          round(os.getloadavg()[0], 1)]}
+
+
+def _fmt(ci: dict) -> str:
+    return f"{ci['point']:.3f} [{ci['low']:.3f}, {ci['high']:.3f}]"
+
+
+def markdown(report: dict) -> str:
+    meta = report["model"]
+    lines = [
+        "# NLI judge: leave-one-dataset-out quality and speed",
+        "",
+        f"Command: `{report['command']}`. Model: {meta.get('base')}, fine-tuned on "
+        f"{meta.get('examples_seen')} NLI pairs ({meta.get('steps')} steps, {meta.get('wall_seconds')} s on a shared "
+        "2-core machine), int8 ONNX. No dev set below was trained on, by the NLI model or by the offline trees "
+        "(retrained per row on the other sets). Both judges are scored on the same stratified sample of each set; "
+        "AUC ROC at response level with bootstrap 95% CIs (1000 resamples); 'full-table' is today's offline AUC "
+        "on the whole set (benchmarks/offline_quality.md).",
+        "",
+        "| held-out set | n | NLI judge (best 3 sentences) | NLI, whole context as premise | offline judge, same sample "
+        "| offline + NLI where unsure (0.3-0.7) | NLI - offline (paired CI) | offline full-table |",
+        "|---|---:|---|---|---|---|---|---:|",
+    ]
+    for r in report["results"]:
+        full = _fmt(r["nli_full"]) if "nli_full" in r else "-"
+        lines.append(f"| {r['dataset']} | {r['n']} | {_fmt(r['nli'])} | {full} | {_fmt(r['offline'])} | "
+                     f"{_fmt(r['blend'])} | {_fmt(r['difference'])} | {TODAY[r['dataset']]:.3f} |")
+    lines += ["", "Goals (issue #18): NLI judge >= 0.72 on SummEdits and >= 0.70 on BUMP; no set worse than the "
+              "offline judge by more than 0.02."]
+    for r in report["results"]:
+        goal = GOALS.get(r["dataset"])
+        point = r["nli"]["point"]
+        gap = point - r["offline"]["point"]
+        bits = [f"{r['dataset']}: NLI {point:.3f}, {'+' if gap >= 0 else ''}{gap:.3f} against offline on the sample"]
+        if goal is not None:
+            bits.append(f"goal {goal:.2f} {'met' if point >= goal else f'missed by {goal - point:.3f}'}")
+        if gap < -0.02:
+            bits.append("worse than offline by more than 0.02")
+        lines.append("- " + "; ".join(bits) + ".")
+    s = report["speed"]
+    lines += ["", "## Speed", "",
+              f"`--judge nli` end to end (offline claim extraction, best-sentence premises, int8 ONNX, batch 16, "
+              f"2 threads) on {s['responses']} news responses (BUMP/CLIFF, mean context {s['mean_context_words']} "
+              f"words; SummEval's articles are about 400): {s['responses_per_s']} responses/s wall clock, "
+              f"{s['responses_per_cpu_s']} per CPU-second, {s['claims']} claims. Load average (1 min) before/after: "
+              f"{s['load_average_1m']} on 2 cores shared with other jobs, so the wall-clock rate understates an "
+              "idle machine. Goal: >= 5 responses/s on 2 cores.",
+              "", "## Learning curve", "",
+              "Response-level AUC on a fixed slice (100 responses per set, never trained on) while training:", "",
+              "| NLI pairs seen | " + " | ".join(sorted(meta["learning_curve"][0]["auc"])) + " |",
+              "|---:|" + "---:|" * len(meta["learning_curve"][0]["auc"])]
+    for point in report.get("curve_before", []) + meta.get("learning_curve", []):
+        lines.append(f"| {point['examples']} | " + " | ".join(f"{v:.3f}" for _, v in sorted(point["auc"].items()))
+                     + " |")
+    later = report.get("continuation_curve", [])
+    if later:
+        lines += ["", "After the shipped model was exported, the same run went on (resumed from its 3,200-pair checkpoint "
+                  "with a schedule over one pass, 37,227 pairs, so a high learning rate again; not exported, not in the "
+                  "table above), on the same slice:", ""]
+        lines += [f"| {p['examples']} | " + " | ".join(f"{v:.3f}" for _, v in sorted(p["auc"].items())) + " |"
+                  for p in later]
+        lines[-len(later) - 1:-len(later)] = ["", "| NLI pairs seen | " + " | ".join(sorted(later[0]["auc"])) + " |",
+                                              "|---:|" + "---:|" * len(later[0]["auc"])]
+    lines += ["", NOTES]
+    return "\n".join(lines) + "\n"
+
+
+NOTES = """Notes.
+- Reading: this model is at chance on every set (AUC 0.44 to 0.52, every interval covers or lies below 0.5)
+  and far below the offline judge; the goals are missed (SummEdits by 0.244, BUMP by 0.192). It saw 3,200 of
+  the 36,227 training pairs: the 2 cores were shared with about eight other jobs (load average 12 to 16), so
+  training ran at 0.7 to 2.5 pairs/s instead of the 5 to 10 measured on a quiet machine. Its training loss
+  stayed near the class-prior entropy (0.69 -> 0.65; predicting the 35/65 prior gives 0.647), and on the 1,000
+  NLI pairs kept out of training it reaches AUC 0.594 (balanced accuracy 0.577): it has barely started to
+  learn entailment. Up to 3,200 pairs the curve (100 responses per set, so about +-0.06) is flat within its
+  noise. Once the load on the machine fell, the same run went on past the export (the second curve table):
+  its training loss fell well below the prior (0.59 at 5,100 pairs, 0.47 at 11,200), so it does learn the
+  NLI pairs, but the slice did not follow (SummEdits 0.45, 0.55, 0.49 at 3,200, 4,800, 9,600 pairs; BUMP
+  0.62 to 0.63 to 0.60): within the slice's noise, no gain yet from more NLI pairs on these two sets. The
+  next step is at least a full pass (scripts/train_nli.py resumes from its checkpoint), export_nli.py and
+  this table on the whole sets; if SummEdits and BUMP stay flat, the claim-vs-best-sentences pairs of the
+  dev sets (--shared, five leave-one-out models) are what the literature points to next.
+- Training run: `python scripts/train_nli.py --out runs/nli_train --max-examples 3200 --no-initial-eval
+  --threads 1` (seed 13, batch 16, AdamW lr 5e-5 with 6% warm-up then linear decay to 0 at 3,200 pairs,
+  max length 192, embeddings and the two lower layers frozen for cheaper steps). It was started once without
+  freezing and with two threads, stopped at 320 pairs, and restarted as above because a step cost too much
+  on the loaded machine, then resumed twice from its checkpoints (at 400 and 800 pairs) to change the thread
+  count and shorten the schedule; the 0-pairs point of the curve comes from that first launch (same seed,
+  same initial weights, same slice). Wall time of the kept run: 2,189 s for 3,200 pairs.
+- Tried: sentence selection (best three sentences per response sentence, SummaC-style, max over sentences)
+  against the whole context as premise: 0.476 vs 0.480 on SummEdits, 0.508 vs 0.487 on BUMP; no difference
+  at this model's level. The offline + NLI blend where the offline judge is unsure moved AUC by -0.004 to
+  -0.017: not kept, and nothing is wired into the offline judge.
+- Speed is end to end, including the offline extractor and the offline signals used for reasons. BUMP and
+  CLIFF contexts (608 words on average) are longer than SummEval's, and the machine was loaded, so the
+  responses/s on an idle 2-core machine is not measured here; per CPU-second is the steadier number.
+- The staged NLI pairs are the dev/test splits of MNLI and FEVER: no MNLI or FEVER accuracy of this model is
+  reported, since none would be held out.
+- One NLI model serves every row because it never saw any of the five sets. Adding claim-vs-best-sentences
+  pairs from the dev sets to its training would need one model per held-out set (five trainings) for an
+  honest table; scripts/train_nli.py has --shared/--hold-out for it; it was not affordable in this session.
+- The calibration (Platt, class-balanced) is fitted on 1,000 NLI pairs kept out of training; AUC does not
+  depend on it, the labels at 0.5 do."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=shared_data_dir())
+    parser.add_argument("--limit", type=int, default=300, help="stratified sample per set (seed 13)")
+    parser.add_argument("--full-sets", nargs="*", default=["summedits", "bump"],
+                        help="sets also scored with the whole context as premise (slow)")
+    parser.add_argument("--sets", nargs="*", default=list(SHARED_SETS), help="held-out sets to report")
+    parser.add_argument("--speed-n", type=int, default=60)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--cache", type=Path, default=Path("runs/nli_quality_cache.json"))
+    parser.add_argument("--out", type=Path, default=HERE / "nli_quality")
+    parser.add_argument("--curve-log", type=Path, default=None,
+                        help="a train_nli.py log.jsonl whose curve points before the model's own are shown too")
+    parser.add_argument("--from-json", action="store_true", help="only rewrite the .md from the saved .json")
+    parser.add_argument("--continuation-log", type=Path, default=None,
+                        help="with --from-json: add the curve points of a training run that went on after export")
+    parser.add_argument("--offline-only", action="store_true", help="only compute and cache the offline scores")
+    args = parser.parse_args(argv)
+    if args.from_json:
+        report = json.loads(args.out.with_suffix(".json").read_text())
+        if args.continuation_log:
+            last = max(p["examples"] for p in report["model"]["learning_curve"])
+            points = [json.loads(line)["curve"] for line in args.continuation_log.read_text().splitlines()
+                      if '"curve"' in line]
+            report["continuation_curve"] = [p for p in points if p["examples"] > last]
+            args.out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
+        args.out.with_suffix(".md").write_text(markdown(report))
+        return 0
+    if args.data is None or not Path(args.data).is_dir():
+        print("no labelled data found: pass --data DIR", file=sys.stderr)
+        return 2
+    cache_all = json.loads(args.cache.read_text()) if args.cache.exists() else {}
+    data = {name: load_labelled(Path(args.data) / f"{name}.jsonl") for name in SHARED_SETS}
+    picked = {name: subsample(samples, args.limit, seed=args.seed) for name, samples in data.items()}
+    offline = offline_scores(data, picked, cache_all.setdefault("offline-judge", {}))
+    args.cache.parent.mkdir(parents=True, exist_ok=True)
+    args.cache.write_text(json.dumps(cache_all))
+    if args.offline_only:
+        return 0
+    model = NliModel()
+    cache = cache_all.setdefault(model.meta.get("sha256", ""), {})
+    boot = {"n_resamples": args.resamples, "seed": args.seed}
+    results = []
+    for name in args.sets:
+        y = np.array([s.label for s in picked[name]])
+        nli = nli_scores(model, picked[name], "best3", cache)
+        args.cache.write_text(json.dumps(cache_all))
+        off = offline[name]
+        unsure = (off > UNSURE[0]) & (off < UNSURE[1])
+        blend = np.where(unsure, (off + nli) / 2, off)
+        r = {"dataset": name, "n": len(y), "positives": int(y.sum()),
+             "nli": bootstrap_ci(roc_auc, y, nli, **boot).as_dict(),
+             "offline": bootstrap_ci(roc_auc, y, off, **boot).as_dict(),
+             "blend": bootstrap_ci(roc_auc, y, blend, **boot).as_dict(),
+             "difference": bootstrap_ci(lambda a, b, c: roc_auc(a, b) - roc_auc(a, c), y, nli, off, **boot).as_dict(),
+             "unsure_share": round(float(unsure.mean()), 3)}
+        if name in args.full_sets:
+            full = nli_scores(model, picked[name], "full", cache)
+            args.cache.write_text(json.dumps(cache_all))
+            r["nli_full"] = bootstrap_ci(roc_auc, y, full, **boot).as_dict()
+        results.append(r)
+        print(f"{name}: NLI {_fmt(r['nli'])} offline {_fmt(r['offline'])}", file=sys.stderr, flush=True)
+    before = []
+    if args.curve_log and args.curve_log.exists():
+        first = min((p["examples"] for p in model.meta.get("learning_curve", [])), default=0)
+        before = [json.loads(line)["curve"] for line in args.curve_log.read_text().splitlines() if '"curve"' in line]
+        before = [p for p in before if p["examples"] < first]
+    news = [s for name in ("bump", "cliff") for s in picked[name]]
+    report = {"command": "python benchmarks/nli_quality.py" + (f" --limit {args.limit}" if args.limit else ""),
+              "model": model.meta, "results": results, "curve_before": before, "speed": speed(model, news, args.speed_n)}
+    args.out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
+    text = markdown(report)
+    args.out.with_suffix(".md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
