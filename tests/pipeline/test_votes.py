@@ -141,12 +141,12 @@ def test_a_panel_votes_by_its_rule_and_keeps_every_judges_votes(tmp_path):
     assert set(manifest.settings["judge"]["members"]) == {"fake:optimist", "fake:pessimist", "offline"}
     majority = VotingJudge(judges, rule="majority")
     (result,) = asyncio.run(measure_samples([SAMPLE], OfflineExtractor(), majority, POLICY))
-    # Claim 1: optimist and offline say supported. Claim 2: offline says partially_supported, so three
-    # labels tie at one vote each and the tie goes to the most severe, absent.
+    # Both claims copy the context: optimist and offline say supported, the pessimist absent, so the
+    # majority keeps supported while any-unsupported (above) made both absent. (Ties: test_majority_takes_the_most_votes_and_breaks_ties_...)
     by_judge = {v.judge: v.label for v in result.votes if v.claim_id == result.claims[1].id}
     assert by_judge == {"fake:optimist": Label.SUPPORTED, "fake:pessimist": Label.ABSENT,
-                        "offline": Label.PARTIALLY_SUPPORTED}
-    assert [v.label for v in result.verdicts] == [Label.SUPPORTED, Label.ABSENT]
+                        "offline": Label.SUPPORTED}
+    assert [v.label for v in result.verdicts] == [Label.SUPPORTED, Label.SUPPORTED]
 
 
 def test_votes_are_stored_with_the_run_and_resume_needs_the_same_votes(tmp_path):

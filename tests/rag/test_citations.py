@@ -36,17 +36,20 @@ def test_offline_path_finds_every_wrong_passage_uncited_and_unsupported_citation
     results = asyncio.run(measure_samples(samples, OfflineExtractor(), OfflineJudge()))
     assert [len(r.claims) for r in results] == [len(s) for _, s in ANSWERS]  # one claim per sentence
     pairs = Counter(zip(expected_findings(), _findings(results)))
-    # Every planted wrong passage, uncited claim and unsupported citation is found. Of the ten changed
-    # figures, the offline judge takes two for supported (1958 for 1914; 910 for 640 pupils): their
-    # citations then look correct. That is a label error of the judge, not of the citation check (the
-    # test below gives the check the right labels and it finds all ten).
-    assert pairs == {("correct", "correct"): 40, ("wrong_passage", "wrong_passage"): 10,
-                     ("uncited", "uncited"): 10, ("cited_unsupported", "cited_unsupported"): 10,
-                     ("cited_contradicts", "cited_contradicts"): 8, ("cited_contradicts", "correct"): 2}
+    # Every planted wrong passage, uncited claim and changed figure is found (the value slots of the
+    # offline judge v3 catch all ten changed figures). Its misses are label errors of the judge, not of
+    # the citation check (the test below gives the check the right labels and it finds all 80): four
+    # invented details ("a popular chess tournament for veterans", "famous cinnamon buns", "a famous
+    # coach", "a celebrated chef") pass as supported, two of them aligned to another passage, and one
+    # faithful claim ("funded by four universities") is aligned to the wrong passage.
+    assert pairs == {("correct", "correct"): 39, ("correct", "wrong_passage"): 1,
+                     ("wrong_passage", "wrong_passage"): 10, ("uncited", "uncited"): 10,
+                     ("cited_unsupported", "cited_unsupported"): 6, ("cited_unsupported", "correct"): 2,
+                     ("cited_unsupported", "wrong_passage"): 2, ("cited_contradicts", "cited_contradicts"): 10}
     summary = rag_summary(results, samples)
-    assert (summary.n_citing_responses, summary.n_citations, summary.n_correct_citations) == (40, 70, 42)
-    assert summary.citation_precision == round(42 / 70, 4)
-    assert (summary.n_supported_checked, summary.n_supported_cited_correctly) == (62, 42)
+    assert (summary.n_citing_responses, summary.n_citations, summary.n_correct_citations) == (40, 70, 41)
+    assert summary.citation_precision == round(41 / 70, 4)
+    assert (summary.n_supported_checked, summary.n_supported_cited_correctly) == (64, 41)
     assert summary.n_evidence_unverified == 0  # the offline judge quotes source sentences verbatim
 
 

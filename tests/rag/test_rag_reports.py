@@ -58,7 +58,8 @@ def test_show_prints_the_rag_table_and_the_evidence_of_each_claim(tmp_path):
 
 
 def test_compare_writes_the_rag_section_and_escapes_passage_text(tmp_path):
-    hostile = Sample(id="x", model="m", response="The museum opened in 1923 [1].",
+    # A wrong year, so that the response is among the worst examples, shown with its evidence passage.
+    hostile = Sample(id="x", model="m", response="The museum opened in 1925 [1].",
                      passages=(Passage(id="1", title="<script>alert(1)</script>",
                                        text="The <b>museum</b> opened in 1923."),))
     run = _measure(tmp_path, [*load_samples(EXAMPLE).samples, hostile])
@@ -68,7 +69,7 @@ def test_compare_writes_the_rag_section_and_escapes_passage_text(tmp_path):
     html = (tmp_path / "report" / "report.html").read_text()
     assert "## RAG: evidence and citations" in md and "RAG: evidence and citations</h2>" in html
     assert "<script>alert(1)" not in html and "<b>museum</b>" not in html
-    assert "&lt;b&gt;museum&lt;/b&gt;" in html or "museum" in html
+    assert "&lt;b&gt;museum&lt;/b&gt;" in html
     assert json.loads((tmp_path / "report" / "report.json").read_text())["rag"][0]["n_responses"] == 7
 
 
