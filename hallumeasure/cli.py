@@ -682,12 +682,14 @@ def _print_claims(data, run_dir: Path, rows=None, evidence=None) -> None:
     voted = "votes" in rows
     if voted:
         table.add_column("votes", no_wrap=True, overflow="ellipsis", width=14)
-    if evidence:  # the citation finding, and the evidence quote when the line is wide
+    # the citation finding when some claim has one (a response that cites passages), the quote when wide
+    cited = bool(evidence) and any(getattr(e, "citation", None) for e in evidence.values())
+    if cited:
         table.add_column("citation", no_wrap=True, overflow="ellipsis", width=17)
     quoted = bool(evidence) and wide
     # rich squeezes every column when a text is longer than the line, so the rest is shared out here
-    n_columns = 4 + voted + bool(evidence) + wide + quoted
-    rest = max(20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - (18 if evidence else 0)
+    n_columns = 4 + voted + cited + wide + quoted
+    rest = max(20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - (18 if cited else 0)
                - 2 * n_columns)
     claim_width = rest * 2 // 5 if wide else rest
     table.add_column("claim", no_wrap=True, overflow="ellipsis", width=claim_width)
@@ -700,7 +702,7 @@ def _print_claims(data, run_dir: Path, rows=None, evidence=None) -> None:
         shown = {"partially_supported": "partial"}.get(label, label)
         cells = [_cell(row["sample_id"]), shown or "[red]ERROR[/red]", _cell(row["subtype"]),
                  *((_cell(row["votes"]),) if voted else ()), _cell(row["claim"])]
-        if evidence:
+        if cited:
             cells.insert(3 + voted, _cell(getattr(evidence.get(row["claim_id"]), "citation", None)))
         if wide:
             cells.append(_cell(row["label_reason"]) if label else _cell(row["error"]))
