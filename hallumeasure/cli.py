@@ -171,8 +171,9 @@ def measure(
         raise _fail(f"--panel-rule must be one of {[r.value for r in PanelRule]}, got {s.panel_rule!r}")
     if voting and s.detector != "claims":
         raise _fail(f"--repeats and several --judge work with --detector claims only; this run uses --detector {s.detector}")
-    if s.repeats > 1 and "offline" in judges:
-        raise _fail(repeat_refusal("offline", s.repeats))
+    deterministic = [name for name in judges if name in KEYLESS_JUDGES]
+    if s.repeats > 1 and deterministic:  # refused before any input is read; VotingJudge refuses it too
+        raise _fail(repeat_refusal(deterministic[0], s.repeats))
     try:
         run_mode = Mode(s.mode)
     except ValueError:

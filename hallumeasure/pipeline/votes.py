@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field
 
 from hallumeasure.errors import ConfigError
 from hallumeasure.labels import Label, Policy
+from hallumeasure.nli import KEYLESS_JUDGES
 from hallumeasure.pipeline.protocols import ClaimJudge, Judgement
 from hallumeasure.types import Claim, ClaimVerdict, Sample, Usage, Vote
 
@@ -75,8 +76,8 @@ def repeatable(judge: ClaimJudge) -> bool:
 
 
 def repeat_refusal(judge_name: str, repeats: int) -> str:
-    """Why ``--repeats`` cannot be used with a judge that cannot be repeated (the offline judge)."""
-    why = ("is deterministic, so its repeats would agree by construction" if judge_name == "offline"
+    """Why ``--repeats`` cannot be used with a judge that cannot be repeated (a keyless judge: offline, nli)."""
+    why = ("is deterministic, so its repeats would agree by construction" if judge_name in KEYLESS_JUDGES
            else "cannot be repeated (repeats need an LLM claim judge, --detector claims)")
     return (f"--repeats {repeats}: the {judge_name} judge {why}; use --repeats 1 with it, "
             "or an LLM judge such as --judge anthropic:<model>")
