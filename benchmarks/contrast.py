@@ -71,11 +71,17 @@ def judge(case: Case, extractor: OfflineExtractor, judge_: OfflineJudge) -> dict
     verdicts = judge_.judge_now(sample, claims).verdicts
     flagged = [(c, v) for c, v in zip(claims, verdicts) if v.label in _UNSUPPORTED]
     first = flagged[0][1] if flagged else None
-    return {"id": case.id, "kind": case.kind, "changed": case.changed, "setting": case.setting,
-            "expected_subtype": case.subtype, "flagged": bool(flagged),
-            "subtype": first.subtype.value if first and first.subtype else None,
-            "reason": first.label_reason if first else None,
-            "flagged_claims": [c.text for c, _ in flagged]}
+    return {
+        "id": case.id,
+        "kind": case.kind,
+        "changed": case.changed,
+        "setting": case.setting,
+        "expected_subtype": case.subtype,
+        "flagged": bool(flagged),
+        "subtype": first.subtype.value if first and first.subtype else None,
+        "reason": first.label_reason if first else None,
+        "flagged_claims": [c.text for c, _ in flagged],
+    }
 
 
 def evaluate() -> dict:
@@ -96,11 +102,14 @@ def evaluate() -> dict:
     changed = [r for r in rows if r["changed"]]
     faithful = [r for r in rows if not r["changed"]]
     return {
-        "overall": {"changed": shares(changed), "faithful": shares(faithful),
-                    "changed_short": shares([r for r in changed if r["setting"] == "short"]),
-                    "changed_long": shares([r for r in changed if r["setting"] == "long"]),
-                    "faithful_short": shares([r for r in faithful if r["setting"] == "short"]),
-                    "faithful_long": shares([r for r in faithful if r["setting"] == "long"])},
+        "overall": {
+            "changed": shares(changed),
+            "faithful": shares(faithful),
+            "changed_short": shares([r for r in changed if r["setting"] == "short"]),
+            "changed_long": shares([r for r in changed if r["setting"] == "long"]),
+            "faithful_short": shares([r for r in faithful if r["setting"] == "short"]),
+            "faithful_long": shares([r for r in faithful if r["setting"] == "long"]),
+        },
         "kinds": {f"{'changed' if ch else 'faithful'}:{k}": shares(rs) for (ch, k), rs in sorted(kinds.items())},
         "misses": [r for r in rows if r["changed"] != r["flagged"]],
         "wrong_subtypes": [r for r in changed if r["flagged"] and r["subtype"] != r["expected_subtype"]],

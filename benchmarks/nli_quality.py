@@ -92,10 +92,16 @@ def speed(model: NliModel, samples, n: int) -> dict:
     seconds = time.perf_counter() - started
     cpu = time.process_time() - cpu
     words = np.mean([len(s.context.split()) for s in picked])
-    return {"responses": len(picked), "claims": claims, "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
-            "responses_per_s": round(len(picked) / seconds, 2), "responses_per_cpu_s": round(len(picked) / cpu, 2),
-            "mean_context_words": round(float(words)), "load_average_1m": [round(load_before, 1),
-                                                                          round(os.getloadavg()[0], 1)]}
+    return {
+        "responses": len(picked),
+        "claims": claims,
+        "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
+        "responses_per_s": round(len(picked) / seconds, 2),
+        "responses_per_cpu_s": round(len(picked) / cpu, 2),
+        "mean_context_words": round(float(words)),
+        "load_average_1m": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+    }
 
 
 def _fmt(ci: dict) -> str:
@@ -120,10 +126,15 @@ def markdown(report: dict) -> str:
     ]
     for r in report["results"]:
         full = _fmt(r["nli_full"]) if "nli_full" in r else "-"
-        lines.append(f"| {r['dataset']} | {r['n']} | {_fmt(r['nli'])} | {full} | {_fmt(r['offline'])} | "
-                     f"{_fmt(r['blend'])} | {_fmt(r['difference'])} | {TODAY[r['dataset']]:.3f} |")
-    lines += ["", "Goals (issue #18): NLI judge >= 0.72 on SummEdits and >= 0.70 on BUMP; no set worse than the "
-              "offline judge by more than 0.02."]
+        lines.append(
+            f"| {r['dataset']} | {r['n']} | {_fmt(r['nli'])} | {full} | {_fmt(r['offline'])} | "
+            f"{_fmt(r['blend'])} | {_fmt(r['difference'])} | {TODAY[r['dataset']]:.3f} |"
+        )
+    lines += [
+        "",
+        "Goals (issue #18): NLI judge >= 0.72 on SummEdits and >= 0.70 on BUMP; no set worse than the "
+        "offline judge by more than 0.02.",
+    ]
     for r in report["results"]:
         goal = GOALS.get(r["dataset"])
         point = r["nli"]["point"]
@@ -135,29 +146,45 @@ def markdown(report: dict) -> str:
             bits.append("worse than offline by more than 0.02")
         lines.append("- " + "; ".join(bits) + ".")
     s = report["speed"]
-    lines += ["", "## Speed", "",
-              f"`--judge nli` end to end (offline claim extraction, best-sentence premises, int8 ONNX, batch 16, "
-              f"2 threads) on {s['responses']} news responses (BUMP/CLIFF, mean context {s['mean_context_words']} "
-              f"words; SummEval's articles are about 400): {s['responses_per_s']} responses/s wall clock, "
-              f"{s['responses_per_cpu_s']} per CPU-second, {s['claims']} claims. Load average (1 min) before/after: "
-              f"{s['load_average_1m']} on 2 cores shared with other jobs, so the wall-clock rate understates an "
-              "idle machine. Goal: >= 5 responses/s on 2 cores.",
-              "", "## Learning curve", "",
-              "Response-level AUC on a fixed slice (100 responses per set, never trained on) while training:", "",
-              "| NLI pairs seen | " + " | ".join(sorted(meta["learning_curve"][0]["auc"])) + " |",
-              "|---:|" + "---:|" * len(meta["learning_curve"][0]["auc"])]
+    lines += [
+        "",
+        "## Speed",
+        "",
+        f"`--judge nli` end to end (offline claim extraction, best-sentence premises, int8 ONNX, batch 16, "
+        f"2 threads) on {s['responses']} news responses (BUMP/CLIFF, mean context {s['mean_context_words']} "
+        f"words; SummEval's articles are about 400): {s['responses_per_s']} responses/s wall clock, "
+        f"{s['responses_per_cpu_s']} per CPU-second, {s['claims']} claims. Load average (1 min) before/after: "
+        f"{s['load_average_1m']} on 2 cores shared with other jobs, so the wall-clock rate understates an "
+        "idle machine. Goal: >= 5 responses/s on 2 cores.",
+        "",
+        "## Learning curve",
+        "",
+        "Response-level AUC on a fixed slice (100 responses per set, never trained on) while training:",
+        "",
+        "| NLI pairs seen | " + " | ".join(sorted(meta["learning_curve"][0]["auc"])) + " |",
+        "|---:|" + "---:|" * len(meta["learning_curve"][0]["auc"]),
+    ]
     for point in report.get("curve_before", []) + meta.get("learning_curve", []):
-        lines.append(f"| {point['examples']} | " + " | ".join(f"{v:.3f}" for _, v in sorted(point["auc"].items()))
-                     + " |")
+        lines.append(
+            f"| {point['examples']} | " + " | ".join(f"{v:.3f}" for _, v in sorted(point["auc"].items())) + " |"
+        )
     later = report.get("continuation_curve", [])
     if later:
-        lines += ["", "After the shipped model was exported, the same run went on (resumed from its 3,200-pair checkpoint "
-                  "with a schedule over one pass, 37,227 pairs, so a high learning rate again; not exported, not in the "
-                  "table above), on the same slice:", ""]
-        lines += [f"| {p['examples']} | " + " | ".join(f"{v:.3f}" for _, v in sorted(p["auc"].items())) + " |"
-                  for p in later]
-        lines[-len(later) - 1:-len(later)] = ["", "| NLI pairs seen | " + " | ".join(sorted(later[0]["auc"])) + " |",
-                                              "|---:|" + "---:|" * len(later[0]["auc"])]
+        lines += [
+            "",
+            "After the shipped model was exported, the same run went on (resumed from its 3,200-pair checkpoint "
+            "with a schedule over one pass, 37,227 pairs, so a high learning rate again; not exported, not in the "
+            "table above), on the same slice:",
+            "",
+        ]
+        lines += [
+            f"| {p['examples']} | " + " | ".join(f"{v:.3f}" for _, v in sorted(p["auc"].items())) + " |" for p in later
+        ]
+        lines[-len(later) - 1 : -len(later)] = [
+            "",
+            "| NLI pairs seen | " + " | ".join(sorted(later[0]["auc"])) + " |",
+            "|---:|" + "---:|" * len(later[0]["auc"]),
+        ]
     lines += ["", NOTES]
     return "\n".join(lines) + "\n"
 
@@ -204,27 +231,42 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=shared_data_dir())
     parser.add_argument("--limit", type=int, default=300, help="stratified sample per set (seed 13)")
-    parser.add_argument("--full-sets", nargs="*", default=["summedits", "bump"],
-                        help="sets also scored with the whole context as premise (slow)")
+    parser.add_argument(
+        "--full-sets",
+        nargs="*",
+        default=["summedits", "bump"],
+        help="sets also scored with the whole context as premise (slow)",
+    )
     parser.add_argument("--sets", nargs="*", default=list(SHARED_SETS), help="held-out sets to report")
     parser.add_argument("--speed-n", type=int, default=60)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--cache", type=Path, default=Path("runs/nli_quality_cache.json"))
     parser.add_argument("--out", type=Path, default=HERE / "nli_quality")
-    parser.add_argument("--curve-log", type=Path, default=None,
-                        help="a train_nli.py log.jsonl whose curve points before the model's own are shown too")
+    parser.add_argument(
+        "--curve-log",
+        type=Path,
+        default=None,
+        help="a train_nli.py log.jsonl whose curve points before the model's own are shown too",
+    )
     parser.add_argument("--from-json", action="store_true", help="only rewrite the .md from the saved .json")
-    parser.add_argument("--continuation-log", type=Path, default=None,
-                        help="with --from-json: add the curve points of a training run that went on after export")
+    parser.add_argument(
+        "--continuation-log",
+        type=Path,
+        default=None,
+        help="with --from-json: add the curve points of a training run that went on after export",
+    )
     parser.add_argument("--offline-only", action="store_true", help="only compute and cache the offline scores")
     args = parser.parse_args(argv)
     if args.from_json:
         report = json.loads(args.out.with_suffix(".json").read_text())
         if args.continuation_log:
             last = max(p["examples"] for p in report["model"]["learning_curve"])
-            points = [json.loads(line)["curve"] for line in args.continuation_log.read_text().splitlines()
-                      if '"curve"' in line]
+            points = [
+                json.loads(line)["curve"]
+                for line in args.continuation_log.read_text().splitlines()
+                if '"curve"' in line
+            ]
             report["continuation_curve"] = [p for p in points if p["examples"] > last]
             args.out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
         args.out.with_suffix(".md").write_text(markdown(report))
@@ -251,12 +293,16 @@ def main(argv: list[str] | None = None) -> int:
         off = offline[name]
         unsure = (off > UNSURE[0]) & (off < UNSURE[1])
         blend = np.where(unsure, (off + nli) / 2, off)
-        r = {"dataset": name, "n": len(y), "positives": int(y.sum()),
-             "nli": bootstrap_ci(roc_auc, y, nli, **boot).as_dict(),
-             "offline": bootstrap_ci(roc_auc, y, off, **boot).as_dict(),
-             "blend": bootstrap_ci(roc_auc, y, blend, **boot).as_dict(),
-             "difference": bootstrap_ci(lambda a, b, c: roc_auc(a, b) - roc_auc(a, c), y, nli, off, **boot).as_dict(),
-             "unsure_share": round(float(unsure.mean()), 3)}
+        r = {
+            "dataset": name,
+            "n": len(y),
+            "positives": int(y.sum()),
+            "nli": bootstrap_ci(roc_auc, y, nli, **boot).as_dict(),
+            "offline": bootstrap_ci(roc_auc, y, off, **boot).as_dict(),
+            "blend": bootstrap_ci(roc_auc, y, blend, **boot).as_dict(),
+            "difference": bootstrap_ci(lambda a, b, c: roc_auc(a, b) - roc_auc(a, c), y, nli, off, **boot).as_dict(),
+            "unsure_share": round(float(unsure.mean()), 3),
+        }
         if name in args.full_sets:
             full = nli_scores(model, picked[name], "full", cache)
             args.cache.write_text(json.dumps(cache_all))
@@ -269,8 +315,13 @@ def main(argv: list[str] | None = None) -> int:
         before = [json.loads(line)["curve"] for line in args.curve_log.read_text().splitlines() if '"curve"' in line]
         before = [p for p in before if p["examples"] < first]
     news = [s for name in ("bump", "cliff") for s in picked[name]]
-    report = {"command": "python benchmarks/nli_quality.py" + (f" --limit {args.limit}" if args.limit else ""),
-              "model": model.meta, "results": results, "curve_before": before, "speed": speed(model, news, args.speed_n)}
+    report = {
+        "command": "python benchmarks/nli_quality.py" + (f" --limit {args.limit}" if args.limit else ""),
+        "model": model.meta,
+        "results": results,
+        "curve_before": before,
+        "speed": speed(model, news, args.speed_n),
+    }
     args.out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
     text = markdown(report)
     args.out.with_suffix(".md").write_text(text)

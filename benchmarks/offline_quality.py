@@ -54,8 +54,14 @@ def claim_scores(model: OfflineModel, row) -> list[float]:
 def expected_calibration_error(y: np.ndarray, p: np.ndarray, bins: int = 10) -> float:
     """Mean |observed rate - mean probability| over equal-width probability bins, weighted by bin size."""
     edges = np.minimum((p * bins).astype(int), bins - 1)
-    return float(sum(abs(y[edges == b].mean() - p[edges == b].mean()) * (edges == b).sum()
-                     for b in range(bins) if (edges == b).any()) / len(y))
+    return float(
+        sum(
+            abs(y[edges == b].mean() - p[edges == b].mean()) * (edges == b).sum()
+            for b in range(bins)
+            if (edges == b).any()
+        )
+        / len(y)
+    )
 
 
 def cascade_savings(y: np.ndarray, scores: list[list[float]]) -> dict:
@@ -65,8 +71,11 @@ def cascade_savings(y: np.ndarray, scores: list[list[float]]) -> dict:
     positives = np.sort(worst[y == 1])
     cutoff = float(positives[int(np.floor((1 - CASCADE_RECALL) * len(positives)))]) if len(positives) else 0.0
     claims = np.array([c for s in scores for c in s])
-    return {"cutoff": round(cutoff, 4), "cleared": float((claims < cutoff).mean()) if len(claims) else 0.0,
-            "recall": float((worst[y == 1] >= cutoff).mean()) if len(positives) else 0.0}
+    return {
+        "cutoff": round(cutoff, 4),
+        "cleared": float((claims < cutoff).mean()) if len(claims) else 0.0,
+        "recall": float((worst[y == 1] >= cutoff).mean()) if len(positives) else 0.0,
+    }
 
 
 def _worst(rows, name: str, agg=max) -> np.ndarray:
@@ -81,8 +90,15 @@ def baseline_scores(rows) -> dict[str, np.ndarray]:
     Entity/number check: how many numbers and capitalised names of the response the context lacks.
     """
     overlap = 1.0 - _worst(rows, "recall_global", min)
-    missing = np.array([sum(v[FEATURES.index("n_numbers_missing")] + v[FEATURES.index("n_entities_missing")]
-                            for v in r.claim_vectors) for r in rows])
+    missing = np.array(
+        [
+            sum(
+                v[FEATURES.index("n_numbers_missing")] + v[FEATURES.index("n_entities_missing")]
+                for v in r.claim_vectors
+            )
+            for r in rows
+        ]
+    )
     return dict(zip(BASELINES, (overlap, missing)))
 
 
@@ -97,8 +113,9 @@ def evaluate(name: str, train_rows, test_rows, resamples: int, seed: int) -> dic
         "n": len(test_rows),
         "positives": int(y.sum()),
         "auc": bootstrap_ci(roc_auc, y, score, **boot).as_dict(),
-        "balanced_accuracy": bootstrap_ci(lambda a, b: balanced_accuracy(a, (b >= 0.5).astype(int)), y, score,
-                                          **boot).as_dict(),
+        "balanced_accuracy": bootstrap_ci(
+            lambda a, b: balanced_accuracy(a, (b >= 0.5).astype(int)), y, score, **boot
+        ).as_dict(),
         "baselines": {k: bootstrap_ci(roc_auc, y, s, **boot).as_dict() for k, s in baseline_scores(test_rows).items()},
         "evidence_rules": fitted["evidence_rules"],
         "prevalence": float(y.mean()),
@@ -109,8 +126,9 @@ def evaluate(name: str, train_rows, test_rows, resamples: int, seed: int) -> dic
     out["cascade"] = cascade_savings(y, scores)
     if name == "wice":  # one gold claim per response: unsupported when any extracted piece of it is
         p = np.array([max(model.claim_probability(v)[0] for v in r.claim_vectors) for r in test_rows])
-        out["claim_f1"] = bootstrap_ci(lambda a, b: precision_recall_f1(a, (b >= 0.5).astype(int))[2], y, p,
-                                       **boot).as_dict()
+        out["claim_f1"] = bootstrap_ci(
+            lambda a, b: precision_recall_f1(a, (b >= 0.5).astype(int))[2], y, p, **boot
+        ).as_dict()
     return out
 
 
@@ -132,43 +150,77 @@ def markdown(results: list[dict], command: str) -> str:
     ]
     for r in results:
         claim = _fmt(r["claim_f1"]) if "claim_f1" in r else "-"
-        lines.append(f"| {r['dataset']} | {r['n']} | {_fmt(r['auc'])} | {_fmt(r['balanced_accuracy'])} | {claim} | "
-                     + " | ".join(_fmt(r["baselines"][b]) for b in BASELINES) + " |")
+        lines.append(
+            f"| {r['dataset']} | {r['n']} | {_fmt(r['auc'])} | {_fmt(r['balanced_accuracy'])} | {claim} | "
+            + " | ".join(_fmt(r["baselines"][b]) for b in BASELINES)
+            + " |"
+        )
     summ = [r for r in results if r["dataset"] in SUMMARISATION]
     if summ:
         mean = float(np.mean([r["auc"]["point"] for r in summ]))
         met = [r["dataset"] for r in summ if r["auc"]["point"] >= 0.75]
-        lines += ["", f"Mean AUC over the summarisation sets ({', '.join(SUMMARISATION)}): {mean:.3f}. "
-                  f"Target: AUC >= 0.75 on each; met on: {', '.join(met) or 'none'}"
-                  + "".join(f"; {r['dataset']} misses it by {0.75 - r['auc']['point']:.3f}"
-                            for r in summ if r["auc"]["point"] < 0.75)
-                  + ". For scale, a trained 184M-parameter model reaches about 0.77 on SummEval."]
+        lines += [
+            "",
+            f"Mean AUC over the summarisation sets ({', '.join(SUMMARISATION)}): {mean:.3f}. "
+            f"Target: AUC >= 0.75 on each; met on: {', '.join(met) or 'none'}"
+            + "".join(
+                f"; {r['dataset']} misses it by {0.75 - r['auc']['point']:.3f}"
+                for r in summ
+                if r["auc"]["point"] < 0.75
+            )
+            + ". For scale, a trained 184M-parameter model reaches about 0.77 on SummEval.",
+        ]
     default = f"{DEFAULT_THRESHOLD:g}"
-    lines += ["", f"Calibration and decisions (default threshold {default}; a claim is flagged when its probability "
-              "reaches it or a definite error is found). Cascade: the share of claims the offline first pass clears "
-              f"while {CASCADE_RECALL:.0%} of the hallucinated responses keep a claim for the LLM (cutoff chosen on "
-              "the set itself, so an upper bound).", "",
-              "| held-out set | positive share | flagged share | gap | ECE | AUC | cascade: claims cleared (cutoff) |",
-              "|---|---:|---:|---:|---:|---:|---|"]
+    lines += [
+        "",
+        f"Calibration and decisions (default threshold {default}; a claim is flagged when its probability "
+        "reaches it or a definite error is found). Cascade: the share of claims the offline first pass clears "
+        f"while {CASCADE_RECALL:.0%} of the hallucinated responses keep a claim for the LLM (cutoff chosen on "
+        "the set itself, so an upper bound).",
+        "",
+        "| held-out set | positive share | flagged share | gap | ECE | AUC | cascade: claims cleared (cutoff) |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
     for r in results:
         flagged = r["flagged_share"][default]
-        lines.append(f"| {r['dataset']} | {r['prevalence']:.1%} | {flagged:.1%} | {flagged - r['prevalence']:+.1%} | "
-                     f"{r['ece']:.3f} | {r['auc']['point']:.3f} | {r['cascade']['cleared']:.1%} "
-                     f"({r['cascade']['cutoff']:.2f}) |")
-    gaps = {t: float(np.mean([abs(r["flagged_share"][t] - r["prevalence"]) for r in results]))
-            for t in results[0]["flagged_share"]}
+        lines.append(
+            f"| {r['dataset']} | {r['prevalence']:.1%} | {flagged:.1%} | {flagged - r['prevalence']:+.1%} | "
+            f"{r['ece']:.3f} | {r['auc']['point']:.3f} | {r['cascade']['cleared']:.1%} "
+            f"({r['cascade']['cutoff']:.2f}) |"
+        )
+    gaps = {
+        t: float(np.mean([abs(r["flagged_share"][t] - r["prevalence"]) for r in results]))
+        for t in results[0]["flagged_share"]
+    }
     best = min(gaps, key=gaps.get)
     within = [r["dataset"] for r in results if abs(r["flagged_share"][default] - r["prevalence"]) <= 0.10]
-    lines += ["", f"Mean |flagged share - positive share| by threshold: "
-              + ", ".join(f"{t}: {g:.3f}" for t, g in gaps.items()) + f". Smallest at {best}; the default is "
-              f"{default}. Within 10 points at the default on: {', '.join(within) or 'none'}."]
-    lines += ["", "Flagged share by threshold: " + "; ".join(
-        f"{r['dataset']} " + ", ".join(f"{t}: {v:.0%}" for t, v in r["flagged_share"].items()) for r in results)]
+    lines += [
+        "",
+        "Mean |flagged share - positive share| by threshold: "
+        + ", ".join(f"{t}: {g:.3f}" for t, g in gaps.items())
+        + f". Smallest at {best}; the default is "
+        f"{default}. Within 10 points at the default on: {', '.join(within) or 'none'}.",
+    ]
+    lines += [
+        "",
+        "Flagged share by threshold: "
+        + "; ".join(
+            f"{r['dataset']} " + ", ".join(f"{t}: {v:.0%}" for t, v in r["flagged_share"].items()) for r in results
+        ),
+    ]
     beats = [r["dataset"] for r in results if all(r["auc"]["point"] > r["baselines"][b]["point"] for b in BASELINES)]
     short = [r["dataset"] for r in results if r["dataset"] not in beats]
-    lines += ["", f"The trained judge has a higher AUC than both one-signal baselines on: {', '.join(beats) or 'none'}"
-              + (f"; not on: {', '.join(short)} (see the row for how far, and whether the intervals overlap)."
-                 if short else "."), "", NOTES]
+    lines += [
+        "",
+        f"The trained judge has a higher AUC than both one-signal baselines on: {', '.join(beats) or 'none'}"
+        + (
+            f"; not on: {', '.join(short)} (see the row for how far, and whether the intervals overlap)."
+            if short
+            else "."
+        ),
+        "",
+        NOTES,
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -232,8 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=HERE / "offline_quality")
-    parser.add_argument("--render", action="store_true",
-                        help="only rewrite OUT.md from OUT.json (after the default threshold changed)")
+    parser.add_argument(
+        "--render", action="store_true", help="only rewrite OUT.md from OUT.json (after the default threshold changed)"
+    )
     args = parser.parse_args(argv)
     if args.render:
         saved = json.loads(args.out.with_suffix(".json").read_text())
@@ -243,20 +296,28 @@ def main(argv: list[str] | None = None) -> int:
         print("no labelled data found: pass --data DIR", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    rows = {name: featurize_all(subsample(load_labelled(Path(args.data) / f"{name}.jsonl"), args.limit,
-                                          seed=args.seed)) for name in SHARED_SETS}
+    rows = {
+        name: featurize_all(subsample(load_labelled(Path(args.data) / f"{name}.jsonl"), args.limit, seed=args.seed))
+        for name in SHARED_SETS
+    }
     results = []
     for name in SHARED_SETS:
         train = [r for other, rs in rows.items() if other != name for r in rs]
         results.append(evaluate(name, train, rows[name], args.resamples, args.seed))
         print(f"{name}: AUC {_fmt(results[-1]['auc'])}", file=sys.stderr)
-    command = "python benchmarks/offline_quality.py" + (f" --limit {args.limit}" if args.limit else "") + (
-        f" --resamples {args.resamples}" if args.resamples != 1000 else "")
+    command = (
+        "python benchmarks/offline_quality.py"
+        + (f" --limit {args.limit}" if args.limit else "")
+        + (f" --resamples {args.resamples}" if args.resamples != 1000 else "")
+    )
     seconds = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps({"command": command, "seconds": round(seconds),
-                                                         "results": results, "features": list(FEATURES)},
-                                                        indent=2) + "\n")
+    args.out.with_suffix(".json").write_text(
+        json.dumps(
+            {"command": command, "seconds": round(seconds), "results": results, "features": list(FEATURES)}, indent=2
+        )
+        + "\n"
+    )
     text = markdown(results, command)
     args.out.with_suffix(".md").write_text(text)
     print(text)

@@ -24,7 +24,44 @@ from hallumeasure.offline.context import index_context
 from hallumeasure.types import Sample
 
 HERE = Path(__file__).resolve().parent
-WORDS = ["council", "budget", "harbor", "repair", "storm", "homes", "mayor", "plan", "vote", "barrier", "river", "school", "residents", "rain", "officials", "company", "revenue", "quarter", "stores", "growth", "museum", "planetarium", "visitors", "renovation", "trial", "patients", "inhaler", "attacks", "placebo", "weeks", "battery", "cell", "capacity", "cycles", "production", "line"]
+WORDS = [
+    "council",
+    "budget",
+    "harbor",
+    "repair",
+    "storm",
+    "homes",
+    "mayor",
+    "plan",
+    "vote",
+    "barrier",
+    "river",
+    "school",
+    "residents",
+    "rain",
+    "officials",
+    "company",
+    "revenue",
+    "quarter",
+    "stores",
+    "growth",
+    "museum",
+    "planetarium",
+    "visitors",
+    "renovation",
+    "trial",
+    "patients",
+    "inhaler",
+    "attacks",
+    "placebo",
+    "weeks",
+    "battery",
+    "cell",
+    "capacity",
+    "cycles",
+    "production",
+    "line",
+]
 NAMES = ["Eastmere", "Solberg", "Voltra", "Lyon", "Kessler", "Hartwell", "Millbrook", "Okafor", "Northgate"]
 
 
@@ -40,7 +77,7 @@ def synthetic(i: int, per_context: int = 1) -> Sample:
 
     context = " ".join(sentence(20) for _ in range(20))  # ~420 words
     rng.seed(i)
-    response = " ".join(sentence(14) for _ in range(4))   # ~60 words
+    response = " ".join(sentence(14) for _ in range(4))  # ~60 words
     return Sample(id=f"syn-{i}", context=context, response=response)
 
 
@@ -72,8 +109,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=2000, help="responses timed")
     parser.add_argument("--stream", type=int, default=0, help="also stream this many responses and report peak RSS")
-    parser.add_argument("--repeats", type=int, default=5,
-                        help="timed runs of each case; the median is reported with the range (this VM's speed varies)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
+        help="timed runs of each case; the median is reported with the range (this VM's speed varies)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "offline_speed.md")
     args = parser.parse_args(argv)
     measure(50)  # warm up: imports, model load
@@ -103,10 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.stream:
         before = peak_rss_mb()
         seconds_stream, _ = measure(args.stream, per_context=16, pregenerate=False)
-        lines.append(f"- {args.stream:,} responses (16 per context) made and judged one at a time: "
-                     f"{args.stream / seconds_stream:.0f} responses/s including making the inputs, peak RSS "
-                     f"{peak_rss_mb():.0f} MB (after the timed runs {before:.0f} MB): memory stays flat, because "
-                     f"only the last 256 analysed contexts are cached.")
+        lines.append(
+            f"- {args.stream:,} responses (16 per context) made and judged one at a time: "
+            f"{args.stream / seconds_stream:.0f} responses/s including making the inputs, peak RSS "
+            f"{peak_rss_mb():.0f} MB (after the timed runs {before:.0f} MB): memory stays flat, because "
+            f"only the last 256 analysed contexts are cached."
+        )
     text = "\n".join(lines) + "\n"
     args.out.write_text(text)
     print(text)

@@ -80,17 +80,26 @@ async def _close_after(model: Model, coro):
 
 def throughput(n_samples: int, rpm: float, fault_rate: float) -> dict[str, Any]:
     samples, source = summeval_sized(n_samples, seed=29)
-    plan = FaultPlan.random(fault_rate, {Fault.RATE_LIMIT: 2, Fault.RATE_LIMIT_NO_RETRY_AFTER: 1, Fault.OVERLOADED: 2},
-                            seed=11, retry_after=0.05)
+    plan = FaultPlan.random(
+        fault_rate,
+        {Fault.RATE_LIMIT: 2, Fault.RATE_LIMIT_NO_RETRY_AFTER: 1, Fault.OVERLOADED: 2},
+        seed=11,
+        retry_after=0.05,
+    )
     burst = 1.0
-    with AnthropicServer(latency=LATENCY, prompt_cache=_prompt_cache(), faults=plan,
-                         limits=RateLimits(rpm=rpm, burst=burst)) as srv:
+    with AnthropicServer(
+        latency=LATENCY, prompt_cache=_prompt_cache(), faults=plan, limits=RateLimits(rpm=rpm, burst=burst)
+    ) as srv:
         limiter = RateLimiter(rpm=rpm, burst=burst / 2)  # a smaller burst than the server's absorbs jitter
-        model = Model(_anthropic(srv), limiter=limiter, max_concurrency=48, max_retries=8, backoff_base=0.05,
-                      backoff_max=1.0)
+        model = Model(
+            _anthropic(srv), limiter=limiter, max_concurrency=48, max_retries=8, backoff_base=0.05, backoff_max=1.0
+        )
         started = time.perf_counter()
-        results = asyncio.run(_close_after(model, measure_samples(
-            samples, LLMExtractor(model), LLMJudge(model, Mode.COT_ONE), concurrency=32)))
+        results = asyncio.run(
+            _close_after(
+                model, measure_samples(samples, LLMExtractor(model), LLMJudge(model, Mode.COT_ONE), concurrency=32)
+            )
+        )
         wall = time.perf_counter() - started
         log = list(srv.log)
         injected = len(srv.injected)
@@ -108,15 +117,28 @@ def throughput(n_samples: int, rpm: float, fault_rate: float) -> dict[str, Any]:
     margin_share = (max(1.0, rate * burst) - client_burst) / bound
     throttled_by_limit = sum(r.status == 429 and r.fault is None for r in log)
     return {
-        "samples": n_samples, "source": source, "rpm": rpm, "fault_rate": fault_rate, "seconds": elapsed,
-        "wall_seconds": wall, "attempts": len(log), "successful_calls": len(ok), "injected_faults": injected,
-        "server_limit_429s": throttled_by_limit, "client_retries": model.retries, "lost_samples": len(lost),
-        "bound_calls": bound, "ratio": len(ok) / bound, "attempt_ratio": len(log) / bound,
-        "steady_calls_per_second": middle, "steady_ratio": middle / rate,
+        "samples": n_samples,
+        "source": source,
+        "rpm": rpm,
+        "fault_rate": fault_rate,
+        "seconds": elapsed,
+        "wall_seconds": wall,
+        "attempts": len(log),
+        "successful_calls": len(ok),
+        "injected_faults": injected,
+        "server_limit_429s": throttled_by_limit,
+        "client_retries": model.retries,
+        "lost_samples": len(lost),
+        "bound_calls": bound,
+        "ratio": len(ok) / bound,
+        "attempt_ratio": len(log) / bound,
+        "steady_calls_per_second": middle,
+        "steady_ratio": middle / rate,
         "limiter_wait_seconds": limiter.waited,
         # Where the bound went: attempts that drew a fault or a 429, the burst the client leaves as a
         # margin, and the rest (ramp-up and the end-of-run drain, when too few calls are left to fill the rate).
-        "loss_failed_attempts": failed_share, "loss_burst_margin": margin_share,
+        "loss_failed_attempts": failed_share,
+        "loss_burst_margin": margin_share,
         "loss_other": 1 - len(ok) / bound - failed_share - margin_share,
     }
 
@@ -140,22 +162,50 @@ def cli_resume(n_samples: int) -> dict[str, Any]:
     spec = f"anthropic:{ANTHROPIC_MODEL}"
     out: dict[str, Any] = {"samples": n_samples, "source": source}
     # P4 counts calls, not time: a faster clock keeps its four CLI runs short.
-    fast = Latency(base=LATENCY.base / 4, per_input_token=LATENCY.per_input_token / 4,
-                   per_cache_read_token=LATENCY.per_cache_read_token / 4, per_output_token=LATENCY.per_output_token / 4)
+    fast = Latency(
+        base=LATENCY.base / 4,
+        per_input_token=LATENCY.per_input_token / 4,
+        per_cache_read_token=LATENCY.per_cache_read_token / 4,
+        per_output_token=LATENCY.per_output_token / 4,
+    )
     with tempfile.TemporaryDirectory() as tmp, AnthropicServer(latency=fast, prompt_cache=_prompt_cache()) as srv:
         tmp_path = Path(tmp)
         data = tmp_path / "samples.jsonl"
-        data.write_text("".join(json.dumps({"id": s.id, "context": s.context, "response": s.response}) + "\n"
-                                for s in samples), encoding="utf-8")
+        data.write_text(
+            "".join(json.dumps({"id": s.id, "context": s.context, "response": s.response}) + "\n" for s in samples),
+            encoding="utf-8",
+        )
 
         def command(run_dir: Path, *extra: str) -> list[str]:
-            return [sys.executable, "-m", "hallumeasure.cli", "measure", str(data), "--out", str(run_dir),
-                    "--extractor", spec, "--judge", spec, "--mode", "cot-one", "--concurrency", "4",
-                    "--max-concurrency", "8", *extra]
+            return [
+                sys.executable,
+                "-m",
+                "hallumeasure.cli",
+                "measure",
+                str(data),
+                "--out",
+                str(run_dir),
+                "--extractor",
+                spec,
+                "--judge",
+                spec,
+                "--mode",
+                "cot-one",
+                "--concurrency",
+                "4",
+                "--max-concurrency",
+                "8",
+                *extra,
+            ]
 
         def env(cache: str) -> dict[str, str]:
-            return {**os.environ, "ANTHROPIC_BASE_URL": srv.base_url, "ANTHROPIC_API_KEY": "sk-benchmark-dummy",
-                    "HALLUMEASURE_CACHE_DIR": str(tmp_path / cache), "PYTHONPATH": str(REPO)}
+            return {
+                **os.environ,
+                "ANTHROPIC_BASE_URL": srv.base_url,
+                "ANTHROPIC_API_KEY": "sk-benchmark-dummy",
+                "HALLUMEASURE_CACHE_DIR": str(tmp_path / cache),
+                "PYTHONPATH": str(REPO),
+            }
 
         def run(args: list[str], cache: str) -> tuple[int, float]:
             before, started = len(srv.log), time.perf_counter()
@@ -170,11 +220,13 @@ def cli_resume(n_samples: int) -> dict[str, Any]:
         out["fresh_dir_same_cache_calls"], _ = run(command(tmp_path / "again"), "cache-a")
 
         before = len(srv.log)
-        proc = subprocess.Popen(command(tmp_path / "killed"), env=env("cache-b"), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            command(tmp_path / "killed"), env=env("cache-b"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + 120
-        while _results_count(tmp_path / "killed") < n_samples // 2 and proc.poll() is None \
-                and time.monotonic() < deadline:
+        while (
+            _results_count(tmp_path / "killed") < n_samples // 2 and proc.poll() is None and time.monotonic() < deadline
+        ):
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
@@ -203,32 +255,56 @@ def batches(n_samples: int) -> dict[str, Any]:
                 srv.s3.create_bucket("hallumeasure-batches")
                 os.environ.setdefault("AWS_ACCESS_KEY_ID", "benchmark")
                 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "benchmark")
-                api = BedrockAPI(BEDROCK_MODEL, region_name="us-east-1", endpoint_url=srv.url,
-                                 batch_s3_uri="s3://hallumeasure-batches/runs",
-                                 batch_role_arn="arn:aws:iam::123456789012:role/hallumeasure-batch")
+                api = BedrockAPI(
+                    BEDROCK_MODEL,
+                    region_name="us-east-1",
+                    endpoint_url=srv.url,
+                    batch_s3_uri="s3://hallumeasure-batches/runs",
+                    batch_role_arn="arn:aws:iam::123456789012:role/hallumeasure-batch",
+                )
             polls: list[Any] = []
-            batcher = Batcher(api, ledger=BatchLedger.for_run(tmp), collect_window=0.1, poll_interval=0.05,
-                              max_poll_interval=0.2, progress=polls.append)
+            batcher = Batcher(
+                api,
+                ledger=BatchLedger.for_run(tmp),
+                collect_window=0.1,
+                poll_interval=0.05,
+                max_poll_interval=0.2,
+                progress=polls.append,
+            )
             model = Model(api, batch=batcher, backoff_base=0.05)
             started = time.perf_counter()
-            results = asyncio.run(_close_after(model, measure_samples(
-                samples, LLMExtractor(model), LLMJudge(model, Mode.COT_ONE), concurrency=len(samples))))
+            results = asyncio.run(
+                _close_after(
+                    model,
+                    measure_samples(
+                        samples, LLMExtractor(model), LLMJudge(model, Mode.COT_ONE), concurrency=len(samples)
+                    ),
+                )
+            )
             elapsed = time.perf_counter() - started
             single_calls = sum(r.batch_id is None for r in srv.log)
             ledger_rows = BatchLedger.for_run(tmp).batches()
         price = price_for(api.spec)
-        on_demand_part = Usage(**{k: getattr(model.usage, k) - getattr(model.batch_usage, k)
-                                  for k in ("input_tokens", "output_tokens", "cache_read_tokens",
-                                            "cache_write_tokens")})
+        on_demand_part = Usage(
+            **{
+                k: getattr(model.usage, k) - getattr(model.batch_usage, k)
+                for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+            }
+        )
         batch_cost = cost(model.batch_usage, price, batch=True) + cost(on_demand_part, price)
         list_cost = cost(model.usage, price)
         out[provider] = {
-            "model": api.spec, "seconds": elapsed, "batches": [r["n_requests"] for r in ledger_rows],
-            "batch_status": sorted({r["status"] for r in ledger_rows}), "polls": len(polls),
-            "batched_calls": model.batch_usage.calls, "on_demand_calls": single_calls,
+            "model": api.spec,
+            "seconds": elapsed,
+            "batches": [r["n_requests"] for r in ledger_rows],
+            "batch_status": sorted({r["status"] for r in ledger_rows}),
+            "polls": len(polls),
+            "batched_calls": model.batch_usage.calls,
+            "on_demand_calls": single_calls,
             "error_rows": sum(r.n_errors + (r.error is not None) for r in results),
             "claims": sum(r.n_claims for r in results),
-            "cost_batch": float(batch_cost), "cost_on_demand_same_usage": float(list_cost),
+            "cost_batch": float(batch_cost),
+            "cost_on_demand_same_usage": float(list_cost),
             "saving": 1 - float(batch_cost / list_cost) if list_cost else 0.0,
         }
     return out
@@ -246,8 +322,13 @@ def offline(throughput_n: int, stream_n: int, source: Path, label: str | None = 
     env = {**os.environ, "PYTHONPATH": str(source)}
     if shared_data_dir() is not None:
         env["HALLUMEASURE_DATA"] = str(shared_data_dir())
-    done = subprocess.run([sys.executable, str(HERE / "perf_offline.py"), "--throughput", str(throughput_n),
-                           "--stream", str(stream_n)], capture_output=True, timeout=3600, env=env, cwd=source)
+    done = subprocess.run(
+        [sys.executable, str(HERE / "perf_offline.py"), "--throughput", str(throughput_n), "--stream", str(stream_n)],
+        capture_output=True,
+        timeout=3600,
+        env=env,
+        cwd=source,
+    )
     lines = [line for line in done.stdout.decode().splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         return {"status": "broken", "reason": done.stderr.decode()[-800:], "source": str(source)}
@@ -257,10 +338,12 @@ def offline(throughput_n: int, stream_n: int, source: Path, label: str | None = 
 def _describe_source(source: Path) -> str:
     if source.resolve() == REPO.resolve():
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True)
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "hallumeasure/offline"],
-                               capture_output=True)
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "hallumeasure/offline"], capture_output=True
+        )
         return f"this working tree (HEAD {head.stdout.decode().strip()}" + (
-            ", offline judge modified)" if dirty.stdout.strip() else ")")
+            ", offline judge modified)" if dirty.stdout.strip() else ")"
+        )
     return str(source)
 
 
@@ -278,8 +361,13 @@ def machine() -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError, IndexError):
         kib = int(Path("/proc/meminfo").read_text().splitlines()[0].split()[1])
         mem = f"{kib / 2**20:.0f} GiB"
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "python": platform.python_version(),
-            "os": f"{platform.system()} {platform.release()}"}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "python": platform.python_version(),
+        "os": f"{platform.system()} {platform.release()}",
+    }
 
 
 def _mark(ok: bool) -> str:
@@ -297,8 +385,10 @@ def _provenance(section: dict[str, Any]) -> list[str]:
     if measured:
         lines.append(f"Measured separately: `{measured['command']}` ({measured['date']}).")
     if section.get("load_average_1min") is not None:
-        lines.append(f"Machine load (1-minute average, {os.cpu_count()} cores) when this section ended: "
-                     f"{section['load_average_1min']:.1f}.")
+        lines.append(
+            f"Machine load (1-minute average, {os.cpu_count()} cores) when this section ended: "
+            f"{section['load_average_1min']:.1f}."
+        )
     return [" ".join(lines), ""] if lines else []
 
 
@@ -325,14 +415,27 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
         "",
     ]
     if "modes" in res and "runs" in res["modes"]:
-        lines += ["## P1 latency and P2 billed input, per mode, both simulators, both latency models", "",
-                  *_provenance(res["modes"]), *perf_modes.render_modes(res["modes"])]
+        lines += [
+            "## P1 latency and P2 billed input, per mode, both simulators, both latency models",
+            "",
+            *_provenance(res["modes"]),
+            *perf_modes.render_modes(res["modes"]),
+        ]
     if "curve" in res:
-        lines += ["## P2 (and P1) against the number of claims per response", "", *_provenance(res["curve"]),
-                  *perf_modes.render_curve(res["curve"]), *perf_modes.render_p2_arithmetic(res["curve"])]
+        lines += [
+            "## P2 (and P1) against the number of claims per response",
+            "",
+            *_provenance(res["curve"]),
+            *perf_modes.render_curve(res["curve"]),
+            *perf_modes.render_p2_arithmetic(res["curve"]),
+        ]
     if "limits" in res:
-        lines += ["## P3 with `--rpm` and `--tpm` against the simulators' rate limiters", "",
-                  *_provenance(res["limits"]), *perf_modes.render_limits(res["limits"]["runs"])]
+        lines += [
+            "## P3 with `--rpm` and `--tpm` against the simulators' rate limiters",
+            "",
+            *_provenance(res["limits"]),
+            *perf_modes.render_limits(res["limits"]["runs"]),
+        ]
     if "throughput" in res:
         t = res["throughput"]
         lines += [
@@ -403,16 +506,25 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
             lines.append(
                 f"| {p['model']} | {', '.join(map(str, p['batches']))} | {p['polls']} | {p['batched_calls']} | "
                 f"{p['on_demand_calls']} | {p['error_rows']} | {_money(p['cost_batch'])} | "
-                f"{_money(p['cost_on_demand_same_usage'])} | {p['saving']:.0%} |")
+                f"{_money(p['cost_on_demand_same_usage'])} | {p['saving']:.0%} |"
+            )
         ok = all(b[p]["error_rows"] == 0 and b[p]["batched_calls"] > 0 for p in ("anthropic", "bedrock"))
         lines += ["", f"- **P5**: {_mark(ok)} (end to end for both providers, priced at the batch discount).", ""]
     if "offline" in res:
         o = res["offline"]
-        lines += ["## P6 the offline judge (one core)", "", *_provenance(o),
-                  f"Offline judge imported from {o.get('source', '?')}.", ""]
+        lines += [
+            "## P6 the offline judge (one core)",
+            "",
+            *_provenance(o),
+            f"Offline judge imported from {o.get('source', '?')}.",
+            "",
+        ]
         if o.get("status") != "measured":
-            lines += [f"- **P6 pending**: {o.get('status')}: {o.get('reason', '')[:400]}",
-                      "  The benchmark (`benchmarks/perf_offline.py`) runs as soon as the offline judge works.", ""]
+            lines += [
+                f"- **P6 pending**: {o.get('status')}: {o.get('reason', '')[:400]}",
+                "  The benchmark (`benchmarks/perf_offline.py`) runs as soon as the offline judge works.",
+                "",
+            ]
         else:
             tp, st = o["throughput"], o.get("stream", {})
             lines += [
@@ -427,20 +539,29 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
                     + " / ".join(f"{v:.0f}" for v in st["peak_rss_mib_by_progress"].values())
                     + f" MiB; store {st['store_mib']} MiB on disk; {st['error_responses']} error rows) — target "
                     f"<= 1024 MiB: {_mark(st['peak_rss_mib'] <= 1024)}"
-                    + ("" if st["responses"] >= 100_000 else
-                       f" (this run streamed {st['responses']:,}; `--p6-stream 100000` runs the full count)") + ".")
+                    + (
+                        ""
+                        if st["responses"] >= 100_000
+                        else f" (this run streamed {st['responses']:,}; `--p6-stream 100000` runs the full count)"
+                    )
+                    + "."
+                )
             full = res.get("offline_full")
             if full and full["offline"].get("stream"):
                 fs = full["offline"]["stream"]
                 lines.append(
                     f"- full count, from `{full['command']}` ({full['date']}, same machine kind"
-                    + ("" if full["offline"].get("source") == o.get("source") else
-                       f"; offline judge from {full['offline'].get('source', '?')}")
+                    + (
+                        ""
+                        if full["offline"].get("source") == o.get("source")
+                        else f"; offline judge from {full['offline'].get('source', '?')}"
+                    )
                     + f"): {fs['responses']:,} responses in {fs['seconds']:.0f} s "
                     f"({fs['per_second']:.0f} / s), peak RSS **{fs['peak_rss_mib']:.0f} MiB** (at 10% / 50% / 100%: "
                     + " / ".join(f"{v:.0f}" for v in fs["peak_rss_mib_by_progress"].values())
                     + f" MiB), {fs['error_responses']} error rows — target <= 1024 MiB: "
-                    f"{_mark(fs['peak_rss_mib'] <= 1024)}.")
+                    f"{_mark(fs['peak_rss_mib'] <= 1024)}."
+                )
             lines.append("")
     return "\n".join(lines)
 
@@ -462,12 +583,17 @@ def main() -> None:
     parser.add_argument("--p5-samples", type=int, default=120)
     parser.add_argument("--p6-throughput", type=int, default=600)
     parser.add_argument("--p6-stream", type=int, default=20_000)
-    parser.add_argument("--p6-source", type=Path, default=REPO,
-                        help="import the offline judge from this checkout (default: this repository)")
+    parser.add_argument(
+        "--p6-source",
+        type=Path,
+        default=REPO,
+        help="import the offline judge from this checkout (default: this repository)",
+    )
     parser.add_argument("--p6-label", default=None, help="how the report names --p6-source")
     parser.add_argument("--out", type=Path, default=HERE)
-    parser.add_argument("--render", action="store_true",
-                        help="measure nothing: rewrite RESULTS.md from the saved perf_results.json")
+    parser.add_argument(
+        "--render", action="store_true", help="measure nothing: rewrite RESULTS.md from the saved perf_results.json"
+    )
     args = parser.parse_args()
     if args.render:
         res = json.loads((args.out / "perf_results.json").read_text(encoding="utf-8"))
@@ -483,13 +609,15 @@ def main() -> None:
     res: dict[str, Any] = {"date": _now(), "machine": machine()}
     if not everything and saved.exists():  # re-measure some sections of the saved run
         res = json.loads(saved.read_text(encoding="utf-8"))
-    steps = [("p1p2", "modes", lambda: perf_modes.modes(args.modes_samples, args.modes_concurrency)),
-             ("p2curve", "curve", lambda: perf_modes.claims_curve(12, args.curve_responses)),
-             ("p3tpm", "limits", lambda: {"runs": perf_modes.limits_matrix(args.limits_scale)}),
-             ("p3", "throughput", lambda: throughput(args.p3_samples, args.p3_rpm, args.p3_fault_rate)),
-             ("p4", "cli", lambda: cli_resume(args.p4_samples)),
-             ("p5", "batch", lambda: batches(args.p5_samples)),
-             ("p6", "offline", lambda: offline(args.p6_throughput, args.p6_stream, args.p6_source, args.p6_label))]
+    steps = [
+        ("p1p2", "modes", lambda: perf_modes.modes(args.modes_samples, args.modes_concurrency)),
+        ("p2curve", "curve", lambda: perf_modes.claims_curve(12, args.curve_responses)),
+        ("p3tpm", "limits", lambda: {"runs": perf_modes.limits_matrix(args.limits_scale)}),
+        ("p3", "throughput", lambda: throughput(args.p3_samples, args.p3_rpm, args.p3_fault_rate)),
+        ("p4", "cli", lambda: cli_resume(args.p4_samples)),
+        ("p5", "batch", lambda: batches(args.p5_samples)),
+        ("p6", "offline", lambda: offline(args.p6_throughput, args.p6_stream, args.p6_source, args.p6_label)),
+    ]
     command = "python benchmarks/perf.py" + ("" if everything else f" --only {args.only}")
     if args.p6_stream != 20_000:
         command += f" --p6-stream {args.p6_stream}"
@@ -506,8 +634,13 @@ def main() -> None:
     seconds = time.perf_counter() - started
     full = args.out / "perf_p6_full.json"
     if "offline" in res and args.p6_stream >= 100_000:
-        full.write_text(json.dumps({"date": res["date"], "command": command, "machine": res["machine"],
-                                    "offline": res["offline"]}, indent=2), encoding="utf-8")
+        full.write_text(
+            json.dumps(
+                {"date": res["date"], "command": command, "machine": res["machine"], "offline": res["offline"]},
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
     if everything or "command" not in res:
         res["command"], res["seconds"] = command, seconds
     res.pop("offline_full", None)

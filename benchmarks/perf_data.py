@@ -14,10 +14,28 @@ from collections.abc import Iterator
 from hallumeasure.datasets import shared_data_dir
 from hallumeasure.types import Sample
 
-_NAMES = ["Harwick Council", "Lena Ortiz", "the ministry", "Northgate Rail", "Dr Amal Chen", "the union",
-          "Brightwater Ltd", "the mayor", "Professor Ida Berg", "the club"]
-_THINGS = ["the tram line", "the new hospital wing", "the river bridge", "the school budget", "the stadium plan",
-           "the flood barrier", "the research grant", "the wind farm"]
+_NAMES = [
+    "Harwick Council",
+    "Lena Ortiz",
+    "the ministry",
+    "Northgate Rail",
+    "Dr Amal Chen",
+    "the union",
+    "Brightwater Ltd",
+    "the mayor",
+    "Professor Ida Berg",
+    "the club",
+]
+_THINGS = [
+    "the tram line",
+    "the new hospital wing",
+    "the river bridge",
+    "the school budget",
+    "the stadium plan",
+    "the flood barrier",
+    "the research grant",
+    "the wind farm",
+]
 _VERBS = ["announced", "approved", "delayed", "criticised", "defended", "funded", "reviewed", "cancelled"]
 
 
@@ -30,8 +48,9 @@ def summeval_sized(n: int, *, seed: int = 13) -> tuple[list[Sample], str]:
         rows = [r for r in rows if r["context"].strip() and r["response"].strip()]
         random.Random(seed).shuffle(rows)
         picked = [rows[i % len(rows)] for i in range(n)]
-        samples = [Sample(id=f"{r['id']}#{i}", context=r["context"], response=r["response"])
-                   for i, r in enumerate(picked)]
+        samples = [
+            Sample(id=f"{r['id']}#{i}", context=r["context"], response=r["response"]) for i, r in enumerate(picked)
+        ]
         return samples, f"BUMP (CNN/DailyMail articles and summaries, as SummEval), {path.name}, seed {seed}"
     return [synthetic(i, sentences=24) for i in range(n)], "synthetic article-sized samples (no shared data found)"
 
@@ -44,8 +63,10 @@ def synthetic(i: int, *, sentences: int = 3) -> Sample:
     for _ in range(max(2, sentences)):
         who, what, verb = r.choice(_NAMES), r.choice(_THINGS), r.choice(_VERBS)
         facts.append((who, verb, what, r.randint(2, 900), r.randint(1995, 2025)))
-    context = " ".join(f"{who.capitalize()} {verb} {what} on Monday, at a cost of {n} million pounds, "
-                       f"a plan first drawn up in {y}." for who, verb, what, n, y in facts)
+    context = " ".join(
+        f"{who.capitalize()} {verb} {what} on Monday, at a cost of {n} million pounds, a plan first drawn up in {y}."
+        for who, verb, what, n, y in facts
+    )
     said = []
     for who, verb, what, n, _year in facts[: r.randint(2, 3)]:
         if r.random() < 0.3:

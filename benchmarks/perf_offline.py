@@ -46,9 +46,14 @@ async def _throughput(n: int, stages) -> dict:
     started = time.perf_counter()
     results = await measure_samples(samples, extractor, judge, concurrency=1)
     elapsed = time.perf_counter() - started
-    return {"responses": n, "seconds": elapsed, "per_second": n / elapsed, "source": source,
-            "claims_per_response": sum(r.n_claims for r in results) / n,
-            "error_responses": sum(r.error is not None for r in results)}
+    return {
+        "responses": n,
+        "seconds": elapsed,
+        "per_second": n / elapsed,
+        "source": source,
+        "claims_per_response": sum(r.n_claims for r in results) / n,
+        "error_responses": sum(r.error is not None for r in results),
+    }
 
 
 async def _stream(n: int, stages, chunk: int = 1000) -> dict:
@@ -69,11 +74,20 @@ async def _stream(n: int, stages, chunk: int = 1000) -> dict:
             rss_at[done] = _peak_rss_mib()
         elapsed = time.perf_counter() - started
         db_mib = (Path(tmp) / "run" / "run.sqlite").stat().st_size / 2**20
-    return {"responses": n, "seconds": elapsed, "per_second": n / elapsed, "peak_rss_mib": _peak_rss_mib(),
-            "peak_rss_mib_by_progress": {share: rss_at[min(rss_at, key=lambda d: abs(d - share * n))]
-                                         for share in (0.1, 0.5, 1.0)} if rss_at else {},
-            "error_responses": errors, "claims": claims,
-            "store_mib": round(db_mib, 1)}
+    return {
+        "responses": n,
+        "seconds": elapsed,
+        "per_second": n / elapsed,
+        "peak_rss_mib": _peak_rss_mib(),
+        "peak_rss_mib_by_progress": {
+            share: rss_at[min(rss_at, key=lambda d: abs(d - share * n))] for share in (0.1, 0.5, 1.0)
+        }
+        if rss_at
+        else {},
+        "error_responses": errors,
+        "claims": claims,
+        "store_mib": round(db_mib, 1),
+    }
 
 
 def main() -> None:

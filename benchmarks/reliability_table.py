@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from reliability.faultcases import (  # noqa: E402 - after the path setup
+from reliability.faultcases import (
     CASES,
     HANG,
     PICK_SEED,
@@ -70,11 +70,18 @@ def main(argv: list[str] | None = None) -> int:
             outcome = run_case(case, run_dir)
             check_nothing_lost(run_dir, SAMPLES)
             outcomes.append(outcome)
-            print(f"{case.id}: {outcome.injected} injected, {outcome.error_rows} error rows, {outcome.lost} lost",
-                  file=sys.stderr)
+            print(
+                f"{case.id}: {outcome.injected} injected, {outcome.error_rows} error rows, {outcome.lost} lost",
+                file=sys.stderr,
+            )
     seconds = time.perf_counter() - started
-    text = (HEADER + "## Summary (Anthropic and Bedrock together)\n\n" + summary_markdown(outcomes)
-            + "\n## Every run\n\n" + table_markdown(outcomes, seconds=seconds))
+    text = (
+        HEADER
+        + "## Summary (Anthropic and Bedrock together)\n\n"
+        + summary_markdown(outcomes)
+        + "\n## Every run\n\n"
+        + table_markdown(outcomes, seconds=seconds)
+    )
     args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
     return 1 if any(o.lost or o.duplicates for o in outcomes) else 0

@@ -177,8 +177,9 @@ class BatchLedger:
 
     def set_status(self, batch_id: str, status: str) -> None:
         with self._lock, self._db:
-            self._db.execute("UPDATE batches SET status = ?, updated_at = ? WHERE batch_id = ?",
-                             (status, _now(), batch_id))
+            self._db.execute(
+                "UPDATE batches SET status = ?, updated_at = ? WHERE batch_id = ?", (status, _now(), batch_id)
+            )
 
     def set_outcomes(self, batch_id: str, outcomes: dict[str, str]) -> None:
         """Mark requests ``ok`` or ``error`` (an errored request is submitted again, never re-attached)."""
@@ -316,10 +317,12 @@ class Batcher:
                 await self._dispatch(list(pending.values()))
             except HalluMeasureError as exc:  # a setting is wrong: retrying will not help
                 _fail([w.future for w in pending.values()], exc)
-            except Exception as exc:  # noqa: BLE001 - never leave a caller waiting forever
+            except Exception as exc:
                 log.exception("batch dispatch failed")
-                _fail([w.future for w in pending.values()],
-                      ProviderError(f"{self.api.spec}: batch dispatch failed: {exc}", retryable=True, cause="batch"))
+                _fail(
+                    [w.future for w in pending.values()],
+                    ProviderError(f"{self.api.spec}: batch dispatch failed: {exc}", retryable=True, cause="batch"),
+                )
 
     async def _dispatch(self, waiters: list[_Waiter]) -> None:
         fresh: list[_Waiter] = []
@@ -389,9 +392,14 @@ class Batcher:
                 if status.ended:
                     break
                 if time.monotonic() - started > self.max_wait:
-                    self._give_up(poll, ProviderError(
-                        f"{self.api.spec}: batch {poll.batch_id} did not end within {self.max_wait:g} s",
-                        retryable=False, cause="batch_timeout"))
+                    self._give_up(
+                        poll,
+                        ProviderError(
+                            f"{self.api.spec}: batch {poll.batch_id} did not end within {self.max_wait:g} s",
+                            retryable=False,
+                            cause="batch_timeout",
+                        ),
+                    )
                     return
                 await asyncio.sleep(interval)
                 interval = min(self.max_poll_interval, interval * 1.5)
@@ -410,8 +418,11 @@ class Batcher:
         for custom_id, waiters in poll.waiters.items():
             result = results.get(custom_id)
             if result is None:
-                result = ProviderError(f"{self.api.spec}: request {custom_id[:12]} is missing from the results of "
-                                       f"batch {poll.batch_id}", retryable=True, cause="batch_missing")
+                result = ProviderError(
+                    f"{self.api.spec}: request {custom_id[:12]} is missing from the results of batch {poll.batch_id}",
+                    retryable=True,
+                    cause="batch_missing",
+                )
             outcomes[custom_id] = "error" if isinstance(result, ProviderError) else "ok"
             for waiter in waiters:
                 self._waiting.pop(waiter.key, None)

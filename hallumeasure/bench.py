@@ -111,7 +111,9 @@ class SubtypeScores(BaseModel):
     rows: list[SubtypeRow]
     unmapped: dict[str, int] = Field(description="gold type names deliberately not mapped to a subtype")
     unknown: dict[str, int] = Field(description="gold type names in no table")
-    n_ambiguous: int = Field(description="hallucinated responses skipped: unmapped or unknown names, or several subtypes")
+    n_ambiguous: int = Field(
+        description="hallucinated responses skipped: unmapped or unknown names, or several subtypes"
+    )
 
 
 class UsageStats(BaseModel):
@@ -168,10 +170,12 @@ class GoldClaimExtractor:
         gold = self._claims.get(sample.id)
         if gold is None:
             return Extraction(error=f"sample {sample.id} has no gold claims")
-        return Extraction(claims=[
-            Claim(id=gold_claim_id(sample.id, i), sample_id=sample.id, index=i, text=c.text)
-            for i, c in enumerate(gold)
-        ])
+        return Extraction(
+            claims=[
+                Claim(id=gold_claim_id(sample.id, i), sample_id=sample.id, index=i, text=c.text)
+                for i, c in enumerate(gold)
+            ]
+        )
 
 
 def gold_claim_id(sample_id: str, index: int) -> str:
@@ -224,27 +228,42 @@ async def bench_async(
             raise ValueError("gold_claims=True judges the gold claims; do not pass an extractor")
         if not any(s.claims for s in samples):
             names = dataset or ", ".join(sorted({s.dataset for s in samples})) or "given"
-            raise ValueError(f"the {names} data set has no gold claims (no labelled 'claims' field); "
-                             "run bench without --gold-claims to judge the claims extracted from its responses")
+            raise ValueError(
+                f"the {names} data set has no gold claims (no labelled 'claims' field); "
+                "run bench without --gold-claims to judge the claims extracted from its responses"
+            )
         extractor = GoldClaimExtractor(samples)
     elif extractor is None:
         raise ValueError("pass an extractor, or gold_claims=True for data with claim labels")
     policy = policy or Policy()
     recorder = _UsageRecorder(extractor)
     started = time.perf_counter()
-    results = await measure_samples([s.to_sample() for s in samples], recorder, judge, policy,
-                                    concurrency=concurrency, progress=progress)
+    results = await measure_samples(
+        [s.to_sample() for s in samples], recorder, judge, policy, concurrency=concurrency, progress=progress
+    )
     wall = time.perf_counter() - started
     return score_bench(
-        samples, results, judge=judge.name, extractor=extractor.name, mode=_mode_of(judge, mode),
-        policy=policy, gold_claims=gold_claims, extraction_usage=recorder.by_id, n_resamples=n_resamples,
-        seed=seed, confidence=confidence, price_of=price_of, dataset=dataset, wall_seconds=wall,
+        samples,
+        results,
+        judge=judge.name,
+        extractor=extractor.name,
+        mode=_mode_of(judge, mode),
+        policy=policy,
+        gold_claims=gold_claims,
+        extraction_usage=recorder.by_id,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        price_of=price_of,
+        dataset=dataset,
+        wall_seconds=wall,
         settings={"judge": judge.settings(), "extractor": extractor.settings(), "concurrency": concurrency},
     )
 
 
-def run_bench(samples: Sequence[LabelledSample], judge: ClaimJudge, extractor: ClaimExtractor | None = None,
-              **options: Any) -> BenchResult:
+def run_bench(
+    samples: Sequence[LabelledSample], judge: ClaimJudge, extractor: ClaimExtractor | None = None, **options: Any
+) -> BenchResult:
     """Synchronous ``bench_async`` for scripts and the CLI; closes the stages' models at the end."""
 
     async def go() -> BenchResult:
@@ -324,15 +343,19 @@ def score_bench(
         "auc_roc": _ci(roc_auc, y_a, s_a, **boot),
     }
     if n_error or n_undefined:
-        notes.append(f"{n_error + n_undefined} of {len(samples)} responses not scored: {n_error} failed, "
-                     f"{n_undefined} with an undefined flag because a claim verdict failed")
+        notes.append(
+            f"{n_error + n_undefined} of {len(samples)} responses not scored: {n_error} failed, "
+            f"{n_undefined} with an undefined flag because a claim verdict failed"
+        )
     if len(sources) > 1:
         notes.append(f"response scores are mixed: {dict(sources)}; AUC compares unlike scales")
 
     claim = _claim_scores(pairs, policy, boot) if gold_claims else None
     if not gold_claims and any(s.claims for s in samples):
-        notes.append("claim-level metrics need --gold-claims (gold_claims=True in Python): extracted claims are not "
-                     "aligned to gold claims")
+        notes.append(
+            "claim-level metrics need --gold-claims (gold_claims=True in Python): extracted claims are not "
+            "aligned to gold claims"
+        )
     subtype = _subtype_scores(pairs, policy, boot)
     usage = _usage_stats(pairs, extraction_usage, judge, extractor, price_of, boot, wall_seconds)
     if extraction_usage is None:
@@ -430,8 +453,15 @@ def _claim_scores(pairs, policy: Policy, boot: dict[str, Any]) -> ClaimScores:
             rows.append((tp, fp, fn, tn))
     counts = [np.array(col, dtype=float) for col in zip(*rows)] if rows else [np.zeros(0)] * 4
     metric = {k: _ci(_claim_counts_metric(k), *counts, **boot) for k in ("precision", "recall", "f1", "balanced")}
-    return ClaimScores(n_gold=n_gold, n_scored=n_gold - n_errors, n_errors=n_errors, precision=metric["precision"],
-                       recall=metric["recall"], f1=metric["f1"], balanced_accuracy=metric["balanced"])
+    return ClaimScores(
+        n_gold=n_gold,
+        n_scored=n_gold - n_errors,
+        n_errors=n_errors,
+        precision=metric["precision"],
+        recall=metric["recall"],
+        f1=metric["f1"],
+        balanced_accuracy=metric["balanced"],
+    )
 
 
 def predicted_subtype(r: ResponseResult, policy: Policy) -> str:
@@ -478,8 +508,10 @@ def _subtype_scores(pairs, policy: Policy, boot: dict[str, Any]) -> SubtypeScore
     g_a, p_a = np.array(gold, dtype=object), np.array(pred, dtype=object)
     table = per_class_prf(g_a, p_a, classes) if gold else {}
     n_pred = Counter(pred)
-    rows = [SubtypeRow(subtype=c, n_gold=sup, n_pred=n_pred[c], precision=p, recall=rc, f1=f)
-            for c, (p, rc, f, sup) in table.items()]
+    rows = [
+        SubtypeRow(subtype=c, n_gold=sup, n_pred=n_pred[c], precision=p, recall=rc, f1=f)
+        for c, (p, rc, f, sup) in table.items()
+    ]
     return SubtypeScores(
         n_responses=len(gold),
         macro_f1=_ci(lambda a, b: macro_f1(a, b, _subtype_classes(a, b)), g_a, p_a, **boot),
@@ -509,8 +541,15 @@ def _cost(usage: Usage, price: Any) -> float:
     return float(cost(usage, price))
 
 
-def _usage_stats(pairs, extraction_usage: Mapping[str, Usage] | None, judge: str, extractor: str,
-                 price_of: PriceOf | None, boot: dict[str, Any], wall: float | None) -> UsageStats:
+def _usage_stats(
+    pairs,
+    extraction_usage: Mapping[str, Usage] | None,
+    judge: str,
+    extractor: str,
+    price_of: PriceOf | None,
+    boot: dict[str, Any],
+    wall: float | None,
+) -> UsageStats:
     price_of = price_of or _default_price_of
     judge_price = price_of(judge)
     extract_price = None if extractor == GoldClaimExtractor.name or extraction_usage is None else price_of(extractor)
@@ -528,8 +567,12 @@ def _usage_stats(pairs, extraction_usage: Mapping[str, Usage] | None, judge: str
     elif needs_extract_price and extract_price is None:
         note = f"no price known for extractor {extractor!r}; cost omitted"
     else:
-        costs = np.array([_cost(j, judge_price) + (_cost(e, extract_price) if needs_extract_price else 0.0)
-                          for j, e in zip(judge_rows, extract_rows)])
+        costs = np.array(
+            [
+                _cost(j, judge_price) + (_cost(e, extract_price) if needs_extract_price else 0.0)
+                for j, e in zip(judge_rows, extract_rows)
+            ]
+        )
         per["cost_usd"] = _ci(np.mean, costs, **boot)
         total_cost = float(costs.sum())
         note = "cost covers judge" + (" and extraction" if needs_extract_price else "") + " at list prices"
@@ -593,30 +636,60 @@ def bench_markdown(result: BenchResult) -> str:
     ]
     if r.claim is not None:
         c = r.claim
-        out += ["", "## Claim level (gold claims)", "",
-                _md_table(["metric", "value"], [("precision", c.precision.fmt()), ("recall", c.recall.fmt()),
-                                                ("f1", c.f1.fmt()), ("balanced_accuracy", c.balanced_accuracy.fmt()),
-                                                ("gold claims / scored / errors", f"{c.n_gold} / {c.n_scored} / {c.n_errors}")])]
+        out += [
+            "",
+            "## Claim level (gold claims)",
+            "",
+            _md_table(
+                ["metric", "value"],
+                [
+                    ("precision", c.precision.fmt()),
+                    ("recall", c.recall.fmt()),
+                    ("f1", c.f1.fmt()),
+                    ("balanced_accuracy", c.balanced_accuracy.fmt()),
+                    ("gold claims / scored / errors", f"{c.n_gold} / {c.n_scored} / {c.n_errors}"),
+                ],
+            ),
+        ]
     if r.subtype is not None:
         st = r.subtype
-        out += ["", "## Error subtypes", "",
-                f"{st.n_responses} responses with one mapped gold subtype; {st.n_ambiguous} skipped (unmapped or unknown "
-                f"gold type, or several subtypes). "
-                f"Macro F1 {st.macro_f1.fmt()}, weighted F1 {st.weighted_f1.fmt()}.", ""]
+        out += [
+            "",
+            "## Error subtypes",
+            "",
+            f"{st.n_responses} responses with one mapped gold subtype; {st.n_ambiguous} skipped (unmapped or unknown "
+            f"gold type, or several subtypes). "
+            f"Macro F1 {st.macro_f1.fmt()}, weighted F1 {st.weighted_f1.fmt()}.",
+            "",
+        ]
         if st.rows:
-            out += [_md_table(["subtype", "#gold", "#pred", "P", "R", "F1"],
-                              [(x.subtype, x.n_gold, x.n_pred, f"{x.precision:.2f}", f"{x.recall:.2f}", f"{x.f1:.2f}")
-                               for x in st.rows]), ""]
+            out += [
+                _md_table(
+                    ["subtype", "#gold", "#pred", "P", "R", "F1"],
+                    [
+                        (x.subtype, x.n_gold, x.n_pred, f"{x.precision:.2f}", f"{x.recall:.2f}", f"{x.f1:.2f}")
+                        for x in st.rows
+                    ],
+                ),
+                "",
+            ]
         if st.unmapped:
-            out.append("Unmapped gold types (no single subtype): " + ", ".join(f"{k} ({v})" for k, v in st.unmapped.items()))
+            out.append(
+                "Unmapped gold types (no single subtype): " + ", ".join(f"{k} ({v})" for k, v in st.unmapped.items())
+            )
         if st.unknown:
             out.append("Unknown gold types (in no table): " + ", ".join(f"{k} ({v})" for k, v in st.unknown.items()))
     u = r.usage
-    out += ["", "## Judge usage per response", "",
-            _md_table(["measure", "mean"], [(k, v.fmt(2)) for k, v in u.per_response.items()]), "",
-            f"Judge total: {u.judge_total.calls} calls, {u.judge_total.input_tokens} input / "
-            f"{u.judge_total.output_tokens} output tokens. Extraction total: {u.extraction_total.calls} calls, "
-            f"{u.extraction_total.input_tokens} input / {u.extraction_total.output_tokens} output tokens."]
+    out += [
+        "",
+        "## Judge usage per response",
+        "",
+        _md_table(["measure", "mean"], [(k, v.fmt(2)) for k, v in u.per_response.items()]),
+        "",
+        f"Judge total: {u.judge_total.calls} calls, {u.judge_total.input_tokens} input / "
+        f"{u.judge_total.output_tokens} output tokens. Extraction total: {u.extraction_total.calls} calls, "
+        f"{u.extraction_total.input_tokens} input / {u.extraction_total.output_tokens} output tokens.",
+    ]
     if u.cost_usd_total is not None:
         out.append(f"Total cost: ${u.cost_usd_total:.4f} ({u.cost_note}).")
     elif u.cost_note:
@@ -633,26 +706,28 @@ def bench_rows(results: Iterable[BenchResult | str | Path], digits: int = 2) -> 
         r = item if isinstance(item, BenchResult) else load_bench(item)
         c, st, per = r.claim, r.subtype, r.usage.per_response
         na = "n/a"
-        rows.append({
-            "dataset": r.dataset,
-            "judge": r.judge,
-            "mode": r.mode + (" (gold claims)" if r.gold_claims else ""),
-            "resp P": r.response["precision"].fmt(digits),
-            "resp R": r.response["recall"].fmt(digits),
-            "resp F1": r.response["f1"].fmt(digits),
-            "claim P": c.precision.fmt(digits) if c else na,
-            "claim R": c.recall.fmt(digits) if c else na,
-            "claim F1": c.f1.fmt(digits) if c else na,
-            "AUC ROC": r.response["auc_roc"].fmt(digits),
-            "subtype macro F1": st.macro_f1.fmt(digits) if st else na,
-            "subtype weighted F1": st.weighted_f1.fmt(digits) if st else na,
-            "s / resp": per["seconds"].fmt(1),
-            "in tok / resp": per["input_tokens"].fmt(0),
-            "out tok / resp": per["output_tokens"].fmt(0),
-            "$ / resp": per["cost_usd"].fmt(4) if "cost_usd" in per else na,
-            "errors": str(r.counts["error_responses"] + r.counts["undefined_responses"]),
-            "n": str(r.counts["scored"]),
-        })
+        rows.append(
+            {
+                "dataset": r.dataset,
+                "judge": r.judge,
+                "mode": r.mode + (" (gold claims)" if r.gold_claims else ""),
+                "resp P": r.response["precision"].fmt(digits),
+                "resp R": r.response["recall"].fmt(digits),
+                "resp F1": r.response["f1"].fmt(digits),
+                "claim P": c.precision.fmt(digits) if c else na,
+                "claim R": c.recall.fmt(digits) if c else na,
+                "claim F1": c.f1.fmt(digits) if c else na,
+                "AUC ROC": r.response["auc_roc"].fmt(digits),
+                "subtype macro F1": st.macro_f1.fmt(digits) if st else na,
+                "subtype weighted F1": st.weighted_f1.fmt(digits) if st else na,
+                "s / resp": per["seconds"].fmt(1),
+                "in tok / resp": per["input_tokens"].fmt(0),
+                "out tok / resp": per["output_tokens"].fmt(0),
+                "$ / resp": per["cost_usd"].fmt(4) if "cost_usd" in per else na,
+                "errors": str(r.counts["error_responses"] + r.counts["undefined_responses"]),
+                "n": str(r.counts["scored"]),
+            }
+        )
     return rows
 
 
@@ -702,8 +777,14 @@ def _prompt_chars(prompt_id: str, fallback: int) -> int:
     return len(p.system) + len(p.user_prefix) + len(p.user_suffix) + standard
 
 
-def estimate_bench(samples: Sequence[LabelledSample | Sample], mode: Mode | str = Mode.COT_ONE, *, gold_claims: bool = False,
-                   claims_per_sentence: float = 2.0, chars_per_token: float = 4.0) -> BenchEstimate:
+def estimate_bench(
+    samples: Sequence[LabelledSample | Sample],
+    mode: Mode | str = Mode.COT_ONE,
+    *,
+    gold_claims: bool = False,
+    claims_per_sentence: float = 2.0,
+    chars_per_token: float = 4.0,
+) -> BenchEstimate:
     """Expected calls and tokens: tokens = characters / 4; claims = sentences x ``claims_per_sentence``.
 
     One-claim modes: one extraction call plus one judge call per claim. All-claims modes: one

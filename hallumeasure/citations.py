@@ -101,14 +101,16 @@ def restore_spans(claims: Sequence[Claim], kept: Sequence[int]) -> list[Claim]:
     """Claims whose spans (into the stripped response) now point into the original response."""
     out = []
     for claim in claims:
-        spans = tuple(Span(start=kept[s.start], end=kept[s.end - 1] + 1) for s in claim.spans
-                      if 0 <= s.start < s.end <= len(kept))
+        spans = tuple(
+            Span(start=kept[s.start], end=kept[s.end - 1] + 1) for s in claim.spans if 0 <= s.start < s.end <= len(kept)
+        )
         out.append(claim.model_copy(update={"spans": spans}))
     return out
 
 
-def claim_citations(sample: Sample, claims: Sequence[Claim], markers: Sequence[Marker],
-                    sentences: Sequence[tuple[int, int]]) -> dict[str, tuple[str, ...]]:
+def claim_citations(
+    sample: Sample, claims: Sequence[Claim], markers: Sequence[Marker], sentences: Sequence[tuple[int, int]]
+) -> dict[str, tuple[str, ...]]:
     """Claim id -> the passage ids (or unresolved ids, prefixed "?") its sentence(s) cite.
 
     A marker belongs to the last sentence that starts at or before it, so "...capital.[1] Next" cites

@@ -12,7 +12,7 @@ import logging
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
@@ -71,8 +71,9 @@ def _open_probability(value: float | None) -> float | None:
 MaxConcurrency = Annotated[int, typer.Option(min=1, help="Provider calls in flight at once, per model.")]
 MaxRetries = Annotated[int, typer.Option(min=0, help="Retries of a failed provider call.")]
 Timeout = Annotated[float, typer.Option(callback=_positive, help="Deadline of one provider call, seconds.")]
-CacheFile = Annotated[Optional[Path], typer.Option(
-    help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")]
+CacheFile = Annotated[
+    Path | None, typer.Option(help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")
+]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
 
 
@@ -90,15 +91,22 @@ def _policy(unsupported: str, unevaluatable: str, min_claims: int, min_rate: flo
     names = [x.strip() for x in unsupported.split(",") if x.strip()]
     wrong = [x for x in names if x not in {label.value for label in Label}]
     if wrong or not names:
-        raise _fail(f"--unsupported-labels takes a comma-separated list of {', '.join(x.value for x in Label)}; "
-                    f"got {unsupported!r}")
+        raise _fail(
+            f"--unsupported-labels takes a comma-separated list of {', '.join(x.value for x in Label)}; "
+            f"got {unsupported!r}"
+        )
     if unevaluatable not in {x.value for x in UnevaluatablePolicy}:
-        raise _fail(f"--unevaluatable must be one of {', '.join(x.value for x in UnevaluatablePolicy)}; "
-                    f"got {unevaluatable!r}")
+        raise _fail(
+            f"--unevaluatable must be one of {', '.join(x.value for x in UnevaluatablePolicy)}; got {unevaluatable!r}"
+        )
     try:
         labels = frozenset(Label(x) for x in names)
-        return Policy(unsupported_labels=labels, unevaluatable=UnevaluatablePolicy(unevaluatable),
-                      min_unsupported_claims=min_claims, min_unsupported_rate=min_rate)
+        return Policy(
+            unsupported_labels=labels,
+            unevaluatable=UnevaluatablePolicy(unevaluatable),
+            min_unsupported_claims=min_claims,
+            min_unsupported_rate=min_rate,
+        )
     except ValueError as exc:
         raise _fail(f"invalid policy: {exc}") from exc
 
@@ -111,8 +119,18 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def main(
-    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, -vvv also the libraries' own debug logs.")] = 0,
-    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")] = False,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, -vvv also the libraries' own debug logs.",
+        ),
+    ] = 0,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     _configure_logging(verbose)
 
@@ -145,7 +163,9 @@ def measure(
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out (not with --overwrite).")] = False,
     overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first (not with --resume).")] = False,
-    column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
+    column: Annotated[
+        list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
+    ] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
     *,
     settings: MeasureSettings,
@@ -170,7 +190,9 @@ def measure(
     if s.panel_rule not in {r.value for r in PanelRule}:
         raise _fail(f"--panel-rule must be one of {[r.value for r in PanelRule]}, got {s.panel_rule!r}")
     if voting and s.detector != "claims":
-        raise _fail(f"--repeats and several --judge work with --detector claims only; this run uses --detector {s.detector}")
+        raise _fail(
+            f"--repeats and several --judge work with --detector claims only; this run uses --detector {s.detector}"
+        )
     deterministic = [name for name in judges if name in KEYLESS_JUDGES]
     if s.repeats > 1 and deterministic:  # refused before any input is read; VotingJudge refuses it too
         raise _fail(repeat_refusal(deterministic[0], s.repeats))
@@ -181,14 +203,21 @@ def measure(
     if s.detector not in DETECTORS:
         raise _fail(f"--detector must be one of {list(DETECTORS)}, got {s.detector!r}")
     if resume and overwrite:
-        raise _fail("--resume and --overwrite cannot be used together: --resume continues the run in --out, "
-                    "--overwrite deletes it; pass one")
+        raise _fail(
+            "--resume and --overwrite cannot be used together: --resume continues the run in --out, "
+            "--overwrite deletes it; pass one"
+        )
     if s.detector != "cascade":
-        given = [name for name, value in (("--flag-threshold", s.flag_threshold), ("--first-pass", s.first_pass))
-                 if value is not None]
+        given = [
+            name
+            for name, value in (("--flag-threshold", s.flag_threshold), ("--first-pass", s.first_pass))
+            if value is not None
+        ]
         if given:
-            raise _fail(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for --detector cascade only; "
-                        f"this run uses --detector {s.detector}")
+            raise _fail(
+                f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for --detector cascade only; "
+                f"this run uses --detector {s.detector}"
+            )
     if not resume and not overwrite and not dry_run and holds_run(out_dir):
         raise _fail(str(existing_run_error(out_dir, resumable=True)))
     try:  # the options join the specs, so that the manifest and --resume carry them
@@ -200,54 +229,93 @@ def measure(
     policy = _policy(s.unsupported_labels, s.unevaluatable, s.min_unsupported_claims, s.min_unsupported_rate)
     sources = _source_options(s.max_context_tokens, s.citation_pattern)
     try:
-        loaded = load_samples(input, columns=_columns(column or []), model=s.model_name, strict=s.strict_input,
-                              delimiter=s.delimiter)
+        loaded = load_samples(
+            input, columns=_columns(column or []), model=s.model_name, strict=s.strict_input, delimiter=s.delimiter
+        )
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     for problem in loaded.problems:
         who = f" (id {problem.sample_id})" if problem.sample_id else ""
-        console.print(f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if dry_run:
         from hallumeasure.rag import capped_for_estimate
 
         _print_estimate(capped_for_estimate(loaded.samples, judge, sources), run_mode, judge, extractor, batch=s.batch)
         if voting:
-            out.print(f"votes: each claim is judged {s.repeats} time(s) by each of {len(judges)} judge(s); the judge "
-                      f"calls above are for one judge asked once: multiply them by {s.repeats * len(judges)} "
-                      "(judges priced differently: see each with its own --judge)")
+            out.print(
+                f"votes: each claim is judged {s.repeats} time(s) by each of {len(judges)} judge(s); the judge "
+                f"calls above are for one judge asked once: multiply them by {s.repeats * len(judges)} "
+                "(judges priced differently: see each with its own --judge)"
+            )
         return
     try:
-        model_for = _model_factory(s.cache, s.no_cache, max_concurrency=s.max_concurrency, max_retries=s.max_retries,
-                                   timeout=s.timeout, rpm=s.rpm, tpm=s.tpm, otpm=s.otpm,
-                                   batch=_batch_options(out_dir, s.batch_s3, s.batch_role, s.batch_poll) if s.batch else None)
-        ext, jud = build_stages(s.detector, extractor=extractor, judge=judge, mode=run_mode,
-                                first_pass=s.first_pass or "offline", policy=policy,
-                                threshold=0.5 if s.flag_threshold is None else s.flag_threshold, model_for=model_for)
+        model_for = _model_factory(
+            s.cache,
+            s.no_cache,
+            max_concurrency=s.max_concurrency,
+            max_retries=s.max_retries,
+            timeout=s.timeout,
+            rpm=s.rpm,
+            tpm=s.tpm,
+            otpm=s.otpm,
+            batch=_batch_options(out_dir, s.batch_s3, s.batch_role, s.batch_poll) if s.batch else None,
+        )
+        ext, jud = build_stages(
+            s.detector,
+            extractor=extractor,
+            judge=judge,
+            mode=run_mode,
+            first_pass=s.first_pass or "offline",
+            policy=policy,
+            threshold=0.5 if s.flag_threshold is None else s.flag_threshold,
+            model_for=model_for,
+        )
         if voting:
-            jud = build_voting_judge(judges, run_mode, repeats=s.repeats, rule=s.panel_rule, policy=policy,
-                                     model_for=model_for)
+            jud = build_voting_judge(
+                judges, run_mode, repeats=s.repeats, rule=s.panel_rule, policy=policy, model_for=model_for
+            )
         for member in getattr(jud, "voters", [jud]):
             if s.no_warm_cache and hasattr(member, "warm_cache"):
                 member.warm_cache = False  # recorded in the manifest through the judge's settings
         with _progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
             manifest, results = run_measurement(
-                loaded.samples, out_dir, ext, jud, mode=run_mode, input_sha256=loaded.sha256,
-                input_path=str(input), policy=policy, resume=resume,
+                loaded.samples,
+                out_dir,
+                ext,
+                jud,
+                mode=run_mode,
+                input_sha256=loaded.sha256,
+                input_path=str(input),
+                policy=policy,
+                resume=resume,
                 # In batch mode every sample starts at once, so that each stage becomes one batch.
                 concurrency=max(s.concurrency, len(loaded.samples)) if s.batch else s.concurrency,
-                settings={"skipped_input_rows": len(loaded.problems), "cache": not s.no_cache, "batch": s.batch,
-                          "config_file": str(config_file) if config_file else None,
-                          "effective": settings.model_dump(mode="json")},
-                detector=s.detector, progress=advance, sources=sources,
-                input_problems=loaded.problems, overwrite=overwrite,
+                settings={
+                    "skipped_input_rows": len(loaded.problems),
+                    "cache": not s.no_cache,
+                    "batch": s.batch,
+                    "config_file": str(config_file) if config_file else None,
+                    "effective": settings.model_dump(mode="json"),
+                },
+                detector=s.detector,
+                progress=advance,
+                sources=sources,
+                input_problems=loaded.problems,
+                overwrite=overwrite,
             )
         save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
     except KeyboardInterrupt:
         stored = _stored_count(out_dir)
-        console.print(f"[yellow]interrupted[/yellow]: {stored} of {len(loaded.samples)} samples are stored in "
-                      f"{escape(str(out_dir))} (marked interrupted; work in flight was dropped). Resume with:",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]interrupted[/yellow]: {stored} of {len(loaded.samples)} samples are stored in "
+            f"{escape(str(out_dir))} (marked interrupted; work in flight was dropped). Resume with:",
+            highlight=False,
+            soft_wrap=True,
+        )
         console.print(escape(redact(_resume_command(out_dir))), highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except HalluMeasureError as exc:
@@ -276,7 +344,9 @@ def _source_options(max_context_tokens: int | None, patterns: list[str] | None):
         compile_patterns(patterns)
     except ValueError as exc:
         raise _fail(f"--citation-pattern: {exc}") from None
-    return SourceOptions(max_context_tokens=max_context_tokens, **({"citation_patterns": tuple(patterns)} if patterns else {}))
+    return SourceOptions(
+        max_context_tokens=max_context_tokens, **({"citation_patterns": tuple(patterns)} if patterns else {})
+    )
 
 
 #: Distinct error reasons printed after a run or by 'show' ('show --json' lists them all).
@@ -291,11 +361,18 @@ def _print_error_reasons(data, where: Console, *, run_dir: Path) -> None:
     where.print(f"error rows by reason ({len(reasons)} distinct):", highlight=False)
     for item in reasons[:SHOWN_REASONS]:
         noun = "response" if item["rows"] == "response" else "claim"
-        where.print(f"  {item['count']} {noun}{'s' if item['count'] != 1 else ''}: {escape(item['reason'])}",
-                    highlight=False, soft_wrap=True)
+        where.print(
+            f"  {item['count']} {noun}{'s' if item['count'] != 1 else ''}: {escape(item['reason'])}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if len(reasons) > SHOWN_REASONS:
-        where.print(f"  ... and {len(reasons) - SHOWN_REASONS} more: hallumeasure show {escape(str(run_dir))} --json "
-                    "lists them all", highlight=False, soft_wrap=True)
+        where.print(
+            f"  ... and {len(reasons) - SHOWN_REASONS} more: hallumeasure show {escape(str(run_dir))} --json "
+            "lists them all",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _stored_count(run_dir: Path) -> int:
@@ -322,11 +399,16 @@ def _resume_command(run_dir: Path) -> str:
     return shlex.join(["hallumeasure", *args])
 
 
-
-
-def _model_factory(cache: Path | None, no_cache: bool, *, rpm: str | None = None, tpm: str | None = None,
-                   otpm: str | None = None,
-                   batch: dict | None = None, **wrapper):
+def _model_factory(
+    cache: Path | None,
+    no_cache: bool,
+    *,
+    rpm: str | None = None,
+    tpm: str | None = None,
+    otpm: str | None = None,
+    batch: dict | None = None,
+    **wrapper,
+):
     """``model_for(spec)``: one ``Model`` per spec, sharing the request cache, so stages share usage and cache.
 
     ``rpm`` / ``tpm`` put one shared rate limiter per provider and model in front of the calls;
@@ -350,10 +432,14 @@ def _model_factory(cache: Path | None, no_cache: bool, *, rpm: str | None = None
                 options = {"batch_s3_uri": batch["s3"], "batch_role_arn": batch["role"]}
             model = build_model(spec, cache=request_cache, model_options=options, limiter=limiter, **wrapper)
             if batch is not None:
-                from hallumeasure.batch import BatchLedger, Batcher
+                from hallumeasure.batch import Batcher, BatchLedger
 
-                model.batch = Batcher(model.api, ledger=BatchLedger.for_run(batch["run_dir"]),
-                                      poll_interval=batch["poll"], progress=_batch_progress)
+                model.batch = Batcher(
+                    model.api,
+                    ledger=BatchLedger.for_run(batch["run_dir"]),
+                    poll_interval=batch["poll"],
+                    progress=_batch_progress,
+                )
             models[spec] = model
         return models[spec]
 
@@ -367,16 +453,28 @@ def _batch_options(run_dir: Path, s3: str | None, role: str | None, poll: float)
 def _batch_progress(progress) -> None:
     status = progress.status
     resumed = " (submitted by an earlier run)" if progress.resumed else ""
-    console.print(f"batch {escape(status.batch_id.rsplit('/', 1)[-1])}{resumed}: {status.done}/{status.total} done, "
-                  f"{escape(status.state)}, {progress.elapsed:.0f} s", highlight=False)
+    console.print(
+        f"batch {escape(status.batch_id.rsplit('/', 1)[-1])}{resumed}: {status.done}/{status.total} done, "
+        f"{escape(status.state)}, {progress.elapsed:.0f} s",
+        highlight=False,
+    )
 
 
 @app.command()
 def mitigate(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure' (any detector).")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory for the rewrites and mitigation.{json,md,html}.")],
-    rewriter: Annotated[str, typer.Option(help="offline (rule-based, keyless) or a model spec: fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.")] = "offline",
-    rounds: Annotated[int, typer.Option(min=1, help="Rewrite what is still unsupported again, while the mean rate falls.")] = 1,
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="New run directory for the rewrites and mitigation.{json,md,html}.")
+    ],
+    rewriter: Annotated[
+        str,
+        typer.Option(
+            help="offline (rule-based, keyless) or a model spec: fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>."
+        ),
+    ] = "offline",
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Rewrite what is still unsupported again, while the mean rate falls.")
+    ] = 1,
     overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first.")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Responses rewritten / measured at once.")] = 4,
     max_concurrency: MaxConcurrency = 8,
@@ -400,15 +498,18 @@ def mitigate(
         raise _fail(str(existing_run_error(out_dir, resumable=False)))
     if overwrite and out_dir.exists():
         if out_dir.is_dir() and any(out_dir.iterdir()) and not holds_run(out_dir):
-            raise _fail(f"{out_dir} is not empty and holds no hallumeasure run; refusing to delete it: "
-                        "choose a new --out directory")
+            raise _fail(
+                f"{out_dir} is not empty and holds no hallumeasure run; refusing to delete it: "
+                "choose a new --out directory"
+            )
         try:
             shutil.rmtree(out_dir) if out_dir.is_dir() else out_dir.unlink()
         except OSError as exc:
             raise _fail(f"cannot delete {out_dir} for --overwrite: {exc.strerror or _one_line(exc)}") from None
     try:
-        model_for = _model_factory(cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries,
-                                   timeout=timeout)
+        model_for = _model_factory(
+            cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries, timeout=timeout
+        )
         rw = build_rewriter(rewriter, model=None if rewriter == "offline" else model_for(rewriter))
         report = mitigate_run(run_dir, out_dir, rw, rounds=rounds, concurrency=concurrency, model_for=model_for)
     except HalluMeasureError as exc:
@@ -416,34 +517,48 @@ def mitigate(
     table = Table(title=f"mitigation {run_dir} -> {out_dir}", title_justify="left")
     for name in ("", "before", "after"):
         table.add_column(name, justify="left" if not name else "right")
-    table.add_row("mean unsupported rate", format_number(report.before.mean_unsupported_rate),
-                  format_number(report.after.mean_unsupported_rate))
-    table.add_row("hallucinated share", format_number(report.before.hallucinated_share),
-                  format_number(report.after.hallucinated_share))
+    table.add_row(
+        "mean unsupported rate",
+        format_number(report.before.mean_unsupported_rate),
+        format_number(report.after.mean_unsupported_rate),
+    )
+    table.add_row(
+        "hallucinated share",
+        format_number(report.before.hallucinated_share),
+        format_number(report.after.hallucinated_share),
+    )
     out.print(table)
     rate = "-" if report.mitigation_rate is None else f"{report.mitigation_rate:.1%}"
     retention = "-" if report.retention is None else f"{report.retention:.1%}"
     clean = "-" if report.clean_rate is None else f"{report.clean_rate:.1%}"
-    out.print(f"mitigation rate {rate} ({report.n_mitigated}/{report.n_originally_hallucinated} repaired; "
-              f"{report.n_emptied} emptied, not counted; clean share {clean}); retention {retention} ({report.retained}/{report.supported_before}); "
-              f"new unsupported claims {report.n_new_unsupported}; sent {report.n_sent}/{report.n_responses}; "
-              f"rewrite output tokens {report.rewrite_usage.output_tokens}; rounds kept {report.rounds_kept}",
-              markup=False, highlight=False)
+    out.print(
+        f"mitigation rate {rate} ({report.n_mitigated}/{report.n_originally_hallucinated} repaired; "
+        f"{report.n_emptied} emptied, not counted; clean share {clean}); retention {retention} ({report.retained}/{report.supported_before}); "
+        f"new unsupported claims {report.n_new_unsupported}; sent {report.n_sent}/{report.n_responses}; "
+        f"rewrite output tokens {report.rewrite_usage.output_tokens}; rounds kept {report.rounds_kept}",
+        markup=False,
+        highlight=False,
+    )
     out.print(f"wrote {out_dir} (a run) and mitigation.md / .html / .json in it", markup=False)
     if report.n_rewrite_errors:
-        console.print(f"[yellow]{report.n_rewrite_errors} rewrite(s) failed; those responses were kept unchanged[/yellow]")
+        console.print(
+            f"[yellow]{report.n_rewrite_errors} rewrite(s) failed; those responses were kept unchanged[/yellow]"
+        )
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def _print_estimate(samples, mode, judge: str, extractor: str, *, gold_claims: bool = False,
-                    batch: bool = False) -> None:
+def _print_estimate(
+    samples, mode, judge: str, extractor: str, *, gold_claims: bool = False, batch: bool = False
+) -> None:
     from hallumeasure.bench import estimate_bench, estimate_cost
     from hallumeasure.pricing import PRICES_AS_OF, price_for
 
     est = estimate_bench(samples, mode, gold_claims=gold_claims)
-    out.print(f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims, "
-              f"{est.extraction_calls} extraction call(s) + {est.judge_calls} judge call(s), "
-              f"~{est.input_tokens:,} input and ~{est.output_tokens:,} output tokens")
+    out.print(
+        f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims, "
+        f"{est.extraction_calls} extraction call(s) + {est.judge_calls} judge call(s), "
+        f"~{est.input_tokens:,} input and ~{est.output_tokens:,} output tokens"
+    )
     if judge in KEYLESS_JUDGES and extractor in ("offline", None):
         out.print(f"cost: 0 (the {judge} judge and offline extractor call no provider)")
     else:
@@ -452,8 +567,10 @@ def _print_estimate(samples, mode, judge: str, extractor: str, *, gold_claims: b
             out.print(f"cost: unknown (no price for {judge!r}; add one with HALLUMEASURE_PRICES)")
         else:
             dollars = estimate_cost(est, price) * (float(1 - price.batch_discount) if batch else 1.0)
-            out.print(f"cost: about ${dollars:,.2f} at {'batch' if batch else 'list'} prices of {PRICES_AS_OF}, "
-                      "before prompt caching (which lowers it) and re-asks (which raise it)")
+            out.print(
+                f"cost: about ${dollars:,.2f} at {'batch' if batch else 'list'} prices of {PRICES_AS_OF}, "
+                "before prompt caching (which lowers it) and re-asks (which raise it)"
+            )
     for assumption in est.assumptions:
         out.print(f"  assumes {assumption}")
 
@@ -475,8 +592,16 @@ class _progress:
         self.started = self.last_line = self.clock()
         self.last_tenth = (10 * already) // total if total else 10
         self.terminal = console.is_terminal
-        self.bar = Progress(TextColumn("measuring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            TimeRemainingColumn(), console=console, transient=True, disable=not self.terminal)
+        self.bar = Progress(
+            TextColumn("measuring"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            disable=not self.terminal,
+        )
         self.task = self.bar.add_task("measure", total=total, completed=already)
 
     def advance(self, _result: object = None) -> None:
@@ -488,8 +613,11 @@ class _progress:
         if tenth > self.last_tenth or now - self.last_line >= self.LINE_EVERY:
             self.last_tenth, self.last_line = tenth, now
             elapsed = now - self.started
-            console.print(f"measuring: {self.done}/{self.total} samples ({self.done / self.total:.0%}), "
-                          f"{elapsed:.0f} s elapsed", highlight=False, soft_wrap=True)
+            console.print(
+                f"measuring: {self.done}/{self.total} samples ({self.done / self.total:.0%}), {elapsed:.0f} s elapsed",
+                highlight=False,
+                soft_wrap=True,
+            )
 
     def __enter__(self):
         self.bar.start()
@@ -511,18 +639,24 @@ def _print_summary(run_dir: Path, data=None):
     for row in data.summary.to_dict(orient="records"):
         rate, share = row["mean_unsupported_rate"], row["hallucinated_share"]
         table.add_row(
-            str(row["model"]), str(row["n_responses"]), str(row["n_claims"]),
+            str(row["model"]),
+            str(row["n_responses"]),
+            str(row["n_claims"]),
             "-" if rate is None or rate != rate else f"{rate:.3f}",
             "-" if share is None or share != share else f"{share:.3f}",
             str(row["n_error_responses"] + row["n_claim_errors"]),
         )
     out.print(table)
     if manifest is not None:
-        lines = [f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",
-                 f"policy: {manifest.policy.describe()}"]
+        lines = [
+            f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",
+            f"policy: {manifest.policy.describe()}",
+        ]
         if manifest.judge == "offline":
-            lines.append("note: the offline judge is a trained lexical/numeric model, not an LLM; "
-                         "see the README for its measured quality.")
+            lines.append(
+                "note: the offline judge is a trained lexical/numeric model, not an LLM; "
+                "see the README for its measured quality."
+            )
         if manifest.judge.startswith("fake"):
             lines.append("note: the fake model is a demo for tests; its labels are not a measurement.")
         for line in lines:  # wrapped to the terminal (80 columns when piped)
@@ -537,23 +671,39 @@ def _print_summary(run_dir: Path, data=None):
 
 @app.command()
 def bench(
-    datasets: Annotated[list[str], typer.Argument(help="Labelled JSONL/CSV files, or shared set names (bump, cliff, ...).")],
+    datasets: Annotated[
+        list[str], typer.Argument(help="Labelled JSONL/CSV files, or shared set names (bump, cliff, ...).")
+    ],
     judge: Annotated[str, typer.Option(help="Judge spec.")] = "offline",
-    extractor: Annotated[Optional[str], typer.Option(help="Extractor spec (default: offline for the offline judge, else the judge's).")] = None,
-    mode: Annotated[Optional[list[str]], typer.Option(help="Classifier mode(s); repeat to bench several.")] = None,
-    gold_claims: Annotated[bool, typer.Option(help="Judge the dataset's gold claims directly (no extraction).")] = False,
-    limit: Annotated[Optional[int], typer.Option(min=1, help="Stratified sample of N records per dataset (seeded).")] = None,
+    extractor: Annotated[
+        str | None, typer.Option(help="Extractor spec (default: offline for the offline judge, else the judge's).")
+    ] = None,
+    mode: Annotated[list[str] | None, typer.Option(help="Classifier mode(s); repeat to bench several.")] = None,
+    gold_claims: Annotated[
+        bool, typer.Option(help="Judge the dataset's gold claims directly (no extraction).")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Stratified sample of N records per dataset (seeded).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for --limit sampling and the bootstrap.")] = 13,
     concurrency: Annotated[int, typer.Option(min=1, help="Samples judged at once.")] = 4,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples for the 95% CIs.")] = 1000,
-    out_dir: Annotated[Path, typer.Option("--out", help="Where the JSON and Markdown tables go (the committed tables in benchmarks/bench are written with an explicit --out benchmarks/bench).")] = Path("runs/bench"),
-    column: Annotated[Optional[list[str]], typer.Option(help="Map a field to your column: --column response=answer.")] = None,
-    cache: Annotated[Optional[Path], typer.Option(help="Request cache file.")] = None,
+    out_dir: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Where the JSON and Markdown tables go (the committed tables in benchmarks/bench are written with an explicit --out benchmarks/bench).",
+        ),
+    ] = Path("runs/bench"),
+    column: Annotated[
+        list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
+    ] = None,
+    cache: Annotated[Path | None, typer.Option(help="Request cache file.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the request cache.")] = False,
     dry_run: Annotated[bool, typer.Option(help="Print expected calls, tokens and cost; call nothing.")] = False,
 ) -> None:
     """Score a judge on labelled data with the papers' metrics (P/R/F1, AUC, subtype F1, usage)."""
-    from hallumeasure.bench import run_bench, save_bench, bench_markdown
+    from hallumeasure.bench import bench_markdown, run_bench, save_bench
     from hallumeasure.datasets import load_labelled, resolve_dataset, subsample
     from hallumeasure.models.cache import RequestCache
     from hallumeasure.pipeline.build import build_extractor, build_judge, build_model
@@ -574,12 +724,21 @@ def bench(
                     out.print(f"[bold]{name}[/bold]")
                     _print_estimate(samples, run_mode, judge, extractor, gold_claims=gold_claims)
                     continue
-                models = {spec: build_model(spec, cache=request_cache)
-                          for spec in {judge, extractor} - set(KEYLESS_JUDGES)}
+                models = {
+                    spec: build_model(spec, cache=request_cache) for spec in {judge, extractor} - set(KEYLESS_JUDGES)
+                }
                 jud = build_judge(judge, run_mode, model=models.get(judge))
                 ext = None if gold_claims else build_extractor(extractor, model=models.get(extractor))
-                result = run_bench(samples, jud, ext, gold_claims=gold_claims, mode=run_mode,
-                                   concurrency=concurrency, n_resamples=resamples, seed=seed)
+                result = run_bench(
+                    samples,
+                    jud,
+                    ext,
+                    gold_claims=gold_claims,
+                    mode=run_mode,
+                    concurrency=concurrency,
+                    n_resamples=resamples,
+                    seed=seed,
+                )
                 json_path, md_path = save_bench(result, out_dir)
                 out.print(bench_markdown(result), markup=False, highlight=False)
                 console.print(f"wrote {json_path} and {md_path}")
@@ -592,7 +751,9 @@ def bench(
 @app.command("bench-compare")
 def bench_compare(
     results: Annotated[list[Path], typer.Argument(help="Bench JSON files written by 'bench'.")],
-    out_file: Annotated[Optional[Path], typer.Option("--out", help="Also write the table to this Markdown file.")] = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="Also write the table to this Markdown file.")
+    ] = None,
 ) -> None:
     """Put several bench results side by side (one row per judge x mode x dataset)."""
     from hallumeasure.bench import compare_bench, load_bench
@@ -606,8 +767,9 @@ def bench_compare(
         try:
             loaded.append(load_bench(path))
         except (ValidationError, UnicodeDecodeError) as exc:
-            raise _fail(f"{path} is not a bench result (a JSON file written by 'hallumeasure bench'): "
-                        f"{_one_line(exc)}") from None
+            raise _fail(
+                f"{path} is not a bench result (a JSON file written by 'hallumeasure bench'): {_one_line(exc)}"
+            ) from None
         except OSError as exc:
             raise _fail(f"{path} cannot be read: {exc.strerror or _one_line(exc)}") from None
     try:
@@ -622,9 +784,15 @@ def bench_compare(
 @app.command()
 def show(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
-    claims: Annotated[bool, typer.Option(help="List every claim with its verdict (with --json: a 'claims' list).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")] = False,
-    summary: Annotated[bool, typer.Option("--summary/--no-summary", help="Print the summary table (--no-summary: only the claims).")] = True,
+    claims: Annotated[
+        bool, typer.Option(help="List every claim with its verdict (with --json: a 'claims' list).")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")
+    ] = False,
+    summary: Annotated[
+        bool, typer.Option("--summary/--no-summary", help="Print the summary table (--no-summary: only the claims).")
+    ] = True,
 ) -> None:
     """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability;
     with passages, the evidence and citation checks."""
@@ -638,8 +806,11 @@ def show(
         raise _fail(str(exc)) from exc
     if data.unfinished:  # still exit 0: looking at a crashed run is how one finds out what happened
         stored = int(data.summary.iloc[0]["n_responses"]) if len(data.summary) else 0
-        console.print(f"[yellow]warning:[/yellow] {escape(redact(_unfinished_message(run_dir, data.manifest, stored)))}",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]warning:[/yellow] {escape(redact(_unfinished_message(run_dir, data.manifest, stored)))}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if as_json:
         payload = {
             "manifest": json.loads(data.manifest.model_dump_json()) if data.manifest else None,
@@ -690,8 +861,9 @@ def _print_claims(data, run_dir: Path, rows=None, evidence=None) -> None:
     quoted = bool(evidence) and wide
     # rich squeezes every column when a text is longer than the line, so the rest is shared out here
     n_columns = 4 + voted + cited + wide + quoted
-    rest = max(20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - (18 if cited else 0)
-               - 2 * n_columns)
+    rest = max(
+        20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - (18 if cited else 0) - 2 * n_columns
+    )
     claim_width = rest * 2 // 5 if wide else rest
     table.add_column("claim", no_wrap=True, overflow="ellipsis", width=claim_width)
     if wide:
@@ -701,8 +873,13 @@ def _print_claims(data, run_dir: Path, rows=None, evidence=None) -> None:
     for row in rows.to_dict(orient="records"):
         label = _cell(row["label"])
         shown = {"partially_supported": "partial"}.get(label, label)
-        cells = [_cell(row["sample_id"]), shown or "[red]ERROR[/red]", _cell(row["subtype"]),
-                 *((_cell(row["votes"]),) if voted else ()), _cell(row["claim"])]
+        cells = [
+            _cell(row["sample_id"]),
+            shown or "[red]ERROR[/red]",
+            _cell(row["subtype"]),
+            *((_cell(row["votes"]),) if voted else ()),
+            _cell(row["claim"]),
+        ]
         if cited:
             cells.insert(3 + voted, _cell(getattr(evidence.get(row["claim_id"]), "citation", None)))
         if wide:
@@ -711,18 +888,29 @@ def _print_claims(data, run_dir: Path, rows=None, evidence=None) -> None:
             cells.append(_cell(quote_cell(evidence.get(row["claim_id"]))))
         table.add_row(*cells)
     out.print(table)
-    out.print(f"{len(data.claims)} claims, one line each, cut to fit ('partial' = partially_supported); every "
-              "reason and the evidence in full: "
-              f"hallumeasure view {run_dir} (or: show {run_dir} --json --claims)", highlight=False, markup=False,
-              soft_wrap=False)
+    out.print(
+        f"{len(data.claims)} claims, one line each, cut to fit ('partial' = partially_supported); every "
+        "reason and the evidence in full: "
+        f"hallumeasure view {run_dir} (or: show {run_dir} --json --claims)",
+        highlight=False,
+        markup=False,
+        soft_wrap=False,
+    )
 
 
 @app.command()
 def view(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories; two runs over the same samples are shown side by side.")],
-    out_file: Annotated[Optional[Path], typer.Option("--out", "-o", help="The HTML file to write (default: view.html in the first run's directory).")] = None,
+    runs: Annotated[
+        list[Path], typer.Argument(help="Run directories; two runs over the same samples are shown side by side.")
+    ],
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="The HTML file to write (default: view.html in the first run's directory)."),
+    ] = None,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the file in the default web browser.")] = False,
-    max_responses: Annotated[int, typer.Option(min=1, help="Most responses embedded; more are cut, with a note on the page.")] = 2000,
+    max_responses: Annotated[
+        int, typer.Option(min=1, help="Most responses embedded; more are cut, with a note on the page.")
+    ] = 2000,
 ) -> None:
     """Write one self-contained HTML page to look at runs: claims highlighted in the response, reasons, evidence."""
     from hallumeasure.report.viewer import write_viewer
@@ -735,8 +923,12 @@ def view(
     except OSError as exc:
         raise _fail(f"{exc.filename or target}: {exc.strerror or _one_line(exc)}") from None
     size = path.stat().st_size
-    out.print(f"wrote {path} ({size / 1e6:.1f} MB, one file, works offline); open in a browser:",
-              markup=False, highlight=False, soft_wrap=False)
+    out.print(
+        f"wrote {path} ({size / 1e6:.1f} MB, one file, works offline); open in a browser:",
+        markup=False,
+        highlight=False,
+        soft_wrap=False,
+    )
     out.print(path.resolve().as_uri(), markup=False, highlight=False)  # last, whole, so a terminal can link it
     if open_browser:
         import webbrowser
@@ -746,13 +938,29 @@ def view(
 
 @app.command()
 def compare(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories written by 'measure' (one may hold several models).")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Directory for report.md, report.html, report.json and plots.")],
-    allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Compare runs measured with different judges, modes, prompts or policies; the report is marked.")] = False,
+    runs: Annotated[
+        list[Path], typer.Argument(help="Run directories written by 'measure' (one may hold several models).")
+    ],
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory for report.md, report.html, report.json and plots.")
+    ],
+    allow_mismatch: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mismatch",
+            help="Compare runs measured with different judges, modes, prompts or policies; the report is marked.",
+        ),
+    ] = False,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
     worst: Annotated[int, typer.Option(min=0, help="Worst examples shown per model.")] = 3,
-    labels: Annotated[Optional[list[Path]], typer.Option("--labels", help="Human labels (see 'calibrate'): adds the judge's agreement and corrected rates for the run they match.")] = None,
+    labels: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--labels",
+            help="Human labels (see 'calibrate'): adds the judge's agreement and corrected rates for the run they match.",
+        ),
+    ] = None,
 ) -> None:
     """Compare models: rates with bootstrap intervals, paired differences, subtype mix, worst examples."""
     from hallumeasure.report.compare import compare_runs
@@ -760,8 +968,9 @@ def compare(
 
     try:
         _refuse_unfinished(runs)
-        report = compare_runs(runs, out_dir, allow_mismatch=allow_mismatch, resamples=resamples, seed=seed,
-                              worst=worst, labels=labels)
+        report = compare_runs(
+            runs, out_dir, allow_mismatch=allow_mismatch, resamples=resamples, seed=seed, worst=worst, labels=labels
+        )
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     except ValidationError as exc:
@@ -770,48 +979,116 @@ def compare(
     for name in ("model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"):
         table.add_column(name, justify="left" if name == "model" else "right")
     for s in report.model_stats:
-        table.add_row(escape(s.name), str(s.n_responses), s.mean_unsupported_rate.format(),
-                      s.hallucinated_share.format(), str(s.n_error_rows))
+        table.add_row(
+            escape(s.name),
+            str(s.n_responses),
+            s.mean_unsupported_rate.format(),
+            s.hallucinated_share.format(),
+            str(s.n_error_rows),
+        )
     out.print(table)
     for c in report.comparisons:
         d = c.unsupported_rate
-        out.print(f"unsupported rate, {c.b} - {c.a}: {format_signed(d.diff)} (p {format_p(d.p_value)}; "
-                  f"{c.pairing}, {c.n_shared} shared samples)", highlight=False, markup=False)
+        out.print(
+            f"unsupported rate, {c.b} - {c.a}: {format_signed(d.diff)} (p {format_p(d.p_value)}; "
+            f"{c.pairing}, {c.n_shared} shared samples)",
+            highlight=False,
+            markup=False,
+        )
     for cal in report.calibrations:
         for c in cal.corrected:
-            out.print(f"{c.metric} of {cal.run}, corrected by {cal.labels_file}: {c.ppi.format()} (PPI; judge "
-                      f"{c.judge.format()}, {c.n_labelled} labelled responses)", highlight=False, markup=False)
+            out.print(
+                f"{c.metric} of {cal.run}, corrected by {cal.labels_file}: {c.ppi.format()} (PPI; judge "
+                f"{c.judge.format()}, {c.n_labelled} labelled responses)",
+                highlight=False,
+                markup=False,
+            )
     for line in report.policy:
         out.print(line, highlight=False, markup=False)
     for note in report.notes:
         out.print(f"note: {note}", highlight=False, markup=False)
     for problem in report.mismatches:
         console.print(f"[yellow]warning:[/yellow] {escape(problem)}", highlight=False)
-    out.print(f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {out_dir / 'view.html'} (every claim)",
-              markup=False)
+    out.print(
+        f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {out_dir / 'view.html'} (every claim)",
+        markup=False,
+    )
 
 
 @app.command()
 def audit(
     baseline: Annotated[Path, typer.Option("--baseline", help="The baseline run directory.")],
     current: Annotated[Path, typer.Option("--current", help="The run to audit against the baseline.")],
-    out_dir: Annotated[Optional[Path], typer.Option("--out", "-o", help="Directory for audit.json, audit.md and audit.junit.xml (default: runs/audit/<baseline>__<current>).")] = None,
-    max_rate_rise: Annotated[float, typer.Option(min=0.0, max=1.0, help="Tolerated rise of the mean unsupported rate (absolute; the non-inferiority margin).")] = 0.02,
-    alpha: Annotated[float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of each decision, in (0, 0.5).")] = 0.05,
-    max_hallucinated_share_rise: Annotated[Optional[float], typer.Option(min=0.0, max=1.0, help="Tolerated rise of the hallucinated share (default: not gated).")] = None,
-    fail_on_any_significant_rise: Annotated[bool, typer.Option("--fail-on-any-significant-rise", help="Regression as soon as a rise is shown above 0, even within the tolerated rise.")] = False,
-    inconclusive: Annotated[str, typer.Option(help="Exit code of an inconclusive audit: exit4 (4), pass (0) or fail (1).")] = "exit4",
-    power: Annotated[float, typer.Option(callback=_open_unit, help="Power, in (0, 1), at which the minimum detectable rise and the samples needed are stated.")] = 0.8,
-    subtype_shift: Annotated[bool, typer.Option("--subtype-shift/--no-subtype-shift", help="Fail when an error subtype becomes significantly more frequent.")] = True,
-    subtype_alpha: Annotated[Optional[float], typer.Option(callback=_open_probability, help="Significance level of the subtype test, in (0, 1] (default: --alpha).")] = None,
-    min_samples: Annotated[int, typer.Option(min=1, help="Fewest compared samples for a verdict (fewer: inconclusive).")] = 5,
-    max_error_share: Annotated[float, typer.Option(min=0.0, max=1.0, help="Tolerated share of error rows in either run.")] = 0.05,
-    baseline_model: Annotated[Optional[str], typer.Option(help="Audit only this model of the baseline run.")] = None,
-    current_model: Annotated[Optional[str], typer.Option(help="Audit only this model of the current run.")] = None,
-    allow_mismatch: Annotated[bool, typer.Option("--allow-mismatch", help="Audit runs measured differently; the outputs are marked.")] = False,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Directory for audit.json, audit.md and audit.junit.xml (default: runs/audit/<baseline>__<current>).",
+        ),
+    ] = None,
+    max_rate_rise: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="Tolerated rise of the mean unsupported rate (absolute; the non-inferiority margin)."
+        ),
+    ] = 0.02,
+    alpha: Annotated[
+        float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of each decision, in (0, 0.5).")
+    ] = 0.05,
+    max_hallucinated_share_rise: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Tolerated rise of the hallucinated share (default: not gated)."),
+    ] = None,
+    fail_on_any_significant_rise: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-any-significant-rise",
+            help="Regression as soon as a rise is shown above 0, even within the tolerated rise.",
+        ),
+    ] = False,
+    inconclusive: Annotated[
+        str, typer.Option(help="Exit code of an inconclusive audit: exit4 (4), pass (0) or fail (1).")
+    ] = "exit4",
+    power: Annotated[
+        float,
+        typer.Option(
+            callback=_open_unit,
+            help="Power, in (0, 1), at which the minimum detectable rise and the samples needed are stated.",
+        ),
+    ] = 0.8,
+    subtype_shift: Annotated[
+        bool,
+        typer.Option(
+            "--subtype-shift/--no-subtype-shift", help="Fail when an error subtype becomes significantly more frequent."
+        ),
+    ] = True,
+    subtype_alpha: Annotated[
+        float | None,
+        typer.Option(
+            callback=_open_probability, help="Significance level of the subtype test, in (0, 1] (default: --alpha)."
+        ),
+    ] = None,
+    min_samples: Annotated[
+        int, typer.Option(min=1, help="Fewest compared samples for a verdict (fewer: inconclusive).")
+    ] = 5,
+    max_error_share: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Tolerated share of error rows in either run.")
+    ] = 0.05,
+    baseline_model: Annotated[str | None, typer.Option(help="Audit only this model of the baseline run.")] = None,
+    current_model: Annotated[str | None, typer.Option(help="Audit only this model of the current run.")] = None,
+    allow_mismatch: Annotated[
+        bool, typer.Option("--allow-mismatch", help="Audit runs measured differently; the outputs are marked.")
+    ] = False,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
-    config: Annotated[Optional[Path], typer.Option("--config", help="Settings file whose audit table sets the gates not given here (default: the nearest hallumeasure.toml or pyproject.toml).")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="Settings file whose audit table sets the gates not given here (default: the nearest hallumeasure.toml or pyproject.toml).",
+        ),
+    ] = None,
     ctx: typer.Context = None,  # type: ignore[assignment] - typer passes it
 ) -> None:
     """Audit CURRENT against BASELINE. Exit 0 pass, 1 regression, 2 usage error, 3 too many error rows, 4 inconclusive."""
@@ -821,20 +1098,42 @@ def audit(
     out_dir = out_dir or Path("runs") / "audit" / f"{baseline.name}__{current.name}"
     try:
         if inconclusive not in INCONCLUSIVE_EXITS:
-            raise HalluMeasureError(f"--inconclusive must be one of {', '.join(INCONCLUSIVE_EXITS)}, got {inconclusive!r}")
-        given = dict(max_rate_rise=max_rate_rise, alpha=alpha,
-                     max_hallucinated_share_rise=max_hallucinated_share_rise, subtype_shift=subtype_shift,
-                     subtype_alpha=subtype_alpha, min_samples=min_samples, max_error_share=max_error_share,
-                     fail_on_any_significant_rise=fail_on_any_significant_rise, inconclusive=inconclusive,
-                     power=power)
+            raise HalluMeasureError(
+                f"--inconclusive must be one of {', '.join(INCONCLUSIVE_EXITS)}, got {inconclusive!r}"
+            )
+        given = dict(
+            max_rate_rise=max_rate_rise,
+            alpha=alpha,
+            max_hallucinated_share_rise=max_hallucinated_share_rise,
+            subtype_shift=subtype_shift,
+            subtype_alpha=subtype_alpha,
+            min_samples=min_samples,
+            max_error_share=max_error_share,
+            fail_on_any_significant_rise=fail_on_any_significant_rise,
+            inconclusive=inconclusive,
+            power=power,
+        )
         # gates not given as options come from the settings file's audit table, else AuditGates' defaults
         source = config or find_config(Path.cwd())
-        gates = merge(AuditGates, read_config(source, section="audit") if source else {}, given,
-                      explicit=explicit_options(ctx, list(given)), source=source)
+        gates = merge(
+            AuditGates,
+            read_config(source, section="audit") if source else {},
+            given,
+            explicit=explicit_options(ctx, list(given)),
+            source=source,
+        )
         _refuse_unfinished([baseline, current])
-        result = audit_runs(baseline, current, gates, out_dir=out_dir, allow_mismatch=allow_mismatch,
-                            baseline_model=baseline_model, current_model=current_model, resamples=resamples,
-                            seed=seed)
+        result = audit_runs(
+            baseline,
+            current,
+            gates,
+            out_dir=out_dir,
+            allow_mismatch=allow_mismatch,
+            baseline_model=baseline_model,
+            current_model=current_model,
+            resamples=resamples,
+            seed=seed,
+        )
     except Exception as exc:  # noqa: BLE001 - exit 1 means "regression" here, so no failure may escape as 1
         if isinstance(exc, HalluMeasureError):
             message = redact(str(exc))
@@ -858,7 +1157,9 @@ def audit(
         out.print(line, highlight=False, markup=False)
     for note in result.notes:
         out.print(f"note: {note}", highlight=False, markup=False)
-    out.print(f"wrote {out_dir / 'audit.md'}, audit.json and audit.junit.xml; exit code {result.exit_code}", markup=False)
+    out.print(
+        f"wrote {out_dir / 'audit.md'}, audit.json and audit.junit.xml; exit code {result.exit_code}", markup=False
+    )
     raise typer.Exit(result.exit_code)
 
 

@@ -64,9 +64,11 @@ def _resume_hint(path: Path, m) -> str:
 
 
 def _unfinished_message(path: Path, manifest, n_stored: int) -> str:
-    return (f"{path} is an unfinished run (status {manifest.status!r}: it crashed, was stopped, or is still being "
-            f"written; {n_stored} of {manifest.n_samples} samples stored); finish it with: "
-            f"{_resume_hint(path, manifest)} (and the other options it was started with)")
+    return (
+        f"{path} is an unfinished run (status {manifest.status!r}: it crashed, was stopped, or is still being "
+        f"written; {n_stored} of {manifest.n_samples} samples stored); finish it with: "
+        f"{_resume_hint(path, manifest)} (and the other options it was started with)"
+    )
 
 
 def _refuse_unfinished(paths: list[Path]) -> None:
@@ -77,8 +79,9 @@ def _refuse_unfinished(paths: list[Path]) -> None:
         with RunStore(path) as store:
             manifest = store.read_manifest()
             if manifest is not None and manifest.status != "complete":
-                raise HalluMeasureError(_unfinished_message(path, manifest, len(store.done_ids())) + ", then "
-                                        "compare or audit it")
+                raise HalluMeasureError(
+                    _unfinished_message(path, manifest, len(store.done_ids())) + ", then compare or audit it"
+                )
 
 
 def _open_unit(value: float | None) -> float | None:

@@ -8,7 +8,10 @@ from pathlib import Path
 
 def cache_path() -> Path:
     """Where the shared request cache lives: $HALLUMEASURE_CACHE_DIR, else ~/.cache/hallumeasure."""
-    base = os.environ.get("HALLUMEASURE_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hallumeasure"
+    base = (
+        os.environ.get("HALLUMEASURE_CACHE_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hallumeasure"
+    )
     return Path(base) / "requests.sqlite"
 
 
@@ -38,7 +41,7 @@ def redact(text: str) -> str:
 class RedactingFilter:
     """A logging filter that removes secret values from every record's final message."""
 
-    def filter(self, record) -> bool:  # noqa: ANN001 - logging.LogRecord
+    def filter(self, record) -> bool:
         if secret_values():
             record.msg = redact(record.getMessage())
             record.args = ()

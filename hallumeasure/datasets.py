@@ -31,7 +31,19 @@ from hallumeasure.subtype_maps import ERROR_TYPE_FIELDS, claim_label
 from hallumeasure.text import clean_text
 from hallumeasure.types import Sample
 
-FIELDS = ("id", "dataset", "split", "context", "response", "question", "model", "label", "claims", "error_types", "meta")
+FIELDS = (
+    "id",
+    "dataset",
+    "split",
+    "context",
+    "response",
+    "question",
+    "model",
+    "label",
+    "claims",
+    "error_types",
+    "meta",
+)
 REQUIRED = ("context", "response", "label")
 #: The sets staged in shared/data, by file stem.
 SHARED_SETS = ("wice", "summedits", "bump", "cliff", "halueval_qa")
@@ -148,7 +160,9 @@ def load_labelled(
 
 
 def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and value != value) or (isinstance(value, str) and not value.strip())
+    return (
+        value is None or (isinstance(value, float) and value != value) or (isinstance(value, str) and not value.strip())
+    )
 
 
 def _text(value: Any) -> str | None:
@@ -202,14 +216,26 @@ def _claims(value: Any, dataset: str, csv_cells: bool) -> tuple[GoldClaim, ...] 
                 f"claim {i} has unknown label {raw!r} for dataset {dataset!r}; "
                 "add it to hallumeasure/subtype_maps.py CLAIM_LABEL_MAPS or use our label names"
             )
-        out.append(GoldClaim(text=clean_text(str(item["text"])), raw_label=str(raw), label=mapped.label,
-                             unsupported=mapped.unsupported))
+        out.append(
+            GoldClaim(
+                text=clean_text(str(item["text"])),
+                raw_label=str(raw),
+                label=mapped.label,
+                unsupported=mapped.unsupported,
+            )
+        )
     return tuple(out)
 
 
 def _to_labelled(
-    record: dict[str, Any], mapping: Mapping[str, str], number: int, override: str | None, default_dataset: str,
-    label_values: Mapping[str, int], *, csv_cells: bool,
+    record: dict[str, Any],
+    mapping: Mapping[str, str],
+    number: int,
+    override: str | None,
+    default_dataset: str,
+    label_values: Mapping[str, int],
+    *,
+    csv_cells: bool,
 ) -> LabelledSample:
     get = {f: record.get(col) for f, col in mapping.items()}
     absent = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in record]

@@ -15,12 +15,33 @@ from collections.abc import Iterable, Sequence
 from hallumeasure.passages import passage_by_id
 from hallumeasure.types import ClaimVerdict, Evidence, Passage, Sample
 
-_FOLD = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "`": "'", "\u00b4": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
-    "\u00a0": " ", "\u2009": " ", "\u202f": " ",
-})
+_FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "`": "'",
+        "\u00b4": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+        "\u00a0": " ",
+        "\u2009": " ",
+        "\u202f": " ",
+    }
+)
 _ELLIPSIS_RE = re.compile(r"\s*(?:\.\s*\.\s*\.|\u2026)\s*")
 _EDGE_QUOTES = "\"'\u2018\u2019\u201c\u201d\u00ab\u00bb` "
 #: Quotes shorter than this (after normalisation) prove nothing and are not accepted.

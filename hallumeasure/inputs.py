@@ -85,7 +85,7 @@ def read_rows(
             frame = pd.read_parquet(path)
         except ImportError as exc:
             raise InputError("reading Parquet needs pyarrow or fastparquet: pip install pyarrow") from exc
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
+        except Exception as exc:
             raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})") from exc
         if on_header is not None:
             on_header([str(c) for c in frame.columns], "Parquet")
@@ -99,7 +99,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8):]  # editors on Windows start files with a byte-order mark
+                raw = raw[len(codecs.BOM_UTF8) :]  # editors on Windows start files with a byte-order mark
             if not raw.strip():
                 continue
             try:
@@ -173,13 +173,20 @@ def _csv_rows(
         if not any(cell.strip() for cell in row):
             continue  # blank line
         number += 1
-        bad = [header[i] if i < len(header) else f"field {i + 1}" for i, cell in enumerate(row) if _BAD_BYTES.search(cell)]
+        bad = [
+            header[i] if i < len(header) else f"field {i + 1}" for i, cell in enumerate(row) if _BAD_BYTES.search(cell)
+        ]
         if bad:
             yield number, f"not valid UTF-8 in column(s) {', '.join(map(repr, bad))}; re-save the file as UTF-8"
             continue
         if len(row) > len(header):
-            yield number, (f"has {len(row)} fields but the header has {len(header)}: an unquoted {delimiter!r} "
-                           "inside a field, or the wrong delimiter")
+            yield (
+                number,
+                (
+                    f"has {len(row)} fields but the header has {len(header)}: an unquoted {delimiter!r} "
+                    "inside a field, or the wrong delimiter"
+                ),
+            )
             continue
         record: dict[str, Any] = dict.fromkeys(header)  # a short row leaves its last fields missing
         record.update(zip(header, row))
@@ -188,8 +195,14 @@ def _csv_rows(
 
 def _format_of(path: Path) -> str:
     suffix = path.suffix.lower()
-    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "csv",
-            ".parquet": "parquet"}.get(suffix, "jsonl")
+    return {
+        ".jsonl": "jsonl",
+        ".ndjson": "jsonl",
+        ".json": "jsonl",
+        ".csv": "csv",
+        ".tsv": "csv",
+        ".parquet": "parquet",
+    }.get(suffix, "jsonl")
 
 
 def load_samples(
@@ -227,6 +240,7 @@ def load_samples(
     samples: list[Sample] = []
     problems: list[RowProblem] = []
     seen: dict[str, int] = {}
+
     # CSV and Parquet columns are checked once for the whole file; JSONL rows one by one, since each
     # line may have its own fields.
     def check_header(present: list[str], how: str) -> None:
@@ -242,8 +256,9 @@ def load_samples(
             problems.append(RowProblem(number, _row_id(record, mapping), str(exc)))
             continue
         if sample.id in seen:
-            problems.append(RowProblem(number, sample.id,
-                                       f"duplicate id {sample.id!r} (first seen at row {seen[sample.id]})"))
+            problems.append(
+                RowProblem(number, sample.id, f"duplicate id {sample.id!r} (first seen at row {seen[sample.id]})")
+            )
             continue
         seen[sample.id] = number
         samples.append(sample)
@@ -315,8 +330,11 @@ def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, 
     context = None if passages else _text(values["context"], "context")
     response = _text(values["response"], "response")
     if not passages and (context is None or not context.strip()):
-        what = "the contexts list is empty" if mapping["contexts"] in record and values["contexts"] is not None \
+        what = (
+            "the contexts list is empty"
+            if mapping["contexts"] in record and values["contexts"] is not None
             else "the context is empty" + (" (whitespace only)" if context else "")
+        )
         raise _Unusable(what)
     if response is None:
         raise _Unusable("the response is missing")
@@ -365,8 +383,9 @@ def _passages(value: Any) -> tuple[Passage, ...]:
         if isinstance(item, dict):
             unknown = set(item) - {"id", "text", "title", "url"}
             if unknown:
-                raise _Unusable(f"passage {position} has unknown field(s) {sorted(unknown)}; "
-                                "a passage has id, text, title and url")
+                raise _Unusable(
+                    f"passage {position} has unknown field(s) {sorted(unknown)}; a passage has id, text, title and url"
+                )
             text = _text(item.get("text"), f"text of passage {position}")
             pid = _text(item.get("id"), f"id of passage {position}")
             title, url = _text(item.get("title"), "passage title"), _text(item.get("url"), "passage url")
@@ -375,8 +394,14 @@ def _passages(value: Any) -> tuple[Passage, ...]:
         if text is None or not text.strip():
             continue
         try:
-            out.append(Passage(id=_blank_to_none(pid) or str(position), text=text,
-                               title=_blank_to_none(title), url=_blank_to_none(url)))
+            out.append(
+                Passage(
+                    id=_blank_to_none(pid) or str(position),
+                    text=text,
+                    title=_blank_to_none(title),
+                    url=_blank_to_none(url),
+                )
+            )
         except ValidationError as exc:
             raise _Unusable(f"passage {position}: {exc.errors()[0]['msg']}") from None
     ids = [p.id for p in out]

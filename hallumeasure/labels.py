@@ -91,7 +91,7 @@ class Policy(BaseModel):
         return sorted(label.value for label in labels)
 
     @model_validator(mode="after")
-    def _check_labels(self) -> "Policy":
+    def _check_labels(self) -> Policy:
         bad = self.unsupported_labels & {Label.SUPPORTED, Label.UNEVALUATABLE}
         if bad:
             raise ValueError(

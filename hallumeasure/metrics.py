@@ -190,7 +190,9 @@ def bootstrap_ci(
         raise ValueError(f"arrays differ in length: {[c.shape[0] for c in cols]}")
     point = float(metric_fn(*cols)) if n else float("nan")
     if n == 0 or n_resamples <= 0:
-        return CI(point, float("nan"), float("nan"), confidence, max(n_resamples, 0), max(n_resamples, 0) if n == 0 else 0)
+        return CI(
+            point, float("nan"), float("nan"), confidence, max(n_resamples, 0), max(n_resamples, 0) if n == 0 else 0
+        )
     rng = np.random.default_rng(seed)
     values = np.empty(n_resamples, dtype=float)
     for i in range(n_resamples):

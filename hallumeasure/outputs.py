@@ -47,13 +47,20 @@ def _subtype_rule_schema(schema: dict, cls: type) -> None:
     is not re-asked for it: ``if`` the label is one that needs a subtype, ``then`` a subtype is
     required. ``if``/``then`` (not ``oneOf``/``anyOf``, which Claude's APIs refuse at a tool
     schema's top level) keeps the schema acceptable to Anthropic, Bedrock and OpenAI-compatible servers."""
-    schema["if"] = {"properties": {"label": {"enum": sorted(label.value for label in LABELS_WITH_SUBTYPE)}},
-                    "required": ["label"]}
-    schema["then"] = {"properties": {"subtype": {"enum": [subtype.value for subtype in Subtype]}},
-                      "required": ["subtype"]}
+    schema["if"] = {
+        "properties": {"label": {"enum": sorted(label.value for label in LABELS_WITH_SUBTYPE)}},
+        "required": ["label"],
+    }
+    schema["then"] = {
+        "properties": {"subtype": {"enum": [subtype.value for subtype in Subtype]}},
+        "required": ["subtype"],
+    }
+
+
 class EvidenceQuote(_Contract):
     passage_id: Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, int) else v)] = Field(
-        description="The id of the passage the quote is copied from.")
+        description="The id of the passage the quote is copied from."
+    )
     quote: str = Field(description="Words copied verbatim from that passage.")
 
 
@@ -65,9 +72,13 @@ def _as_list(value: object) -> object:
 
 
 EvidenceField = Annotated[list[EvidenceQuote], BeforeValidator(_as_list)]
-_EVIDENCE = Field(default_factory=list, description=(
-    "Quotes from the passages that back or contradict the claim, each with its passage id; empty when no "
-    "passage speaks to the claim."))
+_EVIDENCE = Field(
+    default_factory=list,
+    description=(
+        "Quotes from the passages that back or contradict the claim, each with its passage id; empty when no "
+        "passage speaks to the claim."
+    ),
+)
 
 
 class _SubtypeRule(_Contract):

@@ -214,9 +214,7 @@ async def ask_structured(
             current = reask(request, response, exc, attempt=attempt)
             continue
         return Structured(value=value, usage=usage, attempts=attempt, stop_reason=response.stop_reason)
-    return Structured(
-        error=last_error, raw_output=last_raw, usage=usage, attempts=attempt, stop_reason=last_stop
-    )
+    return Structured(error=last_error, raw_output=last_raw, usage=usage, attempts=attempt, stop_reason=last_stop)
 
 
 def reask(request: GenerateRequest, response: GenerateResponse, exc: OutputError, *, attempt: int) -> GenerateRequest:
@@ -232,10 +230,17 @@ def reask(request: GenerateRequest, response: GenerateResponse, exc: OutputError
     call_made = response.tool_input is not None or response.tool_raw is not None
     if request.tool is not None and response.tool_call_id and call_made:
         said = (TextBlock(text=response.text[:4000]),) if response.text.strip() else ()
-        call = ToolCallBlock(call_id=response.tool_call_id, name=request.tool.name, input=response.tool_input,
-                             raw=None if response.tool_input is not None else (response.tool_raw or "")[:4000])
-        result = ToolResultBlock(call_id=response.tool_call_id, is_error=True,
-                                 result=f"{reason} Call the tool again, with input that matches its schema exactly.")
+        call = ToolCallBlock(
+            call_id=response.tool_call_id,
+            name=request.tool.name,
+            input=response.tool_input,
+            raw=None if response.tool_input is not None else (response.tool_raw or "")[:4000],
+        )
+        result = ToolResultBlock(
+            call_id=response.tool_call_id,
+            is_error=True,
+            result=f"{reason} Call the tool again, with input that matches its schema exactly.",
+        )
         turns = (Message(role="assistant", content=(*said, call)), Message(role="user", content=(result,)))
     else:
         previous = (exc.raw or "(empty answer)")[:4000]

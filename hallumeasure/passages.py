@@ -64,5 +64,6 @@ def passage_by_id(sample: Sample, passage_id: str | None) -> Passage | None:
     return None
 
 
-_ID_NOISE = re.compile(r"^[\s\[\(#]*(?:doc(?:ument)?|passage|source|ref|context|chunk|p)?[\s_#:-]*|[\s\]\)]*$",
-                       re.IGNORECASE)
+_ID_NOISE = re.compile(
+    r"^[\s\[\(#]*(?:doc(?:ument)?|passage|source|ref|context|chunk|p)?[\s_#:-]*|[\s\]\)]*$", re.IGNORECASE
+)

@@ -16,7 +16,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from hallumeasure.errors import PromptError
@@ -109,7 +109,7 @@ def _read_lock() -> dict[str, str]:
     return json.loads(LOCK_FILE.read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(prompt_id: str, version: int | None = None) -> Prompt:
     """The prompt ``prompt_id`` (newest version unless ``version``), verified against prompts.lock."""
     versions = sorted(

@@ -13,8 +13,18 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hallumeasure.citations import DEFAULT_PATTERNS, Marker, claim_citations, compile_patterns, find_markers, \
-    finding, id_pattern, restore_spans, strip_markers, supporting
+from hallumeasure.citations import (
+    DEFAULT_PATTERNS,
+    Marker,
+    claim_citations,
+    compile_patterns,
+    find_markers,
+    finding,
+    id_pattern,
+    restore_spans,
+    strip_markers,
+    supporting,
+)
 from hallumeasure.evidence import evidence_of_sentence, verify, with_evidence
 from hallumeasure.labels import Label
 from hallumeasure.retrieval import SourceView, context_budget, sentence_spans, source_tokens, view_for
@@ -31,8 +41,11 @@ class SourceOptions(BaseModel):
     citation_patterns: tuple[str, ...] = DEFAULT_PATTERNS
 
     def settings(self, judge_name: str) -> dict:
-        return {"context_budget_tokens": context_budget(judge_name, self.max_context_tokens),
-                "ranker": "bm25s", "citation_patterns": list(self.citation_patterns)}
+        return {
+            "context_budget_tokens": context_budget(judge_name, self.max_context_tokens),
+            "ranker": "bm25s",
+            "citation_patterns": list(self.citation_patterns),
+        }
 
 
 @dataclass(frozen=True)
@@ -69,8 +82,9 @@ def shown_whole(sample: Sample, judge_name: str, options: SourceOptions) -> bool
     return budget is None or source_tokens(sample) <= budget
 
 
-def finish(sample: Sample, prepared: Prepared, shown: SourceView, claims: Sequence[Claim],
-           verdicts: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
+def finish(
+    sample: Sample, prepared: Prepared, shown: SourceView, claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]
+) -> list[ClaimVerdict]:
     """Verdicts with evidence located and checked in ``sample``'s passages, what was shown, and citations."""
     by_claim = {c.id: c for c in claims}
     out = []
@@ -89,8 +103,12 @@ def finish(sample: Sample, prepared: Prepared, shown: SourceView, claims: Sequen
         kept = prepared.kept
         sentences = [(kept[start], kept[end - 1] + 1) for start, end in sentence_spans(prepared.sample.response)]
         cited = claim_citations(sample, claims, prepared.markers, sentences)
-        out = [v.model_copy(update={"citations": cited.get(v.claim_id, ()),
-                                    "citation": finding(v, cited.get(v.claim_id, ()))}) for v in out]
+        out = [
+            v.model_copy(
+                update={"citations": cited.get(v.claim_id, ()), "citation": finding(v, cited.get(v.claim_id, ()))}
+            )
+            for v in out
+        ]
     return out
 
 
@@ -135,19 +153,25 @@ class RagSummary(BaseModel):
     citation_precision: float | None = Field(None, description="cited passages that support the claim / citations")
     n_supported_checked: int = Field(0, description="supported claims of citing responses with a verified quote")
     n_supported_cited_correctly: int = 0
-    citation_recall: float | None = Field(None, description="supported claims that cite a supporting passage / "
-                                                            "supported claims")
+    citation_recall: float | None = Field(
+        None, description="supported claims that cite a supporting passage / supported claims"
+    )
     findings: dict[CitationFinding, int] = Field(default_factory=dict)
     n_passages: int = 0
-    n_passages_used: int = Field(0, description="passages that a verified quote shows to support or contradict "
-                                                "some claim")
+    n_passages_used: int = Field(
+        0, description="passages that a verified quote shows to support or contradict some claim"
+    )
     passage_use: list[PassageUse] = Field(default_factory=list)
 
     @property
     def applies(self) -> bool:
         """Whether there is anything RAG to report: citations, several passages, cut sources or unverified quotes."""
-        return bool(self.n_citing_responses or self.n_claims_cut or self.n_evidence_unverified
-                    or self.n_passages > self.n_responses)
+        return bool(
+            self.n_citing_responses
+            or self.n_claims_cut
+            or self.n_evidence_unverified
+            or self.n_passages > self.n_responses
+        )
 
 
 #: Passage ids listed in ``passage_use`` (the rest are counted in the totals only).
@@ -220,8 +244,9 @@ def _id_order(use: PassageUse) -> tuple[int, int, str]:
     return (0, int(use.passage_id), "") if use.passage_id.isdigit() else (1, 0, use.passage_id)
 
 
-def capped_for_estimate(samples: Sequence[Sample], judge_name: str, options: SourceOptions,
-                        chars_per_token: float = 4.0) -> list[Sample]:
+def capped_for_estimate(
+    samples: Sequence[Sample], judge_name: str, options: SourceOptions, chars_per_token: float = 4.0
+) -> list[Sample]:
     """Samples whose sources are cut to what the judge will see at most, for cost estimates (``--dry-run``):
     a source over the budget is judged through a view of at most the budget's tokens."""
     budget = context_budget(judge_name, options.max_context_tokens)

@@ -31,9 +31,13 @@ GAP_MARK = "\n[...]\n"
 #: Token windows of judges by spec prefix; a judge without one is not limited.
 WINDOWS: tuple[tuple[str, int], ...] = (
     ("anthropic:", 200_000),
-    ("bedrock:anthropic.", 200_000), ("bedrock:us.anthropic.", 200_000), ("bedrock:eu.anthropic.", 200_000),
-    ("bedrock:amazon.nova", 300_000), ("bedrock:us.amazon.nova", 300_000),
-    ("bedrock:meta.llama3", 128_000), ("bedrock:mistral.", 32_000),
+    ("bedrock:anthropic.", 200_000),
+    ("bedrock:us.anthropic.", 200_000),
+    ("bedrock:eu.anthropic.", 200_000),
+    ("bedrock:amazon.nova", 300_000),
+    ("bedrock:us.amazon.nova", 300_000),
+    ("bedrock:meta.llama3", 128_000),
+    ("bedrock:mistral.", 32_000),
 )
 #: Tokens of a window kept for instructions, claims and the answer.
 WINDOW_RESERVE = 16_000
@@ -129,7 +133,7 @@ def _split_long(text: str, spans: list[tuple[int, int]], limit: int) -> list[tup
             continue
         words = [m.span() for m in re.finditer(r"\S+", text[start:end])]
         for i in range(0, len(words), limit // 2):
-            piece = words[i:i + limit // 2]
+            piece = words[i : i + limit // 2]
             out.append((start + piece[0][0], start + piece[-1][1]))
     return out
 
@@ -140,7 +144,7 @@ def _index(sources: tuple[Passage, ...]) -> tuple[list[Chunk], object]:
 
     chunks = [c for p in sources for c in chunk_passage(p)]
     texts = {p.id: p for p in sources}
-    corpus = [(texts[c.passage_id].title or "") + " " + texts[c.passage_id].text[c.start:c.end] for c in chunks]
+    corpus = [(texts[c.passage_id].title or "") + " " + texts[c.passage_id].text[c.start : c.end] for c in chunks]
     retriever = bm25s.BM25()
     retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
     return chunks, retriever

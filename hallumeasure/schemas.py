@@ -11,13 +11,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from hallumeasure import outputs, types
+from hallumeasure import outputs, rag, types
+from hallumeasure.pipeline import votes
+from hallumeasure.report import stability
 from hallumeasure.report.audit import AuditResult
 from hallumeasure.report.calibrate import CalibrationReport
 from hallumeasure.report.power import SamplePlan
-from hallumeasure.pipeline import votes
-from hallumeasure.report import stability
-from hallumeasure import outputs, rag, types
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 

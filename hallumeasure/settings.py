@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import inspect
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import annotated_types
 import typer
@@ -46,76 +47,128 @@ class MeasureSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    extractor: str = Field("offline", description="Claim extractor: offline, fake, anthropic:<model>, bedrock:<id>, "
-                                                   "langchain:<module:Class>.")
-    judge: Annotated[Optional[list[str]], Flag(options={"metavar": "SPEC"})] = Field(None, description="Claim judge spec (same forms as --extractor; default "
-                                                         "offline). Give it several times for a panel of judges whose "
-                                                         "votes are combined by --panel-rule.")
-    repeats: int = Field(1, ge=1, le=50, description="Ask each judge this many times per claim; the verdict is "
-                                                     "combined from the votes (--panel-rule) and 'show' reports flip "
-                                                     "rates and kappa. LLM judges only: the offline judge is "
-                                                     "deterministic.")
-    panel_rule: str = Field("majority", description="How votes (repeats, panel judges) become a claim's verdict: "
-                                                    "majority (ties go to the more severe label), any-unsupported, "
-                                                    "unanimous.")
-    extractor_option: Optional[list[str]] = Field(
-        None, description="Constructor option of the extractor's model, key=value (repeatable): --extractor-option "
-                          "model=qwen2.5-7b-instruct --extractor-option base_url=http://localhost:8000/v1. Same as "
-                          "?key=value in the spec; recorded in the manifest; keys are refused (use the environment).")
-    judge_option: Optional[list[str]] = Field(
-        None, description="Constructor option of the judge's model, key=value (repeatable; applies to every --judge "
-                          "of a panel); as --extractor-option.")
+    extractor: str = Field(
+        "offline",
+        description="Claim extractor: offline, fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>.",
+    )
+    judge: Annotated[list[str] | None, Flag(options={"metavar": "SPEC"})] = Field(
+        None,
+        description="Claim judge spec (same forms as --extractor; default "
+        "offline). Give it several times for a panel of judges whose "
+        "votes are combined by --panel-rule.",
+    )
+    repeats: int = Field(
+        1,
+        ge=1,
+        le=50,
+        description="Ask each judge this many times per claim; the verdict is "
+        "combined from the votes (--panel-rule) and 'show' reports flip "
+        "rates and kappa. LLM judges only: the offline judge is "
+        "deterministic.",
+    )
+    panel_rule: str = Field(
+        "majority",
+        description="How votes (repeats, panel judges) become a claim's verdict: "
+        "majority (ties go to the more severe label), any-unsupported, "
+        "unanimous.",
+    )
+    extractor_option: list[str] | None = Field(
+        None,
+        description="Constructor option of the extractor's model, key=value (repeatable): --extractor-option "
+        "model=qwen2.5-7b-instruct --extractor-option base_url=http://localhost:8000/v1. Same as "
+        "?key=value in the spec; recorded in the manifest; keys are refused (use the environment).",
+    )
+    judge_option: list[str] | None = Field(
+        None,
+        description="Constructor option of the judge's model, key=value (repeatable; applies to every --judge "
+        "of a panel); as --extractor-option.",
+    )
     mode: str = Field("cot-one", description="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")
-    detector: str = Field("claims", description="claims (extract + judge claims), conli (sentence then entity NLI "
-                                                "with --judge), cascade (--first-pass judge, then --judge explains "
-                                                "its flags).")
-    first_pass: Optional[str] = Field(None, description="Cascade only: the cheap first-pass judge (default: offline).")
-    flag_threshold: Optional[float] = Field(None, ge=0.0, le=1.0,
-                                            description="Cascade only: flag a claim when the first pass gives it at "
-                                                        "least this probability of being unsupported (default: 0.5).")
-    model_name: Optional[str] = Field(None, description="Model name for rows without one.")
+    detector: str = Field(
+        "claims",
+        description="claims (extract + judge claims), conli (sentence then entity NLI "
+        "with --judge), cascade (--first-pass judge, then --judge explains "
+        "its flags).",
+    )
+    first_pass: str | None = Field(None, description="Cascade only: the cheap first-pass judge (default: offline).")
+    flag_threshold: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Cascade only: flag a claim when the first pass gives it at "
+        "least this probability of being unsupported (default: 0.5).",
+    )
+    model_name: str | None = Field(None, description="Model name for rows without one.")
     concurrency: int = Field(4, ge=1, description="Samples measured at once.")
     max_concurrency: int = Field(8, ge=1, description="Provider calls in flight at once, per model.")
     max_retries: int = Field(4, ge=0, description="Retries of a failed provider call.")
     timeout: float = Field(120.0, gt=0, description="Deadline of one provider call, seconds.")
-    cache: Optional[Path] = Field(None, description="Request cache file (default: "
-                                                    "$HALLUMEASURE_CACHE_DIR/requests.sqlite).")
+    cache: Path | None = Field(
+        None, description="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite)."
+    )
     no_cache: bool = Field(False, description="Do not read or write the request cache.")
-    unsupported_labels: str = Field("contradicted,absent,partially_supported",
-                                    description="Labels counted as unsupported.")
-    unevaluatable: str = Field("exclude", description="How unevaluatable claims count: exclude, supported, "
-                                                      "unsupported.")
+    unsupported_labels: str = Field(
+        "contradicted,absent,partially_supported", description="Labels counted as unsupported."
+    )
+    unevaluatable: str = Field(
+        "exclude", description="How unevaluatable claims count: exclude, supported, unsupported."
+    )
     min_unsupported_claims: int = Field(1, ge=1, description="Unsupported claims that make a response hallucinated.")
     min_unsupported_rate: float = Field(0.0, ge=0.0, le=1.0, description="...and the unsupported rate it needs.")
     strict_input: bool = Field(False, description="Stop at the first bad input row instead of skipping it.")
-    delimiter: Optional[str] = Field(None, description="CSV delimiter (default: detected from the header line among "
-                                                       ", ; tab |).")
-    max_context_tokens: Optional[int] = Field(None, ge=1, description="Source tokens shown to the judge per call; a "
-                                                                      "longer source is cut, per response, to the "
-                                                                      "chunks that matter to its claims (default: what "
-                                                                      "the judge model's window leaves; the offline "
-                                                                      "judge reads the whole source).")
-    citation_pattern: Optional[list[str]] = Field(None, description="Regular expression of a citation marker, with the "
-                                                                    "cited id(s) in a group named ids; repeat for "
-                                                                    "several (default: [1], [1, 2], [doc2], [^3], "
-                                                                    "superscripts).")
-    batch: bool = Field(False, description="Send each stage's requests through the provider's batch service: half "
-                                           "price, results in minutes to hours. Batch ids are kept in the run "
-                                           "directory; --resume polls them instead of submitting again.")
-    batch_s3: Optional[str] = Field(None, description="Bedrock --batch: s3://bucket/prefix where the batch records "
-                                                      "and results go.")
-    batch_role: Optional[str] = Field(None, description="Bedrock --batch: ARN of the IAM role Bedrock uses to read "
-                                                        "and write --batch-s3.")
+    delimiter: str | None = Field(
+        None, description="CSV delimiter (default: detected from the header line among , ; tab |)."
+    )
+    max_context_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Source tokens shown to the judge per call; a "
+        "longer source is cut, per response, to the "
+        "chunks that matter to its claims (default: what "
+        "the judge model's window leaves; the offline "
+        "judge reads the whole source).",
+    )
+    citation_pattern: list[str] | None = Field(
+        None,
+        description="Regular expression of a citation marker, with the "
+        "cited id(s) in a group named ids; repeat for "
+        "several (default: [1], [1, 2], [doc2], [^3], "
+        "superscripts).",
+    )
+    batch: bool = Field(
+        False,
+        description="Send each stage's requests through the provider's batch service: half "
+        "price, results in minutes to hours. Batch ids are kept in the run "
+        "directory; --resume polls them instead of submitting again.",
+    )
+    batch_s3: str | None = Field(
+        None, description="Bedrock --batch: s3://bucket/prefix where the batch records and results go."
+    )
+    batch_role: str | None = Field(
+        None, description="Bedrock --batch: ARN of the IAM role Bedrock uses to read and write --batch-s3."
+    )
     batch_poll: float = Field(10.0, gt=0, description="--batch: seconds between the first polls (then up to 60).")
-    rpm: Optional[str] = Field(None, description="Requests per minute allowed per model, such as 50 or 4k; calls wait "
-                                                 "for their turn instead of collecting 429s.")
-    tpm: Optional[str] = Field(None, description="Input tokens per minute allowed per model, counted as Anthropic "
-                                                 "counts them (cache reads are free), such as 40k or 2m.")
-    otpm: Optional[str] = Field(None, description="Output tokens per minute allowed per model, such as 8k (each call "
-                                                  "reserves its max_tokens until it answers).")
-    no_warm_cache: bool = Field(False, description="One-claim modes: no prompt-cache warm-up; all claims of a "
-                                                   "response go out at once (each claim then pays the prompt-cache "
-                                                   "write).")
+    rpm: str | None = Field(
+        None,
+        description="Requests per minute allowed per model, such as 50 or 4k; calls wait "
+        "for their turn instead of collecting 429s.",
+    )
+    tpm: str | None = Field(
+        None,
+        description="Input tokens per minute allowed per model, counted as Anthropic "
+        "counts them (cache reads are free), such as 40k or 2m.",
+    )
+    otpm: str | None = Field(
+        None,
+        description="Output tokens per minute allowed per model, such as 8k (each call "
+        "reserves its max_tokens until it answers).",
+    )
+    no_warm_cache: bool = Field(
+        False,
+        description="One-claim modes: no prompt-cache warm-up; all claims of a "
+        "response go out at once (each claim then pays the prompt-cache "
+        "write).",
+    )
 
     @field_validator("judge", "extractor_option", "judge_option", "citation_pattern", mode="before")
     @classmethod
@@ -125,6 +178,7 @@ class MeasureSettings(BaseModel):
 
 
 # --- command-line options from the model ------------------------------------------------------------
+
 
 def _bounds(info) -> tuple[dict[str, Any], float | None]:
     """typer's min / max from the field's ge / le, and an exclusive lower bound (gt) to check by callback."""
@@ -159,8 +213,14 @@ def option_parameters(model: type[BaseModel]) -> list[inspect.Parameter]:
         if above is not None:
             options["callback"] = _above(above)
         option = typer.Option(*decls, help=info.description, **options, **flag.options)
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info.default,
-                                        annotation=Annotated[info.annotation, option]))
+        params.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=info.default,
+                annotation=Annotated[info.annotation, option],
+            )
+        )
     return params
 
 
@@ -171,14 +231,26 @@ def with_settings(model: type[BaseModel], *, file_section: str | None = None):
     value is the option when given on the command line, else the configuration file's, else the default.
     The command also receives ``config_file`` (the file read, or None).
     """
+
     def decorate(command):
-        own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
-               if p.name not in ("settings", "config_file")]
+        own = [
+            p
+            for p in inspect.signature(command, eval_str=True).parameters.values()
+            if p.name not in ("settings", "config_file")
+        ]
         config_param = inspect.Parameter(
-            "config", inspect.Parameter.KEYWORD_ONLY, default=None,
-            annotation=Annotated[Optional[Path], typer.Option(
-                "--config", help=f"Settings file: {CONFIG_FILE}, or a pyproject.toml with a tool.hallumeasure table "
-                                 "(default: the nearest one from the working directory up). Options given here win.")])
+            "config",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=None,
+            annotation=Annotated[
+                Path | None,
+                typer.Option(
+                    "--config",
+                    help=f"Settings file: {CONFIG_FILE}, or a pyproject.toml with a tool.hallumeasure table "
+                    "(default: the nearest one from the working directory up). Options given here win.",
+                ),
+            ],
+        )
         names = list(model.model_fields)
 
         context_param = inspect.Parameter("_typer_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
@@ -207,8 +279,9 @@ def with_settings(model: type[BaseModel], *, file_section: str | None = None):
 def explicit_options(ctx: Any, names: list[str]) -> set[str]:
     """Of ``names``, the options typed on the command line (or set from the environment), not left at their default."""
     sources = {name: ctx.get_parameter_source(name) for name in names}
-    return {name for name, source in sources.items()
-            if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")}
+    return {
+        name for name, source in sources.items() if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+    }
 
 
 def _usage_error(message: str) -> Exception:
@@ -218,6 +291,7 @@ def _usage_error(message: str) -> Exception:
 
 
 # --- the configuration file ------------------------------------------------------------------------
+
 
 def find_config(start: Path) -> Path | None:
     """``hallumeasure.toml`` or a ``pyproject.toml`` with ``[tool.hallumeasure]`` in ``start`` or above.
@@ -264,8 +338,14 @@ def read_config(path: Path, *, section: str | None = None) -> dict[str, Any]:
     return {key.replace("-", "_"): value for key, value in data.items()}
 
 
-def merge(model: type[BaseModel], from_file: dict[str, Any], given: dict[str, Any], *, explicit: set[str],
-          source: Path | None = None) -> BaseModel:
+def merge(
+    model: type[BaseModel],
+    from_file: dict[str, Any],
+    given: dict[str, Any],
+    *,
+    explicit: set[str],
+    source: Path | None = None,
+) -> BaseModel:
     """Defaults < file < options typed on the command line; validated, with one-line errors naming the keys."""
     unknown = sorted(set(from_file) - set(model.model_fields))
     if unknown:

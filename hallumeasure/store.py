@@ -46,6 +46,7 @@ def existing_run_error(path: Path, *, resumable: bool) -> RunStoreError:
     how = "pass --resume to continue it, --overwrite to replace it" if resumable else "pass --overwrite to replace it"
     return RunStoreError(f"{path} already holds a run; {how}, or choose another --out")
 
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS samples (
   sample_id TEXT PRIMARY KEY, position INTEGER NOT NULL, model TEXT, context TEXT NOT NULL,
@@ -146,8 +147,7 @@ class RunStore:
             except OSError as exc:
                 raise RunStoreError(f"cannot write to run directory {self.path}: {_reason(exc)}") from None
             try:
-                (self.path / LOCK_OWNER).write_text(f"pid {os.getpid()} on {socket.gethostname()}\n",
-                                                    encoding="utf-8")
+                (self.path / LOCK_OWNER).write_text(f"pid {os.getpid()} on {socket.gethostname()}\n", encoding="utf-8")
                 if overwrite:
                     self._clear()
             except BaseException:
@@ -158,7 +158,9 @@ class RunStore:
         elif not self.path.is_dir():
             raise RunStoreError(f"{self.path} is a file; give a run directory written by 'hallumeasure measure'")
         elif not (self.path / DATABASE).exists():
-            raise RunStoreError(f"{self.path} is not a hallumeasure run (no {DATABASE}); run 'hallumeasure measure' first")
+            raise RunStoreError(
+                f"{self.path} is not a hallumeasure run (no {DATABASE}); run 'hallumeasure measure' first"
+            )
         # check_same_thread=False: run_sync may drive the run from a worker thread (inside Jupyter);
         # the store is still used by one thread at a time.
         self.db = sqlite3.connect(self.path / DATABASE, timeout=30, check_same_thread=False)
@@ -168,7 +170,7 @@ class RunStore:
             self.db.executescript(_SCHEMA)
             self.db.commit()
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -212,8 +214,10 @@ class RunStore:
         try:
             return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValidationError) as exc:
-            raise RunStoreError(f"{self.manifest_path} cannot be read ({_first_line(exc)}); the run is damaged: "
-                                "measure it again into a new --out (or with --overwrite)") from None
+            raise RunStoreError(
+                f"{self.manifest_path} cannot be read ({_first_line(exc)}); the run is damaged: "
+                "measure it again into a new --out (or with --overwrite)"
+            ) from None
 
     def write_manifest(self, manifest: RunManifest) -> None:
         write_json_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
@@ -225,13 +229,28 @@ class RunStore:
             self.db.executemany(
                 "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    tuple(map(_s, (s.id, i, s.model, s.context, s.response, s.question, json.dumps(list(s.tags)),
-                                   json.dumps(s.metadata, ensure_ascii=False, default=str))))
+                    tuple(
+                        map(
+                            _s,
+                            (
+                                s.id,
+                                i,
+                                s.model,
+                                s.context,
+                                s.response,
+                                s.question,
+                                json.dumps(list(s.tags)),
+                                json.dumps(s.metadata, ensure_ascii=False, default=str),
+                            ),
+                        )
+                    )
                     for i, s in enumerate(samples)
                 ],
             )
-            self.db.executemany("INSERT OR IGNORE INTO passages VALUES (?, ?)",
-                                [(s.id, _s(passages_json(s))) for s in samples if s.passages])
+            self.db.executemany(
+                "INSERT OR IGNORE INTO passages VALUES (?, ?)",
+                [(s.id, _s(passages_json(s))) for s in samples if s.passages],
+            )
 
     def write_input_problems(self, problems: Iterable[Any]) -> None:
         """Record the input rows that could not become samples (``row``, ``sample_id``, ``message``)."""
@@ -250,33 +269,84 @@ class RunStore:
                 self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
             self.db.executemany(
                 "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
-                [tuple(map(_s, (c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans]))))
-                 for c in result.claims],
+                [
+                    tuple(map(_s, (c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans]))))
+                    for c in result.claims
+                ],
             )
             self.db.executemany(
                 "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    tuple(map(_s, (v.claim_id, sid, v.label_reason, v.label, v.subtype_reason, v.subtype,
-                                   v.probability, v.judge, v.error, v.raw_output)))
+                    tuple(
+                        map(
+                            _s,
+                            (
+                                v.claim_id,
+                                sid,
+                                v.label_reason,
+                                v.label,
+                                v.subtype_reason,
+                                v.subtype,
+                                v.probability,
+                                v.judge,
+                                v.error,
+                                v.raw_output,
+                            ),
+                        )
+                    )
                     for v in result.verdicts
                 ],
             )
             self.db.executemany(
                 "INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [tuple(map(_s, (v.claim_id, sid, v.judge, v.repeat, v.label_reason, v.label, v.subtype_reason,
-                                v.subtype, v.probability, v.error, v.raw_output)))
-                 for v in result.votes],
+                [
+                    tuple(
+                        map(
+                            _s,
+                            (
+                                v.claim_id,
+                                sid,
+                                v.judge,
+                                v.repeat,
+                                v.label_reason,
+                                v.label,
+                                v.subtype_reason,
+                                v.subtype,
+                                v.probability,
+                                v.error,
+                                v.raw_output,
+                            ),
+                        )
+                    )
+                    for v in result.votes
+                ],
             )
-            self.db.executemany("INSERT INTO verdict_evidence VALUES (?, ?, ?)",
-                                [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))])
+            self.db.executemany(
+                "INSERT INTO verdict_evidence VALUES (?, ?, ?)",
+                [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))],
+            )
             self.db.execute(
                 "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                tuple(map(_s, (
-                    sid, result.model, result.n_claims, result.n_evaluated, result.n_unsupported, result.n_errors,
-                    result.unsupported_rate, None if result.hallucinated is None else int(result.hallucinated),
-                    result.score, result.error, json.dumps(result.label_counts), json.dumps(result.subtype_counts),
-                    result.usage.model_dump_json(),
-                ))),
+                tuple(
+                    map(
+                        _s,
+                        (
+                            sid,
+                            result.model,
+                            result.n_claims,
+                            result.n_evaluated,
+                            result.n_unsupported,
+                            result.n_errors,
+                            result.unsupported_rate,
+                            None if result.hallucinated is None else int(result.hallucinated),
+                            result.score,
+                            result.error,
+                            json.dumps(result.label_counts),
+                            json.dumps(result.subtype_counts),
+                            result.usage.model_dump_json(),
+                        ),
+                    )
+                ),
             )
 
     # --- reading ------------------------------------------------------------------------------
@@ -317,8 +387,16 @@ class RunStore:
         )
         passages = self._json_rows("SELECT sample_id, data FROM passages")
         return [
-            Sample(id=r[0], model=r[1], context=r[2], response=r[3], question=r[4], tags=tuple(json.loads(r[5])),
-                   metadata=json.loads(r[6]), passages=tuple(passages.get(r[0], ())))
+            Sample(
+                id=r[0],
+                model=r[1],
+                context=r[2],
+                response=r[3],
+                question=r[4],
+                tags=tuple(json.loads(r[5])),
+                metadata=json.loads(r[6]),
+                passages=tuple(passages.get(r[0], ())),
+            )
             for r in rows
         ]
 
@@ -341,34 +419,59 @@ class RunStore:
         for row in self.db.execute("SELECT * FROM verdicts"):
             cid, sid, lr, label, sr, subtype, prob, judge, error, raw = row
             verdicts.setdefault(sid, {})[cid] = ClaimVerdict(
-                claim_id=cid, label_reason=lr, label=label, subtype_reason=sr, subtype=subtype, probability=prob,
-                judge=judge, error=error, raw_output=raw, **extras.get(cid, {}),
+                claim_id=cid,
+                label_reason=lr,
+                label=label,
+                subtype_reason=sr,
+                subtype=subtype,
+                probability=prob,
+                judge=judge,
+                error=error,
+                raw_output=raw,
+                **extras.get(cid, {}),
             )
         votes: dict[str, list[Vote]] = {}
         if self.has_votes():
             for row in self.db.execute("SELECT * FROM votes ORDER BY claim_id, judge, repeat"):
                 cid, sid, judge, repeat, lr, label, sr, subtype, prob, error, raw = row
-                votes.setdefault(sid, []).append(Vote(
-                    claim_id=cid, judge=judge, repeat=repeat, label_reason=lr, label=label, subtype_reason=sr,
-                    subtype=subtype, probability=prob, error=error, raw_output=raw))
+                votes.setdefault(sid, []).append(
+                    Vote(
+                        claim_id=cid,
+                        judge=judge,
+                        repeat=repeat,
+                        label_reason=lr,
+                        label=label,
+                        subtype_reason=sr,
+                        subtype=subtype,
+                        probability=prob,
+                        error=error,
+                        raw_output=raw,
+                    )
+                )
         out = []
-        query = (
-            "SELECT r.* FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
-        )
+        query = "SELECT r.* FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
         for row in self.db.execute(query):
             (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row
             sample_claims = claims.get(sid, [])
             by_claim = verdicts.get(sid, {})
             out.append(
                 ResponseResult(
-                    sample_id=sid, model=model, claims=sample_claims,
+                    sample_id=sid,
+                    model=model,
+                    claims=sample_claims,
                     verdicts=[by_claim[c.id] for c in sample_claims if c.id in by_claim],
                     votes=votes.get(sid, []),
                     label_counts={Label(k): v for k, v in json.loads(lc).items()},
                     subtype_counts={Subtype(k): v for k, v in json.loads(sc).items()},
-                    n_claims=n_claims, n_evaluated=n_eval, n_unsupported=n_unsup, n_errors=n_err,
-                    unsupported_rate=rate, hallucinated=None if hall is None else bool(hall), score=score,
-                    error=error, usage=Usage.model_validate_json(usage),
+                    n_claims=n_claims,
+                    n_evaluated=n_eval,
+                    n_unsupported=n_unsup,
+                    n_errors=n_err,
+                    unsupported_rate=rate,
+                    hallucinated=None if hall is None else bool(hall),
+                    score=score,
+                    error=error,
+                    usage=Usage.model_validate_json(usage),
                 )
             )
         return out
@@ -386,9 +489,23 @@ class RunData:
     #: Input rows that could not become samples: row number, id when known, and why.
     skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["row", "sample_id", "message"]))
     #: Every vote on every claim (judge, repeat, label, error); one per claim when one judge answered once.
-    votes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
-        columns=["sample_id", "model", "claim_id", "claim_index", "judge", "repeat", "label", "subtype",
-                 "label_reason", "probability", "error"]))
+    votes: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(
+            columns=[
+                "sample_id",
+                "model",
+                "claim_id",
+                "claim_index",
+                "judge",
+                "repeat",
+                "label",
+                "subtype",
+                "label_reason",
+                "probability",
+                "error",
+            ]
+        )
+    )
 
     @property
     def unfinished(self) -> bool:
@@ -425,8 +542,10 @@ def load_run(path: str | Path) -> RunData:
     except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
         # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
         # longer parse: say which run, not a traceback from deep inside pandas.
-        raise RunStoreError(f"{Path(path) / DATABASE} cannot be read ({_first_line(exc)}); the run is damaged: "
-                            "measure it again into a new --out (or with --overwrite)") from None
+        raise RunStoreError(
+            f"{Path(path) / DATABASE} cannot be read ({_first_line(exc)}); the run is damaged: "
+            "measure it again into a new --out (or with --overwrite)"
+        ) from None
     finally:
         store.close()
 
@@ -449,8 +568,9 @@ def _add_evidence_columns(claims: pd.DataFrame, results: list[ResponseResult]) -
     """Evidence and citation columns on the claims frame: passage ids, first quote, verified, citations."""
     by_id = {v.claim_id: v for r in results for v in r.verdicts}
     rows = [by_id.get(cid) for cid in claims["claim_id"]]
-    claims["evidence_passages"] = [tuple(dict.fromkeys(e.passage_id for e in v.evidence if e.passage_id))
-                                   if v else () for v in rows]
+    claims["evidence_passages"] = [
+        tuple(dict.fromkeys(e.passage_id for e in v.evidence if e.passage_id)) if v else () for v in rows
+    ]
     claims["evidence_quote"] = [v.evidence[0].quote if v and v.evidence else None for v in rows]
     claims["evidence_verified"] = pd.array([v.evidence_verified if v else None for v in rows], dtype="boolean")
     claims["citations"] = [v.citations if v else () for v in rows]
@@ -487,14 +607,16 @@ def _load_run(store: RunStore, path: Path) -> RunData:
         groups.setdefault(r.model or "(no model)", []).append(r)
     for name, group in groups.items():
         s = summarise_run(group, policy)
-        rows.append({
-            "model": name,
-            "n_responses": s.n_responses,
-            "n_error_responses": s.n_error_responses,
-            "n_claims": s.n_claims,
-            "n_claim_errors": s.n_claim_errors,
-            "mean_unsupported_rate": s.mean_unsupported_rate,
-            "hallucinated_share": s.hallucinated_share,
-            **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
-        })
+        rows.append(
+            {
+                "model": name,
+                "n_responses": s.n_responses,
+                "n_error_responses": s.n_error_responses,
+                "n_claims": s.n_claims,
+                "n_claim_errors": s.n_claim_errors,
+                "mean_unsupported_rate": s.mean_unsupported_rate,
+                "hallucinated_share": s.hallucinated_share,
+                **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
+            }
+        )
     return RunData(Path(path), manifest, responses, claims, pd.DataFrame(rows), skipped, store.votes())

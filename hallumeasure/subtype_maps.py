@@ -55,7 +55,9 @@ def normalise_type_name(name: str) -> str:
 
 _C, _A = Label.CONTRADICTED, Label.ABSENT
 
-_PREDICATE = "a wrong verb or relation; it can be a reasoning error, hyperbole, a temporal slip or other, so no single subtype"
+_PREDICATE = (
+    "a wrong verb or relation; it can be a reasoning error, hyperbole, a temporal slip or other, so no single subtype"
+)
 _CIRCUMSTANCE = "wrong time, duration or place of an event; spans temporal, number and entity, so no single subtype"
 _CORE = "a pronoun or reference pointing at the wrong or a missing entity; once pronouns are resolved in claims, the claim names a wrong entity"
 _NP = "noun-phrase errors cover names, numbers and dates alike, which we split into entity / number / temporal"

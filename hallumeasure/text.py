@@ -25,7 +25,9 @@ RESERVED_TAGS = (
 )
 # Characters that print as nothing. A reader (or a model) may not see them, so a delimiter with one
 # slipped between its letters must still count as a delimiter.
-_INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff"
+_INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff"
+)
 _GAP = rf"[\s{_INVISIBLE}]*"
 # "<" and "/" with the characters that look like them (fullwidth, small form, angle brackets, slashes).
 _OPEN = "<\uff1c\ufe64\u2329\u3008\u27e8"

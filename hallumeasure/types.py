@@ -75,7 +75,7 @@ class Sample(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _context_from_passages(self) -> "Sample":
+    def _context_from_passages(self) -> Sample:
         ids = [p.id for p in self.passages]
         if len(set(ids)) != len(ids):
             twice = sorted({i for i in ids if ids.count(i) > 1})
@@ -94,7 +94,7 @@ class Sample(BaseModel):
 PASSAGE_SEPARATOR = "\n\n"
 
 
-def joined_text(passages: "tuple[Passage, ...] | list[Passage]") -> str:
+def joined_text(passages: tuple[Passage, ...] | list[Passage]) -> str:
     return PASSAGE_SEPARATOR.join(p.text for p in passages)
 
 
@@ -198,7 +198,7 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
     seconds: float = 0.0
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
 
 

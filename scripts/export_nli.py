@@ -41,9 +41,16 @@ def export_onnx(model, tokenizer, path: Path) -> None:
     names = ["input_ids", "attention_mask", "token_type_ids"]
     axes = {n: {0: "batch", 1: "length"} for n in names} | {"logits": {0: "batch"}}
     with torch.no_grad():
-        torch.onnx.export(model, (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]), str(path),
-                          input_names=names, output_names=["logits"], dynamic_axes=axes, opset_version=17,
-                          dynamo=False)
+        torch.onnx.export(
+            model,
+            (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]),
+            str(path),
+            input_names=names,
+            output_names=["logits"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
 
 
 def calibrate(logits: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
@@ -85,8 +92,9 @@ def main(argv: list[str] | None = None) -> int:
 
     meta = {"max_length": max_length, "calibration": [1.0, 0.0]}
     (args.out / "meta.json").write_text(json.dumps(meta) + "\n")
-    _, held = train.split_calibration(train.nli_pairs(Path(config["data"]) / "nli"), int(config["calibration"]),
-                                      int(config["seed"]))
+    _, held = train.split_calibration(
+        train.nli_pairs(Path(config["data"]) / "nli"), int(config["calibration"]), int(config["seed"])
+    )
     runtime = NliModel(args.out)
     logits = runtime.logits([(p, h) for p, h, _ in held])
     labels = np.array([y for _, _, y in held])
@@ -107,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     (args.out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     size = (args.out / "model.onnx").stat().st_size
-    print(f"wrote {args.out} (model.onnx {size / 1e6:.1f} MB) from step {state['step']}, "
-          f"{state['examples']} examples; calibration a={a:.3f} b={b:.3f}")
+    print(
+        f"wrote {args.out} (model.onnx {size / 1e6:.1f} MB) from step {state['step']}, "
+        f"{state['examples']} examples; calibration a={a:.3f} b={b:.3f}"
+    )
     return 0
 
 

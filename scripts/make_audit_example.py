@@ -44,11 +44,18 @@ def _with_wrong_number(text: str, rng: random.Random) -> str | None:
     match = rng.choice(found)
     digits = match.group()
     changed = digits[:-1] + str((int(digits[-1]) + 1) % 10)
-    return text[: match.start()] + changed + text[match.end():]
+    return text[: match.start()] + changed + text[match.end() :]
 
 
-def make_example(out: Path, *, n: int = 200, baseline_error: float = 0.08, current_error: float = 0.45,
-                 seed: int = 7, same: bool = False) -> tuple[Path, Path]:
+def make_example(
+    out: Path,
+    *,
+    n: int = 200,
+    baseline_error: float = 0.08,
+    current_error: float = 0.45,
+    seed: int = 7,
+    same: bool = False,
+) -> tuple[Path, Path]:
     """Write ``baseline.jsonl`` and ``current.jsonl`` into ``out``; returns their paths."""
     rng = random.Random(seed)
     contexts = _contexts()
@@ -66,8 +73,9 @@ def make_example(out: Path, *, n: int = 200, baseline_error: float = 0.08, curre
                 if numbered:
                     j = numbered[i % len(numbered)]
                     response[j] = _with_wrong_number(response[j], random.Random(seed * 1000 + i)) or response[j]
-            rows[name].append({"id": f"task-{i:03d}", "model": f"model-{name}", "context": context,
-                               "response": " ".join(response)})
+            rows[name].append(
+                {"id": f"task-{i:03d}", "model": f"model-{name}", "context": context, "response": " ".join(response)}
+            )
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, items in rows.items():

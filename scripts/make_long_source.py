@@ -22,10 +22,16 @@ _TRADES = ("bakeries", "bookshops", "repair workshops", "bicycle shops", "grocer
 
 
 def district(number: int, rng: random.Random) -> tuple[str, dict]:
-    facts = {"name": f"District {number}", "schools": rng.randint(2, 30), "tree": rng.choice(_TREES),
-             "trees": rng.randint(200, 9000), "trade": rng.choice(_TRADES), "shops": rng.randint(3, 80),
-             "mayor": f"councillor {rng.choice('ABCDEFGHJKLMNPRSTW')}. {rng.choice(['Okafor', 'Lindgren', 'Moreau', 'Tanaka', 'Novak', 'Reyes'])}-{number}",
-             "year": rng.randint(1850, 1990)}
+    facts = {
+        "name": f"District {number}",
+        "schools": rng.randint(2, 30),
+        "tree": rng.choice(_TREES),
+        "trees": rng.randint(200, 9000),
+        "trade": rng.choice(_TRADES),
+        "shops": rng.randint(3, 80),
+        "mayor": f"councillor {rng.choice('ABCDEFGHJKLMNPRSTW')}. {rng.choice(['Okafor', 'Lindgren', 'Moreau', 'Tanaka', 'Novak', 'Reyes'])}-{number}",
+        "year": rng.randint(1850, 1990),
+    }
     paragraph = (
         f"{facts['name']} was founded in {facts['year']}. It has {facts['schools']} schools and "
         f"{facts['trees']} street trees, most of them {facts['tree']} trees. The district council is led by "
@@ -33,7 +39,9 @@ def district(number: int, rng: random.Random) -> tuple[str, dict]:
     )
     filler = " ".join(
         f"In week {w} of the year the {facts['name']} maintenance crews inspected pavements, lamps and drains "
-        f"along route {number}-{w}, and reported the work in the council bulletin." for w in range(1, 9))
+        f"along route {number}-{w}, and reported the work in the council bulletin."
+        for w in range(1, 9)
+    )
     return paragraph + filler, facts
 
 
@@ -55,22 +63,39 @@ def main() -> int:
     picked = [facts[len(facts) // 7], facts[len(facts) // 2], facts[-3]]
     a, b, c = picked
     rows = [
-        {"id": "yearbook-1", "model": "assistant", "question": f"Tell me about {a['name']}.", "context": source,
-         "response": f"{a['name']} was founded in {a['year']}. It has {a['schools']} schools. "
-                     f"Most of its street trees are {a['tree']} trees."},
-        {"id": "yearbook-2", "model": "assistant", "question": f"Who leads {b['name']}?", "context": source,
-         "response": f"The district council of {b['name']} is led by {b['mayor']}. "
-                     f"{b['name']} has {b['trees'] + 1500} street trees."},
-        {"id": "yearbook-3", "model": "assistant", "question": f"What is {c['name']} known for?", "context": source,
-         "response": f"Local trade in {c['name']} is known for its {c['shops']} {c['trade']}. "
-                     f"The district council of {c['name']} is led by councillor Z. Fontaine."},
+        {
+            "id": "yearbook-1",
+            "model": "assistant",
+            "question": f"Tell me about {a['name']}.",
+            "context": source,
+            "response": f"{a['name']} was founded in {a['year']}. It has {a['schools']} schools. "
+            f"Most of its street trees are {a['tree']} trees.",
+        },
+        {
+            "id": "yearbook-2",
+            "model": "assistant",
+            "question": f"Who leads {b['name']}?",
+            "context": source,
+            "response": f"The district council of {b['name']} is led by {b['mayor']}. "
+            f"{b['name']} has {b['trees'] + 1500} street trees.",
+        },
+        {
+            "id": "yearbook-3",
+            "model": "assistant",
+            "question": f"What is {c['name']} known for?",
+            "context": source,
+            "response": f"Local trade in {c['name']} is known for its {c['shops']} {c['trade']}. "
+            f"The district council of {c['name']} is led by councillor Z. Fontaine.",
+        },
     ]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row) + "\n")
-    print(f"wrote {args.out}: {len(rows)} answers over one source of {words:,} words "
-          f"(~{words // WORDS_PER_PAGE} pages, {len(source):,} characters)")
+    print(
+        f"wrote {args.out}: {len(rows)} answers over one source of {words:,} words "
+        f"(~{words // WORDS_PER_PAGE} pages, {len(source):,} characters)"
+    )
     return 0
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import importlib.util
+import json
 import shutil
 import sys
 import tempfile
@@ -60,9 +60,9 @@ Generated from `examples/samples.jsonl` by
 
 NOTES = {
     "fake": "These were judged by the scripted fake model: the numbers demonstrate the reports, they are not a "
-            "measurement.",
+    "measurement.",
     "offline": "These were judged by the offline judge (a trained lexical/numeric model, not an LLM); see the "
-               "main README for its measured quality.",
+    "main README for its measured quality.",
 }
 
 
@@ -80,8 +80,17 @@ def stages(judge: str):
 
 def measure(samples, out: Path, judge: str, sha256: str, subset: str) -> None:
     extractor, claim_judge = stages(judge)
-    run_measurement(samples, out, extractor, claim_judge, mode=Mode.COT_ONE, input_sha256=sha256,
-                    input_path="examples/samples.jsonl", settings={"subset": subset}, concurrency=1)
+    run_measurement(
+        samples,
+        out,
+        extractor,
+        claim_judge,
+        mode=Mode.COT_ONE,
+        input_sha256=sha256,
+        input_path="examples/samples.jsonl",
+        settings={"subset": subset},
+        concurrency=1,
+    )
 
 
 def make_reports(out: Path, judge: str, runs_dir: Path) -> int:
@@ -98,13 +107,26 @@ def make_reports(out: Path, judge: str, runs_dir: Path) -> int:
         shutil.rmtree(out / part, ignore_errors=True)
     # The hand-written labels name the offline extractor's claims; other judges' claims would not match them.
     labels = [LABELS] if judge == "offline" else None
-    compare_runs([runs_dir / "examples"], out / "comparison", resamples=RESAMPLES, seed=SEED,
-                 title="Model comparison: bundled examples", labels=labels)
-    result = audit_runs(runs_dir / "baseline-model-a", runs_dir / "current-model-b", AuditGates(),
-                        out_dir=out / "audit", resamples=RESAMPLES, seed=SEED)
+    compare_runs(
+        [runs_dir / "examples"],
+        out / "comparison",
+        resamples=RESAMPLES,
+        seed=SEED,
+        title="Model comparison: bundled examples",
+        labels=labels,
+    )
+    result = audit_runs(
+        runs_dir / "baseline-model-a",
+        runs_dir / "current-model-b",
+        AuditGates(),
+        out_dir=out / "audit",
+        resamples=RESAMPLES,
+        seed=SEED,
+    )
     (out / "README.md").write_text(
         README.format(judge=judge, exit_code=result.exit_code, status=result.status, note=NOTES[judge]),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return result.exit_code
 
 
@@ -128,16 +150,24 @@ def screenshot(reports: Path) -> str:
         page.screenshot(path=str(viewer_dir / "screenshot.png"))
     digest = hashlib.sha256(page_file.read_bytes()).hexdigest()
     (viewer_dir / "screenshot.json").write_text(
-        json.dumps({"page": "../comparison/view.html", "page_sha256": digest, "fragment": SCREENSHOT_FRAGMENT}, indent=2) + "\n",
-        encoding="utf-8")
+        json.dumps(
+            {"page": "../comparison/view.html", "page_sha256": digest, "fragment": SCREENSHOT_FRAGMENT}, indent=2
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return "screenshot taken"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "reports", help="where to write (default: reports/)")
-    parser.add_argument("--judge", choices=["offline", "fake"], default=None,
-                        help="judge and extractor (default: offline when installed, else fake)")
+    parser.add_argument(
+        "--judge",
+        choices=["offline", "fake"],
+        default=None,
+        help="judge and extractor (default: offline when installed, else fake)",
+    )
     parser.add_argument("--keep-runs", type=Path, default=None, help="keep the measured runs in this directory")
     args = parser.parse_args(argv)
     judge = args.judge or default_judge()
@@ -147,8 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             code = make_reports(args.out, judge, Path(tmp) / "runs")
     shot = screenshot(args.out)
-    print(f"wrote {args.out}/comparison, {args.out}/audit and {args.out}/viewer ({shot}; judge: {judge}; "
-          f"audit exit code {code})")
+    print(
+        f"wrote {args.out}/comparison, {args.out}/audit and {args.out}/viewer ({shot}; judge: {judge}; "
+        f"audit exit code {code})"
+    )
     return 0
 
 

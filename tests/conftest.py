@@ -5,9 +5,9 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-import pytest
 from pathlib import Path
 
+import pytest
 from testdata import SHARED_DATA
 
 # Wide, stable terminal output for CLI assertions (rich reads this when its consoles are created).
@@ -53,8 +53,14 @@ def network_guard():
 def isolated_env(tmp_path, monkeypatch):
     """A private request cache, and no real credentials, for every test."""
     monkeypatch.setenv("HALLUMEASURE_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("ANTHROPIC_API_KEY", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                 "AWS_SESSION_TOKEN", "ANTHROPIC_BASE_URL"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "AWS_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "ANTHROPIC_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

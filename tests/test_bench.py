@@ -55,8 +55,14 @@ class OracleJudge:
     name = "oracle"
     mode = "cot-one"
 
-    def __init__(self, samples: Sequence[LabelledSample], flip: set[str] = frozenset(), *, with_score: bool = True,
-                 fail: set[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        samples: Sequence[LabelledSample],
+        flip: set[str] = frozenset(),
+        *,
+        with_score: bool = True,
+        fail: set[str] = frozenset(),
+    ) -> None:
         self.gold = {s.id: s for s in samples}
         self.flip, self.with_score, self.fail = set(flip), with_score, set(fail)
 
@@ -93,8 +99,10 @@ class OracleJudge:
 def _samples(n: int, *, positive: float = 0.6, seed: int = 1, dataset: str = "synthetic") -> list[LabelledSample]:
     rng = np.random.default_rng(seed)
     labels = (rng.uniform(size=n) < positive).astype(int)
-    return [LabelledSample(id=f"s{i}", dataset=dataset, context="ctx", response=f"response {i}.", label=int(y))
-            for i, y in enumerate(labels)]
+    return [
+        LabelledSample(id=f"s{i}", dataset=dataset, context="ctx", response=f"response {i}.", label=int(y))
+        for i, y in enumerate(labels)
+    ]
 
 
 def test_oracle_gives_perfect_scores() -> None:
@@ -148,12 +156,24 @@ def test_noisy_oracle_matches_independent_metrics_and_expected_values() -> None:
 
 
 def test_gold_claims_give_claim_level_metrics() -> None:
-    claims_a = (GoldClaim(text="x", raw_label="supported", label=Label.SUPPORTED, unsupported=False),
-                GoldClaim(text="y", raw_label="not_supported", unsupported=True),
-                GoldClaim(text="z", raw_label="unevaluatable", label=Label.UNEVALUATABLE, unsupported=None))
+    claims_a = (
+        GoldClaim(text="x", raw_label="supported", label=Label.SUPPORTED, unsupported=False),
+        GoldClaim(text="y", raw_label="not_supported", unsupported=True),
+        GoldClaim(text="z", raw_label="unevaluatable", label=Label.UNEVALUATABLE, unsupported=None),
+    )
     claims_b = (GoldClaim(text="w", raw_label="supported", label=Label.SUPPORTED, unsupported=False),)
-    samples = [LabelledSample(id=f"{k}{i}", dataset="wice", context="c", response="r", label=int(k == "a"),
-                              claims=claims_a if k == "a" else claims_b) for i in range(20) for k in "ab"]
+    samples = [
+        LabelledSample(
+            id=f"{k}{i}",
+            dataset="wice",
+            context="c",
+            response="r",
+            label=int(k == "a"),
+            claims=claims_a if k == "a" else claims_b,
+        )
+        for i in range(20)
+        for k in "ab"
+    ]
     perfect = run_bench(samples, OracleJudge(samples), gold_claims=True, **FAST)
     c = perfect.claim
     assert c.n_gold == 60 and c.n_scored == 60 and c.n_errors == 0  # the unevaluatable gold claim is skipped
@@ -183,8 +203,10 @@ def test_gold_claims_need_claims_and_no_extractor() -> None:
 
 def test_claims_without_gold_flag_are_noted_not_aligned() -> None:
     claims = (GoldClaim(text="x", raw_label="supported", label=Label.SUPPORTED, unsupported=False),)
-    samples = [LabelledSample(id="a", dataset="d", context="c", response="r", label=0, claims=claims),
-               LabelledSample(id="b", dataset="d", context="c", response="r", label=1, claims=claims)]
+    samples = [
+        LabelledSample(id="a", dataset="d", context="c", response="r", label=0, claims=claims),
+        LabelledSample(id="b", dataset="d", context="c", response="r", label=1, claims=claims),
+    ]
     result = run_bench(samples, OracleJudge(samples), WholeResponseExtractor(), **FAST)
     assert result.claim is None and any("gold_claims=True" in n for n in result.notes)
 
@@ -218,13 +240,28 @@ def test_missing_results_are_error_rows() -> None:
 
 
 def _bump_like() -> list[LabelledSample]:
-    rows = [("Intrinsic Entity Error", 1), ("Extrinsic Entity", 1), ("Coreference Error", 1), ("Other", 1),
-            ("Intrinsic Predicate Error", 1), ("Mystery Error", 1), (None, 0)]
+    rows = [
+        ("Intrinsic Entity Error", 1),
+        ("Extrinsic Entity", 1),
+        ("Coreference Error", 1),
+        ("Other", 1),
+        ("Intrinsic Predicate Error", 1),
+        ("Mystery Error", 1),
+        (None, 0),
+    ]
     out = []
     for i in range(4):
         for j, (etype, label) in enumerate(rows):
-            out.append(LabelledSample(id=f"b{i}-{j}", dataset="bump", context="c", response="r", label=label,
-                                      error_types=(etype,) if etype else ()))
+            out.append(
+                LabelledSample(
+                    id=f"b{i}-{j}",
+                    dataset="bump",
+                    context="c",
+                    response="r",
+                    label=label,
+                    error_types=(etype,) if etype else (),
+                )
+            )
     return out
 
 
@@ -245,8 +282,15 @@ def test_predicted_subtype_is_majority_then_first() -> None:
     def v(i: int, label: Label, sub: Subtype | None) -> ClaimVerdict:
         return ClaimVerdict(claim_id=f"x:c{i}", label=label, subtype=sub, judge="j")
 
-    r = ResponseResult(sample_id="x", verdicts=[v(0, Label.ABSENT, Subtype.NUMBER), v(1, Label.CONTRADICTED, Subtype.ENTITY),
-                                                v(2, Label.SUPPORTED, None), v(3, Label.ABSENT, Subtype.ENTITY)])
+    r = ResponseResult(
+        sample_id="x",
+        verdicts=[
+            v(0, Label.ABSENT, Subtype.NUMBER),
+            v(1, Label.CONTRADICTED, Subtype.ENTITY),
+            v(2, Label.SUPPORTED, None),
+            v(3, Label.ABSENT, Subtype.ENTITY),
+        ],
+    )
     assert predicted_subtype(r, Policy()) == "entity"
     r2 = ResponseResult(sample_id="x", verdicts=r.verdicts[:2])
     assert predicted_subtype(r2, Policy()) == "number"
@@ -301,8 +345,9 @@ def test_run_bench_closes_models() -> None:
 def test_json_roundtrip_markdown_and_compare(tmp_path: Path) -> None:
     samples = _samples(40)
     a = run_bench(samples, OracleJudge(samples), WholeResponseExtractor(), **FAST)
-    b = run_bench(samples, OracleJudge(samples, {"s0", "s1", "s2"}), WholeResponseExtractor(), mode=Mode.NOCOT_ALL,
-                  **FAST)
+    b = run_bench(
+        samples, OracleJudge(samples, {"s0", "s1", "s2"}), WholeResponseExtractor(), mode=Mode.NOCOT_ALL, **FAST
+    )
     json_a, md_a = save_bench(a, tmp_path)
     json_b, _ = save_bench(b, tmp_path)
     assert json_a.name == "synthetic__oracle__cot-one.json" and json_b.name == "synthetic__oracle__nocot-all.json"
@@ -329,8 +374,16 @@ def test_estimate_counts_calls_and_tokens() -> None:
     allc = estimate_bench(samples, Mode.NOCOT_ALL, claims_per_sentence=1.0)
     assert allc.judge_calls == 1 and allc.calls == 2
     assert one.input_tokens > allc.input_tokens > 100 and one.output_tokens > allc.output_tokens
-    gold = [LabelledSample(id="1", dataset="d", context="c", response="r", label=1,
-                           claims=(GoldClaim(text="a", raw_label="1", unsupported=True),) * 5)]
+    gold = [
+        LabelledSample(
+            id="1",
+            dataset="d",
+            context="c",
+            response="r",
+            label=1,
+            claims=(GoldClaim(text="a", raw_label="1", unsupported=True),) * 5,
+        )
+    ]
     g = estimate_bench(gold, "cot-one", gold_claims=True)
     assert g.claims == 5 and g.extraction_calls == 0 and g.judge_calls == 5
     assert estimate_cost(one, Price(input=Decimal("0"), output=Decimal("0"))) == 0.0
@@ -341,7 +394,9 @@ def test_oracle_on_shared_sets(shared_data: Path) -> None:
     result = run_bench(bump, OracleJudge(bump), WholeResponseExtractor(), **FAST)
     assert result.response["f1"].point == 1.0 and result.response["auc_roc"].point == 1.0
     assert result.subtype.macro_f1.point == 1.0 and not result.subtype.unknown
-    assert "Intrinsic Predicate Error" in result.subtype.unmapped or "Extrinsic Predicate Error" in result.subtype.unmapped
+    assert (
+        "Intrinsic Predicate Error" in result.subtype.unmapped or "Extrinsic Predicate Error" in result.subtype.unmapped
+    )
     wice = subsample(load_labelled(shared_data / "wice.jsonl"), 80, seed=2)
     gold = run_bench(wice, OracleJudge(wice), gold_claims=True, **FAST)
     assert gold.claim.f1.point == 1.0 and gold.claim.n_gold == 80

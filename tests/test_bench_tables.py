@@ -10,9 +10,22 @@ SETS = ["wice", "summedits", "bump", "cliff", "halueval_qa"]
 
 def test_committed_bench_tables_are_current(shared_data, tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "hallumeasure.cli", "bench", *[str(shared_data / f"{s}.jsonl") for s in SETS],
-         "--judge", "offline", "--resamples", "200", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "hallumeasure.cli",
+            "bench",
+            *[str(shared_data / f"{s}.jsonl") for s in SETS],
+            "--judge",
+            "offline",
+            "--resamples",
+            "200",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr
     for name in SETS:

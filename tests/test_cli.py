@@ -2,19 +2,31 @@
 
 import json
 
+from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-
-from testdata import EXAMPLES
 
 runner = CliRunner()
 
 
 def test_measure_and_show_with_the_fake(tmp_path):
     run_dir = tmp_path / "run"
-    result = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(run_dir), "--extractor", "fake",
-                                 "--judge", "fake", "--mode", "nocot-all"])
+    result = runner.invoke(
+        app,
+        [
+            "measure",
+            str(EXAMPLES),
+            "--out",
+            str(run_dir),
+            "--extractor",
+            "fake",
+            "--judge",
+            "fake",
+            "--mode",
+            "nocot-all",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "mean unsupported rate" in result.output and "not a measurement" in result.output
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -49,7 +61,8 @@ def test_skipped_rows_and_error_rows_exit_3(tmp_path):
     data = tmp_path / "in.jsonl"
     rows = [json.loads(line) for line in EXAMPLES.read_text().splitlines()[:2]]
     data.write_text("\n".join(json.dumps(r) for r in rows) + '\n{"id": "x", "context": "", "response": "r"}\n')
-    result = runner.invoke(app, ["measure", str(data), "--out", str(tmp_path / "r"), "--extractor", "fake",
-                                 "--judge", "fake"])
+    result = runner.invoke(
+        app, ["measure", str(data), "--out", str(tmp_path / "r"), "--extractor", "fake", "--judge", "fake"]
+    )
     assert result.exit_code == 3
     assert "row 3" in result.output and "1 input row(s) skipped" in result.output

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from testdata import EXAMPLES
 
 pytestmark = pytest.mark.slow
@@ -43,8 +42,9 @@ def test_ctrl_c_marks_the_run_interrupted_prints_the_resume_command_and_resume_f
     assert resume_line == shlex.join(["hallumeasure", *command[3:], "--resume"])
     # the printed command finishes the run, measuring only what was missing
     args = shlex.split(resume_line)[1:]
-    done = subprocess.run([sys.executable, "-m", "hallumeasure.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "hallumeasure.cli", *args], capture_output=True, text=True, env=env, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["counts"]["results"] == total
@@ -54,8 +54,12 @@ def test_ctrl_c_marks_the_run_interrupted_prints_the_resume_command_and_resume_f
 def test_progress_lines_off_a_terminal(tmp_path):
     data = tmp_path / "in.jsonl"
     _big_input(data, 5)
-    done = subprocess.run([sys.executable, "-m", "hallumeasure.cli", "measure", str(data), "--out", str(tmp_path / "r")],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "hallumeasure.cli", "measure", str(data), "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("measuring: ")]
     assert [line.split()[1] for line in lines] == [f"{n}/80" for n in (8, 16, 24, 32, 40, 48, 56, 64, 72, 80)]

@@ -4,11 +4,11 @@ refused and never echoed."""
 
 import json
 
+from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
 from hallumeasure.testing import OpenAIServer
-from testdata import EXAMPLES
 
 runner = CliRunner()
 KEY = "sk-local-SENTINEL-never-print-me-0123456789"
@@ -25,11 +25,35 @@ def test_options_reach_the_server_and_the_manifest(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     samples, out = _first_samples(tmp_path), tmp_path / "run"
     with OpenAIServer() as srv:
-        options = ["--extractor-option", "model=qwen-local", "--extractor-option", f"base_url={srv.base_url}",
-                   "--judge-option", "model=qwen-local", "--judge-option", f"base_url={srv.base_url}",
-                   "--judge-option", "temperature=0"]
-        result = runner.invoke(app, ["measure", str(samples), "--out", str(out), "--extractor", CHAT, "--judge", CHAT,
-                                     "--mode", "cot-all", "--no-cache", *options])
+        options = [
+            "--extractor-option",
+            "model=qwen-local",
+            "--extractor-option",
+            f"base_url={srv.base_url}",
+            "--judge-option",
+            "model=qwen-local",
+            "--judge-option",
+            f"base_url={srv.base_url}",
+            "--judge-option",
+            "temperature=0",
+        ]
+        result = runner.invoke(
+            app,
+            [
+                "measure",
+                str(samples),
+                "--out",
+                str(out),
+                "--extractor",
+                CHAT,
+                "--judge",
+                CHAT,
+                "--mode",
+                "cot-all",
+                "--no-cache",
+                *options,
+            ],
+        )
         assert result.exit_code == 0, result.output
         bodies, base_url = srv.bodies, srv.base_url
     assert bodies and {b["model"] for b in bodies} == {"qwen-local"}
@@ -41,13 +65,19 @@ def test_options_reach_the_server_and_the_manifest(tmp_path, monkeypatch):
     manifest = json.loads(manifest_text)
     assert manifest["judge"] == CHAT  # the options are settings of the judge, recorded beside it
     judge = manifest["settings"]["judge"]
-    assert (judge["model"], judge["base_url"], judge["temperature"], judge["client_max_retries"]) == \
-        ("qwen-local", base_url, 0, 0)
+    assert (judge["model"], judge["base_url"], judge["temperature"], judge["client_max_retries"]) == (
+        "qwen-local",
+        base_url,
+        0,
+        0,
+    )
 
 
 def test_a_secret_option_is_refused_without_echoing_it(tmp_path):
-    result = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(tmp_path / "r"), "--judge", CHAT,
-                                 "--judge-option", f"api_key={KEY}"])
+    result = runner.invoke(
+        app,
+        ["measure", str(EXAMPLES), "--out", str(tmp_path / "r"), "--judge", CHAT, "--judge-option", f"api_key={KEY}"],
+    )
     assert result.exit_code == 2 and "looks like a secret" in result.output and KEY not in result.output
 
 

@@ -4,19 +4,30 @@ clear refusals, and the stability output valid against its JSON Schema."""
 import json
 
 import jsonschema
+from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
 from hallumeasure.schemas import SCHEMA_DIR
 
-from testdata import EXAMPLES
-
 runner = CliRunner()
 
 
 def _measure(tmp_path, out, *extra):
-    return runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(tmp_path / out), "--extractor", "fake",
-                               "--cache", str(tmp_path / "cache.sqlite"), *extra])
+    return runner.invoke(
+        app,
+        [
+            "measure",
+            str(EXAMPLES),
+            "--out",
+            str(tmp_path / out),
+            "--extractor",
+            "fake",
+            "--cache",
+            str(tmp_path / "cache.sqlite"),
+            *extra,
+        ],
+    )
 
 
 def test_measure_twice_with_repeats_shows_flips_and_kappa_and_the_second_run_is_free(tmp_path):
@@ -44,8 +55,9 @@ def test_measure_twice_with_repeats_shows_flips_and_kappa_and_the_second_run_is_
     table = runner.invoke(app, ["show", str(tmp_path / "a"), "--claims"])
     assert "flip rate" in table.output and "judge stability" in table.output
 
-    report = runner.invoke(app, ["compare", str(tmp_path / "a"), "--out", str(tmp_path / "report"),
-                                 "--resamples", "200"])
+    report = runner.invoke(
+        app, ["compare", str(tmp_path / "a"), "--out", str(tmp_path / "report"), "--resamples", "200"]
+    )
     assert report.exit_code == 0, report.output
     markdown = (tmp_path / "report" / "report.md").read_text()
     assert "## Judge stability" in markdown and "one judge call: mean unsupported rate" in markdown

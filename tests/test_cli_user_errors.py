@@ -4,13 +4,12 @@ import json
 
 import pytest
 import typer
+from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
 from hallumeasure.errors import ProviderError
 from hallumeasure.models.fake import FakeAPI
-
-from testdata import EXAMPLES
 
 runner = CliRunner()
 FAKE = ["--extractor", "fake", "--judge", "fake"]
@@ -43,37 +42,61 @@ def run(tmp_path):
 # --- 1, 8, 9, 10: counts, rates and thresholds are bounded by typer ---------------------------------------
 
 
-@pytest.mark.parametrize("option, value", [
-    ("--concurrency", "0"), ("--concurrency", "-3"), ("--max-concurrency", "0"), ("--max-retries", "-1"),
-    ("--timeout", "0"), ("--batch-poll", "0"), ("--max-context-tokens", "0"),
-    ("--min-unsupported-rate", "3"), ("--min-unsupported-claims", "-1"), ("--flag-threshold", "5"),
-])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--concurrency", "0"),
+        ("--concurrency", "-3"),
+        ("--max-concurrency", "0"),
+        ("--max-retries", "-1"),
+        ("--timeout", "0"),
+        ("--batch-poll", "0"),
+        ("--max-context-tokens", "0"),
+        ("--min-unsupported-rate", "3"),
+        ("--min-unsupported-claims", "-1"),
+        ("--flag-threshold", "5"),
+    ],
+)
 def test_measure_rejects_out_of_range_numbers(tmp_path, option, value):
     # --dry-run: on code without the bound the command returns at once (exit 0) instead of hanging.
-    result = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(tmp_path / "r"), *FAKE, "--dry-run",
-                                 option, value])
+    result = runner.invoke(
+        app, ["measure", str(EXAMPLES), "--out", str(tmp_path / "r"), *FAKE, "--dry-run", option, value]
+    )
     _range_error(result, option)
 
 
-@pytest.mark.parametrize("option, value", [("--concurrency", "0"), ("--concurrency", "-3"),
-                                           ("--max-concurrency", "0"), ("--rounds", "0")])
+@pytest.mark.parametrize(
+    "option, value", [("--concurrency", "0"), ("--concurrency", "-3"), ("--max-concurrency", "0"), ("--rounds", "0")]
+)
 def test_mitigate_rejects_out_of_range_numbers(run, tmp_path, option, value):
     _range_error(runner.invoke(app, ["mitigate", str(run), "--out", str(tmp_path / "m"), option, value]), option)
 
 
-@pytest.mark.parametrize("option, value", [("--limit", "0"), ("--limit", "-5"), ("--concurrency", "0"),
-                                           ("--concurrency", "-3"), ("--resamples", "0")])
+@pytest.mark.parametrize(
+    "option, value",
+    [("--limit", "0"), ("--limit", "-5"), ("--concurrency", "0"), ("--concurrency", "-3"), ("--resamples", "0")],
+)
 def test_bench_rejects_out_of_range_numbers(tmp_path, option, value):
     result = runner.invoke(app, ["bench", str(EXAMPLES), "--dry-run", "--out", str(tmp_path / "b"), option, value])
     _range_error(result, option)
 
 
-@pytest.mark.parametrize("option, value", [("--alpha", "2"), ("--alpha", "0"), ("--max-rate-rise", "-1"),
-                                           ("--max-error-share", "1.5"), ("--subtype-alpha", "-0.1"),
-                                           ("--max-hallucinated-share-rise", "2"), ("--min-samples", "0")])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--alpha", "2"),
+        ("--alpha", "0"),
+        ("--max-rate-rise", "-1"),
+        ("--max-error-share", "1.5"),
+        ("--subtype-alpha", "-0.1"),
+        ("--max-hallucinated-share-rise", "2"),
+        ("--min-samples", "0"),
+    ],
+)
 def test_audit_rejects_out_of_range_numbers(run, tmp_path, option, value):
-    result = runner.invoke(app, ["audit", "--baseline", str(run), "--current", str(run), "--out",
-                                 str(tmp_path / "a"), option, value])
+    result = runner.invoke(
+        app, ["audit", "--baseline", str(run), "--current", str(run), "--out", str(tmp_path / "a"), option, value]
+    )
     _range_error(result, option)
     assert "validation error" not in result.output  # not pydantic's dump
 
@@ -100,8 +123,9 @@ def test_audit_of_a_corrupt_run_is_a_usage_error(run, tmp_path):
     broken.mkdir()
     (broken / "manifest.json").write_text((run / "manifest.json").read_text())
     (broken / "run.sqlite").write_bytes(b"this is not a database, it was cut by a failed copy\n" * 20)
-    result = runner.invoke(app, ["audit", "--baseline", str(run), "--current", str(broken), "--out",
-                                 str(tmp_path / "a")])
+    result = runner.invoke(
+        app, ["audit", "--baseline", str(run), "--current", str(broken), "--out", str(tmp_path / "a")]
+    )
     line = _one_line_error(result)
     assert "run.sqlite cannot be read" in line and "not a database" in line and "SELECT" not in line
     assert json.loads((tmp_path / "a" / "audit.json").read_text())["status"] == "usage_error"
@@ -109,8 +133,7 @@ def test_audit_of_a_corrupt_run_is_a_usage_error(run, tmp_path):
 
 def test_audit_of_a_damaged_manifest_is_a_usage_error(run, tmp_path):
     (run / "manifest.json").write_text('{"run_id": "x", "mode": ')
-    result = runner.invoke(app, ["audit", "--baseline", str(run), "--current", str(run), "--out",
-                                 str(tmp_path / "a")])
+    result = runner.invoke(app, ["audit", "--baseline", str(run), "--current", str(run), "--out", str(tmp_path / "a")])
     assert "manifest.json cannot be read" in _one_line_error(result)
 
 
@@ -121,8 +144,7 @@ def test_an_unexpected_failure_in_audit_is_not_exit_1(run, tmp_path, monkeypatch
         raise RuntimeError("something nobody expected\nsecond line")
 
     monkeypatch.setattr(audit_module, "audit_runs", crash)
-    result = runner.invoke(app, ["audit", "--baseline", str(run), "--current", str(run), "--out",
-                                 str(tmp_path / "a")])
+    result = runner.invoke(app, ["audit", "--baseline", str(run), "--current", str(run), "--out", str(tmp_path / "a")])
     line = _one_line_error(result)
     assert "RuntimeError: something nobody expected" in line
 
@@ -172,13 +194,18 @@ def test_many_distinct_reasons_show_the_first_few_and_point_to_the_rest(tmp_path
 
 
 def test_bedrock_without_credentials_fails_fast_with_exit_2(tmp_path, monkeypatch):
-    for name, value in {"AWS_EC2_METADATA_DISABLED": "true", "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
-                        "AWS_CONFIG_FILE": str(tmp_path / "none")}.items():
+    for name, value in {
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+        "AWS_CONFIG_FILE": str(tmp_path / "none"),
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
     out = tmp_path / "r"
-    result = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(out), "--extractor", "fake",
-                                 "--judge", "bedrock:anthropic.claude-x"])
+    result = runner.invoke(
+        app,
+        ["measure", str(EXAMPLES), "--out", str(out), "--extractor", "fake", "--judge", "bedrock:anthropic.claude-x"],
+    )
     line = _one_line_error(result)
     assert "no AWS credentials found" in line and "AWS_PROFILE" in line
     assert not (out / "run.sqlite").exists()
@@ -230,8 +257,9 @@ def test_bench_writes_under_runs_by_default():
 def test_a_delimiter_of_two_characters_is_one_line(tmp_path):
     data = tmp_path / "s.csv"
     data.write_text("id,context,response\na,The sky is blue.,The sky is blue.\n")
-    line = _one_line_error(runner.invoke(app, ["measure", str(data), "--out", str(tmp_path / "r"), *FAKE,
-                                               "--delimiter", ",,"]))
+    line = _one_line_error(
+        runner.invoke(app, ["measure", str(data), "--out", str(tmp_path / "r"), *FAKE, "--delimiter", ",,"])
+    )
     assert "delimiter must be one character" in line and "',,'" in line
 
 
@@ -285,8 +313,9 @@ def test_compare_and_audit_refuse_an_unfinished_run(unfinished, tmp_path):
     assert "unfinished" in line and "--resume" in line
     other = tmp_path / "other"
     assert runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(other), *FAKE]).exit_code == 0
-    result = runner.invoke(app, ["audit", "--baseline", str(other), "--current", str(unfinished), "--out",
-                                 str(tmp_path / "a")])
+    result = runner.invoke(
+        app, ["audit", "--baseline", str(other), "--current", str(unfinished), "--out", str(tmp_path / "a")]
+    )
     assert "unfinished" in _one_line_error(result)
 
 
@@ -315,12 +344,26 @@ def test_a_missing_run_directory_does_not_exist(tmp_path, command):
 
 
 def test_audit_of_a_missing_run_does_not_exist(run, tmp_path):
-    result = runner.invoke(app, ["audit", "--baseline", str(run), "--current", str(tmp_path / "nope"), "--out",
-                                 str(tmp_path / "a")])
+    result = runner.invoke(
+        app, ["audit", "--baseline", str(run), "--current", str(tmp_path / "nope"), "--out", str(tmp_path / "a")]
+    )
     assert "does not exist" in _one_line_error(result)
 
 
 def test_anthropic_without_a_key_names_the_environment_variable_only(tmp_path):
-    line = _one_line_error(runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(tmp_path / "r"),
-                                               "--extractor", "fake", "--judge", "anthropic:claude-x"]))
+    line = _one_line_error(
+        runner.invoke(
+            app,
+            [
+                "measure",
+                str(EXAMPLES),
+                "--out",
+                str(tmp_path / "r"),
+                "--extractor",
+                "fake",
+                "--judge",
+                "anthropic:claude-x",
+            ],
+        )
+    )
     assert "ANTHROPIC_API_KEY" in line and "api_key=" not in line

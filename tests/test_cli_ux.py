@@ -3,12 +3,11 @@
 import subprocess
 import sys
 
+from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure import __version__
 from hallumeasure.cli import app
-
-from testdata import EXAMPLES
 
 runner = CliRunner()
 
@@ -26,15 +25,35 @@ def test_invalid_policy_values_name_the_valid_ones(tmp_path):
     out = str(tmp_path / "r")
     bad = runner.invoke(app, ["measure", str(EXAMPLES), "--out", out, "--unsupported-labels", "absent,wrong"])
     assert bad.exit_code == 2
-    assert "supported, contradicted, absent, partially_supported, unevaluatable" in bad.output and "'absent,wrong'" in bad.output
+    assert (
+        "supported, contradicted, absent, partially_supported, unevaluatable" in bad.output
+        and "'absent,wrong'" in bad.output
+    )
     bad = runner.invoke(app, ["measure", str(EXAMPLES), "--out", out, "--unevaluatable", "drop"])
     assert bad.exit_code == 2 and "exclude, supported, unsupported" in bad.output
 
 
 def _measure(tmp_path, *flags):
-    return subprocess.run([sys.executable, "-m", "hallumeasure.cli", *flags, "measure", str(EXAMPLES), "--out",
-                           str(tmp_path / "r"), "--overwrite", "--extractor", "fake", "--judge", "fake"],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hallumeasure.cli",
+            *flags,
+            "measure",
+            str(EXAMPLES),
+            "--out",
+            str(tmp_path / "r"),
+            "--overwrite",
+            "--extractor",
+            "fake",
+            "--judge",
+            "fake",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_verbosity_levels_show_our_log_lines(tmp_path):

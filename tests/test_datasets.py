@@ -24,10 +24,25 @@ def _jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 ROWS = [
-    {"id": "a", "context": "The cat sat.", "response": "The cat sat.", "label": 0, "claims": None,
-     "error_types": [], "meta": {"k": 1}},
-    {"id": "b", "context": "The cat sat.", "response": "The dog sat.", "question": "Who sat?", "label": 1,
-     "claims": [{"text": "The dog sat.", "label": "contradicted"}], "error_types": ["entity"], "meta": {}},
+    {
+        "id": "a",
+        "context": "The cat sat.",
+        "response": "The cat sat.",
+        "label": 0,
+        "claims": None,
+        "error_types": [],
+        "meta": {"k": 1},
+    },
+    {
+        "id": "b",
+        "context": "The cat sat.",
+        "response": "The dog sat.",
+        "question": "Who sat?",
+        "label": 1,
+        "claims": [{"text": "The dog sat.", "label": "contradicted"}],
+        "error_types": ["entity"],
+        "meta": {},
+    },
 ]
 
 
@@ -147,8 +162,9 @@ def test_error_type_tables_never_guess() -> None:
 
 
 def test_gold_error_types_come_from_meta_for_cliff() -> None:
-    s = LabelledSample(id="1", dataset="cliff", context="c", response="r", label=1,
-                       meta={"aggrefact_error_types": ["extrinsic-NP"]})
+    s = LabelledSample(
+        id="1", dataset="cliff", context="c", response="r", label=1, meta={"aggrefact_error_types": ["extrinsic-NP"]}
+    )
     assert s.gold_error_types() == ["extrinsic-NP"]
     assert LabelledSample(id="1", dataset="x", context="c", response="r", label=0).gold_error_types() is None
 

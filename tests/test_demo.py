@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from testdata import REPO
 
 pytestmark = pytest.mark.slow

@@ -12,13 +12,16 @@ def _jsonl(path, rows):
 
 
 def test_bad_rows_are_reported_by_row_and_the_rest_load(tmp_path):
-    path = _jsonl(tmp_path / "in.jsonl", [
-        {"id": "a", "context": "C.", "response": "R."},
-        {"id": "b", "context": "", "response": "R."},
-        "{not json",
-        {"id": "a", "context": "C.", "response": "R2."},
-        {"id": "c", "context": "C\u0000.", "response": "R.\u0007"},
-    ])
+    path = _jsonl(
+        tmp_path / "in.jsonl",
+        [
+            {"id": "a", "context": "C.", "response": "R."},
+            {"id": "b", "context": "", "response": "R."},
+            "{not json",
+            {"id": "a", "context": "C.", "response": "R2."},
+            {"id": "c", "context": "C\u0000.", "response": "R.\u0007"},
+        ],
+    )
     loaded = load_samples(path)
     assert [s.id for s in loaded.samples] == ["a", "c"]
     assert loaded.samples[1].context == "C." and loaded.samples[1].response == "R."
@@ -65,8 +68,11 @@ def test_missing_file_and_empty_file(tmp_path):
 
 def test_a_cut_jsonl_line_is_reported_at_its_own_line_and_column(tmp_path):
     path = tmp_path / "in.jsonl"
-    path.write_text('{"id": "a", "context": "C.", "response": "R."}\n{"id": "b", "context": "C."\n'
-                    '{"id": "c", "context": "C.", "response": "R.\n', encoding="utf-8")
+    path.write_text(
+        '{"id": "a", "context": "C.", "response": "R."}\n{"id": "b", "context": "C."\n'
+        '{"id": "c", "context": "C.", "response": "R.\n',
+        encoding="utf-8",
+    )
     problems = {p.row: p.message for p in load_samples(path).problems}
     assert problems[2] == "not valid JSON (Expecting ',' delimiter at column 28)"
     assert problems[3] == "not valid JSON (Unterminated string starting at column 42)"

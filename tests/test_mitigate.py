@@ -70,8 +70,9 @@ class TableJudge:
         for claim in claims:
             self.judged.append(claim.text)
             label, subtype, reason = LABELS.get(claim.text, ("supported", None, "Stated in the context."))
-            verdicts.append(ClaimVerdict(claim_id=claim.id, label=label, subtype=subtype, label_reason=reason,
-                                         judge=self.name))
+            verdicts.append(
+                ClaimVerdict(claim_id=claim.id, label=label, subtype=subtype, label_reason=reason, judge=self.name)
+            )
         return Judgement(verdicts=verdicts)
 
 
@@ -105,8 +106,9 @@ def test_mitigation_rate_retention_and_new_claims_on_a_hand_made_case(source, tm
 
     assert sent_responses(api) == [s.response for s in SAMPLES[1:]]  # s1 has no unsupported claim
     # Only the three rewrites are measured again; s1 is copied as it was.
-    assert sorted(judge.judged) == sorted(["Alpha is red.", "Beta is blue.", "Delta has 41 rooms.", "Alpha is red.",
-                                           "Zeta sells fish."])
+    assert sorted(judge.judged) == sorted(
+        ["Alpha is red.", "Beta is blue.", "Delta has 41 rooms.", "Alpha is red.", "Zeta sells fish."]
+    )
     assert report.n_sent == 3 and report.n_rewritten == 3
     assert report.n_originally_hallucinated == 3 and report.n_mitigated == 1
     assert report.mitigation_rate == pytest.approx(1 / 3)
@@ -145,8 +147,9 @@ def test_the_mitigated_run_is_a_normal_run_with_its_origin_recorded(source, tmp_
 
 def test_rounds_repeat_while_the_rate_falls(source, tmp_path):
     rewriter, api = rewriter_for(ROUND_ONE, ROUND_TWO)
-    report = mitigate_run(source, tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=TableJudge(),
-                          rounds=3)
+    report = mitigate_run(
+        source, tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=TableJudge(), rounds=3
+    )
     assert [r.sent for r in report.rounds] == [3, 2]  # round three finds nothing left to send
     assert all(r.kept for r in report.rounds) and report.rounds_kept == 2
     assert report.mitigation_rate == 1.0 and report.n_new_unsupported == 0
@@ -155,11 +158,14 @@ def test_rounds_repeat_while_the_rate_falls(source, tmp_path):
 
 
 def test_a_round_that_does_not_help_is_discarded(source, tmp_path):
-    worse = {"Beta is blue. Delta has 41 rooms.": "Beta is blue. Delta has 41 rooms. Omega is vast.",
-             "Alpha is red. Zeta sells fish.": "Zeta sells fish."}
+    worse = {
+        "Beta is blue. Delta has 41 rooms.": "Beta is blue. Delta has 41 rooms. Omega is vast.",
+        "Alpha is red. Zeta sells fish.": "Zeta sells fish.",
+    }
     rewriter, _ = rewriter_for(ROUND_ONE, worse)
-    report = mitigate_run(source, tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=TableJudge(),
-                          rounds=3)
+    report = mitigate_run(
+        source, tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=TableJudge(), rounds=3
+    )
     assert [r.kept for r in report.rounds] == [True, False]
     assert report.rounds[1].mean_unsupported_rate_after > report.rounds[1].mean_unsupported_rate_before
     rows = {r.sample_id: r for r in report.responses}
@@ -170,8 +176,13 @@ def test_a_round_that_does_not_help_is_discarded(source, tmp_path):
 
 def test_a_failed_rewrite_keeps_the_response_and_is_not_mitigated(source, tmp_path):
     api = FakeAPI("broken", responder=lambda request: "I would rather not.")
-    report = mitigate_run(source, tmp_path / "fixed", LLMRewriter(Model(api), max_reasks=1),
-                          extractor=SentenceExtractor(), judge=TableJudge())
+    report = mitigate_run(
+        source,
+        tmp_path / "fixed",
+        LLMRewriter(Model(api), max_reasks=1),
+        extractor=SentenceExtractor(),
+        judge=TableJudge(),
+    )
     assert report.n_rewrite_errors == 3 and report.n_mitigated == 0 and report.mitigation_rate == 0.0
     assert all(r.final == r.original for r in report.responses)
     assert api.calls == 3 * 2  # one ask and one re-ask per sent response
@@ -191,8 +202,13 @@ def test_refuses_an_existing_output_run_before_spending_anything(source, tmp_pat
 def test_issues_block_carries_label_subtype_reason_and_passage():
     sample = SAMPLES[2]
     claim = Claim(id="s3:c1", sample_id="s3", index=1, text="Delta has 42 rooms.", spans=(Span(start=14, end=33),))
-    verdict = ClaimVerdict(claim_id="s3:c1", label=Label.CONTRADICTED, subtype="number",
-                           label_reason="The context gives 40 rooms.", judge="t")
+    verdict = ClaimVerdict(
+        claim_id="s3:c1",
+        label=Label.CONTRADICTED,
+        subtype="number",
+        label_reason="The context gives 40 rooms.",
+        judge="t",
+    )
     block = issues_block([Issue(claim, verdict)], sample.response)
     ((issue_id, body),) = prompt_blocks_from_text(block, "issue")
     assert issue_id == "c1"
@@ -214,14 +230,20 @@ def test_report_escapes_untrusted_text(tmp_path):
 
     class Evil(TableJudge):
         async def judge(self, sample, claims):
-            verdicts = [ClaimVerdict(claim_id=c.id, label="supported" if c.index == 0 else "absent",
-                                     subtype=None if c.index == 0 else "other", label_reason=payload, judge="t")
-                        for c in claims]
+            verdicts = [
+                ClaimVerdict(
+                    claim_id=c.id,
+                    label="supported" if c.index == 0 else "absent",
+                    subtype=None if c.index == 0 else "other",
+                    label_reason=payload,
+                    judge="t",
+                )
+                for c in claims
+            ]
             return Judgement(verdicts=verdicts)
 
     rewriter, _ = rewriter_for({samples[0].response: f"Alpha is red. New {payload}"})
-    run_measurement(samples, tmp_path / "evil", SentenceExtractor(), Evil(), mode=Mode.COT_ONE,
-                    input_sha256="0" * 64)
+    run_measurement(samples, tmp_path / "evil", SentenceExtractor(), Evil(), mode=Mode.COT_ONE, input_sha256="0" * 64)
     mitigate_run(tmp_path / "evil", tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=Evil())
     assert_escaped((tmp_path / "fixed" / "mitigation.html").read_text())
     assert "<script>" not in (tmp_path / "fixed" / "mitigation.md").read_text()
@@ -238,13 +260,15 @@ def test_alignment_keeps_numbers_whole():
 # --- the offline rewriter -----------------------------------------------------------------------------------
 
 
-def issue(sample: Sample, text: str, label: str = "contradicted", subtype: str | None = "number",
-          reason: str = "") -> Issue:
+def issue(
+    sample: Sample, text: str, label: str = "contradicted", subtype: str | None = "number", reason: str = ""
+) -> Issue:
     start = sample.response.find(text)
     spans = (Span(start=start, end=start + len(text)),) if start >= 0 else ()
-    return Issue(Claim(id=f"{sample.id}:c0", sample_id=sample.id, index=0, text=text, spans=spans),
-                 ClaimVerdict(claim_id=f"{sample.id}:c0", label=label, subtype=subtype, label_reason=reason,
-                              judge="t"))
+    return Issue(
+        Claim(id=f"{sample.id}:c0", sample_id=sample.id, index=0, text=text, spans=spans),
+        ClaimVerdict(claim_id=f"{sample.id}:c0", label=label, subtype=subtype, label_reason=reason, judge="t"),
+    )
 
 
 def offline(sample: Sample, *issues: Issue) -> str:
@@ -252,47 +276,68 @@ def offline(sample: Sample, *issues: Issue) -> str:
 
 
 def test_offline_substitutes_the_one_aligned_value():
-    s = Sample(id="b", context="The bridge is 24 km long. It opened in 2019.",
-               response="The bridge is 42 km long. It opened in 2019.")
+    s = Sample(
+        id="b",
+        context="The bridge is 24 km long. It opened in 2019.",
+        response="The bridge is 42 km long. It opened in 2019.",
+    )
     assert offline(s, issue(s, "The bridge is 42 km long.")) == "The bridge is 24 km long. It opened in 2019."
 
 
 def test_offline_uses_the_reason_when_the_passage_is_ambiguous():
-    s = Sample(id="b", context="The east bridge is 24 km long and the west bridge is 18 km long.",
-               response="The east bridge is 42 km long.")
+    s = Sample(
+        id="b",
+        context="The east bridge is 24 km long and the west bridge is 18 km long.",
+        response="The east bridge is 42 km long.",
+    )
     assert offline(s, issue(s, "The east bridge is 42 km long.")) == ""  # two candidates: removed
     fixed = offline(s, issue(s, "The east bridge is 42 km long.", reason="The context says 24 km for it."))
     assert fixed == "The east bridge is 24 km long."
 
 
 def test_offline_removes_the_clause_or_the_sentence():
-    s = Sample(id="c", context="TaskPilot 5.0 adds offline mode. Free users get three projects.",
-               response="TaskPilot 5.0 adds offline mode, and it is available on iOS today. Free users get three "
-                        "projects. It is the best app ever.")
-    out = offline(s, issue(s, "TaskPilot 5.0 is available on iOS today.", "absent", "other"),
-                  issue(s, "It is the best app ever.", "absent", "hyperbole"))
+    s = Sample(
+        id="c",
+        context="TaskPilot 5.0 adds offline mode. Free users get three projects.",
+        response="TaskPilot 5.0 adds offline mode, and it is available on iOS today. Free users get three "
+        "projects. It is the best app ever.",
+    )
+    out = offline(
+        s,
+        issue(s, "TaskPilot 5.0 is available on iOS today.", "absent", "other"),
+        issue(s, "It is the best app ever.", "absent", "hyperbole"),
+    )
     assert out == "TaskPilot 5.0 adds offline mode. Free users get three projects."
 
 
 def test_offline_cuts_only_the_unsupported_piece_of_a_sentence():
-    s = Sample(id="p", context="Breathex cut severe attacks by 31 percent.",
-               response="Breathex cut severe attacks by 31 percent and is safe for long-term use. Headaches were rare.")
+    s = Sample(
+        id="p",
+        context="Breathex cut severe attacks by 31 percent.",
+        response="Breathex cut severe attacks by 31 percent and is safe for long-term use. Headaches were rare.",
+    )
     out = offline(s, issue(s, "is safe for long-term use.", "absent", "other"))
     assert out == "Breathex cut severe attacks by 31 percent. Headaches were rare."
 
 
 def test_offline_deletion_wins_over_a_substitution_in_the_same_sentence_and_is_deterministic():
     s = Sample(id="d", context="The bridge is 24 km long.", response="The bridge is 42 km long and painted gold.")
-    issues = [issue(s, "The bridge is 42 km long"), issue(s, "The bridge is 42 km long and painted gold.",
-                                                          "absent", "other")]
+    issues = [
+        issue(s, "The bridge is 42 km long"),
+        issue(s, "The bridge is 42 km long and painted gold.", "absent", "other"),
+    ]
     assert offline(s, *issues) == offline(s, *reversed(issues)) == ""
 
 
 def test_offline_substitutes_money_and_entities():
-    s = Sample(id="e", context="The council approved a budget of 4.2 million euros. Mayor Ingrid Solberg backed it.",
-               response="The council approved 2.4 million euros. Mayor Anna Berg backed it.")
-    out = offline(s, issue(s, "The council approved 2.4 million euros."),
-                  issue(s, "Mayor Anna Berg backed it.", subtype="entity"))
+    s = Sample(
+        id="e",
+        context="The council approved a budget of 4.2 million euros. Mayor Ingrid Solberg backed it.",
+        response="The council approved 2.4 million euros. Mayor Anna Berg backed it.",
+    )
+    out = offline(
+        s, issue(s, "The council approved 2.4 million euros."), issue(s, "Mayor Anna Berg backed it.", subtype="entity")
+    )
     assert out == "The council approved 4.2 million euros. Mayor Ingrid Solberg backed it."
 
 
@@ -303,8 +348,9 @@ def _examples_run(tmp_path):
     loaded = load_samples(EXAMPLES)
     model = Model(FakeAPI("scripted", responder=scripted_responder))
     path = tmp_path / "claims"
-    run_measurement(loaded.samples, path, LLMExtractor(model), LLMJudge(model), mode=Mode.COT_ONE,
-                    input_sha256=loaded.sha256)
+    run_measurement(
+        loaded.samples, path, LLMExtractor(model), LLMJudge(model), mode=Mode.COT_ONE, input_sha256=loaded.sha256
+    )
     return path, loaded.samples
 
 
@@ -342,8 +388,14 @@ def test_offline_judge_end_to_end(tmp_path):
     offline_module = pytest.importorskip("hallumeasure.offline", reason="the offline judge is not in this tree yet")
     loaded = load_samples(EXAMPLES)
     path = tmp_path / "offline"
-    _, results = run_measurement(loaded.samples, path, offline_module.OfflineExtractor(),
-                                 offline_module.OfflineJudge(), mode=Mode.COT_ONE, input_sha256=loaded.sha256)
+    _, results = run_measurement(
+        loaded.samples,
+        path,
+        offline_module.OfflineExtractor(),
+        offline_module.OfflineJudge(),
+        mode=Mode.COT_ONE,
+        input_sha256=loaded.sha256,
+    )
     errors = [r.error for r in results if r.error]
     assert not errors, f"the offline judge itself failed on the examples: {errors[:1]}"
     report = mitigate_run(path, tmp_path / "fixed", OfflineRewriter())
@@ -360,8 +412,9 @@ def test_offline_judge_end_to_end(tmp_path):
 def test_policy_decides_what_is_sent(tmp_path):
     policy = Policy(unsupported_labels=frozenset({Label.CONTRADICTED}))
     source = tmp_path / "source"
-    run_measurement(SAMPLES, source, SentenceExtractor(), TableJudge(), mode=Mode.COT_ONE, input_sha256="0" * 64,
-                    policy=policy)
+    run_measurement(
+        SAMPLES, source, SentenceExtractor(), TableJudge(), mode=Mode.COT_ONE, input_sha256="0" * 64, policy=policy
+    )
     rewriter, api = rewriter_for(ROUND_ONE)
     report = mitigate_run(source, tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=TableJudge())
     assert sent_responses(api) == [SAMPLES[2].response]  # only the contradicted claim counts under this policy
@@ -370,8 +423,11 @@ def test_policy_decides_what_is_sent(tmp_path):
 
 def test_an_emptied_response_is_counted_apart_not_as_mitigated(source, tmp_path):
     # s2 is repaired (the bad sentence goes, a supported one stays); s3 and s4 lose every sentence.
-    emptying = {"Alpha is red. Gamma is huge.": "Alpha is red.", "Beta is blue. Delta has 42 rooms.": "",
-                "Alpha is red. Beta is blue. Omega is vast.": ""}
+    emptying = {
+        "Alpha is red. Gamma is huge.": "Alpha is red.",
+        "Beta is blue. Delta has 42 rooms.": "",
+        "Alpha is red. Beta is blue. Omega is vast.": "",
+    }
     rewriter, _ = rewriter_for(emptying)
     report = mitigate_run(source, tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=TableJudge())
     assert report.n_originally_hallucinated == 3

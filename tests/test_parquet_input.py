@@ -9,11 +9,13 @@ from hallumeasure.inputs import load_samples
 
 def test_parquet_rows_load_with_a_column_map_and_bad_rows_are_reported(tmp_path):
     path = tmp_path / "answers.parquet"
-    pd.DataFrame({
-        "source": ["The bridge is 24 km long.", "", "Rain fell.", "It opened in 2019."],
-        "answer": ["The bridge is 42 km long.", "It opened.", "Rain fell.", ""],
-        "id": ["a", "b", "c", "d"],
-    }).to_parquet(path)
+    pd.DataFrame(
+        {
+            "source": ["The bridge is 24 km long.", "", "Rain fell.", "It opened in 2019."],
+            "answer": ["The bridge is 42 km long.", "It opened.", "Rain fell.", ""],
+            "id": ["a", "b", "c", "d"],
+        }
+    ).to_parquet(path)
     loaded = load_samples(path, columns={"context": "source", "response": "answer"})
     assert [s.id for s in loaded.samples] == ["a", "c", "d"]  # an empty answer is a result with no claims
     assert loaded.samples[0].response == "The bridge is 42 km long." and loaded.samples[2].response == ""

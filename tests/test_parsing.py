@@ -9,7 +9,12 @@ from hallumeasure.models.model import Model
 from hallumeasure.outputs import CotVerdict, PlainVerdicts
 from hallumeasure.parsing import ask_structured, parse_output
 
-GOOD = {"label_reason": "The context says 24 km.", "label": "contradicted", "subtype_reason": "distance", "subtype": "number"}
+GOOD = {
+    "label_reason": "The context says 24 km.",
+    "label": "contradicted",
+    "subtype_reason": "distance",
+    "subtype": "number",
+}
 
 
 def test_parse_tool_input():

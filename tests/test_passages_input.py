@@ -10,8 +10,10 @@ from hallumeasure.errors import InputError
 from hallumeasure.inputs import load_samples
 from hallumeasure.types import Passage, Sample
 
-PASSAGES = [{"id": "doc-a", "text": "The bridge is 24 km long.", "title": "Bridge", "url": "https://example.org/b"},
-            {"text": "It opened in 2019."}]
+PASSAGES = [
+    {"id": "doc-a", "text": "The bridge is 24 km long.", "title": "Bridge", "url": "https://example.org/b"},
+    {"text": "It opened in 2019."},
+]
 
 
 def _jsonl(path, rows):
@@ -20,14 +22,21 @@ def _jsonl(path, rows):
 
 
 def test_jsonl_contexts_of_strings_and_objects_with_default_ids(tmp_path):
-    loaded = load_samples(_jsonl(tmp_path / "in.jsonl", [
-        {"id": "s", "contexts": ["First passage.", "Second passage."], "response": "R."},
-        {"id": "o", "contexts": PASSAGES, "response": "R."},
-    ]))
+    loaded = load_samples(
+        _jsonl(
+            tmp_path / "in.jsonl",
+            [
+                {"id": "s", "contexts": ["First passage.", "Second passage."], "response": "R."},
+                {"id": "o", "contexts": PASSAGES, "response": "R."},
+            ],
+        )
+    )
     strings, objects = loaded.samples
     assert [(p.id, p.text) for p in strings.passages] == [("1", "First passage."), ("2", "Second passage.")]
-    assert objects.passages == (Passage(id="doc-a", text="The bridge is 24 km long.", title="Bridge",
-                                        url="https://example.org/b"), Passage(id="2", text="It opened in 2019."))
+    assert objects.passages == (
+        Passage(id="doc-a", text="The bridge is 24 km long.", title="Bridge", url="https://example.org/b"),
+        Passage(id="2", text="It opened in 2019."),
+    )
     assert objects.context == "The bridge is 24 km long.\n\nIt opened in 2019."  # stages that read one text
 
 
@@ -37,16 +46,23 @@ def test_a_single_context_is_one_passage_and_stores_no_passages(tmp_path):
 
 
 def test_ragas_column_names_are_recognised(tmp_path):
-    rows = [{"user_input": "How long is it?", "retrieved_contexts": ["The bridge is 24 km long."],
-             "response": "It is 24 km long.", "reference": "24 km"}]
+    rows = [
+        {
+            "user_input": "How long is it?",
+            "retrieved_contexts": ["The bridge is 24 km long."],
+            "response": "It is 24 km long.",
+            "reference": "24 km",
+        }
+    ]
     (sample,) = load_samples(_jsonl(tmp_path / "in.jsonl", rows)).samples
     assert sample.question == "How long is it?" and sample.passages[0].text == "The bridge is 24 km long."
 
 
 def test_a_column_map_names_the_passages_column_and_wins_over_the_alias(tmp_path):
     rows = [{"docs": ["Mapped."], "retrieved_contexts": ["Alias."], "answer": "R."}]
-    (sample,) = load_samples(_jsonl(tmp_path / "in.jsonl", rows),
-                             columns={"contexts": "docs", "response": "answer"}).samples
+    (sample,) = load_samples(
+        _jsonl(tmp_path / "in.jsonl", rows), columns={"contexts": "docs", "response": "answer"}
+    ).samples
     assert [p.text for p in sample.passages] == ["Mapped."]
 
 
@@ -69,21 +85,28 @@ def test_parquet_contexts_are_a_list_column_of_strings_or_structs(tmp_path):
     (a,) = load_samples(strings).samples
     (b,) = load_samples(structs).samples
     assert [p.text for p in a.passages] == ["One.", "Two."]
-    assert b.passages == (Passage(id="doc-a", text="The bridge is 24 km long.", title="Bridge",
-                                  url="https://example.org/b"), Passage(id="2", text="It opened in 2019."))
+    assert b.passages == (
+        Passage(id="doc-a", text="The bridge is 24 km long.", title="Bridge", url="https://example.org/b"),
+        Passage(id="2", text="It opened in 2019."),
+    )
 
 
-@pytest.mark.parametrize(("contexts", "message"), [
-    ([], "contexts list is empty"),
-    (["", "  "], "contexts list is empty"),
-    ([{"id": "1", "text": "A."}, {"id": "1", "text": "B."}], "passage ids repeat within the row: ['1']"),
-    ([{"text": "A.", "body": "x"}], "unknown field(s) ['body']"),
-    ({"text": "A."}, "must be a list of passages, not dict"),
-    ([["nested"]], "must be text, not a list"),
-])
+@pytest.mark.parametrize(
+    ("contexts", "message"),
+    [
+        ([], "contexts list is empty"),
+        (["", "  "], "contexts list is empty"),
+        ([{"id": "1", "text": "A."}, {"id": "1", "text": "B."}], "passage ids repeat within the row: ['1']"),
+        ([{"text": "A.", "body": "x"}], "unknown field(s) ['body']"),
+        ({"text": "A."}, "must be a list of passages, not dict"),
+        ([["nested"]], "must be text, not a list"),
+    ],
+)
 def test_bad_passages_are_row_problems_that_say_why(tmp_path, contexts, message):
-    path = _jsonl(tmp_path / "in.jsonl", [{"id": "ok", "context": "C.", "response": "R."},
-                                          {"id": "bad", "contexts": contexts, "response": "R."}])
+    path = _jsonl(
+        tmp_path / "in.jsonl",
+        [{"id": "ok", "context": "C.", "response": "R."}, {"id": "bad", "contexts": contexts, "response": "R."}],
+    )
     loaded = load_samples(path)
     assert [s.id for s in loaded.samples] == ["ok"]
     assert loaded.problems[0].row == 2 and message in loaded.problems[0].message

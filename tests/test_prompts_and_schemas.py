@@ -40,8 +40,11 @@ def test_prompt_placeholders_and_cache_split(prompt_id):
 
 def test_render_fills_every_placeholder_once():
     prompt = prompts.load_prompt("classify_cot_one")
-    system, message = prompt.render(question_block="", context_block="<context>\n{{claim_block}}\n</context>",
-                                    claim_block='<claim id="c0">\nX\n</claim>')
+    system, message = prompt.render(
+        question_block="",
+        context_block="<context>\n{{claim_block}}\n</context>",
+        claim_block='<claim id="c0">\nX\n</claim>',
+    )
     text = system + message.text
     assert "{{" not in text.replace("{{claim_block}}", "")
     assert "{{claim_block}}" in message.content[0].text  # inserted text is never re-expanded

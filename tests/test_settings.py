@@ -2,13 +2,12 @@
 
 import json
 
+from report.helpers import sample, write_run
+from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
 from hallumeasure.settings import MeasureSettings, find_config
-
-from report.helpers import sample, write_run
-from testdata import EXAMPLES
 
 runner = CliRunner()
 
@@ -34,7 +33,8 @@ def test_every_setting_is_an_option_of_measure_with_its_help():
 def test_the_file_sets_defaults_flags_win_and_the_manifest_records_both(tmp_path, monkeypatch):
     (tmp_path / "hallumeasure.toml").write_text(
         'extractor = "fake"\njudge = "fake"\nmode = "nocot-all"\nmax-concurrency = 2\n'
-        'unsupported_labels = "contradicted"\n\n[audit]\nmax_rate_rise = 0.5\n')
+        'unsupported_labels = "contradicted"\n\n[audit]\nmax_rate_rise = 0.5\n'
+    )
     monkeypatch.chdir(tmp_path)
     result = _measure(tmp_path)
     assert result.exit_code == 0, result.output
@@ -47,12 +47,16 @@ def test_the_file_sets_defaults_flags_win_and_the_manifest_records_both(tmp_path
     assert effective["max_concurrency"] == 2 and effective["concurrency"] == 4 and effective["judge"] == ["fake"]
     result = _measure(tmp_path, "--mode", "cot-all", "--max-concurrency", "3")
     assert result.exit_code == 0, result.output
-    assert _manifest(tmp_path)["mode"] == "cot-all" and _manifest(tmp_path)["settings"]["effective"]["max_concurrency"] == 3
+    assert (
+        _manifest(tmp_path)["mode"] == "cot-all"
+        and _manifest(tmp_path)["settings"]["effective"]["max_concurrency"] == 3
+    )
 
 
 def test_pyproject_table_is_found_from_a_subdirectory_and_config_names_a_file(tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.hallumeasure]\nextractor = "fake"\n'
-                                             'judge = "fake"\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.hallumeasure]\nextractor = "fake"\njudge = "fake"\n'
+    )
     (tmp_path / "sub").mkdir()
     assert find_config(tmp_path / "sub") == tmp_path / "pyproject.toml"
     monkeypatch.chdir(tmp_path / "sub")
@@ -70,10 +74,17 @@ def test_bad_files_are_one_line_usage_errors_that_name_the_key(tmp_path, monkeyp
     config = tmp_path / "hallumeasure.toml"
     config.write_text('judje = "fake"\n')
     result = _measure(tmp_path)
-    assert result.exit_code == 2 and "unknown setting(s) judje" in result.output and "valid settings: extractor, judge" in result.output
+    assert (
+        result.exit_code == 2
+        and "unknown setting(s) judje" in result.output
+        and "valid settings: extractor, judge" in result.output
+    )
     config.write_text("concurrency = 0\n")
     result = _measure(tmp_path)
-    assert result.exit_code == 2 and f"concurrency in {config}: Input should be greater than or equal to 1" in result.output
+    assert (
+        result.exit_code == 2
+        and f"concurrency in {config}: Input should be greater than or equal to 1" in result.output
+    )
     config.write_text("concurrency = \n")
     result = _measure(tmp_path)
     assert result.exit_code == 2 and "is not valid TOML" in result.output
@@ -87,7 +98,9 @@ def test_audit_gates_come_from_the_audit_table_unless_given(tmp_path, monkeypatc
         return write_run(path, [(sample(i, "m"), [(f"c{j}", spec) for j, spec in enumerate(specs)]) for i in range(8)])
 
     base, cur = run(tmp_path / "base", 1), run(tmp_path / "cur", 3)
-    (tmp_path / "hallumeasure.toml").write_text("[audit]\nmax-rate-rise = 0.6\nmin_samples = 3\nsubtype_shift = false\n")
+    (tmp_path / "hallumeasure.toml").write_text(
+        "[audit]\nmax-rate-rise = 0.6\nmin_samples = 3\nsubtype_shift = false\n"
+    )
     monkeypatch.chdir(tmp_path)
     args = ["audit", "--baseline", str(base), "--current", str(cur), "--out", str(tmp_path / "a"), "--resamples", "200"]
     assert runner.invoke(app, args).exit_code == 0  # a rise of 0.5 is within the file's 0.6
@@ -100,9 +113,10 @@ def test_the_readme_example_file_is_valid():
     import re
     import tomllib
 
+    from testdata import REPO
+
     from hallumeasure.report.audit import AuditGates
     from hallumeasure.settings import merge
-    from testdata import REPO
 
     block = re.search(r"```toml\n(.*?)```", (REPO / "README.md").read_text(), re.S).group(1)
     data = {k.replace("-", "_"): v for k, v in tomllib.loads(block).items()}

@@ -1,6 +1,7 @@
 """Run store: resume, zero calls on re-run, lock, load_run DataFrames."""
 
 import pytest
+from testdata import EXAMPLES
 
 from hallumeasure.errors import RunStoreError
 from hallumeasure.inputs import load_samples
@@ -12,8 +13,6 @@ from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.store import RunStore, load_run
 from hallumeasure.types import Mode
-
-from testdata import EXAMPLES
 
 
 def _stages(api, cache):
@@ -35,7 +34,9 @@ def test_run_writes_manifest_and_loads_as_dataframes(tmp_path):
     data = load_run(tmp_path / "run")
     assert len(data.responses) == len(loaded.samples)
     assert len(data.claims) == sum(r.n_claims for r in results)
-    assert {"claim", "label", "subtype", "label_reason", "context"} <= set(data.claims.columns) | set(data.responses.columns)
+    assert {"claim", "label", "subtype", "label_reason", "context"} <= set(data.claims.columns) | set(
+        data.responses.columns
+    )
     assert set(data.summary["model"]) == {"(all)", "model-a", "model-b"}
     assert data.manifest.judge == "fake:demo"
 
@@ -71,14 +72,20 @@ def test_resume_refuses_a_different_configuration(tmp_path):
     _measure(samples, tmp_path / "r", FakeAPI(), None)
     model = Model(FakeAPI())
     with pytest.raises(RunStoreError, match="mode"):
-        run_measurement(samples, tmp_path / "r", LLMExtractor(model), LLMJudge(model, Mode.NOCOT_ONE),
-                        mode=Mode.NOCOT_ONE, input_sha256="x" * 64, resume=True)
+        run_measurement(
+            samples,
+            tmp_path / "r",
+            LLMExtractor(model),
+            LLMJudge(model, Mode.NOCOT_ONE),
+            mode=Mode.NOCOT_ONE,
+            input_sha256="x" * 64,
+            resume=True,
+        )
 
 
 def test_second_writer_is_refused(tmp_path):
-    with RunStore(tmp_path / "r", write=True):
-        with pytest.raises(RunStoreError, match="another hallumeasure process"):
-            RunStore(tmp_path / "r", write=True)
+    with RunStore(tmp_path / "r", write=True), pytest.raises(RunStoreError, match="another hallumeasure process"):
+        RunStore(tmp_path / "r", write=True)
     RunStore(tmp_path / "r", write=True).close()  # free again once the first closed
 
 

@@ -6,7 +6,9 @@ import itertools
 
 import pytest
 from jsonschema import Draft202012Validator
+from provider_fixtures import generate_once
 from pydantic import ValidationError
+from testdata import aws_session
 
 from hallumeasure.labels import Label
 from hallumeasure.models.anthropic import AnthropicAPI
@@ -26,11 +28,17 @@ from hallumeasure.outputs import (
 )
 from hallumeasure.testing import AnthropicServer, BedrockServer, OpenAIServer
 from hallumeasure.testing.server import check_tool_schema
-from provider_fixtures import generate_once
-from testdata import aws_session
 
-CONTRACTS = [ExtractedClaims, CotVerdict, PlainVerdict, CotVerdicts, PlainVerdicts, Rewrite, NliJudgement,
-             CascadeExplanation]
+CONTRACTS = [
+    ExtractedClaims,
+    CotVerdict,
+    PlainVerdict,
+    CotVerdicts,
+    PlainVerdicts,
+    Rewrite,
+    NliJudgement,
+    CascadeExplanation,
+]
 
 
 def _verdict(contract, label: str, subtype: str | None) -> dict:
@@ -43,8 +51,9 @@ def _verdict(contract, label: str, subtype: str | None) -> dict:
 
 
 @pytest.mark.parametrize("contract", [CotVerdict, PlainVerdict, CotVerdicts, PlainVerdicts])
-@pytest.mark.parametrize(("label", "subtype"), list(itertools.product([label.value for label in Label],
-                                                                         [None, "number"])))
+@pytest.mark.parametrize(
+    ("label", "subtype"), list(itertools.product([label.value for label in Label], [None, "number"]))
+)
 def test_the_schema_and_the_validator_agree_on_the_subtype_rule(contract, label, subtype):
     validator = Draft202012Validator(tool_schema(contract))
     value = _verdict(contract, label, subtype)
@@ -62,13 +71,20 @@ def test_every_tool_schema_is_accepted_by_every_provider(contract, monkeypatch):
     schema = tool_schema(contract)
     check_tool_schema(0, schema)
     Draft202012Validator.check_schema(schema)
-    request = GenerateRequest(system="s", messages=(Message.user("u"),), max_tokens=64,
-                              tool=ToolSpec(name="record", description="Record it.", input_schema=schema))
+    request = GenerateRequest(
+        system="s",
+        messages=(Message.user("u"),),
+        max_tokens=64,
+        tool=ToolSpec(name="record", description="Record it.", input_schema=schema),
+    )
     with AnthropicServer() as anthropic, BedrockServer() as bedrock, OpenAIServer() as openai:
-        apis = [AnthropicAPI("claude-test", api_key="test-key", base_url=anthropic.base_url),
-                BedrockAPI("anthropic.claude-3-haiku-20240307-v1:0", session=aws_session(),
-                           endpoint_url=bedrock.endpoint_url),
-                LangChainAPI("langchain_openai:ChatOpenAI", model="m", base_url=openai.base_url, api_key="unused")]
+        apis = [
+            AnthropicAPI("claude-test", api_key="test-key", base_url=anthropic.base_url),
+            BedrockAPI(
+                "anthropic.claude-3-haiku-20240307-v1:0", session=aws_session(), endpoint_url=bedrock.endpoint_url
+            ),
+            LangChainAPI("langchain_openai:ChatOpenAI", model="m", base_url=openai.base_url, api_key="unused"),
+        ]
         for api in apis:
             assert generate_once(api, request).tool_input is not None
         for srv in (anthropic, bedrock, openai):

@@ -61,8 +61,7 @@ def build_stages(
         return None if spec in KEYLESS_JUDGES else model_for(spec)
 
     if detector == "claims":
-        return (build_extractor(extractor, model=model(extractor)),
-                build_judge(judge, mode, model=model(judge)))
+        return (build_extractor(extractor, model=model(extractor)), build_judge(judge, mode, model=model(judge)))
     if detector == "conli":
         from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, OfflineNliJudge, SentenceExtractor
 
@@ -75,25 +74,34 @@ def build_stages(
         from hallumeasure.detectors.cascade import CascadeJudge
 
         if judge in KEYLESS_JUDGES:
-            raise ConfigError("the cascade needs an LLM as its reasoner: pass --judge <provider:model> "
-                              "(the first pass is set with --first-pass, offline by default)")
+            raise ConfigError(
+                "the cascade needs an LLM as its reasoner: pass --judge <provider:model> "
+                "(the first pass is set with --first-pass, offline by default)"
+            )
         first = build_judge(first_pass, mode, model=model(first_pass))
-        return (build_extractor(extractor, model=model(extractor)),
-                CascadeJudge(first, model_for(judge), policy=policy, threshold=threshold,
-                             flip_no_problem=flip_no_problem))
+        return (
+            build_extractor(extractor, model=model(extractor)),
+            CascadeJudge(first, model_for(judge), policy=policy, threshold=threshold, flip_no_problem=flip_no_problem),
+        )
     raise ConfigError(f"unknown detector {detector!r}; use one of {', '.join(DETECTORS)}")
 
 
-def stages_from_manifest(manifest: RunManifest, *, model_for: ModelFor | None = None
-                         ) -> tuple[ClaimExtractor, ClaimJudge]:
+def stages_from_manifest(
+    manifest: RunManifest, *, model_for: ModelFor | None = None
+) -> tuple[ClaimExtractor, ClaimJudge]:
     """Rebuild the extractor and judge that measured a run, from its manifest."""
     judge_settings: dict[str, Any] = manifest.settings.get("judge", {}) or {}
     if manifest.detector == "cascade":
         return build_stages(
-            "cascade", extractor=manifest.extractor, judge=judge_settings["model"], mode=manifest.mode,
-            first_pass=judge_settings["first_pass"], policy=manifest.policy,
+            "cascade",
+            extractor=manifest.extractor,
+            judge=judge_settings["model"],
+            mode=manifest.mode,
+            first_pass=judge_settings["first_pass"],
+            policy=manifest.policy,
             threshold=judge_settings.get("threshold", 0.5),
-            flip_no_problem=judge_settings.get("flip_no_problem", True), model_for=model_for,
+            flip_no_problem=judge_settings.get("flip_no_problem", True),
+            model_for=model_for,
         )
     if manifest.detector == "conli":
         return build_stages("conli", judge=judge_settings.get("nli", manifest.judge), model_for=model_for)
@@ -103,12 +111,20 @@ def stages_from_manifest(manifest: RunManifest, *, model_for: ModelFor | None = 
         from hallumeasure.pipeline.votes import build_voting_judge
 
         model_for = model_for or _default_model_for
-        extractor = build_extractor(manifest.extractor,
-                                    model=None if manifest.extractor == OFFLINE else model_for(manifest.extractor))
-        return extractor, build_voting_judge(votes["judges"], manifest.mode, repeats=votes["repeats"],
-                                             rule=votes["rule"], policy=manifest.policy, model_for=model_for)
-    return build_stages(manifest.detector, extractor=manifest.extractor, judge=manifest.judge, mode=manifest.mode,
-                        model_for=model_for)
+        extractor = build_extractor(
+            manifest.extractor, model=None if manifest.extractor == OFFLINE else model_for(manifest.extractor)
+        )
+        return extractor, build_voting_judge(
+            votes["judges"],
+            manifest.mode,
+            repeats=votes["repeats"],
+            rule=votes["rule"],
+            policy=manifest.policy,
+            model_for=model_for,
+        )
+    return build_stages(
+        manifest.detector, extractor=manifest.extractor, judge=manifest.judge, mode=manifest.mode, model_for=model_for
+    )
 
 
 def detector_stats(judge: ClaimJudge) -> dict[str, Any] | None:

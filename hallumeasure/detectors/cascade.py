@@ -92,12 +92,20 @@ class CascadeJudge:
         self.feedback: Counter[str] = Counter()
 
     def settings(self) -> dict[str, Any]:
-        return {"detector": "cascade", "first_pass": self.first_pass.name,
-                "first_pass_settings": self.first_pass.settings(), "model": self.model.spec,
-                "model_settings": self.model.settings(),
-                "threshold": self.threshold, "flag_policy": self.policy.describe(),
-                "flip_no_problem": self.flip_no_problem, "max_reasks": self.max_reasks,
-                "max_tokens": self.max_tokens, "prompt": self.prompt.key, "stats": self.stats()}
+        return {
+            "detector": "cascade",
+            "first_pass": self.first_pass.name,
+            "first_pass_settings": self.first_pass.settings(),
+            "model": self.model.spec,
+            "model_settings": self.model.settings(),
+            "threshold": self.threshold,
+            "flag_policy": self.policy.describe(),
+            "flip_no_problem": self.flip_no_problem,
+            "max_reasks": self.max_reasks,
+            "max_tokens": self.max_tokens,
+            "prompt": self.prompt.key,
+            "stats": self.stats(),
+        }
 
     def stats(self) -> dict[str, Any]:
         """Counts since construction; ``llm_calls_avoided`` is against sending every claim to the LLM."""
@@ -131,8 +139,10 @@ class CascadeJudge:
         if verdict.probability is not None:
             flag += f"\nprobability unsupported: {verdict.probability:.2f}"
         system, message = self.prompt.render(
-            question_block=question_block(sample), context_block=fence("context", sample.context),
-            claim_block=claim_block(claim), flag_block=fence("flag", flag),
+            question_block=question_block(sample),
+            context_block=fence("context", sample.context),
+            claim_block=claim_block(claim),
+            flag_block=fence("flag", flag),
         )
         return GenerateRequest(system=system, messages=(message,), tool=EXPLAIN_TOOL, max_tokens=self.max_tokens)
 
@@ -152,8 +162,9 @@ class CascadeJudge:
 
     async def _explain(self, sample: Sample, claim: Claim, verdict: ClaimVerdict) -> tuple[ClaimVerdict, Usage]:
         self.counts["llm_requests"] += 1
-        result = await ask_structured(self.model, self.request(sample, claim, verdict), CascadeExplanation,
-                                      max_reasks=self.max_reasks)
+        result = await ask_structured(
+            self.model, self.request(sample, claim, verdict), CascadeExplanation, max_reasks=self.max_reasks
+        )
         self.counts["llm_provider_calls"] += result.usage.calls
         if result.value is None:
             self.counts["explain_errors"] += 1
@@ -166,13 +177,23 @@ class CascadeJudge:
             self.feedback[key] += 1
             if not self.flip_no_problem:
                 return verdict, result.usage
-            return verdict.model_copy(update={
-                "label": Label.SUPPORTED, "label_reason": FLIPPED_NOTE, "subtype": None, "subtype_reason": None,
-                "judge": self.name,
-            }), result.usage
+            return verdict.model_copy(
+                update={
+                    "label": Label.SUPPORTED,
+                    "label_reason": FLIPPED_NOTE,
+                    "subtype": None,
+                    "subtype_reason": None,
+                    "judge": self.name,
+                }
+            ), result.usage
         subtype = Subtype(category)
         label = verdict.label if self.policy.is_unsupported(verdict.label) else label_for_category(subtype)  # type: ignore[arg-type]
-        return verdict.model_copy(update={
-            "label": label, "label_reason": result.value.reason, "subtype": subtype,
-            "subtype_reason": "Category chosen by the constrained reasoner.", "judge": self.name,
-        }), result.usage
+        return verdict.model_copy(
+            update={
+                "label": label,
+                "label_reason": result.value.reason,
+                "subtype": subtype,
+                "subtype_reason": "Category chosen by the constrained reasoner.",
+                "judge": self.name,
+            }
+        ), result.usage

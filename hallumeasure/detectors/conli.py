@@ -91,8 +91,13 @@ class LLMNliJudge:
         self.name = model.spec
 
     def settings(self) -> dict[str, Any]:
-        return {"model": self.model.spec, **self.model.settings(), "max_reasks": self.max_reasks,
-                "max_tokens": self.max_tokens, "prompt": self.prompt.key}
+        return {
+            "model": self.model.spec,
+            **self.model.settings(),
+            "max_reasks": self.max_reasks,
+            "max_tokens": self.max_tokens,
+            "prompt": self.prompt.key,
+        }
 
     def request(self, sample: Sample, hypothesis: str, focus: Entity | None = None) -> GenerateRequest:
         system, message = self.prompt.render(
@@ -104,8 +109,9 @@ class LLMNliJudge:
         return GenerateRequest(system=system, messages=(message,), tool=NLI_TOOL, max_tokens=self.max_tokens)
 
     async def check(self, sample: Sample, hypothesis: str, focus: Entity | None = None) -> NliCheck:
-        result = await ask_structured(self.model, self.request(sample, hypothesis, focus), NliJudgement,
-                                      max_reasks=self.max_reasks)
+        result = await ask_structured(
+            self.model, self.request(sample, hypothesis, focus), NliJudgement, max_reasks=self.max_reasks
+        )
         if result.value is None:
             return NliCheck(error=result.error, raw_output=result.raw_output, usage=result.usage)
         return NliCheck(label=result.value.label, reason=result.value.reason, usage=result.usage)
@@ -132,8 +138,11 @@ class OfflineNliJudge:
         self.name = sentence_judge.name  # "offline", or "nli" for the trained entailment model
 
     def settings(self) -> dict[str, Any]:
-        return {"sentence_judge": self.sentence_judge.name, "sentence_judge_settings": self.sentence_judge.settings(),
-                "entity_check": "value look-up in the context"}
+        return {
+            "sentence_judge": self.sentence_judge.name,
+            "sentence_judge_settings": self.sentence_judge.settings(),
+            "entity_check": "value look-up in the context",
+        }
 
     def response_score(self, sample: Sample) -> float | None:
         """The response-level probability ``--judge offline`` gives the same response (its own claims)."""
@@ -152,10 +161,14 @@ class OfflineNliJudge:
         verdict = judgement.verdicts[0] if judgement.verdicts else None
         if verdict is None or not verdict.ok:
             return NliCheck(error=verdict.error if verdict else "no verdict", usage=judgement.usage)
-        label: NliLabel = {Label.SUPPORTED: "entailment", Label.UNEVALUATABLE: "entailment",
-                           Label.CONTRADICTED: "contradiction"}.get(verdict.label, "neutral")  # type: ignore[arg-type]
-        return NliCheck(label=label, reason=verdict.label_reason, probability=verdict.probability,
-                        usage=judgement.usage)
+        label: NliLabel = {
+            Label.SUPPORTED: "entailment",
+            Label.UNEVALUATABLE: "entailment",
+            Label.CONTRADICTED: "contradiction",
+        }.get(verdict.label, "neutral")  # type: ignore[arg-type]
+        return NliCheck(
+            label=label, reason=verdict.label_reason, probability=verdict.probability, usage=judgement.usage
+        )
 
 
 def lookup_entity(context: str, hypothesis: str, focus: Entity) -> NliCheck:
@@ -165,8 +178,11 @@ def lookup_entity(context: str, hypothesis: str, focus: Entity) -> NliCheck:
     rivals = other_values(focus, hypothesis, context)
     if rivals:
         named = ", ".join(f"'{r.text}'" for r in rivals[:3])
-        return NliCheck(label="contradiction", probability=1.0,
-                        reason=f"'{focus.text}' is not in the context; the closest passage gives {named}.")
+        return NliCheck(
+            label="contradiction",
+            probability=1.0,
+            reason=f"'{focus.text}' is not in the context; the closest passage gives {named}.",
+        )
     return NliCheck(label="neutral", probability=1.0, reason=f"The context does not mention '{focus.text}'.")
 
 
@@ -176,8 +192,10 @@ class SentenceExtractor:
     name = "sentences"
 
     async def extract(self, sample: Sample) -> Extraction:
-        claims = [Claim(id=f"{sample.id}:c{i}", sample_id=sample.id, index=i, text=text, spans=(span,))
-                  for i, (text, span) in enumerate(split_sentences(sample.response))]
+        claims = [
+            Claim(id=f"{sample.id}:c{i}", sample_id=sample.id, index=i, text=text, spans=(span,))
+            for i, (text, span) in enumerate(split_sentences(sample.response))
+        ]
         return Extraction(claims=claims)
 
     def settings(self) -> dict[str, Any]:
@@ -195,8 +213,14 @@ def is_checkable(sentence: str) -> bool:
 class ConliJudge:
     """The hierarchical CoNLI judge: sentence check, then one focused re-check per entity of a passing sentence."""
 
-    def __init__(self, nli: NliJudge, *, entity_checks: bool = True,
-                 kinds: frozenset[EntityKind] = frozenset(EntityKind), select: bool = True) -> None:
+    def __init__(
+        self,
+        nli: NliJudge,
+        *,
+        entity_checks: bool = True,
+        kinds: frozenset[EntityKind] = frozenset(EntityKind),
+        select: bool = True,
+    ) -> None:
         self.nli = nli
         self.entity_checks = entity_checks
         self.kinds = kinds
@@ -208,15 +232,28 @@ class ConliJudge:
         self.counts: Counter[str] = Counter()
 
     def settings(self) -> dict[str, Any]:
-        return {"detector": "conli", "nli": self.nli.name, "nli_settings": self.nli.settings(),
-                "entity_checks": self.entity_checks, "entity_kinds": sorted(k.value for k in self.kinds),
-                "select": self.select, "labels": "contradiction -> contradicted, neutral -> absent",
-                "stats": self.stats()}
+        return {
+            "detector": "conli",
+            "nli": self.nli.name,
+            "nli_settings": self.nli.settings(),
+            "entity_checks": self.entity_checks,
+            "entity_kinds": sorted(k.value for k in self.kinds),
+            "select": self.select,
+            "labels": "contradiction -> contradicted, neutral -> absent",
+            "stats": self.stats(),
+        }
 
     def stats(self) -> dict[str, int]:
         """Counts since construction: sentences seen / skipped, NLI checks made, failures by level."""
-        keys = ("sentences", "skipped", "sentence_checks", "entity_checks", "failed_sentence_level",
-                "failed_entity_level", "errors")
+        keys = (
+            "sentences",
+            "skipped",
+            "sentence_checks",
+            "entity_checks",
+            "failed_sentence_level",
+            "failed_entity_level",
+            "errors",
+        )
         return {key: self.counts[key] for key in keys}
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
@@ -237,9 +274,14 @@ class ConliJudge:
             return self._error(claim, f"sentence check failed: {whole.error}", whole.raw_output), whole.usage
         if whole.label != "entailment":
             self.counts["failed_sentence_level"] += 1
-            return self._verdict(claim, _TO_LABEL[whole.label], whole.reason, Subtype.OTHER,
-                                 "The whole sentence failed; no single entity was singled out.",
-                                 whole.probability), whole.usage
+            return self._verdict(
+                claim,
+                _TO_LABEL[whole.label],
+                whole.reason,
+                Subtype.OTHER,
+                "The whole sentence failed; no single entity was singled out.",
+                whole.probability,
+            ), whole.usage
         entities = [e for e in find_entities(claim.text) if e.kind in self.kinds] if self.entity_checks else []
         self.counts["entity_checks"] += len(entities)
         checks = await asyncio.gather(*(self.nli.check(sample, claim.text, e) for e in entities))
@@ -251,8 +293,14 @@ class ConliJudge:
             label = Label.CONTRADICTED if any(c.label == "contradiction" for _, c in failed) else Label.ABSENT
             first = failed[0][0]
             reason = " ".join(f"[{e.text}] {c.reason or c.label}" for e, c in failed)
-            return self._verdict(claim, label, reason, KIND_SUBTYPE[first.kind],
-                                 f"The re-check of the {first.kind.value} '{first.text}' failed.", probability), usage
+            return self._verdict(
+                claim,
+                label,
+                reason,
+                KIND_SUBTYPE[first.kind],
+                f"The re-check of the {first.kind.value} '{first.text}' failed.",
+                probability,
+            ), usage
         broken = [(e, c) for e, c in zip(entities, checks) if not c.ok]
         if broken:
             self.counts["errors"] += 1
@@ -260,10 +308,24 @@ class ConliJudge:
             return self._error(claim, f"re-check of '{entity.text}' failed: {check.error}", check.raw_output), usage
         return self._verdict(claim, Label.SUPPORTED, whole.reason, probability=probability), usage
 
-    def _verdict(self, claim: Claim, label: Label, reason: str | None, subtype: Subtype | None = None,
-                 subtype_reason: str | None = None, probability: float | None = None) -> ClaimVerdict:
-        return ClaimVerdict(claim_id=claim.id, label=label, label_reason=reason, subtype=subtype,
-                            subtype_reason=subtype_reason, probability=probability, judge=self.name)
+    def _verdict(
+        self,
+        claim: Claim,
+        label: Label,
+        reason: str | None,
+        subtype: Subtype | None = None,
+        subtype_reason: str | None = None,
+        probability: float | None = None,
+    ) -> ClaimVerdict:
+        return ClaimVerdict(
+            claim_id=claim.id,
+            label=label,
+            label_reason=reason,
+            subtype=subtype,
+            subtype_reason=subtype_reason,
+            probability=probability,
+            judge=self.name,
+        )
 
     def _error(self, claim: Claim, error: str, raw: str | None) -> ClaimVerdict:
         return ClaimVerdict(claim_id=claim.id, judge=self.name, error=error, raw_output=raw)

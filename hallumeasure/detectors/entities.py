@@ -83,21 +83,32 @@ _DAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
 _UNITS = r"(?:second|minute|hour|day|week|month|year|decade|century|centuries)s?"
 
 _PATTERNS: list[tuple[EntityKind, re.Pattern[str]]] = [
-    (EntityKind.MONEY, re.compile(
-        rf"[$€£¥]\s?{_NUM}{_SCALE}|{_NUM}{_SCALE}\s?(?:euros?|dollars?|pounds?|yen|francs?|USD|EUR|GBP)\b",
-        re.IGNORECASE)),
-    (EntityKind.DATE, re.compile(
-        rf"\b(?:(?:early|mid|late)[- ])?(?:{_MONTHS})\.?(?:\s\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s(?:1[89]|20)\d\d)?\b"
-        rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s(?:{_MONTHS})(?:\s(?:1[89]|20)\d\d)?\b"
-        rf"|\b(?:next|last|this|on)?\s?(?:{_DAYS})s?\b"
-        r"|\b(?i:in|from|since|by|until|before|after)\s(?:1[89]|20)\d\d\b"
-        r"|\b\d{1,2}(?::\d\d)?\s?(?:a\.m\.|p\.m\.|am|pm)(?=\W|$)"
-        r"|\b(?i:today|tomorrow|yesterday|next (?:week|month|year)|last (?:week|month|year))\b")),
-    (EntityKind.DURATION, re.compile(
-        rf"\b(?:{_NUM}|{_NUMBER_WORDS})[- ]{_UNITS}\b", re.IGNORECASE)),
-    (EntityKind.NUMBER, re.compile(
-        rf"(?<![\w.]){_NUM}{_SCALE}(?:\s?(?:%|percent\b|per cent\b))?|\b(?:{_NUMBER_WORDS})\b(?:\s(?:percent|per cent))?",
-        re.IGNORECASE)),
+    (
+        EntityKind.MONEY,
+        re.compile(
+            rf"[$€£¥]\s?{_NUM}{_SCALE}|{_NUM}{_SCALE}\s?(?:euros?|dollars?|pounds?|yen|francs?|USD|EUR|GBP)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        EntityKind.DATE,
+        re.compile(
+            rf"\b(?:(?:early|mid|late)[- ])?(?:{_MONTHS})\.?(?:\s\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s(?:1[89]|20)\d\d)?\b"
+            rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s(?:{_MONTHS})(?:\s(?:1[89]|20)\d\d)?\b"
+            rf"|\b(?:next|last|this|on)?\s?(?:{_DAYS})s?\b"
+            r"|\b(?i:in|from|since|by|until|before|after)\s(?:1[89]|20)\d\d\b"
+            r"|\b\d{1,2}(?::\d\d)?\s?(?:a\.m\.|p\.m\.|am|pm)(?=\W|$)"
+            r"|\b(?i:today|tomorrow|yesterday|next (?:week|month|year)|last (?:week|month|year))\b"
+        ),
+    ),
+    (EntityKind.DURATION, re.compile(rf"\b(?:{_NUM}|{_NUMBER_WORDS})[- ]{_UNITS}\b", re.IGNORECASE)),
+    (
+        EntityKind.NUMBER,
+        re.compile(
+            rf"(?<![\w.]){_NUM}{_SCALE}(?:\s?(?:%|percent\b|per cent\b))?|\b(?:{_NUMBER_WORDS})\b(?:\s(?:percent|per cent))?",
+            re.IGNORECASE,
+        ),
+    ),
 ]
 
 ROLE_WORDS = frozenset(
@@ -197,8 +208,15 @@ def _gazetteer(sentence: str) -> list[Entity]:
     out = []
     for match in _WORD.finditer(sentence):
         word = match.group(0).lower()
-        kind = (EntityKind.ROLE if word in ROLE_WORDS else EntityKind.EVENT if word in EVENT_WORDS
-                else EntityKind.SKILL if word in SKILL_WORDS else None)
+        kind = (
+            EntityKind.ROLE
+            if word in ROLE_WORDS
+            else EntityKind.EVENT
+            if word in EVENT_WORDS
+            else EntityKind.SKILL
+            if word in SKILL_WORDS
+            else None
+        )
         if kind is not None:
             out.append(Entity(match.group(0), kind, match.start(), match.end()))
     return out
@@ -233,7 +251,7 @@ def _dedupe(entities: list[Entity]) -> list[Entity]:
 
 def mark(sentence: str, entity: Entity) -> str:
     """The sentence with ``entity`` wrapped in ``[ ]``, the way the focused re-check shows it."""
-    return f"{sentence[:entity.start]}[ {sentence[entity.start:entity.end]} ]{sentence[entity.end:]}"
+    return f"{sentence[: entity.start]}[ {sentence[entity.start : entity.end]} ]{sentence[entity.end :]}"
 
 
 #: Short forms a context often spells out.
@@ -273,7 +291,7 @@ def appears_in(entity: Entity, text: str, *, window: int = 6) -> bool:
     if not needle:
         return True
     n = len(needle)
-    if any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1)):
+    if any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1)):
         return True
     if entity.kind in _GAZETTEER_KINDS and n == 1 and len(needle[0]) >= 4:
         return any(token.startswith(needle[0]) for token in haystack)
@@ -281,7 +299,7 @@ def appears_in(entity: Entity, text: str, *, window: int = 6) -> bool:
         anchor = next((t for t in needle if t[0].isdigit()), needle[0])
         rest = set(needle) - {anchor}
         for i, token in enumerate(haystack):
-            if token == anchor and rest <= set(haystack[max(0, i - window): i + window + 1]):
+            if token == anchor and rest <= set(haystack[max(0, i - window) : i + window + 1]):
                 return True
     return False
 

@@ -37,8 +37,17 @@ _STOP = frozenset(
 )
 _WORD = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*")
 _UNIVERSAL = re.compile(r"^\s*(?:all|every)\b", re.IGNORECASE)
-_SWEEPING = ("revolutionized", "revolutionised", "most popular", "best", "always", "never", "unlimited",
-             "all ", "every ")
+_SWEEPING = (
+    "revolutionized",
+    "revolutionised",
+    "most popular",
+    "best",
+    "always",
+    "never",
+    "unlimited",
+    "all ",
+    "every ",
+)
 _TEMPORAL = ("will", "already", "finished", "next", "today", "by ")
 
 
@@ -59,7 +68,7 @@ def _missing(text: str, context: str, *, numbers: bool = True) -> list[str]:
 
 
 def _same_stem(a: str, b: str) -> bool:
-    """"opens" ~ "open", "repairs" ~ "repairing": a shared prefix of at least 4 letters, at most 3 letters off."""
+    """ "opens" ~ "open", "repairs" ~ "repairing": a shared prefix of at least 4 letters, at most 3 letters off."""
     shortest = min(len(a), len(b))
     if shortest < 4 or a[0].isdigit() or b[0].isdigit():
         return False
@@ -94,15 +103,19 @@ def _rewrite(request: GenerateRequest) -> dict[str, Any]:
         if _UNIVERSAL.match(claim_text) and spans:
             slips.append(spans[0])
             continue
-        verdict = ClaimVerdict(claim_id=f"x:c{index}", label=label, subtype=subtype.strip("()") or "other",
-                               label_reason=fields.get("reason"), judge="fake")
-        issues.append(Issue(Claim(id=f"x:c{index}", sample_id="x", index=index, text=claim_text, spans=spans),
-                            verdict))
+        verdict = ClaimVerdict(
+            claim_id=f"x:c{index}",
+            label=label,
+            subtype=subtype.strip("()") or "other",
+            label_reason=fields.get("reason"),
+            judge="fake",
+        )
+        issues.append(Issue(Claim(id=f"x:c{index}", sample_id="x", index=index, text=claim_text, spans=spans), verdict))
     text = response
     for span in sorted(slips, key=lambda s: s.start, reverse=True):
         sentence_end = text.find(".", span.start)
         end = len(text) if sentence_end < 0 else sentence_end + 1
-        text = text[:span.start] + "It was widely welcomed." + text[end:]
+        text = text[: span.start] + "It was widely welcomed." + text[end:]
     if issues:
         rewritten = OfflineRewriter().rewrite_now(Sample(id="x", context=context, response=text), issues)
         text = rewritten.text or ""
@@ -138,8 +151,10 @@ def _explain(request: GenerateRequest) -> dict[str, Any]:
         figures = ", ".join(w for w in missing if w[0].isdigit())
         category, reason = "number", f"the context gives other figures than {figures}."
     elif any(cue in lowered for cue in _SWEEPING):
-        category, reason = "overgeneralization" if "all " in lowered or "every " in lowered else "hyperbole", \
-            "the claim says more than the context does."
+        category, reason = (
+            "overgeneralization" if "all " in lowered or "every " in lowered else "hyperbole",
+            "the claim says more than the context does.",
+        )
     elif any(f" {cue}" in lowered for cue in _TEMPORAL):
         category, reason = "temporal", "the timing differs from the context."
     else:
@@ -158,15 +173,29 @@ def _verdict(context: str, claim: str) -> dict[str, Any]:
     if not missing:
         return {"label_reason": f"{FAKE} the context says this.", "label": "supported", "subtype": None}
     if numbers:
-        return {"label_reason": f"{FAKE} the context gives other figures than {', '.join(numbers)}.",
-                "label": "contradicted", "subtype_reason": f"{FAKE} a figure differs.", "subtype": "number"}
+        return {
+            "label_reason": f"{FAKE} the context gives other figures than {', '.join(numbers)}.",
+            "label": "contradicted",
+            "subtype_reason": f"{FAKE} a figure differs.",
+            "subtype": "number",
+        }
     content = [w for w in _WORD.findall(claim.lower()) if w not in _STOP]
     label = "partially_supported" if len(missing) <= max(1, len(content) // 3) else "absent"
-    subtype = ("overgeneralization" if " all " in lowered or " every " in lowered
-               else "hyperbole" if any(cue in lowered for cue in _SWEEPING)
-               else "temporal" if any(f" {cue}" in lowered for cue in _TEMPORAL) else "other")
-    return {"label_reason": f"{FAKE} the context does not mention: {', '.join(missing[:4])}.", "label": label,
-            "subtype_reason": f"{FAKE} judged from cue words.", "subtype": subtype}
+    subtype = (
+        "overgeneralization"
+        if " all " in lowered or " every " in lowered
+        else "hyperbole"
+        if any(cue in lowered for cue in _SWEEPING)
+        else "temporal"
+        if any(f" {cue}" in lowered for cue in _TEMPORAL)
+        else "other"
+    )
+    return {
+        "label_reason": f"{FAKE} the context does not mention: {', '.join(missing[:4])}.",
+        "label": label,
+        "subtype_reason": f"{FAKE} judged from cue words.",
+        "subtype": subtype,
+    }
 
 
 def scripted_responder(request: GenerateRequest) -> Answer:
@@ -182,8 +211,9 @@ def scripted_responder(request: GenerateRequest) -> Answer:
         return _verdict(_block(request, "context"), _block(request, "claim"))
     if tool == "record_verdicts":
         context = _block(request, "context")
-        return {"verdicts": [{"claim_id": cid, **_verdict(context, body)}
-                             for cid, body in prompt_blocks(request, "claim")]}
+        return {
+            "verdicts": [{"claim_id": cid, **_verdict(context, body)} for cid, body in prompt_blocks(request, "claim")]
+        }
     return demo_responder(request)
 
 
@@ -200,4 +230,8 @@ def demo_responder_with_scripted_tools(request: GenerateRequest) -> Answer:
 
 def fake_model_options(spec: str) -> dict[str, Any]:
     """Provider options for ``spec``: a fake gets the scripted answers to every prompt of the package."""
-    return {"responder": demo_responder_with_scripted_tools, "demo_claims": True} if spec.split(":", 1)[0] == "fake" else {}
+    return (
+        {"responder": demo_responder_with_scripted_tools, "demo_claims": True}
+        if spec.split(":", 1)[0] == "fake"
+        else {}
+    )

@@ -125,8 +125,10 @@ def read_source(run_dir: str | Path) -> tuple[RunManifest, list[tuple[Sample, Re
         raise RunStoreError(f"{run_dir} has no {MANIFEST}; it is not a finished hallumeasure run")
     missing = [s.id for s in samples if s.id not in results]
     if missing:
-        raise RunStoreError(f"{run_dir} is incomplete ({len(missing)} sample(s) without a result); "
-                            "finish it with 'hallumeasure measure --resume' before mitigating")
+        raise RunStoreError(
+            f"{run_dir} is incomplete ({len(missing)} sample(s) without a result); "
+            "finish it with 'hallumeasure measure --resume' before mitigating"
+        )
     return manifest, [(s, results[s.id]) for s in samples]
 
 
@@ -163,29 +165,51 @@ def mitigate_run(
     replayed = {sid: st.result.model_copy(update={"usage": st.measure_usage}) for sid, st in spent.items()}
     rewrite_usage = sum((s.rewrite_usage for s in outcome.states), Usage())
     run_measurement(
-        outcome.samples, out, _Replay(extractor, replayed), _Replay(judge, replayed), mode=manifest.mode,
-        input_sha256=_samples_sha256(outcome.samples), input_path=None, policy=manifest.policy,
-        concurrency=concurrency, detector=manifest.detector,
+        outcome.samples,
+        out,
+        _Replay(extractor, replayed),
+        _Replay(judge, replayed),
+        mode=manifest.mode,
+        input_sha256=_samples_sha256(outcome.samples),
+        input_path=None,
+        policy=manifest.policy,
+        concurrency=concurrency,
+        detector=manifest.detector,
         settings={
-            "mitigated_from": {"run": str(run_dir), "run_id": manifest.run_id,
-                               "input_sha256": manifest.input_sha256, "judge": manifest.judge},
+            "mitigated_from": {
+                "run": str(run_dir),
+                "run_id": manifest.run_id,
+                "input_sha256": manifest.input_sha256,
+                "judge": manifest.judge,
+            },
             "rewriter": {"name": rewriter.name, **rewriter.settings()},
-            "rounds": {"requested": rounds, "kept": sum(1 for r in outcome.rounds if r.kept),
-                       "summaries": [r.model_dump() for r in outcome.rounds]},
+            "rounds": {
+                "requested": rounds,
+                "kept": sum(1 for r in outcome.rounds if r.kept),
+                "summaries": [r.model_dump() for r in outcome.rounds],
+            },
             "rewrite_usage": rewrite_usage.model_dump(),
             "usage_note": "per-response usage is the cost of measuring the rewrite; copied responses cost 0",
         },
     )
-    report = build_report(outcome, manifest.policy, source_run=str(run_dir), mitigated_run=str(out),
-                          detector=manifest.detector, extractor=manifest.extractor, judge=manifest.judge,
-                          rewriter=rewriter, rounds_requested=rounds, threshold=threshold)
+    report = build_report(
+        outcome,
+        manifest.policy,
+        source_run=str(run_dir),
+        mitigated_run=str(out),
+        detector=manifest.detector,
+        extractor=manifest.extractor,
+        judge=manifest.judge,
+        rewriter=rewriter,
+        rounds_requested=rounds,
+        threshold=threshold,
+    )
     write_report(report, out)
     return report
 
 
 async def _mitigate_and_close(pairs, rewriter, extractor, judge, policy, rounds, concurrency) -> MitigationOutcome:
     try:
-        return await mitigate_samples(pairs, rewriter, extractor, judge, policy, rounds=rounds,
-                                      concurrency=concurrency)
+        return await mitigate_samples(pairs, rewriter, extractor, judge, policy, rounds=rounds, concurrency=concurrency)
     finally:
         await close_stage_models(extractor, judge, rewriter)

@@ -49,19 +49,32 @@ def best_match(claim: str, candidates: Sequence[Claim], threshold: float = ALIGN
 
 
 def _snapshot(result: ResponseResult) -> Snapshot:
-    return Snapshot(unsupported_rate=result.unsupported_rate, hallucinated=result.hallucinated,
-                    n_claims=result.n_claims, n_unsupported=result.n_unsupported, error=result.error)
+    return Snapshot(
+        unsupported_rate=result.unsupported_rate,
+        hallucinated=result.hallucinated,
+        n_claims=result.n_claims,
+        n_unsupported=result.n_unsupported,
+        error=result.error,
+    )
 
 
 def compare_response(state: SampleState, policy: Policy, threshold: float = ALIGN_THRESHOLD) -> ResponseMitigation:
     """Before/after of one response: retained, fixed, removed and new unsupported claims."""
     before, after = state.original_result, state.result
     row = ResponseMitigation(
-        sample_id=state.original.id, model=state.original.model, sent=state.sent,
-        rewritten=state.sample.response != state.original.response, rounds=state.rounds,
-        rewrite_error=state.error, reasoning=state.reasoning, original=state.original.response,
-        final=state.sample.response, before=_snapshot(before), after=_snapshot(after),
-        rewrite_usage=state.rewrite_usage, measure_usage=state.measure_usage,
+        sample_id=state.original.id,
+        model=state.original.model,
+        sent=state.sent,
+        rewritten=state.sample.response != state.original.response,
+        rounds=state.rounds,
+        rewrite_error=state.error,
+        reasoning=state.reasoning,
+        original=state.original.response,
+        final=state.sample.response,
+        before=_snapshot(before),
+        after=_snapshot(after),
+        rewrite_usage=state.rewrite_usage,
+        measure_usage=state.measure_usage,
     )
     if not row.rewritten or after.error is not None:
         return row
@@ -94,20 +107,34 @@ def compare_response(state: SampleState, policy: Policy, threshold: float = ALIG
         origin = best_match(claim.text, before.claims, threshold)
         origin_verdict = label_before.get(origin.id) if origin is not None else None
         if origin_verdict is None or not policy.is_unsupported(origin_verdict.label):  # type: ignore[arg-type]
-            row.new_unsupported.append(FlaggedClaim(text=claim.text, label=verdict.label, subtype=verdict.subtype,
-                                                    reason=verdict.label_reason))
+            row.new_unsupported.append(
+                FlaggedClaim(text=claim.text, label=verdict.label, subtype=verdict.subtype, reason=verdict.label_reason)
+            )
     return row
 
 
 def _side(results: Sequence[ResponseResult]) -> RunSide:
-    return RunSide(mean_unsupported_rate=mean_rate(results), hallucinated_share=hallucinated_share(results),
-                   n_hallucinated=sum(1 for r in results if r.hallucinated),
-                   n_rated=sum(1 for r in results if r.unsupported_rate is not None))
+    return RunSide(
+        mean_unsupported_rate=mean_rate(results),
+        hallucinated_share=hallucinated_share(results),
+        n_hallucinated=sum(1 for r in results if r.hallucinated),
+        n_rated=sum(1 for r in results if r.unsupported_rate is not None),
+    )
 
 
-def build_report(outcome: MitigationOutcome, policy: Policy, *, source_run: str, mitigated_run: str,
-                 detector: str, extractor: str, judge: str, rewriter: Rewriter, rounds_requested: int,
-                 threshold: float = ALIGN_THRESHOLD) -> MitigationReport:
+def build_report(
+    outcome: MitigationOutcome,
+    policy: Policy,
+    *,
+    source_run: str,
+    mitigated_run: str,
+    detector: str,
+    extractor: str,
+    judge: str,
+    rewriter: Rewriter,
+    rounds_requested: int,
+    threshold: float = ALIGN_THRESHOLD,
+) -> MitigationReport:
     """The before/after report of a mitigation outcome."""
     rows = [compare_response(s, policy, threshold) for s in outcome.states]
     emptied = {r.sample_id for r in rows if r.emptied}
@@ -121,32 +148,54 @@ def build_report(outcome: MitigationOutcome, policy: Policy, *, source_run: str,
     requests = sum(s.requests for s in outcome.states)
     notes = [
         "Responses without unsupported claims were not sent to the rewriter; they are copied unchanged.",
-        (f"Retention counts supported claims of rewritten responses only; a claim is present when a claim of the "
-         f"rewrite has the same normalised text or a content-word overlap (Dice) of at least {threshold:g}."),
+        (
+            f"Retention counts supported claims of rewritten responses only; a claim is present when a claim of the "
+            f"rewrite has the same normalised text or a content-word overlap (Dice) of at least {threshold:g}."
+        ),
     ]
     if emptied:
-        notes.append("A response whose rewrite keeps no checkable claim is marked 'emptied': it is no longer "
-                     "hallucinated, but it was deleted rather than repaired, so the mitigation rate does not count "
-                     "it (the clean share does).")
+        notes.append(
+            "A response whose rewrite keeps no checkable claim is marked 'emptied': it is no longer "
+            "hallucinated, but it was deleted rather than repaired, so the mitigation rate does not count "
+            "it (the clean share does)."
+        )
     if any(not r.kept for r in outcome.rounds):
         notes.append("A round that did not lower the mean unsupported rate was discarded (its cost is counted).")
     return MitigationReport(
-        source_run=source_run, mitigated_run=mitigated_run, detector=detector, extractor=extractor, judge=judge,
-        rewriter=rewriter.name, rewriter_settings=rewriter.settings(), policy=policy.describe(),
-        align_threshold=threshold, rounds_requested=rounds_requested,
-        rounds_kept=sum(1 for r in outcome.rounds if r.kept), rounds=outcome.rounds,
-        before=_side([s.original_result for s in outcome.states]), after=_side(outcome.results),
-        n_responses=len(rows), n_sent=sum(1 for r in rows if r.sent), n_rewritten=sum(1 for r in rows if r.rewritten),
-        n_rewrite_errors=sum(1 for r in rows if r.rewrite_error), n_originally_hallucinated=len(was),
-        n_mitigated=len(mitigated), mitigation_rate=len(mitigated) / len(was) if was else None,
+        source_run=source_run,
+        mitigated_run=mitigated_run,
+        detector=detector,
+        extractor=extractor,
+        judge=judge,
+        rewriter=rewriter.name,
+        rewriter_settings=rewriter.settings(),
+        policy=policy.describe(),
+        align_threshold=threshold,
+        rounds_requested=rounds_requested,
+        rounds_kept=sum(1 for r in outcome.rounds if r.kept),
+        rounds=outcome.rounds,
+        before=_side([s.original_result for s in outcome.states]),
+        after=_side(outcome.results),
+        n_responses=len(rows),
+        n_sent=sum(1 for r in rows if r.sent),
+        n_rewritten=sum(1 for r in rows if r.rewritten),
+        n_rewrite_errors=sum(1 for r in rows if r.rewrite_error),
+        n_originally_hallucinated=len(was),
+        n_mitigated=len(mitigated),
+        mitigation_rate=len(mitigated) / len(was) if was else None,
         n_emptied=len(emptied),
         n_hallucinated_emptied=sum(1 for s in was if s.original.id in emptied),
-        n_clean=len(clean), clean_rate=len(clean) / len(was) if was else None,
-        supported_before=supported, retained=retained, retention=retained / supported if supported else None,
+        n_clean=len(clean),
+        clean_rate=len(clean) / len(was) if was else None,
+        supported_before=supported,
+        retained=retained,
+        retention=retained / supported if supported else None,
         n_new_unsupported=sum(len(r.new_unsupported) for r in rows),
         n_responses_with_new_unsupported=sum(1 for r in rows if r.new_unsupported),
-        rewrite_usage=rewrite_usage, rewrite_requests=requests,
+        rewrite_usage=rewrite_usage,
+        rewrite_requests=requests,
         mean_output_tokens_per_rewrite=rewrite_usage.output_tokens / requests if requests else None,
         measure_usage=sum((s.measure_usage for s in outcome.states), Usage()),
-        responses=rows, notes=notes,
+        responses=rows,
+        notes=notes,
     )

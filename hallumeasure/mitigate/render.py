@@ -216,9 +216,14 @@ def _num(value: float | None, digits: int = 3) -> str:
 def _environment(*, html: bool) -> Environment:
     from hallumeasure.report.render import md_escape
 
-    env = Environment(loader=DictLoader({"section": _SECTION, "page": _PAGE, "md": _MARKDOWN}),
-                      autoescape=html, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                      keep_trailing_newline=True)
+    env = Environment(
+        loader=DictLoader({"section": _SECTION, "page": _PAGE, "md": _MARKDOWN}),
+        autoescape=html,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters.update(num=_num, pct=_pct, md=md_escape)
     return env
 
@@ -244,8 +249,9 @@ def write_report(report: MitigationReport, out_dir: str | Path) -> tuple[Path, P
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = (out_dir / "mitigation.json", out_dir / "mitigation.md", out_dir / "mitigation.html")
-    paths[0].write_text(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
+    paths[0].write_text(
+        json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     paths[1].write_text(render_markdown(report), encoding="utf-8")
     paths[2].write_text(render_html(report), encoding="utf-8")
     return paths

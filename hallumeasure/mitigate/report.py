@@ -91,14 +91,20 @@ class MitigationReport(BaseModel):
     n_rewritten: int
     n_rewrite_errors: int
     n_originally_hallucinated: int
-    n_mitigated: int = Field(description="originally hallucinated responses that are not hallucinated after the "
-                                         "rewrite and still have a claim that counts (emptied ones excluded)")
+    n_mitigated: int = Field(
+        description="originally hallucinated responses that are not hallucinated after the "
+        "rewrite and still have a claim that counts (emptied ones excluded)"
+    )
     mitigation_rate: float | None = Field(description="n_mitigated / n_originally_hallucinated")
     n_emptied: int = Field(description="rewritten responses left without any claim that counts; never mitigated")
     n_hallucinated_emptied: int = Field(
-        default=0, description="of the originally hallucinated responses, those emptied")
-    n_clean: int = Field(default=0, description="originally hallucinated responses not hallucinated after the "
-                                                "rewrite, emptied ones included (n_mitigated + n_hallucinated_emptied)")
+        default=0, description="of the originally hallucinated responses, those emptied"
+    )
+    n_clean: int = Field(
+        default=0,
+        description="originally hallucinated responses not hallucinated after the "
+        "rewrite, emptied ones included (n_mitigated + n_hallucinated_emptied)",
+    )
     clean_rate: float | None = Field(default=None, description="n_clean / n_originally_hallucinated")
     supported_before: int
     retained: int

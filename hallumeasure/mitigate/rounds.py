@@ -53,8 +53,11 @@ def unsupported_issues(result: ResponseResult, policy: Policy) -> list[Issue]:
     if result.error is not None:
         return []
     claims = {c.id: c for c in result.claims}
-    return [Issue(claims[v.claim_id], v) for v in result.verdicts
-            if v.ok and v.claim_id in claims and policy.is_unsupported(v.label)]  # type: ignore[arg-type]
+    return [
+        Issue(claims[v.claim_id], v)
+        for v in result.verdicts
+        if v.ok and v.claim_id in claims and policy.is_unsupported(v.label)
+    ]  # type: ignore[arg-type]
 
 
 def mean_rate(results: Sequence[ResponseResult]) -> float | None:
@@ -105,19 +108,26 @@ async def mitigate_samples(
                 state.error = outcome.error or "the rewriter gave no text"
             elif outcome.text != state.sample.response:
                 changed.append((state, state.sample.model_copy(update={"response": outcome.text}), outcome))
-        measured = await measure_samples([new for _, new, _ in changed], extractor, judge, policy,
-                                         concurrency=concurrency)
+        measured = await measure_samples(
+            [new for _, new, _ in changed], extractor, judge, policy, concurrency=concurrency
+        )
         candidate = {id(state): result for (state, _, _), result in zip(changed, measured)}
         after = [candidate.get(id(s), s.result) for s in states]
         new_rate = mean_rate(after)
         kept = number == 1 or (new_rate is not None and rate is not None and new_rate < rate)
-        summaries.append(RoundSummary(
-            round=number, sent=len(todo), changed=len(changed),
-            rewrite_errors=sum(1 for o in outcomes if o.text is None),
-            mean_unsupported_rate_before=rate, mean_unsupported_rate_after=new_rate,
-            hallucinated_share_after=hallucinated_share(after),
-            output_tokens=sum(o.usage.output_tokens for o in outcomes), kept=kept,
-        ))
+        summaries.append(
+            RoundSummary(
+                round=number,
+                sent=len(todo),
+                changed=len(changed),
+                rewrite_errors=sum(1 for o in outcomes if o.text is None),
+                mean_unsupported_rate_before=rate,
+                mean_unsupported_rate_after=new_rate,
+                hallucinated_share_after=hallucinated_share(after),
+                output_tokens=sum(o.usage.output_tokens for o in outcomes),
+                kept=kept,
+            )
+        )
         for (state, new_sample, outcome), result in zip(changed, measured):
             state.measure_usage = state.measure_usage + result.usage
             if kept:

@@ -110,8 +110,9 @@ class AnthropicAPI(ModelAPI):
         except anthropic.AnthropicError as exc:
             error = self._provider_error(exc)
         except (json.JSONDecodeError, UnicodeDecodeError):  # the error keeps the body: nothing of it is kept
-            error = ProviderError(f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True,
-                                  cause="unreadable_body")
+            error = ProviderError(
+                f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True, cause="unreadable_body"
+            )
         raise error
 
     def request_params(self, request: GenerateRequest) -> dict[str, Any]:
@@ -119,9 +120,7 @@ class AnthropicAPI(ModelAPI):
         params: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": request.max_tokens,
-            "messages": [
-                {"role": m.role, "content": _content_blocks(m.content)} for m in request.messages
-            ],
+            "messages": [{"role": m.role, "content": _content_blocks(m.content)} for m in request.messages],
         }
         if request.system:
             block: dict[str, Any] = {"type": "text", "text": request.system}
@@ -153,9 +152,14 @@ class AnthropicAPI(ModelAPI):
         batch = await self._call(lambda: self._client_for_loop().messages.batches.retrieve(batch_id))
         counts = batch.request_counts
         failed = counts.errored + counts.expired + counts.canceled
-        return BatchStatus(batch_id=batch.id, ended=batch.processing_status == "ended",
-                           total=counts.processing + counts.succeeded + failed, succeeded=counts.succeeded,
-                           errored=failed, state=batch.processing_status)
+        return BatchStatus(
+            batch_id=batch.id,
+            ended=batch.processing_status == "ended",
+            total=counts.processing + counts.succeeded + failed,
+            succeeded=counts.succeeded,
+            errored=failed,
+            state=batch.processing_status,
+        )
 
     async def batch_results(self, batch_id: str, requests: Mapping[str, GenerateRequest]) -> BatchResults:
         """Responses (or item errors) of an ended batch, for the custom ids in ``requests``."""
@@ -173,13 +177,17 @@ class AnthropicAPI(ModelAPI):
                 elif result.type == "errored":
                     error = result.error.error
                     out[entry.custom_id] = ProviderError(
-                        scrub_secrets(f"{self.spec}: batch item {result.type}: {error.type}: {error.message}"[:600],
-                                      [self._api_key]),
-                        retryable=error.type in _RETRYABLE_ERROR_TYPES, cause=error.type,
+                        scrub_secrets(
+                            f"{self.spec}: batch item {result.type}: {error.type}: {error.message}"[:600],
+                            [self._api_key],
+                        ),
+                        retryable=error.type in _RETRYABLE_ERROR_TYPES,
+                        cause=error.type,
                     )
                 else:  # expired or canceled: the request never ran, so it may run again
-                    out[entry.custom_id] = ProviderError(f"{self.spec}: batch item {result.type}", retryable=True,
-                                                         cause=result.type)
+                    out[entry.custom_id] = ProviderError(
+                        f"{self.spec}: batch item {result.type}", retryable=True, cause=result.type
+                    )
 
         await self._call(read)
         return out
@@ -248,8 +256,14 @@ def _content_blocks(blocks: Iterable[Block]) -> list[dict[str, Any]]:
             content.append({"type": "tool_use", "id": block.call_id, "name": block.name, "input": block.input or {}})
             continue
         if isinstance(block, ToolResultBlock):
-            content.append({"type": "tool_result", "tool_use_id": block.call_id, "content": block.result,
-                            "is_error": block.is_error})
+            content.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": block.call_id,
+                    "content": block.result,
+                    "is_error": block.is_error,
+                }
+            )
             continue
         if block.text:
             content.append({"type": "text", "text": block.text})

@@ -66,11 +66,11 @@ class Message(BaseModel):
     content: tuple[Block, ...]
 
     @classmethod
-    def user(cls, *texts: str | TextBlock) -> "Message":
+    def user(cls, *texts: str | TextBlock) -> Message:
         return cls(role="user", content=tuple(t if isinstance(t, TextBlock) else TextBlock(text=t) for t in texts))
 
     @classmethod
-    def assistant(cls, text: str) -> "Message":
+    def assistant(cls, text: str) -> Message:
         return cls(role="assistant", content=(TextBlock(text=text),))
 
     @property

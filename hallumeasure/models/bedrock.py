@@ -19,11 +19,13 @@ from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
-    ConnectionError as BotoConnectionError,
     HTTPClientError,
     NoCredentialsError,
     NoRegionError,
     ProfileNotFound,
+)
+from botocore.exceptions import (
+    ConnectionError as BotoConnectionError,
 )
 
 from hallumeasure.errors import ConfigError, ProviderError
@@ -180,8 +182,11 @@ class BedrockAPI(ModelAPI):
         raise error
 
     def _unreadable_reply(self) -> ProviderError:
-        return ProviderError(f"{self.spec}: reply body was not valid JSON or not a Converse answer (truncated?)",
-                             retryable=True, cause="unreadable_body")
+        return ProviderError(
+            f"{self.spec}: reply body was not valid JSON or not a Converse answer (truncated?)",
+            retryable=True,
+            cause="unreadable_body",
+        )
 
     # --- batch inference (see hallumeasure.batch) ---
 
@@ -201,17 +206,26 @@ class BedrockAPI(ModelAPI):
     def _batch_service(self) -> tuple[Any, Any]:
         """(bedrock control-plane client, s3 client), created on first use."""
         if self._batch_clients is None:
-            config = Config(retries={"total_max_attempts": 1, "mode": "standard"},
-                            connect_timeout=self._connect_timeout, read_timeout=self._read_timeout,
-                            max_pool_connections=self._max_workers)
-            s3_config = config.merge(Config(s3={"addressing_style": "path"},
-                                            request_checksum_calculation="when_required",
-                                            response_checksum_validation="when_required"))
+            config = Config(
+                retries={"total_max_attempts": 1, "mode": "standard"},
+                connect_timeout=self._connect_timeout,
+                read_timeout=self._read_timeout,
+                max_pool_connections=self._max_workers,
+            )
+            s3_config = config.merge(
+                Config(
+                    s3={"addressing_style": "path"},
+                    request_checksum_calculation="when_required",
+                    response_checksum_validation="when_required",
+                )
+            )
             try:
-                control = self._session.client("bedrock", region_name=self.region_name,
-                                               endpoint_url=self._endpoint_url, config=config)
-                s3 = self._session.client("s3", region_name=self.region_name, endpoint_url=self._endpoint_url,
-                                          config=s3_config)
+                control = self._session.client(
+                    "bedrock", region_name=self.region_name, endpoint_url=self._endpoint_url, config=config
+                )
+                s3 = self._session.client(
+                    "s3", region_name=self.region_name, endpoint_url=self._endpoint_url, config=s3_config
+                )
             except (NoRegionError, ValueError) as exc:
                 raise ConfigError(f"{self.spec}: cannot create the batch clients: {exc}") from None
             self._batch_clients = (control, s3)
@@ -229,17 +243,20 @@ class BedrockAPI(ModelAPI):
             lines.append(json.dumps({"recordId": custom_id, "modelInput": params}, separators=(",", ":")))
         body = ("\n".join(lines) + "\n").encode("utf-8")
         await self._run(functools.partial(s3.put_object, Bucket=bucket, Key=f"{base}/input.jsonl", Body=body))
-        job = await self._run(functools.partial(
-            control.create_model_invocation_job,
-            jobName=f"hallumeasure-{token[:24]}-{int(time.time())}",
-            roleArn=self.batch_role_arn,
-            modelId=self.model_name,
-            clientRequestToken=token,
-            modelInvocationType="Converse",
-            inputDataConfig={"s3InputDataConfig": {"s3Uri": f"s3://{bucket}/{base}/input.jsonl",
-                                                   "s3InputFormat": "JSONL"}},
-            outputDataConfig={"s3OutputDataConfig": {"s3Uri": f"s3://{bucket}/{base}/output/"}},
-        ))
+        job = await self._run(
+            functools.partial(
+                control.create_model_invocation_job,
+                jobName=f"hallumeasure-{token[:24]}-{int(time.time())}",
+                roleArn=self.batch_role_arn,
+                modelId=self.model_name,
+                clientRequestToken=token,
+                modelInvocationType="Converse",
+                inputDataConfig={
+                    "s3InputDataConfig": {"s3Uri": f"s3://{bucket}/{base}/input.jsonl", "s3InputFormat": "JSONL"}
+                },
+                outputDataConfig={"s3OutputDataConfig": {"s3Uri": f"s3://{bucket}/{base}/output/"}},
+            )
+        )
         return job["jobArn"]
 
     async def poll_batch(self, batch_id: str) -> BatchStatus:
@@ -249,9 +266,14 @@ class BedrockAPI(ModelAPI):
         job = await self._run(functools.partial(control.get_model_invocation_job, jobIdentifier=batch_id))
         state = job.get("status", "")
         total = int(job.get("totalRecordCount") or 0)
-        return BatchStatus(batch_id=batch_id, ended=state in _JOB_ENDED, total=total,
-                           succeeded=int(job.get("successRecordCount") or 0),
-                           errored=int(job.get("errorRecordCount") or 0), state=state)
+        return BatchStatus(
+            batch_id=batch_id,
+            ended=state in _JOB_ENDED,
+            total=total,
+            succeeded=int(job.get("successRecordCount") or 0),
+            errored=int(job.get("errorRecordCount") or 0),
+            state=state,
+        )
 
     async def batch_results(self, batch_id: str, requests: Mapping[str, GenerateRequest]) -> BatchResults:
         """Responses (or record errors) of an ended job, read from its ``.out`` files in S3."""
@@ -279,8 +301,9 @@ class BedrockAPI(ModelAPI):
                 request = requests[record["recordId"]]
                 if "modelOutput" in record:
                     answer = record["modelOutput"]
-                    out[record["recordId"]] = (self._response(answer, request) if _is_converse_answer(answer)
-                                               else self._unreadable_reply())
+                    out[record["recordId"]] = (
+                        self._response(answer, request) if _is_converse_answer(answer) else self._unreadable_reply()
+                    )
                 else:
                     error = record.get("error") or {}
                     code = error.get("errorCode")
@@ -288,7 +311,9 @@ class BedrockAPI(ModelAPI):
                     detail = str(error.get("errorMessage") or "no details")[:300]
                     out[record["recordId"]] = ProviderError(
                         f"{self.spec}: batch record failed ({code}): {detail}",
-                        retryable=status is None or is_retryable_status(status), status=status, cause="batch_record",
+                        retryable=status is None or is_retryable_status(status),
+                        status=status,
+                        cause="batch_record",
                     )
         return out
 
@@ -374,7 +399,9 @@ class BedrockAPI(ModelAPI):
                 f"{self.spec}: no AWS credentials found: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY",
                 cause="NoCredentialsError",
             )
-        return ProviderError(scrub_secrets(f"{self.spec}: {type(exc).__name__}: {exc}", secrets), cause=type(exc).__name__)
+        return ProviderError(
+            scrub_secrets(f"{self.spec}: {type(exc).__name__}: {exc}", secrets), cause=type(exc).__name__
+        )
 
     def _credential_values(self) -> list[str]:
         # The session's credentials may come from a profile file, not the environment; scrub them too.
@@ -403,8 +430,15 @@ def _content_blocks(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
             content.append({"toolUse": {"toolUseId": block.call_id, "name": block.name, "input": block.input or {}}})
             continue
         if isinstance(block, ToolResultBlock):
-            content.append({"toolResult": {"toolUseId": block.call_id, "content": [{"text": block.result}],
-                                           "status": "error" if block.is_error else "success"}})
+            content.append(
+                {
+                    "toolResult": {
+                        "toolUseId": block.call_id,
+                        "content": [{"text": block.result}],
+                        "status": "error" if block.is_error else "success",
+                    }
+                }
+            )
             continue
         if block.text:  # Bedrock rejects blank text blocks
             content.append({"text": block.text})

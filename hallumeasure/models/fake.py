@@ -72,8 +72,10 @@ class FakeAPI(ModelAPI):
     def sampling(self) -> str:
         if self._script is not None or (self._responder is not None and not self._demo_claims):
             return "scripted answers (a test decides them)"
-        return (f"the demo responder: repeat 0 as always, each later repeat changes about "
-                f"{DEMO_FLIP_SHARE:.0%} of verdicts, seeded by claim and repeat")
+        return (
+            f"the demo responder: repeat 0 as always, each later repeat changes about "
+            f"{DEMO_FLIP_SHARE:.0%} of verdicts, seeded by claim and repeat"
+        )
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         self.requests.append(request)
@@ -142,8 +144,13 @@ def _demo_verdict(context: str, claim: str) -> dict[str, Any]:
 
 #: Share of verdicts that a demo repeat above 0 changes to a neighbouring label.
 DEMO_FLIP_SHARE = 0.25
-_NEIGHBOUR = {"supported": "partially_supported", "partially_supported": "supported", "absent": "partially_supported",
-              "contradicted": "absent", "unevaluatable": "unevaluatable"}
+_NEIGHBOUR = {
+    "supported": "partially_supported",
+    "partially_supported": "supported",
+    "absent": "partially_supported",
+    "contradicted": "absent",
+    "unevaluatable": "unevaluatable",
+}
 
 
 def _demo_repeat(verdict: dict[str, Any], claim: str, repeat: int) -> dict[str, Any]:

@@ -58,11 +58,27 @@ _RETRYABLE_NAMES = (
     "modelnotready",
 )
 #: Fields through which classes bound the length of an answer, in order of preference.
-_MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "max_new_tokens", "num_predict",
-                      "n_predict")
+_MAX_TOKENS_FIELDS = (
+    "max_tokens",
+    "max_completion_tokens",
+    "max_output_tokens",
+    "max_new_tokens",
+    "num_predict",
+    "n_predict",
+)
 #: Fields that name the server a class talks to, and the region of a cloud endpoint.
-_ENDPOINT_FIELDS = ("openai_api_base", "base_url", "api_base", "anthropic_api_url", "azure_endpoint",
-                    "endpoint_url", "endpoint", "inference_server_url", "host", "server_url")
+_ENDPOINT_FIELDS = (
+    "openai_api_base",
+    "base_url",
+    "api_base",
+    "anthropic_api_url",
+    "azure_endpoint",
+    "endpoint_url",
+    "endpoint",
+    "inference_server_url",
+    "host",
+    "server_url",
+)
 _REGION_FIELDS = ("region_name", "region", "location")
 #: Attributes under which classes keep their SDK clients (whose base URL is the resolved one).
 _CLIENT_ATTRS = ("root_async_client", "async_client", "root_client", "client")
@@ -110,13 +126,23 @@ class LangChainAPI(ModelAPI):
         self._bounded: dict[int, BaseChatModel] = {}
         retries = getattr(chat, "max_retries", 0)
         if retries:  # an instance built elsewhere; its SDK client already holds the count
-            log.warning("%s: the chat model retries on its own (max_retries=%s) under hallumeasure's retries; "
-                        "build it with max_retries=0 so that there is one retry layer", path, retries)
+            log.warning(
+                "%s: the chat model retries on its own (max_retries=%s) under hallumeasure's retries; "
+                "build it with max_retries=0 so that there is one retry layer",
+                path,
+                retries,
+            )
 
     def settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {"class": self.model_name}
-        model_id = next((getattr(self.chat, a, None) for a in ("model_name", "model", "model_id")
-                         if isinstance(getattr(self.chat, a, None), str)), None)
+        model_id = next(
+            (
+                getattr(self.chat, a, None)
+                for a in ("model_name", "model", "model_id")
+                if isinstance(getattr(self.chat, a, None), str)
+            ),
+            None,
+        )
         if model_id:
             settings["model"] = model_id
         settings.update(_endpoint(self.chat))
@@ -137,6 +163,7 @@ class LangChainAPI(ModelAPI):
         temperature = self.settings().get("temperature")
         where = f"temperature {temperature}" if temperature is not None else "see the judge's settings"
         return f"the chat model's own sampling settings ({where}); hallumeasure adds none"
+
     def _bounded_chat(self, max_tokens: int) -> BaseChatModel:
         """The chat model with its output bounded at ``max_tokens`` (a shallow copy: clients are shared).
 
@@ -191,8 +218,12 @@ class LangChainAPI(ModelAPI):
                 bad = next((c for c in invalid if c.get("name") == request.tool.name), invalid[0])
                 tool_raw, call_id = str(bad.get("args") or ""), bad.get("id")
         metadata = getattr(message, "response_metadata", None) or {}
-        finish = metadata.get("stop_reason") or metadata.get("finish_reason") or metadata.get("stopReason") \
+        finish = (
+            metadata.get("stop_reason")
+            or metadata.get("finish_reason")
+            or metadata.get("stopReason")
             or metadata.get("done_reason")
+        )
         stop_reason = _STOP_REASONS.get(str(finish).lower(), "other") if finish else "end_turn"
         if tool_input is not None and stop_reason not in ("max_tokens", "refusal"):
             stop_reason = "tool_use"
@@ -210,8 +241,9 @@ class LangChainAPI(ModelAPI):
         from hallumeasure.models.wire import is_retryable_status, parse_retry_after, scrub_secrets
 
         if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):  # a body cut short on the way
-            return ProviderError(f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True,
-                                 cause="unreadable_body")
+            return ProviderError(
+                f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True, cause="unreadable_body"
+            )
         status, code, headers = _status_code_headers(exc)
         names = [c.__name__.lower() for c in type(exc).__mro__] + ([code.lower()] if code else [])
         retryable = is_retryable_status(status) or any(frag in n for n in names for frag in _RETRYABLE_NAMES)
@@ -266,15 +298,18 @@ def _checked_options(path: str, cls: type, kwargs: dict[str, Any]) -> dict[str, 
     """``kwargs`` checked against the class's fields, with the client's own retries switched off."""
     fields = _fields(cls)
     if "max_retries" in kwargs:
-        raise ConfigError(f"{path}: max_retries is hallumeasure's, not the chat model's: use --max-retries "
-                          "(the chat model is built with max_retries=0, so that there is one retry layer)")
+        raise ConfigError(
+            f"{path}: max_retries is hallumeasure's, not the chat model's: use --max-retries "
+            "(the chat model is built with max_retries=0, so that there is one retry layer)"
+        )
     if fields and isinstance(cls, type) and issubclass(cls, BaseChatModel):
         unknown = sorted(k for k in kwargs if k not in fields)
         if unknown:
-            hints = [f"{k} (did you mean {', '.join(m)}?)" if (m := difflib.get_close_matches(k, fields, n=2)) else k
-                     for k in unknown]
-            raise ConfigError(f"{path} has no option {'; '.join(hints)}; see the class's documentation for its "
-                              "fields")
+            hints = [
+                f"{k} (did you mean {', '.join(m)}?)" if (m := difflib.get_close_matches(k, fields, n=2)) else k
+                for k in unknown
+            ]
+            raise ConfigError(f"{path} has no option {'; '.join(hints)}; see the class's documentation for its fields")
     if "max_retries" in fields:
         kwargs = {**kwargs, "max_retries": 0}  # Model is the one layer that retries
     return kwargs
@@ -318,16 +353,22 @@ def _message(message: Message) -> list[BaseMessage]:
     calls = [b for b in message.content if isinstance(b, ToolCallBlock)]
     text = "".join(b.text for b in message.content if not isinstance(b, (ToolCallBlock, ToolResultBlock)))
     if results:
-        out: list[BaseMessage] = [ToolMessage(content=b.result, tool_call_id=b.call_id,
-                                              status="error" if b.is_error else "success") for b in results]
+        out: list[BaseMessage] = [
+            ToolMessage(content=b.result, tool_call_id=b.call_id, status="error" if b.is_error else "success")
+            for b in results
+        ]
         return out + ([HumanMessage(content=text)] if text else [])
     if message.role == "user":
         return [HumanMessage(content=text)]
-    valid = [{"name": c.name, "args": c.input, "id": c.call_id, "type": "tool_call"} for c in calls
-             if c.input is not None]
+    valid = [
+        {"name": c.name, "args": c.input, "id": c.call_id, "type": "tool_call"} for c in calls if c.input is not None
+    ]
     # Arguments that did not parse go back as written: integrations send them as the call's arguments.
-    invalid = [{"name": c.name, "args": c.raw, "id": c.call_id, "error": None, "type": "invalid_tool_call"}
-               for c in calls if c.input is None]
+    invalid = [
+        {"name": c.name, "args": c.raw, "id": c.call_id, "error": None, "type": "invalid_tool_call"}
+        for c in calls
+        if c.input is None
+    ]
     if calls and not text:
         # Integrations send an empty content beside tool calls as null, which OpenAI allows but some
         # servers refuse (llama-cpp-python 0.3.36 answers 500: content must be a string).

@@ -126,8 +126,9 @@ class Model:
         exp = self.backoff_base * 2 ** (state.attempt_number - 1)
         return self._random.uniform(0, min(self.backoff_max, exp))
 
-    async def generate(self, request: GenerateRequest, *, use_cache: bool = True,
-                       max_retries: int | None = None) -> GenerateResponse:
+    async def generate(
+        self, request: GenerateRequest, *, use_cache: bool = True, max_retries: int | None = None
+    ) -> GenerateResponse:
         """One answer for ``request``: from the cache if seen before, else from the provider.
 
         ``max_retries`` overrides the wrapper's bound for this request (0: one attempt only).
@@ -198,12 +199,23 @@ class Model:
                 raise
             elapsed = time.perf_counter() - started
         usage = response.usage.model_copy(update={"calls": max(1, response.usage.calls), "seconds": elapsed})
-        log.debug("%s: call answered in %.2f s (%d input, %d output, %d cache-read tokens; stop %s)", self.spec,
-                  elapsed, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, response.stop_reason)
+        log.debug(
+            "%s: call answered in %.2f s (%d input, %d output, %d cache-read tokens; stop %s)",
+            self.spec,
+            elapsed,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            response.stop_reason,
+        )
         if limiter is not None:
             # What the provider's limits count: input that was not read from the cache, and the output.
-            limiter.settle(reserved, TokenEstimate(input_tokens=usage.input_tokens + usage.cache_write_tokens,
-                                                   output_tokens=usage.output_tokens))
+            limiter.settle(
+                reserved,
+                TokenEstimate(
+                    input_tokens=usage.input_tokens + usage.cache_write_tokens, output_tokens=usage.output_tokens
+                ),
+            )
             limiter.answered(request, min_cache_tokens=self.api.min_cache_tokens)
         self.usage = self.usage + usage
         return response.model_copy(update={"usage": usage})

@@ -60,7 +60,9 @@ def with_options(spec: str, options: Iterable[str]) -> str:
     if not items:
         return spec
     if spec.partition("?")[0].partition(":")[0] not in PROVIDERS:
-        raise ConfigError(f"{spec!r} takes no model options: they are for {', '.join(p + ':' for p in PROVIDERS)} specs")
+        raise ConfigError(
+            f"{spec!r} takes no model options: they are for {', '.join(p + ':' for p in PROVIDERS)} specs"
+        )
     pairs = []
     for item in items:
         key, sep, value = item.partition("=")
@@ -131,5 +133,7 @@ def _check_options(cls: type, provider: str, options: dict[str, Any]) -> None:
     valid = [n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
     unknown = sorted(set(options) - set(valid))
     if unknown:
-        raise ConfigError(f"{provider}: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                          f"valid options: {', '.join(valid)}")
+        raise ConfigError(
+            f"{provider}: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+            f"valid options: {', '.join(valid)}"
+        )

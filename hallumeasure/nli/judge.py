@@ -36,8 +36,11 @@ class NliClaimJudge:
         self.nli = model or load_nli()
 
     def settings(self) -> dict[str, Any]:
-        return {"kind": "cross-encoder entailment model (int8 ONNX) with offline signals for reasons",
-                "threshold": self.threshold, **self.nli.settings()}
+        return {
+            "kind": "cross-encoder entailment model (int8 ONNX) with offline signals for reasons",
+            "threshold": self.threshold,
+            **self.nli.settings(),
+        }
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         return self.judge_now(sample, claims)
@@ -51,19 +54,37 @@ class NliClaimJudge:
         checked = [claim for claim in claims if not is_unevaluatable(claim.text)]
         probabilities = self.unsupported(sample, [claim.text for claim in checked])
         found = {claim.id: self._verdict(claim, sample.context, p) for claim, p in zip(checked, probabilities)}
-        verdicts = [found.get(claim.id) or ClaimVerdict(
-            claim_id=claim.id, judge=self.name, label=Label.UNEVALUATABLE,
-            label_reason="a question, greeting or instruction: nothing to check") for claim in claims]
+        verdicts = [
+            found.get(claim.id)
+            or ClaimVerdict(
+                claim_id=claim.id,
+                judge=self.name,
+                label=Label.UNEVALUATABLE,
+                label_reason="a question, greeting or instruction: nothing to check",
+            )
+            for claim in claims
+        ]
         score = max(probabilities) if probabilities else None
         return Judgement(verdicts=verdicts, score=None if score is None else round(score, 4))
 
     def _verdict(self, claim: Claim, context: str, p: float) -> ClaimVerdict:
         signals = claim_signals(claim.text, context)
         if p < self.threshold:
-            return ClaimVerdict(claim_id=claim.id, judge=self.name, label=Label.SUPPORTED, probability=round(p, 4),
-                                label_reason=f"the context entails the claim: {quote(signals.best_sentence)} "
-                                             f"(P(unsupported) = {p:.2f})")
+            return ClaimVerdict(
+                claim_id=claim.id,
+                judge=self.name,
+                label=Label.SUPPORTED,
+                probability=round(p, 4),
+                label_reason=f"the context entails the claim: {quote(signals.best_sentence)} "
+                f"(P(unsupported) = {p:.2f})",
+            )
         label, subtype, reason, subtype_reason = explain(signals)
-        return ClaimVerdict(claim_id=claim.id, judge=self.name, label=label, subtype=subtype,
-                            probability=round(p, 4), label_reason=f"{reason} (P(unsupported) = {p:.2f})",
-                            subtype_reason=subtype_reason)
+        return ClaimVerdict(
+            claim_id=claim.id,
+            judge=self.name,
+            label=label,
+            subtype=subtype,
+            probability=round(p, 4),
+            label_reason=f"{reason} (P(unsupported) = {p:.2f})",
+            subtype_reason=subtype_reason,
+        )

@@ -46,9 +46,11 @@ def _require(folder: Path) -> None:
         raise ConfigError(f"the NLI judge needs the nli extra ({exc.name} is not installed): {INSTALL_HINT}") from None
     missing = [name for name in (MODEL_FILE, TOKENIZER_FILE, META_FILE) if not (folder / name).is_file()]
     if missing:
-        raise ConfigError(f"the NLI model files are missing ({', '.join(missing)} in {folder}): no trained weights "
-                          "ship yet (the model trained so far is at chance, see benchmarks/nli_quality.md); train with "
-                          "scripts/train_nli.py and export with scripts/export_nli.py, or use --judge offline")
+        raise ConfigError(
+            f"the NLI model files are missing ({', '.join(missing)} in {folder}): no trained weights "
+            "ship yet (the model trained so far is at chance, see benchmarks/nli_quality.md); train with "
+            "scripts/train_nli.py and export with scripts/export_nli.py, or use --judge offline"
+        )
 
 
 class NliModel:
@@ -86,7 +88,7 @@ class NliModel:
         order = sorted(range(len(pairs)), key=lambda i: len(encodings[i].ids))
         out = np.zeros(len(pairs), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
-            part = order[start:start + self.batch_size]
+            part = order[start : start + self.batch_size]
             width = max(len(encodings[i].ids) for i in part)
             ids = np.zeros((len(part), width), dtype=np.int64)
             mask = np.zeros((len(part), width), dtype=np.int64)

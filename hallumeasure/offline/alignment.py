@@ -93,8 +93,8 @@ def opposites_in(stem_: str, others: frozenset[str] | set[str]) -> list[str]:
     """The stems among ``others`` that are opposites of ``stem_`` (same test as ``opposite``, by look-up)."""
     found = set(antonyms().get(stem_, frozenset()) & others)
     for p in NEGATING_PREFIXES:
-        if stem_.startswith(p) and len(stem_) - len(p) >= 4 and stem_[len(p):] in others:
-            found.add(stem_[len(p):])  # "unsuitable" against "suitable"
+        if stem_.startswith(p) and len(stem_) - len(p) >= 4 and stem_[len(p) :] in others:
+            found.add(stem_[len(p) :])  # "unsuitable" against "suitable"
         if len(stem_) >= 4 and p + stem_ in others:
             found.add(p + stem_)  # "suitable" against "unsuitable"
     return sorted(found)
@@ -108,8 +108,13 @@ def exclusive_set(word: str) -> str | None:
 def exclusive_partners(word: str, others: set[str]) -> list[str]:
     """The words among ``others`` that are another member of a closed set ``word`` belongs to."""
     mine = EXCLUSIVE.get(word, frozenset())
-    return sorted(x for x in others if x != word and not mine & EXCLUSIVE.get(x, frozenset())
-                  and {n for n, _ in mine} & {n for n, _ in EXCLUSIVE.get(x, frozenset())})
+    return sorted(
+        x
+        for x in others
+        if x != word
+        and not mine & EXCLUSIVE.get(x, frozenset())
+        and {n for n, _ in mine} & {n for n, _ in EXCLUSIVE.get(x, frozenset())}
+    )
 
 
 def exclusive_swap(claim_words: set[str], context_words: set[str]) -> bool:
@@ -168,9 +173,11 @@ def _is_number(word: str) -> bool:
 
 def _time_like(ws: tuple[str, ...]) -> bool:
     """Tokens of a clock time ("9", "a", "m" from "9 a.m."; "21", "00" from "21:00"): compared as times in slots.py."""
-    return any(w[0].isdigit() and (nxt.lower() in ("a", "p", "am", "pm", "o'clock", "clock")
-                                   or (len(nxt) == 2 and nxt.isdigit()))
-               for w, nxt in zip(ws, ws[1:]))
+    return any(
+        w[0].isdigit()
+        and (nxt.lower() in ("a", "p", "am", "pm", "o'clock", "clock") or (len(nxt) == 2 and nxt.isdigit()))
+        for w, nxt in zip(ws, ws[1:])
+    )
 
 
 def _is_name(word: str, first: bool) -> bool:
@@ -182,8 +189,9 @@ def negated(ws) -> bool:
     return any(w.lower() in NEGATIONS or w.lower().endswith("n't") for w in ws)
 
 
-def classify(claim_words: tuple[str, ...], context_words: tuple[str, ...], claim_first: bool, index: ContextIndex,
-             edge: bool) -> frozenset[str]:
+def classify(
+    claim_words: tuple[str, ...], context_words: tuple[str, ...], claim_first: bool, index: ContextIndex, edge: bool
+) -> frozenset[str]:
     """The kinds of change between the two sides of a difference (empty when nothing that matters changed).
 
     ``edge`` differences are anchored on one side only, so only changes of a definite type count there.
@@ -196,16 +204,23 @@ def classify(claim_words: tuple[str, ...], context_words: tuple[str, ...], claim
     c_nums = [w for w in claim_words if _is_number(w)]
     x_nums = [w for w in context_words if _is_number(w)]
     # Numbers next to a one-sided anchor differ all the time in faithful text; only trust them in a gap.
-    if (c_nums and x_nums and not edge and not same_number(" ".join(claim_words), " ".join(context_words))
-            and not _time_like(claim_words) and not _time_like(context_words)
-            and sorted(map(key, c_nums)) != sorted(map(key, x_nums))):  # "June 3" against "3 June"
+    if (
+        c_nums
+        and x_nums
+        and not edge
+        and not same_number(" ".join(claim_words), " ".join(context_words))
+        and not _time_like(claim_words)
+        and not _time_like(context_words)
+        and sorted(map(key, c_nums)) != sorted(map(key, x_nums))
+    ):  # "June 3" against "3 June"
         kinds.add("number")
     c_names = {w for i, w in enumerate(claim_words) if _is_name(w, claim_first and i == 0)}
     x_names = {w for w in context_words if _is_name(w, False)}
     if c_names and x_names and not {stem(w) for w in c_names} & {stem(w) for w in x_names}:
         kinds.add("name")
     if (c_low & WEEKDAYS and x_low & WEEKDAYS and not c_low & x_low & WEEKDAYS) or (
-            c_low & MONTHS.keys() and x_low & MONTHS.keys() and not c_low & x_low):
+        c_low & MONTHS.keys() and x_low & MONTHS.keys() and not c_low & x_low
+    ):
         kinds.add("temporal")
     if any(opposite(c, x) for c in c_all - x_all for x in x_all - c_all):
         kinds.add("antonym")
@@ -259,8 +274,8 @@ def _fragments(ck: list[str], index: ContextIndex) -> list[Fragment]:
             length = 2
             while i + length < n and j + length < m and ck[i + length] == xk[j + length]:
                 length += 1
-            ahead = set(ck[i + length + 1:i + length + 4])
-            follows = int(bool(ahead) and not ahead.isdisjoint(xk[j + length:j + length + MAX_GAP + 3]))
+            ahead = set(ck[i + length + 1 : i + length + 4])
+            follows = int(bool(ahead) and not ahead.isdisjoint(xk[j + length : j + length + MAX_GAP + 3]))
             distance = abs(j - previous_end) if previous_end is not None else 0
             score = (length, follows, -distance)
             if best is None or score > best[0]:
@@ -268,7 +283,7 @@ def _fragments(ck: list[str], index: ContextIndex) -> list[Fragment]:
         assert best is not None
         _, j, length = best
         near = previous_end is not None and 0 <= j - previous_end <= MAX_GAP
-        if near or length >= 3 or any(is_content(w) for w in index.tokens[j:j + length]):
+        if near or length >= 3 or any(is_content(w) for w in index.tokens[j : j + length]):
             found.append(Fragment(i, i + length, j))
             previous_end = j + length
         i += length
@@ -289,8 +304,14 @@ def _drop_strays(fragments: list[Fragment]) -> list[Fragment]:
     for k, f in enumerate(fragments):
         a = out[-1] if out else None
         c = fragments[k + 1] if k + 1 < len(fragments) else None
-        if (a is not None and c is not None and f.length <= 3 and not _neighbours(a, f) and not _neighbours(f, c)
-                and _neighbours(a, c, slack=f.length)):
+        if (
+            a is not None
+            and c is not None
+            and f.length <= 3
+            and not _neighbours(a, f)
+            and not _neighbours(f, c)
+            and _neighbours(a, c, slack=f.length)
+        ):
             continue
         out.append(f)
     return out
@@ -311,16 +332,27 @@ def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:
     jumps = 0
     tokens = index.tokens
 
-    def add(claim_side: tuple[str, ...], context_side: tuple[str, ...], claim_first: bool, at: int, edge: bool,
-            touching: int | None = None) -> None:
+    def add(
+        claim_side: tuple[str, ...],
+        context_side: tuple[str, ...],
+        claim_first: bool,
+        at: int,
+        edge: bool,
+        touching: int | None = None,
+    ) -> None:
         if not claim_side and not context_side:
             return
         kinds = classify(claim_side, context_side, claim_first, index, edge)
         if edge and touching is not None and claim_side and context_side:
             # Both sides hold a number right against the anchor ("in 1944" / "in 1943"): a swap, even one-sided.
             c, x = claim_side[touching], context_side[touching]
-            if (_is_number(c) and _is_number(x) and not same_number(" ".join(claim_side), " ".join(context_side))
-                    and not _time_like(claim_side) and not _time_like(context_side)):
+            if (
+                _is_number(c)
+                and _is_number(x)
+                and not same_number(" ".join(claim_side), " ".join(context_side))
+                and not _time_like(claim_side)
+                and not _time_like(context_side)
+            ):
                 kinds = kinds | {"number"}
         if kinds:
             sentence = index.token_sentence[min(max(at, 0), len(tokens) - 1)]
@@ -329,8 +361,13 @@ def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:
     for k, f in enumerate(fragments):
         previous = fragments[k - 1] if k else None
         if previous is not None and _neighbours(previous, f):
-            add(tuple(claim_tokens[previous.claim_end:f.claim_start]), tuple(tokens[previous.context_end:f.context_start]),
-                previous.claim_end == 0, previous.context_end, edge=False)
+            add(
+                tuple(claim_tokens[previous.claim_end : f.claim_start]),
+                tuple(tokens[previous.context_end : f.context_start]),
+                previous.claim_end == 0,
+                previous.context_end,
+                edge=False,
+            )
             continue
         if previous is not None:
             jumps += 1
@@ -338,20 +375,21 @@ def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:
         # "Norman Rockwell was a 19-year-old operator" vs "Mary Doyle was a 19-year-old operator".
         sentence = index.token_sentence[f.context_start]
         claim_from = max(0, f.claim_start - 3)
-        claim_side = tuple(claim_tokens[claim_from:f.claim_start])
+        claim_side = tuple(claim_tokens[claim_from : f.claim_start])
         context_side = _sentence_window(index, f.context_start - 3, f.context_start, sentence)
         add(claim_side, context_side, claim_from == 0, f.context_start - 1, edge=True, touching=-1)
         if previous is not None:
             # ... and the few words after the previous fragment, for the same reason.
             before = index.token_sentence[previous.context_end - 1]
-            claim_side = tuple(claim_tokens[previous.claim_end:previous.claim_end + 3])
+            claim_side = tuple(claim_tokens[previous.claim_end : previous.claim_end + 3])
             context_side = _sentence_window(index, previous.context_end, previous.context_end + 3, before)
             add(claim_side, context_side, False, previous.context_end, edge=True, touching=0)
     if fragments:
         last = fragments[-1]
-        claim_side = tuple(claim_tokens[last.claim_end:last.claim_end + 3])
-        context_side = _sentence_window(index, last.context_end, last.context_end + 3,
-                                        index.token_sentence[last.context_end - 1])
+        claim_side = tuple(claim_tokens[last.claim_end : last.claim_end + 3])
+        context_side = _sentence_window(
+            index, last.context_end, last.context_end + 3, index.token_sentence[last.context_end - 1]
+        )
         add(claim_side, context_side, False, last.context_end, edge=True, touching=0)
     covered = sum(f.length for f in fragments)
     kinds: dict[str, int] = {}
@@ -363,7 +401,7 @@ def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:
         fragments=fragments,
         differences=differences,
         coverage=covered / n if n else 0.0,
-        density=sum(f.length ** 2 for f in fragments) / n if n else 0.0,
+        density=sum(f.length**2 for f in fragments) / n if n else 0.0,
         jumps=jumps,
         n_words=n,
         kinds=kinds,

@@ -17,10 +17,14 @@ from hallumeasure.text import split_sentences
 from hallumeasure.types import Claim, Sample, Span
 
 _CLAUSE_RE = re.compile(r";\s+|,\s+(?:and|but|while|whereas)\s+(?=[A-Za-z])")
-_AND_VERB_RE = re.compile(r"\s+and\s+(?=(?:[a-z]+ed|[a-z]+s|is|was|were|are|has|had|have|will|said|won|lost|"
-                          r"made|took|gave|became|began|left|met|sold|bought|built|led|ran|saw|told|went)\b)")
-_SUBJECT_END_RE = re.compile(r"\b(?:is|are|was|were|has|have|had|will|would|can|could|may|might|said|says|"
-                             r"[a-z]{3,}ed|[a-z]{3,}s)\b")
+_AND_VERB_RE = re.compile(
+    r"\s+and\s+(?=(?:[a-z]+ed|[a-z]+s|is|was|were|are|has|had|have|will|said|won|lost|"
+    r"made|took|gave|became|began|left|met|sold|bought|built|led|ran|saw|told|went)\b)"
+)
+_SUBJECT_END_RE = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|will|would|can|could|may|might|said|says|"
+    r"[a-z]{3,}ed|[a-z]{3,}s)\b"
+)
 _LEAD_PRONOUN_RE = re.compile(r"^(He|She|It|They|His|Her|Its|Their)\b")
 _NAME_RE = re.compile(r"^(?:The\s+)?[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
 _GREETING_RE = re.compile(r"(?:" + "|".join(re.escape(g) for g in GREETINGS) + r")\b")  # "hi" but not "his"
@@ -53,7 +57,7 @@ def _subject(clause: str) -> str | None:
     # One capitalised word is a name only when it does not read as a participle or adverb ("Seen", "Finally").
     single_ok = len(parts) > 1 or (parts and not parts[0].lower().endswith(("ed", "ing", "en", "ly")))
     if name and single_ok and parts[-1].lower() not in STOPWORDS:
-        rest = clause[name.end():]
+        rest = clause[name.end() :]
         if rest[:1] == " " and rest[1:2].islower():
             return name.group(0)
     match = _SUBJECT_END_RE.search(clause)
@@ -67,11 +71,15 @@ def _subject(clause: str) -> str | None:
 
 
 #: A leading time or place phrase before the subject: "From next Monday ", "On weekdays, ", "In 2019 ".
-_LEAD_PHRASE_RE = re.compile(r"^(?:From|On|In|At|After|Before|During|Since|By|Until|Last|Next|This)\b[^,]*?"
-                             r"(?:,\s*|\s+(?=(?:the|The|a|an)\s))")
+_LEAD_PHRASE_RE = re.compile(
+    r"^(?:From|On|In|At|After|Before|During|Since|By|Until|Last|Next|This)\b[^,]*?"
+    r"(?:,\s*|\s+(?=(?:the|The|a|an)\s))"
+)
 #: "a solid-state cell storing ...": a thing a sentence introduces (up to three words, before a verb or clause).
-_INTRODUCED_RE = re.compile(r"(?<!and )(?<!or )\b(?:a|an)\s+((?:[a-z][\w\-]*\s+){0,2}?[a-z][\w\-]*?)"
-                            r"(?=\s+(?:that|which|who|storing|with|[a-z]+ing|in|of|for|to|from|at|on)\b|[,.;]|$)")
+_INTRODUCED_RE = re.compile(
+    r"(?<!and )(?<!or )\b(?:a|an)\s+((?:[a-z][\w\-]*\s+){0,2}?[a-z][\w\-]*?)"
+    r"(?=\s+(?:that|which|who|storing|with|[a-z]+ing|in|of|for|to|from|at|on)\b|[,.;]|$)"
+)
 
 
 def _pieces(sentence: str) -> list[tuple[int, int]]:
@@ -86,7 +94,12 @@ def _pieces(sentence: str) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
     for start, end in pieces:
         # Never leave a fragment too short to be a claim of its own.
-        if merged and len(sentence[start:end].split()) < MIN_CLAUSE_WORDS or merged and len(sentence[merged[-1][0]:merged[-1][1]].split()) < MIN_CLAUSE_WORDS:
+        if (
+            (merged
+            and len(sentence[start:end].split()) < MIN_CLAUSE_WORDS)
+            or (merged
+            and len(sentence[merged[-1][0] : merged[-1][1]].split()) < MIN_CLAUSE_WORDS)
+        ):
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((start, end))
@@ -114,7 +127,7 @@ def split_claims(response: str) -> list[tuple[str, Span]]:
             claims.append((sentence, span))
             continue
         pieces = _pieces(sentence)
-        subject = _subject(sentence[pieces[0][0]:pieces[0][1]]) if pieces else None
+        subject = _subject(sentence[pieces[0][0] : pieces[0][1]]) if pieces else None
         if subject is None:  # a clause that starts with a verb needs a subject: keep it with the one before
             pieces = _join_subjectless(sentence, pieces)
         for index, (start, end) in enumerate(pieces):
@@ -123,18 +136,20 @@ def split_claims(response: str) -> list[tuple[str, Span]]:
                 continue
             starts_with_verb = (m := _SUBJECT_END_RE.match(text)) is not None and m.start() == 0
             if index > 0 and subject and starts_with_verb:
-                text = f"{subject[0].upper()}{subject[1:]} {text}"  # "and opened in 1998" -> "The bridge opened in 1998"
+                text = (
+                    f"{subject[0].upper()}{subject[1:]} {text}"  # "and opened in 1998" -> "The bridge opened in 1998"
+                )
             text = text[0].upper() + text[1:]
             pronoun = _LEAD_PRONOUN_RE.match(text)
             if pronoun and pronoun.group(1) in ("It", "Its") and last_thing:
                 word = pronoun.group(1)
-                text = (f"The {last_thing}'s" if word == "Its" else f"The {last_thing}") + text[len(word):]
+                text = (f"The {last_thing}'s" if word == "Its" else f"The {last_thing}") + text[len(word) :]
             elif pronoun and last_name:
                 word = pronoun.group(1)
                 replacement = f"{last_name}'s" if word in ("His", "Her", "Its", "Their") else last_name
                 if word in ("He", "She", "His", "Her") and last_name.startswith("The "):
                     replacement = word  # a person's pronoun never stands for "the bridge"
-                text = replacement + text[len(word):]
+                text = replacement + text[len(word) :]
             name = _NAME_RE.match(text)
             if name and name.group(0).split()[-1].lower() not in STOPWORDS and not pronoun:
                 last_name = name.group(0)

@@ -23,11 +23,27 @@ from hallumeasure.offline.signals import FEATURES
 #: Higher is safer: aggregated by the worst (min) and the average claim.
 _SAFER = ("bigram_recall", "trigram_recall", "entity_support")
 #: Counts of trouble: summed over claims.
-_RISKIER_COUNTS = ("n_novel_capitalised", "antonym_conflict", "exclusive_conflict", "diff_negation", "diff_number", "diff_name",
-                   "diff_antonym", "diff_exclusive", "diff_temporal", "diff_intensifier", "diff_hedge_dropped", "edge_name",
-                   "edge_antonym", "edge_exclusive",
-                   "edge_negation", "edge_temporal", "n_numbers_missing",
-                   "n_entities_missing", "n_intensifiers_novel")
+_RISKIER_COUNTS = (
+    "n_novel_capitalised",
+    "antonym_conflict",
+    "exclusive_conflict",
+    "diff_negation",
+    "diff_number",
+    "diff_name",
+    "diff_antonym",
+    "diff_exclusive",
+    "diff_temporal",
+    "diff_intensifier",
+    "diff_hedge_dropped",
+    "edge_name",
+    "edge_antonym",
+    "edge_exclusive",
+    "edge_negation",
+    "edge_temporal",
+    "n_numbers_missing",
+    "n_entities_missing",
+    "n_intensifiers_novel",
+)
 #: Flags of trouble: the worst claim.
 _RISKIER_FLAGS = ("number_conflict", "date_conflict", "negation_mismatch", "hedge_dropped", "attribution_dropped")
 #: No direction imposed.

@@ -17,7 +17,6 @@ from hallumeasure.offline.signals import ClaimSignals, claim_signals
 from hallumeasure.pipeline.protocols import Judgement
 from hallumeasure.types import Claim, ClaimVerdict, Sample
 
-
 #: The default decision threshold on a claim's calibrated P(unsupported). The calibration gives both classes
 #: equal weight, and a single short claim with no telling signal sits near 0.5, so 0.5 flags far more
 #: responses than are hallucinated; 0.65 is the grid value whose flagged share tracks each dev set's positive
@@ -49,24 +48,35 @@ class OfflineJudge:
 
     def settings(self) -> dict[str, Any]:
         meta = self.trees.meta
-        return {"kind": "gradient-boosted trees over lexical, number, name and cue-word signals",
-                "threshold": self.threshold, "model_sha256": meta.get("sha256", ""),
-                "trained_on": meta.get("trained_on")}
+        return {
+            "kind": "gradient-boosted trees over lexical, number, name and cue-word signals",
+            "threshold": self.threshold,
+            "model_sha256": meta.get("sha256", ""),
+            "trained_on": meta.get("trained_on"),
+        }
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         return self.judge_now(sample, claims)
 
     def judge_now(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         """The synchronous core (no I/O)."""
-        checked = [(claim, claim_signals(claim.text, sample.context)) for claim in claims
-                   if not is_unevaluatable(claim.text)]
+        checked = [
+            (claim, claim_signals(claim.text, sample.context)) for claim in claims if not is_unevaluatable(claim.text)
+        ]
         probabilities, score = self.trees.judge([signals.vector() for _, signals in checked])
         if score is None and claims:
             score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
         found = {claim.id: self._verdict(claim, signals, p) for (claim, signals), p in zip(checked, probabilities)}
-        verdicts = [found.get(claim.id) or ClaimVerdict(
-            claim_id=claim.id, judge=self.name, label=Label.UNEVALUATABLE,
-            label_reason="a question, greeting or instruction: nothing to check") for claim in claims]
+        verdicts = [
+            found.get(claim.id)
+            or ClaimVerdict(
+                claim_id=claim.id,
+                judge=self.name,
+                label=Label.UNEVALUATABLE,
+                label_reason="a question, greeting or instruction: nothing to check",
+            )
+            for claim in claims
+        ]
         return Judgement(verdicts=verdicts, score=None if score is None else round(score, 4))
 
     #: Kept for callers of the first version.
@@ -74,9 +84,20 @@ class OfflineJudge:
 
     def _verdict(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
         if p < self.threshold and not definite(signals):
-            return ClaimVerdict(claim_id=claim.id, judge=self.name, label=Label.SUPPORTED, probability=round(p, 4),
-                                label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})")
+            return ClaimVerdict(
+                claim_id=claim.id,
+                judge=self.name,
+                label=Label.SUPPORTED,
+                probability=round(p, 4),
+                label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})",
+            )
         label, subtype, reason, subtype_reason = explain(signals)
-        return ClaimVerdict(claim_id=claim.id, judge=self.name, label=label, subtype=subtype,
-                            probability=round(p, 4), label_reason=f"{reason} (P(unsupported) = {p:.2f})",
-                            subtype_reason=subtype_reason)
+        return ClaimVerdict(
+            claim_id=claim.id,
+            judge=self.name,
+            label=label,
+            subtype=subtype,
+            probability=round(p, 4),
+            label_reason=f"{reason} (P(unsupported) = {p:.2f})",
+            subtype_reason=subtype_reason,
+        )

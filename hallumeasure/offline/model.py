@@ -27,8 +27,18 @@ from hallumeasure.offline.signals import FEATURES
 MODEL_FILE = Path(__file__).with_name("model.json")
 
 #: Claim features that, when non-zero, are evidence of a definite error (their measured precision is stored).
-EVIDENCE_RULES = ("diff_number", "diff_antonym", "diff_exclusive", "edge_exclusive", "diff_temporal", "diff_name",
-                  "date_conflict", "slot_swap", "slot_invented", "definite")
+EVIDENCE_RULES = (
+    "diff_number",
+    "diff_antonym",
+    "diff_exclusive",
+    "edge_exclusive",
+    "diff_temporal",
+    "diff_name",
+    "date_conflict",
+    "slot_swap",
+    "slot_invented",
+    "definite",
+)
 _RULE_INDEX = {rule: FEATURES.index(rule) for rule in EVIDENCE_RULES}
 #: The rules that also raise the response score. The value-slot rules ("definite", "slot_*") raise claim
 #: probabilities and decisions only: raising the response score by them lowered the leave-one-dataset-out
@@ -57,8 +67,9 @@ class Tree:
 class BoostedTrees:
     """The trees, packed into padded numpy arrays so one row walks all trees at once, level by level."""
 
-    def __init__(self, features: Sequence[str], init: float, trees: Sequence[Tree], a: float = 1.0,
-                 b: float = 0.0) -> None:
+    def __init__(
+        self, features: Sequence[str], init: float, trees: Sequence[Tree], a: float = 1.0, b: float = 0.0
+    ) -> None:
         self.features = tuple(features)
         self.init, self.a, self.b = init, a, b
         self.trees = tuple(trees)
@@ -67,7 +78,7 @@ class BoostedTrees:
         def pack(field: str, fill: float, dtype) -> np.ndarray:
             out = np.full((len(trees), width), fill, dtype=dtype)
             for i, t in enumerate(trees):
-                out[i, :len(t.left)] = getattr(t, field)
+                out[i, : len(t.left)] = getattr(t, field)
             return out
 
         self._left = pack("left", -1, np.int64)
@@ -105,7 +116,7 @@ class BoostedTrees:
         return [_sigmoid(self.a * v + self.b) for v in self.logits(rows).tolist()]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "BoostedTrees":
+    def from_dict(cls, data: dict[str, Any]) -> BoostedTrees:
         return cls(
             features=tuple(data["features"]),
             init=float(data["init"]),
@@ -127,13 +138,15 @@ def export_sklearn(model: Any, features: list[str], calibration: tuple[float, fl
     for (predictor,) in model._predictors:
         nodes = predictor.nodes
         leaf = nodes["is_leaf"].astype(bool)
-        trees.append({
-            "left": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["left"], leaf)],
-            "right": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["right"], leaf)],
-            "feature": [int(v) for v in nodes["feature_idx"]],
-            "threshold": [float(v) for v in nodes["num_threshold"]],
-            "value": [float(v) for v in nodes["value"]],
-        })
+        trees.append(
+            {
+                "left": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["left"], leaf)],
+                "right": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["right"], leaf)],
+                "feature": [int(v) for v in nodes["feature_idx"]],
+                "threshold": [float(v) for v in nodes["num_threshold"]],
+                "value": [float(v) for v in nodes["value"]],
+            }
+        )
     return {
         "features": features,
         "init": float(np.ravel(model._baseline_prediction)[0]),
@@ -149,7 +162,9 @@ class OfflineModel:
     evidence: Mapping[str, float]
     meta: dict[str, Any]
 
-    def evidence_floor(self, vector: Sequence[float], rules: Sequence[str] = EVIDENCE_RULES) -> tuple[float, str | None]:
+    def evidence_floor(
+        self, vector: Sequence[float], rules: Sequence[str] = EVIDENCE_RULES
+    ) -> tuple[float, str | None]:
         """The highest precision among the evidence rules that fire on a claim vector (0 and None when none does)."""
         fired = [(self.evidence.get(rule, 0.0), rule) for rule in rules if vector[_RULE_INDEX[rule]] > 0]
         return max(fired) if fired else (0.0, None)
@@ -190,6 +205,8 @@ def load_model(path: str | None = None) -> OfflineModel:
     data = json.loads(file.read_text(encoding="utf-8"))
     response = BoostedTrees.from_dict(data["response_model"])
     if response.features != RESPONSE_FEATURES or "evidence_rules" not in data:
-        raise ConfigError(f"the offline model in {file} was trained on other features than this code computes; "
-                          "retrain it with 'python scripts/train_offline.py'")
+        raise ConfigError(
+            f"the offline model in {file} was trained on other features than this code computes; "
+            "retrain it with 'python scripts/train_offline.py'"
+        )
     return OfflineModel(response=response, evidence=data["evidence_rules"], meta=data.get("meta", {}))

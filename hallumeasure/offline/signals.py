@@ -27,10 +27,10 @@ from hallumeasure.offline.alignment import (
 from hallumeasure.offline.context import ContextIndex, index_context
 from hallumeasure.offline.lexicon import (
     ATTRIBUTION,
-    NEGATIONS,
     EXCLUSIVE,
     INTENSIFIERS,
     MONTHS,
+    NEGATIONS,
     STOPWORDS,
     WEEKDAYS,
 )
@@ -51,16 +51,54 @@ _CAPS_RE = re.compile(r"\b[A-Z][a-zA-Z'\-]*(?:\s+(?:of|the|de|van|von|and|&)?\s*
 #: differences, numbers and dates, names, cue words, sizes. The model reads a subset (features.py);
 #: the rest serve the reasons and the baselines.
 FEATURES = (
-    "n_content", "recall_global", "recall_best", "recall_top2", "bigram_recall", "trigram_recall",
-    "n_novel", "novel_share", "n_novel_capitalised",
-    "coverage", "density", "jumps",
-    "diff_substitution", "diff_intrinsic", "diff_insertion", "diff_deletion", "diff_negation", "diff_number",
-    "diff_name", "diff_antonym", "diff_exclusive", "diff_temporal", "diff_intensifier", "diff_hedge_dropped",
-    "edge_name", "edge_antonym", "edge_exclusive", "edge_negation", "edge_temporal",
-    "n_numbers", "n_numbers_missing", "number_conflict", "date_conflict",
-    "n_entities", "n_entities_missing", "entity_support",
-    "negation_mismatch", "antonym_conflict", "exclusive_conflict", "n_intensifiers_novel", "hedge_dropped", "hedge_added", "attribution_dropped",
-    "claim_words", "best_sentence_words", "log_context_words", "slot_swap", "slot_invented",
+    "n_content",
+    "recall_global",
+    "recall_best",
+    "recall_top2",
+    "bigram_recall",
+    "trigram_recall",
+    "n_novel",
+    "novel_share",
+    "n_novel_capitalised",
+    "coverage",
+    "density",
+    "jumps",
+    "diff_substitution",
+    "diff_intrinsic",
+    "diff_insertion",
+    "diff_deletion",
+    "diff_negation",
+    "diff_number",
+    "diff_name",
+    "diff_antonym",
+    "diff_exclusive",
+    "diff_temporal",
+    "diff_intensifier",
+    "diff_hedge_dropped",
+    "edge_name",
+    "edge_antonym",
+    "edge_exclusive",
+    "edge_negation",
+    "edge_temporal",
+    "n_numbers",
+    "n_numbers_missing",
+    "number_conflict",
+    "date_conflict",
+    "n_entities",
+    "n_entities_missing",
+    "entity_support",
+    "negation_mismatch",
+    "antonym_conflict",
+    "exclusive_conflict",
+    "n_intensifiers_novel",
+    "hedge_dropped",
+    "hedge_added",
+    "attribution_dropped",
+    "claim_words",
+    "best_sentence_words",
+    "log_context_words",
+    "slot_swap",
+    "slot_invented",
     "definite",
 )
 #: Kinds of difference inside copied text that name a definite error.
@@ -120,8 +158,13 @@ def entities(claim: str, index: ContextIndex | None = None) -> list[str]:
         parts = span.split()
         first = parts[0].lower()
         if m.start() == 0 and len(parts) == 1 and not span.isupper():
-            if (first in STOPWORDS or first in NEGATIONS or index is None or first in index.lowercase_words
-                    or first in MONTHS):
+            if (
+                first in STOPWORDS
+                or first in NEGATIONS
+                or index is None
+                or first in index.lowercase_words
+                or first in MONTHS
+            ):
                 continue
         if m.start() == 0 and len(parts) > 1 and first in STOPWORDS:
             span = " ".join(parts[1:])  # "The Beatles" -> "Beatles"; "In Paris" -> "Paris"
@@ -224,12 +267,23 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     near_negated = [negated(words(index.sentences[i])) for i in order[:2]]
     # "will change" against "stay the same": the two halves of a complementary pair, both plain (or both
     # negated), say opposite things.
-    complements = [(a, b) for a in sorted(claim_all - set(stem(w) for w in best_words))
-                   for b in sorted({stem(w) for w in best_words} - claim_all)
-                   if (a, b) in complement_pairs()] if claim_neg == sent_neg else []
-    opposites = [(c, x) for c in sorted(claim_all - near_stems) for x in opposites_in(c, near_stems)
-                 if x not in claim_all  # "excluded" restates "not included": the opposite's sentence is negated
-                 and all(neg == claim_neg for i, neg in zip(order[:2], near_negated) if x in index.sentence_stems[i])]
+    complements = (
+        [
+            (a, b)
+            for a in sorted(claim_all - set(stem(w) for w in best_words))
+            for b in sorted({stem(w) for w in best_words} - claim_all)
+            if (a, b) in complement_pairs()
+        ]
+        if claim_neg == sent_neg
+        else []
+    )
+    opposites = [
+        (c, x)
+        for c in sorted(claim_all - near_stems)
+        for x in opposites_in(c, near_stems)
+        if x not in claim_all  # "excluded" restates "not included": the opposite's sentence is negated
+        and all(neg == claim_neg for i, neg in zip(order[:2], near_negated) if x in index.sentence_stems[i])
+    ]
     opposites += [pair for pair in complements if pair not in opposites]
     # Exclusive values: a claim word whose set (colours, kin, periods...) has another member in the two
     # closest sentences, which lack the claim's own.
@@ -245,8 +299,19 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     sent_attr = next((w for w in best_low if w in ATTRIBUTION), None)
 
     aligned = bool(overlaps) and overlaps[best] / n >= ALIGNED
-    found = slot_conflicts(claim, index.sentences, order[:2], index.lowercase_words,
-                           lambda group: _pool(index, group), aligned, index.lower_text) if order else []
+    found = (
+        slot_conflicts(
+            claim,
+            index.sentences,
+            order[:2],
+            index.lowercase_words,
+            lambda group: _pool(index, group),
+            aligned,
+            index.lower_text,
+        )
+        if order
+        else []
+    )
     kinds = alignment.kinds
     values = {
         "n_content": float(len(cset)),
@@ -261,10 +326,27 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         "coverage": alignment.coverage,
         "density": alignment.density,
         "jumps": float(alignment.jumps),
-        **{f"diff_{k}": float(kinds.get(k, 0)) for k in (
-            "substitution", "intrinsic", "insertion", "deletion", "negation", "number", "name", "antonym", "exclusive",
-            "temporal", "intensifier", "hedge_dropped")},
-        **{f"edge_{k}": float(kinds.get(f"edge_{k}", 0)) for k in ("name", "antonym", "exclusive", "negation", "temporal")},
+        **{
+            f"diff_{k}": float(kinds.get(k, 0))
+            for k in (
+                "substitution",
+                "intrinsic",
+                "insertion",
+                "deletion",
+                "negation",
+                "number",
+                "name",
+                "antonym",
+                "exclusive",
+                "temporal",
+                "intensifier",
+                "hedge_dropped",
+            )
+        },
+        **{
+            f"edge_{k}": float(kinds.get(f"edge_{k}", 0))
+            for k in ("name", "antonym", "exclusive", "negation", "temporal")
+        },
         "n_numbers": float(len(claim_q)),
         "n_numbers_missing": float(len(missing_q)),
         "number_conflict": float(bool(conflicts)),
@@ -286,10 +368,17 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         "slot_invented": float(sum(c.context is None for c in found)),
     }
     # A dropped "said" is left to the model: a company that "said" its cell kept 90% is usually reported as fact.
-    values["definite"] = float(bool(
-        found or swaps or opposites or conflicting_date is not None
-        or any(d.kinds & DEFINITE_KINDS for d in alignment.differences if not d.edge)
-        or (values["recall_best"] >= ALIGNED or values["coverage"] >= ALIGNED) and values["negation_mismatch"]))
+    values["definite"] = float(
+        bool(
+            found
+            or swaps
+            or opposites
+            or conflicting_date is not None
+            or any(d.kinds & DEFINITE_KINDS for d in alignment.differences if not d.edge)
+            or ((values["recall_best"] >= ALIGNED or values["coverage"] >= ALIGNED)
+            and values["negation_mismatch"])
+        )
+    )
     return ClaimSignals(
         values=values,
         best_sentence=best_sentence,

@@ -17,13 +17,13 @@ in the reason ("the claim says 10 rooms; the context says 9 rooms").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 from hallumeasure.labels import Label, Subtype
 from hallumeasure.offline.context import ContextIndex
-from hallumeasure.offline.lexicon import EXCLUSIVE, MONTHS, NUMBER_WORDS, STOPWORDS, WEEKDAYS
+from hallumeasure.offline.lexicon import EXCLUSIVE, MONTHS, STOPWORDS, WEEKDAYS
 from hallumeasure.offline.tokens import stem, words
 from hallumeasure.offline.values import Quantity, clock_times, dates, quantities, same_value
 from hallumeasure.text import quote
@@ -33,23 +33,67 @@ from hallumeasure.text import quote
 #: Words that carry the day scope of a statement, as the set of weekdays (0 = Monday) they cover.
 _ALL_DAYS = frozenset(range(7))
 _DAY_SCOPES: dict[str, frozenset[int]] = {
-    **{d: frozenset({i}) for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-                                                 "sunday"))},
-    "weekday": frozenset(range(5)), "weekdays": frozenset(range(5)), "weekend": frozenset({5, 6}),
-    "weekends": frozenset({5, 6}), "daily": _ALL_DAYS, "everyday": _ALL_DAYS,
+    **{
+        d: frozenset({i})
+        for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+    },
+    "weekday": frozenset(range(5)),
+    "weekdays": frozenset(range(5)),
+    "weekend": frozenset({5, 6}),
+    "weekends": frozenset({5, 6}),
+    "daily": _ALL_DAYS,
+    "everyday": _ALL_DAYS,
 }
 _DAY_PLURALS = {f"{d}s": d for d in WEEKDAYS}
 _QUANTIFIERS = {
-    **dict.fromkeys(("all", "every", "each", "everyone", "everybody", "everything", "always", "entire", "whole",
-                     "unanimously"), "all"),
-    **dict.fromkeys(("some", "several", "many", "most", "few", "part", "half", "majority", "minority", "sometimes",
-                     "often", "occasionally"), "some"),
+    **dict.fromkeys(
+        ("all", "every", "each", "everyone", "everybody", "everything", "always", "entire", "whole", "unanimously"),
+        "all",
+    ),
+    **dict.fromkeys(
+        (
+            "some",
+            "several",
+            "many",
+            "most",
+            "few",
+            "part",
+            "half",
+            "majority",
+            "minority",
+            "sometimes",
+            "often",
+            "occasionally",
+        ),
+        "some",
+    ),
     **dict.fromkeys(("none", "nobody", "nothing", "never", "no"), "none"),
 }
 #: Words that make a statement tentative; "will" and plain tense make it definite.
-_TENTATIVE = frozenset({"may", "might", "could", "possibly", "perhaps", "probably", "likely", "unlikely", "should", "expect",
-                        "expects", "expected", "hope", "hopes", "hoped", "plan", "plans", "planned", "aims",
-                        "intends"})
+_TENTATIVE = frozenset(
+    {
+        "may",
+        "might",
+        "could",
+        "possibly",
+        "perhaps",
+        "probably",
+        "likely",
+        "unlikely",
+        "should",
+        "expect",
+        "expects",
+        "expected",
+        "hope",
+        "hopes",
+        "hoped",
+        "plan",
+        "plans",
+        "planned",
+        "aims",
+        "intends",
+    }
+)
 #: Tentative only as verbs before "to" ("plans to build"), not as nouns ("the paid plan").
 _INTENT = frozenset({"hope", "hopes", "hoped", "plan", "plans", "planned", "aims", "intends"})
 _CAPS_NAME_RE = re.compile(r"[A-Z][a-zA-Z'\-]*(?:\s+(?:of|de|van|von|al|bin|da|du|la|le)?\s*[A-Z][a-zA-Z'\-]*)*")
@@ -90,19 +134,38 @@ class Conflict:
         return f"the claim says {self.claim}; the context says {self.context}{where}"
 
 
-_KIND_NAMES = {"number": "number", "share": "percentage", "money": "amount", "year": "year", "time": "time",
-               "date": "date", "days": "day", "name": "name", "quantifier": "quantity", "modality": "modality",
-               "speaker": "source"}
-_SUBTYPES = {"number": Subtype.NUMBER, "share": Subtype.NUMBER, "money": Subtype.NUMBER, "year": Subtype.NUMBER,
-             "time": Subtype.TEMPORAL, "date": Subtype.TEMPORAL, "days": Subtype.TEMPORAL, "name": Subtype.ENTITY,
-             "modality": Subtype.TEMPORAL, "quantifier": Subtype.OVERGENERALIZATION}
+_KIND_NAMES = {
+    "number": "number",
+    "share": "percentage",
+    "money": "amount",
+    "year": "year",
+    "time": "time",
+    "date": "date",
+    "days": "day",
+    "name": "name",
+    "quantifier": "quantity",
+    "modality": "modality",
+    "speaker": "source",
+}
+_SUBTYPES = {
+    "number": Subtype.NUMBER,
+    "share": Subtype.NUMBER,
+    "money": Subtype.NUMBER,
+    "year": Subtype.NUMBER,
+    "time": Subtype.TEMPORAL,
+    "date": Subtype.TEMPORAL,
+    "days": Subtype.TEMPORAL,
+    "name": Subtype.ENTITY,
+    "modality": Subtype.TEMPORAL,
+    "quantifier": Subtype.OVERGENERALIZATION,
+}
 
 
 def _unit(text: str, end: int) -> frozenset[str]:
     """Stems of the content words right after a number, up to the first small word or punctuation
     ("150-seat" -> seat; "450 people at" -> people; "6 euros for adults" -> nothing: currency and scale
     words are the kind, not the unit). Units of a closed set are read as its member ("kg" = "kilograms")."""
-    tail = re.match(r"[\-\s]*((?:[A-Za-z][A-Za-z\-]*\s*){1,4})", text[end:end + 50])
+    tail = re.match(r"[\-\s]*((?:[A-Za-z][A-Za-z\-]*\s*){1,4})", text[end : end + 50])
     if not tail:
         return frozenset()
     out: list[str] = []
@@ -120,12 +183,12 @@ _CURRENCY_STEMS = frozenset({"dollar", "euro", "pound", "yen", "cent", "franc", 
 
 
 def _money_word(text: str, end: int) -> bool:
-    follow = re.match(r"\s*(?:million|billion|thousand|bn|m|k)?\s*([A-Za-z]+)", text[end:end + 30])
+    follow = re.match(r"\s*(?:million|billion|thousand|bn|m|k)?\s*([A-Za-z]+)", text[end : end + 30])
     return bool(follow) and stem(follow.group(1)) in _CURRENCY_STEMS
 
 
 def _next_word_is_content(text: str, end: int) -> bool:
-    follow = re.match(r"\s+([a-z][a-z\-]*)", text[end:end + 30])
+    follow = re.match(r"\s+([a-z][a-z\-]*)", text[end : end + 30])
     return bool(follow) and follow.group(1) not in STOPWORDS
 
 
@@ -136,8 +199,9 @@ def _is_name_token(token: str, first: bool, next_token: str) -> bool:
     if not token[0].isupper() or low in STOPWORDS or low in MONTHS or low in WEEKDAYS or low in _DAY_PLURALS:
         return False
     nxt = next_token.lower()
-    return not first or (next_token[:1].isupper() and nxt not in STOPWORDS and nxt not in MONTHS
-                         and nxt not in WEEKDAYS)
+    return not first or (
+        next_token[:1].isupper() and nxt not in STOPWORDS and nxt not in MONTHS and nxt not in WEEKDAYS
+    )
 
 
 @lru_cache(maxsize=8192)
@@ -162,14 +226,19 @@ def read_values(text: str, lowercase_words: frozenset[str] = frozenset(), names:
             out.append(Value("days", toks[i], _DAY_SCOPES[day]))
         elif low == "every" and i + 1 < len(lows) and lows[i + 1] == "day":
             out.append(Value("days", "every day", _ALL_DAYS))
-        if low in _QUANTIFIERS and not (i + 1 < len(lows) and lows[i + 1] in ("longer", "one", "doubt")) and not (
-                i and lows[i - 1] in ("the", "at", "a")):
+        if (
+            low in _QUANTIFIERS
+            and not (i + 1 < len(lows) and lows[i + 1] in ("longer", "one", "doubt"))
+            and not (i and lows[i - 1] in ("the", "at", "a"))
+        ):
             out.append(Value("quantifier", toks[i], _QUANTIFIERS[low]))
         month = MONTHS.get(low) if len(low) > 3 and toks[i][0].isupper() and low != "may" else None
         if month and month not in months:
             out.append(Value("date", toks[i], (0, month, 0)))
-        intent = low in _INTENT and (not (i + 1 < len(lows) and lows[i + 1] == "to")  # "the free plan" is a noun,
-                                     or (i > 0 and lows[i - 1] in ("a", "an", "the", "its", "their", "his", "her")))
+        intent = low in _INTENT and (
+            not (i + 1 < len(lows) and lows[i + 1] == "to")  # "the free plan" is a noun,
+            or (i > 0 and lows[i - 1] in ("a", "an", "the", "its", "their", "his", "her"))
+        )
         if low in _TENTATIVE and not (toks[i] == "May" and i > 0) and not intent:
             out.append(Value("modality", toks[i], "tentative"))
     for i, tok in enumerate(toks if names else ()):
@@ -190,8 +259,9 @@ def _numeric_values(text: str, found: list[Quantity], taken: list[tuple[int, int
             kind = "share"
         elif q.text[:1] in "$€£¥" or _money_word(text, q.end):
             kind = "money"
-        elif q.text.isdigit() and len(q.text) == 4 and 1500 <= q.value <= 2100 and not _next_word_is_content(
-                text, q.end):
+        elif (
+            q.text.isdigit() and len(q.text) == 4 and 1500 <= q.value <= 2100 and not _next_word_is_content(text, q.end)
+        ):
             kind = "year"
         else:
             kind = "number"
@@ -207,12 +277,15 @@ def _date_text(d: tuple[int, int, int]) -> str:
 
 # ------------------------------------------------------------------------------------------- comparison
 
+
 def _same(kind: str, a: object, b: object) -> bool:
     if kind == "time":
         return bool(a & b)  # type: ignore[operator]
     if kind in ("number", "share", "money", "year"):
-        return any(same_value(float(a), float(b) * s) or same_value(float(b), float(a) * s)  # type: ignore[arg-type]
-                   for s in (1.0, 1e3, 1e6, 1e9))
+        return any(
+            same_value(float(a), float(b) * s) or same_value(float(b), float(a) * s)  # type: ignore[arg-type]
+            for s in (1.0, 1e3, 1e6, 1e9)
+        )
     if kind == "date":
         (y1, m1, d1), (y2, m2, d2) = a, b  # type: ignore[misc]
         return m1 == m2 and (not y1 or not y2 or y1 == y2) and (not d1 or not d2 or d1 == d2)
@@ -222,13 +295,24 @@ def _same(kind: str, a: object, b: object) -> bool:
 
 
 #: Number-like kinds compared with one another ("9" is not held against "9%").
-_COMPARABLE = {"number": ("number",), "share": ("share",), "money": ("money", "number"), "year": ("year",),
-               "time": ("time",), "date": ("date",), "days": ("days",), "name": ("name",),
-               "quantifier": ("quantifier",)}
+_COMPARABLE = {
+    "number": ("number",),
+    "share": ("share",),
+    "money": ("money", "number"),
+    "year": ("year",),
+    "time": ("time",),
+    "date": ("date",),
+    "days": ("days",),
+    "name": ("name",),
+    "quantifier": ("quantifier",),
+}
 
 
-_AFTER_VALUE_RE = re.compile(r"(?:[\-\s]*(?:thousand|million|billion|trillion|bn)\b)?"
-                             r"(?:\s*(?:dollars?|euros?|pounds?|yen|cents?|francs?|rupees?|yuan)\b)?", re.IGNORECASE)
+_AFTER_VALUE_RE = re.compile(
+    r"(?:[\-\s]*(?:thousand|million|billion|trillion|bn)\b)?"
+    r"(?:\s*(?:dollars?|euros?|pounds?|yen|cents?|francs?|rupees?|yuan)\b)?",
+    re.IGNORECASE,
+)
 
 
 def _with_unit(v: Value, text: str) -> str:
@@ -254,9 +338,15 @@ def _full_name(token: str, text: str) -> str:
     return token
 
 
-def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowercase_words: frozenset[str],
-                   context_values: Callable[[str], tuple[Value, ...]], aligned: bool, context_lower: str
-                   ) -> list[Conflict]:
+def slot_conflicts(
+    claim: str,
+    sentences: list[str],
+    candidates: list[int],
+    lowercase_words: frozenset[str],
+    context_values: Callable[[str], tuple[Value, ...]],
+    aligned: bool,
+    context_lower: str,
+) -> list[Conflict]:
     """Values of ``claim`` the context does not hold.
 
     ``candidates``: the context sentences closest to the claim, best first (their values are the
@@ -273,11 +363,24 @@ def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowe
         if v.kind in ("modality", "quantifier"):
             continue
         if v.kind == "name":
-            if v.text.lower() in context_lower or v.text.isupper() and not aligned:
+            if v.text.lower() in context_lower or (v.text.isupper() and not aligned):
                 continue
-            other = next(((i, w) for i, vs in near for w in vs if w.kind == "name" and w.norm not in claim_names
-                          and w.text.isupper() == v.text.isupper() and _same_slot(v, claim, w, sentences[i])),
-                         None) if aligned else None
+            other = (
+                next(
+                    (
+                        (i, w)
+                        for i, vs in near
+                        for w in vs
+                        if w.kind == "name"
+                        and w.norm not in claim_names
+                        and w.text.isupper() == v.text.isupper()
+                        and _same_slot(v, claim, w, sentences[i])
+                    ),
+                    None,
+                )
+                if aligned
+                else None
+            )
             name = _full_name(v.text, claim)
             if other is None:
                 if v.text.isupper():
@@ -285,31 +388,59 @@ def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowe
                 out.append(Conflict("name", name, None, None, Label.ABSENT, Subtype.ENTITY))
             else:
                 i, w = other
-                out.append(Conflict("name", name, _full_name(w.text, sentences[i]), i, Label.CONTRADICTED,
-                                    Subtype.ENTITY))
+                out.append(
+                    Conflict("name", name, _full_name(w.text, sentences[i]), i, Label.CONTRADICTED, Subtype.ENTITY)
+                )
             continue
         kinds = _COMPARABLE[v.kind]
-        if v.kind != "days" and any(w.kind == v.kind and _same(v.kind, v.norm, w.norm) and _unit_fits(v, w, strict=True)
-                                    for _, vs in near for w in vs):
+        if v.kind != "days" and any(
+            w.kind == v.kind and _same(v.kind, v.norm, w.norm) and _unit_fits(v, w, strict=True)
+            for _, vs in near
+            for w in vs
+        ):
             continue  # held by an aligned sentence with its unit: no need to read the whole context
         pool = [w for w in context_values(POOL_GROUPS[v.kind]) if w.kind in kinds]
         if v.kind == "days" and len(v.norm) == 1 and any(len(w.norm) == 1 for w in pool):  # type: ignore[arg-type]
             pool = [w for w in pool if len(w.norm) == 1]  # type: ignore[arg-type]  # a weekday against weekdays
         same = [w for w in pool if w.kind == v.kind and _same(v.kind, v.norm, w.norm)]
-        other = next(((i, w) for i, vs in near for w in vs if w.kind in kinds and _unit_fits(v, w, strict=True)
-                      and not any(_held(w, x) for x in mine if x.kind in kinds)), None)
+        other = next(
+            (
+                (i, w)
+                for i, vs in near
+                for w in vs
+                if w.kind in kinds
+                and _unit_fits(v, w, strict=True)
+                and not any(_held(w, x) for x in mine if x.kind in kinds)
+            ),
+            None,
+        )
         # The value is held with the same unit, or loosely (no unit on one side) while no aligned sentence gives
         # the claim's unit another value ("five projects" against "Version 5.0 ... three projects").
         if any(_unit_fits(v, w, strict=True) for w in same) or (any(_unit_fits(v, w) for w in same) and other is None):
             continue
         if other is None and v.kind in ("number", "money"):
-            other = next(((i, w) for i, vs in near[:1] for w in vs if w.kind in kinds
-                          and not any(_same(w.kind, w.norm, x.norm) for x in mine if x.kind in kinds)), None)
+            other = next(
+                (
+                    (i, w)
+                    for i, vs in near[:1]
+                    for w in vs
+                    if w.kind in kinds and not any(_same(w.kind, w.norm, x.norm) for x in mine if x.kind in kinds)
+                ),
+                None,
+            )
         if other is None:
             if v.kind == "days":
                 continue  # "every day" against "every morning": only a day swapped for another day counts
-            out.append(Conflict(v.kind, _with_unit(v, claim), None, None,
-                                Label.PARTIALLY_SUPPORTED if aligned else Label.ABSENT, _SUBTYPES[v.kind]))
+            out.append(
+                Conflict(
+                    v.kind,
+                    _with_unit(v, claim),
+                    None,
+                    None,
+                    Label.PARTIALLY_SUPPORTED if aligned else Label.ABSENT,
+                    _SUBTYPES[v.kind],
+                )
+            )
             continue
         i, w = other
         label = Label.CONTRADICTED if aligned else Label.ABSENT
@@ -325,8 +456,11 @@ def slot_conflicts(claim: str, sentences: list[str], candidates: list[int], lowe
     return out
 
 
-_SPEECH_RE = re.compile(r"\b(?:said|says|say|told|warned|claimed|claims|argued|argues|stated|insisted|believes)\b|"
-                        r"\baccording to\b", re.IGNORECASE)
+_SPEECH_RE = re.compile(
+    r"\b(?:said|says|say|told|warned|claimed|claims|argued|argues|stated|insisted|believes)\b|"
+    r"\baccording to\b",
+    re.IGNORECASE,
+)
 _PRONOUNS = frozenset({"he", "she", "they", "it", "we", "i", "you", "who", "which", "that"})
 
 
@@ -337,13 +471,14 @@ def speaker(sentence: str) -> str | None:
     if match is None:
         return None
     if match.group(0).lower().startswith("according"):
-        phrase = re.split(r"[,.;]", sentence[match.end():], maxsplit=1)[0]
+        phrase = re.split(r"[,.;]", sentence[match.end() :], maxsplit=1)[0]
         who = phrase.split()[:4]
     else:
-        before = re.split(r"[,;\-–—()]", sentence[:match.start()])[-1].split()
+        before = re.split(r"[,;\-–—()]", sentence[: match.start()])[-1].split()
         who = before[-4:]
-    if who and (who[-1].lower() in STOPWORDS | _PRONOUNS or not who[-1][0].isalpha()
-                or who[-1].lower().endswith(("ed", "ing"))):
+    if who and (
+        who[-1].lower() in STOPWORDS | _PRONOUNS or not who[-1][0].isalpha() or who[-1].lower().endswith(("ed", "ing"))
+    ):
         return None  # "he", "which", "the relationship -": no source named right before the verb
     if not any(w.lower() not in STOPWORDS for w in who) or (len(who) == 1 and who[0].islower()):
         return None  # "68-year-old says": a lone lower-case word is no named source
@@ -362,13 +497,18 @@ def _speaker_conflict(claim: str, best: tuple[int, tuple[Value, ...]], sentences
         their_stems = {stem(w) for w in words(theirs) if w.lower() not in STOPWORDS}
         if mine_stems & their_stems or _named(mine) != _named(theirs):
             return None  # "the Frenchman" may well be "Franck Ribery": only like is held against like
-        return Conflict("speaker", f"{_strip_article(mine)} said it", _strip_article(theirs), i, Label.CONTRADICTED,
-                        Subtype.ATTRIBUTION_FAILURE)
+        return Conflict(
+            "speaker",
+            f"{_strip_article(mine)} said it",
+            _strip_article(theirs),
+            i,
+            Label.CONTRADICTED,
+            Subtype.ATTRIBUTION_FAILURE,
+        )
     everywhere = {stem(w) for s in sentences for w in words(s)}
     if mine_stems & everywhere:
         return None
-    return Conflict("speaker", f"{_strip_article(mine)} said it", None, None, Label.ABSENT,
-                    Subtype.ATTRIBUTION_FAILURE)
+    return Conflict("speaker", f"{_strip_article(mine)} said it", None, None, Label.ABSENT, Subtype.ATTRIBUTION_FAILURE)
 
 
 def _named(phrase: str) -> bool:
@@ -417,15 +557,18 @@ def _hedges_claim(hedge: str, sentence: str, claim: str) -> bool:
     toks = words(sentence)
     mine = {stem(w) for w in words(claim) if w.lower() not in STOPWORDS}
     for k, t in enumerate(toks):
-        if t == hedge and not (t.lower() in ("could", "can") and k + 1 < len(toks)
-                               and toks[k + 1].lower() in ("not", "n't", "never")):  # "could not" = was unable
-            ahead = [stem(x) for x in toks[k + 1:k + 5] if x.lower() not in STOPWORDS]
+        if t == hedge and not (
+            t.lower() in ("could", "can") and k + 1 < len(toks) and toks[k + 1].lower() in ("not", "n't", "never")
+        ):  # "could not" = was unable
+            ahead = [stem(x) for x in toks[k + 1 : k + 5] if x.lower() not in STOPWORDS]
             if any(a in mine for a in ahead):
                 return True
     return False
 
 
-def _scope_conflicts(claim: str, mine: tuple[Value, ...], best: tuple[int, tuple[Value, ...]], sentences: list[str]) -> list[Conflict]:
+def _scope_conflicts(
+    claim: str, mine: tuple[Value, ...], best: tuple[int, tuple[Value, ...]], sentences: list[str]
+) -> list[Conflict]:
     """Quantifier and modality slots, compared with the best-aligned sentence only."""
     i, theirs = best
     out: list[Conflict] = []
@@ -441,25 +584,44 @@ def _scope_conflicts(claim: str, mine: tuple[Value, ...], best: tuple[int, tuple
     claim_tentative = any(v.kind == "modality" for v in mine)
     # A hedge counts only where the claim's statement is: a content word of the claim follows it closely
     # ("more rain may arrive" against "more rain will arrive"; not "..., but it could have been ...").
-    context_tentative = next((v for v in theirs if v.kind == "modality" and _hedges_claim(v.text, sentences[i], claim)),
-                             None)
+    context_tentative = next(
+        (v for v in theirs if v.kind == "modality" and _hedges_claim(v.text, sentences[i], claim)), None
+    )
     if context_tentative is not None and not claim_tentative:
-        out.append(Conflict("modality", "it as certain", f"'{context_tentative.text}'", i,
-                            Label.PARTIALLY_SUPPORTED, Subtype.TEMPORAL))
+        out.append(
+            Conflict(
+                "modality",
+                "it as certain",
+                f"'{context_tentative.text}'",
+                i,
+                Label.PARTIALLY_SUPPORTED,
+                Subtype.TEMPORAL,
+            )
+        )
     return out
 
 
 #: The group of context values a claim value of each kind is looked up in (read once per context and group).
-POOL_GROUPS = {"number": "numeric", "share": "numeric", "money": "numeric", "year": "numeric", "time": "time",
-               "date": "date", "days": "days"}
+POOL_GROUPS = {
+    "number": "numeric",
+    "share": "numeric",
+    "money": "numeric",
+    "year": "numeric",
+    "time": "time",
+    "date": "date",
+    "days": "days",
+}
 
 
 def context_values(index: ContextIndex, group: str) -> tuple[Value, ...]:
     """Every value of one group of kinds in a whole context (the caller caches it on the context)."""
     sentences = index.sentences
     if group == "numeric":
-        return tuple(v for s, found in zip(sentences, index.sentence_quantities)
-                     for v in _numeric_values(s, found, [span for _, _, span in clock_times(s)]))
+        return tuple(
+            v
+            for s, found in zip(sentences, index.sentence_quantities)
+            for v in _numeric_values(s, found, [span for _, _, span in clock_times(s)])
+        )
     if group == "time":
         return tuple(Value("time", t, norm) for s in sentences for t, norm, _ in clock_times(s))
     kind = "date" if group == "date" else "days"

@@ -30,8 +30,18 @@ def stem(word: str) -> str:
         w = w[:-1]
     if w in IRREGULAR:
         return IRREGULAR[w]
-    for suffix, keep in (("ies", "y"), ("ied", "y"), ("sses", "ss"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"),
-                         ("eed", "ee"), ("ing", ""), ("ed", ""), ("s", "")):
+    for suffix, keep in (
+        ("ies", "y"),
+        ("ied", "y"),
+        ("sses", "ss"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("xes", "x"),
+        ("eed", "ee"),
+        ("ing", ""),
+        ("ed", ""),
+        ("s", ""),
+    ):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith(("ss", "us", "is"))):
             w = w[: len(w) - len(suffix)] + keep
             break
@@ -69,4 +79,3 @@ def key(word: str) -> str:
 def info(word: str) -> tuple[str, str, bool, str]:
     """(lower case, stem, is content, alignment key) of one word, computed once per distinct word."""
     return word.lower(), stem(word), is_content(word), key(word)
-

@@ -23,8 +23,15 @@ from hallumeasure.offline.model import EVIDENCE_RULES, BoostedTrees, export_skle
 from hallumeasure.offline.signals import FEATURES, claim_signals
 
 SEED = 13
-GBM_PARAMS = {"max_iter": 120, "max_leaf_nodes": 15, "learning_rate": 0.08, "l2_regularization": 1.0,
-              "min_samples_leaf": 40, "random_state": SEED, "early_stopping": False}
+GBM_PARAMS = {
+    "max_iter": 120,
+    "max_leaf_nodes": 15,
+    "learning_rate": 0.08,
+    "l2_regularization": 1.0,
+    "min_samples_leaf": 40,
+    "random_state": SEED,
+    "early_stopping": False,
+}
 
 
 @dataclass
@@ -68,8 +75,9 @@ def _balanced_weights(groups: Sequence[str]) -> np.ndarray:
     return w * len(w) / w.sum()
 
 
-def _platt(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray, calib_weight: np.ndarray,
-           folds: int = 5) -> tuple[float, float]:
+def _platt(
+    X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray, calib_weight: np.ndarray, folds: int = 5
+) -> tuple[float, float]:
     """Platt scaling (a, b) fitted on out-of-fold raw log-odds: p = sigmoid(a * logit(raw) + b).
 
     A strictly increasing map, so it keeps the model's ranking (and its AUC) exactly, unlike an
@@ -122,5 +130,8 @@ def fit_models(rows: Sequence[Featurized], calibrate: bool = True) -> dict:
     calibration = _platt(X, y, RESPONSE_MONOTONIC, w, _class_balanced(w, y)) if calibrate else (1.0, 0.0)
     exported = export_sklearn(fitted, list(RESPONSE_FEATURES), calibration)
     _check_export(exported, fitted, X)
-    return {"response_model": exported, "evidence_rules": evidence_precision(rows),
-            "counts": {"responses": len(rows), "response_positives": int(y.sum())}}
+    return {
+        "response_model": exported,
+        "evidence_rules": evidence_precision(rows),
+        "counts": {"responses": len(rows), "response_positives": int(y.sum())},
+    }

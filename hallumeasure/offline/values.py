@@ -7,9 +7,9 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from hallumeasure.offline.lexicon import MONTHS, NUMBER_WORDS, SCALES
 
@@ -20,8 +20,11 @@ _NUM_RE = re.compile(
     re.IGNORECASE,
 )
 _DIGITS_RE = re.compile(r"(?<![\d.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
-_TAIL_RE = re.compile(r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn|k|m)\b)?"
-                      r"(?:\s*(?P<pct>%|percent|per cent|percentage points?))?", re.IGNORECASE)
+_TAIL_RE = re.compile(
+    r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn|k|m)\b)?"
+    r"(?:\s*(?P<pct>%|percent|per cent|percentage points?))?",
+    re.IGNORECASE,
+)
 _CURRENCIES = "$€£¥"
 _WORDNUM_RE = re.compile(
     r"\b(?P<word>" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")\b"
@@ -36,8 +39,7 @@ _DATE_PATTERNS = [
     re.compile(r"\b(?P<year>\d{4})-(?P<mnum>\d{1,2})-(?P<day>\d{1,2})\b"),
     re.compile(r"\b(?P<mnum>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4})\b"),
     re.compile(r"\b" + _MONTH + r"\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<year>\d{4})\b", re.IGNORECASE),
-    re.compile(r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r",?\s+(?P<year>\d{4})\b",
-               re.IGNORECASE),
+    re.compile(r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r",?\s+(?P<year>\d{4})\b", re.IGNORECASE),
     re.compile(r"\b" + _MONTH + r"\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?\b(?![,\s]*\d{4})", re.IGNORECASE),
     re.compile(r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?![,\s]*\d{4})", re.IGNORECASE),
     re.compile(r"\b" + _MONTH + r",?\s+(?P<year>\d{4})\b", re.IGNORECASE),
@@ -100,7 +102,7 @@ def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
         if scale == "m" and not currency:
             continue  # "5 m" is more often metres than millions
         value *= SCALES.get(scale, 1.0)
-        found.append(Quantity(text[begin:tail.end()].strip(), value, bool(tail["pct"]), begin, tail.end()))
+        found.append(Quantity(text[begin : tail.end()].strip(), value, bool(tail["pct"]), begin, tail.end()))
         taken.append((begin, tail.end()))
     for match in _WORDNUM_RE.finditer(text) if number_words else ():
         if any(a <= match.start() < b for a, b in taken):
@@ -116,9 +118,9 @@ _HOUR_WORDS = {w: int(v) for w, v in NUMBER_WORDS.items() if 1 <= v <= 12 and fl
 _HOUR = r"(?P<h>\d{1,2}|" + "|".join(sorted(_HOUR_WORDS, key=len, reverse=True)) + r")"
 _MERIDIEM = r"(?P<ap>[ap])(?:\.\s?m\b\.?|\s?m\b)"
 _TIME_RES = (
-    re.compile(r"\b" + _HOUR + r"(?:[:.](?P<m>\d{2}))?\s*" + _MERIDIEM, re.IGNORECASE),    # 9 am, 9 a.m., 9:30pm
-    re.compile(r"\b(?P<h>\d{1,2}):(?P<m>\d{2})(?!\d)(?:\s*(?:h|hrs|hours)\b)?"),           # 9:00, 09:00, 21:00
-    re.compile(r"\b" + _HOUR + r"\s+o'?\s?clock\b", re.IGNORECASE),                         # 9 o'clock, nine o'clock
+    re.compile(r"\b" + _HOUR + r"(?:[:.](?P<m>\d{2}))?\s*" + _MERIDIEM, re.IGNORECASE),  # 9 am, 9 a.m., 9:30pm
+    re.compile(r"\b(?P<h>\d{1,2}):(?P<m>\d{2})(?!\d)(?:\s*(?:h|hrs|hours)\b)?"),  # 9:00, 09:00, 21:00
+    re.compile(r"\b" + _HOUR + r"\s+o'?\s?clock\b", re.IGNORECASE),  # 9 o'clock, nine o'clock
     re.compile(r"\b(?P<word>noon|midday|midnight)\b", re.IGNORECASE),
 )
 _TIME_CUE_RE = re.compile(r"clock|noon|midday|midnight|\b[ap]\.?m\b", re.IGNORECASE)
@@ -159,15 +161,16 @@ def clock_times(text: str) -> tuple[tuple[str, frozenset[int], tuple[int, int]],
 
 
 _MONTH_NAMES = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-_MONTH_NEAR_RE = re.compile(r"(?:^|\s)" + _MONTH_NAMES + r"\s*$|^\s*(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_NAMES
-                            + r"\b", re.IGNORECASE)
+_MONTH_NEAR_RE = re.compile(
+    r"(?:^|\s)" + _MONTH_NAMES + r"\s*$|^\s*(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_NAMES + r"\b", re.IGNORECASE
+)
 
 
 def _in_date(text: str, start: int, end: int) -> bool:
     """True for a one- or two-digit number right next to a month name."""
     if end - start > 2:
         return False
-    return bool(_MONTH_NEAR_RE.search(text[max(0, start - 12):start]) or _MONTH_NEAR_RE.match(text[end:end + 16]))
+    return bool(_MONTH_NEAR_RE.search(text[max(0, start - 12) : start]) or _MONTH_NEAR_RE.match(text[end : end + 16]))
 
 
 def same_value(a: float, b: float) -> bool:

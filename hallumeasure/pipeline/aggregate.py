@@ -69,7 +69,8 @@ class RunSummary(BaseModel):
     n_claims: int
     n_claim_errors: int = Field(description="claims whose verdict is an error row")
     n_responses_with_errors: int = Field(
-        default=0, description="responses that failed as a whole or have at least one claim error row")
+        default=0, description="responses that failed as a whole or have at least one claim error row"
+    )
     n_rated: int = Field(description="responses with a defined unsupported rate")
     mean_unsupported_rate: float | None
     hallucinated_share: float | None

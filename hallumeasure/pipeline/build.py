@@ -16,8 +16,9 @@ from hallumeasure.types import Mode
 OFFLINE = "offline"
 
 
-def build_model(spec: str, *, cache: RequestCache | None = None, model_options: dict[str, Any] | None = None,
-                **wrapper_options: Any) -> Model:
+def build_model(
+    spec: str, *, cache: RequestCache | None = None, model_options: dict[str, Any] | None = None, **wrapper_options: Any
+) -> Model:
     """A ``Model`` wrapper around the provider named by ``spec``."""
     return Model(build_model_api(spec, **(model_options or {})), cache=cache, **wrapper_options)
 

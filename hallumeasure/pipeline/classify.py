@@ -114,9 +114,15 @@ class LLMJudge:
         self._in_flight: dict[str, asyncio.Future[WarmUp]] = {}
 
     def settings(self) -> dict[str, Any]:
-        return {"model": self.model.spec, **self.model.settings(), "mode": self.mode.value,
-                "max_reasks": self.max_reasks, "max_tokens": self.max_tokens, "prompt": self.prompt.key,
-                "warm_cache": self._warms}
+        return {
+            "model": self.model.spec,
+            **self.model.settings(),
+            "mode": self.mode.value,
+            "max_reasks": self.max_reasks,
+            "max_tokens": self.max_tokens,
+            "prompt": self.prompt.key,
+            "warm_cache": self._warms,
+        }
 
     @property
     def _warms(self) -> bool:
@@ -185,8 +191,7 @@ class LLMJudge:
         return WarmUp(ok=not response.cached, usage=response.usage)
 
     def _render(self, sample: Sample, **values: str) -> tuple[str, Message]:
-        return self.prompt.render(question_block=question_block(sample),
-                                  context_block=context_block(sample), **values)
+        return self.prompt.render(question_block=question_block(sample), context_block=context_block(sample), **values)
 
     def request(self, sample: Sample, claims: Sequence[Claim]) -> GenerateRequest:
         """The request for ``claims``: context first (shared, cacheable), the claim(s) last."""
@@ -195,8 +200,9 @@ class LLMJudge:
             system, message = self._render(sample, claim_block=claim_block(claim))
         else:
             system, message = self._render(sample, claims_block=claims_block(claims))
-        return GenerateRequest(system=system, messages=(message,), tool=self.spec.tool, max_tokens=self.max_tokens,
-                               repeat=self.repeat)
+        return GenerateRequest(
+            system=system, messages=(message,), tool=self.spec.tool, max_tokens=self.max_tokens, repeat=self.repeat
+        )
 
     async def judge(self, sample: Sample, claims: Sequence[Claim], *, warmed: bool = False) -> Judgement:
         """Verdicts for ``claims``; ``warmed``: a warm-up has written their shared prefix, so all go out at once."""
@@ -208,8 +214,13 @@ class LLMJudge:
         usage = sum((u for _, u in parts), Usage())
         return Judgement(verdicts=[verdicts[c.id] for c in claims], usage=usage)
 
-    async def _fan_out(self, sample: Sample, groups: list[list[Claim]], *, warmed: bool,
-                       ) -> list[tuple[list[ClaimVerdict], Usage]]:
+    async def _fan_out(
+        self,
+        sample: Sample,
+        groups: list[list[Claim]],
+        *,
+        warmed: bool,
+    ) -> list[tuple[list[ClaimVerdict], Usage]]:
         """Judge the groups concurrently; unless warmed up, a cacheable prefix is written by the first group alone."""
         if not warmed and len(groups) > 1 and self._cacheable_prefix(sample) is not None:
             first = await self._judge_batch(sample, groups[0])
@@ -218,8 +229,9 @@ class LLMJudge:
         return list(await asyncio.gather(*(self._judge_batch(sample, g) for g in groups)))
 
     async def _judge_batch(self, sample: Sample, claims: list[Claim]) -> tuple[list[ClaimVerdict], Usage]:
-        result = await ask_structured(self.model, self.request(sample, claims), self.spec.contract,
-                                      max_reasks=self.max_reasks)
+        result = await ask_structured(
+            self.model, self.request(sample, claims), self.spec.contract, max_reasks=self.max_reasks
+        )
         usage = result.usage
         if result.value is None:
             if result.stop_reason == "max_tokens" and len(claims) > self.min_batch:
@@ -248,8 +260,9 @@ class LLMJudge:
                 usage = usage + extra
                 found.update({v.claim_id: v for v in verdicts})
         elif missing:
-            found[missing[0].id] = self._error(missing[0], "the answer had no verdict for this claim id",
-                                               result.raw_output)
+            found[missing[0].id] = self._error(
+                missing[0], "the answer had no verdict for this claim id", result.raw_output
+            )
         return [found[c.id] for c in claims], usage
 
     def _verdict(self, sample: Sample, claim: Claim, value: BaseModel) -> ClaimVerdict:

@@ -31,13 +31,21 @@ MIN_SOURCE_COVERAGE = 1 / 3
 def make_claims(sample: Sample, items: list[tuple[str, str | None]]) -> list[Claim]:
     """Claims with ids ``<sample>:c<i>`` and spans located in the response (see ``claim_spans``)."""
     sentences = split_sentences(sample.response)
-    return [Claim(id=f"{sample.id}:c{index}", sample_id=sample.id, index=index, text=text,
-                  spans=claim_spans(text, source, sample.response, sentences))
-            for index, (text, source) in enumerate(items)]
+    return [
+        Claim(
+            id=f"{sample.id}:c{index}",
+            sample_id=sample.id,
+            index=index,
+            text=text,
+            spans=claim_spans(text, source, sample.response, sentences),
+        )
+        for index, (text, source) in enumerate(items)
+    ]
 
 
-def claim_spans(text: str, source: str | None, response: str,
-                sentences: list[tuple[str, Span]] | None = None) -> tuple[Span, ...]:
+def claim_spans(
+    text: str, source: str | None, response: str, sentences: list[tuple[str, Span]] | None = None
+) -> tuple[Span, ...]:
     """Where a claim comes from in the response.
 
     The model's ``source`` sentence is checked against the claim, not trusted: its span counts only
@@ -60,15 +68,16 @@ def _coverage(claim: str, response: str, spans: tuple[Span, ...]) -> float:
     wanted = set(words(claim))
     if not wanted or not spans:
         return 0.0
-    held = set(words(" ".join(response[s.start:s.end] for s in spans)))
+    held = set(words(" ".join(response[s.start : s.end] for s in spans)))
     return len(wanted & held) / len(wanted)
 
 
 class LLMExtractor:
     """Extracts atomic claims from a whole response with one structured call."""
 
-    def __init__(self, model: Model, *, max_reasks: int = 2, max_tokens: int = 2048,
-                 max_tokens_retry: int = 8192) -> None:
+    def __init__(
+        self, model: Model, *, max_reasks: int = 2, max_tokens: int = 2048, max_tokens_retry: int = 8192
+    ) -> None:
         self.model = model
         self.prompt = load_prompt("extract")
         self.max_reasks = max_reasks
@@ -78,9 +87,14 @@ class LLMExtractor:
         self.name = model.spec
 
     def settings(self) -> dict[str, Any]:
-        return {"model": self.model.spec, **self.model.settings(), "max_reasks": self.max_reasks,
-                "max_tokens": self.max_tokens, "max_tokens_retry": self.max_tokens_retry,
-                "prompt": self.prompt.key}
+        return {
+            "model": self.model.spec,
+            **self.model.settings(),
+            "max_reasks": self.max_reasks,
+            "max_tokens": self.max_tokens,
+            "max_tokens_retry": self.max_tokens_retry,
+            "prompt": self.prompt.key,
+        }
 
     def request(self, sample: Sample) -> GenerateRequest:
         system, message = self.prompt.render(
@@ -101,10 +115,14 @@ class LLMExtractor:
             usage = usage + result.usage
             if result.value is None and result.stop_reason == "max_tokens":
                 result = result.model_copy(
-                    update={"error": f"{result.error} (also with max_tokens={self.max_tokens_retry})"})
+                    update={"error": f"{result.error} (also with max_tokens={self.max_tokens_retry})"}
+                )
         if result.value is None:
             return Extraction(error=f"extraction failed: {result.error}", raw_output=result.raw_output, usage=usage)
         # Claims are model output that goes into later prompts and the store: clean them like input.
-        items = [(text, clean_text(c.source_sentence) if c.source_sentence else None)
-                 for c in result.value.claims if (text := clean_text(c.text).strip())]
+        items = [
+            (text, clean_text(c.source_sentence) if c.source_sentence else None)
+            for c in result.value.claims
+            if (text := clean_text(c.text).strip())
+        ]
         return Extraction(claims=make_claims(sample, items), usage=usage)

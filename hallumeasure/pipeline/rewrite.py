@@ -66,7 +66,7 @@ def issue_text(issue: Issue, response: str) -> str:
         lines.append(f"reason: {v.label_reason}")
     if v.subtype_reason:
         lines.append(f"detail: {v.subtype_reason}")
-    passage = " ".join(response[s.start:s.end] for s in issue.claim.spans)
+    passage = " ".join(response[s.start : s.end] for s in issue.claim.spans)
     if passage:
         lines.append(f"in the response: {passage}")
     return "\n".join(lines)
@@ -91,8 +91,14 @@ class LLMRewriter:
         self.name = model.spec
 
     def settings(self) -> dict[str, Any]:
-        return {"rewriter": self.model.spec, **self.model.settings(), "max_reasks": self.max_reasks,
-                "max_tokens": self.max_tokens, "prompt": self.prompt.key, "prompt_sha256": self.prompt.sha256}
+        return {
+            "rewriter": self.model.spec,
+            **self.model.settings(),
+            "max_reasks": self.max_reasks,
+            "max_tokens": self.max_tokens,
+            "prompt": self.prompt.key,
+            "prompt_sha256": self.prompt.sha256,
+        }
 
     def request(self, sample: Sample, issues: Sequence[Issue]) -> GenerateRequest:
         system, message = self.prompt.render(
@@ -107,8 +113,9 @@ class LLMRewriter:
         result = await ask_structured(self.model, self.request(sample, issues), Rewrite, max_reasks=self.max_reasks)
         if result.value is None:
             return RewriteOutcome(text=None, error=result.error, raw_output=result.raw_output, usage=result.usage)
-        return RewriteOutcome(text=result.value.rewritten_response.strip(), reasoning=result.value.reasoning,
-                              usage=result.usage)
+        return RewriteOutcome(
+            text=result.value.rewritten_response.strip(), reasoning=result.value.reasoning, usage=result.usage
+        )
 
 
 # --- the offline rewriter -----------------------------------------------------------------------------
@@ -166,8 +173,9 @@ class OfflineRewriter:
         substitution = _substitution(issue, sample.context, sample.response, sentence_span)
         if substitution is not None:
             return substitution
-        return _piece_deletion(sample.response, span, sentence_span) or _deletion(issue.claim.text, sample.response,
-                                                                                  sentence_span)
+        return _piece_deletion(sample.response, span, sentence_span) or _deletion(
+            issue.claim.text, sample.response, sentence_span
+        )
 
 
 def _claim_span(claim: Claim, response: str, sentences: list[tuple[str, Span]]) -> Span | None:
@@ -191,8 +199,11 @@ def _substitution(issue: Issue, context: str, response: str, sentence: Span) -> 
         return None
     (bad,) = wrong
     family = FAMILY[bad.kind]
-    from_reason = [e for e in find_entities(issue.verdict.label_reason or "")
-                   if FAMILY[e.kind] == family and appears_in(e, context) and not appears_in(e, claim)]
+    from_reason = [
+        e
+        for e in find_entities(issue.verdict.label_reason or "")
+        if FAMILY[e.kind] == family and appears_in(e, context) and not appears_in(e, claim)
+    ]
     candidates = _distinct(from_reason) or _distinct(other_values(bad, claim, context))
     if len(candidates) != 1:
         return None
@@ -220,15 +231,15 @@ def _piece_deletion(response: str, span: Span, sentence: Span) -> _Edit | None:
         return None
     joiner = _JOINER_RE.search(response, sentence.start, span.start)
     cut_from = joiner.start() if joiner else span.start
-    piece = response[span.start:span.end].rstrip()
+    piece = response[span.start : span.end].rstrip()
     end = span.start + len(piece) - (1 if piece.endswith((".", "!", "?")) else 0)
     if cut_from <= sentence.start or end <= span.start:
         return None
-    return _Edit(cut_from, end, "", f"removed the clause '{response[span.start:end].strip()}'")
+    return _Edit(cut_from, end, "", f"removed the clause '{response[span.start : end].strip()}'")
 
 
 def _deletion(claim: str, response: str, sentence: Span) -> _Edit:
-    text = response[sentence.start:sentence.end]
+    text = response[sentence.start : sentence.end]
     pieces = _clauses(text)
     if len(pieces) > 1:
         target = set(words(claim))
@@ -266,7 +277,7 @@ def _apply(response: str, edits: list[_Edit]) -> tuple[str, list[_Edit]]:
     kept.sort(key=lambda e: e.start)
     text = response
     for edit in reversed(kept):
-        text = text[:edit.start] + edit.replacement + text[edit.end:]
+        text = text[: edit.start] + edit.replacement + text[edit.end :]
     return _tidy(text), kept
 
 

@@ -33,7 +33,11 @@ T = TypeVar("T")
 
 
 async def measure_sample(
-    sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy, *,
+    sample: Sample,
+    extractor: ClaimExtractor,
+    judge: ClaimJudge,
+    policy: Policy,
+    *,
     sources: SourceOptions | None = None,
 ) -> ResponseResult:
     """Measure one sample. Failures become error rows on the result; this never raises for model trouble.
@@ -49,11 +53,13 @@ async def measure_sample(
         prepared = prepare(sample, sources)
         # A source cut to a view per response is not warmed: the view (the prefix its claims share) depends on
         # the claims, and the whole source may not even fit the judge's window.
-        extraction, warm = await _extract_and_warm_up(prepared.sample, extractor, judge,
-                                                      warm_cache=shown_whole(prepared.sample, judge.name, sources))
+        extraction, warm = await _extract_and_warm_up(
+            prepared.sample, extractor, judge, warm_cache=shown_whole(prepared.sample, judge.name, sources)
+        )
         if extraction.error is not None:
-            return summarise_response(sample, [], [], policy, usage=extraction.usage + warm.usage,
-                                      error=extraction.error)
+            return summarise_response(
+                sample, [], [], policy, usage=extraction.usage + warm.usage, error=extraction.error
+            )
         claims = prepared.restore(extraction.claims)
         shown = view(prepared.sample, claims, judge.name, sources)
         if isinstance(judge, CacheWarmingJudge):
@@ -63,18 +69,26 @@ async def measure_sample(
             judgement = await judge.judge(shown.sample, claims)
         verdicts = _complete(claims, judgement.verdicts, judge.name)
         verdicts = finish(sample, prepared, shown, claims, verdicts)
-    except Exception as exc:  # noqa: BLE001 - an unexpected bug in one sample must not lose the others
+    except Exception as exc:
         log.exception("sample %s failed", sample.id)
         return summarise_response(sample, [], [], policy, usage=warm.usage, error=f"{type(exc).__name__}: {exc}")
-    result = summarise_response(sample, claims, verdicts, policy, score=judgement.score,
-                                usage=extraction.usage + warm.usage + judgement.usage)
-    log.debug("sample %s: %d claims, %d unsupported, %d error rows in %.2f s", sample.id, result.n_claims,
-              result.n_unsupported, result.n_errors, time.perf_counter() - started)
+    result = summarise_response(
+        sample, claims, verdicts, policy, score=judgement.score, usage=extraction.usage + warm.usage + judgement.usage
+    )
+    log.debug(
+        "sample %s: %d claims, %d unsupported, %d error rows in %.2f s",
+        sample.id,
+        result.n_claims,
+        result.n_unsupported,
+        result.n_errors,
+        time.perf_counter() - started,
+    )
     return result.model_copy(update={"votes": judgement.votes}) if judgement.votes else result
 
 
-async def _extract_and_warm_up(sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, *,
-                               warm_cache: bool = True) -> tuple[Extraction, WarmUp]:
+async def _extract_and_warm_up(
+    sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, *, warm_cache: bool = True
+) -> tuple[Extraction, WarmUp]:
     """Extract the claims; meanwhile the judge writes the prompt-cache prefix they will share, if it can.
 
     Both are awaited, so the claims fan out only once the prefix is readable (the warm-up asks for
@@ -136,8 +150,14 @@ def _store(store: RunStore, sample: Sample, result: ResponseResult, policy: Poli
         return result
     except (sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
         log.exception("sample %s: the result could not be stored", sample.id)
-        error = summarise_response(sample, [], [], policy, usage=result.usage,
-                                   error=f"the result could not be stored ({type(exc).__name__}: {exc})")
+        error = summarise_response(
+            sample,
+            [],
+            [],
+            policy,
+            usage=result.usage,
+            error=f"the result could not be stored ({type(exc).__name__}: {exc})",
+        )
         store.write_result(error)
         return error
 
@@ -166,9 +186,17 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def _manifest_identity(m: RunManifest) -> dict[str, Any]:
-    return {"input_sha256": m.input_sha256, "extractor": m.extractor, "judge": m.judge, "mode": m.mode,
-            "detector": m.detector, "policy": m.policy.model_dump(mode="json"), "prompts": m.prompts,
-            "votes": (m.settings.get("judge") or {}).get("votes"), "sources": m.settings.get("sources")}
+    return {
+        "input_sha256": m.input_sha256,
+        "extractor": m.extractor,
+        "judge": m.judge,
+        "mode": m.mode,
+        "detector": m.detector,
+        "policy": m.policy.model_dump(mode="json"),
+        "prompts": m.prompts,
+        "votes": (m.settings.get("judge") or {}).get("votes"),
+        "sources": m.settings.get("sources"),
+    }
 
 
 def run_measurement(
@@ -217,15 +245,23 @@ def run_measurement(
             detector=detector,
             policy=policy,
             prompts=prompt_hashes(extractor, judge),
-            settings={"extractor": extractor.settings(), "judge": judge.settings(), "concurrency": concurrency,
-                      "sources": sources.settings(judge.name), **(settings or {})},
+            settings={
+                "extractor": extractor.settings(),
+                "judge": judge.settings(),
+                "concurrency": concurrency,
+                "sources": sources.settings(judge.name),
+                **(settings or {}),
+            },
             started_at=datetime.now(UTC),
         )
         if previous is not None:
             if not resume:
                 raise existing_run_error(Path(out), resumable=True)
-            diff = {k: (v, _manifest_identity(manifest)[k]) for k, v in _manifest_identity(previous).items()
-                    if _manifest_identity(manifest)[k] != v}
+            diff = {
+                k: (v, _manifest_identity(manifest)[k])
+                for k, v in _manifest_identity(previous).items()
+                if _manifest_identity(manifest)[k] != v
+            }
             if diff:
                 names = ", ".join(sorted(diff))
                 raise RunStoreError(f"cannot resume {out}: it was measured with a different {names}")
@@ -236,16 +272,28 @@ def run_measurement(
         store.write_manifest(manifest)
         done = store.done_ids() if resume else set()
         todo = [s for s in samples if s.id not in done]
-        log.info("measuring %d samples into %s (%d already stored) with %s / %s", len(todo), out, len(done),
-                 extractor.name, judge.name)
+        log.info(
+            "measuring %d samples into %s (%d already stored) with %s / %s",
+            len(todo),
+            out,
+            len(done),
+            extractor.name,
+            judge.name,
+        )
         try:
             run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, sources))
         except (KeyboardInterrupt, asyncio.CancelledError):
             # Ctrl-C: work in flight is dropped (each stored result is whole); say so in the manifest.
             stored = len(store.done_ids())
-            store.write_manifest(manifest.model_copy(update={
-                "status": "interrupted", "finished_at": datetime.now(UTC),
-                "counts": {"samples": len(samples), "results": stored}}))
+            store.write_manifest(
+                manifest.model_copy(
+                    update={
+                        "status": "interrupted",
+                        "finished_at": datetime.now(UTC),
+                        "counts": {"samples": len(samples), "results": stored},
+                    }
+                )
+            )
             log.info("interrupted with %d of %d samples stored", stored, len(samples))
             raise KeyboardInterrupt from None
         results = store.results()
@@ -289,12 +337,20 @@ def _check_unique_ids(samples: Sequence[Sample]) -> None:
         first[sample.id] = position
 
 
-async def _measure_and_close(todo: list[Sample], extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy,
-                             store: RunStore, concurrency: int, progress: Progress | None,
-                             sources: SourceOptions | None) -> None:
+async def _measure_and_close(
+    todo: list[Sample],
+    extractor: ClaimExtractor,
+    judge: ClaimJudge,
+    policy: Policy,
+    store: RunStore,
+    concurrency: int,
+    progress: Progress | None,
+    sources: SourceOptions | None,
+) -> None:
     try:
-        await measure_samples(todo, extractor, judge, policy, store=store, concurrency=concurrency,
-                              progress=progress, sources=sources)
+        await measure_samples(
+            todo, extractor, judge, policy, store=store, concurrency=concurrency, progress=progress, sources=sources
+        )
     finally:
         await close_stage_models(extractor, judge)
 
@@ -304,10 +360,15 @@ async def close_stage_models(*stages: object) -> None:
 
     Stages without one (offline) may hold other things called ``model``: only objects with ``aclose`` count.
     """
-    stages = (*stages, *(getattr(stage, "first_pass", None) for stage in stages),
-              *(judge for stage in stages for judge in getattr(stage, "judges", ())))  # a panel's judges
-    models = {id(m): m for stage in stages
-              if (m := getattr(stage, "model", None)) is not None and callable(getattr(m, "aclose", None))}
+    stages = (
+        *stages,
+        *(getattr(stage, "first_pass", None) for stage in stages),
+        *(judge for stage in stages for judge in getattr(stage, "judges", ())),
+    )  # a panel's judges
+    models = {
+        id(m): m
+        for stage in stages
+        if (m := getattr(stage, "model", None)) is not None and callable(getattr(m, "aclose", None))
+    }
     for model in models.values():
         await model.aclose()
-

@@ -52,8 +52,10 @@ class PanelRule(StrEnum):
 #: Most severe first: the order that breaks ties between labels with as many votes.
 SEVERITY = (Label.CONTRADICTED, Label.ABSENT, Label.PARTIALLY_SUPPORTED, Label.UNEVALUATABLE, Label.SUPPORTED)
 TIE_RULE = "ties go to the more severe label: contradicted > absent > partially_supported > unevaluatable > supported"
-ERROR_RULE = ("a failed vote could have gone any way: the verdict stands only when no answer of the failed votes "
-              "could change it, else the claim is an error row")
+ERROR_RULE = (
+    "a failed vote could have gone any way: the verdict stands only when no answer of the failed votes "
+    "could change it, else the claim is an error row"
+)
 #: Most repeats one run may ask for.
 MAX_REPEATS = 50
 
@@ -66,8 +68,9 @@ class VoteSettings(BaseModel):
     rule: PanelRule
     tie_rule: str = TIE_RULE
     error_rule: str = ERROR_RULE
-    sampling: dict[str, str] = Field(default_factory=dict,
-                                     description="judge -> how its answers may differ between repeats")
+    sampling: dict[str, str] = Field(
+        default_factory=dict, description="judge -> how its answers may differ between repeats"
+    )
 
 
 def repeatable(judge: ClaimJudge) -> bool:
@@ -77,10 +80,15 @@ def repeatable(judge: ClaimJudge) -> bool:
 
 def repeat_refusal(judge_name: str, repeats: int) -> str:
     """Why ``--repeats`` cannot be used with a judge that cannot be repeated (a keyless judge: offline, nli)."""
-    why = ("is deterministic, so its repeats would agree by construction" if judge_name in KEYLESS_JUDGES
-           else "cannot be repeated (repeats need an LLM claim judge, --detector claims)")
-    return (f"--repeats {repeats}: the {judge_name} judge {why}; use --repeats 1 with it, "
-            "or an LLM judge such as --judge anthropic:<model>")
+    why = (
+        "is deterministic, so its repeats would agree by construction"
+        if judge_name in KEYLESS_JUDGES
+        else "cannot be repeated (repeats need an LLM claim judge, --detector claims)"
+    )
+    return (
+        f"--repeats {repeats}: the {judge_name} judge {why}; use --repeats 1 with it, "
+        "or an LLM judge such as --judge anthropic:<model>"
+    )
 
 
 def _sampling(judge: ClaimJudge) -> str:
@@ -106,15 +114,23 @@ class VotingJudge:
     repeats would agree by construction and make the stability numbers meaningless.
     """
 
-    def __init__(self, judges: Sequence[ClaimJudge], *, repeats: int = 1, rule: PanelRule | str = PanelRule.MAJORITY,
-                 policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        judges: Sequence[ClaimJudge],
+        *,
+        repeats: int = 1,
+        rule: PanelRule | str = PanelRule.MAJORITY,
+        policy: Policy | None = None,
+    ) -> None:
         if not judges:
             raise ConfigError("a panel needs at least one judge")
         names = [j.name for j in judges]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
-            raise ConfigError(f"--judge {twice[0]} is given twice; a panel needs different judges "
-                              "(use --repeats to ask one judge several times)")
+            raise ConfigError(
+                f"--judge {twice[0]} is given twice; a panel needs different judges "
+                "(use --repeats to ask one judge several times)"
+            )
         if not 1 <= repeats <= MAX_REPEATS:
             raise ConfigError(f"--repeats must be between 1 and {MAX_REPEATS}, got {repeats}")
         fixed = [j.name for j in judges if not repeatable(j)]
@@ -129,8 +145,9 @@ class VotingJudge:
         self.policy = policy or Policy()
         self.voters = [_repeat_of(j, k) for j in self.judges for k in range(repeats)]
         self.name = names[0] if len(names) == 1 else f"panel({self.rule.value}): {', '.join(names)}"
-        self.max_context_chars = min((m for j in self.judges if (m := getattr(j, "max_context_chars", None))),
-                                     default=None)
+        self.max_context_chars = min(
+            (m for j in self.judges if (m := getattr(j, "max_context_chars", None))), default=None
+        )
 
     @property
     def prompt(self):
@@ -144,17 +161,24 @@ class VotingJudge:
         return prompts + [p for j in self.judges for p in getattr(j, "extra_prompts", ())]
 
     def vote_settings(self) -> VoteSettings:
-        return VoteSettings(judges=[j.name for j in self.judges], repeats=self.repeats, rule=self.rule,
-                            sampling={j.name: _sampling(j) for j in self.judges})
+        return VoteSettings(
+            judges=[j.name for j in self.judges],
+            repeats=self.repeats,
+            rule=self.rule,
+            sampling={j.name: _sampling(j) for j in self.judges},
+        )
 
     def settings(self) -> dict[str, Any]:
         members = {j.name: j.settings() for j in self.judges}
-        return {"votes": self.vote_settings().model_dump(mode="json"),
-                **(next(iter(members.values())) if len(members) == 1 else {"members": members})}
+        return {
+            "votes": self.vote_settings().model_dump(mode="json"),
+            **(next(iter(members.values())) if len(members) == 1 else {"members": members}),
+        }
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         if not claims:
             return Judgement()
+
         # Repeats of one judge share a prompt prefix: the first repeat goes alone, so that the others
         # read the provider's prompt cache instead of each writing it (unless the judge does not warm
         # the cache: --no-warm-cache, or batch mode, where it would cost a batch round trip).
@@ -166,8 +190,9 @@ class VotingJudge:
             rest = await asyncio.gather(*(_safe(j, sample, claims) for j in repeats[1:]))
             return [first, *rest]
 
-        per_judge = await asyncio.gather(*(one_judge(self.voters[i * self.repeats:(i + 1) * self.repeats])
-                                           for i in range(len(self.judges))))
+        per_judge = await asyncio.gather(
+            *(one_judge(self.voters[i * self.repeats : (i + 1) * self.repeats]) for i in range(len(self.judges)))
+        )
         votes: list[Vote] = []
         usage = Usage()
         for voter, outcome in zip(self.voters, [o for group in per_judge for o in group]):
@@ -179,8 +204,9 @@ class VotingJudge:
             usage = usage + outcome.usage
             by_id = {v.claim_id: v for v in outcome.verdicts}
             for c in claims:
-                verdict = by_id.get(c.id) or ClaimVerdict(claim_id=c.id, judge=voter.name,
-                                                          error="the judge returned no verdict")
+                verdict = by_id.get(c.id) or ClaimVerdict(
+                    claim_id=c.id, judge=voter.name, error="the judge returned no verdict"
+                )
                 votes.append(Vote(**verdict.model_dump(exclude={"judge"}), judge=voter.name, repeat=repeat))
         by_claim: dict[str, list[Vote]] = {}
         for vote in votes:
@@ -199,6 +225,7 @@ async def _safe(judge: ClaimJudge, sample: Sample, claims: Sequence[Claim]) -> J
 
 # --- combining votes ---------------------------------------------------------------------------------
 
+
 def plurality(counts: Counter[Label]) -> Label:
     """The label with the most votes; ties go to the more severe label (``SEVERITY``)."""
     return max(counts, key=lambda label: (counts[label], -SEVERITY.index(label)))
@@ -210,8 +237,9 @@ def _decide(ok: list[Label], n_failed: int, rule: PanelRule, policy: Policy) -> 
         counts = Counter(ok)
         winner = plurality(counts)
         # The failed votes, all for one other label, are the only way to overturn the winner.
-        if n_failed and any(plurality(counts + Counter({other: n_failed})) != winner
-                            for other in SEVERITY if other != winner):
+        if n_failed and any(
+            plurality(counts + Counter({other: n_failed})) != winner for other in SEVERITY if other != winner
+        ):
             return None
         return winner
     unsupported = [label for label in ok if policy.is_unsupported(label)]
@@ -232,31 +260,48 @@ def combine_votes(votes: Sequence[Vote], rule: PanelRule | str, policy: Policy, 
     failed = [v for v in votes if not v.ok]
     claim_id = votes[0].claim_id
     if not ok:
-        return ClaimVerdict(claim_id=claim_id, judge=judge,
-                            error=f"all {len(votes)} votes failed; the first: {failed[0].error}")
+        return ClaimVerdict(
+            claim_id=claim_id, judge=judge, error=f"all {len(votes)} votes failed; the first: {failed[0].error}"
+        )
     label = _decide([v.label for v in ok], len(failed), rule, policy)  # type: ignore[misc]
     tally = ", ".join(f"{n} {lab.value}" for lab, n in Counter(v.label for v in ok).most_common())
     if label is None:
         return ClaimVerdict(
-            claim_id=claim_id, judge=judge,
-            error=(f"{len(failed)} of {len(votes)} votes failed (first: {failed[0].error}); the other votes "
-                   f"({tally}) do not decide the {rule.value} verdict on their own"))
+            claim_id=claim_id,
+            judge=judge,
+            error=(
+                f"{len(failed)} of {len(votes)} votes failed (first: {failed[0].error}); the other votes "
+                f"({tally}) do not decide the {rule.value} verdict on their own"
+            ),
+        )
     winners = [v for v in ok if v.label == label]
     subtype = Counter(v.subtype for v in winners).most_common(1)[0][0]
     example = next(v for v in winners if v.subtype == subtype)
-    share = [v.probability if v.probability is not None else float(policy.is_unsupported(v.label))  # type: ignore[arg-type]
-             for v in ok]
+    share = [
+        v.probability if v.probability is not None else float(policy.is_unsupported(v.label))  # type: ignore[arg-type]
+        for v in ok
+    ]
     note = f"[{len(votes)} votes: {tally}" + (f"; {len(failed)} failed" if failed else "") + "] "
     return ClaimVerdict(
-        claim_id=claim_id, judge=judge, label=label, subtype=subtype,
+        claim_id=claim_id,
+        judge=judge,
+        label=label,
+        subtype=subtype,
         label_reason=note + (example.label_reason or ""),
         subtype_reason=example.subtype_reason,
         probability=sum(share) / len(share),
     )
 
 
-def build_voting_judge(specs: Sequence[str], mode, *, repeats: int = 1, rule: PanelRule | str = PanelRule.MAJORITY,
-                       policy: Policy | None = None, model_for=None) -> ClaimJudge:
+def build_voting_judge(
+    specs: Sequence[str],
+    mode,
+    *,
+    repeats: int = 1,
+    rule: PanelRule | str = PanelRule.MAJORITY,
+    policy: Policy | None = None,
+    model_for=None,
+) -> ClaimJudge:
     """The claim judge for ``--judge A [--judge B ...] --repeats K``: the plain judge when one judge
     answers once (a run without votes, as before), else a ``VotingJudge``."""
     from hallumeasure.pipeline.build import OFFLINE, build_judge, build_model

@@ -82,36 +82,55 @@ class AuditGates(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_rate_rise: float = Field(
-        default=0.02, ge=0.0, le=1.0,
+        default=0.02,
+        ge=0.0,
+        le=1.0,
         description="Tolerated rise of the mean unsupported rate (non-inferiority margin): pass when the "
-                    "one-sided upper bound of the rise is at or below it, regression when the lower bound is "
-                    "above it.")
-    alpha: float = Field(default=0.05, gt=0.0, lt=0.5,
-                         description="One-sided error level of each decision: the bounds are one-sided "
-                                     "(1 - alpha) confidence bounds.")
+        "one-sided upper bound of the rise is at or below it, regression when the lower bound is "
+        "above it.",
+    )
+    alpha: float = Field(
+        default=0.05,
+        gt=0.0,
+        lt=0.5,
+        description="One-sided error level of each decision: the bounds are one-sided (1 - alpha) confidence bounds.",
+    )
     max_hallucinated_share_rise: float | None = Field(
-        default=None, ge=0.0, le=1.0,
-        description="Tolerated rise of the hallucinated-response share (decided like the rate); "
-                    "None = not gated.")
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Tolerated rise of the hallucinated-response share (decided like the rate); None = not gated.",
+    )
     fail_on_any_significant_rise: bool = Field(
-        default=False,
-        description="Regression as soon as the lower bound of a rise is above 0, even within the margin.")
+        default=False, description="Regression as soon as the lower bound of a rise is above 0, even within the margin."
+    )
     inconclusive: Literal["exit4", "pass", "fail"] = Field(
-        default="exit4", description="Exit code of an inconclusive audit: 4, or that of a pass (0) or a failure (1).")
-    power: float = Field(default=0.8, gt=0.0, lt=1.0,
-                         description="Power at which the minimum detectable rise and the samples needed are "
-                                     "stated.")
+        default="exit4", description="Exit code of an inconclusive audit: 4, or that of a pass (0) or a failure (1)."
+    )
+    power: float = Field(
+        default=0.8,
+        gt=0.0,
+        lt=1.0,
+        description="Power at which the minimum detectable rise and the samples needed are stated.",
+    )
     subtype_shift: bool = Field(
         default=True,
         description="Fail when some error subtype becomes significantly more frequent per evaluated claim "
-                    "(Holm-adjusted across subtypes).")
-    subtype_alpha: float | None = Field(default=None, gt=0.0, le=1.0,
-                                        description="Significance level of the subtype test; None = alpha.")
-    min_samples: int = Field(default=5, ge=1,
-                             description="Fewest compared samples (pairs, or responses per side when unpaired).")
-    max_error_share: float = Field(default=0.05, ge=0.0, le=1.0,
-                                   description="Largest tolerated share of error rows (failed samples and claims "
-                                               "without a verdict) in either run.")
+        "(Holm-adjusted across subtypes).",
+    )
+    subtype_alpha: float | None = Field(
+        default=None, gt=0.0, le=1.0, description="Significance level of the subtype test; None = alpha."
+    )
+    min_samples: int = Field(
+        default=5, ge=1, description="Fewest compared samples (pairs, or responses per side when unpaired)."
+    )
+    max_error_share: float = Field(
+        default=0.05,
+        ge=0.0,
+        le=1.0,
+        description="Largest tolerated share of error rows (failed samples and claims "
+        "without a verdict) in either run.",
+    )
 
 
 class RiseDecision(BaseModel):
@@ -126,14 +145,17 @@ class RiseDecision(BaseModel):
     upper_bound: float | None = Field(description="One-sided upper confidence bound of the difference.")
     confidence: float = Field(description="Level of each one-sided bound (1 - alpha).")
     margin: float = Field(description="Tolerated rise: pass when upper_bound <= margin.")
-    regression_above: float = Field(description="Regression when lower_bound > this (the margin, or 0 with "
-                                                "fail_on_any_significant_rise).")
+    regression_above: float = Field(
+        description="Regression when lower_bound > this (the margin, or 0 with fail_on_any_significant_rise)."
+    )
     sd_difference: float | None = Field(description="Standard deviation of the per-sample differences.")
     min_detectable_rise: float | None = Field(
-        description="Smallest true rise flagged as a regression with the stated power at this n.")
+        description="Smallest true rise flagged as a regression with the stated power at this n."
+    )
     samples_needed: int | None = Field(
         description="Shared samples that decide (pass or regression) with the stated power if the true rise is "
-                    "the observed one; None when not computable (no spread, or observed rise = margin).")
+        "the observed one; None when not computable (no spread, or observed rise = margin)."
+    )
     power: float
     method: str
 
@@ -220,8 +242,17 @@ _GUARD_RESAMPLES = 4000
 _GUARD_PAIRS = 50
 
 
-def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool, binary: bool, margin: float,
-                gates: AuditGates, plan: bool = True) -> RiseDecision:
+def decide_rise(
+    metric: str,
+    base: np.ndarray,
+    cur: np.ndarray,
+    *,
+    paired: bool,
+    binary: bool,
+    margin: float,
+    gates: AuditGates,
+    plan: bool = True,
+) -> RiseDecision:
     """Decide one metric from the one-sided bounds of ``cur - base`` (aligned pairs when ``paired``).
 
     ``plan=False`` skips the minimum detectable rise and the samples needed (simulations).
@@ -244,8 +275,9 @@ def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool,
         base, cur = base[np.isfinite(base)], cur[np.isfinite(cur)]
         n = int(min(base.size, cur.size))
         if binary:
-            diff, low, high = newcombe_independent(int(np.sum(base > 0.5)), base.size, int(np.sum(cur > 0.5)),
-                                                   cur.size, level)
+            diff, low, high = newcombe_independent(
+                int(np.sum(base > 0.5)), base.size, int(np.sum(cur > 0.5)), cur.size, level
+            )
         else:
             diff, low, high = welch_interval(base, cur, level)
         # A difference of one draw from each group: an audit of n per group behaves like n such pairs.
@@ -265,9 +297,20 @@ def decide_rise(metric: str, base: np.ndarray, cur: np.ndarray, *, paired: bool,
         gap = diff - above if diff > above else (margin - diff if diff < margin else 0.0)
         needed = samples_needed(gap / sd, gates.alpha, gates.power) if gap > 0 else None
     return RiseDecision(
-        metric=metric, outcome=outcome, n=n, paired=paired, difference=_r(diff), lower_bound=_r(low),
-        upper_bound=_r(high), confidence=1 - gates.alpha, margin=margin, regression_above=above,
-        sd_difference=_r(sd), min_detectable_rise=_r(mdr), samples_needed=needed, power=gates.power,
+        metric=metric,
+        outcome=outcome,
+        n=n,
+        paired=paired,
+        difference=_r(diff),
+        lower_bound=_r(low),
+        upper_bound=_r(high),
+        confidence=1 - gates.alpha,
+        margin=margin,
+        regression_above=above,
+        sd_difference=_r(sd),
+        min_detectable_rise=_r(mdr),
+        samples_needed=needed,
+        power=gates.power,
         method=_METHODS[(paired, binary)],
     )
 
@@ -282,56 +325,105 @@ def _bound(value: float | None) -> str:
 
 def _rise_gate(name: str, what: str, decision: RiseDecision | None) -> GateResult:
     if decision is None:
-        return GateResult(name=name, kind="regression", status="skipped", observed="-", threshold="not set",
-                          message=f"{what} gate not configured")
+        return GateResult(
+            name=name,
+            kind="regression",
+            status="skipped",
+            observed="-",
+            threshold="not set",
+            message=f"{what} gate not configured",
+        )
     d = decision
     level = f"{d.confidence:.0%} one-sided"
     threshold = f"pass: upper bound <= {d.margin:.3f}; regression: lower bound > {d.regression_above:.3f}"
     if d.difference is None:
-        return GateResult(name=name, kind="regression", status="skipped", observed="-", threshold=threshold,
-                          message=f"no {what} could be computed for one of the runs", decision=d)
-    observed = (f"difference {d.difference:+.3f}, {level} bounds [{_bound(d.lower_bound)}, {_bound(d.upper_bound)}] "
-                f"over {d.n} {'shared samples' if d.paired else 'responses per run'}")
+        return GateResult(
+            name=name,
+            kind="regression",
+            status="skipped",
+            observed="-",
+            threshold=threshold,
+            message=f"no {what} could be computed for one of the runs",
+            decision=d,
+        )
+    observed = (
+        f"difference {d.difference:+.3f}, {level} bounds [{_bound(d.lower_bound)}, {_bound(d.upper_bound)}] "
+        f"over {d.n} {'shared samples' if d.paired else 'responses per run'}"
+    )
     if d.outcome == "regression":
-        message = (f"{what} rose by {d.difference:.3f}; the rise is shown: its lower bound {d.lower_bound:+.3f} "
-                   f"is above {d.regression_above:.3f}")
+        message = (
+            f"{what} rose by {d.difference:.3f}; the rise is shown: its lower bound {d.lower_bound:+.3f} "
+            f"is above {d.regression_above:.3f}"
+        )
     elif d.outcome == "pass":
-        message = (f"{what} changed by {d.difference:+.3f}; a rise above {d.margin:.3f} is ruled out "
-                   f"(upper bound {d.upper_bound:+.3f})")
+        message = (
+            f"{what} changed by {d.difference:+.3f}; a rise above {d.margin:.3f} is ruled out "
+            f"(upper bound {d.upper_bound:+.3f})"
+        )
     else:
-        message = (f"{what} changed by {d.difference:+.3f}; neither a rise above {d.regression_above:.3f} nor its "
-                   f"absence is shown at {d.n} samples")
+        message = (
+            f"{what} changed by {d.difference:+.3f}; neither a rise above {d.regression_above:.3f} nor its "
+            f"absence is shown at {d.n} samples"
+        )
         if d.min_detectable_rise is not None:
             message += f"; minimum detectable rise {d.min_detectable_rise:.3f} at {d.power:.0%} power"
-        message += (f"; about {d.samples_needed} shared samples would decide if the true change is the observed one"
-                    if d.samples_needed is not None else "")
+        message += (
+            f"; about {d.samples_needed} shared samples would decide if the true change is the observed one"
+            if d.samples_needed is not None
+            else ""
+        )
     status = {"pass": "pass", "regression": "fail", "inconclusive": "inconclusive"}[d.outcome]
-    return GateResult(name=name, kind="regression", status=status, observed=observed, threshold=threshold,
-                      message=message, decision=d)
+    return GateResult(
+        name=name, kind="regression", status=status, observed=observed, threshold=threshold, message=message, decision=d
+    )
 
 
 def _subtype_gate(comparison: Comparison, gates: AuditGates) -> GateResult:
     alpha = gates.subtype_alpha or gates.alpha
     threshold = f"no subtype rate rises with Holm-adjusted p < {alpha:g}"
     if not gates.subtype_shift:
-        return GateResult(name="subtype_shift", kind="regression", status="skipped", observed="-",
-                          threshold="disabled", message="subtype shift gate disabled")
+        return GateResult(
+            name="subtype_shift",
+            kind="regression",
+            status="skipped",
+            observed="-",
+            threshold="disabled",
+            message="subtype shift gate disabled",
+        )
     shift = comparison.subtypes
     if shift.p_value is None:
-        return GateResult(name="subtype_shift", kind="regression", status="skipped", observed="-",
-                          threshold=threshold, message=shift.note or "no subtypes to test")
+        return GateResult(
+            name="subtype_shift",
+            kind="regression",
+            status="skipped",
+            observed="-",
+            threshold=threshold,
+            message=shift.note or "no subtypes to test",
+        )
     risen = [
-        x for x in SUBTYPES
-        if shift.p_holm[x] is not None and shift.p_holm[x] < alpha
+        x
+        for x in SUBTYPES
+        if shift.p_holm[x] is not None
+        and shift.p_holm[x] < alpha
         and (shift.rates_b[x] or 0.0) > (shift.rates_a[x] or 0.0)
     ]
     observed = f"mix test p {shift.p_value:.4f}; " + (
-        ", ".join(f"{x} {shift.rates_a[x]:.3f} -> {shift.rates_b[x]:.3f} (Holm p {shift.p_holm[x]:.4f})"
-                  for x in risen) or "no significant rise")
-    message = (f"significantly more frequent: {', '.join(risen)}" if risen
-               else "no error subtype became significantly more frequent")
-    return GateResult(name="subtype_shift", kind="regression", status="fail" if risen else "pass",
-                      observed=observed, threshold=threshold, message=message)
+        ", ".join(f"{x} {shift.rates_a[x]:.3f} -> {shift.rates_b[x]:.3f} (Holm p {shift.p_holm[x]:.4f})" for x in risen)
+        or "no significant rise"
+    )
+    message = (
+        f"significantly more frequent: {', '.join(risen)}"
+        if risen
+        else "no error subtype became significantly more frequent"
+    )
+    return GateResult(
+        name="subtype_shift",
+        kind="regression",
+        status="fail" if risen else "pass",
+        observed=observed,
+        threshold=threshold,
+        message=message,
+    )
 
 
 def _sample_gate(comparison: Comparison, base: GroupStats, cur: GroupStats, gates: AuditGates) -> GateResult:
@@ -340,8 +432,11 @@ def _sample_gate(comparison: Comparison, base: GroupStats, cur: GroupStats, gate
     what = "shared samples rated in both runs" if comparison.paired else "rated responses in the smaller run"
     ok = n >= gates.min_samples
     return GateResult(
-        name="sample_count", kind="completeness", status="pass" if ok else "inconclusive",
-        observed=f"{n} {what}", threshold=f">= {gates.min_samples}",
+        name="sample_count",
+        kind="completeness",
+        status="pass" if ok else "inconclusive",
+        observed=f"{n} {what}",
+        threshold=f">= {gates.min_samples}",
         message=f"{n} {what}" + ("" if ok else f", fewer than the {gates.min_samples} needed for a verdict"),
     )
 
@@ -351,10 +446,19 @@ def _error_gate(base: GroupStats, cur: GroupStats, gates: AuditGates) -> GateRes
     counts = {"baseline": base.n_error_rows, "current": cur.n_error_rows}
     over = [k for k, v in shares.items() if v > gates.max_error_share]
     observed = "; ".join(f"{k} {counts[k]} error rows ({shares[k]:.3f})" for k in shares)
-    message = (f"too many error rows in the {' and '.join(over)} run; re-run or resume the measurement first"
-               if over else "error rows within the limit")
-    return GateResult(name="error_rows", kind="completeness", status="fail" if over else "pass",
-                      observed=observed, threshold=f"error share <= {gates.max_error_share:.3f}", message=message)
+    message = (
+        f"too many error rows in the {' and '.join(over)} run; re-run or resume the measurement first"
+        if over
+        else "error rows within the limit"
+    )
+    return GateResult(
+        name="error_rows",
+        kind="completeness",
+        status="fail" if over else "pass",
+        observed=observed,
+        threshold=f"error share <= {gates.max_error_share:.3f}",
+        message=message,
+    )
 
 
 def overall_status(gates: list[GateResult]) -> Status:
@@ -372,8 +476,9 @@ def exit_code(status: Status, gates: AuditGates) -> int:
     """The exit code of a status; an inconclusive audit exits as ``gates.inconclusive`` says."""
     if status == "inconclusive":
         return INCONCLUSIVE_EXITS[gates.inconclusive]
-    return {"pass": EXIT_PASS, "regression": EXIT_REGRESSION, "incomplete": EXIT_INCOMPLETE,
-            "usage_error": EXIT_USAGE}[status]
+    return {"pass": EXIT_PASS, "regression": EXIT_REGRESSION, "incomplete": EXIT_INCOMPLETE, "usage_error": EXIT_USAGE}[
+        status
+    ]
 
 
 def headline(status: Status, code: int, rate: RiseDecision | None) -> str:
@@ -381,8 +486,10 @@ def headline(status: Status, code: int, rate: RiseDecision | None) -> str:
     text = f"{status.upper()} (exit code {code})"
     if rate is None or rate.difference is None:
         return text
-    text += (f": mean unsupported rate {rate.difference:+.3f}, {rate.confidence:.0%} one-sided bounds "
-             f"[{_bound(rate.lower_bound)}, {_bound(rate.upper_bound)}], margin {rate.margin:.3f}")
+    text += (
+        f": mean unsupported rate {rate.difference:+.3f}, {rate.confidence:.0%} one-sided bounds "
+        f"[{_bound(rate.lower_bound)}, {_bound(rate.upper_bound)}], margin {rate.margin:.3f}"
+    )
     where = f"at {rate.n} {'shared ' if rate.paired else ''}samples"
     if rate.min_detectable_rise is not None:
         text += f"; minimum detectable rise {rate.min_detectable_rise:.3f} {where}"
@@ -428,11 +535,21 @@ def audit_runs(
     ta, tb = (pa, pb) if paired else (base_units, cur_units)
     margins = {"unsupported_rate": gates.max_rate_rise, "hallucinated_share": gates.max_hallucinated_share_rise}
     decisions = {
-        name: None if margin is None else decide_rise(
-            name, ta[column].to_numpy(dtype=float), tb[column].to_numpy(dtype=float), paired=paired,
-            binary=name == "hallucinated_share", margin=margin, gates=gates)
-        for name, column, margin in (("unsupported_rate", "rate", margins["unsupported_rate"]),
-                                     ("hallucinated_share", "hallucinated", margins["hallucinated_share"]))
+        name: None
+        if margin is None
+        else decide_rise(
+            name,
+            ta[column].to_numpy(dtype=float),
+            tb[column].to_numpy(dtype=float),
+            paired=paired,
+            binary=name == "hallucinated_share",
+            margin=margin,
+            gates=gates,
+        )
+        for name, column, margin in (
+            ("unsupported_rate", "rate", margins["unsupported_rate"]),
+            ("hallucinated_share", "hallucinated", margins["hallucinated_share"]),
+        )
     }
     results = [
         _sample_gate(comparison, base_stats, cur_stats, gates),
@@ -444,11 +561,22 @@ def audit_runs(
     status = overall_status(results)
     code = exit_code(status, gates)
     result = AuditResult(
-        status=status, exit_code=code, headline=headline(status, code, decisions["unsupported_rate"]),
-        baseline=base_name, current=cur_name, gates=results, settings=gates,
-        comparison=comparison, baseline_stats=base_stats, current_stats=cur_stats,
-        runs=[run_info(r) for r in runs], mismatches=found, policy=policy_lines(runs), notes=judge_notes(runs),
-        resamples=resamples, seed=seed,
+        status=status,
+        exit_code=code,
+        headline=headline(status, code, decisions["unsupported_rate"]),
+        baseline=base_name,
+        current=cur_name,
+        gates=results,
+        settings=gates,
+        comparison=comparison,
+        baseline_stats=base_stats,
+        current_stats=cur_stats,
+        runs=[run_info(r) for r in runs],
+        mismatches=found,
+        policy=policy_lines(runs),
+        notes=judge_notes(runs),
+        resamples=resamples,
+        seed=seed,
     )
     if out_dir is not None:
         result = write_audit(result, out_dir)
@@ -458,7 +586,7 @@ def audit_runs(
 # --- outputs -------------------------------------------------------------------------------------
 
 
-def junit_xml(gates: list[GateResult], *, error: str | None = None, result: "AuditResult | None" = None) -> str:
+def junit_xml(gates: list[GateResult], *, error: str | None = None, result: AuditResult | None = None) -> str:
     """JUnit XML with one testcase per gate (or one errored testcase for a usage error).
 
     An inconclusive gate is a ``<failure type="inconclusive">``, or ``<skipped>`` when the audit
@@ -468,18 +596,27 @@ def junit_xml(gates: list[GateResult], *, error: str | None = None, result: "Aud
     failing = [g for g in gates if g.status == "fail" or (g.status == "inconclusive" and not lenient)]
     skipped = sum(g.status == "skipped" or (g.status == "inconclusive" and lenient) for g in gates)
     tests = len(gates) + (1 if error else 0)
-    counts = {"tests": str(tests), "failures": str(len(failing)), "errors": str(int(error is not None)),
-              "skipped": str(skipped), "time": "0"}
+    counts = {
+        "tests": str(tests),
+        "failures": str(len(failing)),
+        "errors": str(int(error is not None)),
+        "skipped": str(skipped),
+        "time": "0",
+    }
     root = ET.Element("testsuites", {"name": "hallumeasure audit", **counts})
     suite = ET.SubElement(root, "testsuite", {"name": "hallumeasure.audit", **counts})
     if result is not None:
         properties = ET.SubElement(suite, "properties")
-        for name, value in (("outcome", result.status), ("exit_code", str(result.exit_code)),
-                            ("headline", result.headline)):
+        for name, value in (
+            ("outcome", result.status),
+            ("exit_code", str(result.exit_code)),
+            ("headline", result.headline),
+        ):
             ET.SubElement(properties, "property", {"name": name, "value": value})
     for gate in gates:
-        case = ET.SubElement(suite, "testcase", {"classname": f"hallumeasure.audit.{gate.kind}", "name": gate.name,
-                                                 "time": "0"})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": f"hallumeasure.audit.{gate.kind}", "name": gate.name, "time": "0"}
+        )
         details = f"observed: {gate.observed}\nthreshold: {gate.threshold}"
         if gate in failing:
             kind = "inconclusive" if gate.status == "inconclusive" else gate.kind
@@ -502,8 +639,9 @@ def write_audit(result: AuditResult, out_dir: str | Path) -> AuditResult:
     out.mkdir(parents=True, exist_ok=True)
     result = result.model_copy(update={"files": ["audit.json", "audit.md", "audit.junit.xml"]})
     (out / "audit.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    subtypes = [x for x in SUBTYPES if result.comparison.subtypes.counts_a.get(x)
-                or result.comparison.subtypes.counts_b.get(x)]
+    subtypes = [
+        x for x in SUBTYPES if result.comparison.subtypes.counts_a.get(x) or result.comparison.subtypes.counts_b.get(x)
+    ]
     (out / "audit.md").write_text(render_markdown("audit.md.j2", audit=result, subtypes=subtypes), encoding="utf-8")
     (out / "audit.junit.xml").write_text(junit_xml(result.gates, result=result), encoding="utf-8")
     return result

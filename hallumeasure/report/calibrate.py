@@ -141,7 +141,7 @@ class Share(BaseModel):
     high: float | None
 
     @classmethod
-    def of(cls, k: int, n: int, confidence: float) -> "Share":
+    def of(cls, k: int, n: int, confidence: float) -> Share:
         low, high = wilson_interval(k, n, confidence)
         return cls(k=k, n=n, value=round(k / n, 6) if n else None, low=_r(low), high=_r(high))
 
@@ -183,14 +183,16 @@ class CalibrationReport(BaseModel):
     labels: list[str]
     confusion: list[list[int]] = Field(description="Rows: human label; columns: judge label (order of 'labels').")
     judge_errors: int = Field(description="Labelled claims whose judge verdict is an error row.")
-    binary_confusion: dict[str, int] = Field(description="Over claims evaluated by both: tp, fp, fn, tn "
-                                                         "(positive = unsupported).")
+    binary_confusion: dict[str, int] = Field(
+        description="Over claims evaluated by both: tp, fp, fn, tn (positive = unsupported)."
+    )
     kappa_labels: float | None
     kappa_binary: float | None
     sensitivity: Share = Field(description="Judge says unsupported, among claims people call unsupported.")
     specificity: Share = Field(description="Judge says supported, among claims people call supported.")
-    response_sensitivity: Share = Field(description="Judge flags the response, among responses people call "
-                                                    "hallucinated.")
+    response_sensitivity: Share = Field(
+        description="Judge flags the response, among responses people call hallucinated."
+    )
     response_specificity: Share
     subtypes: list[SubtypeAgreement]
     corrected: list[CorrectedRate]
@@ -205,9 +207,11 @@ def _estimate(triple) -> Estimate:
     return Estimate.of(*triple[:3])
 
 
-def calibrate_best_run(runs: list[tuple[str, RunData]], labels_path: str | Path, *,
-                       confidence: float = 0.95) -> CalibrationReport:
+def calibrate_best_run(
+    runs: list[tuple[str, RunData]], labels_path: str | Path, *, confidence: float = 0.95
+) -> CalibrationReport:
     """Calibrate the run (of ``(name, data)`` pairs) that the most label rows match."""
+
     def matched(data: RunData) -> int:
         found = read_labels(labels_path, data)
         return len(found.claims) + len(found.responses)
@@ -216,8 +220,9 @@ def calibrate_best_run(runs: list[tuple[str, RunData]], labels_path: str | Path,
     return calibrate(name, labels_path, confidence=confidence, run=data)
 
 
-def calibrate(run_dir: str | Path, labels_path: str | Path, *, confidence: float = 0.95,
-              run: RunData | None = None) -> CalibrationReport:
+def calibrate(
+    run_dir: str | Path, labels_path: str | Path, *, confidence: float = 0.95, run: RunData | None = None
+) -> CalibrationReport:
     """Measure the judge of the run in ``run_dir`` against the human labels in ``labels_path``.
 
     With ``run`` given (already loaded), ``run_dir`` only names it in the report.
@@ -226,9 +231,13 @@ def calibrate(run_dir: str | Path, labels_path: str | Path, *, confidence: float
     policy = run.manifest.policy if run.manifest else Policy()
     human = read_labels(labels_path, run)
     if not human.claims and not human.responses:
-        raise ConfigError(f"no row of {Path(labels_path).name} matches a claim or sample of the run "
-                          f"({len(human.unmatched)} unmatched); check its claim_id / sample_id values")
-    claims = run.claims.assign(claim_id=run.claims["claim_id"].astype(str), sample_id=run.claims["sample_id"].astype(str))
+        raise ConfigError(
+            f"no row of {Path(labels_path).name} matches a claim or sample of the run "
+            f"({len(human.unmatched)} unmatched); check its claim_id / sample_id values"
+        )
+    claims = run.claims.assign(
+        claim_id=run.claims["claim_id"].astype(str), sample_id=run.claims["sample_id"].astype(str)
+    )
     labelled = claims[claims["claim_id"].isin(human.claims)].copy()
     labelled["human"] = [human.claims[c][0] for c in labelled["claim_id"]]
     labelled["human_subtype"] = [human.claims[c][1] for c in labelled["claim_id"]]
@@ -258,8 +267,11 @@ def calibrate(run_dir: str | Path, labels_path: str | Path, *, confidence: float
     for x in SUBTYPES:
         mine = with_subtype[with_subtype["human_subtype"] == x]
         if len(mine):
-            subtypes.append(SubtypeAgreement(subtype=x, agreement=Share.of(int((mine["subtype"] == x).sum()),
-                                                                             len(mine), confidence)))
+            subtypes.append(
+                SubtypeAgreement(
+                    subtype=x, agreement=Share.of(int((mine["subtype"] == x).sum()), len(mine), confidence)
+                )
+            )
 
     # Per response: the human's rate and flag where the response is labelled whole (or flagged directly).
     responses = run.responses.assign(sample_id=run.responses["sample_id"].astype(str))
@@ -282,34 +294,59 @@ def calibrate(run_dir: str | Path, labels_path: str | Path, *, confidence: float
     hf, jf = human_flag[both_flags] > 0.5, judge_flag[both_flags] > 0.5
 
     corrected = [
-        _corrected("mean unsupported rate", human_rate, judge_rate, confidence,
-                   sens=(tp, tp + fn), spec=(tn, tn + fp)),
-        _corrected("hallucinated share", human_flag, judge_flag, confidence,
-                   sens=(int(np.sum(hf & jf)), int(np.sum(hf))), spec=(int(np.sum(~hf & ~jf)), int(np.sum(~hf)))),
+        _corrected("mean unsupported rate", human_rate, judge_rate, confidence, sens=(tp, tp + fn), spec=(tn, tn + fp)),
+        _corrected(
+            "hallucinated share",
+            human_flag,
+            judge_flag,
+            confidence,
+            sens=(int(np.sum(hf & jf)), int(np.sum(hf))),
+            spec=(int(np.sum(~hf & ~jf)), int(np.sum(~hf))),
+        ),
     ]
     notes = []
     if any(c.n_labelled < 30 for c in corrected):
         notes.append("fewer than 30 labelled responses: the corrected intervals are rough (normal approximation)")
-    notes.append("corrected rates assume the labelled responses are a random sample of the run "
-                 "(calibrate --export-sample draws one)")
+    notes.append(
+        "corrected rates assume the labelled responses are a random sample of the run "
+        "(calibrate --export-sample draws one)"
+    )
     binary = np.array([[tp, fn], [fp, tn]])
     return CalibrationReport(
-        run=Path(run_dir).name, labels_file=Path(labels_path).name, policy=policy.describe(), confidence=confidence,
-        n_label_rows=human.n_rows, n_claims_labelled=len(labelled),
+        run=Path(run_dir).name,
+        labels_file=Path(labels_path).name,
+        policy=policy.describe(),
+        confidence=confidence,
+        n_label_rows=human.n_rows,
+        n_claims_labelled=len(labelled),
         n_responses_labelled=int(np.isfinite(human_flag).sum()),
-        unmatched=human.unmatched[:SHOWN_UNMATCHED], n_unmatched=len(human.unmatched), labels=LABELS,
-        confusion=confusion.tolist(), judge_errors=int(labelled["label"].isna().sum()),
+        unmatched=human.unmatched[:SHOWN_UNMATCHED],
+        n_unmatched=len(human.unmatched),
+        labels=LABELS,
+        confusion=confusion.tolist(),
+        judge_errors=int(labelled["label"].isna().sum()),
         binary_confusion={"tp": tp, "fp": fp, "fn": fn, "tn": tn},
-        kappa_labels=_r(cohen_kappa(confusion)), kappa_binary=_r(cohen_kappa(binary)),
-        sensitivity=Share.of(tp, tp + fn, confidence), specificity=Share.of(tn, tn + fp, confidence),
+        kappa_labels=_r(cohen_kappa(confusion)),
+        kappa_binary=_r(cohen_kappa(binary)),
+        sensitivity=Share.of(tp, tp + fn, confidence),
+        specificity=Share.of(tn, tn + fp, confidence),
         response_sensitivity=Share.of(int(np.sum(hf & jf)), int(np.sum(hf)), confidence),
         response_specificity=Share.of(int(np.sum(~hf & ~jf)), int(np.sum(~hf)), confidence),
-        subtypes=subtypes, corrected=corrected, notes=notes,
+        subtypes=subtypes,
+        corrected=corrected,
+        notes=notes,
     )
 
 
-def _corrected(metric: str, human: np.ndarray, judge: np.ndarray, confidence: float, *,
-               sens: tuple[int, int], spec: tuple[int, int]) -> CorrectedRate:
+def _corrected(
+    metric: str,
+    human: np.ndarray,
+    judge: np.ndarray,
+    confidence: float,
+    *,
+    sens: tuple[int, int],
+    spec: tuple[int, int],
+) -> CorrectedRate:
     has_judge = np.isfinite(judge)
     lab = np.isfinite(human) & has_judge
     rest = has_judge & ~lab
@@ -322,22 +359,38 @@ def _corrected(metric: str, human: np.ndarray, judge: np.ndarray, confidence: fl
     if obs_mean is not None and sens[1] and spec[1]:
         rg = rogan_gladen(obs_mean, obs_var, sens[0] / sens[1], sens[1], spec[0] / spec[1], spec[1], confidence)
     return CorrectedRate(
-        metric=metric, judge=Estimate.of(obs_mean), ppi=_estimate(plain), ppi_tuned=_estimate(tuned),
+        metric=metric,
+        judge=Estimate.of(obs_mean),
+        ppi=_estimate(plain),
+        ppi_tuned=_estimate(tuned),
         ppi_lambda=round(lam, 6),
-        labels_only=_estimate(labels_only_mean(human[lab], confidence)), rogan_gladen=_estimate(rg),
-        n_labelled=int(lab.sum()), n_unlabelled=int(rest.sum()),
+        labels_only=_estimate(labels_only_mean(human[lab], confidence)),
+        rogan_gladen=_estimate(rg),
+        n_labelled=int(lab.sum()),
+        n_unlabelled=int(rest.sum()),
     )
 
 
 # --- the labelling template ----------------------------------------------------------------------
 
-TEMPLATE_COLUMNS = ["sample_id", "claim_id", "model", "question", "context", "response", "claim", "label",
-                    "subtype", "comment"]
+TEMPLATE_COLUMNS = [
+    "sample_id",
+    "claim_id",
+    "model",
+    "question",
+    "context",
+    "response",
+    "claim",
+    "label",
+    "subtype",
+    "comment",
+]
 JUDGE_COLUMNS = ["judge_label", "judge_subtype", "judge_reason"]
 
 
-def export_sample(run_dir: str | Path, n_responses: int, out_path: str | Path, *, show_judge: bool = False,
-                  seed: int = 0) -> tuple[int, int]:
+def export_sample(
+    run_dir: str | Path, n_responses: int, out_path: str | Path, *, show_judge: bool = False, seed: int = 0
+) -> tuple[int, int]:
     """Write a CSV of every claim of ``n_responses`` randomly drawn responses (stratified by model).
 
     Proportional allocation per model (largest remainders), so the sample is self-weighting and
@@ -373,13 +426,24 @@ def export_sample(run_dir: str | Path, n_responses: int, out_path: str | Path, *
         writer.writeheader()
         for sid, response in picked.iterrows():
             for claim in claims[claims["sample_id"] == sid].to_dict(orient="records"):
-                row = {"sample_id": sid, "claim_id": claim["claim_id"], "model": _text(response["model"]),
-                       "question": _text(response["question"]), "context": response["context"],
-                       "response": response["response"], "claim": claim["claim"], "label": "", "subtype": "",
-                       "comment": ""}
+                row = {
+                    "sample_id": sid,
+                    "claim_id": claim["claim_id"],
+                    "model": _text(response["model"]),
+                    "question": _text(response["question"]),
+                    "context": response["context"],
+                    "response": response["response"],
+                    "claim": claim["claim"],
+                    "label": "",
+                    "subtype": "",
+                    "comment": "",
+                }
                 if show_judge:
-                    row |= {"judge_label": _text(claim["label"]), "judge_subtype": _text(claim["subtype"]),
-                            "judge_reason": _text(claim["label_reason"])}
+                    row |= {
+                        "judge_label": _text(claim["label"]),
+                        "judge_subtype": _text(claim["subtype"]),
+                        "judge_reason": _text(claim["label_reason"]),
+                    }
                 writer.writerow(row)
                 rows += 1
     return len(picked), rows

@@ -19,10 +19,10 @@ from markupsafe import Markup
 from pydantic import BaseModel
 
 from hallumeasure.errors import ConfigError
+from hallumeasure.rag import RagSummary
 from hallumeasure.report.align import align_claim, highlight
 from hallumeasure.report.calibrate import CalibrationReport, calibrate_best_run
 from hallumeasure.report.comparison import Comparison, compare_groups
-from hallumeasure.rag import RagSummary
 from hallumeasure.report.plots import LABEL_ORDER, save_report_plots
 from hallumeasure.report.rag import ClaimEvidence, load_rag, passage_use_line
 from hallumeasure.report.render import data_uri, render_html, render_markdown
@@ -102,8 +102,9 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def worst_examples(run: LoadedRun, group: Group, limit: int,
-                   evidence: dict[str, ClaimEvidence] | None = None) -> list[Example]:
+def worst_examples(
+    run: LoadedRun, group: Group, limit: int, evidence: dict[str, ClaimEvidence] | None = None
+) -> list[Example]:
     """The ``limit`` responses of a group with the highest unsupported rate, with their claims aligned."""
     if limit <= 0:
         return []
@@ -117,24 +118,34 @@ def worst_examples(run: LoadedRun, group: Group, limit: int,
         context = row["context"]
         sentences = split_sentences(context)
         example = Example(
-            group=group.name, run=run.name, sample_id=row["sample_id"], question=_text(row["question"]),
-            response=row["response"], context=context, rate=float(row["unsupported_rate"]),
-            n_unsupported=int(row["n_unsupported"]), n_evaluated=int(row["n_evaluated"]),
+            group=group.name,
+            run=run.name,
+            sample_id=row["sample_id"],
+            question=_text(row["question"]),
+            response=row["response"],
+            context=context,
+            rate=float(row["unsupported_rate"]),
+            n_unsupported=int(row["n_unsupported"]),
+            n_evaluated=int(row["n_evaluated"]),
         )
         alignments = []
         for claim in claims[claims["sample_id"] == row["sample_id"]].to_dict(orient="records"):
             alignment = align_claim(claim["claim"], context, sentences)
             alignments.append(alignment)
             label = _text(claim["label"]) or "error"
-            example.claims.append(ClaimRow(
-                index=int(claim["claim_index"]) + 1, text=claim["claim"], label=label,
-                subtype=_text(claim["subtype"]),
-                reason=_text(claim["label_reason"]) if label != "error" else _text(claim["error"]),
-                subtype_reason=_text(claim["subtype_reason"]),
-                source=alignment.sentence if alignment else "",
-                overlap=alignment.overlap if alignment else None,
-                evidence=(evidence or {}).get(claim["claim_id"]),
-            ))
+            example.claims.append(
+                ClaimRow(
+                    index=int(claim["claim_index"]) + 1,
+                    text=claim["claim"],
+                    label=label,
+                    subtype=_text(claim["subtype"]),
+                    reason=_text(claim["label_reason"]) if label != "error" else _text(claim["error"]),
+                    subtype_reason=_text(claim["subtype_reason"]),
+                    source=alignment.sentence if alignment else "",
+                    overlap=alignment.overlap if alignment else None,
+                    evidence=(evidence or {}).get(claim["claim_id"]),
+                )
+            )
         example.context_html = highlight(context, alignments)
         examples.append(example)
     return examples
@@ -174,38 +185,61 @@ def compare_runs(
     # Without allow_mismatch, only pairs that differ in one thing: another model measured alike,
     # or the same model measured another way (model-a by CoNLI against model-b by the claim judge
     # would mix the two).
-    comparisons = [compare_groups(a.units, b.units, a.name, b.name, **options)
-                   for a, b in itertools.combinations(groups, 2)
-                   if allow_mismatch or comparable_groups(a, b, by_name)]
+    comparisons = [
+        compare_groups(a.units, b.units, a.name, b.name, **options)
+        for a, b in itertools.combinations(groups, 2)
+        if allow_mismatch or comparable_groups(a, b, by_name)
+    ]
     rag = {run.name: load_rag(run.data.path) for run in runs}
     examples = [e for g in groups for e in worst_examples(by_name[g.run], g, worst, rag[g.run][1])]
-    rag_rows = [s.model_copy(update={"model": f"{name}: {s.model}" if len(runs) > 1 else s.model})
-                for name, (summaries, _) in rag.items() for s in summaries if s.applies]
+    rag_rows = [
+        s.model_copy(update={"model": f"{name}: {s.model}" if len(runs) > 1 else s.model})
+        for name, (summaries, _) in rag.items()
+        for s in summaries
+        if s.applies
+    ]
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plots = save_report_plots(model_stats, comparisons, out)
     report = ComparisonReport(
-        title=title, runs=[run_info(r) for r in runs], run_stats=run_stats, model_stats=model_stats,
-        comparisons=comparisons, mismatches=found, policy=policy_lines(runs), notes=judge_notes(runs),
-        resamples=resamples, seed=seed, confidence=confidence, rag=rag_rows,
+        title=title,
+        runs=[run_info(r) for r in runs],
+        run_stats=run_stats,
+        model_stats=model_stats,
+        comparisons=comparisons,
+        mismatches=found,
+        policy=policy_lines(runs),
+        notes=judge_notes(runs),
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        rag=rag_rows,
         files=["report.md", "report.html", "report.json", "view.html", *[name for name, _ in plots]],
-        calibrations=[calibrate_best_run([(r.name, r.data) for r in runs], path, confidence=confidence)
-                      for path in labels or []],
+        calibrations=[
+            calibrate_best_run([(r.name, r.data) for r in runs], path, confidence=confidence) for path in labels or []
+        ],
         judge_stability=runs_stability(runs, groups, **options),
     )
     subtypes = [x for x in SUBTYPES if any(s.subtype_counts[x] for s in model_stats)]
-    context = {"report": report, "examples": examples, "percent": round(confidence * 100),
-               "labels": LABEL_ORDER, "subtypes": subtypes, "passage_use": passage_use_line}
+    context = {
+        "report": report,
+        "examples": examples,
+        "percent": round(confidence * 100),
+        "labels": LABEL_ORDER,
+        "subtypes": subtypes,
+        "passage_use": passage_use_line,
+    }
     (out / "report.md").write_text(
-        render_markdown("report.md.j2", plots=[{"file": f, "title": t} for f, t in plots], **context),
-        encoding="utf-8")
+        render_markdown("report.md.j2", plots=[{"file": f, "title": t} for f, t in plots], **context), encoding="utf-8"
+    )
     (out / "report.html").write_text(
-        render_html("report.html.j2", plots=[{"file": f, "title": t, "uri": data_uri(out / f)} for f, t in plots],
-                    **context),
-        encoding="utf-8")
+        render_html(
+            "report.html.j2", plots=[{"file": f, "title": t, "uri": data_uri(out / f)} for f, t in plots], **context
+        ),
+        encoding="utf-8",
+    )
     (out / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     # every claim, for the reader who wants more than the worst examples (the reports link to it)
     (out / "view.html").write_text(render_viewer(build_viewer_data(runs)), encoding="utf-8")
     return report
-

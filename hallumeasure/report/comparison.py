@@ -33,8 +33,14 @@ class Comparison(BaseModel):
 
 
 def compare_groups(
-    a: pd.DataFrame, b: pd.DataFrame, name_a: str, name_b: str, *,
-    resamples: int = 2000, seed: int = 0, confidence: float = 0.95,
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    name_a: str,
+    name_b: str,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
 ) -> Comparison:
     """Compare two response tables (see :func:`hallumeasure.report.runs.response_units`)."""
     pa, pb, how = pair_up(a, b)
@@ -43,19 +49,35 @@ def compare_groups(
     if paired:
         ta, tb = pa, pb
         rate = paired_difference(ta["rate"].to_numpy(), tb["rate"].to_numpy(), "mean unsupported rate", **options)
-        flag = paired_difference(ta["hallucinated"].to_numpy(), tb["hallucinated"].to_numpy(),
-                                 "hallucinated share", **options)
+        flag = paired_difference(
+            ta["hallucinated"].to_numpy(), tb["hallucinated"].to_numpy(), "hallucinated share", **options
+        )
     else:
         ta, tb = a, b
         rate = unpaired_difference(ta["rate"].to_numpy(), tb["rate"].to_numpy(), "mean unsupported rate", **options)
-        flag = unpaired_difference(ta["hallucinated"].to_numpy(dtype=float), tb["hallucinated"].to_numpy(dtype=float),
-                                   "hallucinated share", **options)
+        flag = unpaired_difference(
+            ta["hallucinated"].to_numpy(dtype=float),
+            tb["hallucinated"].to_numpy(dtype=float),
+            "hallucinated share",
+            **options,
+        )
     columns = [f"subtype_{x}" for x in SUBTYPES]
     shift = subtype_shift(
-        ta[columns].to_numpy(), tb[columns].to_numpy(), ta["n_evaluated"].to_numpy(), tb["n_evaluated"].to_numpy(),
-        paired=paired, resamples=resamples, seed=seed,
+        ta[columns].to_numpy(),
+        tb[columns].to_numpy(),
+        ta["n_evaluated"].to_numpy(),
+        tb["n_evaluated"].to_numpy(),
+        paired=paired,
+        resamples=resamples,
+        seed=seed,
     )
     return Comparison(
-        a=name_a, b=name_b, paired=paired, pairing=how if paired else "independent groups (too few shared samples)",
-        n_shared=len(pa), unsupported_rate=rate, hallucinated_share=flag, subtypes=shift,
+        a=name_a,
+        b=name_b,
+        paired=paired,
+        pairing=how if paired else "independent groups (too few shared samples)",
+        n_shared=len(pa),
+        unsupported_rate=rate,
+        hallucinated_share=flag,
+        subtypes=shift,
     )

@@ -37,8 +37,14 @@ def _power_tuning(y: np.ndarray, f: np.ndarray, judged: np.ndarray, n: int, n_un
     return min(1.0, max(0.0, cov / ((1 + n / n_unlabelled) * var_f)))
 
 
-def ppi_mean(labelled_truth: np.ndarray, labelled_judge: np.ndarray, unlabelled_judge: np.ndarray,
-             confidence: float = 0.95, *, tuned: bool = False) -> tuple[float | None, float | None, float | None, float]:
+def ppi_mean(
+    labelled_truth: np.ndarray,
+    labelled_judge: np.ndarray,
+    unlabelled_judge: np.ndarray,
+    confidence: float = 0.95,
+    *,
+    tuned: bool = False,
+) -> tuple[float | None, float | None, float | None, float]:
     """(estimate, low, high, lambda) of a mean, from judge values everywhere and human values on a labelled subset.
 
     ``labelled_truth`` and ``labelled_judge`` are aligned (the same labelled responses);
@@ -73,7 +79,9 @@ def ppi_mean(labelled_truth: np.ndarray, labelled_judge: np.ndarray, unlabelled_
     return estimate, estimate - half_width, estimate + half_width, lam
 
 
-def labels_only_mean(labelled_truth: np.ndarray, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+def labels_only_mean(
+    labelled_truth: np.ndarray, confidence: float = 0.95
+) -> tuple[float | None, float | None, float | None]:
     """(mean, low, high) from the human values alone (normal interval, the baseline PPI improves on)."""
     y = np.asarray(labelled_truth, dtype=float)
     if y.size < 2:
@@ -82,8 +90,15 @@ def labels_only_mean(labelled_truth: np.ndarray, confidence: float = 0.95) -> tu
     return float(y.mean()), float(y.mean()) - half, float(y.mean()) + half
 
 
-def rogan_gladen(observed: float, observed_var: float, sensitivity: float, n_positive: int, specificity: float,
-                 n_negative: int, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+def rogan_gladen(
+    observed: float,
+    observed_var: float,
+    sensitivity: float,
+    n_positive: int,
+    specificity: float,
+    n_negative: int,
+    confidence: float = 0.95,
+) -> tuple[float | None, float | None, float | None]:
     """(corrected share, low, high): Rogan-Gladen with a delta-method interval, clipped to [0, 1].
 
     ``observed`` is the judge's share over the whole run and ``observed_var`` its sampling
@@ -94,8 +109,11 @@ def rogan_gladen(observed: float, observed_var: float, sensitivity: float, n_pos
     if youden <= 0 or n_positive == 0 or n_negative == 0:
         return None, None, None
     theta = (observed + specificity - 1.0) / youden
-    var = (observed_var + theta**2 * sensitivity * (1 - sensitivity) / n_positive
-           + (1 - theta) ** 2 * specificity * (1 - specificity) / n_negative) / youden**2
+    var = (
+        observed_var
+        + theta**2 * sensitivity * (1 - sensitivity) / n_positive
+        + (1 - theta) ** 2 * specificity * (1 - specificity) / n_negative
+    ) / youden**2
     half = _z(confidence) * math.sqrt(max(var, 0.0))
     clip = lambda v: min(1.0, max(0.0, v))  # noqa: E731 - three uses on one line
     return clip(theta), clip(theta - half), clip(theta + half)

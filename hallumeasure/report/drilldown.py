@@ -1,11 +1,11 @@
 """Helpers for reading a run in a notebook: filter claims, align them to the context, show them safely.
 
-    from hallumeasure.store import load_run
-    from hallumeasure.report import drilldown
-    data = load_run("runs/demo")
-    claims = drilldown.claims_with_sources(data)
-    view = drilldown.filter_claims(claims, model="model-b", label="contradicted")
-    HTML(drilldown.claims_html(view))
+from hallumeasure.store import load_run
+from hallumeasure.report import drilldown
+data = load_run("runs/demo")
+claims = drilldown.claims_with_sources(data)
+view = drilldown.filter_claims(claims, model="model-b", label="contradicted")
+HTML(drilldown.claims_html(view))
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ def claims_with_sources(data: RunData) -> pd.DataFrame:
     responses = data.responses[["sample_id", "question", "context", "response"]]
     claims = data.claims.merge(responses, on="sample_id", how="left")
     sentences = {sid: split_sentences(ctx) for sid, ctx in zip(responses["sample_id"], responses["context"])}
-    aligned = [align_claim(text, ctx, sentences[sid])
-               for text, ctx, sid in zip(claims["claim"], claims["context"], claims["sample_id"])]
+    aligned = [
+        align_claim(text, ctx, sentences[sid])
+        for text, ctx, sid in zip(claims["claim"], claims["context"], claims["sample_id"])
+    ]
     claims["source_sentence"] = [a.sentence if a else "" for a in aligned]
     claims["source_start"] = [a.start if a else -1 for a in aligned]
     claims["source_end"] = [a.end if a else -1 for a in aligned]
@@ -97,10 +99,18 @@ def claims_html(claims: pd.DataFrame, *, limit: int = 50) -> Markup:
         else:
             context = Markup("<em>no sentence shares a content word</em><br>") + escape(row["context"])
         rows.append(
-            Markup("<tr><td>{}</td><td>{}</td><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td>"
-                   "<td style='font-size:smaller'>{}</td></tr>").format(
-                _cell(row["sample_id"]), _cell(row["model"]), _cell(row["claim"]), label, _cell(row["subtype"]),
-                reason, context)
+            Markup(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td>"
+                "<td style='font-size:smaller'>{}</td></tr>"
+            ).format(
+                _cell(row["sample_id"]),
+                _cell(row["model"]),
+                _cell(row["claim"]),
+                label,
+                _cell(row["subtype"]),
+                reason,
+                context,
+            )
         )
     more = len(claims) - min(limit, len(claims))
     tail = Markup("</table>") + (Markup("<p>... {} more rows</p>").format(more) if more > 0 else Markup(""))
@@ -116,19 +126,22 @@ def stats_table(data: RunData, *, resamples: int = 2000, seed: int = 0) -> pd.Da
     run = LoadedRun(data.path.name, data)
     units = response_units(run)
     stats = [group_stats(units, "(all)", resamples=resamples, seed=seed)]
-    stats += [group_stats(g.units, g.name, resamples=resamples, seed=seed)
-              for g in model_groups([run], {run.name: units})]
-    return pd.DataFrame([
-        {
-            "group": s.name,
-            "responses": s.n_responses,
-            "claims": s.n_claims,
-            "mean unsupported rate [95% CI]": s.mean_unsupported_rate.format(),
-            "hallucinated share [95% CI]": s.hallucinated_share.format(),
-            "error rows": s.n_error_rows,
-        }
-        for s in stats
-    ])
+    stats += [
+        group_stats(g.units, g.name, resamples=resamples, seed=seed) for g in model_groups([run], {run.name: units})
+    ]
+    return pd.DataFrame(
+        [
+            {
+                "group": s.name,
+                "responses": s.n_responses,
+                "claims": s.n_claims,
+                "mean unsupported rate [95% CI]": s.mean_unsupported_rate.format(),
+                "hallucinated share [95% CI]": s.hallucinated_share.format(),
+                "error rows": s.n_error_rows,
+            }
+            for s in stats
+        ]
+    )
 
 
 def subtype_counts(claims: pd.DataFrame) -> pd.DataFrame:

@@ -58,7 +58,9 @@ def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float | No
     return mean, mean - half, mean + half
 
 
-def welch_interval(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+def welch_interval(
+    a: np.ndarray, b: np.ndarray, confidence: float = 0.95
+) -> tuple[float | None, float | None, float | None]:
     """(mean(b) - mean(a), low, high): Welch's t interval for independent groups (NaN left out)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -99,7 +101,9 @@ def _square_and_add(p1: float, w1: Interval, p2: float, w2: Interval, phi: float
     return max(-1.0, diff - math.sqrt(max(down, 0.0))), min(1.0, diff + math.sqrt(max(up, 0.0)))
 
 
-def newcombe_independent(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+def newcombe_independent(
+    k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95
+) -> tuple[float | None, float | None, float | None]:
     """(p2 - p1, low, high) for independent shares k1/n1 and k2/n2 (Newcombe's hybrid score interval)."""
     if n1 <= 0 or n2 <= 0:
         return None, None, None
@@ -108,8 +112,9 @@ def newcombe_independent(k1: int, n1: int, k2: int, n2: int, confidence: float =
     return p2 - p1, low, high
 
 
-def newcombe_paired(both: int, first_only: int, second_only: int, neither: int,
-                    confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+def newcombe_paired(
+    both: int, first_only: int, second_only: int, neither: int, confidence: float = 0.95
+) -> tuple[float | None, float | None, float | None]:
     """(p2 - p1, low, high) for two yes/no outcomes on the same units (Newcombe 1998, method 10).
 
     The 2 x 2 table counts units that were yes both times (``both``), only the first time
@@ -124,15 +129,23 @@ def newcombe_paired(both: int, first_only: int, second_only: int, neither: int,
     a = a - n / 2 if a > n / 2 else (0.0 if a >= 0 else a)
     denom = math.sqrt((both + first_only) * (second_only + neither) * (both + second_only) * (first_only + neither))
     phi = a / denom if denom > 0 else 0.0
-    low, high = _square_and_add(p1, wilson_interval(both + first_only, n, confidence),
-                                p2, wilson_interval(both + second_only, n, confidence), phi)
+    low, high = _square_and_add(
+        p1,
+        wilson_interval(both + first_only, n, confidence),
+        p2,
+        wilson_interval(both + second_only, n, confidence),
+        phi,
+    )
     return p2 - p1, low, high
 
 
-def paired_binary_interval(first: np.ndarray, second: np.ndarray, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+def paired_binary_interval(
+    first: np.ndarray, second: np.ndarray, confidence: float = 0.95
+) -> tuple[float | None, float | None, float | None]:
     """Newcombe's paired interval of ``mean(second) - mean(first)`` for 0/1 arrays (pairs with a NaN left out)."""
     x, y = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep] > 0.5, y[keep] > 0.5
-    return newcombe_paired(int(np.sum(x & y)), int(np.sum(x & ~y)), int(np.sum(~x & y)), int(np.sum(~x & ~y)),
-                           confidence)
+    return newcombe_paired(
+        int(np.sum(x & y)), int(np.sum(x & ~y)), int(np.sum(~x & y)), int(np.sum(~x & ~y)), confidence
+    )

@@ -45,8 +45,14 @@ def draw_estimates(ax: Axes, names: list[str], estimates: list[Estimate], title:
     values = np.array([e.value if e.value is not None else np.nan for e in estimates], dtype=float)
     low = np.array([e.value - e.low if e.low is not None else 0.0 for e in estimates], dtype=float)
     high = np.array([e.high - e.value if e.high is not None else 0.0 for e in estimates], dtype=float)
-    ax.barh(y, np.nan_to_num(values), color="#8fb0dd", xerr=np.vstack([low, high]), capsize=4,
-            error_kw={"elinewidth": 1.2, "ecolor": "#222"})
+    ax.barh(
+        y,
+        np.nan_to_num(values),
+        color="#8fb0dd",
+        xerr=np.vstack([low, high]),
+        capsize=4,
+        error_kw={"elinewidth": 1.2, "ecolor": "#222"},
+    )
     for i, (v, e) in enumerate(zip(values, estimates)):
         # The value goes right of the bar and its interval, in dark text, so no error bar crosses it.
         if np.isfinite(v):
@@ -93,8 +99,9 @@ def draw_subtype_mix(ax: Axes, names: list[str], counts: list[dict[str, int]]) -
         share = [group_counts.get(s, 0) / total if total else 0.0 for s in present]
         where = x + (i - (len(names) - 1) / 2) * width
         # The legend gives each group's number of subtyped claims, each bar its count: 100% of 2 is not 100% of 200.
-        ax.bar(where, share, width, label=f"{name} ({total} subtyped claim{'s' if total != 1 else ''})",
-               color=colours[i])
+        ax.bar(
+            where, share, width, label=f"{name} ({total} subtyped claim{'s' if total != 1 else ''})", color=colours[i]
+        )
         for bx, value, subtype in zip(where, share, present):
             n = group_counts.get(subtype, 0)
             if n:
@@ -119,8 +126,15 @@ def draw_differences(ax: Axes, comparisons: list[Comparison]) -> None:
         if d.low is not None and d.high is not None:
             ax.plot([d.low, d.high], [i, i], color="#222", linewidth=1.5)
         ax.plot([d.value], [i], "o", color="#c8414b" if d.value > 0 else "#4c9a5a")
-        ax.annotate(f"{d.value:+.3f}", (d.value, i), textcoords="offset points", xytext=(0, 7), ha="center",
-                    fontsize=8, color="#222")
+        ax.annotate(
+            f"{d.value:+.3f}",
+            (d.value, i),
+            textcoords="offset points",
+            xytext=(0, 7),
+            ha="center",
+            fontsize=8,
+            color="#222",
+        )
     ax.axvline(0, color="#888", linewidth=1, linestyle="--")
     ax.set_yticks(y, names)
     ax.invert_yaxis()
@@ -143,14 +157,24 @@ def save_report_plots(stats: list[GroupStats], comparisons: list[Comparison], ou
     written = []
 
     figure = new_figure(width, height)
-    draw_estimates(figure.add_subplot(), names, [s.mean_unsupported_rate for s in stats],
-                   "Mean claim-level unsupported rate (95% CI)", xlabel="unsupported claims / evaluated claims")
+    draw_estimates(
+        figure.add_subplot(),
+        names,
+        [s.mean_unsupported_rate for s in stats],
+        "Mean claim-level unsupported rate (95% CI)",
+        xlabel="unsupported claims / evaluated claims",
+    )
     save(figure, out_dir / "unsupported_rate.png")
     written.append(("unsupported_rate.png", "Mean unsupported rate per model"))
 
     figure = new_figure(width, height)
-    draw_estimates(figure.add_subplot(), names, [s.hallucinated_share for s in stats],
-                   "Share of hallucinated responses (95% CI)", xlabel="hallucinated responses / responses")
+    draw_estimates(
+        figure.add_subplot(),
+        names,
+        [s.hallucinated_share for s in stats],
+        "Share of hallucinated responses (95% CI)",
+        xlabel="hallucinated responses / responses",
+    )
     save(figure, out_dir / "hallucinated_share.png")
     written.append(("hallucinated_share.png", "Hallucinated share per model"))
 

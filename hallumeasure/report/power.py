@@ -105,22 +105,37 @@ class SamplePlan(BaseModel):
     source: str = Field(description="Where the spread of the differences came from (runs or a baseline rate).")
     baseline_rate: float
     rise: float = Field(description="The true rise (current minus baseline) the plan is for.")
-    margin: float = Field(description="The audit's tolerated rise (--max-rate-rise); 0 with "
-                                      "--fail-on-any-significant-rise.")
+    margin: float = Field(
+        description="The audit's tolerated rise (--max-rate-rise); 0 with --fail-on-any-significant-rise."
+    )
     alpha: float
     power: float
     sd_difference: float
     correlation: float | None
-    samples_to_flag: int | None = Field(description="Shared samples that flag the rise as a regression with "
-                                                    "the given power (None when rise <= margin or out of reach).")
-    samples_to_pass: int | None = Field(description="Shared samples that let an unchanged model (true rise 0) "
-                                                    "pass with the given power (None when margin is 0).")
+    samples_to_flag: int | None = Field(
+        description="Shared samples that flag the rise as a regression with "
+        "the given power (None when rise <= margin or out of reach)."
+    )
+    samples_to_pass: int | None = Field(
+        description="Shared samples that let an unchanged model (true rise 0) "
+        "pass with the given power (None when margin is 0)."
+    )
     cost: PlanCost | None = None
     notes: list[str] = []
 
 
-def plan_samples(*, metric: Metric, baseline_rate: float, rise: float, margin: float, sd: float, source: str,
-                 alpha: float = 0.05, power: float = 0.8, correlation: float | None = None) -> SamplePlan:
+def plan_samples(
+    *,
+    metric: Metric,
+    baseline_rate: float,
+    rise: float,
+    margin: float,
+    sd: float,
+    source: str,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    correlation: float | None = None,
+) -> SamplePlan:
     """The sample counts that decide ``rise`` (flag it) and no rise (pass it) against ``margin``."""
     notes = []
     to_flag = samples_needed((rise - margin) / sd, alpha, power) if sd > 0 and rise > margin else None
@@ -128,11 +143,24 @@ def plan_samples(*, metric: Metric, baseline_rate: float, rise: float, margin: f
     if rise <= margin:
         notes.append(f"a rise of {rise:g} is within the margin {margin:g}: the audit is meant to pass it, not flag it")
     if sd == 0:
-        notes.append("the differences have no spread, so any number of samples decides; measure a baseline run "
-                     "with more samples for a usable plan")
-    return SamplePlan(metric=metric, source=source, baseline_rate=baseline_rate, rise=rise, margin=margin,
-                      alpha=alpha, power=power, sd_difference=round(sd, 6), correlation=correlation,
-                      samples_to_flag=to_flag, samples_to_pass=to_pass, notes=notes)
+        notes.append(
+            "the differences have no spread, so any number of samples decides; measure a baseline run "
+            "with more samples for a usable plan"
+        )
+    return SamplePlan(
+        metric=metric,
+        source=source,
+        baseline_rate=baseline_rate,
+        rise=rise,
+        margin=margin,
+        alpha=alpha,
+        power=power,
+        sd_difference=round(sd, 6),
+        correlation=correlation,
+        samples_to_flag=to_flag,
+        samples_to_pass=to_pass,
+        notes=notes,
+    )
 
 
 def plan_cost(samples: list, n: int, *, judge: str, extractor: str, mode: str) -> PlanCost:
@@ -150,8 +178,14 @@ def plan_cost(samples: list, n: int, *, judge: str, extractor: str, mode: str) -
         if price is not None:
             dollars = round(estimate_cost(est, price) * scale, 2)
     return PlanCost(
-        judge=judge, extractor=extractor, mode=str(mode), samples=n, calls=round(est.calls * scale),
-        input_tokens=round(est.input_tokens * scale), output_tokens=round(est.output_tokens * scale),
-        dollars=dollars, prices_as_of=PRICES_AS_OF,
+        judge=judge,
+        extractor=extractor,
+        mode=str(mode),
+        samples=n,
+        calls=round(est.calls * scale),
+        input_tokens=round(est.input_tokens * scale),
+        output_tokens=round(est.output_tokens * scale),
+        dollars=dollars,
+        prices_as_of=PRICES_AS_OF,
         assumptions=[f"samples as long as the {est.n_samples} priced ones", *est.assumptions],
     )

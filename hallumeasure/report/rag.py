@@ -32,8 +32,12 @@ def load_rag(run_dir: str | Path) -> tuple[list[RagSummary], dict[str, ClaimEvid
     """The run's RAG summaries (whole run, then per model) and the evidence of each claim, by claim id."""
     with RunStore(run_dir) as store:
         results, samples = store.results(), {s.id: s for s in store.samples()}
-    evidence = {v.claim_id: view for r in results for v in r.verdicts
-                if (view := claim_evidence(samples.get(r.sample_id), v)) is not None}
+    evidence = {
+        v.claim_id: view
+        for r in results
+        for v in r.verdicts
+        if (view := claim_evidence(samples.get(r.sample_id), v)) is not None
+    }
     return rag_summaries(results, list(samples.values())), evidence
 
 
@@ -47,13 +51,22 @@ def claim_evidence(sample: Sample | None, verdict: ClaimVerdict) -> ClaimEvidenc
         span = find_quote(first.quote, passage.text)
         if span is not None:
             start, end = span
-            html = escape(passage.text[:start]) + Markup("<mark>") + escape(passage.text[start:end]) \
-                + Markup("</mark>") + escape(passage.text[end:])
+            html = (
+                escape(passage.text[:start])
+                + Markup("<mark>")
+                + escape(passage.text[start:end])
+                + Markup("</mark>")
+                + escape(passage.text[end:])
+            )
     return ClaimEvidence(
-        passage_id=first.passage_id if first else None, title=passage.title if passage else None,
-        quote=first.quote if first else "", verified=bool(first and first.verified),
-        citation=verdict.citation.value if verdict.citation else None, citations=verdict.citations,
-        passage_html=html)
+        passage_id=first.passage_id if first else None,
+        title=passage.title if passage else None,
+        quote=first.quote if first else "",
+        verified=bool(first and first.verified),
+        citation=verdict.citation.value if verdict.citation else None,
+        citations=verdict.citations,
+        passage_html=html,
+    )
 
 
 def share(value: float | None) -> str:
@@ -61,9 +74,11 @@ def share(value: float | None) -> str:
 
 
 def passage_use_line(summary: RagSummary) -> str:
-    """"1: cited 33, supports 22, contradicts 4; 2: ..." for the passages listed in the summary."""
-    return "; ".join(f"{u.passage_id}: cited {u.cited}, supports {u.supported}, contradicts {u.contradicted}"
-                     for u in summary.passage_use)
+    """ "1: cited 33, supports 22, contradicts 4; 2: ..." for the passages listed in the summary."""
+    return "; ".join(
+        f"{u.passage_id}: cited {u.cited}, supports {u.supported}, contradicts {u.contradicted}"
+        for u in summary.passage_use
+    )
 
 
 def print_rag(console, summaries: list[RagSummary]) -> None:
@@ -74,20 +89,36 @@ def print_rag(console, summaries: list[RagSummary]) -> None:
     if not rows:
         return
     table = Table(title="RAG: evidence and citations", title_justify="left")
-    for name in ("model", "citing", "citation precision", "citation recall", "wrong passage", "uncited",
-                 "cites contradicting", "unverified evidence", "cut", "passages used"):
+    for name in (
+        "model",
+        "citing",
+        "citation precision",
+        "citation recall",
+        "wrong passage",
+        "uncited",
+        "cites contradicting",
+        "unverified evidence",
+        "cut",
+        "passages used",
+    ):
         table.add_column(name, justify="left" if name == "model" else "right")
     for s in rows:
-        table.add_row(escape_rich(s.model), f"{s.n_citing_responses}/{s.n_responses}", share(s.citation_precision),
-                      share(s.citation_recall), str(s.findings.get("wrong_passage", 0)),
-                      str(s.findings.get("uncited", 0)), str(s.findings.get("cited_contradicts", 0)),
-                      f"{s.n_evidence_unverified}/{s.n_claims_with_evidence}", str(s.n_claims_cut),
-                      f"{s.n_passages_used}/{s.n_passages}")
+        table.add_row(
+            escape_rich(s.model),
+            f"{s.n_citing_responses}/{s.n_responses}",
+            share(s.citation_precision),
+            share(s.citation_recall),
+            str(s.findings.get("wrong_passage", 0)),
+            str(s.findings.get("uncited", 0)),
+            str(s.findings.get("cited_contradicts", 0)),
+            f"{s.n_evidence_unverified}/{s.n_claims_with_evidence}",
+            str(s.n_claims_cut),
+            f"{s.n_passages_used}/{s.n_passages}",
+        )
     console.print(table)
     for s in rows[:1]:
         if s.passage_use:
-            console.print(f"passage use (by id): {escape_rich(passage_use_line(s))}", highlight=False,
-                          soft_wrap=True)
+            console.print(f"passage use (by id): {escape_rich(passage_use_line(s))}", highlight=False, soft_wrap=True)
 
 
 def escape_rich(text: str) -> str:
@@ -100,22 +131,33 @@ def quote_cell(evidence: ClaimEvidence | None) -> str:
     """One line for a claims table: [passage] "quote", marked when the quote is not in its passage."""
     if evidence is None or not evidence.quote:
         return ""
-    return f"[{evidence.passage_id}] \"{evidence.quote}\"" + ("" if evidence.verified else " (NOT FOUND)")
+    return f'[{evidence.passage_id}] "{evidence.quote}"' + ("" if evidence.verified else " (NOT FOUND)")
 
 
 def evidence_table_html(claims, evidence: dict[str, ClaimEvidence], limit: int = 20) -> Markup:
     """An HTML table of claims (a DataFrame of ``load_run(...).claims``) with their citation finding and
     their evidence quote marked in its passage; every piece of run text is escaped."""
-    rows = [Markup("<tr><th>sample</th><th>claim</th><th>label</th><th>cites</th><th>citation</th>"
-                   "<th>evidence in its passage</th></tr>")]
+    rows = [
+        Markup(
+            "<tr><th>sample</th><th>claim</th><th>label</th><th>cites</th><th>citation</th>"
+            "<th>evidence in its passage</th></tr>"
+        )
+    ]
     for record in claims.head(limit).to_dict(orient="records"):
         found = evidence.get(record["claim_id"])
         passage = Markup("")
         if found is not None and found.passage_html:
             passage = Markup("<b>[{}] {}</b><br>{}").format(found.passage_id, found.title or "", found.passage_html)
         elif found is not None and found.quote:
-            passage = Markup("<b>[{}]</b> \"{}\" <b>not found in the passage</b>").format(found.passage_id, found.quote)
-        rows.append(Markup("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>").format(
-            record["sample_id"], record["claim"], record["label"] or "error",
-            ", ".join(found.citations) if found else "", (found.citation or "") if found else "", passage))
+            passage = Markup('<b>[{}]</b> "{}" <b>not found in the passage</b>').format(found.passage_id, found.quote)
+        rows.append(
+            Markup("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>").format(
+                record["sample_id"],
+                record["claim"],
+                record["label"] or "error",
+                ", ".join(found.citations) if found else "",
+                (found.citation or "") if found else "",
+                passage,
+            )
+        )
     return Markup("<table>") + Markup("").join(rows) + Markup("</table>")

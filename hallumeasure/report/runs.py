@@ -53,6 +53,7 @@ def load_runs(run_dirs: list[str | Path]) -> list[LoadedRun]:
 
 # --- what a run is ------------------------------------------------------------------------------
 
+
 class RunInfo(BaseModel):
     """How one run was measured, as shown at the top of a report."""
 
@@ -72,10 +73,15 @@ def run_info(run: LoadedRun) -> RunInfo:
     m = run.data.manifest
     responses = run.data.responses
     return RunInfo(
-        name=run.name, judge=m.judge if m else None, extractor=m.extractor if m else None,
-        mode=m.mode.value if m else None, detector=m.detector if m else None,
+        name=run.name,
+        judge=m.judge if m else None,
+        extractor=m.extractor if m else None,
+        mode=m.mode.value if m else None,
+        detector=m.detector if m else None,
         prompts={k: v[:12] for k, v in sorted(m.prompts.items())} if m else {},
-        policy=run.policy.describe(), n_samples=len(responses), n_results=int(responses["n_claims"].notna().sum()),
+        policy=run.policy.describe(),
+        n_samples=len(responses),
+        n_results=int(responses["n_claims"].notna().sum()),
         status=m.status if m else None,
     )
 
@@ -86,11 +92,15 @@ def judge_notes(runs: list[LoadedRun]) -> list[str]:
     offline = [r.name for r in runs if r.data.manifest and r.data.manifest.judge == "offline"]
     notes = []
     if fake:
-        notes.append(f"Judged by the scripted fake model ({', '.join(fake)}): the labels demonstrate the report, "
-                     "they are not a measurement.")
+        notes.append(
+            f"Judged by the scripted fake model ({', '.join(fake)}): the labels demonstrate the report, "
+            "they are not a measurement."
+        )
     if offline:
-        notes.append(f"Judged by the offline judge ({', '.join(offline)}), a trained lexical/numeric model, not an "
-                     "LLM; see the README for its measured quality.")
+        notes.append(
+            f"Judged by the offline judge ({', '.join(offline)}), a trained lexical/numeric model, not an "
+            "LLM; see the README for its measured quality."
+        )
     return notes
 
 
@@ -112,8 +122,15 @@ def _identity(run: LoadedRun) -> dict[str, object] | None:
     m = run.data.manifest
     if m is None:
         return None
-    return {"judge": m.judge, "extractor": m.extractor, "mode": m.mode.value, "detector": m.detector,
-            "prompts": dict(sorted(m.prompts.items())), "policy": m.policy, "votes": votes_of(m)}
+    return {
+        "judge": m.judge,
+        "extractor": m.extractor,
+        "mode": m.mode.value,
+        "detector": m.detector,
+        "prompts": dict(sorted(m.prompts.items())),
+        "policy": m.policy,
+        "votes": votes_of(m),
+    }
 
 
 def votes_of(manifest) -> str:
@@ -137,7 +154,8 @@ def _inputs(run: LoadedRun) -> dict[str, str]:
     r = run.data.responses
     out = {}
     for sid, model, question, context, response in zip(
-            r["sample_id"], r["model"], r["question"], r["context"], r["response"]):
+        r["sample_id"], r["model"], r["question"], r["context"], r["response"]
+    ):
         parts = [x if isinstance(x, str) else "" for x in (model, question, context, response)]
         out[str(sid)] = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
     return out
@@ -170,8 +188,9 @@ def mismatches(runs: list[LoadedRun]) -> list[str]:
     comparison shows); runs measured alike may differ in their inputs. Differing in both, or
     in the policy, or having no manifest, is a mismatch.
     """
-    problems = [f"run {r.name} has no manifest, so how it was measured is unknown"
-                for r in runs if r.data.manifest is None]
+    problems = [
+        f"run {r.name} has no manifest, so how it was measured is unknown" for r in runs if r.data.manifest is None
+    ]
     known = [(r, _identity(r)) for r in runs if r.data.manifest is not None]
     if len(known) < 2:
         return problems
@@ -187,10 +206,11 @@ def mismatches(runs: list[LoadedRun]) -> list[str]:
         inputs = input_difference(ra, rb)
         if inputs is None:
             continue
-        how = ", ".join(f"differ in {f} ({ra.name}: {_show(f, ia[f])}; {rb.name}: {_show(f, ib[f])})"
-                        for f in fields)
-        problems.append(f"runs {ra.name} and {rb.name} {how}, and their inputs differ too ({inputs}), "
-                        "so a difference between them could come from either")
+        how = ", ".join(f"differ in {f} ({ra.name}: {_show(f, ia[f])}; {rb.name}: {_show(f, ib[f])})" for f in fields)
+        problems.append(
+            f"runs {ra.name} and {rb.name} {how}, and their inputs differ too ({inputs}), "
+            "so a difference between them could come from either"
+        )
     return problems
 
 
@@ -213,8 +233,9 @@ def run_labels(runs: list[LoadedRun]) -> dict[str, str]:
     known = [r for r in runs if r.data.manifest is not None]
     differ = {f for a, b in itertools.combinations(known, 2) for f in measured_differently(a, b)}
     # The settings a reader compares; the extractor (CoNLI's is "sentences") and prompts are in the runs table.
-    fields = ([f for f in ("detector", "judge", "mode", "votes") if f in differ]
-              or [f for f in ("extractor",) if f in differ])
+    fields = [f for f in ("detector", "judge", "mode", "votes") if f in differ] or [
+        f for f in ("extractor",) if f in differ
+    ]
     labels = {}
     for run in runs:
         ident = _identity(run)
@@ -223,7 +244,7 @@ def run_labels(runs: list[LoadedRun]) -> dict[str, str]:
     return labels
 
 
-def comparable_groups(a: "Group", b: "Group", by_name: dict[str, LoadedRun]) -> bool:
+def comparable_groups(a: Group, b: Group, by_name: dict[str, LoadedRun]) -> bool:
     """Whether two groups differ in one thing only: the model (one way of measuring) or the measurement (one model)."""
     if a.run == b.run or a.model == b.model:
         return True
@@ -261,18 +282,20 @@ def response_units(run: LoadedRun) -> pd.DataFrame:
     measured = r["n_claims"].notna()
     failed = (~measured) | r["error"].notna()
     claim_errors = r["n_errors"].fillna(0).astype(int)
-    units = pd.DataFrame({
-        "run": run.name,
-        "model": r["model"].fillna(NO_MODEL).astype(str),
-        "sample_id": r["sample_id"].astype(str),
-        "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"])],
-        "rate": pd.to_numeric(r["unsupported_rate"], errors="coerce").astype(float),
-        "hallucinated": r["hallucinated"].astype("Float64").astype(float),
-        "n_claims": r["n_claims"].fillna(0).astype(int),
-        "n_evaluated": r["n_evaluated"].fillna(0).astype(int),
-        "failed": failed.astype(int),
-        "error_rows": claim_errors + failed.astype(int),
-    })
+    units = pd.DataFrame(
+        {
+            "run": run.name,
+            "model": r["model"].fillna(NO_MODEL).astype(str),
+            "sample_id": r["sample_id"].astype(str),
+            "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"])],
+            "rate": pd.to_numeric(r["unsupported_rate"], errors="coerce").astype(float),
+            "hallucinated": r["hallucinated"].astype("Float64").astype(float),
+            "n_claims": r["n_claims"].fillna(0).astype(int),
+            "n_evaluated": r["n_evaluated"].fillna(0).astype(int),
+            "failed": failed.astype(int),
+            "error_rows": claim_errors + failed.astype(int),
+        }
+    )
     # Judged units: every claim, plus one per failed sample (which produced no claims to count).
     units["judged_units"] = units["n_claims"] + units["failed"]
     labels = np.array([_counts(c, LABELS) for c in r["label_counts"]], dtype=int).reshape(len(r), len(LABELS))
@@ -326,15 +349,16 @@ def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
 
     def keyed(t: pd.DataFrame) -> pd.DataFrame:
         t = t.copy()
-        t["pair_key"] = ["id:" + s if s in shared_ids else "ctx:" + k
-                         for s, k in zip(t["sample_id"], t["content_key"])]
+        t["pair_key"] = ["id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(t["sample_id"], t["content_key"])]
         numeric = [c for c in t.columns if c not in ("run", "model", "sample_id", "content_key", "pair_key")]
         return t.groupby("pair_key", sort=False)[numeric].mean()
 
     ka, kb = keyed(a), keyed(b)
     shared = [k for k in ka.index if k in kb.index]
     by_id = sum(1 for k in shared if k.startswith("id:"))
-    how = {(True, False): "same sample id", (False, True): "same context and question",
-           (True, True): "same sample id, else same context and question"}.get(
-        (by_id > 0, by_id < len(shared)), "no shared samples")
+    how = {
+        (True, False): "same sample id",
+        (False, True): "same context and question",
+        (True, True): "same sample id, else same context and question",
+    }.get((by_id > 0, by_id < len(shared)), "no shared samples")
     return ka.loc[shared].reset_index(), kb.loc[shared].reset_index(), how

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Iterable
 from math import sqrt
 from statistics import NormalDist
-from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -37,11 +37,14 @@ from hallumeasure.labels import Label, Policy
 from hallumeasure.report.stats import Estimate, bootstrap_weights, percentile_interval
 
 LABELS = [label.value for label in Label]
-INTERVAL_METHOD = ("bootstrap over responses, each drawn response with all its votes (repeats and judges); "
-                   "expanded percentile interval")
+INTERVAL_METHOD = (
+    "bootstrap over responses, each drawn response with all its votes (repeats and judges); "
+    "expanded percentile interval"
+)
 
 
 # --- agreement statistics --------------------------------------------------------------------------
+
 
 def fleiss_kappa(table: np.ndarray) -> float | None:
     """Fleiss' kappa of a subjects x categories table of counts (every row the same number of raters).
@@ -58,8 +61,8 @@ def fleiss_kappa(table: np.ndarray) -> float | None:
     if n < 2:
         return None
     p_category = table.sum(axis=0) / table.sum()
-    agreement = ((table ** 2).sum(axis=1) - n) / (n * (n - 1))
-    expected = float((p_category ** 2).sum())
+    agreement = ((table**2).sum(axis=1) - n) / (n * (n - 1))
+    expected = float((p_category**2).sum())
     if expected >= 1.0:
         return None
     return float((agreement.mean() - expected) / (1.0 - expected))
@@ -79,7 +82,7 @@ def cohen_kappa(a: Iterable[object], b: Iterable[object]) -> float | None:
         confusion[index[x], index[y]] += 1
     total = confusion.sum()
     observed = np.trace(confusion) / total
-    expected = float((confusion.sum(axis=0) * confusion.sum(axis=1)).sum() / total ** 2)
+    expected = float((confusion.sum(axis=0) * confusion.sum(axis=1)).sum() / total**2)
     if expected >= 1.0:
         return None
     return float((observed - expected) / (1.0 - expected))
@@ -103,6 +106,7 @@ def _pairs_disagreeing(labels: list[str]) -> float | None:
 
 
 # --- per-claim stability -----------------------------------------------------------------------------
+
 
 def _unsupported(policy: Policy, labels: pd.Series) -> pd.Series:
     return labels.map(lambda x: policy.is_unsupported(Label(x)) if isinstance(x, str) else None)
@@ -134,14 +138,33 @@ def claim_stability(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     rows = []
     for (sample_id, claim_id, judge), (labels, failed) in _ballots(votes, ("sample_id", "claim_id", "judge")).items():
         status = {unsupported[x] for x in labels}
-        rows.append({
-            "sample_id": sample_id, "claim_id": claim_id, "judge": judge, "n_votes": len(labels) + failed,
-            "n_failed": failed, "votes": _tally(labels), "flip_rate": _pairs_disagreeing(labels),
-            "flipped": len(set(labels)) > 1 if len(labels) > 1 else None,
-            "unsupported_flipped": len(status) > 1 if len(labels) > 1 else None,
-        })
-    return pd.DataFrame(rows, columns=["sample_id", "claim_id", "judge", "n_votes", "n_failed", "votes",
-                                       "flip_rate", "flipped", "unsupported_flipped"])
+        rows.append(
+            {
+                "sample_id": sample_id,
+                "claim_id": claim_id,
+                "judge": judge,
+                "n_votes": len(labels) + failed,
+                "n_failed": failed,
+                "votes": _tally(labels),
+                "flip_rate": _pairs_disagreeing(labels),
+                "flipped": len(set(labels)) > 1 if len(labels) > 1 else None,
+                "unsupported_flipped": len(status) > 1 if len(labels) > 1 else None,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "sample_id",
+            "claim_id",
+            "judge",
+            "n_votes",
+            "n_failed",
+            "votes",
+            "flip_rate",
+            "flipped",
+            "unsupported_flipped",
+        ],
+    )
 
 
 class JudgeStability(BaseModel):
@@ -154,7 +177,8 @@ class JudgeStability(BaseModel):
     n_vote_errors: int
     flipped_share: float | None = Field(description="share of claims whose label differs between repeats")
     unsupported_flipped_share: float | None = Field(
-        description="share of claims judged unsupported by some repeats and not by others")
+        description="share of claims judged unsupported by some repeats and not by others"
+    )
     mean_flip_rate: float | None = Field(description="mean over claims of the share of repeat pairs that disagree")
     fleiss_kappa: float | None = Field(description="Fleiss' kappa across repeats, five labels")
     fleiss_kappa_unsupported: float | None = Field(description="Fleiss' kappa across repeats, unsupported or not")
@@ -193,7 +217,8 @@ class JudgeVarianceStats(BaseModel):
     combined_rate: Estimate = Field(description="mean unsupported rate of the combined verdicts")
     judge_variance_share: float | None = Field(
         description="share of the per-vote rate's variance that comes from repeats disagreeing within a response "
-                    "(one judge with repeats; None for a panel)")
+        "(one judge with repeats; None for a panel)"
+    )
 
 
 class StabilityReport(BaseModel):
@@ -226,13 +251,26 @@ def _judge_stability(judge: str, votes: pd.DataFrame, claims: pd.DataFrame, poli
     multi = mine[mine["flipped"].notna()]
     complete = _complete_rows(votes, ["claim_id"], "repeat", repeats)
     return JudgeStability(
-        judge=judge, repeats=repeats, n_claims=len(mine), n_votes=len(votes), n_vote_errors=int(mine["n_failed"].sum()),
-        flipped_share=_mean(multi["flipped"]), unsupported_flipped_share=_mean(multi["unsupported_flipped"]),
+        judge=judge,
+        repeats=repeats,
+        n_claims=len(mine),
+        n_votes=len(votes),
+        n_vote_errors=int(mine["n_failed"].sum()),
+        flipped_share=_mean(multi["flipped"]),
+        unsupported_flipped_share=_mean(multi["unsupported_flipped"]),
         mean_flip_rate=_mean(multi["flip_rate"]),
         fleiss_kappa=_r(fleiss_kappa(_counts(complete, LABELS))) if repeats > 1 else None,
-        fleiss_kappa_unsupported=(_r(fleiss_kappa(_counts([[str(policy.is_unsupported(Label(x))) for x in row]
-                                                           for row in complete], ["True", "False"])))
-                                  if repeats > 1 else None),
+        fleiss_kappa_unsupported=(
+            _r(
+                fleiss_kappa(
+                    _counts(
+                        [[str(policy.is_unsupported(Label(x))) for x in row] for row in complete], ["True", "False"]
+                    )
+                )
+            )
+            if repeats > 1
+            else None
+        ),
         n_claims_complete=len(complete),
     )
 
@@ -244,8 +282,7 @@ def _mean(values: pd.Series) -> float | None:
 
 def _complete_rows(votes: pd.DataFrame, key: list[str], rater: str, n_raters: int) -> list[list[str]]:
     """The labels of every subject rated by all ``n_raters`` raters without a failure (rater order aside)."""
-    return [labels for labels, failed in _ballots(votes, tuple(key)).values()
-            if not failed and len(labels) == n_raters]
+    return [labels for labels, failed in _ballots(votes, tuple(key)).values() if not failed and len(labels) == n_raters]
 
 
 def _panel(votes: pd.DataFrame, judges: list[str], policy: Policy) -> PanelAgreement:
@@ -266,14 +303,27 @@ def _panel(votes: pd.DataFrame, judges: list[str], policy: Policy) -> PanelAgree
         la, lb = [decided[a][c] for c in both], [decided[b][c] for c in both]
         ua = [policy.is_unsupported(Label(x)) for x in la]
         ub = [policy.is_unsupported(Label(x)) for x in lb]
-        pairs.append(PairAgreement(
-            a=a, b=b, n_claims=len(both), agreement=round(float(np.mean([x == y for x, y in zip(la, lb)])), 6)
-            if both else None, cohen_kappa=_r(cohen_kappa(la, lb)), cohen_kappa_unsupported=_r(cohen_kappa(ua, ub))))
+        pairs.append(
+            PairAgreement(
+                a=a,
+                b=b,
+                n_claims=len(both),
+                agreement=round(float(np.mean([x == y for x, y in zip(la, lb)])), 6) if both else None,
+                cohen_kappa=_r(cohen_kappa(la, lb)),
+                cohen_kappa_unsupported=_r(cohen_kappa(ua, ub)),
+            )
+        )
     return PanelAgreement(
-        judges=judges, n_claims_complete=len(rows), fleiss_kappa=_r(fleiss_kappa(_counts(rows, LABELS))),
-        fleiss_kappa_unsupported=_r(fleiss_kappa(_counts(
-            [[str(policy.is_unsupported(Label(x))) for x in row] for row in rows], ["True", "False"]))),
-        pairs=pairs)
+        judges=judges,
+        n_claims_complete=len(rows),
+        fleiss_kappa=_r(fleiss_kappa(_counts(rows, LABELS))),
+        fleiss_kappa_unsupported=_r(
+            fleiss_kappa(
+                _counts([[str(policy.is_unsupported(Label(x))) for x in row] for row in rows], ["True", "False"])
+            )
+        ),
+        pairs=pairs,
+    )
 
 
 def _r(value: float | None) -> float | None:
@@ -282,6 +332,7 @@ def _r(value: float | None) -> float | None:
 
 # --- intervals with judge variance ------------------------------------------------------------------
 
+
 def vote_rates(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     """One row per response and voter (judge, repeat): its unsupported rate and hallucinated flag."""
     ok = votes[votes["label"].notna() & votes["error"].isna()].copy()
@@ -289,15 +340,26 @@ def vote_rates(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     ok["evaluated"] = labels.map(policy.is_evaluated).astype(int)
     ok["unsupported"] = labels.map(policy.is_unsupported).astype(int)
     per = ok.groupby(["sample_id", "judge", "repeat"], sort=False)[["evaluated", "unsupported"]].sum().reset_index()
-    per["rate"] = np.where(per["evaluated"] > 0, per["unsupported"] / per["evaluated"].where(per["evaluated"] > 0),
-                           np.nan)
-    per["hallucinated"] = [float(policy.is_hallucinated(int(u), int(e))) if e else np.nan
-                           for u, e in zip(per["unsupported"], per["evaluated"])]
+    per["rate"] = np.where(
+        per["evaluated"] > 0, per["unsupported"] / per["evaluated"].where(per["evaluated"] > 0), np.nan
+    )
+    per["hallucinated"] = [
+        float(policy.is_hallucinated(int(u), int(e))) if e else np.nan
+        for u, e in zip(per["unsupported"], per["evaluated"])
+    ]
     return per
 
 
-def judge_variance_stats(name: str, votes: pd.DataFrame, combined_rates: pd.Series, policy: Policy, *,
-                         resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> JudgeVarianceStats:
+def judge_variance_stats(
+    name: str,
+    votes: pd.DataFrame,
+    combined_rates: pd.Series,
+    policy: Policy,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> JudgeVarianceStats:
     """The per-vote rate and hallucinated share of a group of responses, and its combined rate, with
     intervals from one bootstrap over responses (each drawn with all its votes).
 
@@ -325,8 +387,12 @@ def judge_variance_stats(name: str, votes: pd.DataFrame, combined_rates: pd.Seri
     share = float(np.nanmean(within)) / total if single_judge and total > 0 and within.notna().any() else None
     claims = votes.groupby("claim_id").size()
     return JudgeVarianceStats(
-        name=name, n_responses=int(rated.sum()), votes_per_claim=round(float(claims.mean()), 3) if len(claims) else 0,
-        per_vote_rate=estimates[0], per_vote_hallucinated_share=estimates[1], combined_rate=estimates[2],
+        name=name,
+        n_responses=int(rated.sum()),
+        votes_per_claim=round(float(claims.mean()), 3) if len(claims) else 0,
+        per_vote_rate=estimates[0],
+        per_vote_hallucinated_share=estimates[1],
+        combined_rate=estimates[2],
         judge_variance_share=None if share is None else round(min(1.0, share), 6),
     )
 
@@ -347,8 +413,12 @@ def _t_quantile(p: float, df: int) -> float:
     """Student's t quantile by its Cornish-Fisher expansion (within 0.003 of the exact value from 5 degrees
     of freedom on; scipy is not a runtime dependency)."""
     z = NormalDist().inv_cdf(p)
-    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
 
 
 def expanded_confidence(confidence: float, n: int) -> float:
@@ -367,9 +437,17 @@ def expanded_confidence(confidence: float, n: int) -> float:
 
 # --- the report ---------------------------------------------------------------------------------------
 
+
 def stability_report(
-    votes: pd.DataFrame, responses: pd.DataFrame, policy: Policy, *, vote_settings: dict | None = None,
-    groups: dict[str, list[str]] | None = None, resamples: int = 2000, seed: int = 0, confidence: float = 0.95,
+    votes: pd.DataFrame,
+    responses: pd.DataFrame,
+    policy: Policy,
+    *,
+    vote_settings: dict | None = None,
+    groups: dict[str, list[str]] | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
 ) -> StabilityReport | None:
     """The judge stability of a run, or None when it has one vote per claim.
 
@@ -388,15 +466,29 @@ def stability_report(
     combined = responses.set_index("sample_id")["unsupported_rate"]
     settings = vote_settings or {}
     return StabilityReport(
-        n_claims=int(votes["claim_id"].nunique()), n_votes=len(votes),
+        n_claims=int(votes["claim_id"].nunique()),
+        n_votes=len(votes),
         n_vote_errors=int((votes["label"].isna() | votes["error"].notna()).sum()),
         judges=[_judge_stability(j, votes, claims, policy) for j in judges],
         panel=_panel(votes, judges, policy) if len(judges) > 1 else None,
-        groups=[judge_variance_stats(name, votes[votes["sample_id"].isin(ids)], combined, policy,
-                                     resamples=resamples, seed=seed, confidence=confidence)
-                for name, ids in groups.items()],
-        rule=settings.get("rule"), tie_rule=settings.get("tie_rule"), error_rule=settings.get("error_rule"),
-        confidence=confidence, resamples=resamples, seed=seed,
+        groups=[
+            judge_variance_stats(
+                name,
+                votes[votes["sample_id"].isin(ids)],
+                combined,
+                policy,
+                resamples=resamples,
+                seed=seed,
+                confidence=confidence,
+            )
+            for name, ids in groups.items()
+        ],
+        rule=settings.get("rule"),
+        tie_rule=settings.get("tie_rule"),
+        error_rule=settings.get("error_rule"),
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
     )
 
 
@@ -404,9 +496,16 @@ def run_stability(data, *, resamples: int = 2000, seed: int = 0, confidence: flo
     """``stability_report`` of a loaded run (``hallumeasure.store.RunData``)."""
     manifest = data.manifest
     policy = manifest.policy if manifest is not None else Policy()
-    settings = ((manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None)
-    return stability_report(data.votes, data.responses, policy, vote_settings=settings, resamples=resamples,
-                            seed=seed, confidence=confidence)
+    settings = (manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None
+    return stability_report(
+        data.votes,
+        data.responses,
+        policy,
+        vote_settings=settings,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+    )
 
 
 def claim_votes(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame | None:
@@ -417,12 +516,16 @@ def claim_votes(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame | None:
     panel = per_judge["judge"].nunique() > 1
     every = _ballots(votes, ("claim_id",))
     tallies: dict[str, list[str]] = {}
-    for claim_id, judge, tally, failed in zip(*(per_judge[c].tolist() for c in ("claim_id", "judge", "votes",
-                                                                               "n_failed"))):
-        tallies.setdefault(claim_id, []).append((f"{judge}: " if panel else "") + (tally or "none")
-                                                + (f" ({failed} failed)" if failed else ""))
-    rows = [{"claim_id": claim_id, "votes": "; ".join(parts), "flip_rate": _pairs_disagreeing(every[(claim_id,)][0])}
-            for claim_id, parts in tallies.items()]
+    for claim_id, judge, tally, failed in zip(
+        *(per_judge[c].tolist() for c in ("claim_id", "judge", "votes", "n_failed"))
+    ):
+        tallies.setdefault(claim_id, []).append(
+            (f"{judge}: " if panel else "") + (tally or "none") + (f" ({failed} failed)" if failed else "")
+        )
+    rows = [
+        {"claim_id": claim_id, "votes": "; ".join(parts), "flip_rate": _pairs_disagreeing(every[(claim_id,)][0])}
+        for claim_id, parts in tallies.items()
+    ]
     return pd.DataFrame(rows, columns=["claim_id", "votes", "flip_rate"])
 
 
@@ -438,30 +541,43 @@ def stability_lines(report: StabilityReport) -> list[str]:
     """The stability report as a few lines of plain text (``measure`` and ``show`` print them)."""
     repeats = max(j.repeats for j in report.judges)
     rule = f"{report.rule} rule" if report.rule else "votes"
-    lines = [f"judge stability: {report.n_votes} votes on {report.n_claims} claims, {report.n_vote_errors} failed; "
-             f"{repeats} repeat(s) per judge; verdicts by {rule}" + (f" ({report.tie_rule})" if report.tie_rule else "")]
+    lines = [
+        f"judge stability: {report.n_votes} votes on {report.n_claims} claims, {report.n_vote_errors} failed; "
+        f"{repeats} repeat(s) per judge; verdicts by {rule}" + (f" ({report.tie_rule})" if report.tie_rule else "")
+    ]
     for j in report.judges:
         if j.repeats > 1:
-            lines.append(f"  {j.judge}: {_pct(j.flipped_share)} of claims flipped between repeats "
-                         f"({_pct(j.unsupported_flipped_share)} between supported and unsupported); mean flip rate "
-                         f"{_num(j.mean_flip_rate)}; Fleiss' kappa {_num(j.fleiss_kappa)} (labels), "
-                         f"{_num(j.fleiss_kappa_unsupported)} (unsupported or not) over {j.n_claims_complete} "
-                         f"claims with every repeat answered")
+            lines.append(
+                f"  {j.judge}: {_pct(j.flipped_share)} of claims flipped between repeats "
+                f"({_pct(j.unsupported_flipped_share)} between supported and unsupported); mean flip rate "
+                f"{_num(j.mean_flip_rate)}; Fleiss' kappa {_num(j.fleiss_kappa)} (labels), "
+                f"{_num(j.fleiss_kappa_unsupported)} (unsupported or not) over {j.n_claims_complete} "
+                f"claims with every repeat answered"
+            )
     if report.panel is not None:
         p = report.panel
-        lines.append(f"  panel agreement: Fleiss' kappa {_num(p.fleiss_kappa)} (labels), "
-                     f"{_num(p.fleiss_kappa_unsupported)} (unsupported or not) over {p.n_claims_complete} claims")
+        lines.append(
+            f"  panel agreement: Fleiss' kappa {_num(p.fleiss_kappa)} (labels), "
+            f"{_num(p.fleiss_kappa_unsupported)} (unsupported or not) over {p.n_claims_complete} claims"
+        )
         for pair in p.pairs:
-            lines.append(f"    {pair.a} vs {pair.b}: Cohen's kappa {_num(pair.cohen_kappa)}, agreement "
-                         f"{_pct(pair.agreement)} on {pair.n_claims} claims")
+            lines.append(
+                f"    {pair.a} vs {pair.b}: Cohen's kappa {_num(pair.cohen_kappa)}, agreement "
+                f"{_pct(pair.agreement)} on {pair.n_claims} claims"
+            )
     percent = round(report.confidence * 100)
     lines.append(f"rates with judge variance ({percent}% CI, {report.interval_method}):")
     call = "one judge call" if report.panel is None else "one call of a judge drawn from the panel"
     for g in report.groups:
-        share = ("" if g.judge_variance_share is None else
-                 f"; repeats disagreeing make {_pct(g.judge_variance_share)} of its variance")
-        lines.append(f"  {g.name}: {call}: unsupported rate {g.per_vote_rate.format()}, hallucinated share "
-                     f"{g.per_vote_hallucinated_share.format()}{share}; combined verdicts {g.combined_rate.format()}")
+        share = (
+            ""
+            if g.judge_variance_share is None
+            else f"; repeats disagreeing make {_pct(g.judge_variance_share)} of its variance"
+        )
+        lines.append(
+            f"  {g.name}: {call}: unsupported rate {g.per_vote_rate.format()}, hallucinated share "
+            f"{g.per_vote_hallucinated_share.format()}{share}; combined verdicts {g.combined_rate.format()}"
+        )
     return lines
 
 
@@ -472,8 +588,9 @@ class RunStability(BaseModel):
     stability: StabilityReport
 
 
-def runs_stability(runs, groups, *, resamples: int = 2000, seed: int = 0,
-                   confidence: float = 0.95) -> list[RunStability]:
+def runs_stability(
+    runs, groups, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> list[RunStability]:
     """The stability of each run (``report.runs.LoadedRun``) that has repeats or a panel, with intervals
     for the report's model groups (``report.runs.Group``) of that run."""
     out = []
@@ -481,8 +598,16 @@ def runs_stability(runs, groups, *, resamples: int = 2000, seed: int = 0,
         manifest = run.data.manifest
         settings = (manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None
         mine = {g.name: list(g.units["sample_id"]) for g in groups if g.run == run.name}
-        report = stability_report(run.data.votes, run.data.responses, run.policy, vote_settings=settings,
-                                  groups=mine, resamples=resamples, seed=seed, confidence=confidence)
+        report = stability_report(
+            run.data.votes,
+            run.data.responses,
+            run.policy,
+            vote_settings=settings,
+            groups=mine,
+            resamples=resamples,
+            seed=seed,
+            confidence=confidence,
+        )
         if report is not None:
             out.append(RunStability(run=run.name, stability=report))
     return out

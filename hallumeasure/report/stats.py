@@ -50,7 +50,7 @@ class Estimate(BaseModel):
     high: float | None = None
 
     @classmethod
-    def of(cls, value: float | None, low: float | None = None, high: float | None = None) -> "Estimate":
+    def of(cls, value: float | None, low: float | None = None, high: float | None = None) -> Estimate:
         return cls(value=_round(value), low=_round(low), high=_round(high))
 
     def format(self, digits: int = 3) -> str:
@@ -167,9 +167,7 @@ def _mean_draws(values: np.ndarray, resamples: int, rng: np.random.Generator) ->
     return np.concatenate(draws) if draws else np.array([])
 
 
-def bootstrap_mean(
-    values: np.ndarray, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
-) -> Estimate:
+def bootstrap_mean(values: np.ndarray, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> Estimate:
     """Mean of ``values`` (NaN = undefined, left out) with a percentile bootstrap interval."""
     values = np.asarray(values, dtype=float)
     valid = np.isfinite(values)
@@ -233,8 +231,9 @@ def sign_flip_test(
     return p, low, high
 
 
-def sign_flip_greater(d: np.ndarray, shift: float = 0.0, *, resamples: int = 10000,
-                      rng: np.random.Generator) -> float | None:
+def sign_flip_greater(
+    d: np.ndarray, shift: float = 0.0, *, resamples: int = 10000, rng: np.random.Generator
+) -> float | None:
     """One-sided sign-flip p-value that the mean of paired differences ``d`` is above ``shift``.
 
     Flips the signs of ``d - shift``: exact for up to 12 pairs (so it can never go below
@@ -282,7 +281,7 @@ def holm(p_values: dict[str, float | None]) -> dict[str, float | None]:
     """Holm step-down adjustment (controls the family-wise error rate); None stays None."""
     known = sorted(((p, k) for k, p in p_values.items() if p is not None))
     m = len(known)
-    adjusted: dict[str, float | None] = {k: None for k in p_values}
+    adjusted: dict[str, float | None] = dict.fromkeys(p_values)
     running = 0.0
     for i, (p, key) in enumerate(known):
         running = max(running, min(1.0, (m - i) * p))
@@ -373,9 +372,14 @@ def paired_difference(
     if value is not None:
         low, high = max(low, -1.0), min(high, 1.0)
     return Difference(
-        metric=metric, paired=True, n_a=int(np.isfinite(a).sum()), n_b=int(np.isfinite(b).sum()),
-        n_pairs=int(both.sum()), a=_round(a[both].mean()) if both.any() else None,
-        b=_round(b[both].mean()) if both.any() else None, diff=Estimate.of(value, low, high),
+        metric=metric,
+        paired=True,
+        n_a=int(np.isfinite(a).sum()),
+        n_b=int(np.isfinite(b).sum()),
+        n_pairs=int(both.sum()),
+        a=_round(a[both].mean()) if both.any() else None,
+        b=_round(b[both].mean()) if both.any() else None,
+        diff=Estimate.of(value, low, high),
         p_value=_round(p),
         test=PAIRED_TEST,
     )
@@ -394,8 +398,13 @@ def unpaired_difference(
         draws = _mean_draws(b, resamples, rng) - _mean_draws(a, resamples, rng)
         low, high = percentile_interval(draws, confidence)
     return Difference(
-        metric=metric, paired=False, n_a=int(a.size), n_b=int(b.size), n_pairs=0,
-        a=_round(a.mean()) if a.size else None, b=_round(b.mean()) if b.size else None,
+        metric=metric,
+        paired=False,
+        n_a=int(a.size),
+        n_b=int(b.size),
+        n_pairs=0,
+        a=_round(a.mean()) if a.size else None,
+        b=_round(b.mean()) if b.size else None,
         diff=Estimate.of(value, low, high),
         p_value=_round(permutation_pvalue(a, b, resamples=max(resamples, 2000), rng=rng)),
         test="independent bootstrap interval; label-shuffle permutation p-value",
@@ -443,9 +452,17 @@ def subtype_shift(
         return {x: _round(s[:, i].sum() / den) if den > 0 else None for i, x in enumerate(SUBTYPES)}
 
     shift = SubtypeShift(
-        paired=paired, n_a=len(sa), n_b=len(sb), counts_a=counts_a, counts_b=counts_b, statistic=None,
-        p_value=None, rates_a=rates(sa, ea), rates_b=rates(sb, eb), p_values={x: None for x in SUBTYPES},
-        p_holm={x: None for x in SUBTYPES},
+        paired=paired,
+        n_a=len(sa),
+        n_b=len(sb),
+        counts_a=counts_a,
+        counts_b=counts_b,
+        statistic=None,
+        p_value=None,
+        rates_a=rates(sa, ea),
+        rates_b=rates(sb, eb),
+        p_values=dict.fromkeys(SUBTYPES),
+        p_holm=dict.fromkeys(SUBTYPES),
     )
     if len(sa) == 0 or len(sb) == 0 or ea.sum() == 0 or eb.sum() == 0:
         return shift.model_copy(update={"note": "not enough responses with evaluated claims to test"})
@@ -491,10 +508,12 @@ def subtype_shift(
         x: _round((diff_hits[i] + 1) / (total + 1)) if counts_a[x] + counts_b[x] > 0 else None
         for i, x in enumerate(SUBTYPES)
     }
-    return shift.model_copy(update={
-        "statistic": _round(observed_chi) if any_subtypes else None,
-        "p_value": _round((chi_hits + 1) / (total + 1)) if any_subtypes else None,
-        "p_values": p_values,
-        "p_holm": holm(p_values),
-        "note": None if any_subtypes else "no claim carries a subtype in either group",
-    })
+    return shift.model_copy(
+        update={
+            "statistic": _round(observed_chi) if any_subtypes else None,
+            "p_value": _round((chi_hits + 1) / (total + 1)) if any_subtypes else None,
+            "p_values": p_values,
+            "p_holm": holm(p_values),
+            "note": None if any_subtypes else "no claim carries a subtype in either group",
+        }
+    )

@@ -38,20 +38,28 @@ def rate_sentence(worse_first: Comparison, stats: dict[str, GroupStats], alpha: 
     else:
         (low_name, low), (high_name, high) = sorted(((c.a, ra), (c.b, rb)), key=lambda pair: pair[1])
         if low == 0:
-            head = (f"{high_name}'s responses have unsupported claims where {low_name}'s have none: mean "
-                    f"unsupported-claim rate {high:.3f} vs {low:.3f}")
+            head = (
+                f"{high_name}'s responses have unsupported claims where {low_name}'s have none: mean "
+                f"unsupported-claim rate {high:.3f} vs {low:.3f}"
+            )
         elif (words := _how_many(low, high)) == "about the same":
-            head = f"{high_name}'s and {low_name}'s responses have about the same unsupported-claim rate: " \
-                   f"{high:.3f} vs {low:.3f}"
+            head = (
+                f"{high_name}'s and {low_name}'s responses have about the same unsupported-claim rate: "
+                f"{high:.3f} vs {low:.3f}"
+            )
         else:
-            head = f"{high_name}'s responses have {words} unsupported-claim rate of {low_name}'s: {high:.3f} vs {low:.3f}"
+            head = (
+                f"{high_name}'s responses have {words} unsupported-claim rate of {low_name}'s: {high:.3f} vs {low:.3f}"
+            )
     if diff.value is None:
         return head + "."
     clear = p is not None and p < alpha
     verdict = "significant" if clear else "not significant (it could be chance)"
     pairing = f"over {c.n_shared} shared samples" if c.paired else "as independent groups"
-    return (f"{head}; difference {diff.value:+.3f}{_interval(diff.low, diff.high)} {pairing}, p {_p(p)}: "
-            f"{verdict} at the {alpha:g} level.")
+    return (
+        f"{head}; difference {diff.value:+.3f}{_interval(diff.low, diff.high)} {pairing}, p {_p(p)}: "
+        f"{verdict} at the {alpha:g} level."
+    )
 
 
 def _p(value: float | None) -> str:
@@ -62,8 +70,11 @@ def _p(value: float | None) -> str:
 
 def share_sentence(stats: list[GroupStats]) -> str | None:
     """The hallucinated share of each group, in one sentence."""
-    parts = [f"{_share(s.hallucinated_share.value)} of {s.name}'s {s.n_responses} responses"
-             for s in stats if s.hallucinated_share.value is not None]
+    parts = [
+        f"{_share(s.hallucinated_share.value)} of {s.name}'s {s.n_responses} responses"
+        for s in stats
+        if s.hallucinated_share.value is not None
+    ]
     return f"Responses with at least one unsupported claim: {'; '.join(parts)}." if parts else None
 
 
@@ -94,15 +105,18 @@ def comparison_summary(model_stats: list[GroupStats], comparisons: list[Comparis
     if not comparisons and model_stats:
         s = model_stats[0]
         if s.mean_unsupported_rate.value is not None:
-            lines.append(f"{s.name}'s mean unsupported-claim rate is {s.mean_unsupported_rate.format()} "
-                         f"over {s.n_responses} responses.")
+            lines.append(
+                f"{s.name}'s mean unsupported-claim rate is {s.mean_unsupported_rate.format()} "
+                f"over {s.n_responses} responses."
+            )
     lines += [x for x in (share_sentence(model_stats), subtype_sentence(model_stats)) if x]
     lines.append(error_sentence(model_stats))
     return lines
 
 
-def audit_summary(status: str, comparison: Comparison, baseline: GroupStats, current: GroupStats,
-                  alpha: float) -> list[str]:
+def audit_summary(
+    status: str, comparison: Comparison, baseline: GroupStats, current: GroupStats, alpha: float
+) -> list[str]:
     """The sentences that open an audit report."""
     stats = {comparison.a: baseline, comparison.b: current}
     lines = [f"Audit result: {status.upper()}.", rate_sentence(comparison, stats, alpha)]

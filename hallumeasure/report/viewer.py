@@ -164,6 +164,7 @@ class ViewerData(BaseModel):
 
 # --- building the data ----------------------------------------------------------------------------
 
+
 def _text(value: object) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
@@ -196,8 +197,11 @@ def _evidence(claim: dict[str, Any], context: str, sentences: list) -> list[View
     if isinstance(stored, str) and stored.strip():
         try:
             items = json.loads(stored)
-            return [ViewerEvidence(source="judge", **{k: item.get(k) for k in ("start", "end", "passage", "quote")})
-                    for item in items if isinstance(item, dict)]
+            return [
+                ViewerEvidence(source="judge", **{k: item.get(k) for k in ("start", "end", "passage", "quote")})
+                for item in items
+                if isinstance(item, dict)
+            ]
         except (ValueError, TypeError):
             pass  # unreadable evidence: fall back to the reading aid rather than fail the page
     aligned = align_claim(claim["claim"], context, sentences)
@@ -211,42 +215,72 @@ def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
     models = []
     for group in groups:
         stats = group_stats(group.units, group.name, resamples=RESAMPLES, seed=0)
-        models.append(ViewerModel(
-            name=group.model if group.model != NO_MODEL else group.name, n_responses=stats.n_responses,
-            n_claims=stats.n_claims, n_error_rows=stats.n_error_rows, rate=stats.mean_unsupported_rate,
-            share=stats.hallucinated_share, labels=stats.label_counts, subtypes=stats.subtype_counts,
-        ))
+        models.append(
+            ViewerModel(
+                name=group.model if group.model != NO_MODEL else group.name,
+                n_responses=stats.n_responses,
+                n_claims=stats.n_claims,
+                n_error_rows=stats.n_error_rows,
+                rate=stats.mean_unsupported_rate,
+                share=stats.hallucinated_share,
+                labels=stats.label_counts,
+                subtypes=stats.subtype_counts,
+            )
+        )
     judge = m.judge if m else None
     banner = "fake" if judge and judge.startswith("fake") else "offline" if judge == "offline" else None
     return ViewerRun(
-        name=run.name, judge=judge, extractor=m.extractor if m else None, mode=m.mode.value if m else None,
-        detector=m.detector if m else None, policy=run.policy.describe(), status=m.status if m else None,
-        notes=judge_notes([run]), banner=banner, models=models, n_total=len(run.data.responses), n_shown=n_shown,
+        name=run.name,
+        judge=judge,
+        extractor=m.extractor if m else None,
+        mode=m.mode.value if m else None,
+        detector=m.detector if m else None,
+        policy=run.policy.describe(),
+        status=m.status if m else None,
+        notes=judge_notes([run]),
+        banner=banner,
+        models=models,
+        n_total=len(run.data.responses),
+        n_shown=n_shown,
     )
 
 
-def _response(run: LoadedRun, index: int, row: dict[str, Any], claims: list[dict[str, Any]],
-              context_index: int) -> ViewerResponse:
+def _response(
+    run: LoadedRun, index: int, row: dict[str, Any], claims: list[dict[str, Any]], context_index: int
+) -> ViewerResponse:
     context = row["context"]
     sentences = split_sentences(context)
     out = []
     for claim in claims:
         label = _text(claim["label"])
-        out.append(ViewerClaim(
-            index=int(claim["claim_index"]), text=claim["claim"], spans=_spans(claim["spans"]), label=label,
-            subtype=_text(claim["subtype"]), reason=_text(claim["label_reason"]),
-            subtype_reason=_text(claim["subtype_reason"]), probability=_number(claim["probability"]),
-            error=_text(claim["error"]) if label is None else None,
-            evidence=_evidence(claim, context, sentences),
-        ))
+        out.append(
+            ViewerClaim(
+                index=int(claim["claim_index"]),
+                text=claim["claim"],
+                spans=_spans(claim["spans"]),
+                label=label,
+                subtype=_text(claim["subtype"]),
+                reason=_text(claim["label_reason"]),
+                subtype_reason=_text(claim["subtype_reason"]),
+                probability=_number(claim["probability"]),
+                error=_text(claim["error"]) if label is None else None,
+                evidence=_evidence(claim, context, sentences),
+            )
+        )
     hallucinated = row["hallucinated"]
     measured = _number(row["n_claims"]) is not None
     return ViewerResponse(
-        key=f"{index}/{row['sample_id']}", run=index, sample_id=str(row["sample_id"]),
-        model=_text(row["model"]) or NO_MODEL, question=_text(row["question"]), context=context_index,
-        response=row["response"], rate=_number(row["unsupported_rate"]),
+        key=f"{index}/{row['sample_id']}",
+        run=index,
+        sample_id=str(row["sample_id"]),
+        model=_text(row["model"]) or NO_MODEL,
+        question=_text(row["question"]),
+        context=context_index,
+        response=row["response"],
+        rate=_number(row["unsupported_rate"]),
         hallucinated=None if pd.isna(hallucinated) else bool(hallucinated),
-        n_claims=int(_number(row["n_claims"]) or 0), n_evaluated=int(_number(row["n_evaluated"]) or 0),
+        n_claims=int(_number(row["n_claims"]) or 0),
+        n_evaluated=int(_number(row["n_evaluated"]) or 0),
         n_unsupported=int(_number(row["n_unsupported"]) or 0),
         error=_text(row["error"]) if measured else "not measured yet (the run is unfinished)",
         claims=out,
@@ -278,14 +312,17 @@ def _mark_changes(a: ViewerResponse, b: ViewerResponse) -> int:
             continue
         changed += 1
     for claim in a.claims:
-        if claim.change is None and not any(similarity(claim.text, other.text) >= ALIGN_THRESHOLD for other in b.claims):
+        if claim.change is None and not any(
+            similarity(claim.text, other.text) >= ALIGN_THRESHOLD for other in b.claims
+        ):
             claim.change = "gone"
             changed += 1
     return changed
 
 
-def build_viewer_data(runs: list[LoadedRun], *, max_responses: int = DEFAULT_MAX_RESPONSES,
-                      title: str | None = None) -> ViewerData:
+def build_viewer_data(
+    runs: list[LoadedRun], *, max_responses: int = DEFAULT_MAX_RESPONSES, title: str | None = None
+) -> ViewerData:
     """The data the page shows: a header per run, every response (up to ``max_responses``) with its claims.
 
     With exactly two runs that share sample ids, the runs are shown side by side: each response
@@ -315,8 +352,10 @@ def build_viewer_data(runs: list[LoadedRun], *, max_responses: int = DEFAULT_MAX
     notes = []
     cut = sum(r.n_total - r.n_shown for r in summaries)
     if cut:
-        notes.append(f"Showing {len(responses)} of {len(responses) + cut} responses (the first ones in input order); "
-                     f"pass --max-responses to show more, or view fewer runs at once.")
+        notes.append(
+            f"Showing {len(responses)} of {len(responses) + cut} responses (the first ones in input order); "
+            f"pass --max-responses to show more, or view fewer runs at once."
+        )
 
     pairing = None
     if len(runs) == 2:
@@ -331,14 +370,28 @@ def build_viewer_data(runs: list[LoadedRun], *, max_responses: int = DEFAULT_MAX
                 if a.response != b.response:
                     b.diff = _diff_ops(a.response, b.response)
                     n_rewritten += 1
-            pairing = ViewerPairing(a=0, b=1, how="same sample id", n_shared=len(shared),
-                                    n_changed_claims=n_changed, n_rewritten=n_rewritten)
+            pairing = ViewerPairing(
+                a=0,
+                b=1,
+                how="same sample id",
+                n_shared=len(shared),
+                n_changed_claims=n_changed,
+                n_rewritten=n_rewritten,
+            )
     names = ", ".join(r.name for r in runs)
-    return ViewerData(generator=f"hallumeasure {__version__}", title=title or f"hallumeasure: {names}",
-                      runs=summaries, contexts=list(contexts), responses=responses, pairing=pairing, notes=notes)
+    return ViewerData(
+        generator=f"hallumeasure {__version__}",
+        title=title or f"hallumeasure: {names}",
+        runs=summaries,
+        contexts=list(contexts),
+        responses=responses,
+        pairing=pairing,
+        notes=notes,
+    )
 
 
 # --- writing the page -----------------------------------------------------------------------------
+
 
 def embed_json(data: BaseModel | dict) -> Markup:
     """JSON that is inert inside an HTML ``<script type="application/json">`` block.
@@ -347,8 +400,13 @@ def embed_json(data: BaseModel | dict) -> Markup:
     ``<!--`` can appear; U+2028/2029 are escaped too for old parsers.
     """
     text = data.model_dump_json() if isinstance(data, BaseModel) else json.dumps(data, ensure_ascii=False)
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(raw, escaped)
     return Markup(text)
 
@@ -361,14 +419,18 @@ def render_viewer(data: ViewerData) -> str:
     """The page as one HTML string (script, style and data inline)."""
     script = (TEMPLATES / "viewer.js").read_text(encoding="utf-8")
     style = (TEMPLATES / "viewer.css").read_text(encoding="utf-8")
-    csp = (f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
-           "img-src data:; base-uri 'none'; form-action 'none'")
-    return render_html("viewer.html.j2", title=data.title, csp=csp, script=Markup(script), style=Markup(style),
-                       data=embed_json(data))
+    csp = (
+        f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    return render_html(
+        "viewer.html.j2", title=data.title, csp=csp, script=Markup(script), style=Markup(style), data=embed_json(data)
+    )
 
 
-def write_viewer(run_dirs: list[str | Path], out: str | Path, *, max_responses: int = DEFAULT_MAX_RESPONSES,
-                 title: str | None = None) -> Path:
+def write_viewer(
+    run_dirs: list[str | Path], out: str | Path, *, max_responses: int = DEFAULT_MAX_RESPONSES, title: str | None = None
+) -> Path:
     """Load ``run_dirs`` and write the viewer page to ``out`` (a file); returns its path."""
     runs = load_runs(list(run_dirs))
     data = build_viewer_data(runs, max_responses=max_responses, title=title)

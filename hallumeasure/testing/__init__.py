@@ -73,8 +73,8 @@ style; recognised by the request signature's service). Items are answered like s
 from hallumeasure.testing.accounting import Latency, PromptCache, RateLimits
 from hallumeasure.testing.anthropic_server import AnthropicServer
 from hallumeasure.testing.bedrock_server import BedrockServer
-from hallumeasure.testing.openai_server import OpenAIServer
 from hallumeasure.testing.faults import BAD_ANSWERS, TRANSIENT, Burst, Fault, FaultPlan
+from hallumeasure.testing.openai_server import OpenAIServer
 from hallumeasure.testing.server import (
     Answer,
     BatchJob,
@@ -93,8 +93,8 @@ from hallumeasure.testing.server import (
 __all__ = [
     "BAD_ANSWERS",
     "TRANSIENT",
-    "AnthropicServer",
     "Answer",
+    "AnthropicServer",
     "BatchJob",
     "BedrockServer",
     "Burst",

@@ -58,8 +58,13 @@ class PromptCache:
         self.clock = clock
         self._entries: dict[str, _Entry] = {}
 
-    def bill(self, namespace: str, pieces: Sequence[Piece], *, at: float | None = None,
-             ) -> tuple[CacheBill, Callable[[float], None]]:
+    def bill(
+        self,
+        namespace: str,
+        pieces: Sequence[Piece],
+        *,
+        at: float | None = None,
+    ) -> tuple[CacheBill, Callable[[float], None]]:
         """The bill for a request that arrived at ``at`` (default: now), and ``commit(ready_at)`` that
         stores the prefixes it writes. Call ``commit`` with the time its answer goes out, and only
         when it is answered (a throttled request writes nothing)."""
@@ -155,15 +160,27 @@ class RateLimits:
         return self._buckets[name]
 
     def _demands(self, input_tokens: int, output_tokens: int) -> list[tuple[TokenBucket, float]]:
-        limits = [("rpm", self.rpm, 1), ("tpm", self.tpm, input_tokens + output_tokens),
-                  ("input_tpm", self.input_tpm, input_tokens), ("output_tpm", self.output_tpm, output_tokens)]
+        limits = [
+            ("rpm", self.rpm, 1),
+            ("tpm", self.tpm, input_tokens + output_tokens),
+            ("input_tpm", self.input_tpm, input_tokens),
+            ("output_tpm", self.output_tpm, output_tokens),
+        ]
         return [(self._bucket(name, limit), amount) for name, limit, amount in limits if limit]
 
     def admit(self, input_tokens: int, output_tokens: int) -> tuple[float, str | None]:
         """(0, None) and the request is counted; or (seconds to wait, the limit that refused it)."""
         demands = self._demands(input_tokens, output_tokens)
-        names = [n for n, limit in (("rpm", self.rpm), ("tpm", self.tpm), ("input_tpm", self.input_tpm),
-                                    ("output_tpm", self.output_tpm)) if limit]
+        names = [
+            n
+            for n, limit in (
+                ("rpm", self.rpm),
+                ("tpm", self.tpm),
+                ("input_tpm", self.input_tpm),
+                ("output_tpm", self.output_tpm),
+            )
+            if limit
+        ]
         waits = [bucket.wait_for(amount) for bucket, amount in demands]
         worst = max(range(len(waits)), key=waits.__getitem__, default=None)
         if worst is not None and waits[worst] > 0:
@@ -173,8 +190,17 @@ class RateLimits:
         return 0.0, None
 
     def describe(self) -> dict[str, Any]:
-        return {k: v for k, v in (("rpm", self.rpm), ("tpm", self.tpm), ("input_tpm", self.input_tpm),
-                                  ("output_tpm", self.output_tpm), ("burst", self.burst)) if v}
+        return {
+            k: v
+            for k, v in (
+                ("rpm", self.rpm),
+                ("tpm", self.tpm),
+                ("input_tpm", self.input_tpm),
+                ("output_tpm", self.output_tpm),
+                ("burst", self.burst),
+            )
+            if v
+        }
 
 
 # --- latency ---------------------------------------------------------------------------------------
@@ -191,6 +217,10 @@ class Latency:
     per_output_token: float = 0.0
 
     def seconds(self, input_tokens: int, cache_read_tokens: int, cache_write_tokens: int, output_tokens: int) -> float:
-        value = (self.base + (input_tokens + cache_write_tokens) * self.per_input_token
-                 + cache_read_tokens * self.per_cache_read_token + output_tokens * self.per_output_token)
+        value = (
+            self.base
+            + (input_tokens + cache_write_tokens) * self.per_input_token
+            + cache_read_tokens * self.per_cache_read_token
+            + output_tokens * self.per_output_token
+        )
         return max(0.0, value) if math.isfinite(value) else 0.0

@@ -18,7 +18,17 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from hallumeasure.testing.server import Answer, BatchJob, Call, Protocol, Reply, Segment, SimServer, check_tool_results, check_tool_schema
+from hallumeasure.testing.server import (
+    Answer,
+    BatchJob,
+    Call,
+    Protocol,
+    Reply,
+    Segment,
+    SimServer,
+    check_tool_results,
+    check_tool_schema,
+)
 
 _BATCH_RE = re.compile(r"^/v1/messages/batches(?:/(?P<id>[^/]+)(?:/(?P<action>results|cancel))?)?/?$")
 _CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -54,17 +64,21 @@ class AnthropicProtocol(Protocol):
             if message["role"] not in ("user", "assistant"):
                 raise ValueError(f"messages: unexpected role {message['role']!r}")
             content = message["content"]
-            segments += [Segment(message["role"], content)] if isinstance(content, str) else _segments(
-                message["role"], content
+            segments += (
+                [Segment(message["role"], content)] if isinstance(content, str) else _segments(message["role"], content)
             )
-        check_tool_results(body["messages"],
-                           lambda b: b.get("id") if b.get("type") == "tool_use" else None,
-                           lambda b: b.get("tool_use_id") if b.get("type") == "tool_result" else None)
+        check_tool_results(
+            body["messages"],
+            lambda b: b.get("id") if b.get("type") == "tool_use" else None,
+            lambda b: b.get("tool_use_id") if b.get("type") == "tool_result" else None,
+        )
         tools = {t["name"]: t for t in body.get("tools") or []}
         for index, tool in enumerate(tools.values()):
             check_tool_schema(index, tool.get("input_schema"))
-        neutral = tuple({"name": t["name"], "description": t.get("description", ""),
-                         "input_schema": t.get("input_schema") or {}} for t in tools.values())
+        neutral = tuple(
+            {"name": t["name"], "description": t.get("description", ""), "input_schema": t.get("input_schema") or {}}
+            for t in tools.values()
+        )
         choice = body.get("tool_choice") or {}
         if choice.get("type") == "tool" and choice.get("name") not in tools:
             raise ValueError(f"tool_choice names an unknown tool {choice.get('name')!r}")
@@ -203,8 +217,10 @@ def _results_jsonl(job: BatchJob) -> bytes:
             result = {"type": "succeeded", "message": item.reply.body if item.reply else {}}
         elif item.outcome == "errored":
             body = item.reply.body if item.reply is not None and isinstance(item.reply.body, dict) else {}
-            result = {"type": "errored", "error": body or {"type": "error", "error": {"type": "api_error",
-                                                                                     "message": "simulated"}}}
+            result = {
+                "type": "errored",
+                "error": body or {"type": "error", "error": {"type": "api_error", "message": "simulated"}},
+            }
         else:
             result = {"type": item.outcome}
         lines.append(json.dumps({"custom_id": item.custom_id, "result": result}) + "\n")

@@ -31,8 +31,8 @@ from hallumeasure.testing.server import (
     Reply,
     Segment,
     SimServer,
-    check_tool_schema,
     check_tool_results,
+    check_tool_schema,
 )
 
 _PATH_RE = re.compile(r"^/model/(?P<model>[^/]+)/converse$")
@@ -72,8 +72,11 @@ class BedrockProtocol(Protocol):
             if message["role"] not in ("user", "assistant"):
                 raise ValueError(f"messages: unexpected role {message['role']!r}")
             _add_segments(segments, message["role"], message["content"])
-        check_tool_results(body["messages"], lambda b: (b.get("toolUse") or {}).get("toolUseId"),
-                           lambda b: (b.get("toolResult") or {}).get("toolUseId"))
+        check_tool_results(
+            body["messages"],
+            lambda b: (b.get("toolUse") or {}).get("toolUseId"),
+            lambda b: (b.get("toolResult") or {}).get("toolUseId"),
+        )
         config = body.get("toolConfig") or {}
         tools = {t["toolSpec"]["name"]: t["toolSpec"] for t in config.get("tools", []) if "toolSpec" in t}
         for index, tool in enumerate(tools.values()):
@@ -96,8 +99,10 @@ class BedrockProtocol(Protocol):
             tool=tool,
             forced="tool" in choice or "any" in choice,
             max_tokens=(body.get("inferenceConfig") or {}).get("maxTokens"),
-            tools=tuple({"name": t["name"], "description": t.get("description", ""),
-                         "input_schema": t["inputSchema"]["json"]} for t in tools.values()),
+            tools=tuple(
+                {"name": t["name"], "description": t.get("description", ""), "input_schema": t["inputSchema"]["json"]}
+                for t in tools.values()
+            ),
             tools_cache=any("cachePoint" in t for t in config.get("tools", [])),
         )
 
@@ -159,8 +164,9 @@ tool_reply = PROTOCOL.tool_reply
 error_reply = PROTOCOL.error_reply
 
 
-def throttling_reply(message: str = "Too many requests, please wait before trying again.", *,
-                     retry_after: float | None = None) -> Reply:
+def throttling_reply(
+    message: str = "Too many requests, please wait before trying again.", *, retry_after: float | None = None
+) -> Reply:
     """The 429 ThrottlingException that Bedrock sends when a quota is exceeded."""
     return error_reply(429, message, code="ThrottlingException", retry_after=retry_after)
 
@@ -278,16 +284,24 @@ class BedrockServer(SimServer):
                 output_tokens += item.answer.usage.output_tokens
             else:
                 status = item.reply.status if item.reply is not None else 500
-                message = (item.reply.body or {}).get("message") if item.reply and isinstance(item.reply.body, dict) \
-                    else None
-                line["error"] = {"errorCode": status if item.outcome == "errored" else 408,
-                                 "errorMessage": message or f"record {item.outcome}"}
+                message = (
+                    (item.reply.body or {}).get("message") if item.reply and isinstance(item.reply.body, dict) else None
+                )
+                line["error"] = {
+                    "errorCode": status if item.outcome == "errored" else 408,
+                    "errorMessage": message or f"record {item.outcome}",
+                }
             by_source.setdefault(source.rsplit("/", 1)[-1], []).append(line)
         for name, lines in by_source.items():
             self.s3.put(bucket, f"{base}{name}.out", jsonl(lines))
         counts = job.counts()
-        manifest = {"totalRecordCount": len(job.items), "processedRecordCount": len(job.items),
-                    "successRecordCount": counts["succeeded"], "errorRecordCount": len(job.items) - counts["succeeded"],
-                    "inputTokenCount": input_tokens, "outputTokenCount": output_tokens}
+        manifest = {
+            "totalRecordCount": len(job.items),
+            "processedRecordCount": len(job.items),
+            "successRecordCount": counts["succeeded"],
+            "errorRecordCount": len(job.items) - counts["succeeded"],
+            "inputTokenCount": input_tokens,
+            "outputTokenCount": output_tokens,
+        }
         self.s3.put(bucket, f"{base}manifest.json.out", json.dumps(manifest).encode())
         job.meta["written"] = True

@@ -18,8 +18,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 #: Headless, no sandbox (CI runs as root), and none of the background fetches a fresh profile makes.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 _CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
@@ -42,8 +50,10 @@ def browser_missing() -> str | None:
     except ImportError:
         return "Playwright for Python is not installed (it is in the dev extra: pip install -e '.[dev]')"
     if chromium_executable() is None:
-        return ("no Chromium binary found (install the OS package: apt-get install chromium, "
-                "or point HALLUMEASURE_CHROMIUM at one)")
+        return (
+            "no Chromium binary found (install the OS package: apt-get install chromium, "
+            "or point HALLUMEASURE_CHROMIUM at one)"
+        )
     return None
 
 
@@ -56,7 +66,7 @@ def launch(driver):
 
 
 @contextmanager
-def open_page(width: int = 1400, height: int = 1000) -> Iterator["object"]:
+def open_page(width: int = 1400, height: int = 1000) -> Iterator[object]:
     """A fresh page in a headless system Chromium; the browser is closed on exit."""
     from playwright.sync_api import sync_playwright
 

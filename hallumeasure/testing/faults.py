@@ -55,8 +55,16 @@ class Fault(StrEnum):
 _ERRORS = {Fault.RATE_LIMIT, Fault.RATE_LIMIT_NO_RETRY_AFTER, Fault.OVERLOADED, Fault.SERVER_ERROR, Fault.UNAVAILABLE}
 #: Faults that a well-behaved client survives by retrying. A truncated body is one: the answer was
 #: lost on the way, so the client must ask again rather than read what arrived.
-TRANSIENT = (Fault.RATE_LIMIT, Fault.RATE_LIMIT_NO_RETRY_AFTER, Fault.OVERLOADED, Fault.SERVER_ERROR,
-             Fault.UNAVAILABLE, Fault.READ_TIMEOUT, Fault.CONNECTION_RESET, Fault.TRUNCATED_BODY)
+TRANSIENT = (
+    Fault.RATE_LIMIT,
+    Fault.RATE_LIMIT_NO_RETRY_AFTER,
+    Fault.OVERLOADED,
+    Fault.SERVER_ERROR,
+    Fault.UNAVAILABLE,
+    Fault.READ_TIMEOUT,
+    Fault.CONNECTION_RESET,
+    Fault.TRUNCATED_BODY,
+)
 #: Faults in the answer itself, which the client must repair, re-ask or record as an error row.
 BAD_ANSWERS = (Fault.SCHEMA_VIOLATION, Fault.REFUSAL, Fault.MAX_TOKENS, Fault.EMPTY)
 
@@ -104,8 +112,11 @@ class FaultPlan:
     def __post_init__(self) -> None:
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError("rate must be between 0 and 1")
-        self.faults = {Fault(f): float(w) for f, w in self.faults.items()} if isinstance(self.faults, Mapping) \
+        self.faults = (
+            {Fault(f): float(w) for f, w in self.faults.items()}
+            if isinstance(self.faults, Mapping)
             else {Fault(f): 1.0 for f in self.faults}
+        )
         if self.rate and not self.faults:
             raise ValueError("a plan with a rate needs at least one fault to draw")
         if not isinstance(self.schedule, Mapping):
@@ -117,8 +128,9 @@ class FaultPlan:
         return cls(schedule=schedule, **options)
 
     @classmethod
-    def random(cls, rate: float, faults: Sequence[Fault] | Mapping[Fault, float], *, seed: int = 0,
-               **options: Any) -> FaultPlan:
+    def random(
+        cls, rate: float, faults: Sequence[Fault] | Mapping[Fault, float], *, seed: int = 0, **options: Any
+    ) -> FaultPlan:
         """A seeded share ``rate`` of calls fails with one of ``faults``."""
         return cls(rate=rate, faults=faults, seed=seed, **options)
 

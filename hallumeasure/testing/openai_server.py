@@ -61,10 +61,15 @@ class OpenAIProtocol(Protocol):
             function = tool.get("function") or {}
             parameters = function.get("parameters") or {"type": "object", "properties": {}}
             if parameters.get("type") != "object":
-                raise ValueError(f"Invalid schema for function '{function.get('name')}': schema must be a JSON "
-                                 f"Schema of 'type: \"object\"', got 'type: \"{parameters.get('type')}\"'.")
-            tools[function["name"]] = {"name": function["name"], "description": function.get("description", ""),
-                                       "input_schema": parameters}
+                raise ValueError(
+                    f"Invalid schema for function '{function.get('name')}': schema must be a JSON "
+                    f"Schema of 'type: \"object\"', got 'type: \"{parameters.get('type')}\"'."
+                )
+            tools[function["name"]] = {
+                "name": function["name"],
+                "description": function.get("description", ""),
+                "input_schema": parameters,
+            }
         choice = body.get("tool_choice")
         name = None
         if isinstance(choice, dict):
@@ -87,27 +92,51 @@ class OpenAIProtocol(Protocol):
         calls = None
         if answer.tool_name is not None:
             calls = [_tool_call(answer.tool_name, json.dumps(answer.tool_input or {}), answer.digest)]
-        return _completion(answer.text or None, calls, FINISH_REASONS.get(answer.stop_reason, answer.stop_reason),
-                           answer.usage, answer.model or "simulated-open-model", answer.digest)
+        return _completion(
+            answer.text or None,
+            calls,
+            FINISH_REASONS.get(answer.stop_reason, answer.stop_reason),
+            answer.usage,
+            answer.model or "simulated-open-model",
+            answer.digest,
+        )
 
     def error_body(self, status: int, code: str, message: str) -> tuple[dict[str, Any], dict[str, str]]:
         kind = "invalid_request_error" if status < 500 and status != 429 else code
         return {"error": {"message": message, "type": kind, "param": None, "code": code}}, {}
 
-    def raw_tool_reply(self, name: str, arguments: str, *, text: str = "", finish_reason: str = "tool_calls",
-                       usage: Tokens | Mapping[str, int] | None = None, model: str | None = None) -> Reply:
+    def raw_tool_reply(
+        self,
+        name: str,
+        arguments: str,
+        *,
+        text: str = "",
+        finish_reason: str = "tool_calls",
+        usage: Tokens | Mapping[str, int] | None = None,
+        model: str | None = None,
+    ) -> Reply:
         """A tool call whose ``arguments`` string is sent as is (a server passes through what the model wrote)."""
         digest = Answer(text=arguments, tool_name=name).digest
-        return Reply(200, _completion(text or None, [_tool_call(name, arguments, digest)], finish_reason,
-                                      Tokens.of(usage), model or "simulated-open-model", digest))
+        return Reply(
+            200,
+            _completion(
+                text or None,
+                [_tool_call(name, arguments, digest)],
+                finish_reason,
+                Tokens.of(usage),
+                model or "simulated-open-model",
+                digest,
+            ),
+        )
 
 
 def _tool_call(name: str, arguments: str, digest: str) -> dict[str, Any]:
     return {"id": f"call_sim_{digest}", "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def _completion(content: str | None, calls: list[dict[str, Any]] | None, finish_reason: str, usage: Tokens,
-                model: str, digest: str) -> dict[str, Any]:
+def _completion(
+    content: str | None, calls: list[dict[str, Any]] | None, finish_reason: str, usage: Tokens, model: str, digest: str
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = calls

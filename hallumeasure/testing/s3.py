@@ -85,8 +85,12 @@ class ObjectStore:
             return _error(404, "NoSuchKey", f"the key {key} does not exist", head=method == "HEAD")
         headers_out = {"etag": _etag(data), "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT"}
         if method == "HEAD":
-            return Reply(200, headers={**headers_out, "x-sim-length": str(len(data))}, raw=b"",
-                         content_type="application/octet-stream")
+            return Reply(
+                200,
+                headers={**headers_out, "x-sim-length": str(len(data))},
+                raw=b"",
+                content_type="application/octet-stream",
+            )
         return Reply(200, headers=headers_out, raw=data, content_type="application/octet-stream")
 
     def _bucket_op(self, method: str, bucket: str, query: dict[str, list[str]]) -> Reply:
@@ -132,10 +136,14 @@ def _etag(data: bytes) -> str:
 
 
 def _error(status: int, code: str, message: str, *, head: bool = False) -> Reply:
-    body = b"" if head else (
-        f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code><Message>{escape(message)}</Message>'
-        "<RequestId>simulated</RequestId></Error>"
-    ).encode()
+    body = (
+        b""
+        if head
+        else (
+            f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code><Message>{escape(message)}</Message>'
+            "<RequestId>simulated</RequestId></Error>"
+        ).encode()
+    )
     return Reply(status, raw=body, content_type=_XML)
 
 

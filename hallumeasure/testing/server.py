@@ -145,9 +145,12 @@ class Tokens:
         return value if isinstance(value, Tokens) else cls(**value)
 
     def __add__(self, other: Tokens) -> Tokens:
-        return Tokens(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
-                      self.cache_read_tokens + other.cache_read_tokens,
-                      self.cache_write_tokens + other.cache_write_tokens)
+        return Tokens(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
 
 
 @dataclass(frozen=True)
@@ -260,12 +263,16 @@ def check_tool_schema(index: int, schema: Any) -> None:
     if not isinstance(schema, dict) or schema.get("type") != "object":
         raise ValueError(f"tools.{index}.custom.input_schema: input_schema must be a JSON Schema of type object")
     if any(key in schema for key in ("oneOf", "allOf", "anyOf")):
-        raise ValueError(f"tools.{index}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf "
-                         "at the top level")
+        raise ValueError(
+            f"tools.{index}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level"
+        )
 
 
-def check_tool_results(messages: list[dict[str, Any]], use_id: Callable[[dict[str, Any]], str | None],
-                       result_id: Callable[[dict[str, Any]], str | None]) -> None:
+def check_tool_results(
+    messages: list[dict[str, Any]],
+    use_id: Callable[[dict[str, Any]], str | None],
+    result_id: Callable[[dict[str, Any]], str | None],
+) -> None:
     """Refuse tool results that do not answer a tool call of the assistant message just before them,
     as both Claude APIs do (``use_id`` / ``result_id`` read a content block's call id, or None)."""
     previous: set[str] = set()
@@ -275,9 +282,11 @@ def check_tool_results(messages: list[dict[str, Any]], use_id: Callable[[dict[st
         for block in blocks:
             answered = result_id(block)
             if answered is not None and (message.get("role") != "user" or answered not in previous):
-                raise ValueError(f"messages.{index}: unexpected tool_use_id found in tool_result blocks: {answered}. "
-                                 "Each tool_result block must have a corresponding tool_use block in the previous "
-                                 "message.")
+                raise ValueError(
+                    f"messages.{index}: unexpected tool_use_id found in tool_result blocks: {answered}. "
+                    "Each tool_result block must have a corresponding tool_use block in the previous "
+                    "message."
+                )
         previous = {i for b in blocks if (i := use_id(b)) is not None} if message.get("role") == "assistant" else set()
 
 
@@ -645,8 +654,9 @@ class SimServer:
         reply.on_sent = lambda: setattr(record, "replied", time.monotonic())
         return reply
 
-    def _decide(self, call: Call, body: Any, record: CallRecord, scripted: Result | None, fault: Fault | None,
-                *, batched: bool) -> tuple[Reply, Tokens | None, Callable[[float], None] | None]:
+    def _decide(
+        self, call: Call, body: Any, record: CallRecord, scripted: Result | None, fault: Fault | None, *, batched: bool
+    ) -> tuple[Reply, Tokens | None, Callable[[float], None] | None]:
         """The reply, what it is billed, and the prompt-cache commit to run once its timing is known."""
         protocol = self.protocol
         if fault is not None and fault.is_error:
@@ -684,8 +694,11 @@ class SimServer:
                 wait, limit = self.limits.admit(usage.input_tokens + usage.cache_write_tokens, usage.output_tokens)
             if wait > 0:  # refused: nothing is billed and nothing is written to the cache
                 retry_after = round(wait + 0.0005, 3) if protocol.sends_retry_after else None
-                return protocol.error_reply(429, f"simulated {limit} limit exceeded", retry_after=retry_after), \
-                    None, None
+                return (
+                    protocol.error_reply(429, f"simulated {limit} limit exceeded", retry_after=retry_after),
+                    None,
+                    None,
+                )
         answer = replace(answer, usage=usage)
         return Reply(200, protocol.render(answer), answer=answer), usage, commit
 
@@ -697,8 +710,9 @@ class SimServer:
         if fault is Fault.RATE_LIMIT_NO_RETRY_AFTER:
             return protocol.error_reply(429, "simulated rate limit")
         if fault is Fault.OVERLOADED:
-            return protocol.error_reply(protocol.overloaded_status, "simulated overload",
-                                        retry_after=plan.overload_retry_after)
+            return protocol.error_reply(
+                protocol.overloaded_status, "simulated overload", retry_after=plan.overload_retry_after
+            )
         return protocol.error_reply(500 if fault is Fault.SERVER_ERROR else 503, f"simulated {fault.value}")
 
     def _spoil(self, fault: Fault, result: Result, call: Call) -> Result:
@@ -706,8 +720,14 @@ class SimServer:
         if fault.is_transport or not isinstance(result, Answer):
             return result
         if fault is Fault.REFUSAL:
-            return replace(result, text="I can't help with that request.", tool_name=None, tool_input=None,
-                           stop_reason="refusal", usage=Tokens())
+            return replace(
+                result,
+                text="I can't help with that request.",
+                tool_name=None,
+                tool_input=None,
+                stop_reason="refusal",
+                usage=Tokens(),
+            )
         if fault is Fault.EMPTY:
             return replace(result, text="", tool_name=None, tool_input=None, stop_reason="end_turn", usage=Tokens())
         if fault is Fault.SCHEMA_VIOLATION and result.tool_input is not None:
@@ -715,8 +735,9 @@ class SimServer:
             return replace(result, tool_input=break_schema(result.tool_input, schema), usage=Tokens())
         if fault is Fault.MAX_TOKENS:
             if result.tool_input is not None:
-                return replace(result, tool_input=cut_short(result.tool_input), stop_reason="max_tokens",
-                               usage=Tokens())
+                return replace(
+                    result, tool_input=cut_short(result.tool_input), stop_reason="max_tokens", usage=Tokens()
+                )
             return replace(result, text=result.text[: len(result.text) // 2], stop_reason="max_tokens", usage=Tokens())
         return result
 
@@ -734,20 +755,31 @@ class SimServer:
     def _latency(self, call: Call, usage: Tokens) -> float:
         latency = self.latency
         if isinstance(latency, Latency):
-            return latency.seconds(usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-                                   usage.output_tokens)
+            return latency.seconds(
+                usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens
+            )
         if callable(latency):
             return float(latency(call, usage))
         return float(latency or 0.0)
 
     # --- batches (the front-ends translate the wire format; the processing is here) ---
 
-    def create_batch(self, items: Iterable[tuple[str, Any, Mapping[str, str]]], *, prefix: str = "batch_",
-                     meta: Mapping[str, Any] | None = None) -> BatchJob:
+    def create_batch(
+        self,
+        items: Iterable[tuple[str, Any, Mapping[str, str]]],
+        *,
+        prefix: str = "batch_",
+        meta: Mapping[str, Any] | None = None,
+    ) -> BatchJob:
         """Accept a batch of ``(custom id, wire body, route params)`` and answer every item now."""
         job_id = f"{prefix}{next(self._ids):06d}{hashlib.sha256(str(time.time_ns()).encode()).hexdigest()[:12]}"
-        job = BatchJob(id=job_id, items=[], created_at=datetime.now(UTC),
-                       ends_at=time.monotonic() + self.batch_delay, meta=dict(meta or {}))
+        job = BatchJob(
+            id=job_id,
+            items=[],
+            created_at=datetime.now(UTC),
+            ends_at=time.monotonic() + self.batch_delay,
+            meta=dict(meta or {}),
+        )
         for custom_id, body, params in items:
             item = BatchItem(custom_id, body)
             try:
@@ -785,8 +817,9 @@ def _stopped_at_max_tokens(answer: Answer) -> Answer:
 
 
 def _output_tokens(answer: Answer) -> int:
-    return count_tokens(answer.text) + (count_tokens(json.dumps(answer.tool_input, sort_keys=True))
-                                        if answer.tool_input is not None else 0)
+    return count_tokens(answer.text) + (
+        count_tokens(json.dumps(answer.tool_input, sort_keys=True)) if answer.tool_input is not None else 0
+    )
 
 
 class _HTTPServer(ThreadingHTTPServer):

@@ -6,10 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+from testdata import REPO
 
 from hallumeasure.testing.browser import browser_missing, launch
-
-from testdata import REPO
 
 #: Where screenshots for people to look at go (git-ignored); CI can upload the folder.
 ARTIFACTS = Path(os.environ.get("HALLUMEASURE_ARTIFACTS", REPO / "artifacts")) / "browser"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from report.viewer_runs import CONTEXT, HOSTILE, bridge_rows, write_spanned_run
 
 from hallumeasure.report.runs import load_runs
 from hallumeasure.report.viewer import ViewerPassage, build_viewer_data, render_viewer, write_viewer
 from hallumeasure.types import Sample
-
-from report.viewer_runs import CONTEXT, HOSTILE, bridge_rows, write_spanned_run
 
 
 def _open(page, path, fragment: str = ""):
@@ -67,8 +66,11 @@ def test_selecting_a_claim_shows_label_reasons_and_evidence_in_the_context(page,
     page.click("#list li[data-key] >> text=b1")
     # the response's claims are highlighted in place by label
     segments = page.eval_on_selector_all(".response .seg", "nodes => nodes.map(n => [n.dataset.label, n.textContent])")
-    assert segments == [["contradicted", "The bridge is 42 km long."], ["supported", "It opened in 2019."],
-                        ["absent", "Sample 1 adds that tolls are free."]]
+    assert segments == [
+        ["contradicted", "The bridge is 42 km long."],
+        ["supported", "It opened in 2019."],
+        ["absent", "Sample 1 adds that tolls are free."],
+    ]
     page.click(".claims li[data-claim='0']")
     detail = page.text_content("#claim-detail")
     assert "contradicted" in detail and "number" in detail and "The context says 24 km, not 42 km." in detail
@@ -118,10 +120,25 @@ def test_two_runs_side_by_side_mark_changed_verdicts_and_show_the_rewrite_diff(p
 
 def test_hostile_text_stays_text(page, tmp_path):
     payload = " ".join(HOSTILE.values())
-    sample = Sample(id="x" + HOSTILE["img"], model=HOSTILE["svg"], context=CONTEXT + " " + payload,
-                    response="The bridge is 42 km long. " + payload, question=payload)
-    run = write_spanned_run(tmp_path / ("run" + HOSTILE["img"].replace("/", "")), [
-        (sample, [("The bridge is 42 km long.", ("contradicted", "number", payload)), (payload, ("absent", "other", payload))])])
+    sample = Sample(
+        id="x" + HOSTILE["img"],
+        model=HOSTILE["svg"],
+        context=CONTEXT + " " + payload,
+        response="The bridge is 42 km long. " + payload,
+        question=payload,
+    )
+    run = write_spanned_run(
+        tmp_path / ("run" + HOSTILE["img"].replace("/", "")),
+        [
+            (
+                sample,
+                [
+                    ("The bridge is 42 km long.", ("contradicted", "number", payload)),
+                    (payload, ("absent", "other", payload)),
+                ],
+            )
+        ],
+    )
     data = build_viewer_data(load_runs([run]), title="title " + payload)
     data.responses[0].passages = [ViewerPassage(id="p1" + HOSTILE["svg"], title=payload, text=CONTEXT + payload)]
     path = tmp_path / "hostile.html"
@@ -142,8 +159,12 @@ def test_hostile_text_stays_text(page, tmp_path):
 def test_a_long_context_folds_and_shows_an_excerpt_around_the_evidence(page, tmp_path):
     filler = " ".join(f"Filler sentence number {i} says nothing about bridges." for i in range(60))
     context = filler + " The bridge over the Vell river is 24 km long. " + filler
-    rows = [(Sample(id="long", model="m", context=context, response="The bridge is 42 km long."),
-             [("The bridge is 42 km long.", ("contradicted", "number", "24 km, not 42 km"))])]
+    rows = [
+        (
+            Sample(id="long", model="m", context=context, response="The bridge is 42 km long."),
+            [("The bridge is 42 km long.", ("contradicted", "number", "24 km, not 42 km"))],
+        )
+    ]
     path = write_viewer([write_spanned_run(tmp_path / "long", rows)], tmp_path / "long.html")
     _open(page, path)
     assert page.text_content(".context.excerpt mark") == "The bridge over the Vell river is 24 km long."

@@ -33,8 +33,12 @@ FIRST_PASS = {
     "broken": "error",  # an error row stays an error row
 }
 #: claim text -> the reasoner's category
-REASONER = {"risky fact": "hyperbole", "made-up fact": "no_problem_found", "wrong number": "number",
-            "big claim": "no_problem_found"}
+REASONER = {
+    "risky fact": "hyperbole",
+    "made-up fact": "no_problem_found",
+    "wrong number": "number",
+    "big claim": "no_problem_found",
+}
 SECRET = "the reasoner's private musing"
 
 
@@ -52,8 +56,16 @@ class TableFirstPass:
                 out.append(ClaimVerdict(claim_id=claim.id, judge=self.name, error="first pass failed"))
                 continue
             label, subtype, probability = spec
-            out.append(ClaimVerdict(claim_id=claim.id, label=label, subtype=subtype, probability=probability,
-                                    label_reason=f"first pass on {claim.text}", judge=self.name))
+            out.append(
+                ClaimVerdict(
+                    claim_id=claim.id,
+                    label=label,
+                    subtype=subtype,
+                    probability=probability,
+                    label_reason=f"first pass on {claim.text}",
+                    judge=self.name,
+                )
+            )
         return Judgement(verdicts=out, score=0.5)
 
 
@@ -138,10 +150,22 @@ def test_an_unusable_explanation_keeps_the_first_pass_verdict():
 def test_cascade_run_on_the_examples_records_its_stats(tmp_path):
     loaded = load_samples(EXAMPLES)
     model = Model(FakeAPI("scripted", responder=scripted_responder))
-    extractor, judge = build_stages("cascade", extractor="fake:scripted", judge="fake:scripted",
-                                    first_pass="fake:scripted", model_for=lambda spec: model)
-    manifest, results = run_measurement(loaded.samples, tmp_path / "cascade", extractor, judge, mode=Mode.COT_ONE,
-                                        input_sha256=loaded.sha256, detector="cascade")
+    extractor, judge = build_stages(
+        "cascade",
+        extractor="fake:scripted",
+        judge="fake:scripted",
+        first_pass="fake:scripted",
+        model_for=lambda spec: model,
+    )
+    manifest, results = run_measurement(
+        loaded.samples,
+        tmp_path / "cascade",
+        extractor,
+        judge,
+        mode=Mode.COT_ONE,
+        input_sha256=loaded.sha256,
+        detector="cascade",
+    )
     stats = save_detector_stats(tmp_path / "cascade", judge)
     data = load_run(tmp_path / "cascade")
     assert data.manifest.detector == "cascade" and data.manifest.settings["detector_stats"] == stats
@@ -167,9 +191,15 @@ def test_cascade_with_the_offline_first_pass(tmp_path):
     loaded = load_samples(EXAMPLES)
     api = FakeAPI("scripted", responder=scripted_responder)
     extractor, judge = build_stages("cascade", judge="fake:scripted", model_for=lambda spec: Model(api))
-    run_measurement(loaded.samples, tmp_path / "cascade", extractor, judge, mode=Mode.COT_ONE,
-                    input_sha256=loaded.sha256, detector="cascade")
+    run_measurement(
+        loaded.samples,
+        tmp_path / "cascade",
+        extractor,
+        judge,
+        mode=Mode.COT_ONE,
+        input_sha256=loaded.sha256,
+        detector="cascade",
+    )
     stats = judge.stats()
     assert stats["llm_requests"] == stats["flagged"] == api.calls
     assert stats["llm_calls_avoided"] == stats["claims_seen"] - stats["flagged"]
-

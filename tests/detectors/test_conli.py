@@ -39,13 +39,27 @@ def entities(text: str) -> list[tuple[str, str]]:
 
 def test_entity_rules_find_the_paper_kinds():
     assert entities("The Eastmere council approved 4.2 million euros on Tuesday.") == [
-        ("Eastmere", "name"), ("council", "role"), ("4.2 million euros", "money"), ("on Tuesday", "date")]
+        ("Eastmere", "name"),
+        ("council", "role"),
+        ("4.2 million euros", "money"),
+        ("on Tuesday", "date"),
+    ]
     assert entities("Mayor Ingrid Solberg said work takes eighteen months and protects 300 homes.") == [
-        ("Mayor", "role"), ("Ingrid Solberg", "person"), ("eighteen months", "duration"), ("300", "number")]
+        ("Mayor", "role"),
+        ("Ingrid Solberg", "person"),
+        ("eighteen months", "duration"),
+        ("300", "number"),
+    ]
     assert entities("Heavy rain made the Alder River flood parts of Millbrook.") == [
-        ("Alder River", "location"), ("flood", "event"), ("Millbrook", "name")]
+        ("Alder River", "location"),
+        ("flood", "event"),
+        ("Millbrook", "name"),
+    ]
     assert entities("It kept 90 percent of its capacity after 8,000 cycles, from 2027.") == [
-        ("90 percent", "number"), ("8,000", "number"), ("from 2027", "date")]
+        ("90 percent", "number"),
+        ("8,000", "number"),
+        ("from 2027", "date"),
+    ]
 
 
 def test_entity_lookup_normalises_values():
@@ -83,7 +97,7 @@ def test_one_recheck_per_entity_of_passing_sentences_only():
     api = nli_fake()
     claims, judgement, judge = judge_sample(api)
     assert [c.text for c in claims][-1] == "Is it the longest bridge?"
-    assert [SAMPLE.response[c.spans[0].start:c.spans[0].end] for c in claims] == [c.text for c in claims]
+    assert [SAMPLE.response[c.spans[0].start : c.spans[0].end] for c in claims] == [c.text for c in claims]
 
     sentence_requests = [r for r in api.requests if not prompt_blocks(r, "focus")]
     focus = Counter(body for r in api.requests for _, body in prompt_blocks(r, "focus"))
@@ -91,8 +105,15 @@ def test_one_recheck_per_entity_of_passing_sentences_only():
     assert expected == ["Kessel", "42", "March 2019", "Mayor", "Ana Ruiz"]
     assert focus == Counter(expected)  # once per entity, and none for the failed sentence or the question
     assert len(sentence_requests) == 3  # the question is never sent
-    assert judge.stats() == {"sentences": 4, "skipped": 1, "sentence_checks": 3, "entity_checks": 5,
-                             "failed_sentence_level": 1, "failed_entity_level": 1, "errors": 0}
+    assert judge.stats() == {
+        "sentences": 4,
+        "skipped": 1,
+        "sentence_checks": 3,
+        "entity_checks": 5,
+        "failed_sentence_level": 1,
+        "failed_entity_level": 1,
+        "errors": 0,
+    }
 
     verdicts = judgement.verdicts
     assert [v.label for v in verdicts] == [Label.CONTRADICTED, Label.SUPPORTED, Label.ABSENT, Label.UNEVALUATABLE]
@@ -151,15 +172,25 @@ class WordJudge:
         out = []
         for claim in claims:
             ok = all(w.strip(".,").lower() in context for w in claim.text.split())
-            out.append(ClaimVerdict(claim_id=claim.id, label="supported" if ok else "absent",
-                                    subtype=None if ok else "other", probability=0.1 if ok else 0.9,
-                                    label_reason="words", judge=self.name))
+            out.append(
+                ClaimVerdict(
+                    claim_id=claim.id,
+                    label="supported" if ok else "absent",
+                    subtype=None if ok else "other",
+                    probability=0.1 if ok else 0.9,
+                    label_reason="words",
+                    judge=self.name,
+                )
+            )
         return Judgement(verdicts=out)
 
 
 def test_offline_nli_checks_entities_by_lookup():
-    sample = Sample(id="o", context="The bridge is 24 km long. It opened in 2019.",
-                    response="The bridge is 24 km long. It opened in 2019. It opened in 2021.")
+    sample = Sample(
+        id="o",
+        context="The bridge is 24 km long. It opened in 2019.",
+        response="The bridge is 24 km long. It opened in 2019. It opened in 2021.",
+    )
     claims = asyncio.run(SentenceExtractor().extract(sample)).claims
     judge = ConliJudge(OfflineNliJudge(WordJudge()))
     verdicts = asyncio.run(judge.judge(sample, claims)).verdicts
@@ -169,8 +200,9 @@ def test_offline_nli_checks_entities_by_lookup():
 
     class Skimming(WordJudge):  # passes the sentence so that only the entity check can catch the number
         async def judge(self, sample, claims):
-            return Judgement(verdicts=[ClaimVerdict(claim_id=c.id, label="supported", probability=0.2, judge="s")
-                                       for c in claims])
+            return Judgement(
+                verdicts=[ClaimVerdict(claim_id=c.id, label="supported", probability=0.2, judge="s") for c in claims]
+            )
 
     (verdict,) = asyncio.run(ConliJudge(OfflineNliJudge(Skimming())).judge(sneaky, claims)).verdicts
     assert (verdict.label, verdict.subtype) == (Label.CONTRADICTED, Subtype.NUMBER)
@@ -181,8 +213,15 @@ def test_conli_run_on_the_examples_is_a_normal_run(tmp_path):
     loaded = load_samples(EXAMPLES)
     model = Model(FakeAPI("scripted", responder=scripted_responder))
     extractor, judge = build_stages("conli", judge="fake:scripted", model_for=lambda spec: model)
-    manifest, results = run_measurement(loaded.samples, tmp_path / "conli", extractor, judge, mode=Mode.COT_ONE,
-                                        input_sha256=loaded.sha256, detector="conli")
+    manifest, results = run_measurement(
+        loaded.samples,
+        tmp_path / "conli",
+        extractor,
+        judge,
+        mode=Mode.COT_ONE,
+        input_sha256=loaded.sha256,
+        detector="conli",
+    )
     assert manifest.detector == "conli" and manifest.extractor == "sentences" and manifest.judge == "fake:scripted"
     assert "conli_sentence.v1" in manifest.prompts and manifest.counts["claim_errors"] == 0
     stats = save_detector_stats(tmp_path / "conli", judge)
@@ -202,7 +241,14 @@ def test_conli_offline_end_to_end(tmp_path):
     pytest.importorskip("hallumeasure.offline", reason="the offline judge is not in this tree yet")
     loaded = load_samples(EXAMPLES)
     extractor, judge = build_stages("conli", judge="offline")
-    manifest, _ = run_measurement(loaded.samples, tmp_path / "conli", extractor, judge, mode=Mode.COT_ONE,
-                                  input_sha256=loaded.sha256, detector="conli")
+    manifest, _ = run_measurement(
+        loaded.samples,
+        tmp_path / "conli",
+        extractor,
+        judge,
+        mode=Mode.COT_ONE,
+        input_sha256=loaded.sha256,
+        detector="conli",
+    )
     assert manifest.detector == "conli" and manifest.judge == "offline"
     assert manifest.counts["claim_errors"] == 0

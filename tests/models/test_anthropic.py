@@ -3,9 +3,19 @@
 import asyncio
 import json
 import socket
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from provider_fixtures import (
+    SCHEMA,
+    TOOL,
+    assert_keeps_no_sdk_error,
+    cut_inside_a_character,
+    expect_provider_error,
+    generate_once,
+    judge_request,
+    truncated_once,
+)
 
 from hallumeasure import Mode, Sample, build_extractor, build_judge, measure_samples
 from hallumeasure.errors import ConfigError, ProviderError
@@ -17,17 +27,6 @@ from hallumeasure.outputs import CotVerdict, ExtractedClaims, PlainVerdicts, too
 from hallumeasure.parsing import parse_output
 from hallumeasure.testing import AnthropicServer, Reply
 from hallumeasure.testing.anthropic_server import error_reply, overloaded_reply, text_reply, tool_reply
-
-from provider_fixtures import (
-    SCHEMA,
-    TOOL,
-    assert_keeps_no_sdk_error,
-    cut_inside_a_character,
-    expect_provider_error,
-    generate_once,
-    judge_request,
-    truncated_once,
-)
 
 SENTINEL = "test-key-SENTINEL-never-print-me-0123456789"
 
@@ -128,7 +127,7 @@ def test_default_server_answers_schema_valid_tool_input_with_deterministic_usage
         ({"retry_after_ms": 250}, 0.25, 0.25),
         # An HTTP date has whole seconds, and the clock moves while the test runs. The date is made
         # when the test runs (a callable here), not at collection, which can be long before.
-        ({"retry_after": lambda: datetime.now(timezone.utc) + timedelta(seconds=60)}, 40.0, 60.0),
+        ({"retry_after": lambda: datetime.now(UTC) + timedelta(seconds=60)}, 40.0, 60.0),
         ({}, None, None),
     ],
 )
@@ -165,7 +164,9 @@ def test_error_statuses_map_to_retryable_or_not(status, retryable):
 
 def test_the_key_never_appears_in_errors_or_settings():
     def echo_headers(body):  # a hostile server that reflects the credentials it received
-        return Reply(400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(srv.requests[-1].headers)}})
+        return Reply(
+            400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(srv.requests[-1].headers)}}
+        )
 
     with AnthropicServer(handler=echo_headers) as srv:
         api = _api(srv)

@@ -9,6 +9,15 @@ import time
 
 import boto3
 import pytest
+from provider_fixtures import (
+    SCHEMA,
+    TOOL,
+    cut_inside_a_character,
+    expect_provider_error,
+    generate_once,
+    judge_request,
+    truncated_once,
+)
 
 from hallumeasure import Mode, Sample, build_extractor, build_judge, measure_samples
 from hallumeasure.errors import ConfigError
@@ -20,16 +29,6 @@ from hallumeasure.outputs import CotVerdict, ExtractedClaims, tool_schema
 from hallumeasure.parsing import parse_output
 from hallumeasure.testing import BedrockServer, Reply
 from hallumeasure.testing.bedrock_server import error_reply, text_reply, throttling_reply, tool_reply
-
-from provider_fixtures import (
-    SCHEMA,
-    TOOL,
-    cut_inside_a_character,
-    expect_provider_error,
-    generate_once,
-    judge_request,
-    truncated_once,
-)
 
 ACCESS_KEY = "TESTKEYIDSENTINEL0NEVERPRINT"
 SECRET_KEY = "secret-SENTINEL-never-print-me-0123456789"
@@ -74,7 +73,9 @@ def test_forced_tool_round_trip_sends_cache_points_and_reads_usage():
     assert call.model == MODEL_ID
     body = seen.body
     assert body["toolConfig"] == {
-        "tools": [{"toolSpec": {"name": "record_verdict", "description": TOOL.description, "inputSchema": {"json": SCHEMA}}}],
+        "tools": [
+            {"toolSpec": {"name": "record_verdict", "description": TOOL.description, "inputSchema": {"json": SCHEMA}}}
+        ],
         "toolChoice": {"tool": {"name": "record_verdict"}},
     }
     assert body["inferenceConfig"] == {"maxTokens": 512}
@@ -286,9 +287,11 @@ def test_the_pipeline_runs_end_to_end_against_the_default_server():
 def test_no_credentials_fail_when_the_model_is_built_like_a_missing_anthropic_key(monkeypatch):
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
-    for build in (lambda: BedrockAPI(MODEL_ID, region_name="us-east-1"),
-                  lambda: build_model_api(f"bedrock:{MODEL_ID}", region_name="us-east-1"),
-                  lambda: BedrockAPI(MODEL_ID, session=boto3.Session(region_name="us-east-1"))):
+    for build in (
+        lambda: BedrockAPI(MODEL_ID, region_name="us-east-1"),
+        lambda: build_model_api(f"bedrock:{MODEL_ID}", region_name="us-east-1"),
+        lambda: BedrockAPI(MODEL_ID, session=boto3.Session(region_name="us-east-1")),
+    ):
         with pytest.raises(ConfigError, match=r"no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID"):
             build()
 

@@ -87,7 +87,9 @@ class PlainChat(BaseChatModel):
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         self.seen.append(messages)
         metadata = {"finish_reason": self.finish} if self.finish else {}
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.reply, response_metadata=metadata))])
+        return ChatResult(
+            generations=[ChatGeneration(message=AIMessage(content=self.reply, response_metadata=metadata))]
+        )
 
 
 def _request(**changes) -> GenerateRequest:
@@ -125,7 +127,10 @@ def test_forced_tool_round_trip_through_bind_tools():
     assert (response.usage.cache_read_tokens, response.usage.cache_write_tokens) == (60, 10)
     (seen,) = chat.seen
     assert seen["tools"] == [
-        {"type": "function", "function": {"name": "record_verdict", "description": TOOL.description, "parameters": SCHEMA}}
+        {
+            "type": "function",
+            "function": {"name": "record_verdict", "description": TOOL.description, "parameters": SCHEMA},
+        }
     ]
     assert seen["tool_choice"] == "record_verdict"
     assert [type(m) for m in seen["messages"]] == [SystemMessage, HumanMessage]
@@ -288,10 +293,18 @@ def test_an_instance_that_retries_on_its_own_is_reported(caplog):
 def test_an_invalid_tool_call_is_kept_as_written_with_its_id():
     class InvalidChat(ToolChat):
         def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-            bad = {"name": "record_verdict", "args": '```json\n{"label_reason": "x", "label": "supported"}\n```',
-                   "id": "call_7", "error": "not JSON", "type": "invalid_tool_call"}
-            message = AIMessage(content="Prose that quotes a fake verdict {\"label\": \"absent\"}",
-                                invalid_tool_calls=[bad], response_metadata={"finish_reason": "tool_calls"})
+            bad = {
+                "name": "record_verdict",
+                "args": '```json\n{"label_reason": "x", "label": "supported"}\n```',
+                "id": "call_7",
+                "error": "not JSON",
+                "type": "invalid_tool_call",
+            }
+            message = AIMessage(
+                content='Prose that quotes a fake verdict {"label": "absent"}',
+                invalid_tool_calls=[bad],
+                response_metadata={"finish_reason": "tool_calls"},
+            )
             return ChatResult(generations=[ChatGeneration(message=message)])
 
     response = _generate(LangChainAPI(InvalidChat()), _request())

@@ -108,9 +108,19 @@ def test_concurrency_is_bounded():
 
 
 def test_usage_is_accumulated():
-    api = FakeAPI(script=[GenerateResponse(text="a", usage=Usage(calls=1, input_tokens=10, output_tokens=3,
-                                                              cache_read_tokens=7, cache_write_tokens=2))])
+    api = FakeAPI(
+        script=[
+            GenerateResponse(
+                text="a",
+                usage=Usage(calls=1, input_tokens=10, output_tokens=3, cache_read_tokens=7, cache_write_tokens=2),
+            )
+        ]
+    )
     model = Model(api)
     asyncio.run(model.generate(_request()))
-    assert (model.usage.input_tokens, model.usage.output_tokens, model.usage.cache_read_tokens,
-            model.usage.cache_write_tokens) == (10, 3, 7, 2)
+    assert (
+        model.usage.input_tokens,
+        model.usage.output_tokens,
+        model.usage.cache_read_tokens,
+        model.usage.cache_write_tokens,
+    ) == (10, 3, 7, 2)

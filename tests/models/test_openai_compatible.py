@@ -7,6 +7,7 @@ import json
 from typing import Literal
 
 import pytest
+from provider_fixtures import judge_request
 from pydantic import BaseModel
 
 from hallumeasure.errors import ConfigError, ProviderError
@@ -16,7 +17,6 @@ from hallumeasure.models.registry import build_model_api, with_options
 from hallumeasure.parsing import ask_structured
 from hallumeasure.testing import Fault, FaultPlan
 from hallumeasure.testing.openai_server import OpenAIServer, error_reply, raw_tool_reply, text_reply, tool_reply
-from provider_fixtures import judge_request
 
 KEY = "sk-local-SENTINEL-never-print-me-0123456789"
 CLASS = "langchain_openai:ChatOpenAI"
@@ -37,8 +37,10 @@ def _key(monkeypatch):
 
 
 def _spec(srv, **options) -> str:
-    return with_options(f"langchain:{CLASS}", [f"{k}={v}" for k, v in {"model": "qwen-local", "base_url": srv.base_url,
-                                                                      **options}.items()])
+    return with_options(
+        f"langchain:{CLASS}",
+        [f"{k}={v}" for k, v in {"model": "qwen-local", "base_url": srv.base_url, **options}.items()],
+    )
 
 
 def _model(srv, **wrapper) -> Model:
@@ -138,16 +140,21 @@ def test_max_tokens_is_sent_and_a_length_finish_is_a_cut_off_that_is_not_re_aske
     ("finish", "ours"), [("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "refusal")]
 )
 def test_finish_reasons_of_text_answers(finish, ours):
-    with OpenAIServer(script=[text_reply("Just text.", stop_reason={"stop": "end_turn", "length": "max_tokens",
-                                                                     "content_filter": "refusal"}[finish])]) as srv:
+    with OpenAIServer(
+        script=[
+            text_reply(
+                "Just text.",
+                stop_reason={"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal"}[finish],
+            )
+        ]
+    ) as srv:
         response = asyncio.run(build_model_api(_spec(srv)).generate(judge_request()))
         assert srv.bodies[0]["tool_choice"] == {"type": "function", "function": {"name": "record_verdict"}}
     assert response.stop_reason == ours and response.text == "Just text."
 
 
 def test_usage_counts_cached_prompt_tokens_apart():
-    reply = tool_reply("record_verdict", GOOD, usage={"input_tokens": 30, "cache_read_tokens": 70,
-                                                      "output_tokens": 9})
+    reply = tool_reply("record_verdict", GOOD, usage={"input_tokens": 30, "cache_read_tokens": 70, "output_tokens": 9})
     with OpenAIServer(script=[reply]) as srv:
         response = asyncio.run(build_model_api(_spec(srv)).generate(judge_request()))
         assert srv.bodies[0]["messages"][0]["role"] == "system"
@@ -212,7 +219,9 @@ def test_options_are_typed_recorded_and_secrets_are_refused(tmp_path):
     "text",
     [
         '<tool_call>\n{"name": "record_verdict", "arguments": ' + json.dumps(GOOD) + "}\n</tool_call>",
-        '<tool_call>{"name": "record_verdict", "arguments": ' + json.dumps(json.dumps(GOOD)) + "}</tool_call><|im_end|>",
+        '<tool_call>{"name": "record_verdict", "arguments": '
+        + json.dumps(json.dumps(GOOD))
+        + "}</tool_call><|im_end|>",
         '<|python_tag|>{"name": "record_verdict", "parameters": ' + json.dumps(GOOD) + "}",
         '[TOOL_CALLS] [{"name": "record_verdict", "arguments": ' + json.dumps(GOOD) + "}]",
     ],
@@ -270,11 +279,12 @@ def test_malformed_request_bodies_are_refused_like_a_server_would():
 
 @pytest.mark.parametrize("mode", ["cot-all", "cot-one"])
 def test_the_pipeline_loses_nothing_under_every_fault_on_the_openai_wire(mode):
+    from reliability.samples import SAMPLES
+
     from hallumeasure.pipeline.classify import LLMJudge
     from hallumeasure.pipeline.extract import LLMExtractor
     from hallumeasure.pipeline.run import measure_samples
     from hallumeasure.types import Mode
-    from reliability.samples import SAMPLES
 
     # Every kind of fault once, on the first calls in turn, then a seeded share of them at random.
     plan = FaultPlan(schedule=list(Fault), rate=0.2, faults=list(Fault), seed=7, hang=1.5)
@@ -292,8 +302,14 @@ def test_the_pipeline_loses_nothing_under_every_fault_on_the_openai_wire(mode):
 
 def test_structured_and_url_options_are_recorded_without_what_they_may_hide():
     with OpenAIServer() as srv:
-        spec = with_options(f"langchain:{CLASS}", ["model=m", f"base_url={srv.url.replace('://', '://user:pw@')}/v1",
-                                                   'default_headers={"X-Org": "team-token-123456"}'])
+        spec = with_options(
+            f"langchain:{CLASS}",
+            [
+                "model=m",
+                f"base_url={srv.url.replace('://', '://user:pw@')}/v1",
+                'default_headers={"X-Org": "team-token-123456"}',
+            ],
+        )
         api = build_model_api(spec)
         asyncio.run(api.generate(judge_request()))
         assert srv.requests[0].headers["x-org"] == "team-token-123456"  # the option did reach the client

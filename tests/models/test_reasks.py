@@ -9,7 +9,9 @@ import asyncio
 from typing import Literal
 
 import pytest
+from provider_fixtures import judge_request
 from pydantic import BaseModel
+from testdata import aws_session
 
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
@@ -18,8 +20,6 @@ from hallumeasure.models.langchain import LangChainAPI
 from hallumeasure.models.model import Model
 from hallumeasure.parsing import ask_structured
 from hallumeasure.testing import AnthropicServer, BedrockServer, OpenAIServer
-from provider_fixtures import judge_request
-from testdata import aws_session
 
 GOOD = {"label_reason": "The context says the sky is blue.", "label": "supported"}
 BAD = {"label_reason": "The context says the sky is blue.", "label": "maybe"}
@@ -52,8 +52,9 @@ class Bedrock:
 
     @staticmethod
     def api(srv):
-        return BedrockAPI("anthropic.claude-3-haiku-20240307-v1:0", session=aws_session(),
-                          endpoint_url=srv.endpoint_url)
+        return BedrockAPI(
+            "anthropic.claude-3-haiku-20240307-v1:0", session=aws_session(), endpoint_url=srv.endpoint_url
+        )
 
     @staticmethod
     def failed_call(messages):
@@ -61,8 +62,13 @@ class Bedrock:
         (block,) = messages[-1]["content"]
         result = block["toolResult"]
         assert messages[-2]["role"] == "assistant" and messages[-1]["role"] == "user"
-        return use["input"], use["toolUseId"], result["toolUseId"], result["status"] == "error", \
-            result["content"][0]["text"]
+        return (
+            use["input"],
+            use["toolUseId"],
+            result["toolUseId"],
+            result["status"] == "error",
+            result["content"][0]["text"],
+        )
 
 
 class OpenAICompatible:
@@ -83,8 +89,9 @@ class OpenAICompatible:
         return json.loads(call["function"]["arguments"]), call["id"], tool["tool_call_id"], True, tool["content"]
 
 
-PROVIDERS = pytest.mark.parametrize("provider", [Anthropic, Bedrock, OpenAICompatible],
-                                    ids=["anthropic", "bedrock", "openai-compatible"])
+PROVIDERS = pytest.mark.parametrize(
+    "provider", [Anthropic, Bedrock, OpenAICompatible], ids=["anthropic", "bedrock", "openai-compatible"]
+)
 
 
 def _ask(model: Model):
@@ -132,14 +139,18 @@ def test_every_re_ask_reaches_the_model_and_a_resumed_run_replays_them_from_the_
 def test_the_simulators_refuse_a_tool_result_that_answers_no_call(server):
     """What the re-ask tests rely on: the simulators check tool results as the APIs do."""
     if server is AnthropicServer:
-        messages = [{"role": "user", "content": "hi"},
-                    {"role": "assistant", "content": [{"type": "text", "text": "no call"}]},
-                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "e"}]}]
+        messages = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": "no call"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "e"}]},
+        ]
         body = {"model": "m", "max_tokens": 5, "messages": messages}
     else:
-        messages = [{"role": "user", "content": [{"text": "hi"}]},
-                    {"role": "assistant", "content": [{"text": "no call"}]},
-                    {"role": "user", "content": [{"toolResult": {"toolUseId": "x", "content": [{"text": "e"}]}}]}]
+        messages = [
+            {"role": "user", "content": [{"text": "hi"}]},
+            {"role": "assistant", "content": [{"text": "no call"}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "x", "content": [{"text": "e"}]}}]},
+        ]
         body = {"messages": messages}
     with pytest.raises(ValueError, match="tool_result blocks"):
         server.protocol.parse(body, {"model": "m"})

@@ -16,8 +16,11 @@ from hallumeasure.pipeline.votes import VotingJudge
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.types import Mode, Sample
 
-SAMPLE = Sample(id="s1", context="The bridge is 24 km long. It opened in 2019.",
-                response="The bridge is 42 km long. It opened in 2019.")
+SAMPLE = Sample(
+    id="s1",
+    context="The bridge is 24 km long. It opened in 2019.",
+    response="The bridge is 42 km long. It opened in 2019.",
+)
 REPEATS = 3
 
 
@@ -35,8 +38,9 @@ def _bedrock(srv):
     return BedrockAPI("anthropic.claude-sim", endpoint_url=srv.endpoint_url, region_name="us-east-1")
 
 
-@pytest.mark.parametrize("server, make_api", [(AnthropicServer, _anthropic), (BedrockServer, _bedrock)],
-                         ids=["anthropic", "bedrock"])
+@pytest.mark.parametrize(
+    "server, make_api", [(AnthropicServer, _anthropic), (BedrockServer, _bedrock)], ids=["anthropic", "bedrock"]
+)
 @pytest.mark.parametrize("mode", [Mode.COT_ONE, Mode.NOCOT_ALL])
 def test_k_repeats_send_k_requests_and_a_rerun_sends_none(server, make_api, mode, tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
@@ -66,8 +70,14 @@ def test_repeat_0_keys_as_requests_did_before_repeats_and_each_repeat_keys_apart
     request = GenerateRequest(system="s", messages=(Message.user("hello"),))
     # Neither the repeat nor a first ask's re-ask attempt (both added after the cache existed) is in the key.
     fields = {k: v for k, v in request.model_dump(mode="json").items() if k not in ("repeat", "attempt")}
-    before = hashlib.sha256(json.dumps({"model": "fake:x", "settings": {}, "request": fields}, sort_keys=True,
-                                       separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    before = hashlib.sha256(
+        json.dumps(
+            {"model": "fake:x", "settings": {}, "request": fields},
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        ).encode()
+    ).hexdigest()
     assert request_key("fake:x", request) == before  # existing caches keep answering runs without repeats
     keys = {request_key("fake:x", request.model_copy(update={"repeat": k})) for k in range(4)}
     assert len(keys) == 4

@@ -4,14 +4,14 @@ becomes an empty answer: after the bounded retries it is an error row."""
 import asyncio
 
 import pytest
+from provider_fixtures import expect_provider_error, generate_once, judge_request, truncated_always, truncated_once
+from testdata import aws_session
 
 from hallumeasure import Mode, Sample, build_extractor, build_judge, measure_samples
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.model import Model
 from hallumeasure.testing import AnthropicServer, BedrockServer, Fault
-from provider_fixtures import expect_provider_error, generate_once, judge_request, truncated_always, truncated_once
-from testdata import aws_session
 
 BEDROCK_MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
 

@@ -3,13 +3,12 @@
 import json
 
 import pytest
+from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
 from hallumeasure.labels import Label, Subtype
 from hallumeasure.types import Claim, Sample
-
-from testdata import EXAMPLES
 
 runner = CliRunner()
 
@@ -24,7 +23,7 @@ from hallumeasure.nli.judge import NliClaimJudge  # noqa: E402
 SAMPLE = Sample(
     id="s1",
     context="The town council approved a budget of 4.2 million euros for the harbor wall on Tuesday. "
-            "Work starts in March and should take about eighteen months.",
+    "Work starts in March and should take about eighteen months.",
     response="",
 )
 
@@ -39,9 +38,11 @@ def judge():
 
 
 def test_supported_and_changed_number_claims(judge):
-    claims = _claims("The council approved a budget of 4.2 million euros for the harbor wall.",
-                     "The council approved a budget of 9.5 million euros for the harbor wall.",
-                     "Hello there?")
+    claims = _claims(
+        "The council approved a budget of 4.2 million euros for the harbor wall.",
+        "The council approved a budget of 9.5 million euros for the harbor wall.",
+        "Hello there?",
+    )
     result = judge.judge_now(SAMPLE, claims)
     good, bad, question = result.verdicts
     assert good.probability < bad.probability
@@ -61,8 +62,9 @@ def test_measure_with_the_nli_judge_on_the_examples(tmp_path):
 
 
 def test_conli_with_the_nli_model_and_its_manifest_round_trip(tmp_path):
-    result = runner.invoke(app, ["measure", str(EXAMPLES), "--detector", "conli", "--judge", "nli",
-                                 "--out", str(tmp_path / "conli")])
+    result = runner.invoke(
+        app, ["measure", str(EXAMPLES), "--detector", "conli", "--judge", "nli", "--out", str(tmp_path / "conli")]
+    )
     assert result.exit_code == 0, result.output
     from hallumeasure.store import load_run
 

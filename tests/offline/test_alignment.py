@@ -4,9 +4,11 @@ from hallumeasure.offline.alignment import align, opposite
 from hallumeasure.offline.context import index_context
 from hallumeasure.offline.tokens import stem, words
 
-CONTEXT = ("Mary Doyle was a 19-year-old telephone operator at the time. Norman Rockwell painted her in 1943. "
-           "The council said it may raise taxes next year. He never let anyone touch him or take photos. "
-           "Henderson has urged Raheem Sterling to follow his lead.")
+CONTEXT = (
+    "Mary Doyle was a 19-year-old telephone operator at the time. Norman Rockwell painted her in 1943. "
+    "The council said it may raise taxes next year. He never let anyone touch him or take photos. "
+    "Henderson has urged Raheem Sterling to follow his lead."
+)
 
 
 def diffs(claim):
@@ -31,7 +33,7 @@ def test_a_dropped_hedge():
 
 def test_a_swapped_word_that_also_occurs_elsewhere_is_still_compared_in_place():
     _, found = diffs("He never let anyone see him or take photos.")
-    (claim_side, context_side, kinds, edge), = found
+    ((claim_side, context_side, kinds, edge),) = found
     assert claim_side[0] == "see" and context_side[0] == "touch" and "substitution" in kinds and not edge
 
 
@@ -62,7 +64,8 @@ def test_exclusive_values_swapped_inside_copied_text():
 
     a = align(words("The car is blue and fast."), index_context("The car is red and fast."))
     assert [("exclusive" in d.kinds, d.claim_words, d.context_words) for d in a.differences] == [
-        (True, ("blue",), ("red",))]
+        (True, ("blue",), ("red",))
+    ]
     assert exclusive_swap({"wife"}, {"his", "brother"}) and exclusive_swap({"week"}, {"every", "year"})
     # Spelling variants and plurals are one value; words of different sets are not compared.
     assert not exclusive_swap({"gray"}, {"grey"}) and not exclusive_swap({"brothers"}, {"brother"})

@@ -32,11 +32,40 @@ def result():
 def test_the_suite_is_large_and_covers_every_kind(result):
     kinds = {k.split(":", 1)[1] for k in result["kinds"]}
     assert result["overall"]["changed"]["n"] + result["overall"]["faithful"]["n"] >= 300
-    assert {"number_small", "number_large", "year", "time", "date", "weekday", "money", "percent", "first_name",
-            "surname", "speaker", "place", "organisation", "negation", "antonym", "quantifier", "modality",
-            "comparative", "ordinal", "attribution", "invented"} <= kinds
-    assert {"synonym", "reorder", "number_format", "time_format", "negation_equiv", "copy", "summary", "inference",
-            "attribution_kept"} <= kinds
+    assert {
+        "number_small",
+        "number_large",
+        "year",
+        "time",
+        "date",
+        "weekday",
+        "money",
+        "percent",
+        "first_name",
+        "surname",
+        "speaker",
+        "place",
+        "organisation",
+        "negation",
+        "antonym",
+        "quantifier",
+        "modality",
+        "comparative",
+        "ordinal",
+        "attribution",
+        "invented",
+    } <= kinds
+    assert {
+        "synonym",
+        "reorder",
+        "number_format",
+        "time_format",
+        "negation_equiv",
+        "copy",
+        "summary",
+        "inference",
+        "attribution_kept",
+    } <= kinds
 
 
 def test_changed_facts_are_flagged_with_the_right_subtype(result):
@@ -75,14 +104,17 @@ def test_issue_probes_are_contradicted_and_the_reason_names_both_values(claim, c
     assert "matches" not in verdict.label_reason
 
 
-@pytest.mark.parametrize(("response", "context"), [
-    ("The museum has nine rooms.", "The museum has 9 rooms."),
-    ("The shop opens at 9:00.", "The shop opens at 9 a.m."),
-    ("The shop opens at 09:00.", "The shop opens at 9 am."),
-    ("The shop opens at nine o'clock.", "The shop opens at 9 a.m."),
-    ("The shop closes at 21:00.", "The shop closes at 9 p.m."),
-    ("Its new wing has a 150-seat planetarium.", "The new wing houses a planetarium with 150 seats."),
-])
+@pytest.mark.parametrize(
+    ("response", "context"),
+    [
+        ("The museum has nine rooms.", "The museum has 9 rooms."),
+        ("The shop opens at 9:00.", "The shop opens at 9 a.m."),
+        ("The shop opens at 09:00.", "The shop opens at 9 am."),
+        ("The shop opens at nine o'clock.", "The shop opens at 9 a.m."),
+        ("The shop closes at 21:00.", "The shop closes at 9 p.m."),
+        ("Its new wing has a 150-seat planetarium.", "The new wing houses a planetarium with 150 seats."),
+    ],
+)
 def test_equivalent_values_are_not_flagged(response, context):
     _, judgement = _judge(response, context)
     assert [v.label for v in judgement.verdicts] == [Label.SUPPORTED], judgement.verdicts[0].label_reason

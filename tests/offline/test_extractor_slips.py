@@ -28,14 +28,17 @@ def test_a_verb_initial_piece_without_a_known_subject_stays_with_its_clause():
 
 
 def test_it_is_the_thing_the_previous_sentence_introduced_not_the_company():
-    got = claims("Voltra Labs announced a solid-state cell storing 410 watt-hours per kilogram. "
-                 "It kept 90 percent of its capacity after 800 cycles.")
+    got = claims(
+        "Voltra Labs announced a solid-state cell storing 410 watt-hours per kilogram. "
+        "It kept 90 percent of its capacity after 800 cycles."
+    )
     assert got[1] == "The solid-state cell kept 90 percent of its capacity after 800 cycles."
 
 
 def test_it_still_means_the_subject_when_nothing_new_was_introduced():
-    assert claims("The bridge opened in 1998. It carries 20,000 cars a day.")[1] == \
-        "The bridge carries 20,000 cars a day."
+    assert (
+        claims("The bridge opened in 1998. It carries 20,000 cars a day.")[1] == "The bridge carries 20,000 cars a day."
+    )
 
 
 def test_a_person_pronoun_never_becomes_a_thing():

@@ -12,9 +12,11 @@ from hallumeasure.offline.model import EVIDENCE_RULES, MODEL_FILE, load_model
 from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.types import Sample
 
-CONTEXT = ("The Harbour Bridge is 24 km long and opened in 2019. It cost 300 million euros. "
-           "Engineer Tomas Albu designed it. The mayor said the repairs may start in June. "
-           "Traffic rose sharply after the opening.")
+CONTEXT = (
+    "The Harbour Bridge is 24 km long and opened in 2019. It cost 300 million euros. "
+    "Engineer Tomas Albu designed it. The mayor said the repairs may start in June. "
+    "Traffic rose sharply after the opening."
+)
 
 
 def run(response, context=CONTEXT):
@@ -29,8 +31,10 @@ def test_both_stages_satisfy_the_protocols():
 
 
 def test_claims_split_safe_clauses_and_keep_spans_into_the_response():
-    text = ("The bridge was designed by engineer Tomas Albu and opened in 1998; the city paid for it. "
-            "It carries 40,000 cars a day. Would you like a map?")
+    text = (
+        "The bridge was designed by engineer Tomas Albu and opened in 1998; the city paid for it. "
+        "It carries 40,000 cars a day. Would you like a map?"
+    )
     claims = split_claims(text)
     assert [c for c, _ in claims] == [
         "The bridge was designed by engineer Tomas Albu",
@@ -39,9 +43,13 @@ def test_claims_split_safe_clauses_and_keep_spans_into_the_response():
         "The bridge carries 40,000 cars a day.",
         "Would you like a map?",
     ]
-    assert [text[s.start:s.end] for _, s in claims] == [
-        "The bridge was designed by engineer Tomas Albu", "opened in 1998", "the city paid for it.",
-        "It carries 40,000 cars a day.", "Would you like a map?"]
+    assert [text[s.start : s.end] for _, s in claims] == [
+        "The bridge was designed by engineer Tomas Albu",
+        "opened in 1998",
+        "the city paid for it.",
+        "It carries 40,000 cars a day.",
+        "Would you like a map?",
+    ]
 
 
 def test_claim_ids_and_spans_on_the_claim_objects():
@@ -50,7 +58,7 @@ def test_claim_ids_and_spans_on_the_claim_objects():
     assert [c.id for c in claims] == ["r7:c0", "r7:c1"]
     # "It" is the thing the previous sentence introduced (the cell), not the company.
     assert [c.text for c in claims] == ["Voltra Labs built a cell.", "The cell stores 410 Wh per kilogram."]
-    assert sample.response[claims[1].spans[0].start:claims[1].spans[0].end] == "It stores 410 Wh per kilogram."
+    assert sample.response[claims[1].spans[0].start : claims[1].spans[0].end] == "It stores 410 Wh per kilogram."
 
 
 def test_greetings_questions_and_instructions_are_kept_and_marked_unevaluatable():
@@ -80,8 +88,9 @@ def test_an_invented_name_is_reported_and_a_faithful_response_scores_low():
 
 
 def test_every_verdict_is_well_formed():
-    claims, judgement = run("The Harbour Bridge is 42 km long, and traffic fell after the opening. "
-                            "The repairs will start in June. Thanks!")
+    claims, judgement = run(
+        "The Harbour Bridge is 42 km long, and traffic fell after the opening. The repairs will start in June. Thanks!"
+    )
     assert [v.claim_id for v in judgement.verdicts] == [c.id for c in claims]
     for v in judgement.verdicts:
         assert v.judge == "offline" and v.ok and v.label_reason

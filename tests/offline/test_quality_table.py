@@ -27,9 +27,20 @@ def test_committed_slice_table_is_current(data, tmp_path):
     committed = REPO / "benchmarks" / "offline_quality_slice.md"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "offline_quality.py"), *SLICE, "--data", str(data),
-         "--out", str(tmp_path / "slice")],
-        capture_output=True, text=True, timeout=600, env=env, check=False,
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "offline_quality.py"),
+            *SLICE,
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / "slice"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "slice.md").read_text() == committed.read_text(), (
@@ -45,7 +56,7 @@ def test_extracted_spans_point_into_real_responses(data, name):
         claims = split_claims(sample.response)
         assert claims or not sample.response.strip()
         for text, span in claims:
-            piece = sample.response[span.start:span.end]
+            piece = sample.response[span.start : span.end]
             assert 0 <= span.start < span.end <= len(sample.response) and piece.strip()
             # the claim is the piece, or the piece with a resolved subject in front
             assert piece.strip(" ,;").lower().rstrip(".") in text.lower() or text.split()[-1] in piece

@@ -14,8 +14,10 @@ from hallumeasure.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.store import RunStore
 from hallumeasure.types import Sample
 
-CONTEXT = ("The Harbour Bridge is 24 km long and opened in 2019. It cost 300 million euros. "
-           "Engineers expect it to carry 40,000 cars a day.")
+CONTEXT = (
+    "The Harbour Bridge is 24 km long and opened in 2019. It cost 300 million euros. "
+    "Engineers expect it to carry 40,000 cars a day."
+)
 
 
 def _judge(response: str):
@@ -46,14 +48,17 @@ def test_conli_over_the_offline_judge_writes_the_offline_response_score():
 
 
 def test_an_empty_response_is_stored_as_a_result_with_no_claims_and_counted(tmp_path):
-    rows = [{"id": "full", "context": CONTEXT, "response": "The Harbour Bridge is 24 km long."},
-            {"id": "empty", "context": CONTEXT, "response": "   "},
-            {"id": "question", "context": CONTEXT, "response": "Shall I tell you more?"}]
+    rows = [
+        {"id": "full", "context": CONTEXT, "response": "The Harbour Bridge is 24 km long."},
+        {"id": "empty", "context": CONTEXT, "response": "   "},
+        {"id": "question", "context": CONTEXT, "response": "Shall I tell you more?"},
+    ]
     data = tmp_path / "in.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     run = tmp_path / "run"
-    result = CliRunner().invoke(app, ["measure", str(data), "--out", str(run), "--extractor", "offline",
-                                      "--judge", "offline"])
+    result = CliRunner().invoke(
+        app, ["measure", str(data), "--out", str(run), "--extractor", "offline", "--judge", "offline"]
+    )
     assert result.exit_code == 0, result.output
     store = RunStore(run)
     try:

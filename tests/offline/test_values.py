@@ -41,8 +41,17 @@ def test_metres_are_not_millions_and_one_is_not_counted():
     assert quantities("one of them") == []
 
 
-@pytest.mark.parametrize("text", ["on 2025-03-14", "on March 14th, 2025", "on 14 March 2025", "on 3/14/2025",
-                                  "on Mar. 14, 2025", "on the 14th of March 2025"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "on 2025-03-14",
+        "on March 14th, 2025",
+        "on 14 March 2025",
+        "on 3/14/2025",
+        "on Mar. 14, 2025",
+        "on the 14th of March 2025",
+    ],
+)
 def test_dates_in_other_formats_are_the_same_date(text):
     assert (2025, 3, 14) in dates(text)
 

@@ -23,8 +23,11 @@ from hallumeasure.testing.faults import Fault, FaultPlan
 from hallumeasure.types import Mode, Sample
 
 SAMPLES = [
-    Sample(id=f"s{i}", context=f"The bridge is {20 + i} km long. It opened in 2019.",
-           response=f"The bridge is {30 + i} km long. It opened in 2019.")
+    Sample(
+        id=f"s{i}",
+        context=f"The bridge is {20 + i} km long. It opened in 2019.",
+        response=f"The bridge is {30 + i} km long. It opened in 2019.",
+    )
     for i in range(4)
 ]
 FAST = {"collect_window": 0.02, "poll_interval": 0.01, "max_poll_interval": 0.02}
@@ -69,17 +72,20 @@ def test_each_stage_is_one_batch_and_no_single_calls_are_made(tmp_path):
         assert db.execute("SELECT COUNT(*) FROM batch_requests WHERE outcome = 'ok'").fetchone()[0] == 12
     price = price_for(api.spec)
     assert cost(model.batch_usage, price, batch=True) == (cost(model.batch_usage, price) * Decimal("0.5")).quantize(
-        Decimal("0.000001"))
+        Decimal("0.000001")
+    )
 
 
 def test_a_crashed_run_resumes_by_polling_its_batch_instead_of_resubmitting(tmp_path):
     run_dir = tmp_path / "run"
     with AnthropicServer(batch_delay=3600) as srv:  # the batch will not end while the first process lives
+
         async def first_process():
             api = _anthropic(srv)
             model = Model(api, batch=Batcher(api, ledger=BatchLedger.for_run(run_dir), **FAST))
             task = asyncio.ensure_future(
-                measure_samples(SAMPLES, LLMExtractor(model), LLMJudge(model), concurrency=len(SAMPLES)))
+                measure_samples(SAMPLES, LLMExtractor(model), LLMJudge(model), concurrency=len(SAMPLES))
+            )
             while not srv.batches:
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.05)  # a few polls
@@ -134,10 +140,15 @@ def test_failed_items_are_retried_in_a_later_batch_then_become_error_rows(tmp_pa
 
 def _bedrock(srv, **options):
     srv.s3.create_bucket("runs")
-    return BedrockAPI("anthropic.claude-sonnet-4-5", region_name="us-east-1", endpoint_url=srv.url,
-                      session=aws_session(),
-                      batch_s3_uri="s3://runs/hallumeasure", batch_role_arn="arn:aws:iam::123456789012:role/batch",
-                      **options)
+    return BedrockAPI(
+        "anthropic.claude-sonnet-4-5",
+        region_name="us-east-1",
+        endpoint_url=srv.url,
+        session=aws_session(),
+        batch_s3_uri="s3://runs/hallumeasure",
+        batch_role_arn="arn:aws:iam::123456789012:role/batch",
+        **options,
+    )
 
 
 def test_bedrock_batch_inference_end_to_end(aws, tmp_path):
@@ -160,8 +171,10 @@ def test_bedrock_batch_output_lines_that_are_cut_or_not_answers_are_never_read_a
     from hallumeasure.errors import ProviderError
     from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
 
-    requests = {f"r{i}": GenerateRequest(system="Answer.", messages=(Message.user(f"Say {i}."),), max_tokens=16)
-                for i in range(3)}
+    requests = {
+        f"r{i}": GenerateRequest(system="Answer.", messages=(Message.user(f"Say {i}."),), max_tokens=16)
+        for i in range(3)
+    }
 
     async def go(api, srv):
         job = await api.submit_batch(list(requests.items()), token="t0")

@@ -18,8 +18,11 @@ from hallumeasure.pipeline.run import measure_samples
 from hallumeasure.testing import Answer, AnthropicServer, BedrockServer, default_answer
 from hallumeasure.types import Mode, Sample
 
-SAMPLE = Sample(id="s1", context="The bridge is 24 km long. It opened in 2019.",
-                response="The bridge is 42 km long. It opened in 2019.")
+SAMPLE = Sample(
+    id="s1",
+    context="The bridge is 24 km long. It opened in 2019.",
+    response="The bridge is 42 km long. It opened in 2019.",
+)
 
 
 def _bad_first_verdict():

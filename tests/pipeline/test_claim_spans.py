@@ -8,7 +8,7 @@ FIRST, SECOND = RESPONSE[:40], RESPONSE[41:]
 
 
 def _text(spans) -> str:
-    return " | ".join(RESPONSE[s.start:s.end] for s in spans)
+    return " | ".join(RESPONSE[s.start : s.end] for s in spans)
 
 
 def test_a_claim_over_the_whole_response_is_not_pinned_to_the_sentence_the_model_named():

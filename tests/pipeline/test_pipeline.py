@@ -3,6 +3,7 @@
 import asyncio
 
 import pytest
+from testdata import EXAMPLES
 
 from hallumeasure.inputs import load_samples
 from hallumeasure.labels import Label, Policy
@@ -13,8 +14,6 @@ from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import measure_samples
 from hallumeasure.types import Mode, Sample
-
-from testdata import EXAMPLES
 
 SAMPLE = Sample(
     id="s1",
@@ -54,7 +53,7 @@ def test_labels_and_aggregate_on_a_known_case():
     assert result.verdicts[0].subtype == "number"
     assert result.n_evaluated == 2 and result.n_unsupported == 1
     assert result.unsupported_rate == pytest.approx(0.5) and result.hallucinated is True
-    assert result.claims[0].spans and SAMPLE.response[result.claims[0].spans[0].start:].startswith("The bridge is 42")
+    assert result.claims[0].spans and SAMPLE.response[result.claims[0].spans[0].start :].startswith("The bridge is 42")
 
 
 def test_requests_delimit_untrusted_text_and_put_the_claim_last():

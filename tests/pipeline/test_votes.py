@@ -17,16 +17,26 @@ from hallumeasure.store import RunStore, load_run
 from hallumeasure.types import Mode, Sample, Vote
 
 POLICY = Policy()
-SAMPLE = Sample(id="s1", context="The bridge is 24 km long. It opened in 2019.",
-                response="The bridge is 24 km long. It opened in 2019.")
+SAMPLE = Sample(
+    id="s1",
+    context="The bridge is 24 km long. It opened in 2019.",
+    response="The bridge is 24 km long. It opened in 2019.",
+)
 
 
 def votes(*labels, claim="c1"):
     """Votes on one claim in repeat order; None is a failed vote."""
-    return [Vote(claim_id=claim, judge="j", repeat=k, label=label, subtype="other" if label in
-                 ("absent", "contradicted", "partially_supported") else None,
-                 error=None if label else "the judge timed out")
-            for k, label in enumerate(labels)]
+    return [
+        Vote(
+            claim_id=claim,
+            judge="j",
+            repeat=k,
+            label=label,
+            subtype="other" if label in ("absent", "contradicted", "partially_supported") else None,
+            error=None if label else "the judge timed out",
+        )
+        for k, label in enumerate(labels)
+    ]
 
 
 def decide(rule, *labels, policy=POLICY):
@@ -127,14 +137,20 @@ def test_a_judge_that_fails_on_one_repeat_gives_error_votes_not_a_smaller_vote()
 
 
 def test_a_panel_votes_by_its_rule_and_keeps_every_judges_votes(tmp_path):
-    says_absent = FakeAPI("pessimist", responder=lambda r: {"label_reason": "no", "label": "absent",
-                                                           "subtype_reason": "s", "subtype": "other"})
-    judges = [LLMJudge(Model(FakeAPI("optimist")), Mode.COT_ONE), LLMJudge(Model(says_absent), Mode.COT_ONE),
-              OfflineJudge()]
+    says_absent = FakeAPI(
+        "pessimist",
+        responder=lambda r: {"label_reason": "no", "label": "absent", "subtype_reason": "s", "subtype": "other"},
+    )
+    judges = [
+        LLMJudge(Model(FakeAPI("optimist")), Mode.COT_ONE),
+        LLMJudge(Model(says_absent), Mode.COT_ONE),
+        OfflineJudge(),
+    ]
     panel = VotingJudge(judges, rule=PanelRule.ANY_UNSUPPORTED)
     assert panel.name == "panel(any-unsupported): fake:optimist, fake:pessimist, offline"
-    manifest, (result,) = run_measurement([SAMPLE], tmp_path / "run", OfflineExtractor(), panel, mode=Mode.COT_ONE,
-                                          input_sha256="x")
+    manifest, (result,) = run_measurement(
+        [SAMPLE], tmp_path / "run", OfflineExtractor(), panel, mode=Mode.COT_ONE, input_sha256="x"
+    )
     assert all(v.label is Label.ABSENT for v in result.verdicts)
     assert {v.judge for v in result.votes} == {"fake:optimist", "fake:pessimist", "offline"}
     assert manifest.settings["judge"]["votes"]["rule"] == "any-unsupported"
@@ -144,8 +160,7 @@ def test_a_panel_votes_by_its_rule_and_keeps_every_judges_votes(tmp_path):
     # Both claims copy the context: optimist and offline say supported, the pessimist absent, so the
     # majority keeps supported while any-unsupported (above) made both absent. (Ties: test_majority_takes_the_most_votes_and_breaks_ties_...)
     by_judge = {v.judge: v.label for v in result.votes if v.claim_id == result.claims[1].id}
-    assert by_judge == {"fake:optimist": Label.SUPPORTED, "fake:pessimist": Label.ABSENT,
-                        "offline": Label.SUPPORTED}
+    assert by_judge == {"fake:optimist": Label.SUPPORTED, "fake:pessimist": Label.ABSENT, "offline": Label.SUPPORTED}
     assert [v.label for v in result.verdicts] == [Label.SUPPORTED, Label.SUPPORTED]
 
 
@@ -159,13 +174,13 @@ def test_votes_are_stored_with_the_run_and_resume_needs_the_same_votes(tmp_path)
     assert len(data.votes) == 6 and sorted(set(data.votes["repeat"])) == [0, 1, 2]
     other = VotingJudge([LLMJudge(Model(FakeAPI()), Mode.COT_ONE)], repeats=2)
     with pytest.raises(Exception, match="different votes"):
-        run_measurement([SAMPLE], tmp_path / "run", OfflineExtractor(), other, mode=Mode.COT_ONE, input_sha256="x",
-                        resume=True)
+        run_measurement(
+            [SAMPLE], tmp_path / "run", OfflineExtractor(), other, mode=Mode.COT_ONE, input_sha256="x", resume=True
+        )
 
 
 def test_a_run_without_votes_reads_as_one_vote_per_claim(tmp_path):
-    run_measurement([SAMPLE], tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode=Mode.COT_ONE,
-                    input_sha256="x")
+    run_measurement([SAMPLE], tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode=Mode.COT_ONE, input_sha256="x")
     import sqlite3
 
     with sqlite3.connect(tmp_path / "run" / "run.sqlite") as db:  # as a run written before votes existed
@@ -188,8 +203,14 @@ def test_bad_panels_are_refused_with_a_clear_message():
 
 def test_the_demo_model_flips_some_verdicts_on_later_repeats_reproducibly():
     judge = VotingJudge([LLMJudge(Model(FakeAPI()), Mode.COT_ONE)], repeats=5)
-    samples = [Sample(id=f"s{i}", context="The bridge is 24 km long. It opened in 2019.",
-                      response=f"The bridge is {i} km long. It opened in 2019. It is blue.") for i in range(10)]
+    samples = [
+        Sample(
+            id=f"s{i}",
+            context="The bridge is 24 km long. It opened in 2019.",
+            response=f"The bridge is {i} km long. It opened in 2019. It is blue.",
+        )
+        for i in range(10)
+    ]
     first = asyncio.run(measure_samples(samples, OfflineExtractor(), judge, POLICY))
     again = asyncio.run(measure_samples(samples, OfflineExtractor(), judge, POLICY))
     assert [r.votes for r in first] == [r.votes for r in again]
@@ -204,8 +225,14 @@ def test_the_stages_of_a_voted_run_are_rebuilt_with_the_same_votes(tmp_path):
     from hallumeasure.detectors import stages_from_manifest
 
     judges = [LLMJudge(Model(FakeAPI()), Mode.COT_ONE), OfflineJudge()]
-    manifest, _ = run_measurement([SAMPLE], tmp_path / "run", OfflineExtractor(), VotingJudge(judges, rule="unanimous"),
-                                  mode=Mode.COT_ONE, input_sha256="x")
+    manifest, _ = run_measurement(
+        [SAMPLE],
+        tmp_path / "run",
+        OfflineExtractor(),
+        VotingJudge(judges, rule="unanimous"),
+        mode=Mode.COT_ONE,
+        input_sha256="x",
+    )
     _, judge = stages_from_manifest(manifest)
     assert judge.name == manifest.judge and judge.rule is PanelRule.UNANIMOUS and judge.repeats == 1
     assert judge.settings()["votes"] == manifest.settings["judge"]["votes"]

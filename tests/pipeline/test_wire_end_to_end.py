@@ -16,6 +16,7 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from testdata import EXAMPLES, REPO
 
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
@@ -26,13 +27,14 @@ from hallumeasure.models.model import Model
 from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.testing import AnthropicServer, Answer, BedrockServer, default_answer
+from hallumeasure.testing import Answer, AnthropicServer, BedrockServer, default_answer
 from hallumeasure.types import Mode, Sample
 
-from testdata import EXAMPLES, REPO
-
-SAMPLE = Sample(id="s1", context="The bridge is 24 km long. It opened in 2019.",
-                response="The bridge is 42 km long. It opened in 2019.")
+SAMPLE = Sample(
+    id="s1",
+    context="The bridge is 24 km long. It opened in 2019.",
+    response="The bridge is 42 km long. It opened in 2019.",
+)
 
 
 def _run(api, mode=Mode.COT_ONE, samples=(SAMPLE,)):
@@ -51,8 +53,11 @@ def _malformed_first(times: int):
             key = prompt_blocks(call.to_request(), "claim")[0]
             seen[key] += 1
             if seen[key] <= times:
-                return Answer(tool_name="record_verdict", tool_input={"label": "certainly", "subtype": "x"},
-                              stop_reason="tool_use")
+                return Answer(
+                    tool_name="record_verdict",
+                    tool_input={"label": "certainly", "subtype": "x"},
+                    stop_reason="tool_use",
+                )
         return default_answer(call)
 
     return answer
@@ -110,8 +115,11 @@ class DemoChat(BaseChatModel):
             tool=ToolSpec(name=name, description="", input_schema={}),
         )
         args = demo_responder(request)
-        message = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{self.calls}"}],
-                            usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
+        message = AIMessage(
+            content="",
+            tool_calls=[{"name": name, "args": args, "id": f"call_{self.calls}"}],
+            usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
+        )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
@@ -139,17 +147,39 @@ def _count_results(run_dir) -> int:
 
 
 def _measure_cmd(run_dir, *extra):
-    return [sys.executable, "-m", "hallumeasure.cli", "measure", str(EXAMPLES), "--out", str(run_dir),
-            "--extractor", "anthropic:claude-sim", "--judge", "anthropic:claude-sim", "--mode", "cot-one",
-            "--concurrency", "2", "--max-concurrency", "2", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "hallumeasure.cli",
+        "measure",
+        str(EXAMPLES),
+        "--out",
+        str(run_dir),
+        "--extractor",
+        "anthropic:claude-sim",
+        "--judge",
+        "anthropic:claude-sim",
+        "--mode",
+        "cot-one",
+        "--concurrency",
+        "2",
+        "--max-concurrency",
+        "2",
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize("kill_after", [2, 9])
 def test_sigkill_then_resume_measures_every_sample_once_without_paying_twice(tmp_path, kill_after):
     run_dir = tmp_path / "run"
     with AnthropicServer(latency=0.03) as srv:
-        env = {**os.environ, "ANTHROPIC_BASE_URL": srv.base_url, "ANTHROPIC_API_KEY": "sk-test-dummy-key",
-               "HALLUMEASURE_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
+        env = {
+            **os.environ,
+            "ANTHROPIC_BASE_URL": srv.base_url,
+            "ANTHROPIC_API_KEY": "sk-test-dummy-key",
+            "HALLUMEASURE_CACHE_DIR": str(tmp_path / "cache"),
+            "PYTHONPATH": str(REPO),
+        }
         proc = subprocess.Popen(_measure_cmd(run_dir), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while _count_results(run_dir) < kill_after and proc.poll() is None and time.monotonic() < deadline:

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 import pytest
+from rag.citation_cases import ANSWERS, TOPICS, citation_samples, expected_findings
 
 from hallumeasure.citations import DEFAULT_PATTERNS, claim_citations, compile_patterns, find_markers
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
@@ -15,10 +16,7 @@ from hallumeasure.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.run import measure_samples
 from hallumeasure.rag import SourceOptions, rag_summary
-from hallumeasure.retrieval import sentence_spans
 from hallumeasure.types import Claim, Passage, Sample, Span
-
-from rag.citation_cases import ANSWERS, TOPICS, citation_samples, expected_findings
 
 
 def _findings(results) -> list[str | None]:
@@ -27,8 +25,13 @@ def _findings(results) -> list[str | None]:
 
 def test_the_set_has_40_answers_and_every_kind_of_planted_error():
     assert len(ANSWERS) == 40
-    assert Counter(expected_findings()) == {"correct": 40, "wrong_passage": 10, "uncited": 10,
-                                            "cited_contradicts": 10, "cited_unsupported": 10}
+    assert Counter(expected_findings()) == {
+        "correct": 40,
+        "wrong_passage": 10,
+        "uncited": 10,
+        "cited_contradicts": 10,
+        "cited_unsupported": 10,
+    }
 
 
 def test_offline_path_finds_every_wrong_passage_uncited_and_unsupported_citation():
@@ -42,10 +45,16 @@ def test_offline_path_finds_every_wrong_passage_uncited_and_unsupported_citation
     # invented details ("a popular chess tournament for veterans", "famous cinnamon buns", "a famous
     # coach", "a celebrated chef") pass as supported, two of them aligned to another passage, and one
     # faithful claim ("funded by four universities") is aligned to the wrong passage.
-    assert pairs == {("correct", "correct"): 39, ("correct", "wrong_passage"): 1,
-                     ("wrong_passage", "wrong_passage"): 10, ("uncited", "uncited"): 10,
-                     ("cited_unsupported", "cited_unsupported"): 6, ("cited_unsupported", "correct"): 2,
-                     ("cited_unsupported", "wrong_passage"): 2, ("cited_contradicts", "cited_contradicts"): 10}
+    assert pairs == {
+        ("correct", "correct"): 39,
+        ("correct", "wrong_passage"): 1,
+        ("wrong_passage", "wrong_passage"): 10,
+        ("uncited", "uncited"): 10,
+        ("cited_unsupported", "cited_unsupported"): 6,
+        ("cited_unsupported", "correct"): 2,
+        ("cited_unsupported", "wrong_passage"): 2,
+        ("cited_contradicts", "cited_contradicts"): 10,
+    }
     summary = rag_summary(results, samples)
     assert (summary.n_citing_responses, summary.n_citations, summary.n_correct_citations) == (40, 70, 41)
     assert summary.citation_precision == round(41 / 70, 4)
@@ -55,6 +64,7 @@ def test_offline_path_finds_every_wrong_passage_uncited_and_unsupported_citation
 
 def _origin(topic: str, sentence: str) -> tuple[str, str]:
     """(passage id, source sentence) that shares the most words with ``sentence``."""
+
     def overlap(text: str) -> int:
         return len(set(re.findall(r"\w+", text.lower())) & set(re.findall(r"\w+", sentence.lower())))
 
@@ -72,8 +82,12 @@ def _truth_judge(request):
                 if finding == "cited_unsupported":
                     return {"label_reason": "t", "evidence": [], "label": "absent", "subtype": "other"}
                 label = "contradicted" if finding == "cited_contradicts" else "supported"
-                return {"label_reason": "t", "evidence": [{"passage_id": pid, "quote": source}], "label": label,
-                        "subtype": "number" if label == "contradicted" else None}
+                return {
+                    "label_reason": "t",
+                    "evidence": [{"passage_id": pid, "quote": source}],
+                    "label": label,
+                    "subtype": "number" if label == "contradicted" else None,
+                }
     raise AssertionError(f"unknown claim {claim!r}")
 
 
@@ -87,16 +101,24 @@ def test_with_correct_labels_every_planted_citation_error_is_found():
     # 10 citing unsupported ones: 70 citations, 40 of them right.
     assert (summary.n_citations, summary.n_correct_citations, summary.citation_precision) == (70, 40, 0.5714)
     assert (summary.n_supported_checked, summary.citation_recall) == (60, round(40 / 60, 4))
-    assert summary.findings == {"correct": 40, "wrong_passage": 10, "uncited": 10, "cited_contradicts": 10,
-                                "cited_unsupported": 10}
+    assert summary.findings == {
+        "correct": 40,
+        "wrong_passage": 10,
+        "uncited": 10,
+        "cited_contradicts": 10,
+        "cited_unsupported": 10,
+    }
 
 
-@pytest.mark.parametrize(("text", "ids"), [
-    ("A [1]. B [2, 3]. C [4-6].", [("1",), ("2", "3"), ("4", "5", "6")]),
-    ("A [doc2]. B [source 3]. C [doc1, doc4].", [("doc2",), ("source 3",), ("doc1", "doc4")]),
-    ("A.[^1] B\u00b2. C\u00b9\u00b3.", [("1",), ("2",), ("13",)]),
-    ("Prices [in euros] rose in [2019 prices].", []),
-])
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("A [1]. B [2, 3]. C [4-6].", [("1",), ("2", "3"), ("4", "5", "6")]),
+        ("A [doc2]. B [source 3]. C [doc1, doc4].", [("doc2",), ("source 3",), ("doc1", "doc4")]),
+        ("A.[^1] B\u00b2. C\u00b9\u00b3.", [("1",), ("2",), ("13",)]),
+        ("Prices [in euros] rose in [2019 prices].", []),
+    ],
+)
 def test_default_markers(text, ids):
     assert [m.ids for m in find_markers(text, compile_patterns(DEFAULT_PATTERNS))] == ids
 
@@ -115,9 +137,16 @@ def test_claims_inherit_the_citations_of_their_sentence_and_unknown_ids_are_mark
     response = "Alpha is big.[1] Beta is small [doc-2][7]. Gamma."
     sample = Sample(id="s", passages=passages, response=response)
     markers = find_markers(response, compile_patterns(DEFAULT_PATTERNS))
-    claims = [Claim(id=f"s:c{i}", sample_id="s", index=i, text=t,
-                    spans=(Span(start=response.index(t), end=response.index(t) + len(t)),))
-              for i, t in enumerate(["Alpha is big.", "Beta is small", "Gamma."])]
+    claims = [
+        Claim(
+            id=f"s:c{i}",
+            sample_id="s",
+            index=i,
+            text=t,
+            spans=(Span(start=response.index(t), end=response.index(t) + len(t)),),
+        )
+        for i, t in enumerate(["Alpha is big.", "Beta is small", "Gamma."])
+    ]
     sentences = [(0, 13), (17, 42), (43, 49)]
     assert [response[a:b] for a, b in sentences] == ["Alpha is big.", "Beta is small [doc-2][7].", "Gamma."]
     cited = claim_citations(sample, claims, markers, sentences)
@@ -130,8 +159,9 @@ def test_a_run_records_citations_and_the_patterns_it_used(tmp_path):
 
     samples = citation_samples()[:4]
     options = SourceOptions(citation_patterns=(r"\[(?P<ids>\d+)\]",))
-    manifest, _ = run_measurement(samples, tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode="cot-one",
-                                  input_sha256="x", sources=options)
+    manifest, _ = run_measurement(
+        samples, tmp_path / "run", OfflineExtractor(), OfflineJudge(), mode="cot-one", input_sha256="x", sources=options
+    )
     assert manifest.settings["sources"]["citation_patterns"] == [r"\[(?P<ids>\d+)\]"]
     claims = load_run(tmp_path / "run").claims
     assert claims["citation"].tolist()[:4] == ["correct", "wrong_passage", "correct", "uncited"]

@@ -7,10 +7,10 @@ that is not in its passage and accept those that differ only in whitespace, quot
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 import pytest
+from reliability.faultcases import provider_api
 
 from hallumeasure.detectors.conli import SentenceExtractor
 from hallumeasure.evidence import find_quote, verify
@@ -18,10 +18,8 @@ from hallumeasure.models.fake import prompt_blocks
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.testing import AnthropicServer, Answer, BedrockServer
+from hallumeasure.testing import Answer, AnthropicServer, BedrockServer
 from hallumeasure.types import Mode, Passage, Sample
-
-from reliability.faultcases import provider_api
 
 PASSAGES = (
     Passage(id="1", text="The Orwell Bridge is 24 km long.\nIt opened to traffic in   2019 after five years of work."),
@@ -53,8 +51,10 @@ CASES = [
 
 
 def _samples() -> list[Sample]:
-    return [Sample(id=f"case-{i}", passages=PASSAGES, question=QUESTION, response=claim)
-            for i, (claim, *_rest) in enumerate(CASES)]
+    return [
+        Sample(id=f"case-{i}", passages=PASSAGES, question=QUESTION, response=claim)
+        for i, (claim, *_rest) in enumerate(CASES)
+    ]
 
 
 def _planted(call) -> Answer:
@@ -63,8 +63,13 @@ def _planted(call) -> Answer:
     (claim,) = [body for _, body in prompt_blocks(request, "claim")]
     _, passage_id, quote, _ = next(c for c in CASES if c[0] == claim)
     assert re.search(r'<passage id="1">\n', request.messages[0].text)  # the request shows passages with ids
-    tool_input = {"label_reason": "planted", "evidence": [{"passage_id": passage_id, "quote": quote}],
-                  "label": "supported", "subtype_reason": "", "subtype": None}
+    tool_input = {
+        "label_reason": "planted",
+        "evidence": [{"passage_id": passage_id, "quote": quote}],
+        "label": "supported",
+        "subtype_reason": "",
+        "subtype": None,
+    }
     return Answer(tool_name=call.tool["name"], tool_input=tool_input, stop_reason="tool_use")
 
 
@@ -74,8 +79,14 @@ def test_every_planted_quote_outside_its_passage_is_flagged_and_format_differenc
     samples = _samples()
     with server(answer=_planted) as srv:
         model = Model(provider_api(provider, srv.url), backoff_base=0.0)
-        manifest, results = run_measurement(samples, tmp_path / "run", SentenceExtractor(),
-                                            LLMJudge(model, Mode.COT_ONE), mode=Mode.COT_ONE, input_sha256="x")
+        manifest, results = run_measurement(
+            samples,
+            tmp_path / "run",
+            SentenceExtractor(),
+            LLMJudge(model, Mode.COT_ONE),
+            mode=Mode.COT_ONE,
+            input_sha256="x",
+        )
     verdicts = {r.sample_id: r.verdicts[0] for r in results}
     for i, (claim, _, quote, accepted) in enumerate(CASES):
         verdict = verdicts[f"case-{i}"]
@@ -90,14 +101,17 @@ def test_a_verified_quote_gets_offsets_into_its_passage():
     sample = Sample(id="s", passages=PASSAGES, response="R.")
     evidence = verify(sample, "2", "the deck would \u201cprobably   last\u201d")
     assert evidence.verified and evidence.passage_id == "2"
-    assert PASSAGES[1].text[evidence.start:evidence.end] == 'the deck would "probably last"'
+    assert PASSAGES[1].text[evidence.start : evidence.end] == 'the deck would "probably last"'
     elided = verify(sample, "1", "It opened ... five years")
-    assert PASSAGES[0].text[elided.start:elided.end] == "It opened to traffic in   2019 after five years"
+    assert PASSAGES[0].text[elided.start : elided.end] == "It opened to traffic in   2019 after five years"
 
 
 def test_without_a_usable_id_a_quote_is_accepted_only_from_exactly_one_passage():
-    twins = Sample(id="s", response="R.", passages=(Passage(id="a", text="Same words here."),
-                                                    Passage(id="b", text="Same words here.")))
+    twins = Sample(
+        id="s",
+        response="R.",
+        passages=(Passage(id="a", text="Same words here."), Passage(id="b", text="Same words here.")),
+    )
     assert not verify(twins, None, "Same words here").verified  # which passage? it cannot say
     assert verify(twins, "b", "Same words here").passage_id == "b"
     one = Sample(id="s", response="R.", passages=PASSAGES)
@@ -105,9 +119,17 @@ def test_without_a_usable_id_a_quote_is_accepted_only_from_exactly_one_passage()
     assert found.verified and found.passage_id == "2"
 
 
-@pytest.mark.parametrize(("quote", "found"), [
-    ("  \u201cprobably last\u201d ", True), ("PROBABLY LAST", True), ("probably\tlast", True),
-    ("probably lasts", False), ("", False), ("...", False), ("last ... probably", False),
-])
+@pytest.mark.parametrize(
+    ("quote", "found"),
+    [
+        ("  \u201cprobably last\u201d ", True),
+        ("PROBABLY LAST", True),
+        ("probably\tlast", True),
+        ("probably lasts", False),
+        ("", False),
+        ("...", False),
+        ("last ... probably", False),
+    ],
+)
 def test_find_quote_normalises_only_spacing_quote_marks_and_case(quote, found):
     assert (find_quote(quote, PASSAGES[1].text) is not None) is found

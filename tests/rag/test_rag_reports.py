@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from testdata import REPO
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
@@ -13,8 +14,6 @@ from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.compare import compare_runs
 from hallumeasure.store import RunStore
 from hallumeasure.types import Passage, Sample
-
-from testdata import REPO
 
 EXAMPLE = REPO / "examples" / "rag_samples.jsonl"
 runner = CliRunner()
@@ -59,9 +58,12 @@ def test_show_prints_the_rag_table_and_the_evidence_of_each_claim(tmp_path):
 
 def test_compare_writes_the_rag_section_and_escapes_passage_text(tmp_path):
     # A wrong year, so that the response is among the worst examples, shown with its evidence passage.
-    hostile = Sample(id="x", model="m", response="The museum opened in 1925 [1].",
-                     passages=(Passage(id="1", title="<script>alert(1)</script>",
-                                       text="The <b>museum</b> opened in 1923."),))
+    hostile = Sample(
+        id="x",
+        model="m",
+        response="The museum opened in 1925 [1].",
+        passages=(Passage(id="1", title="<script>alert(1)</script>", text="The <b>museum</b> opened in 1923."),),
+    )
     run = _measure(tmp_path, [*load_samples(EXAMPLE).samples, hostile])
     report = compare_runs([run], tmp_path / "report", resamples=200)
     assert report.rag and report.rag[0].model == "(all)" and report.rag[0].n_citing_responses == 7
@@ -82,15 +84,20 @@ def test_a_single_context_run_has_no_rag_section(tmp_path):
 def test_the_cli_reads_a_csv_with_ragas_columns_and_a_custom_citation_pattern(tmp_path):
     path = tmp_path / "in.csv"
     passages = json.dumps(["The bridge is 24 km long.", "It opened in 2019."])
-    path.write_text('id,user_input,retrieved_contexts,response\n'
-                    f'a,How long?,"{passages.replace(chr(34), chr(34) * 2)}",The bridge is 24 km long (see 2).\n',
-                    encoding="utf-8")
-    result = runner.invoke(app, ["measure", str(path), "--out", str(tmp_path / "run"),
-                                 "--citation-pattern", r"\(see (?P<ids>\d+)\)"])
+    path.write_text(
+        "id,user_input,retrieved_contexts,response\n"
+        f'a,How long?,"{passages.replace(chr(34), chr(34) * 2)}",The bridge is 24 km long (see 2).\n',
+        encoding="utf-8",
+    )
+    result = runner.invoke(
+        app, ["measure", str(path), "--out", str(tmp_path / "run"), "--citation-pattern", r"\(see (?P<ids>\d+)\)"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(runner.invoke(app, ["show", str(tmp_path / "run"), "--json", "--claims"]).output)
     (claim,) = payload["claims"]
     assert claim["claim"] == "The bridge is 24 km long." and claim["citations"] == ["2"]
     assert claim["citation"] == "wrong_passage"
-    bad = runner.invoke(app, ["measure", str(path), "--out", str(tmp_path / "run2"), "--citation-pattern", r"\[(\d+)\]"])
+    bad = runner.invoke(
+        app, ["measure", str(path), "--out", str(tmp_path / "run2"), "--citation-pattern", r"\[(\d+)\]"]
+    )
     assert bad.exit_code == 2 and "group named ids" in bad.output

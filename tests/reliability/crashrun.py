@@ -26,6 +26,8 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
+from reliability.samples import SAMPLES
+
 from hallumeasure.labels import Policy
 from hallumeasure.models.fake import FakeAPI, demo_responder
 from hallumeasure.models.model import Model
@@ -34,8 +36,6 @@ from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.store import MANIFEST, RunStore
 from hallumeasure.types import Mode, RunManifest
-
-from reliability.samples import SAMPLES
 
 PADDING = 2_000_000
 
@@ -46,8 +46,16 @@ def _die() -> None:
 
 def measure(run_dir: Path, resume: bool = False, api: FakeAPI | None = None) -> None:
     model = Model(api or FakeAPI())
-    run_measurement(SAMPLES, run_dir, LLMExtractor(model), LLMJudge(model, Mode.COT_ONE), mode=Mode.COT_ONE,
-                    input_sha256="0" * 64, resume=resume, concurrency=2)
+    run_measurement(
+        SAMPLES,
+        run_dir,
+        LLMExtractor(model),
+        LLMJudge(model, Mode.COT_ONE),
+        mode=Mode.COT_ONE,
+        input_sha256="0" * 64,
+        resume=resume,
+        concurrency=2,
+    )
 
 
 def _kill_in_manifest_write(nth: int) -> None:
@@ -106,9 +114,18 @@ def _kill_in_transaction(nth: int) -> None:
 
 def _hammer(run_dir: Path, ready_fd: int) -> None:
     versions = [
-        RunManifest(run_id=f"v{i}", package_version="test", input_sha256="0" * 64, n_samples=i, extractor="x",
-                    judge="y", mode=Mode.COT_ONE, policy=Policy(), started_at=datetime.now(UTC),
-                    settings={"padding": str(i) * PADDING})
+        RunManifest(
+            run_id=f"v{i}",
+            package_version="test",
+            input_sha256="0" * 64,
+            n_samples=i,
+            extractor="x",
+            judge="y",
+            mode=Mode.COT_ONE,
+            policy=Policy(),
+            started_at=datetime.now(UTC),
+            settings={"padding": str(i) * PADDING},
+        )
         for i in (1, 2)
     ]
     with RunStore(run_dir, write=True) as store:

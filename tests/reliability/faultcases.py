@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from reliability.samples import SAMPLES
 
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
@@ -38,8 +39,6 @@ from hallumeasure.testing import (
     FaultPlan,
 )
 from hallumeasure.types import Mode, Sample
-
-from reliability.samples import SAMPLES
 
 PROVIDERS = ("anthropic", "bedrock")
 PERSISTENCE = ("transient", "persistent")
@@ -128,7 +127,9 @@ class Outcome:
 def _pick_key(call: Any) -> str:
     """Which sample a call belongs to: its passage or context (judge calls) or its response (extraction)."""
     request = call.to_request()
-    blocks = prompt_blocks(request, "passage") or prompt_blocks(request, "context") or prompt_blocks(request, "response")
+    blocks = (
+        prompt_blocks(request, "passage") or prompt_blocks(request, "context") or prompt_blocks(request, "response")
+    )
     tool = (call.tool or {}).get("name", "")
     return f"{tool}:{blocks[0][1] if blocks else call.prompt_text}"
 
@@ -148,8 +149,13 @@ def fault_plan(case: Case) -> FaultPlan:
     options = {"hang": HANG, "retry_after": 0.01, "overload_retry_after": None}
     if case.persistence == "transient":
         return FaultPlan.random(RATE, [case.fault], seed=SEED, match=match, **options)
-    return FaultPlan(rate=1.0, faults=[case.fault], seed=SEED,
-                     match=lambda call: (match is None or match(call)) and _picked(call), **options)
+    return FaultPlan(
+        rate=1.0,
+        faults=[case.fault],
+        seed=SEED,
+        match=lambda call: (match is None or match(call)) and _picked(call),
+        **options,
+    )
 
 
 def provider_api(provider: str, url: str, timeout: float = TIMEOUT):
@@ -157,8 +163,9 @@ def provider_api(provider: str, url: str, timeout: float = TIMEOUT):
         return AnthropicAPI("claude-sim", api_key="sk-test-dummy", base_url=url, timeout=timeout)
     # Static dummy credentials: boto3 signs every request, and the environment may have none.
     session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
-    return BedrockAPI("anthropic.claude-sim", endpoint_url=url, session=session, read_timeout=timeout,
-                      connect_timeout=timeout)
+    return BedrockAPI(
+        "anthropic.claude-sim", endpoint_url=url, session=session, read_timeout=timeout, connect_timeout=timeout
+    )
 
 
 SERVERS = {"anthropic": AnthropicServer, "bedrock": BedrockServer}
@@ -170,10 +177,23 @@ def run_case(case: Case, out: Path, samples: list[Sample] = SAMPLES) -> Outcome:
         # Transient: enough retries that five unlucky draws in a row cannot happen by chance.
         retries = 6 if case.persistence == "transient" else 2
         timeout = READ_TIMEOUT if case.fault is Fault.READ_TIMEOUT else TIMEOUT
-        model = Model(provider_api(case.provider, srv.url, timeout), max_retries=retries, backoff_base=0.005,
-                      backoff_max=0.02, timeout=timeout * 3, max_concurrency=8)
-        manifest, _ = run_measurement(samples, out, LLMExtractor(model), LLMJudge(model, case.mode),
-                                      mode=case.mode, input_sha256="0" * 64, concurrency=4)
+        model = Model(
+            provider_api(case.provider, srv.url, timeout),
+            max_retries=retries,
+            backoff_base=0.005,
+            backoff_max=0.02,
+            timeout=timeout * 3,
+            max_concurrency=8,
+        )
+        manifest, _ = run_measurement(
+            samples,
+            out,
+            LLMExtractor(model),
+            LLMJudge(model, case.mode),
+            mode=case.mode,
+            input_sha256="0" * 64,
+            concurrency=4,
+        )
         injected, calls = len(srv.injected), len(srv.log)
     outcome = read_outcome(case, out, samples)
     outcome.injected, outcome.calls = injected, calls
@@ -190,12 +210,29 @@ def read_outcome(case: Case, out: Path, samples: list[Sample]) -> Outcome:
         claims = db.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
         with_errors = db.execute(
             "SELECT COUNT(*) FROM results r WHERE r.error IS NOT NULL OR EXISTS "
-            "(SELECT 1 FROM verdicts v WHERE v.sample_id = r.sample_id AND v.error IS NOT NULL)").fetchone()[0]
-        errors = [r[0] for r in db.execute("SELECT error FROM results WHERE error IS NOT NULL "
-                                           "UNION ALL SELECT error FROM verdicts WHERE error IS NOT NULL")]
-    return Outcome(case=case, samples_in=len(samples), results=len(set(ids)), complete=len(set(ids)) - with_errors,
-                   with_errors=with_errors, error_responses=error_responses, claim_errors=claim_errors, claims=claims,
-                   injected=0, calls=0, duplicates=len(ids) - len(set(ids)), errors=errors)
+            "(SELECT 1 FROM verdicts v WHERE v.sample_id = r.sample_id AND v.error IS NOT NULL)"
+        ).fetchone()[0]
+        errors = [
+            r[0]
+            for r in db.execute(
+                "SELECT error FROM results WHERE error IS NOT NULL "
+                "UNION ALL SELECT error FROM verdicts WHERE error IS NOT NULL"
+            )
+        ]
+    return Outcome(
+        case=case,
+        samples_in=len(samples),
+        results=len(set(ids)),
+        complete=len(set(ids)) - with_errors,
+        with_errors=with_errors,
+        error_responses=error_responses,
+        claim_errors=claim_errors,
+        claims=claims,
+        injected=0,
+        calls=0,
+        duplicates=len(ids) - len(set(ids)),
+        errors=errors,
+    )
 
 
 def check_nothing_lost(out: Path, samples: list[Sample]) -> None:
@@ -206,18 +243,22 @@ def check_nothing_lost(out: Path, samples: list[Sample]) -> None:
         assert sorted(ids) == sorted(s.id for s in samples), "a sample has no result, or more than one"
         claim_ids = [r[0] for r in db.execute("SELECT claim_id FROM claims")]
         verdict_ids = [r[0] for r in db.execute("SELECT claim_id FROM verdicts")]
-        assert sorted(claim_ids) == sorted(verdict_ids) and len(set(claim_ids)) == len(claim_ids), \
+        assert sorted(claim_ids) == sorted(verdict_ids) and len(set(claim_ids)) == len(claim_ids), (
             "a claim has no verdict, or more than one"
+        )
         per_sample = db.execute(
             "SELECT r.sample_id, r.n_claims, r.n_errors, r.error, "
             " (SELECT COUNT(*) FROM claims c WHERE c.sample_id = r.sample_id),"
             " (SELECT COUNT(*) FROM verdicts v WHERE v.sample_id = r.sample_id AND v.error IS NOT NULL)"
-            " FROM results r").fetchall()
+            " FROM results r"
+        ).fetchall()
         for sid, n_claims, n_errors, error, stored_claims, stored_errors in per_sample:
             assert n_claims == stored_claims and n_errors == stored_errors, sid
             assert error is None or error.strip(), f"{sid}: an error row without a cause"
-        blank = db.execute("SELECT COUNT(*) FROM verdicts WHERE (error IS NULL AND label IS NULL) "
-                           "OR (error IS NOT NULL AND TRIM(error) = '')").fetchone()[0]
+        blank = db.execute(
+            "SELECT COUNT(*) FROM verdicts WHERE (error IS NULL AND label IS NULL) "
+            "OR (error IS NOT NULL AND TRIM(error) = '')"
+        ).fetchone()[0]
         assert blank == 0, "a verdict that is neither a label nor an error with a cause"
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     counts = manifest["counts"]
@@ -250,8 +291,10 @@ def summary_markdown(outcomes: list[Outcome]) -> str:
 def table_markdown(outcomes: list[Outcome], *, seconds: float | None = None) -> str:
     """The full reliability table (one row per run), from measured outcomes."""
     lines = [
-        ("| fault | provider | injection | faults injected | calls | samples in | measured without error "
-         "| samples with error rows | error rows (samples + claims) | duplicates | lost |"),
+        (
+            "| fault | provider | injection | faults injected | calls | samples in | measured without error "
+            "| samples with error rows | error rows (samples + claims) | duplicates | lost |"
+        ),
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for o in outcomes:
@@ -262,8 +305,10 @@ def table_markdown(outcomes: list[Outcome], *, seconds: float | None = None) -> 
         )
     total_in = sum(o.samples_in for o in outcomes)
     total_lost = sum(o.lost for o in outcomes)
-    footer = (f"\n{len(outcomes)} runs, {sum(o.injected for o in outcomes)} faults injected, {total_in} samples in, "
-              f"{total_lost} lost.")
+    footer = (
+        f"\n{len(outcomes)} runs, {sum(o.injected for o in outcomes)} faults injected, {total_in} samples in, "
+        f"{total_lost} lost."
+    )
     if seconds is not None:
         footer += f" Measured in {seconds:.0f} s."
     return "\n".join(lines) + "\n" + footer + "\n"

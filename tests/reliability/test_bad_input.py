@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from reliability.faultcases import check_nothing_lost, provider_api
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
@@ -31,8 +32,6 @@ from hallumeasure.testing import AnthropicServer, BedrockServer, default_answer
 from hallumeasure.testing.anthropic_server import error_reply as anthropic_error
 from hallumeasure.testing.bedrock_server import error_reply as bedrock_error
 from hallumeasure.types import Claim, Mode, Sample
-
-from reliability.faultcases import check_nothing_lost, provider_api
 
 runner = CliRunner()
 GOOD = {"context": "The bridge is 24 km long. It opened in 2019.", "response": "The bridge is 42 km long."}
@@ -52,21 +51,21 @@ def _jsonl(path: Path, rows: list) -> Path:
 
 
 BAD_ROWS = [
-    {"id": "a", **GOOD},                                                              # 1 good
-    {"id": "empty-response", "context": GOOD["context"], "response": ""},              # 2
-    {"id": "blank-response", "context": GOOD["context"], "response": "  \n\t "},       # 3
-    {"id": "empty-context", "context": "", "response": GOOD["response"]},              # 4
-    {"id": "blank-context", "context": " \u00a0\n ", "response": GOOD["response"]},    # 5
-    b'{"id": "bad-bytes", "context": "caf\xe9 \xff", "response": "R."}',               # 6
+    {"id": "a", **GOOD},  # 1 good
+    {"id": "empty-response", "context": GOOD["context"], "response": ""},  # 2
+    {"id": "blank-response", "context": GOOD["context"], "response": "  \n\t "},  # 3
+    {"id": "empty-context", "context": "", "response": GOOD["response"]},  # 4
+    {"id": "blank-context", "context": " \u00a0\n ", "response": GOOD["response"]},  # 5
+    b'{"id": "bad-bytes", "context": "caf\xe9 \xff", "response": "R."}',  # 6
     {"id": "ctl", "context": "The bridge\u0000 is 24 km\u0007 long.", "response": "It is\u001b 24 km."},  # 7 good
-    {"id": "a", **GOOD},                                                              # 8 duplicate
-    {"id": "no-response", "context": GOOD["context"]},                                 # 9
-    {"id": "list-context", "context": ["a", "b"], "response": "R."},                   # 10
-    '["not", "an", "object"]',                                                        # 11
-    '{"id": "broken", "context": "C", ',                                               # 12
-    {"id": "   ", "question": " ", "model": "\t", **GOOD},                              # 13 good: blank id
+    {"id": "a", **GOOD},  # 8 duplicate
+    {"id": "no-response", "context": GOOD["context"]},  # 9
+    {"id": "list-context", "context": ["a", "b"], "response": "R."},  # 10
+    '["not", "an", "object"]',  # 11
+    '{"id": "broken", "context": "C", ',  # 12
+    {"id": "   ", "question": " ", "model": "\t", **GOOD},  # 13 good: blank id
     '{"id": "surrogate", "context": "A lone \\ud800 half.", "response": "A lone \\udfff half."}',  # 14 good
-    {"id": "null-response", "context": GOOD["context"], "response": None},             # 15
+    {"id": "null-response", "context": GOOD["context"], "response": None},  # 15
 ]
 EXPECTED_PROBLEMS = {
     4: ("empty-context", "the context is empty"),
@@ -99,8 +98,13 @@ def test_each_bad_jsonl_row_is_named_and_the_others_load(tmp_path):
 
 def test_a_byte_order_mark_and_a_row_without_the_column_do_not_stop_the_file(tmp_path):
     path = tmp_path / "in.jsonl"
-    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"id": "first", "answer": "R."}).encode() + b"\n"
-                     + json.dumps({"id": "second", **GOOD}).encode() + b"\n")
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + json.dumps({"id": "first", "answer": "R."}).encode()
+        + b"\n"
+        + json.dumps({"id": "second", **GOOD}).encode()
+        + b"\n"
+    )
     loaded = load_samples(path)
     assert [s.id for s in loaded.samples] == ["second"]
     assert loaded.problems[0].row == 1 and "has no context (column 'context')" in loaded.problems[0].message
@@ -113,12 +117,12 @@ def test_a_byte_order_mark_and_a_row_without_the_column_do_not_stop_the_file(tmp
 def test_csv_with_any_common_delimiter_and_bad_rows_named(tmp_path, delimiter):
     d = delimiter
     text = (
-        f'\ufeffid{d} context {d}response{d}tags\n'
+        f"\ufeffid{d} context {d}response{d}tags\n"
         f'a{d}"The bridge{d} they say{d} is 24 km long."{d}It is 42 km long.{d}x\n'
         f'b{d}"Two\nlines{d} quoted."{d}Two lines.{d}\n'
-        f'c{d}C.{d}R.{d}t{d}one too many\n'
-        f'd{d}Only a context\n'
-        f'e{d}The \x00bridge.{d}The bridge.{d}\n'
+        f"c{d}C.{d}R.{d}t{d}one too many\n"
+        f"d{d}Only a context\n"
+        f"e{d}The \x00bridge.{d}The bridge.{d}\n"
     )
     path = tmp_path / "in.csv"
     path.write_bytes(text.encode("utf-8") + f"f{d}caf".encode() + b"\xe9" + f"{d}R.{d}\n".encode())  # Latin-1 byte
@@ -144,16 +148,22 @@ def test_duplicate_ids_given_to_the_library_are_refused_before_anything_is_writt
     samples = [Sample(id="x", **GOOD), Sample(id="y", **GOOD), Sample(id="x", **GOOD)]
     model = Model(FakeAPI())
     with pytest.raises(InputError, match=r"sample id 'x' appears twice \(positions 0 and 2\)"):
-        run_measurement(samples, tmp_path / "run", LLMExtractor(model), LLMJudge(model), mode=Mode.COT_ONE,
-                        input_sha256="0" * 64)
+        run_measurement(
+            samples, tmp_path / "run", LLMExtractor(model), LLMJudge(model), mode=Mode.COT_ONE, input_sha256="0" * 64
+        )
     assert not (tmp_path / "run" / "run.sqlite").exists()
 
 
 def _big_line_file(tmp_path: Path, size: int = 10_000_000) -> Path:
     big = ("The bridge is 24 km long and opened in 2019. " * (size // 45 + 1))[:size]
-    return _jsonl(tmp_path / "in.jsonl", [{"id": "small", **GOOD},
-                                          {"id": "huge", "context": big, "response": "The bridge is 24 km long."},
-                                          {"id": "small-2", **GOOD}])
+    return _jsonl(
+        tmp_path / "in.jsonl",
+        [
+            {"id": "small", **GOOD},
+            {"id": "huge", "context": big, "response": "The bridge is 24 km long."},
+            {"id": "small-2", **GOOD},
+        ],
+    )
 
 
 def test_a_10_mb_line_loads_and_its_context_is_judged_through_a_view_within_the_budget(tmp_path):
@@ -161,9 +171,15 @@ def test_a_10_mb_line_loads_and_its_context_is_judged_through_a_view_within_the_
     assert [len(s.context) for s in loaded.samples][1] == 10_000_000 and not loaded.problems
     api = FakeAPI()
     model = Model(api)
-    manifest, results = run_measurement(loaded.samples, tmp_path / "run", LLMExtractor(model), LLMJudge(model),
-                                        mode=Mode.COT_ONE, input_sha256=loaded.sha256,
-                                        sources=SourceOptions(max_context_tokens=2_000))
+    manifest, results = run_measurement(
+        loaded.samples,
+        tmp_path / "run",
+        LLMExtractor(model),
+        LLMJudge(model),
+        mode=Mode.COT_ONE,
+        input_sha256=loaded.sha256,
+        sources=SourceOptions(max_context_tokens=2_000),
+    )
     check_nothing_lost(tmp_path / "run", loaded.samples)
     by_id = {r.sample_id: r for r in results}
     assert all(r.error is None and r.n_errors == 0 for r in results)
@@ -189,17 +205,21 @@ def _window(limit: int, error):
 @pytest.mark.parametrize(
     ("server", "error", "cause"),
     [
-        (AnthropicServer, anthropic_error(400, "prompt is too long: 250000 tokens > 200000 maximum"),
-         "invalid_request_error"),
+        (
+            AnthropicServer,
+            anthropic_error(400, "prompt is too long: 250000 tokens > 200000 maximum"),
+            "invalid_request_error",
+        ),
         (BedrockServer, bedrock_error(400, "Input is too long for requested model."), "ValidationException"),
     ],
 )
 def test_without_a_limit_the_providers_refusal_of_a_long_context_is_the_error_row(server, error, cause):
-    samples = [Sample(id="short", **GOOD),
-               Sample(id="long", context="The bridge is 24 km long. " * 20_000, response=GOOD["response"])]
+    samples = [
+        Sample(id="short", **GOOD),
+        Sample(id="long", context="The bridge is 24 km long. " * 20_000, response=GOOD["response"]),
+    ]
     with server(answer=_window(100_000, error)) as srv:
-        model = Model(provider_api("anthropic" if server is AnthropicServer else "bedrock", srv.url),
-                      backoff_base=0.0)
+        model = Model(provider_api("anthropic" if server is AnthropicServer else "bedrock", srv.url), backoff_base=0.0)
         results = asyncio.run(measure_samples(samples, LLMExtractor(model), LLMJudge(model)))
     short, long = results
     assert short.error is None and short.n_errors == 0
@@ -221,8 +241,9 @@ def test_model_output_with_lone_surrogates_and_control_characters_is_stored(tmp_
 
     model = Model(FakeAPI(responder=responder))
     samples = [Sample(id="s", **GOOD)]
-    run_measurement(samples, tmp_path / "run", LLMExtractor(model), LLMJudge(model), mode=Mode.COT_ONE,
-                    input_sha256="0" * 64)
+    run_measurement(
+        samples, tmp_path / "run", LLMExtractor(model), LLMJudge(model), mode=Mode.COT_ONE, input_sha256="0" * 64
+    )
     check_nothing_lost(tmp_path / "run", samples)
     claims = load_run(tmp_path / "run").claims
     assert claims["claim"].tolist() == ["The bridge \ufffd is 42 km long."]
@@ -234,8 +255,9 @@ def test_model_output_with_lone_surrogates_and_control_characters_is_stored(tmp_
 
 def test_the_cli_names_every_bad_row_measures_the_rest_and_exits_3(tmp_path):
     data = _jsonl(tmp_path / "in.jsonl", BAD_ROWS)
-    result = runner.invoke(app, ["measure", str(data), "--out", str(tmp_path / "run"), "--extractor", "fake",
-                                 "--judge", "fake"])
+    result = runner.invoke(
+        app, ["measure", str(data), "--out", str(tmp_path / "run"), "--extractor", "fake", "--judge", "fake"]
+    )
     assert result.exit_code == 3, result.output
     for row, (sid, message) in EXPECTED_PROBLEMS.items():
         who = f" (id {sid})" if sid else ""
@@ -251,19 +273,37 @@ def test_the_cli_names_every_bad_row_measures_the_rest_and_exits_3(tmp_path):
 
 def test_the_cli_reads_a_semicolon_csv_and_explains_a_missing_column(tmp_path):
     data = tmp_path / "in.csv"
-    data.write_text('id;context;response\na;"The bridge, built in 2019, is 24 km long.";It is 24 km long.\n',
-                    encoding="utf-8")
-    ok = runner.invoke(app, ["measure", str(data), "--out", str(tmp_path / "r1"), "--extractor", "fake",
-                             "--judge", "fake"])
+    data.write_text(
+        'id;context;response\na;"The bridge, built in 2019, is 24 km long.";It is 24 km long.\n', encoding="utf-8"
+    )
+    ok = runner.invoke(
+        app, ["measure", str(data), "--out", str(tmp_path / "r1"), "--extractor", "fake", "--judge", "fake"]
+    )
     assert ok.exit_code == 0, ok.output
     renamed = tmp_path / "renamed.csv"
     renamed.write_text("id;source;answer\na;C.;R.\n", encoding="utf-8")
-    missing = runner.invoke(app, ["measure", str(renamed), "--out", str(tmp_path / "r2"), "--extractor", "fake",
-                                  "--judge", "fake"])
+    missing = runner.invoke(
+        app, ["measure", str(renamed), "--out", str(tmp_path / "r2"), "--extractor", "fake", "--judge", "fake"]
+    )
     assert missing.exit_code == 2
     assert "delimiter ';'" in missing.output and "--column field=name" in missing.output
-    mapped = runner.invoke(app, ["measure", str(renamed), "--out", str(tmp_path / "r3"), "--extractor", "fake",
-                                 "--judge", "fake", "--column", "context=source", "--column", "response=answer"])
+    mapped = runner.invoke(
+        app,
+        [
+            "measure",
+            str(renamed),
+            "--out",
+            str(tmp_path / "r3"),
+            "--extractor",
+            "fake",
+            "--judge",
+            "fake",
+            "--column",
+            "context=source",
+            "--column",
+            "response=answer",
+        ],
+    )
     assert mapped.exit_code == 0, mapped.output
 
 
@@ -274,8 +314,20 @@ def test_the_cli_measures_a_10_mb_line_within_the_models_window(tmp_path, monkey
     with AnthropicServer(answer=_window(1_000_000, refuse)) as srv:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-dummy-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
-        result = runner.invoke(app, ["measure", str(data), "--out", str(tmp_path / "run"), "--extractor",
-                                     "anthropic:claude-sim", "--judge", "anthropic:claude-sim", "--no-cache"])
+        result = runner.invoke(
+            app,
+            [
+                "measure",
+                str(data),
+                "--out",
+                str(tmp_path / "run"),
+                "--extractor",
+                "anthropic:claude-sim",
+                "--judge",
+                "anthropic:claude-sim",
+                "--no-cache",
+            ],
+        )
         longest = max(len(json.dumps(body)) for body in srv.bodies)
     assert result.exit_code == 0, result.output
     assert longest < 1_000_000
@@ -288,9 +340,15 @@ def test_skipped_input_rows_are_stored_with_the_run(tmp_path):
     """A run accounts for every input row: results, error rows, and the rows that never became samples."""
     loaded = load_samples(_jsonl(tmp_path / "in.jsonl", BAD_ROWS))
     model = Model(FakeAPI())
-    manifest, results = run_measurement(loaded.samples, tmp_path / "run", LLMExtractor(model), LLMJudge(model),
-                                        mode=Mode.COT_ONE, input_sha256=loaded.sha256,
-                                        input_problems=loaded.problems)
+    manifest, results = run_measurement(
+        loaded.samples,
+        tmp_path / "run",
+        LLMExtractor(model),
+        LLMJudge(model),
+        mode=Mode.COT_ONE,
+        input_sha256=loaded.sha256,
+        input_problems=loaded.problems,
+    )
     skipped = load_run(tmp_path / "run").skipped
     assert skipped["row"].tolist() == sorted(EXPECTED_PROBLEMS)
     assert skipped.set_index("row").loc[8, "message"] == "duplicate id 'a' (first seen at row 1)"
@@ -304,8 +362,10 @@ class _DuplicateClaimIds:
     name = "buggy"
 
     async def extract(self, sample):
-        claims = [Claim(id=f"{sample.id}:c0", sample_id=sample.id, index=i, text=t)
-                  for i, t in enumerate(["The bridge is 42 km long.", "It opened in 2019."])]
+        claims = [
+            Claim(id=f"{sample.id}:c0", sample_id=sample.id, index=i, text=t)
+            for i, t in enumerate(["The bridge is 42 km long.", "It opened in 2019."])
+        ]
         return Extraction(claims=claims)
 
     def settings(self):
@@ -315,8 +375,9 @@ class _DuplicateClaimIds:
 def test_a_result_the_store_refuses_becomes_an_error_row_not_a_crash(tmp_path):
     samples = [Sample(id="s1", **GOOD), Sample(id="s2", **GOOD)]
     model = Model(FakeAPI())
-    manifest, results = run_measurement(samples, tmp_path / "run", _DuplicateClaimIds(), LLMJudge(model),
-                                        mode=Mode.COT_ONE, input_sha256="0" * 64)
+    manifest, results = run_measurement(
+        samples, tmp_path / "run", _DuplicateClaimIds(), LLMJudge(model), mode=Mode.COT_ONE, input_sha256="0" * 64
+    )
     check_nothing_lost(tmp_path / "run", samples)
     assert all(r.error.startswith("the result could not be stored (IntegrityError") for r in results)
     assert manifest.counts["error_responses"] == 2

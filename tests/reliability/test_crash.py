@@ -22,15 +22,14 @@ import time
 from pathlib import Path
 
 import pytest
-
-from hallumeasure.store import LOCK, MANIFEST, RunStore
-from hallumeasure.types import RunManifest
-
 from reliability import crashrun
 from reliability.crashrun import measure
 from reliability.faultcases import check_nothing_lost
 from reliability.samples import SAMPLES
 from testdata import REPO
+
+from hallumeasure.store import LOCK, MANIFEST, RunStore
+from hallumeasure.types import RunManifest
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
@@ -41,7 +40,8 @@ def _assert_consistent(run_dir: Path) -> int:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         orphans = db.execute(
             "SELECT (SELECT COUNT(*) FROM claims WHERE sample_id NOT IN (SELECT sample_id FROM results))"
-            " + (SELECT COUNT(*) FROM verdicts WHERE sample_id NOT IN (SELECT sample_id FROM results))").fetchone()[0]
+            " + (SELECT COUNT(*) FROM verdicts WHERE sample_id NOT IN (SELECT sample_id FROM results))"
+        ).fetchone()[0]
         assert orphans == 0, "claims or verdicts stored without their result: a half-stored sample"
         for sid, n_claims in db.execute("SELECT sample_id, n_claims FROM results"):
             stored = db.execute("SELECT COUNT(*) FROM claims WHERE sample_id = ?", (sid,)).fetchone()[0]
@@ -61,8 +61,7 @@ def _assert_consistent(run_dir: Path) -> int:
         ("final-manifest", len(SAMPLES), "running"),
     ],
 )
-def test_sigkill_at_a_write_leaves_a_consistent_run_that_resumes(tmp_path, kill_at, stored_at_kill,
-                                                                 manifest_at_kill):
+def test_sigkill_at_a_write_leaves_a_consistent_run_that_resumes(tmp_path, kill_at, stored_at_kill, manifest_at_kill):
     run_dir = tmp_path / "run"
     assert crashrun.wait(crashrun.start(run_dir, kill_at)) == signal.SIGKILL
     assert _assert_consistent(run_dir) == stored_at_kill
@@ -100,8 +99,20 @@ def test_the_manifest_is_never_half_written_whenever_the_writer_is_killed(tmp_pa
 def _measure_cmd(run_dir: Path, *extra: str) -> list[str]:
     data = run_dir.parent / "samples.jsonl"
     data.write_text("".join(json.dumps(s.model_dump(mode="json")) + "\n" for s in SAMPLES), encoding="utf-8")
-    return [sys.executable, "-m", "hallumeasure.cli", "measure", str(data), "--out", str(run_dir),
-            "--extractor", "fake", "--judge", "fake", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "hallumeasure.cli",
+        "measure",
+        str(data),
+        "--out",
+        str(run_dir),
+        "--extractor",
+        "fake",
+        "--judge",
+        "fake",
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -139,9 +150,8 @@ def test_overwrite_happens_under_the_lock_and_refuses_a_directory_that_is_not_a_
     """The store deletes an old run only while holding its lock, and never a directory that holds no run."""
     run_dir = tmp_path / "run"
     measure(run_dir)
-    with RunStore(run_dir, write=True):
-        with pytest.raises(Exception, match="another hallumeasure process"):
-            RunStore(run_dir, write=True, overwrite=True)
+    with RunStore(run_dir, write=True), pytest.raises(Exception, match="another hallumeasure process"):
+        RunStore(run_dir, write=True, overwrite=True)
     assert (run_dir / MANIFEST).exists() and (run_dir / "run.sqlite").exists()  # untouched
     with RunStore(run_dir, write=True, overwrite=True) as store:
         assert store.read_manifest() is None and not store.done_ids()

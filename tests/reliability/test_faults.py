@@ -17,20 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from hallumeasure.cli import app
-from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
-from hallumeasure.models.fake import FakeAPI
-from hallumeasure.models.model import Model
-from hallumeasure.outputs import CotVerdict
-from hallumeasure.parsing import ask_structured
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
-from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.testing import AnthropicServer, BedrockServer, Burst, Fault, FaultPlan
-from hallumeasure.types import Mode
-
 from reliability.faultcases import (
     CASES,
     FAULTS,
@@ -44,6 +30,19 @@ from reliability.faultcases import (
     run_case,
 )
 from testdata import REPO
+from typer.testing import CliRunner
+
+from hallumeasure.cli import app
+from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
+from hallumeasure.models.fake import FakeAPI
+from hallumeasure.models.model import Model
+from hallumeasure.outputs import CotVerdict
+from hallumeasure.parsing import ask_structured
+from hallumeasure.pipeline.classify import LLMJudge
+from hallumeasure.pipeline.extract import LLMExtractor
+from hallumeasure.pipeline.run import run_measurement
+from hallumeasure.testing import AnthropicServer, BedrockServer, Burst, Fault, FaultPlan
+from hallumeasure.types import Mode
 
 TABLE = REPO / "benchmarks" / "reliability.md"
 
@@ -81,14 +80,18 @@ def test_every_sample_ends_as_one_result_or_an_error_row_that_names_the_fault(ca
 def test_the_matrix_covers_every_fault_on_both_providers():
     assert set(FAULTS) == set(Fault)
     assert {(c.fault, c.provider, c.persistence) for c in CASES} == {
-        (f, p, k) for f in Fault for p in ("anthropic", "bedrock") for k in ("transient", "persistent")}
+        (f, p, k) for f in Fault for p in ("anthropic", "bedrock") for k in ("transient", "persistent")
+    }
 
 
 def test_the_committed_reliability_table_lists_every_case_and_lost_is_zero():
     """benchmarks/reliability.md is written by benchmarks/reliability_table.py from these same cases."""
     assert TABLE.exists(), "run: .venv/bin/python benchmarks/reliability_table.py"
-    rows = [line.split("|")[1:-1] for line in TABLE.read_text(encoding="utf-8").splitlines()
-            if line.startswith("| ") and not line.startswith("| fault")]
+    rows = [
+        line.split("|")[1:-1]
+        for line in TABLE.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ") and not line.startswith("| fault")
+    ]
     found = {(r[0].strip(), r[1].strip(), r[2].strip()): r for r in rows}
     for case in CASES:
         row = found.get((case.fault.value, case.provider, case.persistence))
@@ -136,10 +139,24 @@ def test_the_cli_states_the_error_rows_and_exits_3_only_when_there_are_some(
     server = AnthropicServer if provider == "anthropic" else BedrockServer
     with server(faults=fault_plan(case)) as srv:
         spec = _cli_env(monkeypatch, provider, srv.url)
-        result = CliRunner().invoke(app, [
-            "measure", str(_write_input(tmp_path / "in.jsonl")), "--out", str(tmp_path / "run"),
-            "--extractor", spec, "--judge", spec, "--max-retries", str(retries), "--timeout", "5", "--no-cache",
-        ])
+        result = CliRunner().invoke(
+            app,
+            [
+                "measure",
+                str(_write_input(tmp_path / "in.jsonl")),
+                "--out",
+                str(tmp_path / "run"),
+                "--extractor",
+                spec,
+                "--judge",
+                spec,
+                "--max-retries",
+                str(retries),
+                "--timeout",
+                "5",
+                "--no-cache",
+            ],
+        )
         injected = len(srv.injected)
     assert injected > 0
     run_dir = tmp_path / "run"
@@ -159,8 +176,13 @@ def test_the_cli_states_the_error_rows_and_exits_3_only_when_there_are_some(
         stated = _SUMMARY.search(result.output)
         assert stated and stated.groups() == (str(failed), str(claim_errors), "0"), result.output
         with sqlite3.connect(run_dir / "run.sqlite") as db:
-            causes = [r[0] for r in db.execute("SELECT error FROM results WHERE error IS NOT NULL "
-                                               "UNION ALL SELECT error FROM verdicts WHERE error IS NOT NULL")]
+            causes = [
+                r[0]
+                for r in db.execute(
+                    "SELECT error FROM results WHERE error IS NOT NULL "
+                    "UNION ALL SELECT error FROM verdicts WHERE error IS NOT NULL"
+                )
+            ]
         assert all(cause_pattern(fault).search(c) for c in causes), causes
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["counts"]["error_responses"] == failed and manifest["counts"]["claim_errors"] == claim_errors
@@ -171,8 +193,14 @@ def test_a_burst_of_overload_on_every_call_is_ridden_out(tmp_path):
     plan = FaultPlan(bursts=[Burst(start=2, length=10, fault=Fault.OVERLOADED)])
     with AnthropicServer(faults=plan) as srv:
         model = Model(provider_api("anthropic", srv.url), max_retries=12, backoff_base=0.002, backoff_max=0.01)
-        manifest, _ = run_measurement(SAMPLES, tmp_path / "run", LLMExtractor(model), LLMJudge(model, Mode.COT_ONE),
-                                      mode=Mode.COT_ONE, input_sha256="0" * 64)
+        manifest, _ = run_measurement(
+            SAMPLES,
+            tmp_path / "run",
+            LLMExtractor(model),
+            LLMJudge(model, Mode.COT_ONE),
+            mode=Mode.COT_ONE,
+            input_sha256="0" * 64,
+        )
         assert len(srv.injected) == 10
     check_nothing_lost(tmp_path / "run", SAMPLES)
     assert manifest.counts["error_responses"] == manifest.counts["claim_errors"] == 0
@@ -204,5 +232,4 @@ def test_a_claim_list_cut_off_at_max_tokens_is_asked_for_once_with_a_bigger_budg
     assert [r.max_tokens for r in api.requests] == [2048, 8192]
     api = FakeAPI(script=[cut, cut])
     extraction = asyncio.run(LLMExtractor(Model(api)).extract(SAMPLES[0]))
-    assert extraction.error == ("extraction failed: the answer was cut off at max_tokens "
-                                "(also with max_tokens=8192)")
+    assert extraction.error == ("extraction failed: the answer was cut off at max_tokens (also with max_tokens=8192)")

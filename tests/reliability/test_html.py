@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from report.helpers import assert_escaped, write_run
 
 from hallumeasure.errors import ConfigError
 from hallumeasure.mitigate import mitigate_run
@@ -26,8 +27,6 @@ from hallumeasure.report.compare import compare_runs
 from hallumeasure.report.drilldown import claims_html, claims_with_sources
 from hallumeasure.store import load_run
 from hallumeasure.types import Mode, Sample
-
-from report.helpers import assert_escaped, write_run
 
 FIELDS = ("id", "model", "question", "context", "response", "claim", "reason", "detail", "judge", "extractor", "run")
 
@@ -57,10 +56,16 @@ def _hostile_run(path: Path, unsupported: int) -> Path:
     rows = []
     for i in range(8):
         bad = ("contradicted", "number", reason) if i < unsupported else "supported"
-        rows.append((_hostile_sample(i), [(f"The bridge is 42 km long {claim}.", bad), ("It opened in 2019.", "supported")]))
-    run = write_run(path, rows, judge="judge " + " ".join(payloads("judge")),
-                    extractor="extractor " + " ".join(payloads("extractor")),
-                    failed={_hostile_sample(7).id: "extraction failed: " + reason})
+        rows.append(
+            (_hostile_sample(i), [(f"The bridge is 42 km long {claim}.", bad), ("It opened in 2019.", "supported")])
+        )
+    run = write_run(
+        path,
+        rows,
+        judge="judge " + " ".join(payloads("judge")),
+        extractor="extractor " + " ".join(payloads("extractor")),
+        failed={_hostile_sample(7).id: "extraction failed: " + reason},
+    )
     # write_run gives every reasoned verdict the same subtype reason; put the hostile detail in it.
     with sqlite3.connect(run / "run.sqlite") as db:
         db.execute("UPDATE verdicts SET subtype_reason = ? WHERE subtype_reason IS NOT NULL", (detail,))
@@ -78,8 +83,9 @@ def runs(tmp_path):
 def test_the_comparison_report_escapes_every_field(tmp_path, runs):
     compare_runs(list(runs), tmp_path / "out", resamples=200, worst=8)
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    assert_escaped(page, shown("id", "model", "question", "context", "response", "claim", "reason", "detail",
-                               "judge", "extractor"))
+    assert_escaped(
+        page, shown("id", "model", "question", "context", "response", "claim", "reason", "detail", "judge", "extractor")
+    )
     assert_escaped(page, [payloads("run")[1]])
     markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "<script" not in markdown.lower() and "<img" not in markdown.lower()
@@ -88,8 +94,9 @@ def test_the_comparison_report_escapes_every_field(tmp_path, runs):
 def test_the_audit_outputs_escape_every_field(tmp_path, runs):
     base, cur = runs
     model = " ".join(payloads("model"))
-    result = audit_runs(base, cur, AuditGates(), out_dir=tmp_path / "out", resamples=200, current_model=model,
-                        baseline_model=model)
+    result = audit_runs(
+        base, cur, AuditGates(), out_dir=tmp_path / "out", resamples=200, current_model=model, baseline_model=model
+    )
     assert result.exit_code in (1, 3)
     out = tmp_path / "out"
     markdown = (out / "audit.md").read_text(encoding="utf-8")
@@ -121,7 +128,12 @@ def test_the_mitigation_report_escapes_every_field(tmp_path):
     model = Model(FakeAPI())
     extractor, judge = LLMExtractor(model), LLMJudge(model, Mode.COT_ONE)
     run_measurement(samples, tmp_path / "run", extractor, judge, mode=Mode.COT_ONE, input_sha256="0" * 64)
-    mitigate_run(tmp_path / "run", tmp_path / "mitigated", OfflineRewriter(), extractor=LLMExtractor(model),
-                 judge=LLMJudge(model, Mode.COT_ONE))
+    mitigate_run(
+        tmp_path / "run",
+        tmp_path / "mitigated",
+        OfflineRewriter(),
+        extractor=LLMExtractor(model),
+        judge=LLMJudge(model, Mode.COT_ONE),
+    )
     page = (tmp_path / "mitigated" / "mitigation.html").read_text(encoding="utf-8")
     assert_escaped(page, shown("id", "response"))

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import boto3
 import pytest
+from reliability.samples import SAMPLES
+from testdata import REPO
 
 from hallumeasure.errors import ProviderError
 from hallumeasure.models.anthropic import AnthropicAPI
@@ -30,9 +32,6 @@ from hallumeasure.pipeline.extract import EXTRACT_TOOL
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.anthropic_server import error_reply as anthropic_error
 from hallumeasure.testing.bedrock_server import error_reply as bedrock_error
-
-from reliability.samples import SAMPLES
-from testdata import REPO
 
 SECRETS = {
     "ANTHROPIC_API_KEY": "sk-ant-api03-" + secrets.token_hex(24),
@@ -77,8 +76,11 @@ class _Echo:
             def respond(self, method, path, headers, raw):
                 if not outer.fail:
                     return super().respond(method, path, headers, raw)
-                received = " ".join(f"{k}={v}" for k, v in headers.items()
-                                    if k in ("x-api-key", "authorization", "x-amz-security-token"))
+                received = " ".join(
+                    f"{k}={v}"
+                    for k, v in headers.items()
+                    if k in ("x-api-key", "authorization", "x-amz-security-token")
+                )
                 message = f"invalid credentials {received}; expected {' '.join(SECRETS.values())}"
                 reply = outer.make_error(message)
                 reply.headers["x-debug-credentials"] = SECRETS["ANTHROPIC_API_KEY"] + SECRETS["AWS_ACCESS_KEY_ID"]
@@ -90,8 +92,9 @@ class _Echo:
 
 
 def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hallumeasure.cli", "-vvv", *args], env=env, capture_output=True,
-                          timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "hallumeasure.cli", "-vvv", *args], env=env, capture_output=True, timeout=180
+    )
 
 
 @pytest.fixture
@@ -103,8 +106,13 @@ def data(tmp_path) -> Path:
 
 def test_full_cli_runs_at_debug_level_leak_no_secret(tmp_path, data):
     cache = tmp_path / "cache"
-    env = {**os.environ, **SECRETS, "PYTHONPATH": str(REPO), "HALLUMEASURE_CACHE_DIR": str(cache),
-           "AWS_DEFAULT_REGION": "us-east-1"}
+    env = {
+        **os.environ,
+        **SECRETS,
+        "PYTHONPATH": str(REPO),
+        "HALLUMEASURE_CACHE_DIR": str(cache),
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
     outputs: list[bytes] = []
     runs = []
     for provider, server_cls, make_error in [
@@ -117,8 +125,24 @@ def test_full_cli_runs_at_debug_level_leak_no_secret(tmp_path, data):
                 run_env = {**env, "ANTHROPIC_BASE_URL": srv.url, "HALLUMEASURE_BEDROCK_ENDPOINT": srv.url}
                 out = tmp_path / f"{provider}-{'fail' if fail else 'ok'}"
                 # The failing runs must not be answered from the cache that the good runs filled.
-                result = _cli(["measure", str(data), "--out", str(out), "--extractor", spec, "--judge", spec,
-                               "--max-retries", "1", "--timeout", "10", *(["--no-cache"] if fail else [])], run_env)
+                result = _cli(
+                    [
+                        "measure",
+                        str(data),
+                        "--out",
+                        str(out),
+                        "--extractor",
+                        spec,
+                        "--judge",
+                        spec,
+                        "--max-retries",
+                        "1",
+                        "--timeout",
+                        "10",
+                        *(["--no-cache"] if fail else []),
+                    ],
+                    run_env,
+                )
                 assert srv.requests, f"the run never reached the simulator: {result.stderr.decode()[-3000:]}"
             assert result.returncode == (3 if fail else 0), result.stderr.decode()[-2000:]
             assert b"DEBUG" in result.stderr  # debug logging was on
@@ -142,11 +166,14 @@ def test_exception_texts_and_settings_hold_no_secret(monkeypatch):
     request = GenerateRequest(system="s", messages=(Message.user("u"),), tool=EXTRACT_TOOL)
     texts: list[str] = []
     for server_cls, make_error, build in [
-        (AnthropicServer, lambda m: anthropic_error(401, m),
-         lambda url: AnthropicAPI("claude-sim", base_url=url)),
-        (BedrockServer, lambda m: bedrock_error(403, m, code="UnrecognizedClientException"),
-         lambda url: BedrockAPI("anthropic.claude-sim", endpoint_url=url,
-                                session=boto3.Session(region_name="us-east-1"))),
+        (AnthropicServer, lambda m: anthropic_error(401, m), lambda url: AnthropicAPI("claude-sim", base_url=url)),
+        (
+            BedrockServer,
+            lambda m: bedrock_error(403, m, code="UnrecognizedClientException"),
+            lambda url: BedrockAPI(
+                "anthropic.claude-sim", endpoint_url=url, session=boto3.Session(region_name="us-east-1")
+            ),
+        ),
     ]:
         with _Echo(server_cls, make_error).server() as srv:
             api = build(srv.url)
@@ -158,8 +185,16 @@ def test_exception_texts_and_settings_hold_no_secret(monkeypatch):
         assert "invalid credentials" in str(exc)  # the provider's message is kept, scrubbed
         # Tracebacks do not show the SDK's error (no cause, and no context or a suppressed one).
         assert exc.__cause__ is None and (exc.__context__ is None or exc.__suppress_context__)
-        texts += [str(exc), repr(exc), repr(exc.args), structured.error or "", repr(api.settings()),
-                  repr(model.settings()), repr(vars(exc)), "".join(traceback.format_exception(exc))]
+        texts += [
+            str(exc),
+            repr(exc),
+            repr(exc.args),
+            structured.error or "",
+            repr(api.settings()),
+            repr(model.settings()),
+            repr(vars(exc)),
+            "".join(traceback.format_exception(exc)),
+        ]
     for text in texts:
         assert not _leaks(text.encode()), text
 
@@ -174,8 +209,13 @@ def test_the_sdk_error_behind_a_provider_error_is_not_kept(monkeypatch, provider
     else:
         server_cls, make_error = BedrockServer, (lambda m: bedrock_error(403, m, code="UnrecognizedClientException"))
     with _Echo(server_cls, make_error).server() as srv:
-        api = (AnthropicAPI("claude-sim", base_url=srv.url) if provider == "anthropic" else
-               BedrockAPI("anthropic.claude-sim", endpoint_url=srv.url, session=boto3.Session(region_name="us-east-1")))
+        api = (
+            AnthropicAPI("claude-sim", base_url=srv.url)
+            if provider == "anthropic"
+            else BedrockAPI(
+                "anthropic.claude-sim", endpoint_url=srv.url, session=boto3.Session(region_name="us-east-1")
+            )
+        )
         with pytest.raises(ProviderError) as caught:
             asyncio.run(Model(api, max_retries=0).generate(request))
     # Hidden from tracebacks is not enough ('from None' still keeps it as __context__): it must be gone.
@@ -194,6 +234,11 @@ def test_a_redacted_value_is_also_removed_from_log_records(caplog, monkeypatch):
     logger = logging.getLogger("some.library")
     caplog.handler.addFilter(RedactingFilter())
     with caplog.at_level(logging.DEBUG, logger="some.library"):
-        logger.debug("headers: %s", {"x-api-key": SECRETS["ANTHROPIC_API_KEY"],
-                                     "authorization": f"Credential={SECRETS['AWS_ACCESS_KEY_ID']}/x"})
+        logger.debug(
+            "headers: %s",
+            {
+                "x-api-key": SECRETS["ANTHROPIC_API_KEY"],
+                "authorization": f"Credential={SECRETS['AWS_ACCESS_KEY_ID']}/x",
+            },
+        )
     assert not _leaks(caplog.text.encode()) and "***" in caplog.text

@@ -45,8 +45,16 @@ def verdicts(claim_ids: list[str], specs: list[tuple | str]) -> list[ClaimVerdic
             out.append(ClaimVerdict(claim_id=cid, judge="test", error="the judge returned no verdict"))
             continue
         label, subtype, reason = (spec, None, None) if isinstance(spec, str) else (tuple(spec) + (None, None))[:3]
-        out.append(ClaimVerdict(claim_id=cid, label=label, subtype=subtype, label_reason=reason or f"{label} here",
-                                subtype_reason=f"{subtype} here" if subtype else None, judge="test"))
+        out.append(
+            ClaimVerdict(
+                claim_id=cid,
+                label=label,
+                subtype=subtype,
+                label_reason=reason or f"{label} here",
+                subtype_reason=f"{subtype} here" if subtype else None,
+                judge="test",
+            )
+        )
     return out
 
 
@@ -74,16 +82,28 @@ def write_run(
             if sample.id in failed:
                 store.write_result(summarise_response(sample, [], [], policy, error=failed[sample.id]))
                 continue
-            claims = [Claim(id=f"{sample.id}:c{i}", sample_id=sample.id, index=i, text=text)
-                      for i, (text, _) in enumerate(claim_specs)]
+            claims = [
+                Claim(id=f"{sample.id}:c{i}", sample_id=sample.id, index=i, text=text)
+                for i, (text, _) in enumerate(claim_specs)
+            ]
             judged = verdicts([c.id for c in claims], [spec for _, spec in claim_specs])
             store.write_result(summarise_response(sample, claims, judged, policy))
-        store.write_manifest(RunManifest(
-            run_id=path.name, package_version="test", input_sha256="0" * 64, n_samples=len(rows),
-            extractor=extractor, judge=judge, mode=mode, policy=policy, detector=detector,
-            prompts=prompts if prompts is not None else {"classify_cot_one.v1": "a" * 64},
-            started_at=datetime(2025, 1, 1, tzinfo=UTC), status="complete",
-        ))
+        store.write_manifest(
+            RunManifest(
+                run_id=path.name,
+                package_version="test",
+                input_sha256="0" * 64,
+                n_samples=len(rows),
+                extractor=extractor,
+                judge=judge,
+                mode=mode,
+                policy=policy,
+                detector=detector,
+                prompts=prompts if prompts is not None else {"classify_cot_one.v1": "a" * 64},
+                started_at=datetime(2025, 1, 1, tzinfo=UTC),
+                status="complete",
+            )
+        )
     return path
 
 

@@ -5,11 +5,10 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from report.helpers import sample, write_run
 
 from hallumeasure.errors import ConfigError, RunStoreError
 from hallumeasure.report.audit import AuditGates, audit_runs, write_usage_error
-
-from report.helpers import sample, write_run
 
 N = 30
 
@@ -18,8 +17,9 @@ def _run(path, unsupported: int, *, errors: int = 0, n: int = N, model: str = "m
     """Every sample gets four claims: ``unsupported`` contradicted, ``errors`` error rows, the rest supported."""
     specs = [("contradicted", "number")] * unsupported + ["error"] * errors
     specs += ["supported"] * (4 - len(specs))
-    rows = [(sample(i, model), [(f"Claim {j} about bridge {i}.", spec) for j, spec in enumerate(specs)])
-            for i in range(n)]
+    rows = [
+        (sample(i, model), [(f"Claim {j} about bridge {i}.", spec) for j, spec in enumerate(specs)]) for i in range(n)
+    ]
     return write_run(path, rows, **kwargs)
 
 
@@ -72,8 +72,9 @@ def test_a_rise_on_three_pairs_is_inconclusive(tmp_path):
 def test_equal_runs_pass(tmp_path):
     base = _run(tmp_path / "base", unsupported=1)
     cur = _run(tmp_path / "cur", unsupported=1)
-    result = audit_runs(base, cur, AuditGates(max_hallucinated_share_rise=0.15), out_dir=tmp_path / "out",
-                        resamples=300)
+    result = audit_runs(
+        base, cur, AuditGates(max_hallucinated_share_rise=0.15), out_dir=tmp_path / "out", resamples=300
+    )
     assert result.exit_code == 0 and result.status == "pass"
     assert set(_gates(result).values()) == {"pass"}
     suite = ET.parse(tmp_path / "out" / "audit.junit.xml").getroot().find("testsuite")
@@ -130,8 +131,9 @@ def test_models_can_be_picked_from_runs_holding_several(tmp_path):
     rows = [(sample(i, "old"), [("A claim.", "supported")]) for i in range(6)]
     rows += [(sample(i, "new", id=f"n{i}"), [("A claim.", ("absent", "other"))]) for i in range(6)]
     both = write_run(tmp_path / "both", rows)
-    result = audit_runs(both, both, AuditGates(subtype_shift=False), baseline_model="old", current_model="new",
-                        resamples=300)
+    result = audit_runs(
+        both, both, AuditGates(subtype_shift=False), baseline_model="old", current_model="new", resamples=300
+    )
     assert result.exit_code == 1 and result.comparison.pairing == "same context and question"
     with pytest.raises(ConfigError, match="no responses of model 'nope'"):
         audit_runs(both, both, baseline_model="nope")
@@ -199,8 +201,9 @@ def test_inconclusive_decision_reports_what_would_decide(tmp_path):
     assert props["outcome"] == "inconclusive" and props["exit_code"] == "4"
     rate_case = next(c for c in suite.iter("testcase") if c.get("name") == "unsupported_rate")
     assert rate_case.find("failure").get("type") == "inconclusive"
-    lenient = audit_runs(base, cur, AuditGates(subtype_shift=False, inconclusive="pass"), out_dir=tmp_path / "o2",
-                         resamples=300)
+    lenient = audit_runs(
+        base, cur, AuditGates(subtype_shift=False, inconclusive="pass"), out_dir=tmp_path / "o2", resamples=300
+    )
     assert lenient.exit_code == 0 and lenient.status == "inconclusive"
     suite = ET.parse(tmp_path / "o2" / "audit.junit.xml").getroot().find("testsuite")
     assert suite.get("failures") == "0" and suite.find("testcase[@name='unsupported_rate']/skipped") is not None
@@ -221,8 +224,9 @@ def test_audit_json_validates_against_its_schema(tmp_path):
 def test_hallucinated_share_uses_newcombe_and_can_regress(tmp_path):
     base = _mixed_run(tmp_path / "base", [0, 0, 0, 1])
     cur = _mixed_run(tmp_path / "cur", [1, 1, 0, 1])
-    result = audit_runs(base, cur, AuditGates(max_rate_rise=1.0, max_hallucinated_share_rise=0.1,
-                                              subtype_shift=False), resamples=300)
+    result = audit_runs(
+        base, cur, AuditGates(max_rate_rise=1.0, max_hallucinated_share_rise=0.1, subtype_shift=False), resamples=300
+    )
     share = next(g for g in result.gates if g.name == "hallucinated_share")
     assert share.status == "fail" and "Newcombe" in share.decision.method
     from hallumeasure.report.intervals import paired_binary_interval
@@ -245,8 +249,10 @@ def test_false_pass_rate_stays_below_alpha_in_a_small_simulation():
         u = rng.beta(0.4, 3.6, 60)
         base = rng.binomial(k, u) / k
         cur = rng.binomial(k, u + 0.04 * (1 - u) / 0.9) / k
-        passes += decide_rise("rate", base, cur, paired=True, binary=False, margin=0.02, gates=gates,
-                              plan=False).outcome == "pass"
+        passes += (
+            decide_rise("rate", base, cur, paired=True, binary=False, margin=0.02, gates=gates, plan=False).outcome
+            == "pass"
+        )
     assert passes / runs <= 0.05
 
 

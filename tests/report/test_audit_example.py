@@ -6,6 +6,7 @@ Measured with the offline judge (keyless, deterministic), on fewer tasks than th
 import importlib.util
 
 import pytest
+from testdata import REPO
 
 from hallumeasure.inputs import load_samples
 from hallumeasure.pipeline.build import build_extractor, build_judge
@@ -13,10 +14,9 @@ from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.audit import AuditGates, audit_runs
 from hallumeasure.types import Mode
 
-from testdata import REPO
-
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("hallumeasure.offline") is None,
-                                reason="needs the offline judge")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("hallumeasure.offline") is None, reason="needs the offline judge"
+)
 
 
 def _script():
@@ -28,8 +28,16 @@ def _script():
 
 def _measure(path, out):
     loaded = load_samples(path)
-    run_measurement(loaded.samples, out, build_extractor("offline"), build_judge("offline", Mode.COT_ONE),
-                    mode=Mode.COT_ONE, input_sha256=loaded.sha256, input_path=str(path), concurrency=4)
+    run_measurement(
+        loaded.samples,
+        out,
+        build_extractor("offline"),
+        build_judge("offline", Mode.COT_ONE),
+        mode=Mode.COT_ONE,
+        input_sha256=loaded.sha256,
+        input_path=str(path),
+        concurrency=4,
+    )
     return out
 
 
@@ -42,6 +50,7 @@ def test_generated_example_is_a_regression_and_same_passes(tmp_path):
     assert result.status == "regression" and result.exit_code == 1
     _, same = make.make_example(tmp_path / "same", n=120, same=True)
     assert same.read_text().replace("model-current", "model-baseline") == base.read_text().replace(
-        "model-current", "model-baseline")
+        "model-current", "model-baseline"
+    )
     unchanged = audit_runs(baseline, _measure(same, tmp_path / "same-run"), AuditGates(), resamples=200)
     assert unchanged.status == "pass" and unchanged.exit_code == 0

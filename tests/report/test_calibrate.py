@@ -11,6 +11,7 @@ import json
 import jsonschema
 import numpy as np
 import pytest
+from report.helpers import sample, write_run
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 from typer.testing import CliRunner
@@ -21,22 +22,26 @@ from hallumeasure.report.calibrate import calibrate, export_sample
 from hallumeasure.report.correction import ppi_mean
 from hallumeasure.schemas import SCHEMA_DIR
 
-from report.helpers import sample, write_run
-
 # Judge verdicts per sample (3 claims each) and what people said about the same claims.
-JUDGE = [["supported", "supported", ("contradicted", "number")],
-         ["supported", ("absent", "entity"), "supported"],
-         ["supported", "supported", "supported"],
-         [("contradicted", "number"), "supported", "unevaluatable"]]
-HUMAN = [[("supported", None), ("supported", None), ("contradicted", "number")],
-         [("supported", None), ("supported", None), ("supported", None)],
-         [("supported", None), ("absent", "entity"), ("supported", None)],
-         [("contradicted", "temporal"), ("supported", None), ("unevaluatable", None)]]
+JUDGE = [
+    ["supported", "supported", ("contradicted", "number")],
+    ["supported", ("absent", "entity"), "supported"],
+    ["supported", "supported", "supported"],
+    [("contradicted", "number"), "supported", "unevaluatable"],
+]
+HUMAN = [
+    [("supported", None), ("supported", None), ("contradicted", "number")],
+    [("supported", None), ("supported", None), ("supported", None)],
+    [("supported", None), ("absent", "entity"), ("supported", None)],
+    [("contradicted", "temporal"), ("supported", None), ("unevaluatable", None)],
+]
 
 
 def _run(tmp_path, n_extra=0):
-    rows = [(sample(i, "m" if i % 2 else "n"), [(f"Claim {j} of {i}.", spec) for j, spec in enumerate(specs)])
-            for i, specs in enumerate(JUDGE)]
+    rows = [
+        (sample(i, "m" if i % 2 else "n"), [(f"Claim {j} of {i}.", spec) for j, spec in enumerate(specs)])
+        for i, specs in enumerate(JUDGE)
+    ]
     rows += [(sample(10 + i, "n"), [("Other claim.", "supported")]) for i in range(n_extra)]
     return write_run(tmp_path / "run", rows)
 
@@ -44,8 +49,9 @@ def _run(tmp_path, n_extra=0):
 def _labels(tmp_path, rows, name="labels.csv"):
     path = tmp_path / name
     with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["sample_id", "claim_id", "claim", "label", "subtype",
-                                                    "hallucinated"])
+        writer = csv.DictWriter(
+            handle, fieldnames=["sample_id", "claim_id", "claim", "label", "subtype", "hallucinated"]
+        )
         writer.writeheader()
         writer.writerows(rows)
     return path
@@ -74,12 +80,15 @@ def test_confusion_kappa_and_error_rates(tmp_path):
     assert report.binary_confusion == {"tp": 2, "fp": 1, "fn": 1, "tn": 7}
     unsup = {"contradicted", "absent", "partially_supported"}
     keep = [k for k, h in enumerate(human) if h != "unevaluatable"]
-    assert report.kappa_binary == pytest.approx(cohen_kappa_score([human[k] in unsup for k in keep],
-                                                                  [judge[k] in unsup for k in keep]), abs=1e-6)
+    assert report.kappa_binary == pytest.approx(
+        cohen_kappa_score([human[k] in unsup for k in keep], [judge[k] in unsup for k in keep]), abs=1e-6
+    )
     assert (report.sensitivity.low, report.sensitivity.high) == pytest.approx(
-        proportion_confint(2, 3, method="wilson"), abs=1e-6)
+        proportion_confint(2, 3, method="wilson"), abs=1e-6
+    )
     assert (report.specificity.low, report.specificity.high) == pytest.approx(
-        proportion_confint(7, 8, method="wilson"), abs=1e-6)
+        proportion_confint(7, 8, method="wilson"), abs=1e-6
+    )
     agreement = {s.subtype: (s.agreement.k, s.agreement.n) for s in report.subtypes}
     assert agreement == {"number": (1, 1), "entity": (0, 1), "temporal": (0, 1)}
 
@@ -89,8 +98,14 @@ def test_claims_match_by_text_and_responses_by_flag(tmp_path):
     rows = _human_rows(by_text=True) + [{"sample_id": "s9", "claim": "nope", "label": "supported"}]
     report = calibrate(run, _labels(tmp_path, rows))
     assert report.n_claims_labelled == 12 and report.n_unmatched == 1 and "'nope'" in report.unmatched[0]
-    flags = calibrate(run, _labels(tmp_path, [{"sample_id": "s0", "hallucinated": "yes"},
-                                              {"sample_id": "s2", "hallucinated": "no"}], "flags.csv"))
+    flags = calibrate(
+        run,
+        _labels(
+            tmp_path,
+            [{"sample_id": "s0", "hallucinated": "yes"}, {"sample_id": "s2", "hallucinated": "no"}],
+            "flags.csv",
+        ),
+    )
     assert flags.n_claims_labelled == 0 and flags.n_responses_labelled == 2
     assert flags.response_sensitivity.k == 1 and flags.response_specificity.k == 1
 
@@ -107,12 +122,15 @@ def test_corrected_rates_are_ppi_over_the_fully_labelled_responses(tmp_path):
     assert rate.judge.value == pytest.approx((1 / 3 + 1 / 3 + 0.5) / 10, abs=1e-6)
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"claim_id": "s0:c0", "label": "wrong"}, "label 'wrong' is not one of supported"),
-    ({"claim_id": "s0:c0", "label": "absent", "subtype": "bogus"}, "subtype 'bogus' is not one of number"),
-    ({"sample_id": "s0", "hallucinated": "maybe"}, "yes/no"),
-    ({"label": "absent"}, "needs claim_id, or sample_id and claim"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"claim_id": "s0:c0", "label": "wrong"}, "label 'wrong' is not one of supported"),
+        ({"claim_id": "s0:c0", "label": "absent", "subtype": "bogus"}, "subtype 'bogus' is not one of number"),
+        ({"sample_id": "s0", "hallucinated": "maybe"}, "yes/no"),
+        ({"label": "absent"}, "needs claim_id, or sample_id and claim"),
+    ],
+)
 def test_bad_label_rows_name_the_row_and_the_valid_values(tmp_path, row, message):
     with pytest.raises(ConfigError, match="row 2") as error:
         calibrate(_run(tmp_path), _labels(tmp_path, [row]))
@@ -125,8 +143,10 @@ def test_labels_that_match_nothing_are_refused(tmp_path):
 
 
 def test_export_sample_is_stratified_and_hides_the_judge(tmp_path):
-    rows = [(sample(i, "big" if i < 30 else "small"), [(f"Claim {j} of {i}.", "supported") for j in range(2)])
-            for i in range(40)]
+    rows = [
+        (sample(i, "big" if i < 30 else "small"), [(f"Claim {j} of {i}.", "supported") for j in range(2)])
+        for i in range(40)
+    ]
     run = write_run(tmp_path / "run", rows)
     n, claims = export_sample(run, 8, tmp_path / "s.csv", seed=1)
     table = list(csv.DictReader((tmp_path / "s.csv").open()))
@@ -161,8 +181,9 @@ def test_calibrate_command_json_validates_against_its_schema(tmp_path):
 def test_compare_with_labels_shows_corrected_rates(tmp_path):
     run = _run(tmp_path, n_extra=4)
     labels = _labels(tmp_path, _human_rows())
-    result = CliRunner().invoke(app, ["compare", str(run), "--out", str(tmp_path / "out"), "--labels", str(labels),
-                                      "--resamples", "200"])
+    result = CliRunner().invoke(
+        app, ["compare", str(run), "--out", str(tmp_path / "out"), "--labels", str(labels), "--resamples", "200"]
+    )
     assert result.exit_code == 0, result.output
     assert "corrected by labels.csv" in result.output
     md = (tmp_path / "out" / "report.md").read_text()
@@ -184,8 +205,11 @@ def test_the_bundled_example_labels_parse(tmp_path):
 def test_labels_can_be_jsonl(tmp_path):
     run = _run(tmp_path)
     path = tmp_path / "labels.jsonl"
-    rows = [{"claim_id": "s0:c2", "label": "contradicted", "subtype": "number"},
-            {"response_id": "s2", "hallucinated": True}, {"sample_id": "s1", "hallucinated": 0}]
+    rows = [
+        {"claim_id": "s0:c2", "label": "contradicted", "subtype": "number"},
+        {"response_id": "s2", "hallucinated": True},
+        {"sample_id": "s1", "hallucinated": 0},
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
     report = calibrate(run, path)
     assert report.n_claims_labelled == 1 and report.n_responses_labelled == 2  # s0 is not labelled whole

@@ -3,11 +3,10 @@
 import json
 
 import pytest
+from report.helpers import sample, write_run
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-
-from report.helpers import sample, write_run
 
 COMMANDS = {(c.name or c.callback.__name__) for c in app.registered_commands}
 
@@ -21,15 +20,17 @@ def _run(path, unsupported):
 @pytest.mark.skipif("compare" not in COMMANDS, reason="the compare command is not in hallumeasure.cli yet")
 def test_compare_command_writes_the_report(tmp_path):
     base, cur = _run(tmp_path / "base", 1), _run(tmp_path / "cur", 3)
-    result = CliRunner().invoke(app, ["compare", str(base), str(cur), "--out", str(tmp_path / "out"),
-                                      "--resamples", "200", "--seed", "1"])
+    result = CliRunner().invoke(
+        app, ["compare", str(base), str(cur), "--out", str(tmp_path / "out"), "--resamples", "200", "--seed", "1"]
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "report.html").is_file() and "12 shared samples" in result.output
     other = write_run(tmp_path / "other", [(sample(0, "x"), [("c", "supported")])], judge="another")
     refused = CliRunner().invoke(app, ["compare", str(base), str(other), "--out", str(tmp_path / "o2")])
     assert refused.exit_code == 2 and "judge" in refused.output
-    allowed = CliRunner().invoke(app, ["compare", str(base), str(other), "--out", str(tmp_path / "o2"),
-                                       "--allow-mismatch", "--resamples", "200"])
+    allowed = CliRunner().invoke(
+        app, ["compare", str(base), str(other), "--out", str(tmp_path / "o2"), "--allow-mismatch", "--resamples", "200"]
+    )
     assert allowed.exit_code == 0, allowed.output
 
 
@@ -38,8 +39,21 @@ def test_audit_command_exit_codes(tmp_path):
     base, worse, same = _run(tmp_path / "base", 1), _run(tmp_path / "worse", 3), _run(tmp_path / "same", 1)
 
     def audit(current, *extra):
-        return CliRunner().invoke(app, ["audit", "--baseline", str(base), "--current", str(current),
-                                        "--out", str(tmp_path / "out"), "--resamples", "200", *extra])
+        return CliRunner().invoke(
+            app,
+            [
+                "audit",
+                "--baseline",
+                str(base),
+                "--current",
+                str(current),
+                "--out",
+                str(tmp_path / "out"),
+                "--resamples",
+                "200",
+                *extra,
+            ],
+        )
 
     assert audit(same).exit_code == 0
     assert audit(worse).exit_code == 1

@@ -4,6 +4,8 @@ import json
 import re
 
 import pytest
+from report.helpers import XSS_PAYLOADS, assert_escaped, sample, write_run
+from testdata import EXAMPLES
 
 from hallumeasure.errors import ConfigError
 from hallumeasure.inputs import load_samples
@@ -15,9 +17,6 @@ from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.compare import compare_runs
 from hallumeasure.types import Mode
-
-from report.helpers import XSS_PAYLOADS, assert_escaped, sample, write_run
-from testdata import EXAMPLES
 
 SCRIPT, IMG = XSS_PAYLOADS
 
@@ -32,13 +31,21 @@ def _plain_run(path, model, unsupported_every=3, n=6, **kwargs):
 
 def test_untrusted_text_is_escaped_in_html_and_markdown(tmp_path):
     hostile = sample(
-        1, "model-x",
+        1,
+        "model-x",
         context=f"The bridge is 24 km long. {SCRIPT} It opened in 2019 {IMG}.",
         response=f"The bridge is 42 km long {SCRIPT}. It opened in 2019 {IMG}.",
         question=f"What about {IMG}?",
     )
-    rows = [(hostile, [(f"The bridge is 42 km long {SCRIPT}.", ("contradicted", "number", f"wrong {IMG} {SCRIPT}")),
-                       (f"It opened in 2019 {IMG}.", ("absent", "other", f"no {SCRIPT}"))])]
+    rows = [
+        (
+            hostile,
+            [
+                (f"The bridge is 42 km long {SCRIPT}.", ("contradicted", "number", f"wrong {IMG} {SCRIPT}")),
+                (f"It opened in 2019 {IMG}.", ("absent", "other", f"no {SCRIPT}")),
+            ],
+        )
+    ]
     run = write_run(tmp_path / "hostile", rows)
     report = compare_runs([run], tmp_path / "out", resamples=200)
     page = (tmp_path / "out" / "report.html").read_text()
@@ -60,16 +67,30 @@ def test_hostile_model_and_run_names_are_escaped(tmp_path):
 def test_models_in_one_run_are_paired_on_context_and_question(tmp_path):
     samples = load_samples(EXAMPLES).samples
     model = Model(FakeAPI())
-    run_measurement(samples, tmp_path / "examples", LLMExtractor(model), LLMJudge(model, Mode.COT_ONE),
-                    mode=Mode.COT_ONE, input_sha256="x" * 64)
+    run_measurement(
+        samples,
+        tmp_path / "examples",
+        LLMExtractor(model),
+        LLMJudge(model, Mode.COT_ONE),
+        mode=Mode.COT_ONE,
+        input_sha256="x" * 64,
+    )
     report = compare_runs([tmp_path / "examples"], tmp_path / "out", resamples=300, seed=3)
     assert [s.name for s in report.model_stats] == ["model-a", "model-b"]
     (comparison,) = report.comparisons
     assert comparison.paired and comparison.n_shared == 8 and comparison.pairing == "same context and question"
     assert comparison.unsupported_rate.p_value is not None
     out = tmp_path / "out"
-    for name in ("report.md", "report.html", "report.json", "unsupported_rate.png", "hallucinated_share.png",
-                 "label_mix.png", "subtype_mix.png", "differences.png"):
+    for name in (
+        "report.md",
+        "report.html",
+        "report.json",
+        "unsupported_rate.png",
+        "hallucinated_share.png",
+        "label_mix.png",
+        "subtype_mix.png",
+        "differences.png",
+    ):
         assert (out / name).stat().st_size > 0, name
     markdown = (out / "report.md").read_text()
     assert "| model-a | model-b | same context and question | 8 |" in markdown
@@ -80,7 +101,8 @@ def test_models_in_one_run_are_paired_on_context_and_question(tmp_path):
     assert (out / "view.html").is_file() and "[view.html](view.html)" in markdown
     page = (out / "report.html").read_text()
     assert re.findall(r'<img src="([^"]+)"', page) and all(
-        src.startswith("data:image/png;base64,") for src in re.findall(r'<img src="([^"]+)"', page))
+        src.startswith("data:image/png;base64,") for src in re.findall(r'<img src="([^"]+)"', page)
+    )
     assert "<mark>" in page  # worst examples show the aligned source sentence
     assert json.loads((out / "report.json").read_text())["comparisons"][0]["n_shared"] == 8
 
@@ -146,8 +168,9 @@ def test_same_samples_under_other_detectors_compare_without_the_flag(tmp_path):
     # The README's use: the claim judge, CoNLI and the cascade side by side on the same samples.
     claims = _two_model_run(tmp_path / "claims")
     conli = _two_model_run(tmp_path / "conli", detector="conli", extractor="sentences")
-    cascade = _two_model_run(tmp_path / "cascade", detector="cascade", judge="test-judge+llm",
-                             prompts={"cascade_explain.v1": "c" * 64})
+    cascade = _two_model_run(
+        tmp_path / "cascade", detector="cascade", judge="test-judge+llm", prompts={"cascade_explain.v1": "c" * 64}
+    )
     report = compare_runs([claims, conli, cascade], tmp_path / "out", resamples=200)
     assert report.mismatches == []
     names = [s.name for s in report.model_stats]
@@ -173,5 +196,4 @@ def test_other_samples_under_another_detector_are_refused(tmp_path):
 def test_same_samples_under_another_policy_are_refused(tmp_path):
     strict = Policy(unsupported_labels=frozenset({Label.CONTRADICTED}))
     with pytest.raises(ConfigError, match="differ in policy"):
-        compare_runs([_two_model_run(tmp_path / "a"), _two_model_run(tmp_path / "b", policy=strict)],
-                     tmp_path / "out")
+        compare_runs([_two_model_run(tmp_path / "a"), _two_model_run(tmp_path / "b", policy=strict)], tmp_path / "out")

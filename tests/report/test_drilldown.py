@@ -1,17 +1,17 @@
 """Claim-to-source alignment and the notebook helpers."""
 
+from report.helpers import XSS_PAYLOADS, assert_escaped, sample, write_run
+
 from hallumeasure.report.align import align_claim, highlight
 from hallumeasure.report.drilldown import claims_html, claims_with_sources, filter_claims, stats_table, subtype_counts
 from hallumeasure.store import load_run
-
-from report.helpers import XSS_PAYLOADS, assert_escaped, sample, write_run
 
 CONTEXT = "The bridge is 24 km long. It opened in 2019. The mayor praised the builders."
 
 
 def test_a_claim_aligns_to_the_sentence_sharing_most_content_words():
     a = align_claim("The bridge opened in 2020.", CONTEXT)
-    assert a.sentence == "It opened in 2019." and CONTEXT[a.start:a.end] == a.sentence
+    assert a.sentence == "It opened in 2019." and CONTEXT[a.start : a.end] == a.sentence
     assert align_claim("The mayor thanked the builders warmly.", CONTEXT).sentence.startswith("The mayor")
     assert align_claim("Completely unrelated words here.", CONTEXT) is None
     assert align_claim("The.", CONTEXT) is None  # no content word at all
@@ -27,8 +27,13 @@ def test_highlight_escapes_everything_and_marks_the_sentences():
 
 def _run(tmp_path):
     rows = [
-        (sample(1, "m1"), [("The bridge is 42 km long.", ("contradicted", "number", "24, not 42")),
-                           ("It opened in 2019.", "supported")]),
+        (
+            sample(1, "m1"),
+            [
+                ("The bridge is 42 km long.", ("contradicted", "number", "24, not 42")),
+                ("It opened in 2019.", "supported"),
+            ],
+        ),
         (sample(2, "m2"), [("The bridge is 24 km long.", "supported"), (XSS_PAYLOADS[0], "error")]),
     ]
     return load_run(write_run(tmp_path / "run", rows))

@@ -21,8 +21,9 @@ def _module():
 
 def test_results_file_is_rendered_from_the_committed_numbers():
     result = json.loads((BENCH / "interval_coverage.json").read_text())
-    assert (BENCH / "interval_coverage.md").read_text() == _module().markdown(result), \
+    assert (BENCH / "interval_coverage.md").read_text() == _module().markdown(result), (
         "run: python benchmarks/interval_coverage.py --render"
+    )
 
 
 def test_committed_study_meets_the_quality_bar():
@@ -38,5 +39,9 @@ def test_committed_study_meets_the_quality_bar():
         for metric in ("rate", "share"):
             assert 0.93 <= row[f"coverage_ppi_{metric}"] <= 0.97
     # Where the judge is informative (sensitivity >= 0.85), PPI beats the labels alone.
-    assert all(row[f"width_ppi_{m}"] < row[f"width_labels_{m}"] for row in result["calibration"]
-               if row["sensitivity"] >= 0.85 for m in ("rate", "share"))
+    assert all(
+        row[f"width_ppi_{m}"] < row[f"width_labels_{m}"]
+        for row in result["calibration"]
+        if row["sensitivity"] >= 0.85
+        for m in ("rate", "share")
+    )

@@ -52,8 +52,9 @@ def test_welch_interval_matches_statsmodels():
 
 @pytest.mark.parametrize("k, n", [(0, 8), (3, 8), (8, 8), (17, 120), (1, 1)])
 def test_wilson_matches_statsmodels(k, n):
-    assert wilson_interval(k, n, 0.95) == pytest.approx(proportion_confint(k, n, alpha=0.05, method="wilson"),
-                                                        abs=1e-12)
+    assert wilson_interval(k, n, 0.95) == pytest.approx(
+        proportion_confint(k, n, alpha=0.05, method="wilson"), abs=1e-12
+    )
 
 
 @pytest.mark.parametrize("k1, n1, k2, n2", [(3, 20, 9, 20), (0, 15, 4, 12), (10, 10, 2, 30), (5, 40, 5, 40)])
@@ -88,14 +89,16 @@ def test_paired_intervals_cover_at_the_nominal_rate():
     first = (latent < 0.2).astype(float)
     second = (rng.random((runs, n)) < np.where(first > 0, 0.7, 0.1)).astype(float)
     truth = 0.2 * 0.7 + 0.8 * 0.1 - 0.2
-    covered = sum(lo <= truth <= hi for lo, hi in
-                  (paired_binary_interval(first[r], second[r], 0.95)[1:] for r in range(runs)))
+    covered = sum(
+        lo <= truth <= hi for lo, hi in (paired_binary_interval(first[r], second[r], 0.95)[1:] for r in range(runs))
+    )
     assert 0.93 <= covered / runs <= 0.975
     rates_a = rng.beta(1, 4, (runs, n))
     rates_b = np.clip(rates_a + rng.normal(0.03, 0.1, (runs, n)), 0, 1)
     true_rise = float(np.mean(np.clip(rng.beta(1, 4, 400_000) + rng.normal(0.03, 0.1, 400_000), 0, 1))) - 0.2
-    covered = sum(lo <= true_rise <= hi for lo, hi in
-                  (t_interval(rates_b[r] - rates_a[r], 0.95)[1:] for r in range(runs)))
+    covered = sum(
+        lo <= true_rise <= hi for lo, hi in (t_interval(rates_b[r] - rates_a[r], 0.95)[1:] for r in range(runs))
+    )
     assert 0.93 <= covered / runs <= 0.97
 
 

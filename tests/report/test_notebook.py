@@ -7,7 +7,6 @@ from pathlib import Path
 import nbformat
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from nbclient import NotebookClient
-
 from testdata import REPO
 
 NOTEBOOK = REPO / "notebooks" / "drilldown.ipynb"
@@ -25,8 +24,11 @@ def kernel_for_this_interpreter(tmp_path: Path, monkeypatch) -> str:
         pass
     spec_dir = tmp_path / "jupyter" / "kernels" / "hallumeasure-test"
     spec_dir.mkdir(parents=True)
-    spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "hallumeasure test", "language": "python"}
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "hallumeasure test",
+        "language": "python",
+    }
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     return "hallumeasure-test"
@@ -35,8 +37,13 @@ def kernel_for_this_interpreter(tmp_path: Path, monkeypatch) -> str:
 def test_notebook_executes_without_errors(tmp_path, monkeypatch):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     monkeypatch.setenv("HALLUMEASURE_DRILLDOWN_RUN", str(tmp_path / "drilldown-example"))
-    client = NotebookClient(nb, kernel_name=kernel_for_this_interpreter(tmp_path, monkeypatch), timeout=120,
-                            record_timing=False, resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    client = NotebookClient(
+        nb,
+        kernel_name=kernel_for_this_interpreter(tmp_path, monkeypatch),
+        timeout=120,
+        record_timing=False,
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+    )
     client.execute()  # raises CellExecutionError on the first failing cell
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
@@ -55,4 +62,3 @@ def test_committed_notebook_is_executed():
     assert any("image/png" in o.get("data", {}) for o in outputs)
     # Outputs must not leak where the notebook was executed.
     assert "/tmp/" not in json.dumps(nb) and str(REPO) not in json.dumps(nb)
-

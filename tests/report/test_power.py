@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from report.helpers import sample, write_run
 from statsmodels.stats.power import NormalIndPower, TTestPower
 from typer.testing import CliRunner
 
@@ -23,8 +24,6 @@ from hallumeasure.report.power import (
     t_power,
 )
 
-from report.helpers import sample, write_run
-
 
 @pytest.mark.parametrize("effect, n, alpha", [(0.2, 50, 0.05), (0.5, 12, 0.05), (0.1, 800, 0.01), (1.0, 5, 0.1)])
 def test_t_power_matches_statsmodels(effect, n, alpha):
@@ -32,15 +31,15 @@ def test_t_power_matches_statsmodels(effect, n, alpha):
     assert t_power(effect, n, alpha) == pytest.approx(ref, abs=1e-9)
 
 
-@pytest.mark.parametrize("effect, alpha, power", [(0.3, 0.05, 0.8), (0.05, 0.05, 0.9), (0.8, 0.01, 0.8),
-                                                  (0.02, 0.05, 0.8)])
+@pytest.mark.parametrize(
+    "effect, alpha, power", [(0.3, 0.05, 0.8), (0.05, 0.05, 0.9), (0.8, 0.01, 0.8), (0.02, 0.05, 0.8)]
+)
 def test_samples_needed_is_the_smallest_n_with_the_power(effect, alpha, power):
     n = samples_needed(effect, alpha, power)
     solved = TTestPower().solve_power(effect_size=effect, alpha=alpha, power=power, alternative="larger")
     assert n == math.ceil(solved)
     assert t_power(effect, n, alpha) >= power > t_power(effect, n - 1, alpha)
-    normal = NormalIndPower().solve_power(effect_size=effect, alpha=alpha, power=power, ratio=0,
-                                          alternative="larger")
+    normal = NormalIndPower().solve_power(effect_size=effect, alpha=alpha, power=power, ratio=0, alternative="larger")
     assert normal <= n <= normal + 4
 
 
@@ -72,8 +71,12 @@ def test_plan_counts_follow_the_margin():
     assert plan.samples_to_flag == samples_needed(0.03 / 0.2) and plan.samples_to_pass == samples_needed(0.02 / 0.2)
     within = plan_samples(metric="unsupported_rate", baseline_rate=0.1, rise=0.01, margin=0.02, sd=0.2, source="x")
     assert within.samples_to_flag is None and "within the margin" in within.notes[0]
-    assert plan_samples(metric="hallucinated_share", baseline_rate=0.1, rise=0.05, margin=0.0, sd=0.2,
-                        source="x").samples_to_pass is None
+    assert (
+        plan_samples(
+            metric="hallucinated_share", baseline_rate=0.1, rise=0.05, margin=0.0, sd=0.2, source="x"
+        ).samples_to_pass
+        is None
+    )
 
 
 def _run(path, unsupported, n=20):
@@ -87,8 +90,9 @@ def _run(path, unsupported, n=20):
 
 def test_plan_command_from_runs_and_from_a_rate(tmp_path):
     base, cur = _run(tmp_path / "base", [0, 1, 2, 0]), _run(tmp_path / "cur", [1, 1, 2, 1])
-    result = CliRunner().invoke(app, ["plan", "--baseline", str(base), "--current", str(cur), "--rise", "0.1",
-                                      "--json"])
+    result = CliRunner().invoke(
+        app, ["plan", "--baseline", str(base), "--current", str(cur), "--rise", "0.1", "--json"]
+    )
     assert result.exit_code == 0, result.output
     plan = json.loads(result.output)
     a = np.array([0, 0.25, 0.5, 0] * 5)
@@ -111,9 +115,25 @@ def test_plan_for_the_share_from_one_run_prices_a_samples_file(tmp_path):
     from testdata import REPO
 
     base = _run(tmp_path / "base", [0, 1, 2, 0])
-    result = CliRunner().invoke(app, ["plan", "--baseline", str(base), "--metric", "hallucinated_share",
-                                      "--rise", "0.2", "--correlation", "0.5", "--judge", "offline",
-                                      "--samples", str(REPO / "examples" / "samples.jsonl"), "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "plan",
+            "--baseline",
+            str(base),
+            "--metric",
+            "hallucinated_share",
+            "--rise",
+            "0.2",
+            "--correlation",
+            "0.5",
+            "--judge",
+            "offline",
+            "--samples",
+            str(REPO / "examples" / "samples.jsonl"),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     plan = json.loads(result.output)
     flags = np.array([0, 1, 1, 0] * 5, dtype=float)

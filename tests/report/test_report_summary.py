@@ -1,17 +1,18 @@
 """The plain-words summary that opens comparison and audit reports, and intervals that say something."""
 
+from report.helpers import sample, write_run
+
 from hallumeasure.report.audit import AuditGates, audit_runs
 from hallumeasure.report.compare import compare_runs
 from hallumeasure.report.render import format_estimate
 from hallumeasure.report.stats import Estimate
 
-from report.helpers import sample, write_run
-
 
 def _run(path, unsupported: int, model: str = "m"):
     specs = [("contradicted", "number")] * unsupported + ["supported"] * (4 - unsupported)
-    return write_run(path, [(sample(i, model), [(f"Claim {j}.", spec) for j, spec in enumerate(specs)])
-                            for i in range(10)])
+    return write_run(
+        path, [(sample(i, model), [(f"Claim {j}.", spec) for j, spec in enumerate(specs)]) for i in range(10)]
+    )
 
 
 def test_a_degenerate_interval_is_not_printed():
@@ -40,8 +41,9 @@ def test_comparison_opens_with_the_answer_in_words(tmp_path):
 
 def test_a_change_that_could_be_chance_is_called_so(tmp_path):
     rows_a = [(sample(i, "m"), [("c", "supported"), ("d", "supported")]) for i in range(6)]
-    rows_b = [(sample(i, "m"), [("c", ("absent", "other") if i == 0 else "supported"), ("d", "supported")])
-              for i in range(6)]
+    rows_b = [
+        (sample(i, "m"), [("c", ("absent", "other") if i == 0 else "supported"), ("d", "supported")]) for i in range(6)
+    ]
     a, b = write_run(tmp_path / "a", rows_a), write_run(tmp_path / "b", rows_b)
     result = audit_runs(a, b, AuditGates(), out_dir=tmp_path / "audit", resamples=300)
     markdown = (tmp_path / "audit" / "audit.md").read_text()

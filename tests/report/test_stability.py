@@ -47,29 +47,51 @@ def test_cohen_kappa_matches_scikit_learn(seed):
     b = np.where(rng.random(60) < 0.6, a, rng.choice(LABELS, 60))
     assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
     assert cohen_kappa([True, False, True], [True, True, True]) == pytest.approx(
-        cohen_kappa_score([True, False, True], [True, True, True]))
+        cohen_kappa_score([True, False, True], [True, True, True])
+    )
 
 
 def _votes(rows):
     """rows: (sample, claim, judge, repeat, label or None)."""
-    return pd.DataFrame([{"sample_id": s, "model": m, "claim_id": c, "judge": j, "repeat": k, "label": label,
-                          "error": None if label else "failed"} for s, m, c, j, k, label in rows])
+    return pd.DataFrame(
+        [
+            {
+                "sample_id": s,
+                "model": m,
+                "claim_id": c,
+                "judge": j,
+                "repeat": k,
+                "label": label,
+                "error": None if label else "failed",
+            }
+            for s, m, c, j, k, label in rows
+        ]
+    )
 
 
 def test_flip_rates_by_hand():
-    votes = _votes([
-        ("s1", "m", "a", "j", 0, "supported"), ("s1", "m", "a", "j", 1, "supported"), ("s1", "m", "a", "j", 2, "supported"),
-        ("s1", "m", "b", "j", 0, "supported"), ("s1", "m", "b", "j", 1, "absent"), ("s1", "m", "b", "j", 2, "supported"),
-        ("s2", "m", "c", "j", 0, "absent"), ("s2", "m", "c", "j", 1, "contradicted"), ("s2", "m", "c", "j", 2, None),
-    ])
+    votes = _votes(
+        [
+            ("s1", "m", "a", "j", 0, "supported"),
+            ("s1", "m", "a", "j", 1, "supported"),
+            ("s1", "m", "a", "j", 2, "supported"),
+            ("s1", "m", "b", "j", 0, "supported"),
+            ("s1", "m", "b", "j", 1, "absent"),
+            ("s1", "m", "b", "j", 2, "supported"),
+            ("s2", "m", "c", "j", 0, "absent"),
+            ("s2", "m", "c", "j", 1, "contradicted"),
+            ("s2", "m", "c", "j", 2, None),
+        ]
+    )
     claims = claim_stability(votes, Policy()).set_index("claim_id")
     assert claims.loc["a", "flip_rate"] == 0 and not claims.loc["a", "flipped"]
     assert claims.loc["b", "flip_rate"] == pytest.approx(2 / 3)  # 2 of the 3 pairs disagree
     assert claims.loc["b", "unsupported_flipped"]
     assert claims.loc["c", "flip_rate"] == 1.0 and not claims.loc["c", "unsupported_flipped"]
     assert claims.loc["c", "n_failed"] == 1
-    report = stability_report(votes, pd.DataFrame({"sample_id": ["s1", "s2"], "model": ["m", "m"],
-                                                   "unsupported_rate": [0.0, 1.0]}), Policy())
+    report = stability_report(
+        votes, pd.DataFrame({"sample_id": ["s1", "s2"], "model": ["m", "m"], "unsupported_rate": [0.0, 1.0]}), Policy()
+    )
     (judge,) = report.judges
     assert judge.flipped_share == pytest.approx(2 / 3) and judge.unsupported_flipped_share == pytest.approx(1 / 3)
     assert judge.n_vote_errors == 1 and report.n_vote_errors == 1
@@ -85,19 +107,31 @@ def test_flip_rates_by_hand():
 
 def test_one_vote_per_claim_has_no_stability_to_report():
     votes = _votes([("s1", "m", "a", "j", 0, "supported"), ("s1", "m", "b", "j", 0, "absent")])
-    assert stability_report(votes, pd.DataFrame({"sample_id": ["s1"], "model": ["m"], "unsupported_rate": [0.5]}),
-                            Policy()) is None
+    assert (
+        stability_report(
+            votes, pd.DataFrame({"sample_id": ["s1"], "model": ["m"], "unsupported_rate": [0.5]}), Policy()
+        )
+        is None
+    )
     assert claim_votes(votes, Policy()) is None
 
 
 def test_panel_agreement_pairs_judges_on_their_majority():
     rows = []
-    for i, (x, y) in enumerate([("supported", "supported"), ("absent", "absent"), ("absent", "supported"),
-                                ("supported", "supported"), ("contradicted", "absent")]):
+    for i, (x, y) in enumerate(
+        [
+            ("supported", "supported"),
+            ("absent", "absent"),
+            ("absent", "supported"),
+            ("supported", "supported"),
+            ("contradicted", "absent"),
+        ]
+    ):
         rows += [("s", "m", f"c{i}", "A", 0, x), ("s", "m", f"c{i}", "B", 0, y)]
     votes = _votes(rows)
-    report = stability_report(votes, pd.DataFrame({"sample_id": ["s"], "model": ["m"], "unsupported_rate": [0.4]}),
-                              Policy())
+    report = stability_report(
+        votes, pd.DataFrame({"sample_id": ["s"], "model": ["m"], "unsupported_rate": [0.4]}), Policy()
+    )
     (pair,) = report.panel.pairs
     a = ["supported", "absent", "absent", "supported", "contradicted"]
     b = ["supported", "absent", "supported", "supported", "absent"]

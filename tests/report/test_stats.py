@@ -83,8 +83,10 @@ def test_sign_flip_is_exact_for_few_pairs():
 
 def test_unpaired_permutation_test_size_and_power():
     rng = np.random.default_rng(11)
-    null = sum(permutation_pvalue(rng.normal(0, 1, 25), rng.normal(0, 1, 25), resamples=400, rng=rng) < 0.05
-               for _ in range(200))
+    null = sum(
+        permutation_pvalue(rng.normal(0, 1, 25), rng.normal(0, 1, 25), resamples=400, rng=rng) < 0.05
+        for _ in range(200)
+    )
     assert 0.01 <= null / 200 <= 0.10
     diff = unpaired_difference(rng.normal(0, 1, 40), rng.normal(1, 1, 40), "x", resamples=500)
     assert not diff.paired and diff.p_value < 0.01 and diff.diff.low > 0
@@ -92,11 +94,15 @@ def test_unpaired_permutation_test_size_and_power():
 
 def _units(rates, labels, subtypes, errors=None):
     n = len(rates)
-    table = pd.DataFrame({
-        "rate": rates, "hallucinated": [float(r > 0) if r == r else np.nan for r in rates],
-        "n_claims": [sum(row) for row in labels], "n_evaluated": [sum(row[:4]) for row in labels],
-        "error_rows": errors or [0] * n,
-    })
+    table = pd.DataFrame(
+        {
+            "rate": rates,
+            "hallucinated": [float(r > 0) if r == r else np.nan for r in rates],
+            "n_claims": [sum(row) for row in labels],
+            "n_evaluated": [sum(row[:4]) for row in labels],
+            "error_rows": errors or [0] * n,
+        }
+    )
     table["judged_units"] = table["n_claims"] + (table["error_rows"] > 0)
     for i, name in enumerate(LABELS):
         table[f"label_{name}"] = [row[i] for row in labels]

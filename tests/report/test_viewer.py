@@ -3,14 +3,13 @@
 import json
 import re
 
+from report.viewer_runs import CONTEXT, HOSTILE, bridge_rows, write_spanned_run
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
 from hallumeasure.report.runs import load_runs
 from hallumeasure.report.viewer import build_viewer_data, embed_json, render_viewer, write_viewer
 from hallumeasure.types import Sample
-
-from report.viewer_runs import CONTEXT, HOSTILE, bridge_rows, write_spanned_run
 
 
 def _embedded(page: str) -> dict:
@@ -33,11 +32,17 @@ def test_claims_carry_spans_labels_reasons_and_the_aligned_evidence_sentence(tmp
     first = data.responses[0]
     assert (first.sample_id, first.model, first.rate, first.n_unsupported) == ("b0", "model-a", 0.6667, 2)
     wrong = first.claims[0]
-    assert first.response[wrong.spans[0][0]:wrong.spans[0][1]] == "The bridge is 42 km long."
-    assert (wrong.label, wrong.subtype, wrong.reason) == ("contradicted", "number", "The context says 24 km, not 42 km.")
+    assert first.response[wrong.spans[0][0] : wrong.spans[0][1]] == "The bridge is 42 km long."
+    assert (wrong.label, wrong.subtype, wrong.reason) == (
+        "contradicted",
+        "number",
+        "The context says 24 km, not 42 km.",
+    )
     evidence = wrong.evidence[0]
     assert evidence.source == "overlap"
-    assert data.contexts[first.context][evidence.start:evidence.end] == "The bridge over the Vell river is 24 km long."
+    assert (
+        data.contexts[first.context][evidence.start : evidence.end] == "The bridge over the Vell river is 24 km long."
+    )
     # one copy of a context shared by every response
     assert len(data.contexts) == 1 and {r.context for r in data.responses} == {0}
     header = data.runs[0]
@@ -46,7 +51,9 @@ def test_claims_carry_spans_labels_reasons_and_the_aligned_evidence_sentence(tmp
 
 
 def test_error_rows_and_banners(tmp_path):
-    run = write_spanned_run(tmp_path / "off", bridge_rows(), judge="offline", failed={"b3": "extraction failed: timeout"})
+    run = write_spanned_run(
+        tmp_path / "off", bridge_rows(), judge="offline", failed={"b3": "extraction failed: timeout"}
+    )
     data = build_viewer_data(load_runs([run]))
     assert data.runs[0].banner == "offline" and data.runs[0].models[0].n_error_rows == 1
     failed = data.responses[3]
@@ -76,8 +83,13 @@ def test_a_cap_on_responses_is_stated(tmp_path):
 
 def test_hostile_text_never_reaches_the_page_as_markup(tmp_path):
     payload = " ".join(HOSTILE.values())
-    sample = Sample(id="x" + HOSTILE["img"], model=HOSTILE["svg"], context=CONTEXT + payload,
-                    response="Bridge. " + payload, question=payload)
+    sample = Sample(
+        id="x" + HOSTILE["img"],
+        model=HOSTILE["svg"],
+        context=CONTEXT + payload,
+        response="Bridge. " + payload,
+        question=payload,
+    )
     run = write_spanned_run(tmp_path / "hostile", [(sample, [(payload, ("absent", "other", payload))])])
     page = render_viewer(build_viewer_data(load_runs([run])))
     body = page.split('id="viewer-data">', 1)[1].split("</script>", 1)[0]

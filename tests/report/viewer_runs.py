@@ -17,11 +17,13 @@ from hallumeasure.types import Claim, ClaimVerdict, Mode, RunManifest, Sample, S
 HOSTILE = {
     "script": "</script><script>window.__xss = 1</script><!--",
     "img": '"><img src=x onerror="window.__xss = 2">',
-    "svg": "<svg onload=\"window.__xss = 3\"></svg>",
+    "svg": '<svg onload="window.__xss = 3"></svg>',
 }
 
-CONTEXT = ("The bridge over the Vell river is 24 km long. It opened in 2019 after six years of work. "
-           "The mayor praised the builders at the opening.")
+CONTEXT = (
+    "The bridge over the Vell river is 24 km long. It opened in 2019 after six years of work. "
+    "The mayor praised the builders at the opening."
+)
 
 
 def verdict(claim_id: str, spec) -> ClaimVerdict:
@@ -29,12 +31,24 @@ def verdict(claim_id: str, spec) -> ClaimVerdict:
     if spec == "error":
         return ClaimVerdict(claim_id=claim_id, judge="test", error="the judge returned no verdict")
     label, subtype, reason = (spec, None, None) if isinstance(spec, str) else (tuple(spec) + (None, None))[:3]
-    return ClaimVerdict(claim_id=claim_id, label=label, subtype=subtype, label_reason=reason or f"{label}: a reason",
-                        subtype_reason=f"{subtype}: why" if subtype else None, judge="test", probability=0.5)
+    return ClaimVerdict(
+        claim_id=claim_id,
+        label=label,
+        subtype=subtype,
+        label_reason=reason or f"{label}: a reason",
+        subtype_reason=f"{subtype}: why" if subtype else None,
+        judge="test",
+        probability=0.5,
+    )
 
 
-def write_spanned_run(path: Path, rows: list[tuple[Sample, list[tuple[str, object]]]], *, judge: str = "test-judge",
-                      failed: dict[str, str] | None = None) -> Path:
+def write_spanned_run(
+    path: Path,
+    rows: list[tuple[Sample, list[tuple[str, object]]]],
+    *,
+    judge: str = "test-judge",
+    failed: dict[str, str] | None = None,
+) -> Path:
     """A complete run; each claim's span is where its text occurs in the response (none when absent)."""
     policy = Policy()
     failed = failed or {}
@@ -51,11 +65,21 @@ def write_spanned_run(path: Path, rows: list[tuple[Sample, list[tuple[str, objec
                 claims.append(Claim(id=f"{s.id}:c{i}", sample_id=s.id, index=i, text=text, spans=spans))
             verdicts = [verdict(c.id, spec) for c, (_, spec) in zip(claims, specs)]
             store.write_result(summarise_response(s, claims, verdicts, policy))
-        store.write_manifest(RunManifest(
-            run_id=path.name, package_version="test", input_sha256="0" * 64, n_samples=len(rows), extractor="test",
-            judge=judge, mode=Mode.COT_ONE, policy=policy, started_at=datetime(2025, 1, 1, tzinfo=UTC),
-            status="complete", prompts={"classify_cot_one.v1": "a" * 64},
-        ))
+        store.write_manifest(
+            RunManifest(
+                run_id=path.name,
+                package_version="test",
+                input_sha256="0" * 64,
+                n_samples=len(rows),
+                extractor="test",
+                judge=judge,
+                mode=Mode.COT_ONE,
+                policy=policy,
+                started_at=datetime(2025, 1, 1, tzinfo=UTC),
+                status="complete",
+                prompts={"classify_cot_one.v1": "a" * 64},
+            )
+        )
     return path
 
 
@@ -65,9 +89,17 @@ def bridge_rows(model: str = "model-a", *, wrong: bool = True) -> list[tuple[Sam
     rows = []
     for i in range(4):
         response = f"The bridge is {length} long. It opened in 2019. Sample {i} adds that tolls are free."
-        rows.append((Sample(id=f"b{i}", model=model, context=CONTEXT, response=response, question="How long is it?"),
-                     [(f"The bridge is {length} long.",
-                       ("contradicted", "number", "The context says 24 km, not 42 km.") if wrong else "supported"),
-                      ("It opened in 2019.", "supported"),
-                      (f"Sample {i} adds that tolls are free.", ("absent", "other", "Tolls are not mentioned."))]))
+        rows.append(
+            (
+                Sample(id=f"b{i}", model=model, context=CONTEXT, response=response, question="How long is it?"),
+                [
+                    (
+                        f"The bridge is {length} long.",
+                        ("contradicted", "number", "The context says 24 km, not 42 km.") if wrong else "supported",
+                    ),
+                    ("It opened in 2019.", "supported"),
+                    (f"Sample {i} adds that tolls are free.", ("absent", "other", "Tolls are not mentioned.")),
+                ],
+            )
+        )
     return rows

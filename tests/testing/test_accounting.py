@@ -7,6 +7,7 @@ SDKs (anthropic, boto3) parse from the simulators' answers.
 import asyncio
 
 import pytest
+from testdata import aws_session
 
 from hallumeasure.errors import ProviderError
 from hallumeasure.models.anthropic import AnthropicAPI
@@ -14,7 +15,6 @@ from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSp
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.accounting import Latency, Piece, PromptCache, RateLimits
-from testdata import aws_session
 
 
 class Clock:
@@ -142,10 +142,19 @@ def _usages(api, requests):
 def test_the_sdks_read_cache_writes_then_reads(provider, aws):
     server = AnthropicServer if provider == "anthropic" else BedrockServer
     with server(prompt_cache=PromptCache(min_tokens=1)) as srv:
-        api = (AnthropicAPI("claude-x", api_key="k", base_url=srv.base_url) if provider == "anthropic"
-               else BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=aws_session()))
-        first, second, third = _usages(api, [_request("Claim: 24 km."), _request("Claim: 2019."),
-                                             _request("Claim: six years.", context="Another context entirely.")])
+        api = (
+            AnthropicAPI("claude-x", api_key="k", base_url=srv.base_url)
+            if provider == "anthropic"
+            else BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, session=aws_session())
+        )
+        first, second, third = _usages(
+            api,
+            [
+                _request("Claim: 24 km."),
+                _request("Claim: 2019."),
+                _request("Claim: six years.", context="Another context entirely."),
+            ],
+        )
         billed = srv.billed()
     assert first.cache_write_tokens > 0 and first.cache_read_tokens == 0
     assert second.cache_read_tokens == first.cache_write_tokens and second.cache_write_tokens == 0
@@ -159,8 +168,10 @@ def test_the_sdks_read_cache_writes_then_reads(provider, aws):
 
 def test_without_prompt_cache_everything_is_plain_input():
     with AnthropicServer() as srv:
-        usages = _usages(AnthropicAPI("claude-x", api_key="k", base_url=srv.base_url),
-                         [_request("Claim: 24 km."), _request("Claim: 24 km.")])
+        usages = _usages(
+            AnthropicAPI("claude-x", api_key="k", base_url=srv.base_url),
+            [_request("Claim: 24 km."), _request("Claim: 24 km.")],
+        )
     assert all(u.cache_read_tokens == u.cache_write_tokens == 0 and u.input_tokens > 0 for u in usages)
 
 

@@ -6,10 +6,10 @@ import json
 import anthropic
 import pytest
 from botocore.config import Config
+from testdata import aws_session
 
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.faults import Fault, FaultPlan
-from testdata import aws_session
 
 PARAMS = {"model": "claude-x", "max_tokens": 50, "messages": [{"role": "user", "content": "Say hi."}]}
 
@@ -17,8 +17,7 @@ PARAMS = {"model": "claude-x", "max_tokens": 50, "messages": [{"role": "user", "
 def test_anthropic_batch_create_retrieve_results_through_the_sdk():
     with AnthropicServer(batch_delay=0.0, faults=FaultPlan.at({1: Fault.OVERLOADED, 2: Fault.READ_TIMEOUT})) as srv:
         client = anthropic.Anthropic(api_key="k", base_url=srv.base_url, max_retries=0)
-        batch = client.messages.batches.create(
-            requests=[{"custom_id": f"r{i}", "params": PARAMS} for i in range(4)])
+        batch = client.messages.batches.create(requests=[{"custom_id": f"r{i}", "params": PARAMS} for i in range(4)])
         again = client.messages.batches.retrieve(batch.id)
         results = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
         assert all(record.batch_id == batch.id for record in srv.log) and len(srv.log) == 4
@@ -78,8 +77,11 @@ def test_bedrock_batch_job_reads_records_from_s3_and_writes_outputs(aws):
         srv.s3.create_bucket("jobs")
         s3.put_object(Bucket="jobs", Key="in/records.jsonl", Body="".join(json.dumps(r) + "\n" for r in records))
         request = dict(
-            jobName="job-1", roleArn="arn:aws:iam::123456789012:role/batch", modelId="anthropic.claude-x",
-            clientRequestToken="token1", modelInvocationType="Converse",
+            jobName="job-1",
+            roleArn="arn:aws:iam::123456789012:role/batch",
+            modelId="anthropic.claude-x",
+            clientRequestToken="token1",
+            modelInvocationType="Converse",
             inputDataConfig={"s3InputDataConfig": {"s3Uri": "s3://jobs/in/"}},
             outputDataConfig={"s3OutputDataConfig": {"s3Uri": "s3://jobs/out/"}},
         )
@@ -104,17 +106,24 @@ def test_bedrock_batch_job_needs_converse_records(aws):
         srv.s3.put("jobs", "in/x.jsonl", b"{}\n")
         with pytest.raises(control.exceptions.ValidationException):
             control.create_model_invocation_job(
-                jobName="job-1", roleArn="arn:aws:iam::123456789012:role/batch", modelId="m",
+                jobName="job-1",
+                roleArn="arn:aws:iam::123456789012:role/batch",
+                modelId="m",
                 inputDataConfig={"s3InputDataConfig": {"s3Uri": "s3://jobs/in/"}},
-                outputDataConfig={"s3OutputDataConfig": {"s3Uri": "s3://jobs/out/"}})
+                outputDataConfig={"s3OutputDataConfig": {"s3Uri": "s3://jobs/out/"}},
+            )
 
 
 def test_the_call_log_and_the_bill():
     with AnthropicServer(prompt_cache=True) as srv:
         client = anthropic.Anthropic(api_key="k", base_url=srv.base_url, max_retries=0)
         for _ in range(2):
-            client.messages.create(**{**PARAMS, "system": [{"type": "text", "text": "Be brief. " * 10,
-                                                            "cache_control": {"type": "ephemeral"}}]})
+            client.messages.create(
+                **{
+                    **PARAMS,
+                    "system": [{"type": "text", "text": "Be brief. " * 10, "cache_control": {"type": "ephemeral"}}],
+                }
+            )
         first, second = srv.log
     assert (first.index, second.index) == (0, 1) and first.status == second.status == 200
     assert first.usage.cache_write_tokens > 0 and second.usage.cache_read_tokens == first.usage.cache_write_tokens

@@ -5,6 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from testdata import aws_session
 
 from hallumeasure.errors import ProviderError
 from hallumeasure.models.anthropic import AnthropicAPI
@@ -13,16 +14,19 @@ from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.outputs import CotVerdicts, tool_schema
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.faults import BAD_ANSWERS, TRANSIENT, Burst, Fault, FaultPlan, cut_short
-from testdata import aws_session
 
-TOOL = ToolSpec(name="record_verdicts", description="Record one verdict per claim id.",
-                input_schema=tool_schema(CotVerdicts))
+TOOL = ToolSpec(
+    name="record_verdicts", description="Record one verdict per claim id.", input_schema=tool_schema(CotVerdicts)
+)
 REQUEST = GenerateRequest(
     system="You judge claims.",
-    messages=(Message.user(
-        TextBlock(text="<context>\nThe sky is blue. It rained on Monday.\n</context>", cache_after=True),
-        '<claims>\n<claim id="c0">\nThe sky is blue.\n</claim>\n<claim id="c1">\nIt rained on Monday.\n</claim>\n'
-        '<claim id="c2">\nIt rained on Tuesday.\n</claim>\n<claim id="c3">\nThe sky is green.\n</claim>\n</claims>'),),
+    messages=(
+        Message.user(
+            TextBlock(text="<context>\nThe sky is blue. It rained on Monday.\n</context>", cache_after=True),
+            '<claims>\n<claim id="c0">\nThe sky is blue.\n</claim>\n<claim id="c1">\nIt rained on Monday.\n</claim>\n'
+            '<claim id="c2">\nIt rained on Tuesday.\n</claim>\n<claim id="c3">\nThe sky is green.\n</claim>\n</claims>',
+        ),
+    ),
     tool=TOOL,
 )
 
@@ -30,8 +34,9 @@ REQUEST = GenerateRequest(
 def _api(provider, srv):
     if provider == "anthropic":
         return AnthropicAPI("claude-x", api_key="k", base_url=srv.base_url, timeout=0.5)
-    return BedrockAPI("anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, read_timeout=0.5,
-                      session=aws_session())
+    return BedrockAPI(
+        "anthropic.claude-x", region_name="us-east-1", endpoint_url=srv.url, read_timeout=0.5, session=aws_session()
+    )
 
 
 def _outcome(api):
@@ -103,23 +108,30 @@ def test_refusal_is_content_filtered_on_the_bedrock_wire(aws):
 
 def test_a_truncated_body_is_cut_json_on_the_wire():
     with AnthropicServer(faults=FaultPlan.at([Fault.TRUNCATED_BODY])) as srv:
-        reply = httpx.post(f"{srv.url}/v1/messages", json={"model": "m", "max_tokens": 5,
-                                                           "messages": [{"role": "user", "content": "hi"}]})
+        reply = httpx.post(
+            f"{srv.url}/v1/messages",
+            json={"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]},
+        )
     assert reply.status_code == 200 and int(reply.headers["content-length"]) == len(reply.content)
     with pytest.raises(ValueError):
         reply.json()
 
 
 def test_a_plan_by_content_does_not_depend_on_arrival_order():
-    requests = [{"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"question {i}"}]}
-                for i in range(40)]
+    requests = [
+        {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"question {i}"}]} for i in range(40)
+    ]
 
     def run(order):
         plan = FaultPlan.random(0.3, [Fault.SERVER_ERROR, Fault.RATE_LIMIT], seed=7)
-        with AnthropicServer(faults=plan) as srv, httpx.Client() as client:
-            with ThreadPoolExecutor(4) as pool:
-                statuses = dict(zip(order, pool.map(
-                    lambda i: client.post(f"{srv.url}/v1/messages", json=requests[i]).status_code, order), strict=True))
+        with AnthropicServer(faults=plan) as srv, httpx.Client() as client, ThreadPoolExecutor(4) as pool:
+            statuses = dict(
+                zip(
+                    order,
+                    pool.map(lambda i: client.post(f"{srv.url}/v1/messages", json=requests[i]).status_code, order),
+                    strict=True,
+                )
+            )
         return statuses
 
     forward = run(list(range(40)))
@@ -135,8 +147,7 @@ def test_a_retry_of_the_same_body_draws_again():
 
 
 def test_schedule_then_bursts_then_rate_and_match():
-    plan = FaultPlan(schedule={1: Fault.REFUSAL, 2: None}, bursts=[Burst(start=2, length=2, every=10)],
-                     rate=0.0)
+    plan = FaultPlan(schedule={1: Fault.REFUSAL, 2: None}, bursts=[Burst(start=2, length=2, every=10)], rate=0.0)
     chosen = [plan.choose(i, None, str(i)) for i in range(14)]
     assert chosen[:4] == [None, Fault.REFUSAL, None, Fault.OVERLOADED]
     assert chosen[12:14] == [Fault.OVERLOADED, Fault.OVERLOADED] and chosen[11] is None
@@ -149,6 +160,12 @@ def test_the_fault_lists_cover_every_fault():
 
 
 def test_cut_short_drops_items_and_cuts_the_last_text():
-    cut = cut_short({"verdicts": [{"claim_id": f"c{i}", "label_reason": "because of this", "label": "supported"}
-                                  for i in range(4)], "later": 1})
+    cut = cut_short(
+        {
+            "verdicts": [
+                {"claim_id": f"c{i}", "label_reason": "because of this", "label": "supported"} for i in range(4)
+            ],
+            "later": 1,
+        }
+    )
     assert list(cut) == ["verdicts"] and len(cut["verdicts"]) == 2 and cut["verdicts"][1]["label"] == "supp"
