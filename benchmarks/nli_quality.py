@@ -31,6 +31,7 @@ import numpy as np
 
 from hallumeasure.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
 from hallumeasure.metrics import bootstrap_ci, roc_auc
+from hallumeasure.nli.assist import UNSURE
 from hallumeasure.nli.model import NliModel
 from hallumeasure.nli.premises import hypothesis_sentences, premise_for
 from hallumeasure.offline.model import BoostedTrees, OfflineModel
@@ -39,7 +40,6 @@ from hallumeasure.offline.training import featurize_all, fit_models
 HERE = Path(__file__).resolve().parent
 TODAY = {"summedits": 0.643, "bump": 0.611, "cliff": 0.795, "wice": 0.728, "halueval_qa": 0.994}
 GOALS = {"summedits": 0.72, "bump": 0.70}
-UNSURE = (0.3, 0.7)
 
 
 def nli_scores(model: NliModel, samples, variant: str, cache: dict) -> np.ndarray:
@@ -60,18 +60,54 @@ def nli_scores(model: NliModel, samples, variant: str, cache: dict) -> np.ndarra
 
 
 def offline_scores(data: dict, picked: dict, cache: dict) -> dict[str, np.ndarray]:
-    """The offline judge's response score on each set's sample, trained on the other sets (all rows); cached."""
-    if all(f"offline:{s.id}" in cache for samples in picked.values() for s in samples):
+    """The offline judge's response score on each set's sample, trained on the other sets (all rows); cached.
+
+    The leave-one-out trees are cached too (``trees:<set>``), for the assisted judge below.
+    """
+    if all(f"offline:{s.id}" in cache for samples in picked.values() for s in samples) and all(
+        f"trees:{name}" in cache for name in picked
+    ):
         return {name: np.array([cache[f"offline:{s.id}"] for s in samples]) for name, samples in picked.items()}
     rows = {name: featurize_all(samples) for name, samples in data.items()}
     out = {}
     for name in rows:
         fitted = fit_models([r for other, rs in rows.items() if other != name for r in rs])
-        model = OfflineModel(BoostedTrees.from_dict(fitted["response_model"]), fitted["evidence_rules"], {})
+        cache[f"trees:{name}"] = fitted
+        model = lodo_trees(fitted)
         by_id = {r.sample_id: r for r in rows[name]}
         out[name] = np.array([model.response_score(by_id[s.id].claim_vectors) or 0.0 for s in picked[name]])
         cache.update({f"offline:{s.id}": float(v) for s, v in zip(picked[name], out[name])})
         print(f"offline {name}: done", file=sys.stderr, flush=True)
+    return out
+
+
+def lodo_trees(fitted: dict) -> OfflineModel:
+    return OfflineModel(BoostedTrees.from_dict(fitted["response_model"]), fitted["evidence_rules"], {})
+
+
+def assisted_scores(samples, fitted: dict, model: NliModel, cache: dict) -> np.ndarray:
+    """``--judge offline+nli`` run for real: the leave-one-out trees, asking ``model`` where they are unsure."""
+    from hallumeasure.nli.judge import NliClaimJudge
+    from hallumeasure.offline import OfflineExtractor, OfflineJudge
+
+    extractor = OfflineExtractor()
+    judge = OfflineJudge(model=lodo_trees(fitted), assist=NliClaimJudge(model=model))
+    for s in samples:
+        if f"assisted:{s.id}" not in cache:
+            sample = s.to_sample()
+            claims = asyncio.run(extractor.extract(sample)).claims
+            cache[f"assisted:{s.id}"] = judge.judge_now(sample, claims).score or 0.0
+    return np.array([cache[f"assisted:{s.id}"] for s in samples])
+
+
+def held_out_models(specs: list[str], default: NliModel) -> dict[str, NliModel]:
+    """``SET=DIR`` pairs: the exported model that serves held-out set SET (one trained without it)."""
+    out = {}
+    for spec in specs:
+        name, sep, folder = spec.partition("=")
+        if not sep or name not in SHARED_SETS:
+            raise SystemExit(f"--model takes SET=DIR with SET one of {', '.join(SHARED_SETS)}; got {spec!r}")
+        out[name] = NliModel(folder)
     return out
 
 
@@ -256,6 +292,16 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="with --from-json: add the curve points of a training run that went on after export",
     )
+    parser.add_argument(
+        "--default-model", type=Path, default=None, help="exported model folder (default: the shipped weights)"
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="SET=DIR",
+        help="the exported model that serves held-out SET (one trained without it); repeatable",
+    )
     parser.add_argument("--offline-only", action="store_true", help="only compute and cache the offline scores")
     args = parser.parse_args(argv)
     if args.from_json:
@@ -282,29 +328,38 @@ def main(argv: list[str] | None = None) -> int:
     args.cache.write_text(json.dumps(cache_all))
     if args.offline_only:
         return 0
-    model = NliModel()
-    cache = cache_all.setdefault(model.meta.get("sha256", ""), {})
+    model = NliModel(args.default_model)
+    held_out = held_out_models(args.model, model)
     boot = {"n_resamples": args.resamples, "seed": args.seed}
     results = []
     for name in args.sets:
+        serving = held_out.get(name, model)
+        trained = set(serving.meta.get("training_pool", {}).get("shared_sets", []))
+        if name in trained:
+            raise SystemExit(f"the model for {name} was trained on it ({sorted(trained)}): pass --model {name}=DIR")
+        cache = cache_all.setdefault(serving.meta.get("sha256", ""), {})
         y = np.array([s.label for s in picked[name]])
-        nli = nli_scores(model, picked[name], "best3", cache)
+        nli = nli_scores(serving, picked[name], "best3", cache)
         args.cache.write_text(json.dumps(cache_all))
         off = offline[name]
         unsure = (off > UNSURE[0]) & (off < UNSURE[1])
-        blend = np.where(unsure, (off + nli) / 2, off)
+        blend = assisted_scores(picked[name], cache_all["offline-judge"][f"trees:{name}"], serving, cache)
+        args.cache.write_text(json.dumps(cache_all))
         r = {
             "dataset": name,
+            "model": serving.meta.get("sha256", "")[:12],
+            "model_trained_on": sorted(trained),
             "n": len(y),
             "positives": int(y.sum()),
             "nli": bootstrap_ci(roc_auc, y, nli, **boot).as_dict(),
             "offline": bootstrap_ci(roc_auc, y, off, **boot).as_dict(),
             "blend": bootstrap_ci(roc_auc, y, blend, **boot).as_dict(),
+            "blend_gain": bootstrap_ci(lambda a, b, c: roc_auc(a, b) - roc_auc(a, c), y, blend, off, **boot).as_dict(),
             "difference": bootstrap_ci(lambda a, b, c: roc_auc(a, b) - roc_auc(a, c), y, nli, off, **boot).as_dict(),
             "unsure_share": round(float(unsure.mean()), 3),
         }
         if name in args.full_sets:
-            full = nli_scores(model, picked[name], "full", cache)
+            full = nli_scores(serving, picked[name], "full", cache)
             args.cache.write_text(json.dumps(cache_all))
             r["nli_full"] = bootstrap_ci(roc_auc, y, full, **boot).as_dict()
         results.append(r)

@@ -77,12 +77,41 @@ def shared_pairs(folder: Path, sets: list[str]) -> list[tuple[str, str, int]]:
         for sample in load_labelled(folder / f"{name}.jsonl"):
             if sample.claims:
                 for claim in sample.claims:
-                    supported = str(claim.label).lower() in ("supported", "0", "consistent", "faithful")
-                    pairs.append((premise_for(claim.text, sample.context), claim.text, int(supported)))
+                    if claim.unsupported is not None:  # unevaluatable claims teach nothing
+                        pairs.append((premise_for(claim.text, sample.context), claim.text, int(not claim.unsupported)))
+            elif sample.meta.get(EDIT_BASE.get(name, ""), None):
+                pairs += edit_pairs(sample.context, sample.response, sample.meta[EDIT_BASE[name]], sample.label)
             elif len(hypothesis_sentences(sample.response)) == 1:
                 # A one-sentence response carries its label to its one hypothesis exactly.
                 pairs.append((premise_for(sample.response, sample.context), sample.response, 1 - sample.label))
     return pairs
+
+
+#: Sets whose edited responses keep the faithful text they were edited from, by the meta field naming it.
+EDIT_BASE = {"summedits": "seed_summary", "bump": "reference_summary"}
+
+
+def edit_pairs(context: str, response: str, base: str, label: int) -> list[tuple[str, str, int]]:
+    """Sentence pairs from a minimal edit: each sentence of ``response`` against its best context sentences.
+
+    A sentence that also occurs in the faithful ``base`` summary is supported; a sentence the edit
+    changed carries the response's label (1 there = unsupported, so 0 here). This gives sentence-level
+    labels for sets that label only whole summaries, and teaches exactly the contrast that matters:
+    a faithful sentence next to the same sentence with one detail swapped.
+    """
+    from hallumeasure.nli.premises import hypothesis_sentences, premise_for
+
+    kept = {" ".join(s.split()) for s in hypothesis_sentences(base)}
+    out = []
+    for sentence in hypothesis_sentences(response):
+        changed = " ".join(sentence.split()) not in kept
+        out.append((premise_for(sentence, context), sentence, 1 - label if changed else 1))
+    return out
+
+
+def unique_pairs(pairs: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """Pairs in first-seen order without repeats (seed sentences recur across the edits of one summary)."""
+    return list(dict.fromkeys(pairs))
 
 
 def batches(pairs: list, size: int, seed: int, tokenizer) -> list[list[int]]:
@@ -94,8 +123,8 @@ def batches(pairs: list, size: int, seed: int, tokenizer) -> list[list[int]]:
     out = []
     pool = size * 50
     for start in range(0, len(order), pool):
-        chunk = sorted(order[start:start + pool], key=lambda i: lengths[i])
-        out += [chunk[j:j + size] for j in range(0, len(chunk), size)]
+        chunk = sorted(order[start : start + pool], key=lambda i: lengths[i])
+        out += [chunk[j : j + size] for j in range(0, len(chunk), size)]
     rng.shuffle(out)
     return out
 
@@ -122,14 +151,20 @@ def evaluate(model, tokenizer, rows, max_length: int) -> dict[str, float]:
     probs = []
     with torch.no_grad():
         for start in range(0, len(flat), 32):
-            part = flat[start:start + 32]
-            enc = tokenizer([p for p, _ in part], [h for _, h in part], truncation="only_first",
-                            max_length=max_length, padding=True, return_tensors="pt")
+            part = flat[start : start + 32]
+            enc = tokenizer(
+                [p for p, _ in part],
+                [h for _, h in part],
+                truncation="only_first",
+                max_length=max_length,
+                padding=True,
+                return_tensors="pt",
+            )
             probs += torch.sigmoid(model(**enc).logits[:, 0]).tolist()
     model.train()
     scores, labels, names, at = [], [], [], 0
     for name, pairs, label in rows:
-        scores.append(1.0 - min(probs[at:at + len(pairs)]))
+        scores.append(1.0 - min(probs[at : at + len(pairs)]))
         at += len(pairs)
         labels.append(label)
         names.append(name)
@@ -164,9 +199,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-sets", nargs="*", default=["summedits", "bump"])
     parser.add_argument("--shared", action="store_true", help="also train on the hallucination sets' pairs")
     parser.add_argument("--hold-out", nargs="*", default=[], help="with --shared: sets left out of training")
+    parser.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        help="pause after this many examples, keeping the schedule of --max-examples (resume later to go on)",
+    )
+    parser.add_argument(
+        "--nli-sample", type=int, default=None, help="train on this many of the NLI pairs (seeded sample; default all)"
+    )
+    parser.add_argument(
+        "--init", type=Path, default=None, help="start from the model weights of another run's checkpoint.pt"
+    )
     parser.add_argument("--calibration", type=int, default=1000, help="NLI pairs kept out to calibrate")
-    parser.add_argument("--freeze-layers", type=int, default=2,
-                        help="keep the embeddings and this many lower layers fixed (cheaper steps on CPU)")
+    parser.add_argument(
+        "--freeze-layers",
+        type=int,
+        default=2,
+        help="keep the embeddings and this many lower layers fixed (cheaper steps on CPU)",
+    )
     parser.add_argument("--no-initial-eval", action="store_true", help="skip the learning-curve point at 0")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=SEED)
@@ -183,18 +234,24 @@ def main(argv: list[str] | None = None) -> int:
     base = args.base or base_model_dir()
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
-    frozen = [model.bert.embeddings] + list(model.bert.encoder.layer[:args.freeze_layers])
+    if args.init is not None:  # a second stage: the weights of an earlier run, a fresh optimizer and schedule
+        model.load_state_dict(torch.load(args.init, weights_only=False, map_location="cpu")["model"])
+    frozen = [model.bert.embeddings] + list(model.bert.encoder.layer[: args.freeze_layers])
     for module in frozen:
         for parameter in module.parameters():
             parameter.requires_grad = False
 
     pairs, _ = split_calibration(nli_pairs(args.data / "nli"), args.calibration, args.seed)
+    if args.nli_sample is not None:
+        pairs = random.Random(args.seed + 7).sample(pairs, min(args.nli_sample, len(pairs)))
     trained_on = {"nli_pairs": len(pairs), "calibration_pairs_kept_out": args.calibration}
+    if args.init is not None:
+        trained_on["init"] = str(args.init)
     if args.shared:
         from hallumeasure.datasets import SHARED_SETS
 
         sets = [s for s in SHARED_SETS if s not in args.hold_out]
-        extra = shared_pairs(args.data, sets)
+        extra = unique_pairs(shared_pairs(args.data, sets))
         pairs += extra
         trained_on["shared_sets"] = sets
         trained_on["shared_pairs"] = len(extra)
@@ -218,12 +275,16 @@ def main(argv: list[str] | None = None) -> int:
         random.setstate(saved["rng"]["python"])
         np.random.set_state(saved["rng"]["numpy"])
         state = saved["state"]
-        print(f"resumed at step {state['step']} ({state['examples']} examples, {state['wall_seconds']:.0f} s)",
-              flush=True)
+        print(
+            f"resumed at step {state['step']} ({state['examples']} examples, {state['wall_seconds']:.0f} s)", flush=True
+        )
     rows = eval_slice(args.data, args.eval_per_set, args.eval_sets)
     log = open(args.out / "log.jsonl", "a", encoding="utf-8")
-    config = {k: str(v) for k, v in vars(args).items()} | {"base": str(base), "trained_on": trained_on,
-                                                           "total_steps": total_steps}
+    config = {k: str(v) for k, v in vars(args).items()} | {
+        "base": str(base),
+        "trained_on": trained_on,
+        "total_steps": total_steps,
+    }
     (args.out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
     if state["step"] == 0 and not state["curve"] and not args.no_initial_eval:
         point = {"examples": 0, "auc": evaluate(model, tokenizer, rows, args.max_length)}
@@ -231,20 +292,34 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"curve": point}), file=log, flush=True)
 
     def checkpoint() -> None:
-        save(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                    "scheduler": scheduler.state_dict(), "state": state, "config": config,
-                    "rng": {"torch": torch.get_rng_state(), "python": random.getstate(),
-                            "numpy": np.random.get_state()}})
+        save(
+            ckpt,
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "state": state,
+                "config": config,
+                "rng": {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state()},
+            },
+        )
 
     loss_fn = torch.nn.BCEWithLogitsLoss()
     model.train()
     started = time.perf_counter()
     base_wall = state["wall_seconds"]
     running = []
-    while state["step"] < total_steps:
+    stop = total_steps if args.stop_after is None else min(total_steps, -(-args.stop_after // args.batch_size))
+    while state["step"] < stop:
         batch = [pairs[i] for i in plan[state["step"]]]
-        enc = tokenizer([p for p, _, _ in batch], [h for _, h, _ in batch], truncation="only_first",
-                        max_length=args.max_length, padding=True, return_tensors="pt")
+        enc = tokenizer(
+            [p for p, _, _ in batch],
+            [h for _, h, _ in batch],
+            truncation="only_first",
+            max_length=args.max_length,
+            padding=True,
+            return_tensors="pt",
+        )
         labels = torch.tensor([float(y) for _, _, y in batch])
         loss = loss_fn(model(**enc).logits[:, 0], labels)
         loss.backward()
@@ -258,17 +333,31 @@ def main(argv: list[str] | None = None) -> int:
         running.append(loss.item())
         if state["step"] % 20 == 0:
             rate = state["examples"] / max(state["wall_seconds"], 1e-9)
-            print(json.dumps({"step": state["step"], "examples": state["examples"],
-                              "loss": round(sum(running) / len(running), 4), "lr": scheduler.get_last_lr()[0],
-                              "wall_seconds": round(state["wall_seconds"]), "examples_per_s": round(rate, 2),
-                              "load": os.getloadavg()[0]}), file=log, flush=True)
+            print(
+                json.dumps(
+                    {
+                        "step": state["step"],
+                        "examples": state["examples"],
+                        "loss": round(sum(running) / len(running), 4),
+                        "lr": scheduler.get_last_lr()[0],
+                        "wall_seconds": round(state["wall_seconds"]),
+                        "examples_per_s": round(rate, 2),
+                        "load": os.getloadavg()[0],
+                    }
+                ),
+                file=log,
+                flush=True,
+            )
             running = []
-        if state["step"] % args.eval_every == 0 or state["step"] == total_steps:
-            point = {"examples": state["examples"], "wall_seconds": round(state["wall_seconds"]),
-                     "auc": evaluate(model, tokenizer, rows, args.max_length)}
+        if state["step"] % args.eval_every == 0 or state["step"] in (total_steps, stop):
+            point = {
+                "examples": state["examples"],
+                "wall_seconds": round(state["wall_seconds"]),
+                "auc": evaluate(model, tokenizer, rows, args.max_length),
+            }
             state["curve"].append(point)
             print(json.dumps({"curve": point}), file=log, flush=True)
-        if state["step"] % args.save_every == 0 or state["step"] == total_steps:
+        if state["step"] % args.save_every == 0 or state["step"] in (total_steps, stop):
             checkpoint()
     print(f"done: {state['examples']} examples in {state['wall_seconds']:.0f} s; curve {state['curve']}")
     return 0

@@ -31,7 +31,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
         raise ConfigError(
             f"unknown model provider {provider!r} in {spec!r}; use one of "
             + ", ".join(f"{p}:<model>" for p in PROVIDERS)
-            + " (or 'offline' / 'nli' for the keyless judges)"
+            + " (or 'offline' / 'nli' / 'offline+nli' for the keyless judges)"
         )
     if provider in ("anthropic", "bedrock", "langchain") and not name:
         raise ConfigError(f"{spec!r} names no model: write {provider}:<model>")

@@ -8,4 +8,6 @@ exported by scripts/export_nli.py; measured in benchmarks/nli_quality.md.
 
 #: The spec of the NLI judge, and the judges that call no provider.
 NLI = "nli"
-KEYLESS_JUDGES = ("offline", NLI)
+#: The offline judge, asking the entailment model where its own signals are unsure (assist.py).
+OFFLINE_NLI = "offline+nli"
+KEYLESS_JUDGES = ("offline", NLI, OFFLINE_NLI)

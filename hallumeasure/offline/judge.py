@@ -7,7 +7,7 @@ or an argument. Its measured quality is in benchmarks/offline_quality.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from hallumeasure.labels import Label
 from hallumeasure.offline.extractor import is_unevaluatable
@@ -26,6 +26,14 @@ from hallumeasure.types import Claim, ClaimVerdict, Sample
 DEFAULT_THRESHOLD = 0.65
 
 
+class Assistant(Protocol):
+    """A model that gives P(unsupported) of claims against a sample's context (the NLI judge)."""
+
+    def unsupported(self, sample: Sample, texts: Sequence[str]) -> list[float]: ...
+
+    def settings(self) -> dict[str, Any]: ...
+
+
 class OfflineJudge:
     """``--judge offline``: a keyless judge trained on public labelled data. Not an LLM.
 
@@ -40,20 +48,32 @@ class OfflineJudge:
 
     name = "offline"
 
-    def __init__(self, threshold: float = DEFAULT_THRESHOLD, model: OfflineModel | None = None) -> None:
+    def __init__(
+        self, threshold: float = DEFAULT_THRESHOLD, model: OfflineModel | None = None, assist: Assistant | None = None
+    ) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
         self.threshold = threshold
         self.trees = model or load_model()  # not "model": callers close stages' LLM models by that name
+        #: The entailment model asked where the trees are unsure (``--judge offline+nli``), or None.
+        self.assist = assist
+        if assist is not None:
+            self.name = "offline+nli"
 
     def settings(self) -> dict[str, Any]:
         meta = self.trees.meta
-        return {
+        out = {
             "kind": "gradient-boosted trees over lexical, number, name and cue-word signals",
             "threshold": self.threshold,
             "model_sha256": meta.get("sha256", ""),
             "trained_on": meta.get("trained_on"),
         }
+        if self.assist is not None:
+            from hallumeasure.nli.assist import UNSURE
+
+            out["kind"] += f"; averaged with an entailment model where P(unsupported) is in {UNSURE}"
+            out["nli"] = self.assist.settings()
+        return out
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         return self.judge_now(sample, claims)
@@ -64,6 +84,8 @@ class OfflineJudge:
             (claim, claim_signals(claim.text, sample.context)) for claim in claims if not is_unevaluatable(claim.text)
         ]
         probabilities, score = self.trees.judge([signals.vector() for _, signals in checked])
+        if self.assist is not None:
+            probabilities, score = self._assisted(sample, [claim.text for claim, _ in checked], probabilities, score)
         if score is None and claims:
             score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
         found = {claim.id: self._verdict(claim, signals, p) for (claim, signals), p in zip(checked, probabilities)}
@@ -78,6 +100,21 @@ class OfflineJudge:
             for claim in claims
         ]
         return Judgement(verdicts=verdicts, score=None if score is None else round(score, 4))
+
+    def _assisted(
+        self, sample: Sample, texts: Sequence[str], probabilities: list[float], score: float | None
+    ) -> tuple[list[float], float | None]:
+        """The tree probabilities averaged with the entailment model's where they are unsure (nli/assist.py)."""
+        from hallumeasure.nli.assist import blend_one, needs_nli, unsure
+
+        assert self.assist is not None
+        todo = needs_nli(probabilities, score)
+        if not todo:
+            return probabilities, score
+        found = dict(zip(todo, self.assist.unsupported(sample, [texts[i] for i in todo]), strict=True))
+        if score is not None and unsure(score):  # then every claim was asked
+            score = blend_one(score, max(found.values()))
+        return [blend_one(p, found[i]) if i in found else p for i, p in enumerate(probabilities)], score
 
     #: Kept for callers of the first version.
     judge_sync = judge_now

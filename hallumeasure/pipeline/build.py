@@ -7,7 +7,7 @@ from typing import Any
 from hallumeasure.models.cache import RequestCache
 from hallumeasure.models.model import Model
 from hallumeasure.models.registry import build_model_api
-from hallumeasure.nli import NLI
+from hallumeasure.nli import NLI, OFFLINE_NLI
 from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
@@ -40,4 +40,9 @@ def build_judge(spec: str, mode: Mode = Mode.COT_ONE, *, model: Model | None = N
         from hallumeasure.nli.judge import NliClaimJudge
 
         return NliClaimJudge()
+    if spec == OFFLINE_NLI:
+        from hallumeasure.nli.judge import NliClaimJudge
+        from hallumeasure.offline import OfflineJudge
+
+        return OfflineJudge(assist=NliClaimJudge())
     return LLMJudge(model or build_model(spec, **options), Mode(mode))
