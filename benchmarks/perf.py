@@ -600,7 +600,9 @@ def main() -> None:
         full = args.out / "perf_p6_full.json"
         if full.exists() and res.get("offline", {}).get("stream", {}).get("responses", 0) < 100_000:
             res["offline_full"] = json.loads(full.read_text(encoding="utf-8"))
-        (args.out / "RESULTS.md").write_text(report(res, res["command"], res["seconds"]) + _NOTES, encoding="utf-8")
+        (args.out / "RESULTS.md").write_text(
+            report(res, res["command"], res["seconds"]) + _notes(res), encoding="utf-8"
+        )
         return
     only = {x.strip() for x in args.only.split(",")}
     everything = only == set(SECTIONS)
@@ -650,7 +652,12 @@ def main() -> None:
         res["offline_full"] = json.loads(full.read_text(encoding="utf-8"))
     text = report(res, res["command"], res["seconds"])
     print(text)
-    (args.out / "RESULTS.md").write_text(text + _NOTES, encoding="utf-8")
+    (args.out / "RESULTS.md").write_text(text + _notes(res), encoding="utf-8")
+
+
+def _notes(res: dict[str, Any]) -> str:
+    """The notes after the measured sections; the one on P2 quotes the measured numbers."""
+    return _HOW + "\n".join(perf_modes.render_why_p2(res.get("modes"), res.get("curve"))) + "\n" + _CAVEATS
 
 
 def _now() -> str:
@@ -663,7 +670,7 @@ def _json(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
-_NOTES = """
+_HOW = """
 ## How the accurate mode is made cheap and fast
 
 - **Prompt caching, with breakpoints where the shared prefix ends.** Every classify request is tools +
@@ -696,16 +703,9 @@ _NOTES = """
   `--tpm`).
 - **Batches** (`hallumeasure.batch`): half price for everything that can wait (P5).
 
-## Why P2 is where it is
+"""
 
-See the arithmetic under the P2 curve above: every one-claim call carries the whole prefix, and the
-cheapest rule any provider offers for carrying it is a cache read at 10% of the input price; in
-all-claims mode a claim adds only its own tokens. The ratio therefore grows with the number of claims
-per response. The comparison is also sensitive to how all-claims is billed: its prompt marks the
-context as a cache prefix, which costs a 1.25x write that pays off only when a re-ask or a retry of
-forgotten claims follows; without that write all-claims would be cheaper and the ratio higher.
-
-## Caveats
+_CAVEATS = """## Caveats
 
 - Simulated: latencies follow the latency model above, bills follow the providers' documented cache
   rules (prefix up to a breakpoint, 5-minute lifetime refreshed on use, minimum length, readable once

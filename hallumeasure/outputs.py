@@ -6,7 +6,7 @@ writing left to right reasons first and decides second.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -45,23 +45,21 @@ SubtypeField = Annotated[Subtype | None, BeforeValidator(_normalise_subtype)]
 def _subtype_rule_schema(schema: dict, cls: type) -> None:
     """State the subtype rule in the JSON Schema too, so that a model following the tool's schema
     is not re-asked for it: ``if`` the label is one that needs a subtype, ``then`` a subtype is
-    required. ``if``/``then`` (not ``oneOf``/``anyOf``, which Claude's APIs refuse at a tool
-    schema's top level) keeps the schema acceptable to Anthropic, Bedrock and OpenAI-compatible servers."""
+    required and is not null (a string; the ``subtype`` property already limits strings to the ten
+    subtypes, so the list is not repeated: the tool is part of every request's prompt).
+    ``if``/``then`` (not ``oneOf``/``anyOf``, which Claude's APIs refuse at a tool schema's top level)
+    keeps the schema acceptable to Anthropic, Bedrock and OpenAI-compatible servers."""
     schema["if"] = {
         "properties": {"label": {"enum": sorted(label.value for label in LABELS_WITH_SUBTYPE)}},
         "required": ["label"],
     }
-    schema["then"] = {
-        "properties": {"subtype": {"enum": [subtype.value for subtype in Subtype]}},
-        "required": ["subtype"],
-    }
+    schema["then"] = {"properties": {"subtype": {"type": "string"}}, "required": ["subtype"]}
 
 
 class EvidenceQuote(_Contract):
-    passage_id: Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, int) else v)] = Field(
-        description="The id of the passage the quote is copied from."
-    )
-    quote: str = Field(description="Words copied verbatim from that passage.")
+    # The prompts state the evidence rule; the schema keeps only the reminder that matters while writing.
+    passage_id: Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, int) else v)]
+    quote: str = Field(description="Copied word for word from that passage.")
 
 
 def _as_list(value: object) -> object:
@@ -72,13 +70,7 @@ def _as_list(value: object) -> object:
 
 
 EvidenceField = Annotated[list[EvidenceQuote], BeforeValidator(_as_list)]
-_EVIDENCE = Field(
-    default_factory=list,
-    description=(
-        "Quotes from the passages that back or contradict the claim, each with its passage id; empty when no "
-        "passage speaks to the claim."
-    ),
-)
+_EVIDENCE = Field(default_factory=list)
 
 
 class _SubtypeRule(_Contract):
@@ -174,7 +166,27 @@ class CascadeExplanation(_Contract):
 
 
 def tool_schema(model: type[BaseModel]) -> dict:
-    """The JSON Schema of a contract, as providers expect a tool's input schema."""
-    schema = model.model_json_schema()
-    schema.pop("title", None)
+    """The JSON Schema of a contract, as providers expect a tool's input schema.
+
+    Without pydantic's ``title`` keys: they only repeat the property and class names, and the tool
+    is part of every request's prompt (billed, in one-claim modes, once per claim).
+    """
+    schema: dict[str, Any] = _without_titles(model.model_json_schema())
     return schema
+
+
+def _without_titles(schema: Any) -> Any:
+    # Keys of "properties" and "$defs" are names, not keywords: a property called "title" stays.
+    if isinstance(schema, list):
+        return [_without_titles(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: (
+            {name: _without_titles(sub) for name, sub in value.items()}
+            if key in ("properties", "$defs")
+            else _without_titles(value)
+        )
+        for key, value in schema.items()
+        if key != "title"
+    }
