@@ -114,6 +114,26 @@ def unique_pairs(pairs: list[tuple[str, str, int]]) -> list[tuple[str, str, int]
     return list(dict.fromkeys(pairs))
 
 
+def synthetic(args: argparse.Namespace, nli_premises: list[str]) -> list[tuple[str, str, int]]:
+    """``--synthetic`` minimal-edit pairs (scripts/nli_edits.py): half from the contexts of ``--synthetic-from``
+    (never a held-out set), half from the premises of the NLI pairs in training."""
+    import nli_edits
+
+    from hallumeasure.datasets import load_labelled
+    from hallumeasure.nli.premises import premise_for
+    from hallumeasure.offline.context import split_context
+
+    clash = set(args.synthetic_from) & set(args.hold_out)
+    if clash:
+        raise SystemExit(f"--synthetic-from names held-out sets: {sorted(clash)}")
+    contexts = [s.context for name in args.synthetic_from for s in load_labelled(args.data / f"{name}.jsonl")]
+    half = args.synthetic // 2 if contexts else 0
+    made = nli_edits.synthetic_pairs(contexts, half, args.seed, premise_for, split_context)
+    return made + nli_edits.synthetic_pairs(
+        nli_premises, args.synthetic - len(made), args.seed + 1, premise_for, split_context
+    )
+
+
 def batches(pairs: list, size: int, seed: int, tokenizer) -> list[list[int]]:
     """Shuffled batches of similar length (less padding): a pure function of the seed."""
     rng = random.Random(seed)
@@ -206,6 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         help="pause after this many examples, keeping the schedule of --max-examples (resume later to go on)",
     )
     parser.add_argument(
+        "--synthetic", type=int, default=0, help="add this many rule-made minimal-edit pairs (scripts/nli_edits.py)"
+    )
+    parser.add_argument(
+        "--synthetic-from", nargs="*", default=[], help="dev sets whose contexts (never labels) feed --synthetic"
+    )
+    parser.add_argument(
         "--nli-sample", type=int, default=None, help="train on this many of the NLI pairs (seeded sample; default all)"
     )
     parser.add_argument(
@@ -242,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             parameter.requires_grad = False
 
     pairs, _ = split_calibration(nli_pairs(args.data / "nli"), args.calibration, args.seed)
+    nli_premises = [p for p, _, _ in pairs]  # never the calibration pairs
     if args.nli_sample is not None:
         pairs = random.Random(args.seed + 7).sample(pairs, min(args.nli_sample, len(pairs)))
     trained_on = {"nli_pairs": len(pairs), "calibration_pairs_kept_out": args.calibration}
@@ -255,6 +282,11 @@ def main(argv: list[str] | None = None) -> int:
         pairs += extra
         trained_on["shared_sets"] = sets
         trained_on["shared_pairs"] = len(extra)
+    if args.synthetic:
+        extra = synthetic(args, nli_premises)
+        pairs += extra
+        trained_on["synthetic_pairs"] = len(extra)
+        trained_on["synthetic_from"] = ["nli premises", *args.synthetic_from]
     plan = batches(pairs, args.batch_size, args.seed, tokenizer)
     epochs = -(-args.max_examples // len(pairs))
     for epoch in range(1, epochs):
