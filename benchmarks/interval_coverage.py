@@ -191,6 +191,13 @@ def _ok(value: float, low: float = 0.93, high: float = 0.97) -> str:
     return f"{value:.3f}" + ("" if low <= value <= high else " **(outside 0.93-0.97)**")
 
 
+def _mark_pass(share: float, false_pass: bool) -> str:
+    """A gate's pass share; when the true rise is at or above the margin it is a false-pass rate, flagged."""
+    if not false_pass:
+        return f"{share:.3f}"
+    return f"{share:.3f}" + (" **(above 0.05)**" if share > 0.05 else "") + " (false pass)"
+
+
 def summary(result: dict) -> list[str]:
     """The headline numbers, computed from the tables (so they cannot drift from them)."""
     audit, cal = result["audit"], result["calibration"]
@@ -254,22 +261,12 @@ def markdown(result: dict) -> str:
     ]
     for r in result["audit"]:
         false_pass = r["true_rise"] >= r["margin"]
-        mark = lambda v: (
-            f"{v:.3f}"
-            + (" **(above 0.05)**" if false_pass and v > 0.05 else "")
-            + (" (false pass)" if false_pass else "")
-        )
         share_false = r["true_share_rise"] >= r["share_margin"]
-        mark_share = lambda v: (
-            f"{v:.3f}"
-            + (" **(above 0.05)**" if share_false and v > 0.05 else "")
-            + (" (false pass)" if share_false else "")
-        )
         lines.append(
             f"| {r['n_shared']} | {r['p0']} | {r['true_rise']} | {r['margin']} | {r['true_share_rise']} | "
             f"{r['share_margin']} | "
             f"{_ok(r['coverage_rate_diff'])} | {_ok(r['coverage_share_diff'])} | "
-            f"{mark(r['pass_rate_gate'])} | {mark_share(r['pass_share_gate'])} |"
+            f"{_mark_pass(r['pass_rate_gate'], false_pass)} | {_mark_pass(r['pass_share_gate'], share_false)} |"
         )
     lines += [
         "",

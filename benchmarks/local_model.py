@@ -139,7 +139,7 @@ class Recorder:
                 self.wfile.write(data)
                 conn.close()
 
-            do_GET = do_POST = _forward
+            do_GET = do_POST = _forward  # noqa: N815 - the names http.server dispatches to
 
             def log_message(self, *args) -> None:
                 pass

@@ -73,7 +73,7 @@ def measure(samples: list[Sample], labels: list[int], judge_name: str, budget: i
     results = asyncio.run(measure_samples(samples, OfflineExtractor(), judge, sources=options, concurrency=8))
     seconds = time.perf_counter() - started
     scores = [(r.score if judge_name == "offline" else r.unsupported_rate) for r in results]
-    keep = [(label, score) for label, score in zip(labels, scores) if score is not None]
+    keep = [(label, score) for label, score in zip(labels, scores, strict=True) if score is not None]
     claims = sum(r.n_claims for r in results)
     row = {
         "judge": judge_name,

@@ -99,7 +99,7 @@ def baseline_scores(rows) -> dict[str, np.ndarray]:
             for r in rows
         ]
     )
-    return dict(zip(BASELINES, (overlap, missing)))
+    return dict(zip(BASELINES, (overlap, missing), strict=True))
 
 
 def evaluate(name: str, train_rows, test_rows, resamples: int, seed: int) -> dict:

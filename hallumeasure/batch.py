@@ -29,6 +29,7 @@ inference jobs over S3, Converse-format records).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sqlite3
@@ -452,10 +453,8 @@ class Batcher:
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
-            try:
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # closing: no task's end matters now
                 await task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - closing
-                pass
 
 
 def _fail(futures: list[asyncio.Future], exc: BaseException) -> None:

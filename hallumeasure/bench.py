@@ -417,15 +417,15 @@ def _claim_counts_metric(which: str) -> Callable[..., float]:
     """A metric over per-response confusion counts (summed inside each bootstrap draw)."""
 
     def fn(tp: np.ndarray, fp: np.ndarray, fn_: np.ndarray, tn: np.ndarray) -> float:
-        TP, FP, FN, TN = (float(a.sum()) for a in (tp, fp, fn_, tn))
-        p, r = _ratio(TP, TP + FP), _ratio(TP, TP + FN)
+        n_tp, n_fp, n_fn, n_tn = (float(a.sum()) for a in (tp, fp, fn_, tn))
+        p, r = _ratio(n_tp, n_tp + n_fp), _ratio(n_tp, n_tp + n_fn)
         if which == "precision":
             return p
         if which == "recall":
             return r
         if which == "f1":
             return _ratio(2 * p * r, p + r)
-        recalls = [_ratio(hit, hit + miss) for hit, miss in ((TP, FN), (TN, FP)) if hit + miss > 0]
+        recalls = [_ratio(hit, hit + miss) for hit, miss in ((n_tp, n_fn), (n_tn, n_fp)) if hit + miss > 0]
         return float(np.mean(recalls)) if recalls else float("nan")
 
     return fn
@@ -451,7 +451,7 @@ def _claim_scores(pairs, policy: Policy, boot: dict[str, Any]) -> ClaimScores:
             tn += (not predicted) and not gold.unsupported
         if s.claims:
             rows.append((tp, fp, fn, tn))
-    counts = [np.array(col, dtype=float) for col in zip(*rows)] if rows else [np.zeros(0)] * 4
+    counts = [np.array(col, dtype=float) for col in zip(*rows, strict=True)] if rows else [np.zeros(0)] * 4
     metric = {k: _ci(_claim_counts_metric(k), *counts, **boot) for k in ("precision", "recall", "f1", "balanced")}
     return ClaimScores(
         n_gold=n_gold,
@@ -570,7 +570,7 @@ def _usage_stats(
         costs = np.array(
             [
                 _cost(j, judge_price) + (_cost(e, extract_price) if needs_extract_price else 0.0)
-                for j, e in zip(judge_rows, extract_rows)
+                for j, e in zip(judge_rows, extract_rows, strict=True)
             ]
         )
         per["cost_usd"] = _ci(np.mean, costs, **boot)
@@ -619,7 +619,7 @@ def _md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 def bench_markdown(result: BenchResult) -> str:
     """A readable report of one benchmark."""
     r = result
-    pct = int(round(r.confidence * 100))
+    pct = round(r.confidence * 100)
     out = [
         f"# Bench: {r.judge} / {r.mode} on {r.dataset}" + (" (gold claims)" if r.gold_claims else ""),
         "",

@@ -159,7 +159,9 @@ def version() -> None:
 @app.command()
 @with_settings(MeasureSettings)
 def measure(
-    input: Annotated[Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")],
+    input: Annotated[  # noqa: A002 - the parameter's name is the argument's name, INPUT, in --help
+        Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")
+    ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out (not with --overwrite).")] = False,
     overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first (not with --resume).")] = False,
@@ -281,8 +283,8 @@ def measure(
         for member in getattr(jud, "voters", [jud]):
             if s.no_warm_cache and hasattr(member, "warm_cache"):
                 member.warm_cache = False  # recorded in the manifest through the judge's settings
-        with _progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
-            manifest, results = run_measurement(
+        with _Progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
+            manifest, _ = run_measurement(
                 loaded.samples,
                 out_dir,
                 ext,
@@ -575,7 +577,7 @@ def _print_estimate(
         out.print(f"  assumes {assumption}")
 
 
-class _progress:
+class _Progress:
     """Progress the pipeline advances once per finished sample: a rich bar on a terminal, else a line now and then.
 
     Off a terminal (a CI log, a pipe) a line goes to stderr at every 10% and at least every
@@ -751,9 +753,7 @@ def bench(
 @app.command("bench-compare")
 def bench_compare(
     results: Annotated[list[Path], typer.Argument(help="Bench JSON files written by 'bench'.")],
-    out_file: Annotated[
-        Path | None, typer.Option("--out", help="Also write the table to this Markdown file.")
-    ] = None,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Also write the table to this Markdown file.")] = None,
 ) -> None:
     """Put several bench results side by side (one row per judge x mode x dataset)."""
     from hallumeasure.bench import compare_bench, load_bench
@@ -1101,18 +1101,18 @@ def audit(
             raise HalluMeasureError(
                 f"--inconclusive must be one of {', '.join(INCONCLUSIVE_EXITS)}, got {inconclusive!r}"
             )
-        given = dict(
-            max_rate_rise=max_rate_rise,
-            alpha=alpha,
-            max_hallucinated_share_rise=max_hallucinated_share_rise,
-            subtype_shift=subtype_shift,
-            subtype_alpha=subtype_alpha,
-            min_samples=min_samples,
-            max_error_share=max_error_share,
-            fail_on_any_significant_rise=fail_on_any_significant_rise,
-            inconclusive=inconclusive,
-            power=power,
-        )
+        given = {
+            "max_rate_rise": max_rate_rise,
+            "alpha": alpha,
+            "max_hallucinated_share_rise": max_hallucinated_share_rise,
+            "subtype_shift": subtype_shift,
+            "subtype_alpha": subtype_alpha,
+            "min_samples": min_samples,
+            "max_error_share": max_error_share,
+            "fail_on_any_significant_rise": fail_on_any_significant_rise,
+            "inconclusive": inconclusive,
+            "power": power,
+        }
         # gates not given as options come from the settings file's audit table, else AuditGates' defaults
         source = config or find_config(Path.cwd())
         gates = merge(

@@ -314,7 +314,7 @@ def print_calibration(report) -> None:
     table.add_column("human \\ judge")
     for name in report.labels:
         table.add_column(name, justify="right")
-    for name, row in zip(report.labels, report.confusion):
+    for name, row in zip(report.labels, report.confusion, strict=True):
         table.add_row(name, *[str(x) for x in row])
     out.print(table)
     b = report.binary_confusion

@@ -212,7 +212,7 @@ def rag_summary(results: Sequence[ResponseResult], samples: Sequence[Sample], mo
             if v.citation == CitationFinding.UNCHECKED:
                 continue
             s.n_citations += len(v.citations)
-            s.n_correct_citations += len({c for c in v.citations} & support)
+            s.n_correct_citations += len(set(v.citations) & support)
             if support:
                 s.n_supported_checked += 1
                 s.n_supported_cited_correctly += v.citation == CitationFinding.CORRECT

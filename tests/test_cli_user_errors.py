@@ -43,7 +43,7 @@ def run(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "option, value",
+    ("option", "value"),
     [
         ("--concurrency", "0"),
         ("--concurrency", "-3"),
@@ -66,14 +66,15 @@ def test_measure_rejects_out_of_range_numbers(tmp_path, option, value):
 
 
 @pytest.mark.parametrize(
-    "option, value", [("--concurrency", "0"), ("--concurrency", "-3"), ("--max-concurrency", "0"), ("--rounds", "0")]
+    ("option", "value"),
+    [("--concurrency", "0"), ("--concurrency", "-3"), ("--max-concurrency", "0"), ("--rounds", "0")],
 )
 def test_mitigate_rejects_out_of_range_numbers(run, tmp_path, option, value):
     _range_error(runner.invoke(app, ["mitigate", str(run), "--out", str(tmp_path / "m"), option, value]), option)
 
 
 @pytest.mark.parametrize(
-    "option, value",
+    ("option", "value"),
     [("--limit", "0"), ("--limit", "-5"), ("--concurrency", "0"), ("--concurrency", "-3"), ("--resamples", "0")],
 )
 def test_bench_rejects_out_of_range_numbers(tmp_path, option, value):
@@ -82,7 +83,7 @@ def test_bench_rejects_out_of_range_numbers(tmp_path, option, value):
 
 
 @pytest.mark.parametrize(
-    "option, value",
+    ("option", "value"),
     [
         ("--alpha", "2"),
         ("--alpha", "0"),

@@ -287,7 +287,7 @@ class ConliJudge:
         checks = await asyncio.gather(*(self.nli.check(sample, claim.text, e) for e in entities))
         usage = sum((c.usage for c in checks), whole.usage)
         probability = _max_probability([whole, *checks])
-        failed = [(e, c) for e, c in zip(entities, checks) if c.ok and c.label != "entailment"]
+        failed = [(e, c) for e, c in zip(entities, checks, strict=True) if c.ok and c.label != "entailment"]
         if failed:
             self.counts["failed_entity_level"] += 1
             label = Label.CONTRADICTED if any(c.label == "contradiction" for _, c in failed) else Label.ABSENT
@@ -301,7 +301,7 @@ class ConliJudge:
                 f"The re-check of the {first.kind.value} '{first.text}' failed.",
                 probability,
             ), usage
-        broken = [(e, c) for e, c in zip(entities, checks) if not c.ok]
+        broken = [(e, c) for e, c in zip(entities, checks, strict=True) if not c.ok]
         if broken:
             self.counts["errors"] += 1
             entity, check = broken[0]

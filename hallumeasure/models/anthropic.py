@@ -197,10 +197,13 @@ class AnthropicAPI(ModelAPI):
         for block in message.content:
             if block.type == "text":
                 texts.append(block.text)
-            elif block.type == "tool_use" and tool_input is None:
-                if request.tool is None or block.name == request.tool.name:
-                    tool_input = dict(block.input) if isinstance(block.input, Mapping) else {"input": block.input}
-                    call_id = block.id
+            elif (
+                block.type == "tool_use"
+                and tool_input is None
+                and (request.tool is None or block.name == request.tool.name)
+            ):
+                tool_input = dict(block.input) if isinstance(block.input, Mapping) else {"input": block.input}
+                call_id = block.id
         usage = message.usage
         return GenerateResponse(
             text="".join(texts),

@@ -198,7 +198,7 @@ class LangChainAPI(ModelAPI):
             message = await runnable.ainvoke(messages)
         except ProviderError:
             raise
-        except Exception as exc:  # any integration's error: classify it by name and status
+        except Exception as exc:  # noqa: BLE001 - any integration's error: classify it by name and status
             error = self._provider_error(exc)
         else:
             return self._response(message, request)

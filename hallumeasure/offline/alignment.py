@@ -10,6 +10,7 @@ opposites, a hedge or an intensifier, or just other content words.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -176,7 +177,7 @@ def _time_like(ws: tuple[str, ...]) -> bool:
     return any(
         w[0].isdigit()
         and (nxt.lower() in ("a", "p", "am", "pm", "o'clock", "clock") or (len(nxt) == 2 and nxt.isdigit()))
-        for w, nxt in zip(ws, ws[1:])
+        for w, nxt in itertools.pairwise(ws)
     )
 
 
@@ -320,7 +321,9 @@ def _drop_strays(fragments: list[Fragment]) -> list[Fragment]:
 def _sentence_window(index: ContextIndex, start: int, end: int, sentence: int) -> tuple[str, ...]:
     """Context tokens in [start, end) that belong to ``sentence``."""
     start, end = max(start, 0), min(end, len(index.tokens))
-    return tuple(t for t, s in zip(index.tokens[start:end], index.token_sentence[start:end]) if s == sentence)
+    return tuple(
+        t for t, s in zip(index.tokens[start:end], index.token_sentence[start:end], strict=True) if s == sentence
+    )
 
 
 def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:

@@ -391,7 +391,9 @@ NUMBER_WORDS.update(
     {
         f"{t}-{u}": float(tv + uv)
         for t, tv in _TENS.items()
-        for u, uv in zip(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], range(1, 10))
+        for u, uv in zip(
+            ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], range(1, 10), strict=True
+        )
     }
 )
 NUMBER_WORDS.update({"zero": 0.0, "twice": 2.0, "dozen": 12.0})

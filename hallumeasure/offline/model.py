@@ -140,8 +140,8 @@ def export_sklearn(model: Any, features: list[str], calibration: tuple[float, fl
         leaf = nodes["is_leaf"].astype(bool)
         trees.append(
             {
-                "left": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["left"], leaf)],
-                "right": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["right"], leaf)],
+                "left": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["left"], leaf, strict=True)],
+                "right": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["right"], leaf, strict=True)],
                 "feature": [int(v) for v in nodes["feature_idx"]],
                 "threshold": [float(v) for v in nodes["num_threshold"]],
                 "value": [float(v) for v in nodes["value"]],
@@ -183,7 +183,7 @@ class OfflineModel:
         *claim_model, response_model = self.response.probabilities(rows)
         floors = [self.evidence_floor(v)[0] for v in vectors]
         response_floor = max(self.evidence_floor(v, RESPONSE_RULES)[0] for v in vectors)
-        return [max(p, f) for p, f in zip(claim_model, floors)], max(response_model, response_floor)
+        return [max(p, f) for p, f in zip(claim_model, floors, strict=True)], max(response_model, response_floor)
 
     def response_score(self, vectors: Sequence[Sequence[float]]) -> float | None:
         """P(the response holds an unsupported claim), from its claims' vectors; None without claims."""

@@ -9,6 +9,7 @@ model reads together with the evidence needed to write a reason.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -157,15 +158,19 @@ def entities(claim: str, index: ContextIndex | None = None) -> list[str]:
         span = m.group(0).strip()
         parts = span.split()
         first = parts[0].lower()
-        if m.start() == 0 and len(parts) == 1 and not span.isupper():
-            if (
+        if (
+            m.start() == 0
+            and len(parts) == 1
+            and not span.isupper()
+            and (
                 first in STOPWORDS
                 or first in NEGATIONS
                 or index is None
                 or first in index.lowercase_words
                 or first in MONTHS
-            ):
-                continue
+            )
+        ):
+            continue
         if m.start() == 0 and len(parts) > 1 and first in STOPWORDS:
             span = " ".join(parts[1:])  # "The Beatles" -> "Beatles"; "In Paris" -> "Paris"
         if first in MONTHS or first in WEEKDAYS or span.lower() in STOPWORDS or not span:
@@ -234,8 +239,8 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     second = index.sentence_stems[order[1]] if len(order) > 1 else frozenset()
     top2 = cset & (index.sentence_stems[best] | second)
     novel = [w for w in dict.fromkeys(cs) if w not in index.stems]
-    bigrams = list(zip(cs, cs[1:]))
-    trigrams = list(zip(low, low[1:], low[2:]))
+    bigrams = list(itertools.pairwise(cs))
+    trigrams = list(zip(low, low[1:], low[2:], strict=False))  # the shifted copies end early on purpose
     best_sentence = index.sentences[best] if index.sentences else ""
     best_words = words(best_sentence)
     best_low = [w.lower() for w in best_words]
@@ -270,7 +275,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     complements = (
         [
             (a, b)
-            for a in sorted(claim_all - set(stem(w) for w in best_words))
+            for a in sorted(claim_all - {stem(w) for w in best_words})
             for b in sorted({stem(w) for w in best_words} - claim_all)
             if (a, b) in complement_pairs()
         ]
@@ -282,7 +287,9 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         for c in sorted(claim_all - near_stems)
         for x in opposites_in(c, near_stems)
         if x not in claim_all  # "excluded" restates "not included": the opposite's sentence is negated
-        and all(neg == claim_neg for i, neg in zip(order[:2], near_negated) if x in index.sentence_stems[i])
+        and all(
+            neg == claim_neg for i, neg in zip(order[:2], near_negated, strict=True) if x in index.sentence_stems[i]
+        )
     ]
     opposites += [pair for pair in complements if pair not in opposites]
     # Exclusive values: a claim word whose set (colours, kin, periods...) has another member in the two
@@ -375,8 +382,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
             or opposites
             or conflicting_date is not None
             or any(d.kinds & DEFINITE_KINDS for d in alignment.differences if not d.edge)
-            or ((values["recall_best"] >= ALIGNED or values["coverage"] >= ALIGNED)
-            and values["negation_mismatch"])
+            or ((values["recall_best"] >= ALIGNED or values["coverage"] >= ALIGNED) and values["negation_mismatch"])
         )
     )
     return ClaimSignals(

@@ -619,7 +619,7 @@ def context_values(index: ContextIndex, group: str) -> tuple[Value, ...]:
     if group == "numeric":
         return tuple(
             v
-            for s, found in zip(sentences, index.sentence_quantities)
+            for s, found in zip(sentences, index.sentence_quantities, strict=True)
             for v in _numeric_values(s, found, [span for _, _, span in clock_times(s)])
         )
     if group == "time":

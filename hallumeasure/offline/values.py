@@ -220,7 +220,7 @@ def dates(text: str, letters: set[str] | None = None) -> set[Date]:
 
 def date_matches(claim: Date, context: Date) -> bool:
     """True when the context date can be the claim date (parts missing on either side are not held against it)."""
-    return all(a == 0 or b == 0 or a == b for a, b in zip(claim, context)) and claim[1] == context[1]
+    return all(a == 0 or b == 0 or a == b for a, b in zip(claim, context, strict=True)) and claim[1] == context[1]
 
 
 def date_conflict(claim_dates: set[Date], context_dates: set[Date]) -> Date | None:

@@ -195,7 +195,7 @@ class VotingJudge:
         )
         votes: list[Vote] = []
         usage = Usage()
-        for voter, outcome in zip(self.voters, [o for group in per_judge for o in group]):
+        for voter, outcome in zip(self.voters, [o for group in per_judge for o in group], strict=True):
             repeat = getattr(voter, "repeat", 0)
             if isinstance(outcome, BaseException):
                 error = f"{type(outcome).__name__}: {outcome}"

@@ -88,7 +88,10 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
     path = Path(path)
     claims = run.claims
     ids = set(claims["claim_id"].astype(str))
-    by_text = {(str(s), _norm(t)): str(c) for s, t, c in zip(claims["sample_id"], claims["claim"], claims["claim_id"])}
+    by_text = {
+        (str(s), _norm(t)): str(c)
+        for s, t, c in zip(claims["sample_id"], claims["claim"], claims["claim_id"], strict=True)
+    }
     samples = set(run.responses["sample_id"].astype(str))
     out_claims: dict[str, tuple[str, str | None]] = {}
     out_responses: dict[str, bool] = {}
@@ -244,7 +247,7 @@ def calibrate(
     judged = labelled[labelled["label"].notna()]
     index = {x: i for i, x in enumerate(LABELS)}
     confusion = np.zeros((len(LABELS), len(LABELS)), dtype=int)
-    for h, j in zip(judged["human"], judged["label"]):
+    for h, j in zip(judged["human"], judged["label"], strict=True):
         confusion[index[h], index[j]] += 1
 
     # Binary, under the run's policy: only claims both sides evaluated.
@@ -255,7 +258,7 @@ def calibrate(
             return None if choice == "exclude" else choice == "unsupported"
         return policy.is_unsupported(lab)
 
-    pairs = [(unsupported(h), unsupported(j)) for h, j in zip(judged["human"], judged["label"])]
+    pairs = [(unsupported(h), unsupported(j)) for h, j in zip(judged["human"], judged["label"], strict=True)]
     pairs = [(h, j) for h, j in pairs if h is not None and j is not None]
     tp = sum(h and j for h, j in pairs)
     fn = sum(h and not j for h, j in pairs)

@@ -31,10 +31,12 @@ def claims_with_sources(data: RunData) -> pd.DataFrame:
     """
     responses = data.responses[["sample_id", "question", "context", "response"]]
     claims = data.claims.merge(responses, on="sample_id", how="left")
-    sentences = {sid: split_sentences(ctx) for sid, ctx in zip(responses["sample_id"], responses["context"])}
+    sentences = {
+        sid: split_sentences(ctx) for sid, ctx in zip(responses["sample_id"], responses["context"], strict=True)
+    }
     aligned = [
         align_claim(text, ctx, sentences[sid])
-        for text, ctx, sid in zip(claims["claim"], claims["context"], claims["sample_id"])
+        for text, ctx, sid in zip(claims["claim"], claims["context"], claims["sample_id"], strict=True)
     ]
     claims["source_sentence"] = [a.sentence if a else "" for a in aligned]
     claims["source_start"] = [a.start if a else -1 for a in aligned]

@@ -42,7 +42,7 @@ def samples_needed(effect: float, alpha: float = 0.05, power: float = 0.8) -> in
     if not effect > 0 or not math.isfinite(effect):
         return None
     z = stats.norm.ppf(1 - alpha) + stats.norm.ppf(power)
-    guess = max(2, int(math.floor((z / effect) ** 2)))  # the normal approximation, a lower bound for t
+    guess = max(2, math.floor((z / effect) ** 2))  # the normal approximation, a lower bound for t
     if guess > MAX_SAMPLES:
         return None
     n = guess

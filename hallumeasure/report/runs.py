@@ -48,7 +48,7 @@ def load_runs(run_dirs: list[str | Path]) -> list[LoadedRun]:
         raise ConfigError("the same run directory was given twice")
     names = [p.name for p in paths]
     names = [f"{p.parent.name}/{p.name}" if names.count(p.name) > 1 else p.name for p in paths]
-    return [LoadedRun(name, load_run(path)) for name, path in zip(names, paths)]
+    return [LoadedRun(name, load_run(path)) for name, path in zip(names, paths, strict=True)]
 
 
 # --- what a run is ------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def _inputs(run: LoadedRun) -> dict[str, str]:
     r = run.data.responses
     out = {}
     for sid, model, question, context, response in zip(
-        r["sample_id"], r["model"], r["question"], r["context"], r["response"]
+        r["sample_id"], r["model"], r["question"], r["context"], r["response"], strict=True
     ):
         parts = [x if isinstance(x, str) else "" for x in (model, question, context, response)]
         out[str(sid)] = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
@@ -194,7 +194,7 @@ def mismatches(runs: list[LoadedRun]) -> list[str]:
     known = [(r, _identity(r)) for r in runs if r.data.manifest is not None]
     if len(known) < 2:
         return problems
-    first_run, first = known[0]
+    _, first = known[0]
     differing = [(r, ident) for r, ident in known[1:] if ident["policy"] != first["policy"]]
     if differing:
         values = "; ".join(f"{r.name}: {_show('policy', ident['policy'])}" for r, ident in [known[0], *differing])
@@ -287,7 +287,7 @@ def response_units(run: LoadedRun) -> pd.DataFrame:
             "run": run.name,
             "model": r["model"].fillna(NO_MODEL).astype(str),
             "sample_id": r["sample_id"].astype(str),
-            "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"])],
+            "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"], strict=True)],
             "rate": pd.to_numeric(r["unsupported_rate"], errors="coerce").astype(float),
             "hallucinated": r["hallucinated"].astype("Float64").astype(float),
             "n_claims": r["n_claims"].fillna(0).astype(int),
@@ -349,7 +349,9 @@ def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
 
     def keyed(t: pd.DataFrame) -> pd.DataFrame:
         t = t.copy()
-        t["pair_key"] = ["id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(t["sample_id"], t["content_key"])]
+        t["pair_key"] = [
+            "id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(t["sample_id"], t["content_key"], strict=True)
+        ]
         numeric = [c for c in t.columns if c not in ("run", "model", "sample_id", "content_key", "pair_key")]
         return t.groupby("pair_key", sort=False)[numeric].mean()
 

@@ -78,7 +78,7 @@ def cohen_kappa(a: Iterable[object], b: Iterable[object]) -> float | None:
     categories = sorted(set(a) | set(b), key=str)
     index = {c: i for i, c in enumerate(categories)}
     confusion = np.zeros((len(categories), len(categories)))
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         confusion[index[x], index[y]] += 1
     total = confusion.sum()
     observed = np.trace(confusion) / total
@@ -116,7 +116,7 @@ def _ballots(votes: pd.DataFrame, key: tuple[str, ...]) -> dict[tuple, tuple[lis
     """key -> (labels of the answered votes in order, number of failed votes), in one pass over the votes."""
     out: dict[tuple, tuple[list[str], int]] = {}
     columns = [votes[c].tolist() for c in (*key, "label", "error")]  # lists: far faster to walk than Series
-    for *ident, label, error in zip(*columns):
+    for *ident, label, error in zip(*columns, strict=True):
         labels, failed = out.setdefault(tuple(ident), ([], 0))
         if isinstance(label, str) and not isinstance(error, str):
             labels.append(label)
@@ -308,7 +308,7 @@ def _panel(votes: pd.DataFrame, judges: list[str], policy: Policy) -> PanelAgree
                 a=a,
                 b=b,
                 n_claims=len(both),
-                agreement=round(float(np.mean([x == y for x, y in zip(la, lb)])), 6) if both else None,
+                agreement=round(float(np.mean([x == y for x, y in zip(la, lb, strict=True)])), 6) if both else None,
                 cohen_kappa=_r(cohen_kappa(la, lb)),
                 cohen_kappa_unsupported=_r(cohen_kappa(ua, ub)),
             )
@@ -345,7 +345,7 @@ def vote_rates(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     )
     per["hallucinated"] = [
         float(policy.is_hallucinated(int(u), int(e))) if e else np.nan
-        for u, e in zip(per["unsupported"], per["evaluated"])
+        for u, e in zip(per["unsupported"], per["evaluated"], strict=True)
     ]
     return per
 
@@ -517,7 +517,7 @@ def claim_votes(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame | None:
     every = _ballots(votes, ("claim_id",))
     tallies: dict[str, list[str]] = {}
     for claim_id, judge, tally, failed in zip(
-        *(per_judge[c].tolist() for c in ("claim_id", "judge", "votes", "n_failed"))
+        *(per_judge[c].tolist() for c in ("claim_id", "judge", "votes", "n_failed")), strict=True
     ):
         tallies.setdefault(claim_id, []).append(
             (f"{judge}: " if panel else "") + (tally or "none") + (f" ({failed} failed)" if failed else "")

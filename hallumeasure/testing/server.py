@@ -10,6 +10,7 @@ latency (``accounting``), the default answer, and the processing of batch jobs.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import itertools
@@ -671,7 +672,7 @@ class SimServer:
             if fault is not None:
                 result = self._spoil(fault, result, call)
             reply, answer = self._as_reply(result, call)
-        except Exception as exc:  # a broken handler is a test bug: answer 500 and keep it for the test to see
+        except Exception as exc:  # noqa: BLE001 - a broken handler is a test bug: answer 500, keep it for the test
             self.errors.append(exc)
             return protocol.error_reply(500, f"simulator handler failed: {type(exc).__name__}: {exc}"), None, None
         if answer is None:
@@ -881,12 +882,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
             pass
 
     def finish(self) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):  # the connection was reset on purpose
             super().finish()
-        except (OSError, ValueError):  # the connection was reset on purpose
-            pass
 
-    do_POST = do_GET = do_PUT = do_DELETE = do_HEAD = _serve
+    do_POST = do_GET = do_PUT = do_DELETE = do_HEAD = _serve  # noqa: N815 - the names http.server dispatches to
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # tests and benchmarks read srv.requests instead of stderr

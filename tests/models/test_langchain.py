@@ -93,12 +93,12 @@ class PlainChat(BaseChatModel):
 
 
 def _request(**changes) -> GenerateRequest:
-    fields = dict(
-        system="You judge claims against a context.",
-        messages=(Message.user("<context>The sky is blue.</context>", "Claim: blue."),),
-        tool=TOOL,
-        max_tokens=512,
-    )
+    fields = {
+        "system": "You judge claims against a context.",
+        "messages": (Message.user("<context>The sky is blue.</context>", "Claim: blue."),),
+        "tool": TOOL,
+        "max_tokens": 512,
+    }
     return GenerateRequest(**{**fields, **changes})
 
 
