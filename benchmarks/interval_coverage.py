@@ -218,7 +218,8 @@ def summary(result: dict) -> list[str]:
         "**Result.** "
         f"Audit intervals: coverage {min(cover):.3f}-{max(cover):.3f} (target 0.93-0.97: "
         f"{'met' if min(cover) >= 0.93 and max(cover) <= 0.97 else 'missed'}). "
-        f"False-pass rate: at most {max(false_pass):.3f} (target <= 0.05: {'met' if max(false_pass) <= 0.05 else 'missed'}). "
+        f"False-pass rate: at most {max(false_pass):.3f} "
+        f"(target <= 0.05: {'met' if max(false_pass) <= 0.05 else 'missed'}). "
         f"PPI intervals: coverage {min(ppi):.3f}-{max(ppi):.3f} "
         f"({'met' if min(ppi) >= 0.93 and max(ppi) <= 0.97 else 'missed'}); narrower than the labels-only interval in "
         f"{len(narrower)} of {len(ppi)} cases"
@@ -241,9 +242,10 @@ def markdown(result: dict) -> str:
         "",
         f"Command: `{result['command']}` ({result['runs_per_setting']} simulated runs per setting, seed "
         f"{result['seed']}, {result['seconds']} s on {result['machine']}, shared with other jobs: "
-        f"1-minute load average {result.get('load_average', '?')} at the end). Target: every nominal 95% interval covers "
-        "the truth in 93-97% of runs; the audit's false-pass rate (true rise above the margin, outcome pass) is at "
-        "most 5%; the PPI interval is narrower than the labels-only one. Monte Carlo error of a coverage near 0.95 "
+        f"1-minute load average {result.get('load_average', '?')} at the end). "
+        "Target: every nominal 95% interval covers the truth in 93-97% of runs; "
+        "the audit's false-pass rate (true rise above the margin, outcome pass) is at most 5%; "
+        "the PPI interval is narrower than the labels-only one. Monte Carlo error of a coverage near 0.95 "
         f"over {result['runs_per_setting']} runs: +-{1.96 * (0.95 * 0.05 / result['runs_per_setting']) ** 0.5:.3f}.",
         "",
         *summary(result),

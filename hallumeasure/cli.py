@@ -125,7 +125,8 @@ def main(
             "--verbose",
             "-v",
             count=True,
-            help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, -vvv also the libraries' own debug logs.",
+            help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, "
+            "-vvv also the libraries' own debug logs.",
         ),
     ] = 0,
     version: Annotated[
@@ -471,7 +472,8 @@ def mitigate(
     rewriter: Annotated[
         str,
         typer.Option(
-            help="offline (rule-based, keyless) or a model spec: fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>."
+            help="offline (rule-based, keyless) or a model spec: fake, anthropic:<model>, bedrock:<id>, "
+            "langchain:<module:Class>."
         ),
     ] = "offline",
     rounds: Annotated[
@@ -535,7 +537,8 @@ def mitigate(
     clean = "-" if report.clean_rate is None else f"{report.clean_rate:.1%}"
     out.print(
         f"mitigation rate {rate} ({report.n_mitigated}/{report.n_originally_hallucinated} repaired; "
-        f"{report.n_emptied} emptied, not counted; clean share {clean}); retention {retention} ({report.retained}/{report.supported_before}); "
+        f"{report.n_emptied} emptied, not counted; clean share {clean}); "
+        f"retention {retention} ({report.retained}/{report.supported_before}); "
         f"new unsupported claims {report.n_new_unsupported}; sent {report.n_sent}/{report.n_responses}; "
         f"rewrite output tokens {report.rewrite_usage.output_tokens}; rounds kept {report.rounds_kept}",
         markup=False,
@@ -694,7 +697,8 @@ def bench(
         Path,
         typer.Option(
             "--out",
-            help="Where the JSON and Markdown tables go (the committed tables in benchmarks/bench are written with an explicit --out benchmarks/bench).",
+            help="Where the JSON and Markdown tables go (the committed tables in benchmarks/bench are written "
+            "with an explicit --out benchmarks/bench).",
         ),
     ] = Path("runs/bench"),
     column: Annotated[
@@ -958,7 +962,8 @@ def compare(
         list[Path] | None,
         typer.Option(
             "--labels",
-            help="Human labels (see 'calibrate'): adds the judge's agreement and corrected rates for the run they match.",
+            help="Human labels (see 'calibrate'): adds the judge's agreement and corrected rates "
+            "for the run they match.",
         ),
     ] = None,
 ) -> None:
@@ -1086,12 +1091,16 @@ def audit(
         Path | None,
         typer.Option(
             "--config",
-            help="Settings file whose audit table sets the gates not given here (default: the nearest hallumeasure.toml or pyproject.toml).",
+            help="Settings file whose audit table sets the gates not given here "
+            "(default: the nearest hallumeasure.toml or pyproject.toml).",
         ),
     ] = None,
     ctx: typer.Context = None,  # type: ignore[assignment] - typer passes it
 ) -> None:
-    """Audit CURRENT against BASELINE. Exit 0 pass, 1 regression, 2 usage error, 3 too many error rows, 4 inconclusive."""
+    """Audit CURRENT against BASELINE.
+
+    Exit 0 pass, 1 regression, 2 usage error, 3 too many error rows, 4 inconclusive.
+    """
     from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditGates, audit_runs, write_usage_error
     from hallumeasure.settings import explicit_options, find_config, merge, read_config
 

@@ -65,7 +65,8 @@ def plan(
         typer.Option(
             min=-1.0,
             max=1.0,
-            help="Correlation of the two runs' per-sample values (default: measured with --current, else 0, which is conservative when it is positive).",
+            help="Correlation of the two runs' per-sample values (default: measured with --current, "
+            "else 0, which is conservative when it is positive).",
         ),
     ] = None,
     metric: Annotated[
@@ -244,7 +245,8 @@ def calibrate(
         Path | None,
         typer.Option(
             "--labels",
-            help="Human labels (CSV or JSONL): claim_id or sample_id + claim, label, subtype; or sample_id + hallucinated.",
+            help="Human labels (CSV or JSONL): claim_id or sample_id + claim, label, subtype; "
+            "or sample_id + hallucinated.",
         ),
     ] = None,
     export_sample: Annotated[
@@ -252,7 +254,8 @@ def calibrate(
         typer.Option(
             "--export-sample",
             min=1,
-            help="Instead: write a labelling template of N randomly drawn responses (stratified by model), one row per claim.",
+            help="Instead: write a labelling template of N randomly drawn responses (stratified by model), "
+            "one row per claim.",
         ),
     ] = None,
     out_file: Annotated[
@@ -263,7 +266,8 @@ def calibrate(
         bool,
         typer.Option(
             "--show-judge",
-            help="--export-sample: include the judge's label, subtype and reasons (hidden by default, so they do not sway the labeller).",
+            help="--export-sample: include the judge's label, subtype and reasons "
+            "(hidden by default, so they do not sway the labeller).",
         ),
     ] = False,
     seed: Annotated[int, typer.Option(help="--export-sample: seed of the random draw.")] = 0,

@@ -323,7 +323,10 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def read_config(path: Path, *, section: str | None = None) -> dict[str, Any]:
-    """The settings in ``path`` (top level of hallumeasure.toml, or [tool.hallumeasure]); one sub-table with ``section``."""
+    """The settings in ``path`` (top level of hallumeasure.toml, or [tool.hallumeasure]).
+
+    With ``section``, only that sub-table.
+    """
     data = _load(path)
     if path.name == "pyproject.toml":
         data = data.get("tool", {}).get("hallumeasure", {})

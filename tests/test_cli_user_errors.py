@@ -1,4 +1,7 @@
-"""The CLI as a new user meets it: bad options, broken inputs and unfinished runs give one line and the right exit code."""
+"""The CLI as a new user meets it.
+
+Bad options, broken inputs and unfinished runs give one line and the right exit code.
+"""
 
 import json
 

@@ -382,7 +382,10 @@ SCALES = {
     "dozen": 12,
 }
 
-_UNITS = "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+_UNITS = (
+    "two three four five six seven eight nine ten "
+    "eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+)
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 #: Number words worth matching ("one" is left out: it is far more often a pronoun than a count).
 NUMBER_WORDS: dict[str, float] = {word: float(i) for i, word in enumerate(_UNITS.split(), start=2)}

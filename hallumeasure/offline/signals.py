@@ -3,8 +3,9 @@
 ``claim_signals`` computes, for one claim: how well its words and stems align with the best
 context sentences; which fragments it copies and what differs between them (alignment.py);
 numbers and dates missing or different (values.py); capitalised names missing, or present but
-far from the rest of the claim; negation, opposites, intensity, hedging and attribution cues. It returns the numeric features the trained
-model reads together with the evidence needed to write a reason.
+far from the rest of the claim; negation, opposites, intensity, hedging and attribution cues. It
+returns the numeric features the trained model reads together with the evidence needed to write a
+reason.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""LangChainAPI against tiny but real ``BaseChatModel`` subclasses: the LangChain runtime runs, nothing of ours is mocked."""
+"""LangChainAPI against tiny but real ``BaseChatModel`` subclasses.
+
+The LangChain runtime runs; nothing of ours is mocked.
+"""
 
 import asyncio
 import importlib.util
