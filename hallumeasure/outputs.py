@@ -6,7 +6,7 @@ writing left to right reasons first and decides second.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -42,7 +42,7 @@ LabelField = Annotated[Label, BeforeValidator(_normalise_enum)]
 SubtypeField = Annotated[Subtype | None, BeforeValidator(_normalise_subtype)]
 
 
-def _subtype_rule_schema(schema: dict, cls: type) -> None:
+def _subtype_rule_schema(schema: dict[str, Any], cls: type) -> None:
     """State the subtype rule in the JSON Schema too, so that a model following the tool's schema
     is not re-asked for it: ``if`` the label is one that needs a subtype, ``then`` a subtype is
     required. ``if``/``then`` (not ``oneOf``/``anyOf``, which Claude's APIs refuse at a tool
@@ -72,7 +72,7 @@ def _as_list(value: object) -> object:
 
 
 EvidenceField = Annotated[list[EvidenceQuote], BeforeValidator(_as_list)]
-_EVIDENCE = Field(
+_EVIDENCE: list[EvidenceQuote] = Field(
     default_factory=list,
     description=(
         "Quotes from the passages that back or contradict the claim, each with its passage id; empty when no "
@@ -86,8 +86,12 @@ class _SubtypeRule(_Contract):
 
     model_config = ConfigDict(extra="ignore", json_schema_extra=_subtype_rule_schema)
 
+    if TYPE_CHECKING:  # each subclass declares them, in its own place of the schema's field order
+        label: Label
+        subtype: Subtype | None
+
     @model_validator(mode="after")
-    def _subtype_only_when_unsupported(self):
+    def _subtype_only_when_unsupported(self) -> _SubtypeRule:
         if self.label not in LABELS_WITH_SUBTYPE:
             self.subtype = None
         elif self.subtype is None:
@@ -173,7 +177,7 @@ class CascadeExplanation(_Contract):
         return _normalise_enum(value)
 
 
-def tool_schema(model: type[BaseModel]) -> dict:
+def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema of a contract, as providers expect a tool's input schema."""
     schema = model.model_json_schema()
     schema.pop("title", None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,7 +41,7 @@ class SourceOptions(BaseModel):
     max_context_tokens: int | None = Field(default=None, ge=1)
     citation_patterns: tuple[str, ...] = DEFAULT_PATTERNS
 
-    def settings(self, judge_name: str) -> dict:
+    def settings(self, judge_name: str) -> dict[str, Any]:
         return {
             "context_budget_tokens": context_budget(judge_name, self.max_context_tokens),
             "ranker": "bm25s",

@@ -56,8 +56,8 @@ def unsupported_issues(result: ResponseResult, policy: Policy) -> list[Issue]:
     return [
         Issue(claims[v.claim_id], v)
         for v in result.verdicts
-        if v.ok and v.claim_id in claims and policy.is_unsupported(v.label)
-    ]  # type: ignore[arg-type]
+        if v.ok and v.label is not None and v.claim_id in claims and policy.is_unsupported(v.label)
+    ]
 
 
 def mean_rate(results: Sequence[ResponseResult]) -> float | None:

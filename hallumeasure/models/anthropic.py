@@ -143,7 +143,10 @@ class AnthropicAPI(ModelAPI):
     async def submit_batch(self, items: Sequence[tuple[str, GenerateRequest]], *, token: str) -> str:
         """Create a Message Batch of ``(custom id, request)``; return its id."""
         requests = [{"custom_id": custom_id, "params": self.request_params(request)} for custom_id, request in items]
-        batch = await self._call(lambda: self._client_for_loop().messages.batches.create(requests=requests))
+        batch = await self._call(
+            # request_params gives the SDK's message parameters as a plain dict, as messages.create takes them
+            lambda: self._client_for_loop().messages.batches.create(requests=requests)  # type: ignore[arg-type]
+        )
         return batch.id
 
     async def poll_batch(self, batch_id: str) -> BatchStatus:

@@ -288,9 +288,11 @@ def _construct(path: str, kwargs: dict[str, Any]) -> BaseChatModel:
         raise ConfigError(f"cannot import {path!r}: module {module_name!r} has no {class_name!r}") from None
     kwargs = _checked_options(path, cls, kwargs)
     try:
-        return cls(**kwargs)
+        chat: BaseChatModel = cls(**kwargs)
     except Exception as exc:  # noqa: BLE001 - the constructor's own error, reported without the values given
         reason = _construction_error(exc, kwargs)
+    else:
+        return chat
     raise ConfigError(f"cannot construct {path} with options {sorted(kwargs)}: {reason}")
 
 
