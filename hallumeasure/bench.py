@@ -40,7 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -309,7 +309,7 @@ def score_bench(
     ``extraction_usage`` the results' usage is taken as the judge's.
     """
     policy = policy or Policy()
-    boot = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    boot: _Bootstrap = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     by_id = {r.sample_id: r for r in results}
     names = sorted({s.dataset for s in samples})
     notes: list[str] = []
@@ -319,7 +319,7 @@ def score_bench(
     pairs = [(s, by_id.get(s.id)) for s in samples]
 
     # Response level.
-    y, pred, score, sources = [], [], [], Counter()
+    y, pred, score, sources = [], [], [], Counter[str]()
     n_error, n_undefined = 0, 0
     for s, r in pairs:
         if r is None or r.error is not None:
@@ -402,6 +402,14 @@ def _finite(value: float) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
+class _Bootstrap(TypedDict):
+    """The bootstrap's settings, passed on to every interval and recorded in the result."""
+
+    n_resamples: int
+    seed: int
+    confidence: float
+
+
 def _ci(fn: Callable[..., float], *arrays: np.ndarray, n_resamples: int, seed: int, confidence: float) -> MetricCI:
     if len(arrays[0]) == 0:
         return MetricCI(point=None)
@@ -431,7 +439,11 @@ def _claim_counts_metric(which: str) -> Callable[..., float]:
     return fn
 
 
-def _claim_scores(pairs, policy: Policy, boot: dict[str, Any]) -> ClaimScores:
+#: Each labelled sample with its result (None when the run has none for it).
+_Pairs = Sequence[tuple[LabelledSample, ResponseResult | None]]
+
+
+def _claim_scores(pairs: _Pairs, policy: Policy, boot: _Bootstrap) -> ClaimScores:
     rows, n_gold, n_errors = [], 0, 0
     for s, r in pairs:
         verdicts = {v.claim_id: v for v in (r.verdicts if r is not None else [])}
@@ -441,7 +453,7 @@ def _claim_scores(pairs, policy: Policy, boot: dict[str, Any]) -> ClaimScores:
                 continue
             n_gold += 1
             v = verdicts.get(gold_claim_id(s.id, i))
-            if v is None or not v.ok:
+            if v is None or not v.ok or v.label is None:
                 n_errors += 1
                 continue
             predicted = policy.is_unsupported(v.label)
@@ -466,7 +478,11 @@ def _claim_scores(pairs, policy: Policy, boot: dict[str, Any]) -> ClaimScores:
 
 def predicted_subtype(r: ResponseResult, policy: Policy) -> str:
     """Most frequent subtype of the response's unsupported verdicts (ties: first in claim order), or ``none``."""
-    found = [v.subtype.value for v in r.verdicts if v.ok and v.subtype is not None and policy.is_unsupported(v.label)]
+    found = [
+        v.subtype.value
+        for v in r.verdicts
+        if v.ok and v.label is not None and v.subtype is not None and policy.is_unsupported(v.label)
+    ]
     if not found:
         return NO_SUBTYPE
     counts = Counter(found)
@@ -479,7 +495,7 @@ def _subtype_classes(gold: Iterable[str], pred: Iterable[str]) -> list[str]:
     return sorted((set(gold) | set(pred)) - {NO_SUBTYPE})
 
 
-def _subtype_scores(pairs, policy: Policy, boot: dict[str, Any]) -> SubtypeScores | None:
+def _subtype_scores(pairs: _Pairs, policy: Policy, boot: _Bootstrap) -> SubtypeScores | None:
     gold, pred = [], []
     unmapped: Counter[str] = Counter()
     unknown: Counter[str] = Counter()
@@ -542,12 +558,12 @@ def _cost(usage: Usage, price: Any) -> float:
 
 
 def _usage_stats(
-    pairs,
+    pairs: _Pairs,
     extraction_usage: Mapping[str, Usage] | None,
     judge: str,
     extractor: str,
     price_of: PriceOf | None,
-    boot: dict[str, Any],
+    boot: _Bootstrap,
     wall: float | None,
 ) -> UsageStats:
     price_of = price_of or _default_price_of
@@ -799,6 +815,7 @@ def estimate_bench(
     claims = extract_calls = judge_calls = 0
     chars_in = 0.0
     chars_out_tokens = 0
+    claim_chars: float
     for s in samples:
         gold = getattr(s, "claims", None)  # plain Samples (measure --dry-run) have no gold claims
         if gold_claims and gold:

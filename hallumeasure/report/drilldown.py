@@ -11,6 +11,7 @@ HTML(drilldown.claims_html(view))
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import pandas as pd
 from markupsafe import Markup, escape
@@ -119,7 +120,7 @@ def claims_html(claims: pd.DataFrame, *, limit: int = 50) -> Markup:
     return head + Markup("").join(rows) + tail
 
 
-def _span(row: dict) -> Alignment:
+def _span(row: dict[str, Any]) -> Alignment:
     return Alignment(row["source_sentence"], int(row["source_start"]), int(row["source_end"]), float(row["overlap"]))
 
 

@@ -43,8 +43,12 @@ def draw_estimates(ax: Axes, names: list[str], estimates: list[Estimate], title:
     """Horizontal bars with confidence-interval error bars; groups without a value are left blank."""
     y = np.arange(len(names))
     values = np.array([e.value if e.value is not None else np.nan for e in estimates], dtype=float)
-    low = np.array([e.value - e.low if e.low is not None else 0.0 for e in estimates], dtype=float)
-    high = np.array([e.high - e.value if e.high is not None else 0.0 for e in estimates], dtype=float)
+    low = np.array(
+        [e.value - e.low if e.value is not None and e.low is not None else 0.0 for e in estimates], dtype=float
+    )
+    high = np.array(
+        [e.high - e.value if e.value is not None and e.high is not None else 0.0 for e in estimates], dtype=float
+    )
     ax.barh(
         y,
         np.nan_to_num(values),

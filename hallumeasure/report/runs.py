@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from hallumeasure.errors import ConfigError
 from hallumeasure.labels import Policy
 from hallumeasure.report.stats import LABELS, SUBTYPES
 from hallumeasure.store import RunData, load_run
+from hallumeasure.types import RunManifest
 
 NO_MODEL = "(no model)"
 
@@ -39,7 +41,7 @@ class LoadedRun:
         return manifest.policy if manifest is not None else Policy()
 
 
-def load_runs(run_dirs: list[str | Path]) -> list[LoadedRun]:
+def load_runs(run_dirs: Sequence[str | Path]) -> list[LoadedRun]:
     """Load run directories; two runs with the same directory name get their parent's name added."""
     paths = [Path(p) for p in run_dirs]
     if not paths:
@@ -133,7 +135,7 @@ def _identity(run: LoadedRun) -> dict[str, object] | None:
     }
 
 
-def votes_of(manifest) -> str:
+def votes_of(manifest: RunManifest) -> str:
     """How many votes made each verdict (``measure --repeats``, a panel), as a comparable description."""
     votes = (manifest.settings.get("judge") or {}).get("votes")
     if not votes:
@@ -142,10 +144,10 @@ def votes_of(manifest) -> str:
 
 
 def _show(field: str, value: object) -> str:
-    if field == "policy":
-        return value.describe()  # type: ignore[attr-defined]
-    if field == "prompts":
-        return ", ".join(f"{k}@{v[:12]}" for k, v in value.items()) or "(none)"  # type: ignore[attr-defined]
+    if field == "policy" and isinstance(value, Policy):
+        return value.describe()
+    if field == "prompts" and isinstance(value, dict):
+        return ", ".join(f"{k}@{v[:12]}" for k, v in value.items()) or "(none)"
     return str(value)
 
 
@@ -191,7 +193,7 @@ def mismatches(runs: list[LoadedRun]) -> list[str]:
     problems = [
         f"run {r.name} has no manifest, so how it was measured is unknown" for r in runs if r.data.manifest is None
     ]
-    known = [(r, _identity(r)) for r in runs if r.data.manifest is not None]
+    known = [(r, ident) for r in runs if (ident := _identity(r)) is not None]  # the runs with a manifest
     if len(known) < 2:
         return problems
     _, first = known[0]
@@ -233,7 +235,7 @@ def run_labels(runs: list[LoadedRun]) -> dict[str, str]:
     known = [r for r in runs if r.data.manifest is not None]
     differ = {f for a, b in itertools.combinations(known, 2) for f in measured_differently(a, b)}
     # The settings a reader compares; the extractor (CoNLI's is "sentences") and prompts are in the runs table.
-    fields = [f for f in ("detector", "judge", "mode", "votes") if f in differ] or [
+    fields: list[str] = [f for f in ("detector", "judge", "mode", "votes") if f in differ] or [
         f for f in ("extractor",) if f in differ
     ]
     labels = {}

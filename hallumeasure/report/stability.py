@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from math import sqrt
 from statistics import NormalDist
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,10 @@ from pydantic import BaseModel, Field
 
 from hallumeasure.labels import Label, Policy
 from hallumeasure.report.stats import Estimate, bootstrap_weights, percentile_interval
+
+if TYPE_CHECKING:
+    from hallumeasure.report.runs import Group, LoadedRun
+    from hallumeasure.store import RunData
 
 LABELS = [label.value for label in Label]
 INTERVAL_METHOD = (
@@ -112,9 +117,9 @@ def _unsupported(policy: Policy, labels: pd.Series) -> pd.Series:
     return labels.map(lambda x: policy.is_unsupported(Label(x)) if isinstance(x, str) else None)
 
 
-def _ballots(votes: pd.DataFrame, key: tuple[str, ...]) -> dict[tuple, tuple[list[str], int]]:
+def _ballots(votes: pd.DataFrame, key: tuple[str, ...]) -> dict[tuple[Any, ...], tuple[list[str], int]]:
     """key -> (labels of the answered votes in order, number of failed votes), in one pass over the votes."""
-    out: dict[tuple, tuple[list[str], int]] = {}
+    out: dict[tuple[Any, ...], tuple[list[str], int]] = {}
     columns = [votes[c].tolist() for c in (*key, "label", "error")]  # lists: far faster to walk than Series
     for *ident, label, error in zip(*columns, strict=True):
         labels, failed = out.setdefault(tuple(ident), ([], 0))
@@ -443,7 +448,7 @@ def stability_report(
     responses: pd.DataFrame,
     policy: Policy,
     *,
-    vote_settings: dict | None = None,
+    vote_settings: dict[str, Any] | None = None,
     groups: dict[str, list[str]] | None = None,
     resamples: int = 2000,
     seed: int = 0,
@@ -492,7 +497,9 @@ def stability_report(
     )
 
 
-def run_stability(data, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> StabilityReport | None:
+def run_stability(
+    data: RunData, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> StabilityReport | None:
     """``stability_report`` of a loaded run (``hallumeasure.store.RunData``)."""
     manifest = data.manifest
     policy = manifest.policy if manifest is not None else Policy()
@@ -589,7 +596,12 @@ class RunStability(BaseModel):
 
 
 def runs_stability(
-    runs, groups, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+    runs: Sequence[LoadedRun],
+    groups: Sequence[Group],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
 ) -> list[RunStability]:
     """The stability of each run (``report.runs.LoadedRun``) that has repeats or a panel, with intervals
     for the report's model groups (``report.runs.Group``) of that run."""
