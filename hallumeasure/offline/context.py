@@ -8,6 +8,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from hallumeasure.offline.tokens import info, words
 from hallumeasure.offline.values import Date, Quantity, dates, quantities
@@ -47,8 +48,9 @@ class ContextIndex:
     bigram_positions: dict[tuple[str, str], list[int]]
     stem_sentences: dict[str, list[int]]
     n_words: int
-    #: Typed values of the whole context by group, filled on first use (offline/slots.py).
-    slot_pools: dict = field(default_factory=dict)
+    #: Typed values of the whole context by group, filled on first use: tuples of offline/slots.py's
+    #: ``Value`` (Any here, as that module imports this one).
+    slot_pools: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
     @property
     def log_words(self) -> float:
@@ -59,7 +61,9 @@ class ContextIndex:
 def index_context(context: str) -> ContextIndex:
     """Analyse ``context`` (cached: responses to the same source share the work)."""
     sentences = split_context(context) or [context]
-    sentence_stems, bigrams, trigrams = [], set(), set()
+    sentence_stems: list[frozenset[str]] = []
+    bigrams: set[tuple[str, str]] = set()
+    trigrams: set[tuple[str, str, str]] = set()
     tokens: list[str] = []
     token_sentence: list[int] = []
     stem_sentences: dict[str, list[int]] = defaultdict(list)

@@ -75,7 +75,7 @@ class BoostedTrees:
         self.trees = tuple(trees)
         width = max((len(t.left) for t in trees), default=1)
 
-        def pack(field: str, fill: float, dtype) -> np.ndarray:
+        def pack(field: str, fill: float, dtype: type[np.generic]) -> np.ndarray:
             out = np.full((len(trees), width), fill, dtype=dtype)
             for i, t in enumerate(trees):
                 out[i, : len(t.left)] = getattr(t, field)
@@ -100,7 +100,8 @@ class BoostedTrees:
             left = self._left[trees, node]
             go_left = x[which, self._feature[trees, node]] <= self._threshold[trees, node]
             node = np.where(left == -1, node, np.where(go_left, left, self._right[trees, node]))
-        return self.init + self._value[trees, node].sum(axis=1)
+        logits: np.ndarray = self.init + self._value[trees, node].sum(axis=1)
+        return logits
 
     def logit(self, row: Sequence[float]) -> float:
         return float(self.logits([row])[0])

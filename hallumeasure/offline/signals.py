@@ -36,7 +36,7 @@ from hallumeasure.offline.lexicon import (
     STOPWORDS,
     WEEKDAYS,
 )
-from hallumeasure.offline.slots import Conflict, context_values, slot_conflicts
+from hallumeasure.offline.slots import Conflict, Value, context_values, slot_conflicts
 from hallumeasure.offline.tokens import content_stems, stem, words
 from hallumeasure.offline.values import (
     Date,
@@ -216,7 +216,7 @@ def _kind(q: Quantity) -> str:
     return "year" if q.text.isdigit() and len(q.text) == 4 and 1000 <= q.value <= 2100 else "amount"
 
 
-def _pool(index: ContextIndex, group: str):
+def _pool(index: ContextIndex, group: str) -> tuple[Value, ...]:
     """The context's values of one group, read once per context (kept on the cached context index)."""
     pools = index.slot_pools
     if group not in pools:

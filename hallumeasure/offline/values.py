@@ -94,6 +94,7 @@ def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
             continue  # the day of "14 March" / "March 14": dates are compared as dates
         value = float(match.group(0).replace(",", ""))
         tail = _TAIL_RE.match(text, end)
+        assert tail is not None  # every part of the pattern is optional: it always matches
         begin = start - 1 if start >= 1 and text[start - 1].isspace() else start
         currency = begin >= 1 and text[begin - 1] in _CURRENCIES
         if currency:
