@@ -7,7 +7,7 @@ Kept apart from cli.py so that file stays a list of commands; they are thin shel
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -17,13 +17,19 @@ from rich.table import Table
 from hallumeasure.cli_common import _fail, _one_line, _one_sided_alpha, _open_unit, _refuse_unfinished, app, out
 from hallumeasure.errors import HalluMeasureError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hallumeasure.report.calibrate import CalibrationReport
+    from hallumeasure.store import RunData
+
 METRICS = {
     "unsupported_rate": ("rate", "mean unsupported rate"),
     "hallucinated_share": ("hallucinated", "hallucinated share"),
 }
 
 
-def _units(run_dir: Path):
+def _units(run_dir: Path) -> tuple[RunData, pd.DataFrame]:
     from hallumeasure.report.runs import LoadedRun, response_units
     from hallumeasure.store import load_run
 
@@ -111,11 +117,11 @@ def plan(
     """How many shared samples an audit needs to catch RISE (and to pass an unchanged model), and what they cost."""
     import numpy as np
 
-    from hallumeasure.report.power import difference_sd, plan_cost, plan_samples, sd_from_rates
+    from hallumeasure.report.power import difference_sd, is_metric, plan_cost, plan_samples, sd_from_rates
     from hallumeasure.report.runs import pair_up
     from hallumeasure.types import Mode, Sample
 
-    if metric not in METRICS:
+    if not is_metric(metric):
         raise _fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if baseline is None and baseline_rate is None:
         raise _fail("give --baseline RUN (measured spread) or --baseline-rate P (worst-case spread)")
@@ -123,7 +129,7 @@ def plan(
         raise _fail("--current needs --baseline: the spread comes from the pairs of the two runs")
     column, what = METRICS[metric]
     margin = 0.0 if fail_on_any_significant_rise else max_rate_rise
-    priced: list = []
+    priced: list[Sample] = []
     manifest = None
     try:
         if baseline is not None:
@@ -162,6 +168,7 @@ def plan(
                 for r in data.responses.to_dict(orient="records")
             ]
         else:
+            assert baseline_rate is not None  # refused above when both are missing
             rate = float(baseline_rate)
             correlation = 0.0 if correlation is None else correlation
             sd = sd_from_rates(rate, rise, correlation)
@@ -294,6 +301,7 @@ def calibrate(
                 highlight=False,
             )
             return
+        assert labels is not None  # exactly one of --labels and --export-sample, checked above
         report = run_calibration(run_dir, labels, confidence=confidence)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
@@ -305,7 +313,7 @@ def calibrate(
     print_calibration(report)
 
 
-def print_calibration(report) -> None:
+def print_calibration(report: CalibrationReport) -> None:
     """The calibration report as terminal tables."""
     pct = f"{report.confidence:.0%}"
     out.print(
@@ -322,7 +330,10 @@ def print_calibration(report) -> None:
         table.add_row(name, *[str(x) for x in row])
     out.print(table)
     b = report.binary_confusion
-    kappa = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+
+    def kappa(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
     out.print(
         f"unsupported vs supported (run policy): tp {b['tp']}, fp {b['fp']}, fn {b['fn']}, tn {b['tn']}; "
         f"Cohen's kappa {kappa(report.kappa_binary)} (five labels: {kappa(report.kappa_labels)})",
