@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install reports clean
+.PHONY: demo test lint install reports clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ demo: $(BIN)/.installed
 test: $(BIN)/.installed
 	@$(BIN)/pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo 'pytest ran no test: treat as a failure' >&2; fi; exit $$status
+
+# Lint, import order and format (ruff), types (mypy, strict on hallumeasure/), layering (import-linter).
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf runs $(VENV)

@@ -69,7 +69,7 @@ def judge(case: Case, extractor: OfflineExtractor, judge_: OfflineJudge) -> dict
     sample = Sample(id=case.id, response=case.response, context=case.context)
     claims = extractor.claims(sample)
     verdicts = judge_.judge_now(sample, claims).verdicts
-    flagged = [(c, v) for c, v in zip(claims, verdicts) if v.label in _UNSUPPORTED]
+    flagged = [(c, v) for c, v in zip(claims, verdicts, strict=True) if v.label in _UNSUPPORTED]
     first = flagged[0][1] if flagged else None
     return {
         "id": case.id,

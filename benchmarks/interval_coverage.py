@@ -191,6 +191,13 @@ def _ok(value: float, low: float = 0.93, high: float = 0.97) -> str:
     return f"{value:.3f}" + ("" if low <= value <= high else " **(outside 0.93-0.97)**")
 
 
+def _mark_pass(share: float, false_pass: bool) -> str:
+    """A gate's pass share; when the true rise is at or above the margin it is a false-pass rate, flagged."""
+    if not false_pass:
+        return f"{share:.3f}"
+    return f"{share:.3f}" + (" **(above 0.05)**" if share > 0.05 else "") + " (false pass)"
+
+
 def summary(result: dict) -> list[str]:
     """The headline numbers, computed from the tables (so they cannot drift from them)."""
     audit, cal = result["audit"], result["calibration"]
@@ -211,7 +218,8 @@ def summary(result: dict) -> list[str]:
         "**Result.** "
         f"Audit intervals: coverage {min(cover):.3f}-{max(cover):.3f} (target 0.93-0.97: "
         f"{'met' if min(cover) >= 0.93 and max(cover) <= 0.97 else 'missed'}). "
-        f"False-pass rate: at most {max(false_pass):.3f} (target <= 0.05: {'met' if max(false_pass) <= 0.05 else 'missed'}). "
+        f"False-pass rate: at most {max(false_pass):.3f} "
+        f"(target <= 0.05: {'met' if max(false_pass) <= 0.05 else 'missed'}). "
         f"PPI intervals: coverage {min(ppi):.3f}-{max(ppi):.3f} "
         f"({'met' if min(ppi) >= 0.93 and max(ppi) <= 0.97 else 'missed'}); narrower than the labels-only interval in "
         f"{len(narrower)} of {len(ppi)} cases"
@@ -234,9 +242,10 @@ def markdown(result: dict) -> str:
         "",
         f"Command: `{result['command']}` ({result['runs_per_setting']} simulated runs per setting, seed "
         f"{result['seed']}, {result['seconds']} s on {result['machine']}, shared with other jobs: "
-        f"1-minute load average {result.get('load_average', '?')} at the end). Target: every nominal 95% interval covers "
-        "the truth in 93-97% of runs; the audit's false-pass rate (true rise above the margin, outcome pass) is at "
-        "most 5%; the PPI interval is narrower than the labels-only one. Monte Carlo error of a coverage near 0.95 "
+        f"1-minute load average {result.get('load_average', '?')} at the end). "
+        "Target: every nominal 95% interval covers the truth in 93-97% of runs; "
+        "the audit's false-pass rate (true rise above the margin, outcome pass) is at most 5%; "
+        "the PPI interval is narrower than the labels-only one. Monte Carlo error of a coverage near 0.95 "
         f"over {result['runs_per_setting']} runs: +-{1.96 * (0.95 * 0.05 / result['runs_per_setting']) ** 0.5:.3f}.",
         "",
         *summary(result),
@@ -254,22 +263,12 @@ def markdown(result: dict) -> str:
     ]
     for r in result["audit"]:
         false_pass = r["true_rise"] >= r["margin"]
-        mark = lambda v: (
-            f"{v:.3f}"
-            + (" **(above 0.05)**" if false_pass and v > 0.05 else "")
-            + (" (false pass)" if false_pass else "")
-        )
         share_false = r["true_share_rise"] >= r["share_margin"]
-        mark_share = lambda v: (
-            f"{v:.3f}"
-            + (" **(above 0.05)**" if share_false and v > 0.05 else "")
-            + (" (false pass)" if share_false else "")
-        )
         lines.append(
             f"| {r['n_shared']} | {r['p0']} | {r['true_rise']} | {r['margin']} | {r['true_share_rise']} | "
             f"{r['share_margin']} | "
             f"{_ok(r['coverage_rate_diff'])} | {_ok(r['coverage_share_diff'])} | "
-            f"{mark(r['pass_rate_gate'])} | {mark_share(r['pass_share_gate'])} |"
+            f"{_mark_pass(r['pass_rate_gate'], false_pass)} | {_mark_pass(r['pass_share_gate'], share_false)} |"
         )
     lines += [
         "",

@@ -139,7 +139,7 @@ class Recorder:
                 self.wfile.write(data)
                 conn.close()
 
-            do_GET = do_POST = _forward
+            do_GET = do_POST = _forward  # noqa: N815 - the names http.server dispatches to
 
             def log_message(self, *args) -> None:
                 pass
@@ -287,7 +287,8 @@ def write_report(results: dict, path: Path) -> None:
         lines.append(
             f"| {run['mode']} | {run['exit_code']} | {counts.get('results', '?')}/{results['samples']} | "
             f"{counts.get('error_responses', '?')} | {counts.get('claims', '?')} | {counts.get('claim_errors', '?')} | "
-            f"{usage.get('calls', '?')} ({run['server_requests']}) | {run['reasks']} | {usage.get('input_tokens', '?')} | "
+            f"{usage.get('calls', '?')} ({run['server_requests']}) | {run['reasks']} | "
+            f"{usage.get('input_tokens', '?')} | "
             f"{usage.get('output_tokens', '?')} | {run['output_tokens_max']} | {finishes} | {run['wall_seconds']} s |"
         )
     lines += [""]

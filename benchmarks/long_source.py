@@ -47,7 +47,10 @@ MULTIPLIERS = (1, 2, 8, 32)
 
 
 def grow(sample: Sample, others: list[str], times: int, rng: random.Random) -> Sample:
-    """``sample`` with distractor articles added until its source is ``times`` as long, the original placed at random."""
+    """``sample`` with distractor articles added until its source is ``times`` as long.
+
+    The original article is placed at random among them.
+    """
     if times == 1:
         return sample
     target = len(sample.context) * times
@@ -73,7 +76,7 @@ def measure(samples: list[Sample], labels: list[int], judge_name: str, budget: i
     results = asyncio.run(measure_samples(samples, OfflineExtractor(), judge, sources=options, concurrency=8))
     seconds = time.perf_counter() - started
     scores = [(r.score if judge_name == "offline" else r.unsupported_rate) for r in results]
-    keep = [(label, score) for label, score in zip(labels, scores) if score is not None]
+    keep = [(label, score) for label, score in zip(labels, scores, strict=True) if score is not None]
     claims = sum(r.n_claims for r in results)
     row = {
         "judge": judge_name,
@@ -153,7 +156,8 @@ def render(meta: dict, rows: list[dict]) -> str:
         f"AUC drop is against '1x, no budget' (the original article, whole). Load average while measuring: "
         f"{', '.join(f'{x:.1f}' for x in meta['load_average'])} on {meta['cpus']} CPUs.",
         "",
-        "| judge | length | source tokens (mean) | AUC | AUC drop | claims judged on a view | judge input tokens / claim | error rows | seconds |",
+        "| judge | length | source tokens (mean) | AUC | AUC drop | claims judged on a view "
+        "| judge input tokens / claim | error rows | seconds |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:

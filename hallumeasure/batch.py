@@ -29,16 +29,17 @@ inference jobs over S3, Converse-format records).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from hallumeasure.errors import ConfigError, HalluMeasureError, ProviderError
 from hallumeasure.models.base import GenerateRequest, GenerateResponse
@@ -83,6 +84,11 @@ class BatchAPI(Protocol):
 
     async def batch_results(self, batch_id: str, requests: Mapping[str, GenerateRequest]) -> BatchResults:
         """Results of an ended batch for the custom ids in ``requests`` (others are skipped)."""
+
+
+def _has_batch_service(api: object) -> TypeGuard[BatchAPI]:
+    """Whether ``api`` (any provider) has the batch service's methods."""
+    return all(callable(getattr(api, name, None)) for name in ("submit_batch", "poll_batch", "batch_results"))
 
 
 @dataclass(frozen=True)
@@ -145,7 +151,9 @@ class BatchLedger:
 
         return cls(Path(run_dir) / DATABASE)
 
-    def record(self, batch_id: str, model: str, pairs: Sequence[tuple[str, str]], detail: dict | None = None) -> None:
+    def record(
+        self, batch_id: str, model: str, pairs: Sequence[tuple[str, str]], detail: dict[str, Any] | None = None
+    ) -> None:
         """Remember a submitted batch and its ``(custom id, request key)`` pairs, in one transaction."""
         now = _now()
         with self._lock, self._db:
@@ -173,7 +181,8 @@ class BatchLedger:
     def submissions(self, key: str) -> int:
         """How many batches carried ``key`` so far."""
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM batch_requests WHERE request_key = ?", (key,)).fetchone()[0]
+            row = self._db.execute("SELECT COUNT(*) FROM batch_requests WHERE request_key = ?", (key,)).fetchone()
+        return int(row[0])
 
     def set_status(self, batch_id: str, status: str) -> None:
         with self._lock, self._db:
@@ -213,11 +222,15 @@ def _now() -> str:
 # --- the batcher -------------------------------------------------------------------------------------
 
 
+#: What a caller waits for: the response, or None when the request should be sent on demand instead.
+_Answer = asyncio.Future[GenerateResponse | None]
+
+
 @dataclass
 class _Waiter:
     key: str
     request: GenerateRequest
-    future: asyncio.Future
+    future: _Answer
 
 
 @dataclass
@@ -238,7 +251,7 @@ class Batcher:
 
     def __init__(
         self,
-        api: BatchAPI,
+        api: object,
         *,
         ledger: BatchLedger | None = None,
         collect_window: float = 1.0,
@@ -248,9 +261,8 @@ class Batcher:
         max_wait: float = 25 * 3600.0,
         progress: Callable[[BatchProgress], None] | None = None,
     ) -> None:
-        for name in ("submit_batch", "poll_batch", "batch_results"):
-            if not callable(getattr(api, name, None)):
-                raise ConfigError(f"{getattr(api, 'spec', api)} has no batch service; run without --batch")
+        if not _has_batch_service(api):
+            raise ConfigError(f"{getattr(api, 'spec', api)} has no batch service; run without --batch")
         validate = getattr(api, "validate_batch", None)
         if callable(validate):
             validate()  # a missing setting fails now, not after the first stage
@@ -270,10 +282,10 @@ class Batcher:
 
     def _reset(self) -> None:
         self._pending: dict[str, _Waiter] = {}
-        self._waiting: dict[str, asyncio.Future] = {}  # key -> future, for requests inside a live batch
+        self._waiting: dict[str, _Answer] = {}  # key -> future, for requests inside a live batch
         self._polls: dict[str, _Poll] = {}
-        self._tasks: set[asyncio.Task] = set()
-        self._flusher: asyncio.Task | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._flusher: asyncio.Task[None] | None = None
         self._last_added = 0.0
 
     async def submit(self, request: GenerateRequest, key: str) -> GenerateResponse | None:
@@ -299,7 +311,7 @@ class Batcher:
             return response.model_copy(update={"cached": True, "usage": Usage(cached_calls=1)})
         return response
 
-    def _spawn(self, coro) -> asyncio.Task:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -452,13 +464,11 @@ class Batcher:
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
-            try:
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # closing: no task's end matters now
                 await task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - closing
-                pass
 
 
-def _fail(futures: list[asyncio.Future], exc: BaseException) -> None:
+def _fail(futures: list[_Answer], exc: BaseException) -> None:
     for future in futures:
         if not future.done():
             future.set_exception(exc)

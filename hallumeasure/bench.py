@@ -40,7 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -309,7 +309,7 @@ def score_bench(
     ``extraction_usage`` the results' usage is taken as the judge's.
     """
     policy = policy or Policy()
-    boot = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    boot: _Bootstrap = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     by_id = {r.sample_id: r for r in results}
     names = sorted({s.dataset for s in samples})
     notes: list[str] = []
@@ -319,7 +319,7 @@ def score_bench(
     pairs = [(s, by_id.get(s.id)) for s in samples]
 
     # Response level.
-    y, pred, score, sources = [], [], [], Counter()
+    y, pred, score, sources = [], [], [], Counter[str]()
     n_error, n_undefined = 0, 0
     for s, r in pairs:
         if r is None or r.error is not None:
@@ -402,6 +402,14 @@ def _finite(value: float) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
+class _Bootstrap(TypedDict):
+    """The bootstrap's settings, passed on to every interval and recorded in the result."""
+
+    n_resamples: int
+    seed: int
+    confidence: float
+
+
 def _ci(fn: Callable[..., float], *arrays: np.ndarray, n_resamples: int, seed: int, confidence: float) -> MetricCI:
     if len(arrays[0]) == 0:
         return MetricCI(point=None)
@@ -417,21 +425,25 @@ def _claim_counts_metric(which: str) -> Callable[..., float]:
     """A metric over per-response confusion counts (summed inside each bootstrap draw)."""
 
     def fn(tp: np.ndarray, fp: np.ndarray, fn_: np.ndarray, tn: np.ndarray) -> float:
-        TP, FP, FN, TN = (float(a.sum()) for a in (tp, fp, fn_, tn))
-        p, r = _ratio(TP, TP + FP), _ratio(TP, TP + FN)
+        n_tp, n_fp, n_fn, n_tn = (float(a.sum()) for a in (tp, fp, fn_, tn))
+        p, r = _ratio(n_tp, n_tp + n_fp), _ratio(n_tp, n_tp + n_fn)
         if which == "precision":
             return p
         if which == "recall":
             return r
         if which == "f1":
             return _ratio(2 * p * r, p + r)
-        recalls = [_ratio(hit, hit + miss) for hit, miss in ((TP, FN), (TN, FP)) if hit + miss > 0]
+        recalls = [_ratio(hit, hit + miss) for hit, miss in ((n_tp, n_fn), (n_tn, n_fp)) if hit + miss > 0]
         return float(np.mean(recalls)) if recalls else float("nan")
 
     return fn
 
 
-def _claim_scores(pairs, policy: Policy, boot: dict[str, Any]) -> ClaimScores:
+#: Each labelled sample with its result (None when the run has none for it).
+_Pairs = Sequence[tuple[LabelledSample, ResponseResult | None]]
+
+
+def _claim_scores(pairs: _Pairs, policy: Policy, boot: _Bootstrap) -> ClaimScores:
     rows, n_gold, n_errors = [], 0, 0
     for s, r in pairs:
         verdicts = {v.claim_id: v for v in (r.verdicts if r is not None else [])}
@@ -441,7 +453,7 @@ def _claim_scores(pairs, policy: Policy, boot: dict[str, Any]) -> ClaimScores:
                 continue
             n_gold += 1
             v = verdicts.get(gold_claim_id(s.id, i))
-            if v is None or not v.ok:
+            if v is None or not v.ok or v.label is None:
                 n_errors += 1
                 continue
             predicted = policy.is_unsupported(v.label)
@@ -451,7 +463,7 @@ def _claim_scores(pairs, policy: Policy, boot: dict[str, Any]) -> ClaimScores:
             tn += (not predicted) and not gold.unsupported
         if s.claims:
             rows.append((tp, fp, fn, tn))
-    counts = [np.array(col, dtype=float) for col in zip(*rows)] if rows else [np.zeros(0)] * 4
+    counts = [np.array(col, dtype=float) for col in zip(*rows, strict=True)] if rows else [np.zeros(0)] * 4
     metric = {k: _ci(_claim_counts_metric(k), *counts, **boot) for k in ("precision", "recall", "f1", "balanced")}
     return ClaimScores(
         n_gold=n_gold,
@@ -466,7 +478,11 @@ def _claim_scores(pairs, policy: Policy, boot: dict[str, Any]) -> ClaimScores:
 
 def predicted_subtype(r: ResponseResult, policy: Policy) -> str:
     """Most frequent subtype of the response's unsupported verdicts (ties: first in claim order), or ``none``."""
-    found = [v.subtype.value for v in r.verdicts if v.ok and v.subtype is not None and policy.is_unsupported(v.label)]
+    found = [
+        v.subtype.value
+        for v in r.verdicts
+        if v.ok and v.label is not None and v.subtype is not None and policy.is_unsupported(v.label)
+    ]
     if not found:
         return NO_SUBTYPE
     counts = Counter(found)
@@ -479,7 +495,7 @@ def _subtype_classes(gold: Iterable[str], pred: Iterable[str]) -> list[str]:
     return sorted((set(gold) | set(pred)) - {NO_SUBTYPE})
 
 
-def _subtype_scores(pairs, policy: Policy, boot: dict[str, Any]) -> SubtypeScores | None:
+def _subtype_scores(pairs: _Pairs, policy: Policy, boot: _Bootstrap) -> SubtypeScores | None:
     gold, pred = [], []
     unmapped: Counter[str] = Counter()
     unknown: Counter[str] = Counter()
@@ -542,12 +558,12 @@ def _cost(usage: Usage, price: Any) -> float:
 
 
 def _usage_stats(
-    pairs,
+    pairs: _Pairs,
     extraction_usage: Mapping[str, Usage] | None,
     judge: str,
     extractor: str,
     price_of: PriceOf | None,
-    boot: dict[str, Any],
+    boot: _Bootstrap,
     wall: float | None,
 ) -> UsageStats:
     price_of = price_of or _default_price_of
@@ -570,7 +586,7 @@ def _usage_stats(
         costs = np.array(
             [
                 _cost(j, judge_price) + (_cost(e, extract_price) if needs_extract_price else 0.0)
-                for j, e in zip(judge_rows, extract_rows)
+                for j, e in zip(judge_rows, extract_rows, strict=True)
             ]
         )
         per["cost_usd"] = _ci(np.mean, costs, **boot)
@@ -619,7 +635,7 @@ def _md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 def bench_markdown(result: BenchResult) -> str:
     """A readable report of one benchmark."""
     r = result
-    pct = int(round(r.confidence * 100))
+    pct = round(r.confidence * 100)
     out = [
         f"# Bench: {r.judge} / {r.mode} on {r.dataset}" + (" (gold claims)" if r.gold_claims else ""),
         "",
@@ -799,6 +815,7 @@ def estimate_bench(
     claims = extract_calls = judge_calls = 0
     chars_in = 0.0
     chars_out_tokens = 0
+    claim_chars: float
     for s in samples:
         gold = getattr(s, "claims", None)  # plain Samples (measure --dry-run) have no gold claims
         if gold_claims and gold:

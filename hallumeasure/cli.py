@@ -11,8 +11,9 @@ import json
 import logging
 import shutil
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -51,6 +52,17 @@ from hallumeasure.errors import HalluMeasureError
 from hallumeasure.labels import Label, Policy, UnevaluatablePolicy
 from hallumeasure.nli import KEYLESS_JUDGES
 from hallumeasure.settings import MeasureSettings, with_settings
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hallumeasure.batch import BatchProgress
+    from hallumeasure.datasets import LabelledSample
+    from hallumeasure.models.model import Model
+    from hallumeasure.rag import SourceOptions
+    from hallumeasure.report.rag import ClaimEvidence
+    from hallumeasure.store import RunData
+    from hallumeasure.types import Mode, Sample
 
 
 def _positive(value: float | None) -> float | None:
@@ -125,7 +137,8 @@ def main(
             "--verbose",
             "-v",
             count=True,
-            help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, -vvv also the libraries' own debug logs.",
+            help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, "
+            "-vvv also the libraries' own debug logs.",
         ),
     ] = 0,
     version: Annotated[
@@ -159,7 +172,9 @@ def version() -> None:
 @app.command()
 @with_settings(MeasureSettings)
 def measure(
-    input: Annotated[Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")],
+    input: Annotated[  # noqa: A002 - the parameter's name is the argument's name, INPUT, in --help
+        Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")
+    ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out (not with --overwrite).")] = False,
     overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first (not with --resume).")] = False,
@@ -281,8 +296,8 @@ def measure(
         for member in getattr(jud, "voters", [jud]):
             if s.no_warm_cache and hasattr(member, "warm_cache"):
                 member.warm_cache = False  # recorded in the manifest through the judge's settings
-        with _progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
-            manifest, results = run_measurement(
+        with _Progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
+            manifest, _ = run_measurement(
                 loaded.samples,
                 out_dir,
                 ext,
@@ -336,7 +351,7 @@ def measure(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def _source_options(max_context_tokens: int | None, patterns: list[str] | None):
+def _source_options(max_context_tokens: int | None, patterns: list[str] | None) -> SourceOptions:
     from hallumeasure.citations import compile_patterns
     from hallumeasure.rag import SourceOptions
 
@@ -353,7 +368,7 @@ def _source_options(max_context_tokens: int | None, patterns: list[str] | None):
 SHOWN_REASONS = 3
 
 
-def _print_error_reasons(data, where: Console, *, run_dir: Path) -> None:
+def _print_error_reasons(data: RunData, where: Console, *, run_dir: Path) -> None:
     """The distinct reasons of the error rows, counted, most frequent first (the first few)."""
     reasons = data.error_reasons(width=240)
     if not reasons:
@@ -406,9 +421,9 @@ def _model_factory(
     rpm: str | None = None,
     tpm: str | None = None,
     otpm: str | None = None,
-    batch: dict | None = None,
-    **wrapper,
-):
+    batch: dict[str, Any] | None = None,
+    **wrapper: Any,
+) -> Callable[[str], Model]:
     """``model_for(spec)``: one ``Model`` per spec, sharing the request cache, so stages share usage and cache.
 
     ``rpm`` / ``tpm`` put one shared rate limiter per provider and model in front of the calls;
@@ -421,9 +436,9 @@ def _model_factory(
 
     request_cache = None if no_cache else RequestCache(cache or cache_path())
     rpm_value, tpm_value, otpm_value = parse_limit(rpm), parse_limit(tpm), parse_limit(otpm)
-    models: dict = {}
+    models: dict[str, Model] = {}
 
-    def model_for(spec: str):
+    def model_for(spec: str) -> Model:
         if spec not in models:
             limited = rpm_value or tpm_value or otpm_value
             limiter = shared_limiter(spec, rpm_value, tpm_value, output_tpm=otpm_value) if limited else None
@@ -446,11 +461,11 @@ def _model_factory(
     return model_for
 
 
-def _batch_options(run_dir: Path, s3: str | None, role: str | None, poll: float) -> dict:
+def _batch_options(run_dir: Path, s3: str | None, role: str | None, poll: float) -> dict[str, Any]:
     return {"run_dir": run_dir, "s3": s3, "role": role, "poll": poll}
 
 
-def _batch_progress(progress) -> None:
+def _batch_progress(progress: BatchProgress) -> None:
     status = progress.status
     resumed = " (submitted by an earlier run)" if progress.resumed else ""
     console.print(
@@ -469,7 +484,8 @@ def mitigate(
     rewriter: Annotated[
         str,
         typer.Option(
-            help="offline (rule-based, keyless) or a model spec: fake, anthropic:<model>, bedrock:<id>, langchain:<module:Class>."
+            help="offline (rule-based, keyless) or a model spec: fake, anthropic:<model>, bedrock:<id>, "
+            "langchain:<module:Class>."
         ),
     ] = "offline",
     rounds: Annotated[
@@ -533,7 +549,8 @@ def mitigate(
     clean = "-" if report.clean_rate is None else f"{report.clean_rate:.1%}"
     out.print(
         f"mitigation rate {rate} ({report.n_mitigated}/{report.n_originally_hallucinated} repaired; "
-        f"{report.n_emptied} emptied, not counted; clean share {clean}); retention {retention} ({report.retained}/{report.supported_before}); "
+        f"{report.n_emptied} emptied, not counted; clean share {clean}); "
+        f"retention {retention} ({report.retained}/{report.supported_before}); "
         f"new unsupported claims {report.n_new_unsupported}; sent {report.n_sent}/{report.n_responses}; "
         f"rewrite output tokens {report.rewrite_usage.output_tokens}; rounds kept {report.rounds_kept}",
         markup=False,
@@ -548,7 +565,13 @@ def mitigate(
 
 
 def _print_estimate(
-    samples, mode, judge: str, extractor: str, *, gold_claims: bool = False, batch: bool = False
+    samples: Sequence[Sample | LabelledSample],
+    mode: Mode | str,
+    judge: str,
+    extractor: str,
+    *,
+    gold_claims: bool = False,
+    batch: bool = False,
 ) -> None:
     from hallumeasure.bench import estimate_bench, estimate_cost
     from hallumeasure.pricing import PRICES_AS_OF, price_for
@@ -575,7 +598,7 @@ def _print_estimate(
         out.print(f"  assumes {assumption}")
 
 
-class _progress:
+class _Progress:
     """Progress the pipeline advances once per finished sample: a rich bar on a terminal, else a line now and then.
 
     Off a terminal (a CI log, a pipe) a line goes to stderr at every 10% and at least every
@@ -619,7 +642,7 @@ class _progress:
                 soft_wrap=True,
             )
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[object], None]:
         self.bar.start()
         return self.advance
 
@@ -627,7 +650,7 @@ class _progress:
         self.bar.stop()
 
 
-def _print_summary(run_dir: Path, data=None):
+def _print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
     """Print a run's summary table and settings; returns the loaded ``RunData``."""
     from hallumeasure.store import load_run
 
@@ -692,7 +715,8 @@ def bench(
         Path,
         typer.Option(
             "--out",
-            help="Where the JSON and Markdown tables go (the committed tables in benchmarks/bench are written with an explicit --out benchmarks/bench).",
+            help="Where the JSON and Markdown tables go (the committed tables in benchmarks/bench are written "
+            "with an explicit --out benchmarks/bench).",
         ),
     ] = Path("runs/bench"),
     column: Annotated[
@@ -751,9 +775,7 @@ def bench(
 @app.command("bench-compare")
 def bench_compare(
     results: Annotated[list[Path], typer.Argument(help="Bench JSON files written by 'bench'.")],
-    out_file: Annotated[
-        Path | None, typer.Option("--out", help="Also write the table to this Markdown file.")
-    ] = None,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Also write the table to this Markdown file.")] = None,
 ) -> None:
     """Put several bench results side by side (one row per judge x mode x dataset)."""
     from hallumeasure.bench import compare_bench, load_bench
@@ -804,7 +826,7 @@ def show(
         data = load_run(run_dir)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
-    if data.unfinished:  # still exit 0: looking at a crashed run is how one finds out what happened
+    if data.unfinished and data.manifest is not None:  # exit 0: looking at a crashed run is how one finds out why
         stored = int(data.summary.iloc[0]["n_responses"]) if len(data.summary) else 0
         console.print(
             f"[yellow]warning:[/yellow] {escape(redact(_unfinished_message(run_dir, data.manifest, stored)))}",
@@ -833,7 +855,12 @@ def show(
         _print_claims(data, run_dir, _with_votes(data, claim_votes), evidence)
 
 
-def _print_claims(data, run_dir: Path, rows=None, evidence=None) -> None:
+def _print_claims(
+    data: RunData,
+    run_dir: Path,
+    rows: pd.DataFrame | None = None,
+    evidence: dict[str, ClaimEvidence] | None = None,
+) -> None:
     """One line per claim, cut to the terminal's width (80 columns when not a terminal); reasons when it is wide.
 
     ``rows``: the claims with their votes (``_with_votes``); a run with repeats or a panel shows them.
@@ -851,6 +878,7 @@ def _print_claims(data, run_dir: Path, rows=None, evidence=None) -> None:
     table.add_column("label", no_wrap=True, overflow="ellipsis", width=12)
     table.add_column("subtype", no_wrap=True, overflow="ellipsis", width=11)
     rows = data.claims if rows is None else rows
+    evidence = evidence or {}
     voted = "votes" in rows
     if voted:
         table.add_column("votes", no_wrap=True, overflow="ellipsis", width=14)
@@ -958,7 +986,8 @@ def compare(
         list[Path] | None,
         typer.Option(
             "--labels",
-            help="Human labels (see 'calibrate'): adds the judge's agreement and corrected rates for the run they match.",
+            help="Human labels (see 'calibrate'): adds the judge's agreement and corrected rates "
+            "for the run they match.",
         ),
     ] = None,
 ) -> None:
@@ -996,10 +1025,10 @@ def compare(
             markup=False,
         )
     for cal in report.calibrations:
-        for c in cal.corrected:
+        for corrected in cal.corrected:
             out.print(
-                f"{c.metric} of {cal.run}, corrected by {cal.labels_file}: {c.ppi.format()} (PPI; judge "
-                f"{c.judge.format()}, {c.n_labelled} labelled responses)",
+                f"{corrected.metric} of {cal.run}, corrected by {cal.labels_file}: {corrected.ppi.format()} "
+                f"(PPI; judge {corrected.judge.format()}, {corrected.n_labelled} labelled responses)",
                 highlight=False,
                 markup=False,
             )
@@ -1086,12 +1115,16 @@ def audit(
         Path | None,
         typer.Option(
             "--config",
-            help="Settings file whose audit table sets the gates not given here (default: the nearest hallumeasure.toml or pyproject.toml).",
+            help="Settings file whose audit table sets the gates not given here "
+            "(default: the nearest hallumeasure.toml or pyproject.toml).",
         ),
     ] = None,
-    ctx: typer.Context = None,  # type: ignore[assignment] - typer passes it
+    ctx: typer.Context = None,  # type: ignore[assignment]  # typer passes it
 ) -> None:
-    """Audit CURRENT against BASELINE. Exit 0 pass, 1 regression, 2 usage error, 3 too many error rows, 4 inconclusive."""
+    """Audit CURRENT against BASELINE.
+
+    Exit 0 pass, 1 regression, 2 usage error, 3 too many error rows, 4 inconclusive.
+    """
     from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditGates, audit_runs, write_usage_error
     from hallumeasure.settings import explicit_options, find_config, merge, read_config
 
@@ -1101,18 +1134,18 @@ def audit(
             raise HalluMeasureError(
                 f"--inconclusive must be one of {', '.join(INCONCLUSIVE_EXITS)}, got {inconclusive!r}"
             )
-        given = dict(
-            max_rate_rise=max_rate_rise,
-            alpha=alpha,
-            max_hallucinated_share_rise=max_hallucinated_share_rise,
-            subtype_shift=subtype_shift,
-            subtype_alpha=subtype_alpha,
-            min_samples=min_samples,
-            max_error_share=max_error_share,
-            fail_on_any_significant_rise=fail_on_any_significant_rise,
-            inconclusive=inconclusive,
-            power=power,
-        )
+        given = {
+            "max_rate_rise": max_rate_rise,
+            "alpha": alpha,
+            "max_hallucinated_share_rise": max_hallucinated_share_rise,
+            "subtype_shift": subtype_shift,
+            "subtype_alpha": subtype_alpha,
+            "min_samples": min_samples,
+            "max_error_share": max_error_share,
+            "fail_on_any_significant_rise": fail_on_any_significant_rise,
+            "inconclusive": inconclusive,
+            "power": power,
+        }
         # gates not given as options come from the settings file's audit table, else AuditGates' defaults
         source = config or find_config(Path.cwd())
         gates = merge(
@@ -1163,17 +1196,19 @@ def audit(
     raise typer.Exit(result.exit_code)
 
 
-def _with_votes(data, claim_votes):
+def _with_votes(data: RunData, claim_votes: Callable[[pd.DataFrame, Policy], pd.DataFrame | None]) -> pd.DataFrame:
     """The run's claims, with each claim's vote tally and flip rate when it has repeats or a panel."""
     votes = claim_votes(data.votes, data.manifest.policy if data.manifest else Policy())
     return data.claims if votes is None else data.claims.merge(votes, on="claim_id", how="left")
 
 
-def _claim_records(claims) -> list[dict]:
+def _claim_records(claims: pd.DataFrame) -> list[dict[str, Any]]:
     """Claims with their verdicts as JSON-ready records (spans parsed; the raw model output left out)."""
     from hallumeasure.config import redact as _redact
 
-    records = json.loads(claims.drop(columns=["raw_output"], errors="ignore").to_json(orient="records"))
+    records: list[dict[str, Any]] = json.loads(
+        claims.drop(columns=["raw_output"], errors="ignore").to_json(orient="records")
+    )
     for record in records:
         if isinstance(record.get("spans"), str):
             record["spans"] = json.loads(record["spans"])

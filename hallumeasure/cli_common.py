@@ -6,6 +6,7 @@ commands on ``app``; this module imports neither, so the command modules never i
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import ValidationError
@@ -14,6 +15,9 @@ from rich.markup import escape
 
 from hallumeasure.config import redact
 from hallumeasure.errors import HalluMeasureError
+
+if TYPE_CHECKING:
+    from hallumeasure.types import RunManifest
 
 app = typer.Typer(
     help="Measure hallucinations in grounded LLM responses, claim by claim.",
@@ -48,7 +52,7 @@ def _one_line(exc: BaseException) -> str:
     return line or type(exc).__name__
 
 
-def _resume_hint(path: Path, m) -> str:
+def _resume_hint(path: Path, m: RunManifest) -> str:
     """The command that finishes an unfinished run (with the stages it was started with)."""
     parts = ["hallumeasure measure", m.input_path or "INPUT", "--out", str(path)]
     if m.detector != "claims":
@@ -63,7 +67,7 @@ def _resume_hint(path: Path, m) -> str:
     return " ".join(parts)
 
 
-def _unfinished_message(path: Path, manifest, n_stored: int) -> str:
+def _unfinished_message(path: Path, manifest: RunManifest, n_stored: int) -> str:
     return (
         f"{path} is an unfinished run (status {manifest.status!r}: it crashed, was stopped, or is still being "
         f"written; {n_stored} of {manifest.n_samples} samples stored); finish it with: "

@@ -7,7 +7,7 @@ Kept apart from cli.py so that file stays a list of commands; they are thin shel
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -17,13 +17,19 @@ from rich.table import Table
 from hallumeasure.cli_common import _fail, _one_line, _one_sided_alpha, _open_unit, _refuse_unfinished, app, out
 from hallumeasure.errors import HalluMeasureError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hallumeasure.report.calibrate import CalibrationReport
+    from hallumeasure.store import RunData
+
 METRICS = {
     "unsupported_rate": ("rate", "mean unsupported rate"),
     "hallucinated_share": ("hallucinated", "hallucinated share"),
 }
 
 
-def _units(run_dir: Path):
+def _units(run_dir: Path) -> tuple[RunData, pd.DataFrame]:
     from hallumeasure.report.runs import LoadedRun, response_units
     from hallumeasure.store import load_run
 
@@ -65,7 +71,8 @@ def plan(
         typer.Option(
             min=-1.0,
             max=1.0,
-            help="Correlation of the two runs' per-sample values (default: measured with --current, else 0, which is conservative when it is positive).",
+            help="Correlation of the two runs' per-sample values (default: measured with --current, "
+            "else 0, which is conservative when it is positive).",
         ),
     ] = None,
     metric: Annotated[
@@ -110,11 +117,11 @@ def plan(
     """How many shared samples an audit needs to catch RISE (and to pass an unchanged model), and what they cost."""
     import numpy as np
 
-    from hallumeasure.report.power import difference_sd, plan_cost, plan_samples, sd_from_rates
+    from hallumeasure.report.power import difference_sd, is_metric, plan_cost, plan_samples, sd_from_rates
     from hallumeasure.report.runs import pair_up
     from hallumeasure.types import Mode, Sample
 
-    if metric not in METRICS:
+    if not is_metric(metric):
         raise _fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if baseline is None and baseline_rate is None:
         raise _fail("give --baseline RUN (measured spread) or --baseline-rate P (worst-case spread)")
@@ -122,7 +129,7 @@ def plan(
         raise _fail("--current needs --baseline: the spread comes from the pairs of the two runs")
     column, what = METRICS[metric]
     margin = 0.0 if fail_on_any_significant_rise else max_rate_rise
-    priced: list = []
+    priced: list[Sample] = []
     manifest = None
     try:
         if baseline is not None:
@@ -161,6 +168,7 @@ def plan(
                 for r in data.responses.to_dict(orient="records")
             ]
         else:
+            assert baseline_rate is not None  # refused above when both are missing
             rate = float(baseline_rate)
             correlation = 0.0 if correlation is None else correlation
             sd = sd_from_rates(rate, rise, correlation)
@@ -244,7 +252,8 @@ def calibrate(
         Path | None,
         typer.Option(
             "--labels",
-            help="Human labels (CSV or JSONL): claim_id or sample_id + claim, label, subtype; or sample_id + hallucinated.",
+            help="Human labels (CSV or JSONL): claim_id or sample_id + claim, label, subtype; "
+            "or sample_id + hallucinated.",
         ),
     ] = None,
     export_sample: Annotated[
@@ -252,7 +261,8 @@ def calibrate(
         typer.Option(
             "--export-sample",
             min=1,
-            help="Instead: write a labelling template of N randomly drawn responses (stratified by model), one row per claim.",
+            help="Instead: write a labelling template of N randomly drawn responses (stratified by model), "
+            "one row per claim.",
         ),
     ] = None,
     out_file: Annotated[
@@ -263,7 +273,8 @@ def calibrate(
         bool,
         typer.Option(
             "--show-judge",
-            help="--export-sample: include the judge's label, subtype and reasons (hidden by default, so they do not sway the labeller).",
+            help="--export-sample: include the judge's label, subtype and reasons "
+            "(hidden by default, so they do not sway the labeller).",
         ),
     ] = False,
     seed: Annotated[int, typer.Option(help="--export-sample: seed of the random draw.")] = 0,
@@ -290,6 +301,7 @@ def calibrate(
                 highlight=False,
             )
             return
+        assert labels is not None  # exactly one of --labels and --export-sample, checked above
         report = run_calibration(run_dir, labels, confidence=confidence)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
@@ -301,7 +313,7 @@ def calibrate(
     print_calibration(report)
 
 
-def print_calibration(report) -> None:
+def print_calibration(report: CalibrationReport) -> None:
     """The calibration report as terminal tables."""
     pct = f"{report.confidence:.0%}"
     out.print(
@@ -314,11 +326,14 @@ def print_calibration(report) -> None:
     table.add_column("human \\ judge")
     for name in report.labels:
         table.add_column(name, justify="right")
-    for name, row in zip(report.labels, report.confusion):
+    for name, row in zip(report.labels, report.confusion, strict=True):
         table.add_row(name, *[str(x) for x in row])
     out.print(table)
     b = report.binary_confusion
-    kappa = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+
+    def kappa(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
     out.print(
         f"unsupported vs supported (run policy): tp {b['tp']}, fp {b['fp']}, fn {b['fn']}, tn {b['tn']}; "
         f"Cohen's kappa {kappa(report.kappa_binary)} (five labels: {kappa(report.kappa_labels)})",

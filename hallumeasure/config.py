@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def redact(text: str) -> str:
 class RedactingFilter:
     """A logging filter that removes secret values from every record's final message."""
 
-    def filter(self, record) -> bool:
+    def filter(self, record: logging.LogRecord) -> bool:
         if secret_values():
             record.msg = redact(record.getMessage())
             record.args = ()

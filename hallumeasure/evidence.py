@@ -88,14 +88,14 @@ def _find_pieces(quote: str, folded: str) -> tuple[int, int] | None:
     pieces = [p for p in pieces if p.strip(_EDGE_QUOTES + ".")]
     if not pieces or sum(len(p) for p in pieces) < MIN_QUOTE:
         return None
-    cursor, first = 0, None
+    cursor, starts = 0, []
     for piece in pieces:
         at = folded.find(piece, cursor)
         if at < 0:
             return None
-        first = at if first is None else first
+        starts.append(at)
         cursor = at + len(piece)
-    return first, cursor
+    return starts[0], cursor
 
 
 def verify(sample: Sample, passage_id: str | None, quote: str) -> Evidence:

@@ -54,7 +54,7 @@ class LoadedInput:
     path: str | None = None
 
 
-class _Unusable(ValueError):
+class _UnusableRowError(ValueError):
     """A row that cannot become a sample; the message says why."""
 
 
@@ -89,8 +89,7 @@ def read_rows(
             raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})") from exc
         if on_header is not None:
             on_header([str(c) for c in frame.columns], "Parquet")
-        for number, record in enumerate(frame.to_dict(orient="records"), start=1):
-            yield number, record
+        yield from enumerate(frame.to_dict(orient="records"), start=1)
     else:
         raise InputError(f"unknown input format {fmt!r}; use jsonl, csv or parquet")
 
@@ -189,7 +188,7 @@ def _csv_rows(
             )
             continue
         record: dict[str, Any] = dict.fromkeys(header)  # a short row leaves its last fields missing
-        record.update(zip(header, row))
+        record.update(zip(header, row, strict=False))
         yield number, record
 
 
@@ -252,7 +251,7 @@ def load_samples(
             continue
         try:
             sample = _to_sample(record, _resolve(mapping, aliases, record), number, model)
-        except _Unusable as exc:
+        except _UnusableRowError as exc:
             problems.append(RowProblem(number, _row_id(record, mapping), str(exc)))
             continue
         if sample.id in seen:
@@ -295,7 +294,7 @@ def _check_columns(path: Path, present: list[str], mapping: Mapping[str, str], h
 def _row_id(record: Mapping[str, Any], mapping: Mapping[str, str]) -> str | None:
     try:
         value = _text(record.get(mapping["id"]), "id")
-    except _Unusable:
+    except _UnusableRowError:
         return None
     return (value.strip() or None) if value is not None else None
 
@@ -308,10 +307,10 @@ def _text(value: Any, name: str) -> str | None:
         try:
             value = bytes(value).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise _Unusable(f"the {name} is not valid UTF-8 (at byte {exc.start})") from None
+            raise _UnusableRowError(f"the {name} is not valid UTF-8 (at byte {exc.start})") from None
     if isinstance(value, (dict, list, tuple)):
         kind = "an object" if isinstance(value, dict) else "a list"
-        raise _Unusable(f"the {name} must be text, not {kind}")
+        raise _UnusableRowError(f"the {name} must be text, not {kind}")
     return clean_text(str(value))
 
 
@@ -325,7 +324,7 @@ def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, 
     if not any(mapping[f] in record for f in SOURCE_FIELDS):
         absent.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
     if absent:
-        raise _Unusable(f"has no {', '.join(absent)}")
+        raise _UnusableRowError(f"has no {', '.join(absent)}")
     passages = _passages(values["contexts"])
     context = None if passages else _text(values["context"], "context")
     response = _text(values["response"], "response")
@@ -335,9 +334,9 @@ def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, 
             if mapping["contexts"] in record and values["contexts"] is not None
             else "the context is empty" + (" (whitespace only)" if context else "")
         )
-        raise _Unusable(what)
+        raise _UnusableRowError(what)
     if response is None:
-        raise _Unusable("the response is missing")
+        raise _UnusableRowError("the response is missing")
     if not response.strip():
         response = ""  # an empty answer is a result with no claims: stored and counted, not a bad row
     tags = values["tags"]
@@ -359,7 +358,7 @@ def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, 
             metadata=metadata,
         )
     except ValidationError as exc:
-        raise _Unusable(f"invalid row: {exc.errors()[0]['msg']}") from None
+        raise _UnusableRowError(f"invalid row: {exc.errors()[0]['msg']}") from None
 
 
 def _passages(value: Any) -> tuple[Passage, ...]:
@@ -375,15 +374,17 @@ def _passages(value: Any) -> tuple[Passage, ...]:
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise _Unusable(f"contexts must be a JSON list of passages ({exc.msg} at column {exc.colno})") from None
+            raise _UnusableRowError(
+                f"contexts must be a JSON list of passages ({exc.msg} at column {exc.colno})"
+            ) from None
     if not isinstance(value, (list, tuple)):
-        raise _Unusable(f"contexts must be a list of passages, not {type(value).__name__}")
+        raise _UnusableRowError(f"contexts must be a list of passages, not {type(value).__name__}")
     out: list[Passage] = []
     for position, item in enumerate(value, start=1):
         if isinstance(item, dict):
             unknown = set(item) - {"id", "text", "title", "url"}
             if unknown:
-                raise _Unusable(
+                raise _UnusableRowError(
                     f"passage {position} has unknown field(s) {sorted(unknown)}; a passage has id, text, title and url"
                 )
             text = _text(item.get("text"), f"text of passage {position}")
@@ -403,9 +404,9 @@ def _passages(value: Any) -> tuple[Passage, ...]:
                 )
             )
         except ValidationError as exc:
-            raise _Unusable(f"passage {position}: {exc.errors()[0]['msg']}") from None
+            raise _UnusableRowError(f"passage {position}: {exc.errors()[0]['msg']}") from None
     ids = [p.id for p in out]
     twice = sorted({i for i in ids if ids.count(i) > 1})
     if twice:
-        raise _Unusable(f"passage ids repeat within the row: {twice}")
+        raise _UnusableRowError(f"passage ids repeat within the row: {twice}")
     return tuple(out)

@@ -6,7 +6,7 @@ writing left to right reasons first and decides second.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -42,7 +42,7 @@ LabelField = Annotated[Label, BeforeValidator(_normalise_enum)]
 SubtypeField = Annotated[Subtype | None, BeforeValidator(_normalise_subtype)]
 
 
-def _subtype_rule_schema(schema: dict, cls: type) -> None:
+def _subtype_rule_schema(schema: dict[str, Any], cls: type) -> None:
     """State the subtype rule in the JSON Schema too, so that a model following the tool's schema
     is not re-asked for it: ``if`` the label is one that needs a subtype, ``then`` a subtype is
     required and is not null (a string; the ``subtype`` property already limits strings to the ten
@@ -70,7 +70,7 @@ def _as_list(value: object) -> object:
 
 
 EvidenceField = Annotated[list[EvidenceQuote], BeforeValidator(_as_list)]
-_EVIDENCE = Field(default_factory=list)
+_EVIDENCE: list[EvidenceQuote] = Field(default_factory=list)
 
 
 class _SubtypeRule(_Contract):
@@ -78,8 +78,12 @@ class _SubtypeRule(_Contract):
 
     model_config = ConfigDict(extra="ignore", json_schema_extra=_subtype_rule_schema)
 
+    if TYPE_CHECKING:  # each subclass declares them, in its own place of the schema's field order
+        label: Label
+        subtype: Subtype | None
+
     @model_validator(mode="after")
-    def _subtype_only_when_unsupported(self):
+    def _subtype_only_when_unsupported(self) -> _SubtypeRule:
         if self.label not in LABELS_WITH_SUBTYPE:
             self.subtype = None
         elif self.subtype is None:
@@ -165,7 +169,7 @@ class CascadeExplanation(_Contract):
         return _normalise_enum(value)
 
 
-def tool_schema(model: type[BaseModel]) -> dict:
+def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema of a contract, as providers expect a tool's input schema.
 
     Without pydantic's ``title`` keys: they only repeat the property and class names, and the tool

@@ -88,13 +88,12 @@ def _tool_call_arguments(value: object) -> object | None:
     ``"parameters"``, or OpenAI's ``{"type": "function", "function": {...}}``); None for anything else."""
     if not isinstance(value, dict):
         return None
-    if isinstance(value.get("function"), dict):
-        value = value["function"]
-    if not isinstance(value.get("name"), str):
+    call = value["function"] if isinstance(value.get("function"), dict) else value
+    if not isinstance(call.get("name"), str):
         return None
     for key in ("arguments", "parameters", "input"):
-        if key in value:
-            return _unwrap(value[key]) if isinstance(value[key], str) else value[key]
+        if key in call:
+            return _unwrap(call[key]) if isinstance(call[key], str) else call[key]
     return None
 
 

@@ -106,7 +106,8 @@ def _parse(path: Path) -> Prompt:
 def _read_lock() -> dict[str, str]:
     if not LOCK_FILE.exists():
         return {}
-    return json.loads(LOCK_FILE.read_text(encoding="utf-8"))
+    lock: dict[str, str] = json.loads(LOCK_FILE.read_text(encoding="utf-8"))
+    return lock
 
 
 @cache

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,7 +41,7 @@ class SourceOptions(BaseModel):
     max_context_tokens: int | None = Field(default=None, ge=1)
     citation_patterns: tuple[str, ...] = DEFAULT_PATTERNS
 
-    def settings(self, judge_name: str) -> dict:
+    def settings(self, judge_name: str) -> dict[str, Any]:
         return {
             "context_budget_tokens": context_budget(judge_name, self.max_context_tokens),
             "ranker": "bm25s",
@@ -212,7 +213,7 @@ def rag_summary(results: Sequence[ResponseResult], samples: Sequence[Sample], mo
             if v.citation == CitationFinding.UNCHECKED:
                 continue
             s.n_citations += len(v.citations)
-            s.n_correct_citations += len({c for c in v.citations} & support)
+            s.n_correct_citations += len(set(v.citations) & support)
             if support:
                 s.n_supported_checked += 1
                 s.n_supported_cited_correctly += v.citation == CitationFinding.CORRECT

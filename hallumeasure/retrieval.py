@@ -18,9 +18,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from hallumeasure.models.fake import count_tokens
 from hallumeasure.types import Claim, Passage, Sample
+
+if TYPE_CHECKING:  # imported where used: a run without passages never loads them
+    import bm25s
+    import numpy as np
 
 #: Source tokens per chunk (the simulators' token count: words and punctuation marks).
 CHUNK_TOKENS = 160
@@ -139,7 +144,7 @@ def _split_long(text: str, spans: list[tuple[int, int]], limit: int) -> list[tup
 
 
 @lru_cache(maxsize=16)
-def _index(sources: tuple[Passage, ...]) -> tuple[list[Chunk], object]:
+def _index(sources: tuple[Passage, ...]) -> tuple[list[Chunk], bm25s.BM25]:
     import bm25s
 
     chunks = [c for p in sources for c in chunk_passage(p)]
@@ -150,7 +155,7 @@ def _index(sources: tuple[Passage, ...]) -> tuple[list[Chunk], object]:
     return chunks, retriever
 
 
-def _scores(sources: tuple[Passage, ...], query: str):
+def _scores(sources: tuple[Passage, ...], query: str) -> np.ndarray:
     import bm25s
     import numpy as np
 

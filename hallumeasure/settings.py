@@ -22,13 +22,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import annotated_types
 import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
 from hallumeasure.errors import ConfigError
+
+_R = TypeVar("_R")
+_Model = TypeVar("_Model", bound=BaseModel)
 
 CONFIG_FILE = "hallumeasure.toml"
 
@@ -180,22 +184,22 @@ class MeasureSettings(BaseModel):
 # --- command-line options from the model ------------------------------------------------------------
 
 
-def _bounds(info) -> tuple[dict[str, Any], float | None]:
+def _bounds(info: FieldInfo) -> tuple[dict[str, Any], float | None]:
     """typer's min / max from the field's ge / le, and an exclusive lower bound (gt) to check by callback."""
     options: dict[str, Any] = {}
-    above = None
+    above: float | None = None
     for item in info.metadata:
         if isinstance(item, annotated_types.Ge):
             options["min"] = item.ge
         elif isinstance(item, annotated_types.Le):
             options["max"] = item.le
-        elif isinstance(item, annotated_types.Gt):
+        elif isinstance(item, annotated_types.Gt) and isinstance(item.gt, int | float):
             above = item.gt
     return options, above
 
 
 def _above(bound: float) -> Callable[[Any], Any]:
-    def check(value):
+    def check(value: Any) -> Any:
         if value is not None and not value > bound:
             raise typer.BadParameter(f"{value} is not above {bound:g}.")
         return value
@@ -212,7 +216,8 @@ def option_parameters(model: type[BaseModel]) -> list[inspect.Parameter]:
         options, above = _bounds(info)
         if above is not None:
             options["callback"] = _above(above)
-        option = typer.Option(*decls, help=info.description, **options, **flag.options)
+        arguments: dict[str, Any] = {"help": info.description, **options, **flag.options}
+        option = typer.Option(*decls, **arguments)
         params.append(
             inspect.Parameter(
                 name,
@@ -224,7 +229,9 @@ def option_parameters(model: type[BaseModel]) -> list[inspect.Parameter]:
     return params
 
 
-def with_settings(model: type[BaseModel], *, file_section: str | None = None):
+def with_settings(
+    model: type[BaseModel], *, file_section: str | None = None
+) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
     """Give a command one option per field of ``model``; the command receives ``settings`` (a ``model``).
 
     The command's own parameters stay as written, plus ``config`` (``--config FILE``). Each field's
@@ -232,7 +239,7 @@ def with_settings(model: type[BaseModel], *, file_section: str | None = None):
     The command also receives ``config_file`` (the file read, or None).
     """
 
-    def decorate(command):
+    def decorate(command: Callable[..., _R]) -> Callable[..., _R]:
         own = [
             p
             for p in inspect.signature(command, eval_str=True).parameters.values()
@@ -256,7 +263,7 @@ def with_settings(model: type[BaseModel], *, file_section: str | None = None):
         context_param = inspect.Parameter("_typer_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
 
         @wraps(command)
-        def run(**kwargs):
+        def run(**kwargs: Any) -> _R:
             ctx = kwargs.pop("_typer_context")
             given = {name: kwargs.pop(name) for name in names}
             config = kwargs.pop("config")
@@ -268,7 +275,8 @@ def with_settings(model: type[BaseModel], *, file_section: str | None = None):
                 raise _usage_error(str(exc)) from None
             return command(**kwargs, settings=settings, config_file=path)
 
-        run.__signature__ = inspect.Signature([*own, context_param, config_param, *option_parameters(model)])
+        signature = inspect.Signature([*own, context_param, config_param, *option_parameters(model)])
+        run.__signature__ = signature  # type: ignore[attr-defined]  # set for typer, which reads it
         run.__annotations__ = {}
         del run.__wrapped__  # typer must read the new signature, not the command's
         return run
@@ -323,7 +331,10 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def read_config(path: Path, *, section: str | None = None) -> dict[str, Any]:
-    """The settings in ``path`` (top level of hallumeasure.toml, or [tool.hallumeasure]); one sub-table with ``section``."""
+    """The settings in ``path`` (top level of hallumeasure.toml, or [tool.hallumeasure]).
+
+    With ``section``, only that sub-table.
+    """
     data = _load(path)
     if path.name == "pyproject.toml":
         data = data.get("tool", {}).get("hallumeasure", {})
@@ -339,13 +350,13 @@ def read_config(path: Path, *, section: str | None = None) -> dict[str, Any]:
 
 
 def merge(
-    model: type[BaseModel],
+    model: type[_Model],
     from_file: dict[str, Any],
     given: dict[str, Any],
     *,
     explicit: set[str],
     source: Path | None = None,
-) -> BaseModel:
+) -> _Model:
     """Defaults < file < options typed on the command line; validated, with one-line errors naming the keys."""
     unknown = sorted(set(from_file) - set(model.model_fields))
     if unknown:

@@ -48,7 +48,10 @@ class ClaimLabelMapping:
 
 
 def normalise_type_name(name: str) -> str:
-    """``"Intrinsic Entity Error"`` -> ``"intrinsic entity"``; ``"extrinsic-entire_sent"`` -> ``"extrinsic entire sent"``."""
+    """A dataset's subtype name in our words.
+
+    ``"Intrinsic Entity Error"`` -> ``"intrinsic entity"``; ``"extrinsic-entire_sent"`` -> ``"extrinsic entire sent"``.
+    """
     text = re.sub(r"[\s_\-]+", " ", str(name).strip().lower())
     return re.sub(r" ?error$", "", text).strip()
 
@@ -59,7 +62,10 @@ _PREDICATE = (
     "a wrong verb or relation; it can be a reasoning error, hyperbole, a temporal slip or other, so no single subtype"
 )
 _CIRCUMSTANCE = "wrong time, duration or place of an event; spans temporal, number and entity, so no single subtype"
-_CORE = "a pronoun or reference pointing at the wrong or a missing entity; once pronouns are resolved in claims, the claim names a wrong entity"
+_CORE = (
+    "a pronoun or reference pointing at the wrong or a missing entity; "
+    "once pronouns are resolved in claims, the claim names a wrong entity"
+)
 _NP = "noun-phrase errors cover names, numbers and dates alike, which we split into entity / number / temporal"
 _SENT = "the whole sentence is unsupported; this is a label-level finding with no finer subtype"
 

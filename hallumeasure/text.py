@@ -6,8 +6,12 @@ import re
 import unicodedata
 from difflib import SequenceMatcher
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from hallumeasure.types import Span
+
+if TYPE_CHECKING:
+    import pysbd
 
 #: Tags that delimit untrusted text in every prompt. Look-alikes inside the text are neutralised.
 RESERVED_TAGS = (
@@ -88,7 +92,7 @@ def fence(tag: str, text: str, **attrs: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _segmenter():
+def _segmenter() -> pysbd.Segmenter:
     import pysbd
 
     return pysbd.Segmenter(language="en", clean=False, char_span=True)

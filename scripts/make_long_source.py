@@ -19,6 +19,7 @@ from pathlib import Path
 WORDS_PER_PAGE = 450
 _TREES = ("oak", "lime", "plane", "birch", "maple", "rowan")
 _TRADES = ("bakeries", "bookshops", "repair workshops", "bicycle shops", "grocers")
+_SURNAMES = ("Okafor", "Lindgren", "Moreau", "Tanaka", "Novak", "Reyes")
 
 
 def district(number: int, rng: random.Random) -> tuple[str, dict]:
@@ -29,7 +30,7 @@ def district(number: int, rng: random.Random) -> tuple[str, dict]:
         "trees": rng.randint(200, 9000),
         "trade": rng.choice(_TRADES),
         "shops": rng.randint(3, 80),
-        "mayor": f"councillor {rng.choice('ABCDEFGHJKLMNPRSTW')}. {rng.choice(['Okafor', 'Lindgren', 'Moreau', 'Tanaka', 'Novak', 'Reyes'])}-{number}",
+        "mayor": f"councillor {rng.choice('ABCDEFGHJKLMNPRSTW')}. {rng.choice(_SURNAMES)}-{number}",
         "year": rng.randint(1850, 1990),
     }
     paragraph = (

@@ -25,12 +25,12 @@ TOOL = ToolSpec(name="record_verdict", description="Record the verdict on the cl
 def judge_request(**changes) -> GenerateRequest:
     """A request to judge 'blue' against a cached context with ``TOOL``; ``changes`` replace its fields."""
     context = TextBlock(text="<context>The sky is blue.</context>", cache_after=True)
-    fields = dict(
-        system="You judge claims against a context.",
-        messages=(Message.user(context, "Claim: blue."),),
-        tool=TOOL,
-        max_tokens=512,
-    )
+    fields = {
+        "system": "You judge claims against a context.",
+        "messages": (Message.user(context, "Claim: blue."),),
+        "tool": TOOL,
+        "max_tokens": 512,
+    }
     return GenerateRequest(**{**fields, **changes})
 
 

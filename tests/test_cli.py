@@ -42,8 +42,8 @@ def test_existing_run_needs_resume_or_overwrite(tmp_path):
     assert runner.invoke(app, args).exit_code == 0
     again = runner.invoke(app, args)
     assert again.exit_code == 2 and "--resume" in again.output
-    assert runner.invoke(app, args + ["--resume"]).exit_code == 0
-    assert runner.invoke(app, args + ["--overwrite"]).exit_code == 0
+    assert runner.invoke(app, [*args, "--resume"]).exit_code == 0
+    assert runner.invoke(app, [*args, "--overwrite"]).exit_code == 0
 
 
 def test_usage_errors_exit_2_with_a_message(tmp_path):

@@ -31,7 +31,7 @@ def test_ctrl_c_marks_the_run_interrupted_prints_the_resume_command_and_resume_f
     first = proc.stderr.readline()  # off a terminal, progress is a line at every 10%
     assert first.startswith("measuring: "), first
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=120)
+    _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
     manifest = json.loads((out / "manifest.json").read_text())

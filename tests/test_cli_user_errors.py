@@ -1,4 +1,7 @@
-"""The CLI as a new user meets it: bad options, broken inputs and unfinished runs give one line and the right exit code."""
+"""The CLI as a new user meets it.
+
+Bad options, broken inputs and unfinished runs give one line and the right exit code.
+"""
 
 import json
 
@@ -43,7 +46,7 @@ def run(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "option, value",
+    ("option", "value"),
     [
         ("--concurrency", "0"),
         ("--concurrency", "-3"),
@@ -66,14 +69,15 @@ def test_measure_rejects_out_of_range_numbers(tmp_path, option, value):
 
 
 @pytest.mark.parametrize(
-    "option, value", [("--concurrency", "0"), ("--concurrency", "-3"), ("--max-concurrency", "0"), ("--rounds", "0")]
+    ("option", "value"),
+    [("--concurrency", "0"), ("--concurrency", "-3"), ("--max-concurrency", "0"), ("--rounds", "0")],
 )
 def test_mitigate_rejects_out_of_range_numbers(run, tmp_path, option, value):
     _range_error(runner.invoke(app, ["mitigate", str(run), "--out", str(tmp_path / "m"), option, value]), option)
 
 
 @pytest.mark.parametrize(
-    "option, value",
+    ("option", "value"),
     [("--limit", "0"), ("--limit", "-5"), ("--concurrency", "0"), ("--concurrency", "-3"), ("--resamples", "0")],
 )
 def test_bench_rejects_out_of_range_numbers(tmp_path, option, value):
@@ -82,7 +86,7 @@ def test_bench_rejects_out_of_range_numbers(tmp_path, option, value):
 
 
 @pytest.mark.parametrize(
-    "option, value",
+    ("option", "value"),
     [
         ("--alpha", "2"),
         ("--alpha", "0"),

@@ -48,7 +48,7 @@ def test_binary_metrics_agree_with_sklearn(seed: int, sk) -> None:
     assert p == pytest.approx(sk.precision_score(y, pred, zero_division=0))
     assert r == pytest.approx(sk.recall_score(y, pred, zero_division=0))
     assert f == pytest.approx(sk.f1_score(y, pred, zero_division=0))
-    p0, r0, f0 = precision_recall_f1(y, pred, positive=0)
+    _, _, f0 = precision_recall_f1(y, pred, positive=0)
     assert f0 == pytest.approx(sk.f1_score(y, pred, pos_label=0, zero_division=0))
 
 

@@ -354,12 +354,16 @@ def _examples_run(tmp_path):
     return path, loaded.samples
 
 
+def _scripted_model(spec):
+    """Every judge spec gets the scripted fake (the re-measure after a rewrite)."""
+    return Model(FakeAPI("scripted", responder=scripted_responder))
+
+
 def test_examples_with_the_scripted_fake_fix_some_and_break_one(tmp_path):
     path, samples = _examples_run(tmp_path)
     before = {r["sample_id"]: r for r in load_run(path).responses.to_dict(orient="records")}
     api = FakeAPI("scripted", responder=scripted_responder)
-    model_for = lambda spec: Model(FakeAPI("scripted", responder=scripted_responder))
-    report = mitigate_run(path, tmp_path / "fixed", LLMRewriter(Model(api)), model_for=model_for)
+    report = mitigate_run(path, tmp_path / "fixed", LLMRewriter(Model(api)), model_for=_scripted_model)
 
     clean = {sid for sid, row in before.items() if row["n_unsupported"] == 0}
     assert clean, "the examples should hold at least one clean response"
@@ -377,8 +381,7 @@ def test_examples_with_the_scripted_fake_fix_some_and_break_one(tmp_path):
 
 def test_examples_with_the_offline_rewriter(tmp_path):
     path, _ = _examples_run(tmp_path)
-    model_for = lambda spec: Model(FakeAPI("scripted", responder=scripted_responder))
-    report = mitigate_run(path, tmp_path / "fixed", OfflineRewriter(), model_for=model_for)
+    report = mitigate_run(path, tmp_path / "fixed", OfflineRewriter(), model_for=_scripted_model)
     assert report.rewrite_usage.output_tokens == 0 and report.rewriter == "offline"
     assert report.mitigation_rate > 0.5
     assert report.retention == 1.0

@@ -64,7 +64,7 @@ def test_a_changed_prompt_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(prompts, "LOCK_FILE", tmp_path / "prompts.lock")
     prompts.load_prompt.cache_clear()
     try:
-        with pytest.raises(PromptError, match="does not match prompts.lock"):
+        with pytest.raises(PromptError, match=r"does not match prompts\.lock"):
             prompts.load_prompt("extract")
     finally:
         prompts.load_prompt.cache_clear()

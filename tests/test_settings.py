@@ -40,7 +40,7 @@ def test_the_file_sets_defaults_flags_win_and_the_manifest_records_both(tmp_path
     assert result.exit_code == 0, result.output
     manifest = _manifest(tmp_path)
     assert (manifest["judge"], manifest["mode"]) == ("fake:demo", "nocot-all")
-    assert [x for x in manifest["policy"]["unsupported_labels"]] == ["contradicted"]
+    assert list(manifest["policy"]["unsupported_labels"]) == ["contradicted"]
     assert manifest["settings"]["config_file"] == str(tmp_path / "hallumeasure.toml")
     effective = manifest["settings"]["effective"]
     # the file's one judge is recorded as the panel of one that --judge (repeatable) makes of it

@@ -48,7 +48,7 @@ def test_rerun_of_a_finished_run_makes_zero_calls(tmp_path):
     _measure(samples, tmp_path / "a", first, cache)
     assert first.calls > 0
     second = FakeAPI(script=[])  # any call would fail the run
-    manifest, results = _measure(samples, tmp_path / "b", second, cache)
+    manifest, _ = _measure(samples, tmp_path / "b", second, cache)
     assert second.calls == 0 and manifest.counts["claim_errors"] == 0
     third = FakeAPI(script=[])
     manifest, _ = _measure(samples, tmp_path / "a", third, None, resume=True)
@@ -97,7 +97,7 @@ def test_loading_a_non_run_is_a_clear_error(tmp_path):
 def test_reading_a_missing_directory_says_it_does_not_exist(tmp_path):
     with pytest.raises(RunStoreError, match="does not exist"):
         load_run(tmp_path / "nope")
-    with pytest.raises(RunStoreError, match="no run.sqlite"):
+    with pytest.raises(RunStoreError, match=r"no run\.sqlite"):
         load_run(tmp_path)  # exists, holds no run
 
 
@@ -113,7 +113,7 @@ def test_a_corrupt_database_or_manifest_is_a_run_store_error(tmp_path):
     _measure(loaded.samples[:2], out, FakeAPI(), None)
     manifest = (out / "manifest.json").read_text()
     (out / "manifest.json").write_text("{not json")
-    with pytest.raises(RunStoreError, match="manifest.json cannot be read"):
+    with pytest.raises(RunStoreError, match=r"manifest\.json cannot be read"):
         load_run(out)
     (out / "manifest.json").write_text(manifest)
     for name in ("run.sqlite-wal", "run.sqlite-shm"):

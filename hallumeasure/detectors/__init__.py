@@ -63,8 +63,9 @@ def build_stages(
     if detector == "claims":
         return (build_extractor(extractor, model=model(extractor)), build_judge(judge, mode, model=model(judge)))
     if detector == "conli":
-        from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, OfflineNliJudge, SentenceExtractor
+        from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, NliJudge, OfflineNliJudge, SentenceExtractor
 
+        nli: NliJudge
         if judge in KEYLESS_JUDGES:  # nli: the trained entailment model judges sentences, look-ups check entities
             nli = OfflineNliJudge(build_judge(NLI) if judge == NLI else None)
         else:

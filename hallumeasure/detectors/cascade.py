@@ -155,7 +155,7 @@ class CascadeJudge:
         self.counts["flagged"] += len(flagged)
         explained = await asyncio.gather(*(self._explain(sample, c, by_id[c.id]) for c in flagged))
         usage = first.usage
-        for claim, (verdict, extra) in zip(flagged, explained):
+        for claim, (verdict, extra) in zip(flagged, explained, strict=True):
             by_id[claim.id] = verdict
             usage = usage + extra
         return Judgement(verdicts=[by_id[c.id] for c in claims if c.id in by_id], usage=usage, score=first.score)

@@ -49,6 +49,12 @@ NLI_TOOL = ToolSpec(
 )
 
 _TO_LABEL: dict[str, Label] = {"contradiction": Label.CONTRADICTED, "neutral": Label.ABSENT}
+#: A claim judge's label as an NLI label; every other label is neutral.
+_FROM_LABEL: dict[Label, NliLabel] = {
+    Label.SUPPORTED: "entailment",
+    Label.UNEVALUATABLE: "entailment",
+    Label.CONTRADICTED: "contradiction",
+}
 
 
 @dataclass(frozen=True)
@@ -151,7 +157,8 @@ class OfflineNliJudge:
             return None
         from hallumeasure.offline import OfflineExtractor
 
-        return judge_now(sample, OfflineExtractor().claims(sample)).score
+        score: float | None = judge_now(sample, OfflineExtractor().claims(sample)).score
+        return score
 
     async def check(self, sample: Sample, hypothesis: str, focus: Entity | None = None) -> NliCheck:
         if focus is not None:
@@ -159,13 +166,9 @@ class OfflineNliJudge:
         claim = Claim(id=f"{sample.id}:nli", sample_id=sample.id, index=0, text=hypothesis)
         judgement = await self.sentence_judge.judge(sample, [claim])
         verdict = judgement.verdicts[0] if judgement.verdicts else None
-        if verdict is None or not verdict.ok:
+        if verdict is None or not verdict.ok or verdict.label is None:
             return NliCheck(error=verdict.error if verdict else "no verdict", usage=judgement.usage)
-        label: NliLabel = {
-            Label.SUPPORTED: "entailment",
-            Label.UNEVALUATABLE: "entailment",
-            Label.CONTRADICTED: "contradiction",
-        }.get(verdict.label, "neutral")  # type: ignore[arg-type]
+        label = _FROM_LABEL.get(verdict.label, "neutral")
         return NliCheck(
             label=label, reason=verdict.label_reason, probability=verdict.probability, usage=judgement.usage
         )
@@ -269,7 +272,7 @@ class ConliJudge:
             return self._verdict(claim, Label.UNEVALUATABLE, "Not checked: a question or an exclamation."), Usage()
         self.counts["sentence_checks"] += 1
         whole = await self.nli.check(sample, claim.text)
-        if not whole.ok:
+        if not whole.ok or whole.label is None:
             self.counts["errors"] += 1
             return self._error(claim, f"sentence check failed: {whole.error}", whole.raw_output), whole.usage
         if whole.label != "entailment":
@@ -287,7 +290,7 @@ class ConliJudge:
         checks = await asyncio.gather(*(self.nli.check(sample, claim.text, e) for e in entities))
         usage = sum((c.usage for c in checks), whole.usage)
         probability = _max_probability([whole, *checks])
-        failed = [(e, c) for e, c in zip(entities, checks) if c.ok and c.label != "entailment"]
+        failed = [(e, c) for e, c in zip(entities, checks, strict=True) if c.ok and c.label != "entailment"]
         if failed:
             self.counts["failed_entity_level"] += 1
             label = Label.CONTRADICTED if any(c.label == "contradiction" for _, c in failed) else Label.ABSENT
@@ -301,7 +304,7 @@ class ConliJudge:
                 f"The re-check of the {first.kind.value} '{first.text}' failed.",
                 probability,
             ), usage
-        broken = [(e, c) for e, c in zip(entities, checks) if not c.ok]
+        broken = [(e, c) for e, c in zip(entities, checks, strict=True) if not c.ok]
         if broken:
             self.counts["errors"] += 1
             entity, check = broken[0]

@@ -105,7 +105,8 @@ _PATTERNS: list[tuple[EntityKind, re.Pattern[str]]] = [
     (
         EntityKind.NUMBER,
         re.compile(
-            rf"(?<![\w.]){_NUM}{_SCALE}(?:\s?(?:%|percent\b|per cent\b))?|\b(?:{_NUMBER_WORDS})\b(?:\s(?:percent|per cent))?",
+            rf"(?<![\w.]){_NUM}{_SCALE}(?:\s?(?:%|percent\b|per cent\b))?"
+            rf"|\b(?:{_NUMBER_WORDS})\b(?:\s(?:percent|per cent))?",
             re.IGNORECASE,
         ),
     ),

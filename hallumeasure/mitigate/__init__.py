@@ -44,6 +44,7 @@ from typing import Any
 
 from hallumeasure.detectors import ModelFor, stages_from_manifest
 from hallumeasure.errors import ConfigError, RunStoreError
+from hallumeasure.labels import Policy
 from hallumeasure.mitigate.metrics import ALIGN_THRESHOLD, best_match, build_report, compare_response, similarity
 from hallumeasure.mitigate.render import (
     diff_html,
@@ -95,7 +96,8 @@ class _Replay:
         self.extra_prompts = getattr(stage, "extra_prompts", ())
 
     def settings(self) -> dict[str, Any]:
-        return self.stage.settings()
+        settings: dict[str, Any] = self.stage.settings()
+        return settings
 
     async def extract(self, sample: Sample) -> Extraction:
         result = self.results[sample.id]
@@ -208,7 +210,15 @@ def mitigate_run(
     return report
 
 
-async def _mitigate_and_close(pairs, rewriter, extractor, judge, policy, rounds, concurrency) -> MitigationOutcome:
+async def _mitigate_and_close(
+    pairs: Sequence[tuple[Sample, ResponseResult]],
+    rewriter: Rewriter,
+    extractor: ClaimExtractor,
+    judge: ClaimJudge,
+    policy: Policy,
+    rounds: int,
+    concurrency: int,
+) -> MitigationOutcome:
     try:
         return await mitigate_samples(pairs, rewriter, extractor, judge, policy, rounds=rounds, concurrency=concurrency)
     finally:

@@ -56,8 +56,8 @@ def unsupported_issues(result: ResponseResult, policy: Policy) -> list[Issue]:
     return [
         Issue(claims[v.claim_id], v)
         for v in result.verdicts
-        if v.ok and v.claim_id in claims and policy.is_unsupported(v.label)
-    ]  # type: ignore[arg-type]
+        if v.ok and v.label is not None and v.claim_id in claims and policy.is_unsupported(v.label)
+    ]
 
 
 def mean_rate(results: Sequence[ResponseResult]) -> float | None:
@@ -100,7 +100,7 @@ async def mitigate_samples(
 
         outcomes = await asyncio.gather(*(rewrite(s, i) for s, i in todo))
         changed: list[tuple[SampleState, Sample, RewriteOutcome]] = []
-        for (state, _), outcome in zip(todo, outcomes):
+        for (state, _), outcome in zip(todo, outcomes, strict=True):
             state.sent = True
             state.requests += 1
             state.rewrite_usage = state.rewrite_usage + outcome.usage
@@ -111,7 +111,7 @@ async def mitigate_samples(
         measured = await measure_samples(
             [new for _, new, _ in changed], extractor, judge, policy, concurrency=concurrency
         )
-        candidate = {id(state): result for (state, _, _), result in zip(changed, measured)}
+        candidate = {id(state): result for (state, _, _), result in zip(changed, measured, strict=True)}
         after = [candidate.get(id(s), s.result) for s in states]
         new_rate = mean_rate(after)
         kept = number == 1 or (new_rate is not None and rate is not None and new_rate < rate)
@@ -128,7 +128,7 @@ async def mitigate_samples(
                 kept=kept,
             )
         )
-        for (state, new_sample, outcome), result in zip(changed, measured):
+        for (state, new_sample, outcome), result in zip(changed, measured, strict=True):
             state.measure_usage = state.measure_usage + result.usage
             if kept:
                 state.sample, state.result = new_sample, result

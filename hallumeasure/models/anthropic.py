@@ -143,7 +143,10 @@ class AnthropicAPI(ModelAPI):
     async def submit_batch(self, items: Sequence[tuple[str, GenerateRequest]], *, token: str) -> str:
         """Create a Message Batch of ``(custom id, request)``; return its id."""
         requests = [{"custom_id": custom_id, "params": self.request_params(request)} for custom_id, request in items]
-        batch = await self._call(lambda: self._client_for_loop().messages.batches.create(requests=requests))
+        batch = await self._call(
+            # request_params gives the SDK's message parameters as a plain dict, as messages.create takes them
+            lambda: self._client_for_loop().messages.batches.create(requests=requests)  # type: ignore[arg-type]
+        )
         return batch.id
 
     async def poll_batch(self, batch_id: str) -> BatchStatus:
@@ -197,10 +200,13 @@ class AnthropicAPI(ModelAPI):
         for block in message.content:
             if block.type == "text":
                 texts.append(block.text)
-            elif block.type == "tool_use" and tool_input is None:
-                if request.tool is None or block.name == request.tool.name:
-                    tool_input = dict(block.input) if isinstance(block.input, Mapping) else {"input": block.input}
-                    call_id = block.id
+            elif (
+                block.type == "tool_use"
+                and tool_input is None
+                and (request.tool is None or block.name == request.tool.name)
+            ):
+                tool_input = dict(block.input) if isinstance(block.input, Mapping) else {"input": block.input}
+                call_id = block.id
         usage = message.usage
         return GenerateResponse(
             text="".join(texts),

@@ -257,7 +257,7 @@ class BedrockAPI(ModelAPI):
                 outputDataConfig={"s3OutputDataConfig": {"s3Uri": f"s3://{bucket}/{base}/output/"}},
             )
         )
-        return job["jobArn"]
+        return str(job["jobArn"])
 
     async def poll_batch(self, batch_id: str) -> BatchStatus:
         from hallumeasure.batch import BatchStatus

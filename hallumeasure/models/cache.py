@@ -7,11 +7,12 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 from hallumeasure.models.base import GenerateRequest, GenerateResponse
 
 
-def request_key(model_spec: str, request: GenerateRequest, settings: dict | None = None) -> str:
+def request_key(model_spec: str, request: GenerateRequest, settings: dict[str, Any] | None = None) -> str:
     """A stable sha256 over everything that can change the answer.
 
     ``settings`` are the provider's (``ModelAPI.settings()``): the resolved model name and the
@@ -21,7 +22,7 @@ def request_key(model_spec: str, request: GenerateRequest, settings: dict | None
     (``measure --repeats``) is part of the key too, so each repeat is asked (and paid for) once;
     repeat 0 keys as before repeats existed.
     """
-    payload = {
+    payload: dict[str, Any] = {
         "model": model_spec,
         "settings": settings or {},
         "request": request.model_dump(mode="json", exclude={"repeat"} if request.attempt else {"repeat", "attempt"}),
@@ -66,7 +67,8 @@ class RequestCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            (count,) = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
+        return int(count)
 
     def close(self) -> None:
         with self._lock:

@@ -198,7 +198,7 @@ class LangChainAPI(ModelAPI):
             message = await runnable.ainvoke(messages)
         except ProviderError:
             raise
-        except Exception as exc:  # any integration's error: classify it by name and status
+        except Exception as exc:  # noqa: BLE001 - any integration's error: classify it by name and status
             error = self._provider_error(exc)
         else:
             return self._response(message, request)
@@ -288,9 +288,11 @@ def _construct(path: str, kwargs: dict[str, Any]) -> BaseChatModel:
         raise ConfigError(f"cannot import {path!r}: module {module_name!r} has no {class_name!r}") from None
     kwargs = _checked_options(path, cls, kwargs)
     try:
-        return cls(**kwargs)
+        chat: BaseChatModel = cls(**kwargs)
     except Exception as exc:  # noqa: BLE001 - the constructor's own error, reported without the values given
         reason = _construction_error(exc, kwargs)
+    else:
+        return chat
     raise ConfigError(f"cannot construct {path} with options {sorted(kwargs)}: {reason}")
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallumeasure.errors import ConfigError
-from hallumeasure.models.base import GenerateRequest
+from hallumeasure.models.base import GenerateRequest, TextBlock
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -110,7 +110,8 @@ def _prefixes(request: GenerateRequest) -> list[tuple[str, int]]:
     add(request.system, request.cache_system and bool(request.system))
     for message in request.messages:
         for block in message.content:
-            add(f"{message.role}\x00{block.text}", block.cache_after)
+            # Only text blocks mark a cache breakpoint; a re-ask's tool call and tool result never do.
+            add(f"{message.role}\x00{block.text}", isinstance(block, TextBlock) and block.cache_after)
     out.append(("", tokens))
     return out
 

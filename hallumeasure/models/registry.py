@@ -127,7 +127,7 @@ def build_model_api(spec: str, **options: Any) -> ModelAPI:
 
 
 def _check_options(cls: type, provider: str, options: dict[str, Any]) -> None:
-    parameters = inspect.signature(cls.__init__).parameters
+    parameters = inspect.signature(cls).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return
     valid = [n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]

@@ -10,6 +10,8 @@ opposites, a hedge or an intensifier, or just other content words.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -140,14 +142,14 @@ def _complements() -> frozenset[tuple[str, str]]:
     return frozenset(pairs | {(b, a) for a, b in pairs})
 
 
-def complementary(claim_words, context_words) -> bool:
+def complementary(claim_words: Iterable[str], context_words: Iterable[str]) -> bool:
     """True when the two sides hold the two halves of a complementary pair ("change" / "stay")."""
     c = {stem(w) for w in claim_words}
     x = {stem(w) for w in context_words}
     return any((a, b) in _complements() for a in c - x for b in x - c)
 
 
-def negation_restated(claim_words, context_words) -> bool:
+def negation_restated(claim_words: Sequence[str], context_words: Sequence[str]) -> bool:
     """True when exactly one side is negated and the two sides hold the two halves of a complementary
     pair ("did not change" against "stayed the same"): the negation restates the context."""
     return negated(claim_words) != negated(context_words) and complementary(claim_words, context_words)
@@ -162,7 +164,7 @@ def antonyms() -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in table.items()}
 
 
-def hedges(ws) -> set[str]:
+def hedges(ws: Iterable[str]) -> set[str]:
     """Hedge words among ``ws`` (a capitalised "May" inside a sentence is the month, not a hedge)."""
     return {w.lower() for i, w in enumerate(ws) if w.lower() in HEDGES and not (w == "May" and i > 0)}
 
@@ -176,7 +178,7 @@ def _time_like(ws: tuple[str, ...]) -> bool:
     return any(
         w[0].isdigit()
         and (nxt.lower() in ("a", "p", "am", "pm", "o'clock", "clock") or (len(nxt) == 2 and nxt.isdigit()))
-        for w, nxt in zip(ws, ws[1:])
+        for w, nxt in itertools.pairwise(ws)
     )
 
 
@@ -184,7 +186,7 @@ def _is_name(word: str, first: bool) -> bool:
     return word[0].isupper() and not first and word.lower() not in STOPWORDS and word.lower() not in MONTHS
 
 
-def negated(ws) -> bool:
+def negated(ws: Iterable[str]) -> bool:
     """True when any of the words ``ws`` is a negation ("not", "never", "won't", ...)."""
     return any(w.lower() in NEGATIONS or w.lower().endswith("n't") for w in ws)
 
@@ -320,7 +322,9 @@ def _drop_strays(fragments: list[Fragment]) -> list[Fragment]:
 def _sentence_window(index: ContextIndex, start: int, end: int, sentence: int) -> tuple[str, ...]:
     """Context tokens in [start, end) that belong to ``sentence``."""
     start, end = max(start, 0), min(end, len(index.tokens))
-    return tuple(t for t, s in zip(index.tokens[start:end], index.token_sentence[start:end]) if s == sentence)
+    return tuple(
+        t for t, s in zip(index.tokens[start:end], index.token_sentence[start:end], strict=True) if s == sentence
+    )
 
 
 def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:
@@ -394,8 +398,8 @@ def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:
     covered = sum(f.length for f in fragments)
     kinds: dict[str, int] = {}
     for d in differences:
-        for k in d.kinds:
-            name = f"edge_{k}" if d.edge else k  # one-sided differences are counted apart: they are less sure
+        for kind in d.kinds:
+            name = f"edge_{kind}" if d.edge else kind  # one-sided differences are counted apart: they are less sure
             kinds[name] = kinds.get(name, 0) + 1
     return Alignment(
         fragments=fragments,

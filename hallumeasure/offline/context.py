@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from hallumeasure.offline.tokens import info, words
 from hallumeasure.offline.values import Date, Quantity, dates, quantities
@@ -46,8 +48,9 @@ class ContextIndex:
     bigram_positions: dict[tuple[str, str], list[int]]
     stem_sentences: dict[str, list[int]]
     n_words: int
-    #: Typed values of the whole context by group, filled on first use (offline/slots.py).
-    slot_pools: dict = field(default_factory=dict)
+    #: Typed values of the whole context by group, filled on first use: tuples of offline/slots.py's
+    #: ``Value`` (Any here, as that module imports this one).
+    slot_pools: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
     @property
     def log_words(self) -> float:
@@ -58,7 +61,9 @@ class ContextIndex:
 def index_context(context: str) -> ContextIndex:
     """Analyse ``context`` (cached: responses to the same source share the work)."""
     sentences = split_context(context) or [context]
-    sentence_stems, bigrams, trigrams = [], set(), set()
+    sentence_stems: list[frozenset[str]] = []
+    bigrams: set[tuple[str, str]] = set()
+    trigrams: set[tuple[str, str, str]] = set()
     tokens: list[str] = []
     token_sentence: list[int] = []
     stem_sentences: dict[str, list[int]] = defaultdict(list)
@@ -71,9 +76,9 @@ def index_context(context: str) -> ContextIndex:
         sentence_stems.append(frozenset(cs))
         for s in sentence_stems[-1]:
             stem_sentences[s].append(number)
-        bigrams.update(zip(cs, cs[1:]))
+        bigrams.update(itertools.pairwise(cs))
         low = [i[0] for i in these]
-        trigrams.update(zip(low, low[1:], low[2:]))
+        trigrams.update(zip(low, low[1:], low[2:], strict=False))  # the shifted copies end early on purpose
         letters = set(low)  # digits in the set are harmless: it is only tested against word lists
         if "-" in sentence or "'" in sentence:
             for w in low:
@@ -84,9 +89,9 @@ def index_context(context: str) -> ContextIndex:
         infos += these
         token_sentence += [number] * len(toks)
     keys = [i[3] for i in infos]
-    sentence_quantities = [quantities(s, letters) for s, letters in zip(sentences, sentence_letters)]
+    sentence_quantities = [quantities(s, letters) for s, letters in zip(sentences, sentence_letters, strict=True)]
     bigram_positions: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for i, pair in enumerate(zip(keys, keys[1:])):
+    for i, pair in enumerate(itertools.pairwise(keys)):
         bigram_positions[pair].append(i)
     return ContextIndex(
         sentences=sentences,
@@ -96,7 +101,7 @@ def index_context(context: str) -> ContextIndex:
         trigrams=frozenset(trigrams),
         lower_text=context.lower(),
         lower_words=frozenset(i[0] for i in infos),
-        lowercase_words=frozenset(t for t, i in zip(tokens, infos) if i[2] and t[0].islower()),
+        lowercase_words=frozenset(t for t, i in zip(tokens, infos, strict=True) if i[2] and t[0].islower()),
         quantities=[q for qs in sentence_quantities for q in qs],
         sentence_quantities=sentence_quantities,
         dates=dates(context, set().union(*sentence_letters)),

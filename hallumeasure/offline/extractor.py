@@ -88,17 +88,14 @@ def _pieces(sentence: str) -> list[tuple[int, int]]:
     for match in list(_CLAUSE_RE.finditer(sentence)) + list(_AND_VERB_RE.finditer(sentence)):
         cuts.append(match.span())
     cuts.sort()
-    pieces = []
-    for (_, start), (end, next_start) in zip(cuts, cuts[1:] + [(len(sentence), len(sentence))]):
-        pieces.append((start, end))
+    # Each clause runs from the end of one cut to the start of the next (or to the sentence's end).
+    ends = [*cuts[1:], (len(sentence), len(sentence))]
+    pieces = [(start, end) for (_, start), (end, _) in zip(cuts, ends, strict=True)]
     merged: list[tuple[int, int]] = []
     for start, end in pieces:
         # Never leave a fragment too short to be a claim of its own.
-        if (
-            (merged
-            and len(sentence[start:end].split()) < MIN_CLAUSE_WORDS)
-            or (merged
-            and len(sentence[merged[-1][0] : merged[-1][1]].split()) < MIN_CLAUSE_WORDS)
+        if (merged and len(sentence[start:end].split()) < MIN_CLAUSE_WORDS) or (
+            merged and len(sentence[merged[-1][0] : merged[-1][1]].split()) < MIN_CLAUSE_WORDS
         ):
             merged[-1] = (merged[-1][0], end)
         else:

@@ -16,7 +16,7 @@ transfer. benchmarks/offline_quality.md shows them as baselines.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hallumeasure.offline.signals import FEATURES
 
@@ -61,7 +61,12 @@ RESPONSE_FEATURES = tuple(f"{agg}_{name}" for agg, name, _ in RESPONSE_AGGREGATE
 RESPONSE_MONOTONIC = tuple(sign for _, _, sign in RESPONSE_AGGREGATES)
 
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
-_AGG = {"min": min, "max": max, "sum": sum, "mean": lambda c: sum(c) / len(c)}
+_AGG: dict[str, Callable[[list[float]], float]] = {
+    "min": min,
+    "max": max,
+    "sum": sum,
+    "mean": lambda c: sum(c) / len(c),
+}
 
 
 def response_vector(vectors: Sequence[Sequence[float]]) -> list[float]:

@@ -88,7 +88,10 @@ class OfflineJudge:
             probabilities, score = self._assisted(sample, [claim.text for claim, _ in checked], probabilities, score)
         if score is None and claims:
             score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
-        found = {claim.id: self._verdict(claim, signals, p) for (claim, signals), p in zip(checked, probabilities)}
+        found = {
+            claim.id: self._verdict(claim, signals, p)
+            for (claim, signals), p in zip(checked, probabilities, strict=True)
+        }
         verdicts = [
             found.get(claim.id)
             or ClaimVerdict(

@@ -382,7 +382,10 @@ SCALES = {
     "dozen": 12,
 }
 
-_UNITS = "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+_UNITS = (
+    "two three four five six seven eight nine ten "
+    "eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+)
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 #: Number words worth matching ("one" is left out: it is far more often a pronoun than a count).
 NUMBER_WORDS: dict[str, float] = {word: float(i) for i, word in enumerate(_UNITS.split(), start=2)}
@@ -391,7 +394,9 @@ NUMBER_WORDS.update(
     {
         f"{t}-{u}": float(tv + uv)
         for t, tv in _TENS.items()
-        for u, uv in zip(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], range(1, 10))
+        for u, uv in zip(
+            ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], range(1, 10), strict=True
+        )
     }
 )
 NUMBER_WORDS.update({"zero": 0.0, "twice": 2.0, "dozen": 12.0})
@@ -458,9 +463,16 @@ child children | man men | woman women | person people | mouse mice | foot feet 
     for _w in _words:
         IRREGULAR[_w] = _words[0]
 
+
+def _pair(text: str) -> tuple[str, str]:
+    """``"a/b"`` -> ``("a", "b")``."""
+    a, b = text.split("/")
+    return a, b
+
+
 #: Word pairs of opposite meaning; a swap between them inside copied text flips the statement.
 ANTONYM_PAIRS: tuple[tuple[str, str], ...] = tuple(
-    tuple(pair.split("/"))
+    _pair(pair)
     for pair in [
         "increase/decrease",
         "increase/cut",
@@ -769,14 +781,14 @@ _EXCLUSIVE_SETS: dict[str, tuple[str, ...]] = {
 EXCLUSIVE: dict[str, frozenset[tuple[str, str]]] = {}
 for _name, _members in _EXCLUSIVE_SETS.items():
     for _member in _members:
-        _forms = _member.split("|")
-        for _form in _forms:
-            EXCLUSIVE[_form] = EXCLUSIVE.get(_form, frozenset()) | {(_name, _forms[0])}
+        _member_forms = _member.split("|")
+        for _form in _member_forms:
+            EXCLUSIVE[_form] = EXCLUSIVE.get(_form, frozenset()) | {(_name, _member_forms[0])}
 
 #: Pairs where "not A" means B ("did not change" = "stayed the same"): a negation next to one of them,
 #: where the context has the other, restates the context rather than contradicting it.
 COMPLEMENTARY_PAIRS: tuple[tuple[str, str], ...] = tuple(
-    pair.split("/")
+    _pair(pair)
     for pair in [
         "change/stay",
         "change/same",

@@ -75,7 +75,7 @@ class BoostedTrees:
         self.trees = tuple(trees)
         width = max((len(t.left) for t in trees), default=1)
 
-        def pack(field: str, fill: float, dtype) -> np.ndarray:
+        def pack(field: str, fill: float, dtype: type[np.generic]) -> np.ndarray:
             out = np.full((len(trees), width), fill, dtype=dtype)
             for i, t in enumerate(trees):
                 out[i, : len(t.left)] = getattr(t, field)
@@ -100,7 +100,8 @@ class BoostedTrees:
             left = self._left[trees, node]
             go_left = x[which, self._feature[trees, node]] <= self._threshold[trees, node]
             node = np.where(left == -1, node, np.where(go_left, left, self._right[trees, node]))
-        return self.init + self._value[trees, node].sum(axis=1)
+        logits: np.ndarray = self.init + self._value[trees, node].sum(axis=1)
+        return logits
 
     def logit(self, row: Sequence[float]) -> float:
         return float(self.logits([row])[0])
@@ -140,8 +141,8 @@ def export_sklearn(model: Any, features: list[str], calibration: tuple[float, fl
         leaf = nodes["is_leaf"].astype(bool)
         trees.append(
             {
-                "left": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["left"], leaf)],
-                "right": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["right"], leaf)],
+                "left": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["left"], leaf, strict=True)],
+                "right": [-1 if is_leaf else int(v) for v, is_leaf in zip(nodes["right"], leaf, strict=True)],
                 "feature": [int(v) for v in nodes["feature_idx"]],
                 "threshold": [float(v) for v in nodes["num_threshold"]],
                 "value": [float(v) for v in nodes["value"]],
@@ -183,7 +184,7 @@ class OfflineModel:
         *claim_model, response_model = self.response.probabilities(rows)
         floors = [self.evidence_floor(v)[0] for v in vectors]
         response_floor = max(self.evidence_floor(v, RESPONSE_RULES)[0] for v in vectors)
-        return [max(p, f) for p, f in zip(claim_model, floors)], max(response_model, response_floor)
+        return [max(p, f) for p, f in zip(claim_model, floors, strict=True)], max(response_model, response_floor)
 
     def response_score(self, vectors: Sequence[Sequence[float]]) -> float | None:
         """P(the response holds an unsupported claim), from its claims' vectors; None without claims."""

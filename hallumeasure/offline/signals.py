@@ -3,12 +3,14 @@
 ``claim_signals`` computes, for one claim: how well its words and stems align with the best
 context sentences; which fragments it copies and what differs between them (alignment.py);
 numbers and dates missing or different (values.py); capitalised names missing, or present but
-far from the rest of the claim; negation, opposites, intensity, hedging and attribution cues. It returns the numeric features the trained
-model reads together with the evidence needed to write a reason.
+far from the rest of the claim; negation, opposites, intensity, hedging and attribution cues. It
+returns the numeric features the trained model reads together with the evidence needed to write a
+reason.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -34,7 +36,7 @@ from hallumeasure.offline.lexicon import (
     STOPWORDS,
     WEEKDAYS,
 )
-from hallumeasure.offline.slots import Conflict, context_values, slot_conflicts
+from hallumeasure.offline.slots import Conflict, Value, context_values, slot_conflicts
 from hallumeasure.offline.tokens import content_stems, stem, words
 from hallumeasure.offline.values import (
     Date,
@@ -157,15 +159,19 @@ def entities(claim: str, index: ContextIndex | None = None) -> list[str]:
         span = m.group(0).strip()
         parts = span.split()
         first = parts[0].lower()
-        if m.start() == 0 and len(parts) == 1 and not span.isupper():
-            if (
+        if (
+            m.start() == 0
+            and len(parts) == 1
+            and not span.isupper()
+            and (
                 first in STOPWORDS
                 or first in NEGATIONS
                 or index is None
                 or first in index.lowercase_words
                 or first in MONTHS
-            ):
-                continue
+            )
+        ):
+            continue
         if m.start() == 0 and len(parts) > 1 and first in STOPWORDS:
             span = " ".join(parts[1:])  # "The Beatles" -> "Beatles"; "In Paris" -> "Paris"
         if first in MONTHS or first in WEEKDAYS or span.lower() in STOPWORDS or not span:
@@ -210,7 +216,7 @@ def _kind(q: Quantity) -> str:
     return "year" if q.text.isdigit() and len(q.text) == 4 and 1000 <= q.value <= 2100 else "amount"
 
 
-def _pool(index: ContextIndex, group: str):
+def _pool(index: ContextIndex, group: str) -> tuple[Value, ...]:
     """The context's values of one group, read once per context (kept on the cached context index)."""
     pools = index.slot_pools
     if group not in pools:
@@ -234,8 +240,8 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     second = index.sentence_stems[order[1]] if len(order) > 1 else frozenset()
     top2 = cset & (index.sentence_stems[best] | second)
     novel = [w for w in dict.fromkeys(cs) if w not in index.stems]
-    bigrams = list(zip(cs, cs[1:]))
-    trigrams = list(zip(low, low[1:], low[2:]))
+    bigrams = list(itertools.pairwise(cs))
+    trigrams = list(zip(low, low[1:], low[2:], strict=False))  # the shifted copies end early on purpose
     best_sentence = index.sentences[best] if index.sentences else ""
     best_words = words(best_sentence)
     best_low = [w.lower() for w in best_words]
@@ -270,7 +276,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     complements = (
         [
             (a, b)
-            for a in sorted(claim_all - set(stem(w) for w in best_words))
+            for a in sorted(claim_all - {stem(w) for w in best_words})
             for b in sorted({stem(w) for w in best_words} - claim_all)
             if (a, b) in complement_pairs()
         ]
@@ -282,7 +288,9 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         for c in sorted(claim_all - near_stems)
         for x in opposites_in(c, near_stems)
         if x not in claim_all  # "excluded" restates "not included": the opposite's sentence is negated
-        and all(neg == claim_neg for i, neg in zip(order[:2], near_negated) if x in index.sentence_stems[i])
+        and all(
+            neg == claim_neg for i, neg in zip(order[:2], near_negated, strict=True) if x in index.sentence_stems[i]
+        )
     ]
     opposites += [pair for pair in complements if pair not in opposites]
     # Exclusive values: a claim word whose set (colours, kin, periods...) has another member in the two
@@ -375,8 +383,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
             or opposites
             or conflicting_date is not None
             or any(d.kinds & DEFINITE_KINDS for d in alignment.differences if not d.edge)
-            or ((values["recall_best"] >= ALIGNED or values["coverage"] >= ALIGNED)
-            and values["negation_mismatch"])
+            or ((values["recall_best"] >= ALIGNED or values["coverage"] >= ALIGNED) and values["negation_mismatch"])
         )
     )
     return ClaimSignals(

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from hallumeasure.labels import Label, Subtype
 from hallumeasure.offline.context import ContextIndex
@@ -184,12 +185,12 @@ _CURRENCY_STEMS = frozenset({"dollar", "euro", "pound", "yen", "cent", "franc", 
 
 def _money_word(text: str, end: int) -> bool:
     follow = re.match(r"\s*(?:million|billion|thousand|bn|m|k)?\s*([A-Za-z]+)", text[end : end + 30])
-    return bool(follow) and stem(follow.group(1)) in _CURRENCY_STEMS
+    return follow is not None and stem(follow.group(1)) in _CURRENCY_STEMS
 
 
 def _next_word_is_content(text: str, end: int) -> bool:
     follow = re.match(r"\s+([a-z][a-z\-]*)", text[end : end + 30])
-    return bool(follow) and follow.group(1) not in STOPWORDS
+    return follow is not None and follow.group(1) not in STOPWORDS
 
 
 def _is_name_token(token: str, first: bool, next_token: str) -> bool:
@@ -278,20 +279,20 @@ def _date_text(d: tuple[int, int, int]) -> str:
 # ------------------------------------------------------------------------------------------- comparison
 
 
-def _same(kind: str, a: object, b: object) -> bool:
+def _same(kind: str, a: Any, b: Any) -> bool:
+    """Whether two normal forms (``Value.norm``, whose type depends on ``kind``) agree."""
     if kind == "time":
-        return bool(a & b)  # type: ignore[operator]
+        return bool(a & b)
     if kind in ("number", "share", "money", "year"):
         return any(
-            same_value(float(a), float(b) * s) or same_value(float(b), float(a) * s)  # type: ignore[arg-type]
-            for s in (1.0, 1e3, 1e6, 1e9)
+            same_value(float(a), float(b) * s) or same_value(float(b), float(a) * s) for s in (1.0, 1e3, 1e6, 1e9)
         )
     if kind == "date":
-        (y1, m1, d1), (y2, m2, d2) = a, b  # type: ignore[misc]
-        return m1 == m2 and (not y1 or not y2 or y1 == y2) and (not d1 or not d2 or d1 == d2)
+        (y1, m1, d1), (y2, m2, d2) = a, b
+        return bool(m1 == m2 and (not y1 or not y2 or y1 == y2) and (not d1 or not d2 or d1 == d2))
     if kind == "days":
-        return a <= b  # type: ignore[operator]  # the claim's days must all be covered
-    return a == b
+        return bool(a <= b)  # the claim's days must all be covered
+    return bool(a == b)
 
 
 #: Number-like kinds compared with one another ("9" is not held against "9%").
@@ -323,7 +324,9 @@ def _with_unit(v: Value, text: str) -> str:
     at = text.find(v.text)
     if at < 0:
         return v.text
-    end = _AFTER_VALUE_RE.match(text, at + len(v.text)).end()
+    after = _AFTER_VALUE_RE.match(text, at + len(v.text))
+    assert after is not None  # every part of the pattern is optional: it always matches
+    end = after.end()
     if v.unit:
         noun = re.compile(r"[\-\s]*[A-Za-z][A-Za-z\-]*").match(text, end)
         end = noun.end() if noun else end
@@ -619,7 +622,7 @@ def context_values(index: ContextIndex, group: str) -> tuple[Value, ...]:
     if group == "numeric":
         return tuple(
             v
-            for s, found in zip(sentences, index.sentence_quantities)
+            for s, found in zip(sentences, index.sentence_quantities, strict=True)
             for v in _numeric_values(s, found, [span for _, _, span in clock_times(s)])
         )
     if group == "time":

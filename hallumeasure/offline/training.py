@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from hallumeasure.offline.features import (
 )
 from hallumeasure.offline.model import EVIDENCE_RULES, BoostedTrees, export_sklearn
 from hallumeasure.offline.signals import FEATURES, claim_signals
+
+if TYPE_CHECKING:
+    from sklearn.ensemble import HistGradientBoostingClassifier
 
 SEED = 13
 GBM_PARAMS = {
@@ -59,10 +63,13 @@ def featurize_all(samples: Iterable[LabelledSample]) -> list[Featurized]:
 def _class_balanced(w: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``w`` rescaled so both classes carry half the total weight."""
     share = {c: max(w[y == c].sum() / w.sum(), 1e-9) for c in (0, 1)}
-    return w * np.where(y == 1, 0.5 / share[1], 0.5 / share[0])
+    balanced: np.ndarray = w * np.where(y == 1, 0.5 / share[1], 0.5 / share[0])
+    return balanced
 
 
-def _fit(X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray | None = None):
+def _fit(
+    X: np.ndarray, y: np.ndarray, monotonic: Sequence[int], weight: np.ndarray | None = None
+) -> HistGradientBoostingClassifier:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     return HistGradientBoostingClassifier(monotonic_cst=list(monotonic), **GBM_PARAMS).fit(X, y, sample_weight=weight)
@@ -72,7 +79,8 @@ def _balanced_weights(groups: Sequence[str]) -> np.ndarray:
     """Every dataset weighs the same in training, whatever its size (so no one set's quirks dominate)."""
     counts = {g: groups.count(g) for g in set(groups)}
     w = np.array([1.0 / counts[g] for g in groups])
-    return w * len(w) / w.sum()
+    weights: np.ndarray = w * len(w) / w.sum()
+    return weights
 
 
 def _platt(
@@ -107,7 +115,7 @@ def evidence_precision(rows: Sequence[Featurized]) -> dict[str, float]:
     return out
 
 
-def _check_export(exported: dict, fitted, X: np.ndarray) -> None:
+def _check_export(exported: dict[str, Any], fitted: HistGradientBoostingClassifier, X: np.ndarray) -> None:
     """The JSON trees must reproduce scikit-learn's probabilities before any calibration."""
     trees = BoostedTrees.from_dict({**exported, "calibration": {"a": 1.0, "b": 0.0}})
     ours = np.array([trees.raw_probability(list(row)) for row in X[:500]])
@@ -116,7 +124,7 @@ def _check_export(exported: dict, fitted, X: np.ndarray) -> None:
         raise AssertionError("exported trees disagree with scikit-learn; the export format has changed")
 
 
-def fit_models(rows: Sequence[Featurized], calibrate: bool = True) -> dict:
+def fit_models(rows: Sequence[Featurized], calibrate: bool = True) -> dict[str, Any]:
     """Fit the response model and the evidence-rule precisions on ``rows``; returns the JSON-ready model dict.
 
     One model serves both levels: a claim is scored as a response made of that claim alone.

@@ -94,6 +94,7 @@ def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
             continue  # the day of "14 March" / "March 14": dates are compared as dates
         value = float(match.group(0).replace(",", ""))
         tail = _TAIL_RE.match(text, end)
+        assert tail is not None  # every part of the pattern is optional: it always matches
         begin = start - 1 if start >= 1 and text[start - 1].isspace() else start
         currency = begin >= 1 and text[begin - 1] in _CURRENCIES
         if currency:
@@ -220,7 +221,7 @@ def dates(text: str, letters: set[str] | None = None) -> set[Date]:
 
 def date_matches(claim: Date, context: Date) -> bool:
     """True when the context date can be the claim date (parts missing on either side are not held against it)."""
-    return all(a == 0 or b == 0 or a == b for a, b in zip(claim, context)) and claim[1] == context[1]
+    return all(a == 0 or b == 0 or a == b for a, b in zip(claim, context, strict=True)) and claim[1] == context[1]
 
 
 def date_conflict(claim_dates: set[Date], context_dates: set[Date]) -> Date | None:

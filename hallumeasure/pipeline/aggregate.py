@@ -27,7 +27,7 @@ def summarise_response(
     a response with any error row gets ``hallucinated=None`` unless it is already hallucinated
     on the claims that were judged (a missing verdict cannot make it clean).
     """
-    labels = Counter(v.label for v in verdicts if v.ok)
+    labels = Counter(v.label for v in verdicts if v.ok and v.label is not None)
     subtypes = Counter(v.subtype for v in verdicts if v.ok and v.subtype is not None)
     n_errors = sum(1 for v in verdicts if not v.ok)
     n_evaluated = sum(n for label, n in labels.items() if policy.is_evaluated(label))

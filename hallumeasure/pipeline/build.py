@@ -31,7 +31,9 @@ def build_extractor(spec: str, *, model: Model | None = None, **options: Any) ->
     return LLMExtractor(model or build_model(spec, **options))
 
 
-def build_judge(spec: str, mode: Mode = Mode.COT_ONE, *, model: Model | None = None, **options: Any) -> ClaimJudge:
+def build_judge(
+    spec: str, mode: Mode | str = Mode.COT_ONE, *, model: Model | None = None, **options: Any
+) -> ClaimJudge:
     if spec == OFFLINE:
         from hallumeasure.offline import OfflineJudge
 

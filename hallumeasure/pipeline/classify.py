@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from hallumeasure.errors import HalluMeasureError
 from hallumeasure.evidence import all_verified, verify
-from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
+from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
 from hallumeasure.models.cache import request_key
 from hallumeasure.models.limits import text_tokens
 from hallumeasure.models.model import Model
@@ -136,7 +136,7 @@ class LLMJudge:
             return None
         system, message = self._render(sample, claim_block=_WARM_UP_CLAIM)
         first = message.content[0]
-        if not first.cache_after:
+        if not isinstance(first, TextBlock) or not first.cache_after:
             return None  # the prompt has no cacheable part
         tool_tokens = text_tokens(str(self.spec.tool.input_schema))
         if tool_tokens + text_tokens(system) + text_tokens(first.text) < minimum:

@@ -2,7 +2,8 @@
 
 Nothing is lost: every sample ends as one stored result, and a sample that cannot be measured
 (extraction failed, an unexpected error) is an error row that says why. A source of any length is
-judged: when it does not fit the judge's window, against the chunks that matter to each response. Claims the judge could not decide are error rows of their own.
+judged: when it does not fit the judge's window, against the chunks that matter to each response.
+Claims the judge could not decide are error rows of their own.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ async def measure_sample(
 ) -> ResponseResult:
     """Measure one sample. Failures become error rows on the result; this never raises for model trouble.
 
-    Citation markers are taken out of the response the stages see (claim spans still point into it); a source longer than the
-    judge's window is cut to the chunks that matter to the claims (hallumeasure/retrieval.py);
+    Citation markers are taken out of the response the stages see (claim spans still point into it);
+    a source longer than the judge's window is cut to the chunks that matter to the claims (hallumeasure/retrieval.py);
     quotes are checked against the full passages and citations judged (hallumeasure/rag.py).
     """
     sources = sources or SourceOptions()

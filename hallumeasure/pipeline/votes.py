@@ -28,9 +28,9 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -38,7 +38,11 @@ from hallumeasure.errors import ConfigError
 from hallumeasure.labels import Label, Policy
 from hallumeasure.nli import KEYLESS_JUDGES
 from hallumeasure.pipeline.protocols import ClaimJudge, Judgement
-from hallumeasure.types import Claim, ClaimVerdict, Sample, Usage, Vote
+from hallumeasure.types import Claim, ClaimVerdict, Mode, Sample, Usage, Vote
+
+if TYPE_CHECKING:
+    from hallumeasure.models.model import Model
+    from hallumeasure.prompts import Prompt
 
 
 class PanelRule(StrEnum):
@@ -150,12 +154,12 @@ class VotingJudge:
         )
 
     @property
-    def prompt(self):
+    def prompt(self) -> Prompt | None:
         """The first judge's prompt (recorded in the manifest like a single judge's)."""
         return getattr(self.judges[0], "prompt", None)
 
     @property
-    def extra_prompts(self) -> list:
+    def extra_prompts(self) -> list[Prompt]:
         """The other judges' prompts, recorded in the manifest too."""
         prompts = [p for j in self.judges[1:] if (p := getattr(j, "prompt", None)) is not None]
         return prompts + [p for j in self.judges for p in getattr(j, "extra_prompts", ())]
@@ -195,7 +199,7 @@ class VotingJudge:
         )
         votes: list[Vote] = []
         usage = Usage()
-        for voter, outcome in zip(self.voters, [o for group in per_judge for o in group]):
+        for voter, outcome in zip(self.voters, [o for group in per_judge for o in group], strict=True):
             repeat = getattr(voter, "repeat", 0)
             if isinstance(outcome, BaseException):
                 error = f"{type(outcome).__name__}: {outcome}"
@@ -263,8 +267,9 @@ def combine_votes(votes: Sequence[Vote], rule: PanelRule | str, policy: Policy, 
         return ClaimVerdict(
             claim_id=claim_id, judge=judge, error=f"all {len(votes)} votes failed; the first: {failed[0].error}"
         )
-    label = _decide([v.label for v in ok], len(failed), rule, policy)  # type: ignore[misc]
-    tally = ", ".join(f"{n} {lab.value}" for lab, n in Counter(v.label for v in ok).most_common())
+    labels = [v.label for v in ok if v.label is not None]  # all of them: a vote is ok when it has a label
+    label = _decide(labels, len(failed), rule, policy)
+    tally = ", ".join(f"{n} {lab.value}" for lab, n in Counter(labels).most_common())
     if label is None:
         return ClaimVerdict(
             claim_id=claim_id,
@@ -295,12 +300,12 @@ def combine_votes(votes: Sequence[Vote], rule: PanelRule | str, policy: Policy, 
 
 def build_voting_judge(
     specs: Sequence[str],
-    mode,
+    mode: Mode | str,
     *,
     repeats: int = 1,
     rule: PanelRule | str = PanelRule.MAJORITY,
     policy: Policy | None = None,
-    model_for=None,
+    model_for: Callable[[str], Model] | None = None,
 ) -> ClaimJudge:
     """The claim judge for ``--judge A [--judge B ...] --repeats K``: the plain judge when one judge
     answers once (a run without votes, as before), else a ``VotingJudge``."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from hallumeasure.text import split_sentences, words
+from hallumeasure.types import Span
 
 #: Words too common to say where a claim comes from.
 _STOP = frozenset(
@@ -36,7 +37,7 @@ def content_words(text: str) -> set[str]:
     return {w for w in words(text) if w not in _STOP}
 
 
-def align_claim(claim: str, context: str, sentences: list | None = None) -> Alignment | None:
+def align_claim(claim: str, context: str, sentences: list[tuple[str, Span]] | None = None) -> Alignment | None:
     """The context sentence sharing the largest share of the claim's content words, or None."""
     target = content_words(claim)
     if not target:

@@ -403,8 +403,8 @@ def _subtype_gate(comparison: Comparison, gates: AuditGates) -> GateResult:
     risen = [
         x
         for x in SUBTYPES
-        if shift.p_holm[x] is not None
-        and shift.p_holm[x] < alpha
+        if (holm := shift.p_holm[x]) is not None
+        and holm < alpha
         and (shift.rates_b[x] or 0.0) > (shift.rates_a[x] or 0.0)
     ]
     observed = f"mix test p {shift.p_value:.4f}; " + (

@@ -23,6 +23,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -88,7 +89,10 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
     path = Path(path)
     claims = run.claims
     ids = set(claims["claim_id"].astype(str))
-    by_text = {(str(s), _norm(t)): str(c) for s, t, c in zip(claims["sample_id"], claims["claim"], claims["claim_id"])}
+    by_text = {
+        (str(s), _norm(t)): str(c)
+        for s, t, c in zip(claims["sample_id"], claims["claim"], claims["claim_id"], strict=True)
+    }
     samples = set(run.responses["sample_id"].astype(str))
     out_claims: dict[str, tuple[str, str | None]] = {}
     out_responses: dict[str, bool] = {}
@@ -110,7 +114,7 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
             claim_id = row.get("claim_id") or by_text.get((sample_id, _norm(row.get("claim") or "")))
             if not claim_id and not (sample_id and row.get("claim")):
                 raise ConfigError(f"{where}: a claim label needs claim_id, or sample_id and claim")
-            if claim_id not in ids:
+            if claim_id is None or claim_id not in ids:
                 unmatched.append(f"{where}: no claim {claim_id or row.get('claim')!r} in the run")
                 continue
             out_claims[claim_id] = (label, subtype)
@@ -203,7 +207,7 @@ def _r(value: float | None) -> float | None:
     return None if value is None or not np.isfinite(value) else round(float(value), 6) + 0.0
 
 
-def _estimate(triple) -> Estimate:
+def _estimate(triple: Sequence[float | None]) -> Estimate:
     return Estimate.of(*triple[:3])
 
 
@@ -244,7 +248,7 @@ def calibrate(
     judged = labelled[labelled["label"].notna()]
     index = {x: i for i, x in enumerate(LABELS)}
     confusion = np.zeros((len(LABELS), len(LABELS)), dtype=int)
-    for h, j in zip(judged["human"], judged["label"]):
+    for h, j in zip(judged["human"], judged["label"], strict=True):
         confusion[index[h], index[j]] += 1
 
     # Binary, under the run's policy: only claims both sides evaluated.
@@ -255,8 +259,8 @@ def calibrate(
             return None if choice == "exclude" else choice == "unsupported"
         return policy.is_unsupported(lab)
 
-    pairs = [(unsupported(h), unsupported(j)) for h, j in zip(judged["human"], judged["label"])]
-    pairs = [(h, j) for h, j in pairs if h is not None and j is not None]
+    either = [(unsupported(h), unsupported(j)) for h, j in zip(judged["human"], judged["label"], strict=True)]
+    pairs = [(h, j) for h, j in either if h is not None and j is not None]
     tp = sum(h and j for h, j in pairs)
     fn = sum(h and not j for h, j in pairs)
     fp = sum(j and not h for h, j in pairs)
@@ -355,7 +359,7 @@ def _corrected(
     observed = judge[has_judge]
     obs_mean = float(observed.mean()) if observed.size else None
     obs_var = float(observed.var(ddof=1)) / observed.size if observed.size > 1 else 0.0
-    rg = (None, None, None)
+    rg: tuple[float | None, float | None, float | None] = (None, None, None)
     if obs_mean is not None and sens[1] and spec[1]:
         rg = rogan_gladen(obs_mean, obs_var, sens[0] / sens[1], sens[1], spec[0] / spec[1], spec[1], confidence)
     return CorrectedRate(

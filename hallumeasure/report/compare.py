@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +41,7 @@ from hallumeasure.report.runs import (
     run_info,
 )
 from hallumeasure.report.stability import RunStability, runs_stability
-from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
+from hallumeasure.report.stats import SUBTYPES, GroupStats, Resampling, group_stats
 from hallumeasure.report.viewer import build_viewer_data, render_viewer
 from hallumeasure.text import split_sentences
 
@@ -152,7 +153,7 @@ def worst_examples(
 
 
 def compare_runs(
-    run_dirs: list[str | Path],
+    run_dirs: Sequence[str | Path],
     out_dir: str | Path,
     allow_mismatch: bool = False,
     *,
@@ -161,7 +162,7 @@ def compare_runs(
     confidence: float = 0.95,
     worst: int = 3,
     title: str = "Model comparison",
-    labels: list[str | Path] | None = None,
+    labels: Sequence[str | Path] | None = None,
 ) -> ComparisonReport:
     """Compare the models in ``run_dirs`` and write the report files into ``out_dir``.
 
@@ -178,7 +179,7 @@ def compare_runs(
     found = check_comparable(runs, allow_mismatch)
     units = {run.name: response_units(run) for run in runs}
     groups = model_groups(runs, units)
-    options = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    options: Resampling = {"resamples": resamples, "seed": seed, "confidence": confidence}
     run_stats = [group_stats(units[run.name], run.name, **options) for run in runs]
     model_stats = [group_stats(g.units, g.name, **options) for g in groups]
     by_name = {run.name: run for run in runs}

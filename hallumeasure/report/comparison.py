@@ -9,6 +9,7 @@ from hallumeasure.report.runs import pair_up
 from hallumeasure.report.stats import (
     SUBTYPES,
     Difference,
+    Resampling,
     SubtypeShift,
     paired_difference,
     subtype_shift,
@@ -45,7 +46,7 @@ def compare_groups(
     """Compare two response tables (see :func:`hallumeasure.report.runs.response_units`)."""
     pa, pb, how = pair_up(a, b)
     paired = len(pa) >= MIN_PAIRS
-    options = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    options: Resampling = {"resamples": resamples, "seed": seed, "confidence": confidence}
     if paired:
         ta, tb = pa, pb
         rate = paired_difference(ta["rate"].to_numpy(), tb["rate"].to_numpy(), "mean unsupported rate", **options)

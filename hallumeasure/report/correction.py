@@ -115,7 +115,10 @@ def rogan_gladen(
         + (1 - theta) ** 2 * specificity * (1 - specificity) / n_negative
     ) / youden**2
     half = _z(confidence) * math.sqrt(max(var, 0.0))
-    clip = lambda v: min(1.0, max(0.0, v))  # noqa: E731 - three uses on one line
+
+    def clip(v: float) -> float:
+        return min(1.0, max(0.0, v))
+
     return clip(theta), clip(theta - half), clip(theta + half)
 
 

@@ -11,6 +11,7 @@ HTML(drilldown.claims_html(view))
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import pandas as pd
 from markupsafe import Markup, escape
@@ -31,10 +32,12 @@ def claims_with_sources(data: RunData) -> pd.DataFrame:
     """
     responses = data.responses[["sample_id", "question", "context", "response"]]
     claims = data.claims.merge(responses, on="sample_id", how="left")
-    sentences = {sid: split_sentences(ctx) for sid, ctx in zip(responses["sample_id"], responses["context"])}
+    sentences = {
+        sid: split_sentences(ctx) for sid, ctx in zip(responses["sample_id"], responses["context"], strict=True)
+    }
     aligned = [
         align_claim(text, ctx, sentences[sid])
-        for text, ctx, sid in zip(claims["claim"], claims["context"], claims["sample_id"])
+        for text, ctx, sid in zip(claims["claim"], claims["context"], claims["sample_id"], strict=True)
     ]
     claims["source_sentence"] = [a.sentence if a else "" for a in aligned]
     claims["source_start"] = [a.start if a else -1 for a in aligned]
@@ -117,7 +120,7 @@ def claims_html(claims: pd.DataFrame, *, limit: int = 50) -> Markup:
     return head + Markup("").join(rows) + tail
 
 
-def _span(row: dict) -> Alignment:
+def _span(row: dict[str, Any]) -> Alignment:
     return Alignment(row["source_sentence"], int(row["source_start"]), int(row["source_end"]), float(row["overlap"]))
 
 

@@ -83,6 +83,11 @@ def wilson_interval(k: int | float, n: int | float, confidence: float = 0.95) ->
     """Wilson score interval of a share ``k / n`` (None, None when n is 0)."""
     if n <= 0:
         return None, None
+    return _wilson(k, n, confidence)
+
+
+def _wilson(k: int | float, n: int | float, confidence: float) -> tuple[float, float]:
+    """The Wilson score interval for ``n > 0``."""
     z = _z(confidence)
     p = k / n
     denom = 1.0 + z * z / n
@@ -91,7 +96,9 @@ def wilson_interval(k: int | float, n: int | float, confidence: float = 0.95) ->
     return max(0.0, center - half), min(1.0, center + half)
 
 
-def _square_and_add(p1: float, w1: Interval, p2: float, w2: Interval, phi: float) -> tuple[float, float]:
+def _square_and_add(
+    p1: float, w1: tuple[float, float], p2: float, w2: tuple[float, float], phi: float
+) -> tuple[float, float]:
     """Newcombe's combination of two Wilson intervals into one for ``p2 - p1``."""
     l1, u1 = w1
     l2, u2 = w2
@@ -108,7 +115,7 @@ def newcombe_independent(
     if n1 <= 0 or n2 <= 0:
         return None, None, None
     p1, p2 = k1 / n1, k2 / n2
-    low, high = _square_and_add(p1, wilson_interval(k1, n1, confidence), p2, wilson_interval(k2, n2, confidence), 0.0)
+    low, high = _square_and_add(p1, _wilson(k1, n1, confidence), p2, _wilson(k2, n2, confidence), 0.0)
     return p2 - p1, low, high
 
 
@@ -125,15 +132,15 @@ def newcombe_paired(
         return None, None, None
     p1, p2 = (both + first_only) / n, (both + second_only) / n
     # Correlation of the two outcomes, with Newcombe's continuity correction of the numerator.
-    a = both * neither - first_only * second_only
+    a: float = both * neither - first_only * second_only
     a = a - n / 2 if a > n / 2 else (0.0 if a >= 0 else a)
     denom = math.sqrt((both + first_only) * (second_only + neither) * (both + second_only) * (first_only + neither))
     phi = a / denom if denom > 0 else 0.0
     low, high = _square_and_add(
         p1,
-        wilson_interval(both + first_only, n, confidence),
+        _wilson(both + first_only, n, confidence),
         p2,
-        wilson_interval(both + second_only, n, confidence),
+        _wilson(both + second_only, n, confidence),
         phi,
     )
     return p2 - p1, low, high

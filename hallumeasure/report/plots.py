@@ -43,8 +43,12 @@ def draw_estimates(ax: Axes, names: list[str], estimates: list[Estimate], title:
     """Horizontal bars with confidence-interval error bars; groups without a value are left blank."""
     y = np.arange(len(names))
     values = np.array([e.value if e.value is not None else np.nan for e in estimates], dtype=float)
-    low = np.array([e.value - e.low if e.low is not None else 0.0 for e in estimates], dtype=float)
-    high = np.array([e.high - e.value if e.high is not None else 0.0 for e in estimates], dtype=float)
+    low = np.array(
+        [e.value - e.low if e.value is not None and e.low is not None else 0.0 for e in estimates], dtype=float
+    )
+    high = np.array(
+        [e.high - e.value if e.value is not None and e.high is not None else 0.0 for e in estimates], dtype=float
+    )
     ax.barh(
         y,
         np.nan_to_num(values),
@@ -53,7 +57,7 @@ def draw_estimates(ax: Axes, names: list[str], estimates: list[Estimate], title:
         capsize=4,
         error_kw={"elinewidth": 1.2, "ecolor": "#222"},
     )
-    for i, (v, e) in enumerate(zip(values, estimates)):
+    for i, (v, e) in enumerate(zip(values, estimates, strict=True)):
         # The value goes right of the bar and its interval, in dark text, so no error bar crosses it.
         if np.isfinite(v):
             end = e.high if e.high is not None else v
@@ -94,7 +98,7 @@ def draw_subtype_mix(ax: Axes, names: list[str], counts: list[dict[str, int]]) -
     width = 0.8 / max(len(names), 1)
     colours = [f"C{i % 10}" for i in range(len(names))]
     top = 0.0
-    for i, (name, group_counts) in enumerate(zip(names, counts)):
+    for i, (name, group_counts) in enumerate(zip(names, counts, strict=True)):
         total = sum(group_counts.values())
         share = [group_counts.get(s, 0) / total if total else 0.0 for s in present]
         where = x + (i - (len(names) - 1) / 2) * width
@@ -102,7 +106,7 @@ def draw_subtype_mix(ax: Axes, names: list[str], counts: list[dict[str, int]]) -
         ax.bar(
             where, share, width, label=f"{name} ({total} subtyped claim{'s' if total != 1 else ''})", color=colours[i]
         )
-        for bx, value, subtype in zip(where, share, present):
+        for bx, value, subtype in zip(where, share, present, strict=True):
             n = group_counts.get(subtype, 0)
             if n:
                 ax.text(bx, value + 0.015, str(n), ha="center", va="bottom", fontsize=7, color="#222")

@@ -16,16 +16,26 @@ give sigma^2 = s1^2 + s2^2 - 2 rho s1 s2.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, TypeGuard, get_args
 
 import numpy as np
 from pydantic import BaseModel, Field
 from scipy import optimize, stats
 
+if TYPE_CHECKING:
+    from hallumeasure.datasets import LabelledSample
+    from hallumeasure.types import Sample
+
 #: Largest sample count the planner reports; above it the rise is too small to decide in practice.
 MAX_SAMPLES = 10_000_000
 
 Metric = Literal["unsupported_rate", "hallucinated_share"]
+
+
+def is_metric(name: str) -> TypeGuard[Metric]:
+    """Whether ``name`` is a metric the planner knows."""
+    return name in get_args(Metric)
 
 
 def t_power(effect: float, n: int, alpha: float) -> float:
@@ -41,8 +51,8 @@ def samples_needed(effect: float, alpha: float = 0.05, power: float = 0.8) -> in
     """Smallest n (at least 2) whose one-sided t test reaches ``power`` at ``effect`` SDs; None when out of reach."""
     if not effect > 0 or not math.isfinite(effect):
         return None
-    z = stats.norm.ppf(1 - alpha) + stats.norm.ppf(power)
-    guess = max(2, int(math.floor((z / effect) ** 2)))  # the normal approximation, a lower bound for t
+    z = float(stats.norm.ppf(1 - alpha) + stats.norm.ppf(power))
+    guess = max(2, math.floor((z / effect) ** 2))  # the normal approximation, a lower bound for t
     if guess > MAX_SAMPLES:
         return None
     n = guess
@@ -163,7 +173,7 @@ def plan_samples(
     )
 
 
-def plan_cost(samples: list, n: int, *, judge: str, extractor: str, mode: str) -> PlanCost:
+def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str, extractor: str, mode: str) -> PlanCost:
     """Price ``n`` samples like ``samples`` (scaled from the dry-run estimate of ``samples``)."""
     from hallumeasure.bench import estimate_bench, estimate_cost
     from hallumeasure.pricing import PRICES_AS_OF, price_for

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
 from hallumeasure.evidence import find_quote
 from hallumeasure.rag import RagSummary, rag_summaries
 from hallumeasure.store import RunStore
-from hallumeasure.types import ClaimVerdict, Sample
+from hallumeasure.types import CitationFinding, ClaimVerdict, Sample
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import Console
 
 
 @dataclass
@@ -81,7 +86,7 @@ def passage_use_line(summary: RagSummary) -> str:
     )
 
 
-def print_rag(console, summaries: list[RagSummary]) -> None:
+def print_rag(console: Console, summaries: list[RagSummary]) -> None:
     """The RAG table of ``show`` (nothing when the run has nothing RAG to report)."""
     from rich.table import Table
 
@@ -108,9 +113,9 @@ def print_rag(console, summaries: list[RagSummary]) -> None:
             f"{s.n_citing_responses}/{s.n_responses}",
             share(s.citation_precision),
             share(s.citation_recall),
-            str(s.findings.get("wrong_passage", 0)),
-            str(s.findings.get("uncited", 0)),
-            str(s.findings.get("cited_contradicts", 0)),
+            str(s.findings.get(CitationFinding.WRONG_PASSAGE, 0)),
+            str(s.findings.get(CitationFinding.UNCITED, 0)),
+            str(s.findings.get(CitationFinding.CITED_CONTRADICTS, 0)),
             f"{s.n_evidence_unverified}/{s.n_claims_with_evidence}",
             str(s.n_claims_cut),
             f"{s.n_passages_used}/{s.n_passages}",
@@ -134,7 +139,7 @@ def quote_cell(evidence: ClaimEvidence | None) -> str:
     return f'[{evidence.passage_id}] "{evidence.quote}"' + ("" if evidence.verified else " (NOT FOUND)")
 
 
-def evidence_table_html(claims, evidence: dict[str, ClaimEvidence], limit: int = 20) -> Markup:
+def evidence_table_html(claims: pd.DataFrame, evidence: dict[str, ClaimEvidence], limit: int = 20) -> Markup:
     """An HTML table of claims (a DataFrame of ``load_run(...).claims``) with their citation finding and
     their evidence quote marked in its passage; every piece of run text is escaped."""
     rows = [

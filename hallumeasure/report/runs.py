@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from hallumeasure.errors import ConfigError
 from hallumeasure.labels import Policy
 from hallumeasure.report.stats import LABELS, SUBTYPES
 from hallumeasure.store import RunData, load_run
+from hallumeasure.types import RunManifest
 
 NO_MODEL = "(no model)"
 
@@ -39,7 +41,7 @@ class LoadedRun:
         return manifest.policy if manifest is not None else Policy()
 
 
-def load_runs(run_dirs: list[str | Path]) -> list[LoadedRun]:
+def load_runs(run_dirs: Sequence[str | Path]) -> list[LoadedRun]:
     """Load run directories; two runs with the same directory name get their parent's name added."""
     paths = [Path(p) for p in run_dirs]
     if not paths:
@@ -48,7 +50,7 @@ def load_runs(run_dirs: list[str | Path]) -> list[LoadedRun]:
         raise ConfigError("the same run directory was given twice")
     names = [p.name for p in paths]
     names = [f"{p.parent.name}/{p.name}" if names.count(p.name) > 1 else p.name for p in paths]
-    return [LoadedRun(name, load_run(path)) for name, path in zip(names, paths)]
+    return [LoadedRun(name, load_run(path)) for name, path in zip(names, paths, strict=True)]
 
 
 # --- what a run is ------------------------------------------------------------------------------
@@ -133,7 +135,7 @@ def _identity(run: LoadedRun) -> dict[str, object] | None:
     }
 
 
-def votes_of(manifest) -> str:
+def votes_of(manifest: RunManifest) -> str:
     """How many votes made each verdict (``measure --repeats``, a panel), as a comparable description."""
     votes = (manifest.settings.get("judge") or {}).get("votes")
     if not votes:
@@ -142,10 +144,10 @@ def votes_of(manifest) -> str:
 
 
 def _show(field: str, value: object) -> str:
-    if field == "policy":
-        return value.describe()  # type: ignore[attr-defined]
-    if field == "prompts":
-        return ", ".join(f"{k}@{v[:12]}" for k, v in value.items()) or "(none)"  # type: ignore[attr-defined]
+    if field == "policy" and isinstance(value, Policy):
+        return value.describe()
+    if field == "prompts" and isinstance(value, dict):
+        return ", ".join(f"{k}@{v[:12]}" for k, v in value.items()) or "(none)"
     return str(value)
 
 
@@ -154,7 +156,7 @@ def _inputs(run: LoadedRun) -> dict[str, str]:
     r = run.data.responses
     out = {}
     for sid, model, question, context, response in zip(
-        r["sample_id"], r["model"], r["question"], r["context"], r["response"]
+        r["sample_id"], r["model"], r["question"], r["context"], r["response"], strict=True
     ):
         parts = [x if isinstance(x, str) else "" for x in (model, question, context, response)]
         out[str(sid)] = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
@@ -191,10 +193,10 @@ def mismatches(runs: list[LoadedRun]) -> list[str]:
     problems = [
         f"run {r.name} has no manifest, so how it was measured is unknown" for r in runs if r.data.manifest is None
     ]
-    known = [(r, _identity(r)) for r in runs if r.data.manifest is not None]
+    known = [(r, ident) for r in runs if (ident := _identity(r)) is not None]  # the runs with a manifest
     if len(known) < 2:
         return problems
-    first_run, first = known[0]
+    _, first = known[0]
     differing = [(r, ident) for r, ident in known[1:] if ident["policy"] != first["policy"]]
     if differing:
         values = "; ".join(f"{r.name}: {_show('policy', ident['policy'])}" for r, ident in [known[0], *differing])
@@ -233,7 +235,7 @@ def run_labels(runs: list[LoadedRun]) -> dict[str, str]:
     known = [r for r in runs if r.data.manifest is not None]
     differ = {f for a, b in itertools.combinations(known, 2) for f in measured_differently(a, b)}
     # The settings a reader compares; the extractor (CoNLI's is "sentences") and prompts are in the runs table.
-    fields = [f for f in ("detector", "judge", "mode", "votes") if f in differ] or [
+    fields: list[str] = [f for f in ("detector", "judge", "mode", "votes") if f in differ] or [
         f for f in ("extractor",) if f in differ
     ]
     labels = {}
@@ -287,7 +289,7 @@ def response_units(run: LoadedRun) -> pd.DataFrame:
             "run": run.name,
             "model": r["model"].fillna(NO_MODEL).astype(str),
             "sample_id": r["sample_id"].astype(str),
-            "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"])],
+            "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"], strict=True)],
             "rate": pd.to_numeric(r["unsupported_rate"], errors="coerce").astype(float),
             "hallucinated": r["hallucinated"].astype("Float64").astype(float),
             "n_claims": r["n_claims"].fillna(0).astype(int),
@@ -349,7 +351,9 @@ def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
 
     def keyed(t: pd.DataFrame) -> pd.DataFrame:
         t = t.copy()
-        t["pair_key"] = ["id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(t["sample_id"], t["content_key"])]
+        t["pair_key"] = [
+            "id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(t["sample_id"], t["content_key"], strict=True)
+        ]
         numeric = [c for c in t.columns if c not in ("run", "model", "sample_id", "content_key", "pair_key")]
         return t.groupby("pair_key", sort=False)[numeric].mean()
 

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from math import sqrt
 from statistics import NormalDist
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,10 @@ from pydantic import BaseModel, Field
 
 from hallumeasure.labels import Label, Policy
 from hallumeasure.report.stats import Estimate, bootstrap_weights, percentile_interval
+
+if TYPE_CHECKING:
+    from hallumeasure.report.runs import Group, LoadedRun
+    from hallumeasure.store import RunData
 
 LABELS = [label.value for label in Label]
 INTERVAL_METHOD = (
@@ -78,7 +83,7 @@ def cohen_kappa(a: Iterable[object], b: Iterable[object]) -> float | None:
     categories = sorted(set(a) | set(b), key=str)
     index = {c: i for i, c in enumerate(categories)}
     confusion = np.zeros((len(categories), len(categories)))
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         confusion[index[x], index[y]] += 1
     total = confusion.sum()
     observed = np.trace(confusion) / total
@@ -112,11 +117,11 @@ def _unsupported(policy: Policy, labels: pd.Series) -> pd.Series:
     return labels.map(lambda x: policy.is_unsupported(Label(x)) if isinstance(x, str) else None)
 
 
-def _ballots(votes: pd.DataFrame, key: tuple[str, ...]) -> dict[tuple, tuple[list[str], int]]:
+def _ballots(votes: pd.DataFrame, key: tuple[str, ...]) -> dict[tuple[Any, ...], tuple[list[str], int]]:
     """key -> (labels of the answered votes in order, number of failed votes), in one pass over the votes."""
-    out: dict[tuple, tuple[list[str], int]] = {}
+    out: dict[tuple[Any, ...], tuple[list[str], int]] = {}
     columns = [votes[c].tolist() for c in (*key, "label", "error")]  # lists: far faster to walk than Series
-    for *ident, label, error in zip(*columns):
+    for *ident, label, error in zip(*columns, strict=True):
         labels, failed = out.setdefault(tuple(ident), ([], 0))
         if isinstance(label, str) and not isinstance(error, str):
             labels.append(label)
@@ -308,7 +313,7 @@ def _panel(votes: pd.DataFrame, judges: list[str], policy: Policy) -> PanelAgree
                 a=a,
                 b=b,
                 n_claims=len(both),
-                agreement=round(float(np.mean([x == y for x, y in zip(la, lb)])), 6) if both else None,
+                agreement=round(float(np.mean([x == y for x, y in zip(la, lb, strict=True)])), 6) if both else None,
                 cohen_kappa=_r(cohen_kappa(la, lb)),
                 cohen_kappa_unsupported=_r(cohen_kappa(ua, ub)),
             )
@@ -345,7 +350,7 @@ def vote_rates(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame:
     )
     per["hallucinated"] = [
         float(policy.is_hallucinated(int(u), int(e))) if e else np.nan
-        for u, e in zip(per["unsupported"], per["evaluated"])
+        for u, e in zip(per["unsupported"], per["evaluated"], strict=True)
     ]
     return per
 
@@ -443,7 +448,7 @@ def stability_report(
     responses: pd.DataFrame,
     policy: Policy,
     *,
-    vote_settings: dict | None = None,
+    vote_settings: dict[str, Any] | None = None,
     groups: dict[str, list[str]] | None = None,
     resamples: int = 2000,
     seed: int = 0,
@@ -492,7 +497,9 @@ def stability_report(
     )
 
 
-def run_stability(data, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> StabilityReport | None:
+def run_stability(
+    data: RunData, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> StabilityReport | None:
     """``stability_report`` of a loaded run (``hallumeasure.store.RunData``)."""
     manifest = data.manifest
     policy = manifest.policy if manifest is not None else Policy()
@@ -517,7 +524,7 @@ def claim_votes(votes: pd.DataFrame, policy: Policy) -> pd.DataFrame | None:
     every = _ballots(votes, ("claim_id",))
     tallies: dict[str, list[str]] = {}
     for claim_id, judge, tally, failed in zip(
-        *(per_judge[c].tolist() for c in ("claim_id", "judge", "votes", "n_failed"))
+        *(per_judge[c].tolist() for c in ("claim_id", "judge", "votes", "n_failed")), strict=True
     ):
         tallies.setdefault(claim_id, []).append(
             (f"{judge}: " if panel else "") + (tally or "none") + (f" ({failed} failed)" if failed else "")
@@ -589,7 +596,12 @@ class RunStability(BaseModel):
 
 
 def runs_stability(
-    runs, groups, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+    runs: Sequence[LoadedRun],
+    groups: Sequence[Group],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
 ) -> list[RunStability]:
     """The stability of each run (``report.runs.LoadedRun``) that has repeats or a panel, with intervals
     for the report's model groups (``report.runs.Group``) of that run."""

@@ -17,6 +17,7 @@ whereas the inverted interval excludes 0 exactly when p < 1 - confidence.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,15 @@ from hallumeasure.labels import Label, Subtype
 
 LABELS = [label.value for label in Label]
 SUBTYPES = [subtype.value for subtype in Subtype]
+
+
+class Resampling(TypedDict):
+    """The bootstrap's settings, passed on as keyword arguments to the functions here."""
+
+    resamples: int
+    seed: int
+    confidence: float
+
 
 #: Most cells a bootstrap weight matrix may hold at once (bounds memory on large runs).
 _MAX_CELLS = 2_000_000
@@ -369,7 +379,7 @@ def paired_difference(
     rng = np.random.default_rng(seed)
     p, low, high = sign_flip_test(d, confidence=confidence, resamples=max(resamples, 2000), rng=rng)
     value = float(d.mean()) if d.size else None
-    if value is not None:
+    if value is not None and low is not None and high is not None:
         low, high = max(low, -1.0), min(high, 1.0)
     return Difference(
         metric=metric,

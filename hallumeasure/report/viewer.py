@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +46,7 @@ from hallumeasure.report.runs import (
 )
 from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate, group_stats
 from hallumeasure.text import split_sentences
+from hallumeasure.types import Span
 
 #: Bumped when the embedded data changes shape in a way the page must know about.
 FORMAT = 1
@@ -181,12 +183,12 @@ def _number(value: object) -> float | None:
     return None if math.isnan(number) else round(number, 4)
 
 
-def _spans(cell: object) -> list[tuple[int, int]]:
+def _spans(cell: Any) -> list[tuple[int, int]]:
     items = json.loads(cell) if isinstance(cell, str) else (cell or [])
     return [(int(s["start"]), int(s["end"])) for s in items if int(s["end"]) > int(s["start"])]
 
 
-def _evidence(claim: dict[str, Any], context: str, sentences: list) -> list[ViewerEvidence]:
+def _evidence(claim: dict[str, Any], context: str, sentences: list[tuple[str, Span]]) -> list[ViewerEvidence]:
     """Evidence for a claim: the judge's checked quotes when the run has them, else the closest sentence.
 
     A run that stores evidence (a JSON list of ``{"start", "end", "passage"?, "quote"?}`` in an
@@ -393,7 +395,7 @@ def build_viewer_data(
 # --- writing the page -----------------------------------------------------------------------------
 
 
-def embed_json(data: BaseModel | dict) -> Markup:
+def embed_json(data: BaseModel | dict[str, Any]) -> Markup:
     """JSON that is inert inside an HTML ``<script type="application/json">`` block.
 
     ``<``, ``>`` and ``&`` become ``\\u003c`` etc. (still the same JSON), so no ``</script>`` or
@@ -429,7 +431,11 @@ def render_viewer(data: ViewerData) -> str:
 
 
 def write_viewer(
-    run_dirs: list[str | Path], out: str | Path, *, max_responses: int = DEFAULT_MAX_RESPONSES, title: str | None = None
+    run_dirs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    max_responses: int = DEFAULT_MAX_RESPONSES,
+    title: str | None = None,
 ) -> Path:
     """Load ``run_dirs`` and write the viewer page to ``out`` (a file); returns its path."""
     runs = load_runs(list(run_dirs))

@@ -16,6 +16,10 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Playwright
 
 #: Headless, no sandbox (CI runs as root), and none of the background fetches a fresh profile makes.
 CHROMIUM_ARGS = [
@@ -57,7 +61,7 @@ def browser_missing() -> str | None:
     return None
 
 
-def launch(driver):
+def launch(driver: Playwright) -> Browser:
     """Launch the system Chromium with ``driver`` (a started ``sync_playwright()``); returns the browser."""
     executable = chromium_executable()
     if executable is None:

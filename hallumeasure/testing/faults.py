@@ -142,8 +142,8 @@ class FaultPlan:
             return None
         occurrence = self._seen[body_digest]
         self._seen[body_digest] += 1
-        if index in self.schedule:  # type: ignore[operator]
-            fault = self.schedule[index]  # type: ignore[index]
+        if index in self.schedule:
+            fault = self.schedule[index]
             return Fault(fault) if fault is not None else None
         for burst in self.bursts:
             if burst.covers(index):

@@ -190,6 +190,6 @@ class OpenAIServer(SimServer):
     protocol = PROTOCOL
 
     @property
-    def base_url(self) -> str:  # type: ignore[override]
+    def base_url(self) -> str:
         """The API root as OpenAI clients take it (with ``/v1``)."""
         return f"{self.url}/v1"

@@ -76,22 +76,22 @@ class ObjectStore:
                     return _error(404, "NoSuchBucket", f"the bucket {bucket} does not exist")
                 self.buckets[bucket][key] = data
             return Reply(200, headers={"etag": _etag(data)}, raw=b"", content_type=_XML)
-        data = self.get(bucket, key)
+        stored = self.get(bucket, key)
         if method == "DELETE":
             with self._lock:
                 self.buckets.get(bucket, {}).pop(key, None)
             return Reply(204, raw=b"", content_type=_XML)
-        if data is None:
+        if stored is None:
             return _error(404, "NoSuchKey", f"the key {key} does not exist", head=method == "HEAD")
-        headers_out = {"etag": _etag(data), "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT"}
+        headers_out = {"etag": _etag(stored), "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT"}
         if method == "HEAD":
             return Reply(
                 200,
-                headers={**headers_out, "x-sim-length": str(len(data))},
+                headers={**headers_out, "x-sim-length": str(len(stored))},
                 raw=b"",
                 content_type="application/octet-stream",
             )
-        return Reply(200, headers=headers_out, raw=data, content_type="application/octet-stream")
+        return Reply(200, headers=headers_out, raw=stored, content_type="application/octet-stream")
 
     def _bucket_op(self, method: str, bucket: str, query: dict[str, list[str]]) -> Reply:
         if method == "PUT":

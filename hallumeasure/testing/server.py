@@ -10,6 +10,7 @@ latency (``accounting``), the default answer, and the processing of batch jobs.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import itertools
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit
 
 from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
@@ -534,7 +535,7 @@ class SimServer:
 
     # --- lifecycle ---
 
-    def start(self) -> SimServer:
+    def start(self) -> Self:
         self._closing.clear()
         http = _HTTPServer((self._host, 0), _RequestHandler)
         http.daemon_threads = True
@@ -551,7 +552,7 @@ class SimServer:
             self._http.server_close()
             self._http = None
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -562,7 +563,7 @@ class SimServer:
         if self._http is None:
             raise RuntimeError("the simulator is not running: use it as a context manager or call start()")
         host, port = self._http.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host.decode() if isinstance(host, bytes | bytearray) else host}:{port}"
 
     #: The Anthropic SDK calls it base_url, boto3 calls it endpoint_url: both are the same address.
     base_url = url
@@ -647,7 +648,7 @@ class SimServer:
             reply.cut_body = len(reply.payload()) // 2
         elif fault is Fault.CONNECTION_RESET:
             reply.reset_after = len(reply.payload()) // 2
-        if commit is not None:
+        if commit is not None and self.prompt_cache is not None:  # a commit comes from the prompt cache
             with self._lock:
                 commit(self.prompt_cache.clock() + reply.delay)  # readable once this answer is out
         record.status, record.usage = reply.status, usage
@@ -671,7 +672,7 @@ class SimServer:
             if fault is not None:
                 result = self._spoil(fault, result, call)
             reply, answer = self._as_reply(result, call)
-        except Exception as exc:  # a broken handler is a test bug: answer 500 and keep it for the test to see
+        except Exception as exc:  # noqa: BLE001 - a broken handler is a test bug: answer 500, keep it for the test
             self.errors.append(exc)
             return protocol.error_reply(500, f"simulator handler failed: {type(exc).__name__}: {exc}"), None, None
         if answer is None:
@@ -881,19 +882,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
             pass
 
     def finish(self) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):  # the connection was reset on purpose
             super().finish()
-        except (OSError, ValueError):  # the connection was reset on purpose
-            pass
 
-    do_POST = do_GET = do_PUT = do_DELETE = do_HEAD = _serve
+    do_POST = do_GET = do_PUT = do_DELETE = do_HEAD = _serve  # noqa: N815 - the names http.server dispatches to
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # tests and benchmarks read srv.requests instead of stderr
 
 
 def _read_chunked(stream: Any) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         size = int(stream.readline().split(b";")[0].strip() or b"0", 16)
         if size == 0:

@@ -107,7 +107,7 @@ def test_only_flagged_claims_reach_the_llm_and_the_counts_are_exact():
 
 def test_what_each_answer_does_to_the_verdict():
     judgement, _ = run(reasoner())
-    v = {c.text: verdict for c, verdict in zip(claims(), judgement.verdicts)}
+    v = {c.text: verdict for c, verdict in zip(claims(), judgement.verdicts, strict=True)}
     assert v["plain fact"].label == Label.SUPPORTED and v["plain fact"].judge == "first"
     # Flagged by probability only: the label comes from the category.
     assert (v["risky fact"].label, v["risky fact"].subtype) == (Label.PARTIALLY_SUPPORTED, Subtype.HYPERBOLE)
@@ -126,7 +126,7 @@ def test_what_each_answer_does_to_the_verdict():
 
 def test_without_flipping_the_first_pass_verdict_is_kept():
     judgement, judge = run(reasoner(), flip_no_problem=False)
-    v = {c.text: verdict for c, verdict in zip(claims(), judgement.verdicts)}
+    v = {c.text: verdict for c, verdict in zip(claims(), judgement.verdicts, strict=True)}
     assert v["made-up fact"].label == Label.ABSENT and v["made-up fact"].label_reason == "first pass on made-up fact"
     assert all(SECRET not in x.model_dump_json() for x in judgement.verdicts)
     assert judge.stats()["feedback_no_problem_found"] == 2
@@ -141,7 +141,7 @@ def test_without_a_threshold_only_policy_labels_are_flagged():
 def test_an_unusable_explanation_keeps_the_first_pass_verdict():
     api = FakeAPI("reasoner", responder=lambda request: "no idea")
     judgement, judge = run(api, max_reasks=1)
-    v = {c.text: verdict for c, verdict in zip(claims(), judgement.verdicts)}
+    v = {c.text: verdict for c, verdict in zip(claims(), judgement.verdicts, strict=True)}
     assert v["wrong number"].label_reason == "first pass on wrong number" and v["risky fact"].label == Label.SUPPORTED
     assert judge.stats()["explain_errors"] == 4 and judge.stats()["llm_requests"] == 4
     assert judge.stats()["llm_provider_calls"] == api.calls == 8  # each asked once and re-asked once

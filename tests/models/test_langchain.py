@@ -1,4 +1,7 @@
-"""LangChainAPI against tiny but real ``BaseChatModel`` subclasses: the LangChain runtime runs, nothing of ours is mocked."""
+"""LangChainAPI against tiny but real ``BaseChatModel`` subclasses.
+
+The LangChain runtime runs; nothing of ours is mocked.
+"""
 
 import asyncio
 import importlib.util
@@ -93,12 +96,12 @@ class PlainChat(BaseChatModel):
 
 
 def _request(**changes) -> GenerateRequest:
-    fields = dict(
-        system="You judge claims against a context.",
-        messages=(Message.user("<context>The sky is blue.</context>", "Claim: blue."),),
-        tool=TOOL,
-        max_tokens=512,
-    )
+    fields = {
+        "system": "You judge claims against a context.",
+        "messages": (Message.user("<context>The sky is blue.</context>", "Claim: blue."),),
+        "tool": TOOL,
+        "max_tokens": 512,
+    }
     return GenerateRequest(**{**fields, **changes})
 
 

@@ -76,7 +76,7 @@ def test_cache_answers_identical_requests_without_a_call(tmp_path):
         third = await model.generate(_request("b"))
         return first, second, third
 
-    first, second, third = asyncio.run(go())
+    first, second, _ = asyncio.run(go())
     assert api.calls == 2
     assert second.cached and not first.cached and second.tool_input == first.tool_input
     assert model.usage.calls == 2 and model.usage.cached_calls == 1

@@ -206,7 +206,7 @@ def test_options_are_typed_recorded_and_secrets_are_refused(tmp_path):
         with pytest.raises(ConfigError, match="looks like a secret") as caught:
             with_options(f"langchain:{CLASS}", [option])
         assert "sk-xyz" not in str(caught.value)
-    with pytest.raises(ConfigError, match="no option temprature .did you mean temperature"):
+    with pytest.raises(ConfigError, match=r"no option temprature \(did you mean temperature"):
         build_model_api(f"langchain:{CLASS}?temprature=0")
     with pytest.raises(ConfigError, match="not key=value"):
         with_options(f"langchain:{CLASS}", ["temperature"])

@@ -39,7 +39,7 @@ def _bedrock(srv):
 
 
 @pytest.mark.parametrize(
-    "server, make_api", [(AnthropicServer, _anthropic), (BedrockServer, _bedrock)], ids=["anthropic", "bedrock"]
+    ("server", "make_api"), [(AnthropicServer, _anthropic), (BedrockServer, _bedrock)], ids=["anthropic", "bedrock"]
 )
 @pytest.mark.parametrize("mode", [Mode.COT_ONE, Mode.NOCOT_ALL])
 def test_k_repeats_send_k_requests_and_a_rerun_sends_none(server, make_api, mode, tmp_path, monkeypatch):

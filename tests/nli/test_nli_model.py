@@ -53,7 +53,7 @@ TRIPLES = [
 ]
 
 
-@pytest.mark.parametrize("premise, entailed, other", TRIPLES)
+@pytest.mark.parametrize(("premise", "entailed", "other"), TRIPLES)
 def test_entailed_hypothesis_ranks_above_the_other(nli, premise, entailed, other):
     p = nli.entailment([(premise, entailed), (premise, other)])
     assert p[0] > p[1]

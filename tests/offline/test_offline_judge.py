@@ -99,7 +99,7 @@ def test_every_verdict_is_well_formed():
 
 
 def test_threshold_is_validated_and_changes_labels():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="threshold must be between 0 and 1"):
         OfflineJudge(threshold=1.5)
     sample = Sample(id="s", context=CONTEXT, response="The repairs will start in June.")
     claims = asyncio.run(OfflineExtractor().extract(sample)).claims

@@ -13,7 +13,7 @@ from hallumeasure.offline.values import (
 
 
 @pytest.mark.parametrize(
-    "a, b",
+    ("a", "b"),
     [
         ("3.5 million", "3,500,000"),
         ("$1.2bn", "1,200,000,000 dollars"),

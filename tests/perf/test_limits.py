@@ -10,7 +10,7 @@ from testdata import aws_session
 
 from hallumeasure.errors import ConfigError, ProviderError
 from hallumeasure.models.anthropic import AnthropicAPI
-from hallumeasure.models.base import GenerateRequest, Message, TextBlock
+from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolCallBlock, ToolResultBlock
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.limits import RateLimiter, TokenEstimate, parse_limit, shared_limiter
@@ -249,6 +249,27 @@ def test_the_estimate_leaves_out_a_prefix_that_an_answered_call_cached():
     other.answered(first, min_cache_tokens=None)
     other.answered(first, min_cache_tokens=100_000)
     assert other.estimate(second) == cold
+
+
+def test_a_reask_with_a_tool_call_and_its_result_is_estimated():
+    # A re-ask continues the conversation with the model's tool call and an error tool result; those
+    # blocks have no cache breakpoint (the estimate used to fail on them with an AttributeError).
+    first = _long_request("Claim: it opened in 2019.")
+    call = ToolCallBlock(call_id="c1", name=TOOL.name, raw="{not json")
+    result = ToolResultBlock(call_id="c1", result="Your previous answer could not be used.")
+    reask = first.model_copy(
+        update={
+            "messages": (
+                *first.messages,
+                Message(role="assistant", content=(call,)),
+                Message(role="user", content=(result,)),
+            )
+        }
+    )
+    assert RateLimiter(tpm=60_000).estimate(reask).input_tokens > 2000  # nothing known cached
+    limiter = RateLimiter(tpm=60_000)
+    limiter.answered(first, min_cache_tokens=1024)
+    assert 0 < limiter.estimate(reask).input_tokens < 100  # the context prefix is cached
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "bedrock"])

@@ -72,7 +72,7 @@ def test_all_claims_mode_reasks_a_forgotten_claim_alone_and_ignores_extras():
             ids = [i for i, _ in prompt_blocks(request, "claim")]
             answer = demo_responder(request)
             if len(ids) > 1:
-                answer["verdicts"] = answer["verdicts"][1:] + [{"claim_id": "c99", "label": "supported"}]
+                answer["verdicts"] = [*answer["verdicts"][1:], {"claim_id": "c99", "label": "supported"}]
             return answer
         return demo_responder(request)
 

@@ -158,7 +158,8 @@ def test_a_panel_votes_by_its_rule_and_keeps_every_judges_votes(tmp_path):
     majority = VotingJudge(judges, rule="majority")
     (result,) = asyncio.run(measure_samples([SAMPLE], OfflineExtractor(), majority, POLICY))
     # Both claims copy the context: optimist and offline say supported, the pessimist absent, so the
-    # majority keeps supported while any-unsupported (above) made both absent. (Ties: test_majority_takes_the_most_votes_and_breaks_ties_...)
+    # majority keeps supported while any-unsupported (above) made both absent.
+    # (Ties: test_majority_takes_the_most_votes_and_breaks_ties_...)
     by_judge = {v.judge: v.label for v in result.votes if v.claim_id == result.claims[1].id}
     assert by_judge == {"fake:optimist": Label.SUPPORTED, "fake:pessimist": Label.ABSENT, "offline": Label.SUPPORTED}
     assert [v.label for v in result.verdicts] == [Label.SUPPORTED, Label.SUPPORTED]

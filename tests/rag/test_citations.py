@@ -38,7 +38,7 @@ def test_offline_path_finds_every_wrong_passage_uncited_and_unsupported_citation
     samples = citation_samples()
     results = asyncio.run(measure_samples(samples, OfflineExtractor(), OfflineJudge()))
     assert [len(r.claims) for r in results] == [len(s) for _, s in ANSWERS]  # one claim per sentence
-    pairs = Counter(zip(expected_findings(), _findings(results)))
+    pairs = Counter(zip(expected_findings(), _findings(results), strict=True))
     # Every planted wrong passage, uncited claim and changed figure is found (the value slots of the
     # offline judge v3 catch all ten changed figures). Its misses are label errors of the judge, not of
     # the citation check (the test below gives the check the right labels and it finds all 80): four

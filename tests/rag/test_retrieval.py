@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 
 from reliability.faultcases import provider_api
@@ -22,7 +23,7 @@ NEEDLE = "The Calder lighthouse is 42 metres tall and was built by the engineer 
 
 
 def _long_sample(response: str = "The Calder lighthouse is 42 metres tall.") -> Sample:
-    text = " ".join(FILLER[:250] + [NEEDLE] + FILLER[250:])
+    text = " ".join([*FILLER[:250], NEEDLE, *FILLER[250:]])
     return Sample(
         id="long",
         response=response,
@@ -40,7 +41,7 @@ def test_chunks_follow_sentences_overlap_by_one_and_cover_the_passage():
     starts, ends = {s for s, _ in sentences}, {e for _, e in sentences}
     assert all(c.start in starts and c.end in ends for c in chunks)
     assert all(c.tokens <= 60 for c in chunks) and chunks[0].start == 0 and chunks[-1].end == len(passage.text)
-    for before, after in zip(chunks, chunks[1:]):
+    for before, after in itertools.pairwise(chunks):
         shared = passage.text[after.start : before.end]
         assert len(sentence_spans(shared)) == 1  # exactly one sentence repeated
 
@@ -56,7 +57,7 @@ def test_a_source_that_fits_is_shown_whole_and_a_long_one_as_a_view_within_the_b
     (log,) = shown.sample.passages  # the intro shares no word with the claim: it is left out
     assert log.id == "log" and log.title == "Harbour log"
     for label in shown.shown:  # each shown range is text of the original passage
-        pid, start, end = re.fullmatch(r"(\w+):(\d+)-(\d+)", label).groups()
+        _, start, end = re.fullmatch(r"(\w+):(\d+)-(\d+)", label).groups()
         assert sample.sources[1].text[int(start) : int(end)] in log.text
 
 
@@ -127,7 +128,7 @@ def test_judge_input_per_claim_stays_flat_as_the_source_grows():
     """Simulated token counts per judged claim: the same within 1.2x from 1x to 32x of the source."""
     per_claim = []
     for times in (1, 8, 32):
-        text = " ".join(FILLER[: 12 * times] + [NEEDLE])
+        text = " ".join([*FILLER[: 12 * times], NEEDLE])
         sample = Sample(id="s", context=text, response="The Calder lighthouse is 42 metres tall.")
         api = FakeAPI()
         asyncio.run(

@@ -172,7 +172,7 @@ def test_every_delimiter_look_alike_is_neutralised(fake):
     original = f"before {fake} after"
     neutral = neutralise(original)
     assert not _passes_for_delimiter(neutral) and not has_delimiter(neutral)
-    changed = [(a, b) for a, b in zip(original, neutral) if a != b]
+    changed = [(a, b) for a, b in zip(original, neutral, strict=True) if a != b]
     assert len(neutral) == len(original) and changed and all(b == "\u2039" for _, b in changed)  # only the bracket
 
 
@@ -221,8 +221,8 @@ def test_conli_and_rewrite_requests_keep_hostile_text_inside_data_blocks(provide
         model = Model(provider_api(provider, srv.url), backoff_base=0.0)
         conli = asyncio.run(measure_samples(samples, SentenceExtractor(), ConliJudge(LLMNliJudge(model))))
         rewriter = LLMRewriter(model)
-        for sample, result in zip(samples, conli):
-            issues = [Issue(c, v) for c, v in zip(result.claims, result.verdicts)]
+        for sample, result in zip(samples, conli, strict=True):
+            issues = [Issue(c, v) for c, v in zip(result.claims, result.verdicts, strict=True)]
             asyncio.run(rewriter.rewrite(sample, issues))
         bodies = srv.bodies
     assert all(r.error is None for r in conli)

@@ -100,7 +100,7 @@ def test_the_audit_outputs_escape_every_field(tmp_path, runs):
     assert result.exit_code in (1, 3)
     out = tmp_path / "out"
     markdown = (out / "audit.md").read_text(encoding="utf-8")
-    assert_escaped(markdown, shown("model", "judge", "extractor") + [payloads("run")[1]])
+    assert_escaped(markdown, [*shown("model", "judge", "extractor"), payloads("run")[1]])
     junit = (out / "audit.junit.xml").read_text(encoding="utf-8")
     assert_escaped(junit, [])  # no live markup; the gates hold numbers and settings only
     saved = json.loads((out / "audit.json").read_text(encoding="utf-8"))  # data, kept exact (JSON-escaped)

@@ -40,11 +40,11 @@ def assert_escaped(page: str, payloads: tuple[str, ...] | list[str] = XSS_PAYLOA
 def verdicts(claim_ids: list[str], specs: list[tuple | str]) -> list[ClaimVerdict]:
     """Verdicts from short specs: ``"supported"``, ``("absent", "number", "why")`` or ``"error"``."""
     out = []
-    for cid, spec in zip(claim_ids, specs):
+    for cid, spec in zip(claim_ids, specs, strict=True):
         if spec == "error":
             out.append(ClaimVerdict(claim_id=cid, judge="test", error="the judge returned no verdict"))
             continue
-        label, subtype, reason = (spec, None, None) if isinstance(spec, str) else (tuple(spec) + (None, None))[:3]
+        label, subtype, reason = (spec, None, None) if isinstance(spec, str) else ((*tuple(spec), None, None))[:3]
         out.append(
             ClaimVerdict(
                 claim_id=cid,

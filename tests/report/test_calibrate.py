@@ -95,7 +95,7 @@ def test_confusion_kappa_and_error_rates(tmp_path):
 
 def test_claims_match_by_text_and_responses_by_flag(tmp_path):
     run = _run(tmp_path)
-    rows = _human_rows(by_text=True) + [{"sample_id": "s9", "claim": "nope", "label": "supported"}]
+    rows = [*_human_rows(by_text=True), {"sample_id": "s9", "claim": "nope", "label": "supported"}]
     report = calibrate(run, _labels(tmp_path, rows))
     assert report.n_claims_labelled == 12 and report.n_unmatched == 1 and "'nope'" in report.unmatched[0]
     flags = calibrate(
@@ -123,7 +123,7 @@ def test_corrected_rates_are_ppi_over_the_fully_labelled_responses(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "row, message",
+    ("row", "message"),
     [
         ({"claim_id": "s0:c0", "label": "wrong"}, "label 'wrong' is not one of supported"),
         ({"claim_id": "s0:c0", "label": "absent", "subtype": "bogus"}, "subtype 'bogus' is not one of number"),
@@ -138,7 +138,7 @@ def test_bad_label_rows_name_the_row_and_the_valid_values(tmp_path, row, message
 
 
 def test_labels_that_match_nothing_are_refused(tmp_path):
-    with pytest.raises(ConfigError, match="no row of labels.csv matches"):
+    with pytest.raises(ConfigError, match=r"no row of labels\.csv matches"):
         calibrate(_run(tmp_path), _labels(tmp_path, [{"claim_id": "x:c0", "label": "supported"}]))
 
 

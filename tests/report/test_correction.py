@@ -36,7 +36,7 @@ def test_ppi_corrects_a_biased_judge():
     rng = np.random.default_rng(2)
     truth = (rng.random(4000) < 0.2).astype(float)
     judge = np.clip(truth + 0.1, 0, 1)  # over-reports by 0.1 on the negatives
-    estimate, low, high, lam = ppi_mean(truth[:300], judge[:300], judge[300:], tuned=True)
+    estimate, low, high, _ = ppi_mean(truth[:300], judge[:300], judge[300:], tuned=True)
     assert low <= 0.2 <= high and abs(estimate - truth.mean()) < 0.03
     assert judge.mean() > high  # the uncorrected judge is outside the corrected interval
 
@@ -60,7 +60,7 @@ def test_ppi_covers_and_beats_the_labels_alone_in_simulation():
     cover_ppi = cover_lab = 0
     width_ppi, width_lab = [], []
     for r in range(runs):
-        est, lo, hi, _ = ppi_mean(truth[r, :n_lab], judge[r, :n_lab], judge[r, n_lab:])
+        _, lo, hi, _ = ppi_mean(truth[r, :n_lab], judge[r, :n_lab], judge[r, n_lab:])
         cover_ppi += lo <= 0.25 <= hi
         width_ppi.append(hi - lo)
         _, lo, hi = labels_only_mean(truth[r, :n_lab])

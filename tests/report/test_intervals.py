@@ -50,14 +50,14 @@ def test_welch_interval_matches_statsmodels():
     assert (low, high) == pytest.approx(ref, abs=1e-12)
 
 
-@pytest.mark.parametrize("k, n", [(0, 8), (3, 8), (8, 8), (17, 120), (1, 1)])
+@pytest.mark.parametrize(("k", "n"), [(0, 8), (3, 8), (8, 8), (17, 120), (1, 1)])
 def test_wilson_matches_statsmodels(k, n):
     assert wilson_interval(k, n, 0.95) == pytest.approx(
         proportion_confint(k, n, alpha=0.05, method="wilson"), abs=1e-12
     )
 
 
-@pytest.mark.parametrize("k1, n1, k2, n2", [(3, 20, 9, 20), (0, 15, 4, 12), (10, 10, 2, 30), (5, 40, 5, 40)])
+@pytest.mark.parametrize(("k1", "n1", "k2", "n2"), [(3, 20, 9, 20), (0, 15, 4, 12), (10, 10, 2, 30), (5, 40, 5, 40)])
 def test_newcombe_independent_matches_statsmodels(k1, n1, k2, n2):
     diff, low, high = newcombe_independent(k1, n1, k2, n2, 0.95)
     # statsmodels reports count1/nobs1 - count2/nobs2, so the second group goes first.

@@ -25,14 +25,14 @@ from hallumeasure.report.power import (
 )
 
 
-@pytest.mark.parametrize("effect, n, alpha", [(0.2, 50, 0.05), (0.5, 12, 0.05), (0.1, 800, 0.01), (1.0, 5, 0.1)])
+@pytest.mark.parametrize(("effect", "n", "alpha"), [(0.2, 50, 0.05), (0.5, 12, 0.05), (0.1, 800, 0.01), (1.0, 5, 0.1)])
 def test_t_power_matches_statsmodels(effect, n, alpha):
     ref = TTestPower().power(effect_size=effect, nobs=n, alpha=alpha, alternative="larger")
     assert t_power(effect, n, alpha) == pytest.approx(ref, abs=1e-9)
 
 
 @pytest.mark.parametrize(
-    "effect, alpha, power", [(0.3, 0.05, 0.8), (0.05, 0.05, 0.9), (0.8, 0.01, 0.8), (0.02, 0.05, 0.8)]
+    ("effect", "alpha", "power"), [(0.3, 0.05, 0.8), (0.05, 0.05, 0.9), (0.8, 0.01, 0.8), (0.02, 0.05, 0.8)]
 )
 def test_samples_needed_is_the_smallest_n_with_the_power(effect, alpha, power):
     n = samples_needed(effect, alpha, power)

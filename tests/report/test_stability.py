@@ -139,7 +139,7 @@ def test_panel_agreement_pairs_judges_on_their_majority():
     assert pair.agreement == pytest.approx(3 / 5)
     unsupported = [x != "supported" for x in a], [y != "supported" for y in b]
     assert pair.cohen_kappa_unsupported == pytest.approx(cohen_kappa_score(*unsupported), abs=1e-6)
-    table = np.array([[(r == lab) + (s == lab) for lab in LABELS] for r, s in zip(a, b)])
+    table = np.array([[(r == lab) + (s == lab) for lab in LABELS] for r, s in zip(a, b, strict=True)])
     assert report.panel.fleiss_kappa == pytest.approx(statsmodels_fleiss(table), abs=1e-6)
     assert all(g.judge_variance_share is None for g in report.groups)  # judges differ systematically, not by noise
 

@@ -106,7 +106,7 @@ def _units(rates, labels, subtypes, errors=None):
     table["judged_units"] = table["n_claims"] + (table["error_rows"] > 0)
     for i, name in enumerate(LABELS):
         table[f"label_{name}"] = [row[i] for row in labels]
-    for i, name in enumerate(SUBTYPES):
+    for name in SUBTYPES:
         table[f"subtype_{name}"] = [row.get(name, 0) for row in subtypes]
     return table
 

@@ -30,7 +30,7 @@ def verdict(claim_id: str, spec) -> ClaimVerdict:
     """``"supported"``, ``("contradicted", "number", "reason")`` or ``"error"``."""
     if spec == "error":
         return ClaimVerdict(claim_id=claim_id, judge="test", error="the judge returned no verdict")
-    label, subtype, reason = (spec, None, None) if isinstance(spec, str) else (tuple(spec) + (None, None))[:3]
+    label, subtype, reason = (spec, None, None) if isinstance(spec, str) else ((*tuple(spec), None, None))[:3]
     return ClaimVerdict(
         claim_id=claim_id,
         label=label,
@@ -63,7 +63,7 @@ def write_spanned_run(
                 at = s.response.find(text)
                 spans = (Span(start=at, end=at + len(text)),) if at >= 0 else ()
                 claims.append(Claim(id=f"{s.id}:c{i}", sample_id=s.id, index=i, text=text, spans=spans))
-            verdicts = [verdict(c.id, spec) for c, (_, spec) in zip(claims, specs)]
+            verdicts = [verdict(c.id, spec) for c, (_, spec) in zip(claims, specs, strict=True)]
             store.write_result(summarise_response(s, claims, verdicts, policy))
         store.write_manifest(
             RunManifest(

@@ -76,15 +76,15 @@ def test_bedrock_batch_job_reads_records_from_s3_and_writes_outputs(aws):
         control, s3 = _clients(srv)
         srv.s3.create_bucket("jobs")
         s3.put_object(Bucket="jobs", Key="in/records.jsonl", Body="".join(json.dumps(r) + "\n" for r in records))
-        request = dict(
-            jobName="job-1",
-            roleArn="arn:aws:iam::123456789012:role/batch",
-            modelId="anthropic.claude-x",
-            clientRequestToken="token1",
-            modelInvocationType="Converse",
-            inputDataConfig={"s3InputDataConfig": {"s3Uri": "s3://jobs/in/"}},
-            outputDataConfig={"s3OutputDataConfig": {"s3Uri": "s3://jobs/out/"}},
-        )
+        request = {
+            "jobName": "job-1",
+            "roleArn": "arn:aws:iam::123456789012:role/batch",
+            "modelId": "anthropic.claude-x",
+            "clientRequestToken": "token1",
+            "modelInvocationType": "Converse",
+            "inputDataConfig": {"s3InputDataConfig": {"s3Uri": "s3://jobs/in/"}},
+            "outputDataConfig": {"s3OutputDataConfig": {"s3Uri": "s3://jobs/out/"}},
+        }
         arn = control.create_model_invocation_job(**request)["jobArn"]
         assert control.create_model_invocation_job(**request)["jobArn"] == arn  # idempotent by token
         job = control.get_model_invocation_job(jobIdentifier=arn)

@@ -1,6 +1,7 @@
 """The fault-injection plan: what each fault looks like through the real SDKs, and how faults are chosen."""
 
 import asyncio
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -113,7 +114,7 @@ def test_a_truncated_body_is_cut_json_on_the_wire():
             json={"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]},
         )
     assert reply.status_code == 200 and int(reply.headers["content-length"]) == len(reply.content)
-    with pytest.raises(ValueError):
+    with pytest.raises(json.JSONDecodeError):
         reply.json()
 
 
