@@ -52,7 +52,7 @@ def nli_scores(model: NliModel, samples, variant: str, cache: dict) -> np.ndarra
             owner.append(s.id)
     entail = model.entailment(pairs) if pairs else []
     worst: dict[str, float] = {}
-    for sid, p in zip(owner, entail):
+    for sid, p in zip(owner, entail, strict=True):
         worst[sid] = min(worst.get(sid, 1.0), float(p))
     for s in todo:
         cache[f"{variant}:{s.id}"] = 1.0 - worst.get(s.id, 1.0)
@@ -76,7 +76,7 @@ def offline_scores(data: dict, picked: dict, cache: dict) -> dict[str, np.ndarra
         model = lodo_trees(fitted)
         by_id = {r.sample_id: r for r in rows[name]}
         out[name] = np.array([model.response_score(by_id[s.id].claim_vectors) or 0.0 for s in picked[name]])
-        cache.update({f"offline:{s.id}": float(v) for s, v in zip(picked[name], out[name])})
+        cache.update({f"offline:{s.id}": float(v) for s, v in zip(picked[name], out[name], strict=True)})
         print(f"offline {name}: done", file=sys.stderr, flush=True)
     return out
 

@@ -59,7 +59,7 @@ def change_number(sentence: str, rng: random.Random, context: str) -> str | None
 
 
 def swap_name(sentence: str, rng: random.Random, context: str) -> str | None:
-    mine = [m for m in _NAME.finditer(sentence)]
+    mine = list(_NAME.finditer(sentence))
     if not mine:
         return None
     m = rng.choice(mine)
@@ -84,7 +84,10 @@ def antonym(sentence: str, rng: random.Random, context: str) -> str | None:
 
 
 #: Weekdays and months by name ("may" is left out: it is more often the verb).
-_CALENDAR = {**{d: "weekday" for d in WEEKDAYS}, **{m: "month" for m in MONTHS if len(m) > 4 or m in ("june", "july")}}
+_CALENDAR = {
+    **dict.fromkeys(WEEKDAYS, "weekday"),
+    **{m: "month" for m in MONTHS if len(m) > 4 or m in ("june", "july")},
+}
 _MEMBERS["weekday"] = sorted(WEEKDAYS)
 _MEMBERS["month"] = sorted(m for m, kind in _CALENDAR.items() if kind == "month")
 
@@ -136,8 +139,10 @@ def shorten(sentence: str, rng: random.Random) -> str:
     if not asides:
         return sentence
     m = rng.choice(asides)
-    return sentence[: m.start()] + ("," if m.group(0).startswith(",") and m.end() < len(sentence) - 1 else "") + (
-        sentence[m.end() :]
+    return (
+        sentence[: m.start()]
+        + ("," if m.group(0).startswith(",") and m.end() < len(sentence) - 1 else "")
+        + (sentence[m.end() :])
     )
 
 

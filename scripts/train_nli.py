@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
     if args.init is not None:  # a second stage: the weights of an earlier run, a fresh optimizer and schedule
         model.load_state_dict(torch.load(args.init, weights_only=False, map_location="cpu")["model"])
-    frozen = [model.bert.embeddings] + list(model.bert.encoder.layer[: args.freeze_layers])
+    frozen = [model.bert.embeddings, *model.bert.encoder.layer[: args.freeze_layers]]
     for module in frozen:
         for parameter in module.parameters():
             parameter.requires_grad = False
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
             f"resumed at step {state['step']} ({state['examples']} examples, {state['wall_seconds']:.0f} s)", flush=True
         )
     rows = eval_slice(args.data, args.eval_per_set, args.eval_sets)
-    log = open(args.out / "log.jsonl", "a", encoding="utf-8")
+    log = open(args.out / "log.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open for the whole training loop
     config = {k: str(v) for k, v in vars(args).items()} | {
         "base": str(base),
         "trained_on": trained_on,

@@ -18,9 +18,10 @@ from hallumeasure.labels import Label
 from hallumeasure.nli.model import NliModel, load_nli
 from hallumeasure.nli.premises import premise_for
 from hallumeasure.offline.extractor import is_unevaluatable
-from hallumeasure.offline.reasons import explain, quote
+from hallumeasure.offline.reasons import explain
 from hallumeasure.offline.signals import claim_signals
 from hallumeasure.pipeline.protocols import Judgement
+from hallumeasure.text import quote
 from hallumeasure.types import Claim, ClaimVerdict, Sample
 
 
@@ -53,7 +54,9 @@ class NliClaimJudge:
     def judge_now(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         checked = [claim for claim in claims if not is_unevaluatable(claim.text)]
         probabilities = self.unsupported(sample, [claim.text for claim in checked])
-        found = {claim.id: self._verdict(claim, sample.context, p) for claim, p in zip(checked, probabilities)}
+        found = {
+            claim.id: self._verdict(claim, sample.context, p) for claim, p in zip(checked, probabilities, strict=True)
+        }
         verdicts = [
             found.get(claim.id)
             or ClaimVerdict(

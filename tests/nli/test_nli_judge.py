@@ -4,6 +4,7 @@ import json
 
 import pytest
 from testdata import EXAMPLES
+from nli.conftest import require_nli
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
@@ -12,10 +13,7 @@ from hallumeasure.types import Claim, Sample
 
 runner = CliRunner()
 
-pytest.importorskip("onnxruntime")
-pytest.importorskip("tokenizers")
-if not __import__("hallumeasure.nli.model", fromlist=["available"]).available():
-    pytest.skip("no NLI weights are exported: none ship yet (see benchmarks/nli_quality.md)", allow_module_level=True)
+require_nli()
 
 from hallumeasure.detectors import build_stages, stages_from_manifest  # noqa: E402
 from hallumeasure.nli.judge import NliClaimJudge  # noqa: E402

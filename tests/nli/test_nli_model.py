@@ -24,16 +24,7 @@ def test_missing_weights_name_the_files(tmp_path):
         nli_model.NliModel(tmp_path)
 
 
-@pytest.fixture(scope="module")
-def nli():
-    pytest.importorskip("onnxruntime")
-    pytest.importorskip("tokenizers")
-    if not nli_model.available():
-        pytest.skip("no NLI weights are exported: none ship yet (see benchmarks/nli_quality.md)")
-    return nli_model.load_nli()
-
-
-# (premise, entailed hypothesis, contradicting or unsupported hypothesis)
+# (premise, entailed hypothesis, contradicting or unsupported hypothesis): hand-written, never trained on.
 TRIPLES = [
     (
         "The company reported a profit of five million dollars in 2020.",
@@ -50,22 +41,76 @@ TRIPLES = [
         "The museum is open on Tuesdays.",
         "The museum is open on Mondays.",
     ),
+    (
+        "The bridge was opened in 1932 and carries four lanes of traffic.",
+        "The bridge carries four lanes of traffic.",
+        "The bridge carries six lanes of traffic.",
+    ),
+    (
+        "Maria Lopez was elected mayor of the town after the previous mayor retired.",
+        "Maria Lopez became mayor of the town.",
+        "Maria Lopez lost the election for mayor.",
+    ),
+    (
+        "The study followed 400 patients for two years and found no side effects.",
+        "The study found no side effects.",
+        "The study found serious side effects.",
+    ),
+    (
+        "Heavy rain forced the organisers to cancel the outdoor concert on Saturday.",
+        "The outdoor concert was cancelled.",
+        "The outdoor concert took place as planned.",
+    ),
+    (
+        "The new phone has a larger screen than the old one but the same battery.",
+        "The new phone's screen is larger than the old one's.",
+        "The new phone has a bigger battery than the old one.",
+    ),
+    (
+        "The train to Berlin leaves at 9:15 from platform 4.",
+        "The train to Berlin leaves from platform 4.",
+        "The train to Berlin leaves from platform 7.",
+    ),
+    (
+        "The river flooded the village twice last year, in March and in October.",
+        "The village was flooded last year.",
+        "The village has never been flooded.",
+    ),
+    (
+        "Sales of electric cars rose by 40 percent, while sales of diesel cars fell.",
+        "Sales of diesel cars fell.",
+        "Sales of diesel cars rose.",
+    ),
+    (
+        "The author wrote her first novel at the age of 19 while studying law.",
+        "The author studied law.",
+        "The author studied medicine.",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("premise", "entailed", "other"), TRIPLES)
-def test_entailed_hypothesis_ranks_above_the_other(nli, premise, entailed, other):
-    p = nli.entailment([(premise, entailed), (premise, other)])
-    assert p[0] > p[1]
+def test_entailed_hypotheses_rank_above_the_others(nli):
+    """The direction of the whole chain (tokenizer pairing, ONNX export, calibration sign) on hand-written pairs.
+
+    The model is small and makes mistakes on single pairs (its measured quality is in
+    benchmarks/nli_quality.md), so the check is on the share ranked right: a swapped premise and
+    hypothesis, an inverted calibration or a broken export ranks about half or fewer right.
+    """
+    pairs = [(premise, hyp) for premise, *hyps in TRIPLES for hyp in hyps]
+    p = nli.entailment(pairs).reshape(-1, 2)
+    right = p[:, 0] > p[:, 1]
+    assert right.mean() >= 0.75, f"{int(right.sum())} of {len(right)} ranked right: {p.round(3).tolist()}"
     assert p.min() >= 0.0 and p.max() <= 1.0
 
 
-def test_batching_matches_one_pair_at_a_time(nli):
+def test_a_pair_scores_the_same_whatever_its_batch(nli):
+    """One pair per run by default: dynamic int8 quantisation scales activations per batch, so batch-mates and
+    padding would otherwise move a claim's score; a measurement must not depend on its neighbours."""
     pairs = [(premise, hyp) for premise, *hyps in TRIPLES for hyp in hyps]
-    batched = nli.entailment(pairs)
-    single = np.array([nli.entailment([pair])[0] for pair in pairs])
-    # Dynamic int8 quantisation scales activations per batch, so padding moves results a little.
-    assert np.allclose(batched, single, atol=0.03)
+    together = nli.entailment(pairs)
+    alone = np.array([nli.entailment([pair])[0] for pair in pairs])
+    assert np.allclose(together, alone, atol=1e-6)
+    assert np.allclose(nli.entailment(pairs[::-1])[::-1], together, atol=1e-6)
 
 
 def test_empty_input_gives_an_empty_result(nli):

@@ -8,11 +8,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
-import nli_edits  # noqa: E402
-import train_nli  # noqa: E402
+import nli_edits
+import train_nli
 
-from hallumeasure.nli.premises import premise_for  # noqa: E402
-from hallumeasure.offline.context import split_context  # noqa: E402
+from hallumeasure.nli.premises import premise_for
+from hallumeasure.offline.context import split_context
 
 CONTEXT = (
     "The council met on Tuesday in Leeds. It approved a budget of 4,200 euros for the harbor wall. "
