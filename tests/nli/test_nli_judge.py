@@ -3,8 +3,8 @@
 import json
 
 import pytest
-from testdata import EXAMPLES
 from nli.conftest import require_nli
+from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
