@@ -1,20 +1,20 @@
-"""Leave-one-dataset-out quality and speed of the NLI judge against the offline judge, on ../shared/data.
+"""Leave-one-dataset-out quality and speed of the NLI judges against the offline judge, on ../shared/data.
 
-    .venv/bin/python benchmarks/nli_quality.py --limit 300          # -> benchmarks/nli_quality.{md,json}
+    python benchmarks/nli_quality.py --model summedits=runs/nli_edits_bump/export   # -> nli_quality.{md,json}
 
-Every dev set is held out from the NLI model: it was trained on the NLI pairs of
-../shared/data/nli only (meta.json says so), so one model serves every row. The offline judge
-is retrained per row on the other four sets, as in benchmarks/offline_quality.py. Both are
-scored on the same stratified sample of each set (``--limit`` per set, seed 13), so the AUC
-difference is paired; every number has a bootstrap 95% CI (resampling responses).
+Every row is served by an NLI model that never saw its set: the shipped model (hallumeasure/nli/
+weights, or ``--default-model``) unless ``--model SET=DIR`` names another export; a row whose
+model's training pool (meta.json) holds its set is refused. The offline trees are retrained per
+row on the other four sets, as in benchmarks/offline_quality.py. All judges are scored on the
+same responses (whole sets, or ``--limit`` per set, stratified, seed 13), so differences are
+paired; every number has a bootstrap 95% CI (resampling responses).
 
 Response score of the NLI judge: each response sentence is paired with its best three context
 sentences (hallumeasure/nli/premises.py); score = 1 - the smallest calibrated P(entailment).
-Variant ``full``: the whole context as the premise (truncated to the model's length), the
-usual way without sentence selection. ``blend``: the offline score, averaged with the NLI score
-only where the offline judge is unsure (0.3 to 0.7): a fixed rule, fitted on nothing, so it
-stays leave-one-out. Speed: end-to-end ``--judge nli`` (offline extractor + NLI judge) over
-news responses, with the load average at the time (the machine is shared).
+``--full-sets``: also the whole context as the premise (cut to the model's length), the usual way
+without sentence selection. ``offline+nli``: the real judge (hallumeasure/nli/assist.py) with the
+leave-one-out trees and the row's NLI model. Speed: end-to-end ``--judge nli`` (offline extractor +
+NLI judge) over news responses, with the load average at the time (the machine is shared).
 """
 
 from __future__ import annotations
@@ -277,11 +277,13 @@ NOTES = """Notes.
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=shared_data_dir())
-    parser.add_argument("--limit", type=int, default=300, help="stratified sample per set (seed 13)")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="a stratified sample per set (seed 13); default: the whole sets"
+    )
     parser.add_argument(
         "--full-sets",
         nargs="*",
-        default=["summedits", "bump"],
+        default=[],
         help="sets also scored with the whole context as premise (slow)",
     )
     parser.add_argument("--sets", nargs="*", default=list(SHARED_SETS), help="held-out sets to report")
@@ -389,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         before = [p for p in before if p["examples"] < first]
     news = [s for name in ("bump", "cliff") for s in picked[name]]
     report = {
-        "command": "python benchmarks/nli_quality.py" + (f" --limit {args.limit}" if args.limit else ""),
+        "command": " ".join(["python benchmarks/nli_quality.py", *(argv if argv is not None else sys.argv[1:])]),
         "model": model.meta,
         "results": results,
         "curve_before": before,

@@ -57,8 +57,8 @@ class MeasureSettings(BaseModel):
     )
     judge: Annotated[list[str] | None, Flag(options={"metavar": "SPEC"})] = Field(
         None,
-        description="Claim judge spec (same forms as --extractor; default "
-        "offline). Give it several times for a panel of judges whose "
+        description="Claim judge spec (same forms as --extractor, plus the keyless nli and offline+nli of "
+        "the nli extra; default offline). Give it several times for a panel of judges whose "
         "votes are combined by --panel-rule.",
     )
     repeats: int = Field(

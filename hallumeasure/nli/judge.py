@@ -18,7 +18,7 @@ from hallumeasure.labels import Label
 from hallumeasure.nli.model import NliModel, load_nli
 from hallumeasure.nli.premises import premise_for
 from hallumeasure.offline.extractor import is_unevaluatable
-from hallumeasure.offline.reasons import explain
+from hallumeasure.offline.judge import flagged_verdict, in_claim_order
 from hallumeasure.offline.signals import claim_signals
 from hallumeasure.pipeline.protocols import Judgement
 from hallumeasure.text import quote
@@ -57,18 +57,10 @@ class NliClaimJudge:
         found = {
             claim.id: self._verdict(claim, sample.context, p) for claim, p in zip(checked, probabilities, strict=True)
         }
-        verdicts = [
-            found.get(claim.id)
-            or ClaimVerdict(
-                claim_id=claim.id,
-                judge=self.name,
-                label=Label.UNEVALUATABLE,
-                label_reason="a question, greeting or instruction: nothing to check",
-            )
-            for claim in claims
-        ]
         score = max(probabilities) if probabilities else None
-        return Judgement(verdicts=verdicts, score=None if score is None else round(score, 4))
+        return Judgement(
+            verdicts=in_claim_order(claims, found, self.name), score=None if score is None else round(score, 4)
+        )
 
     def _verdict(self, claim: Claim, context: str, p: float) -> ClaimVerdict:
         signals = claim_signals(claim.text, context)
@@ -81,13 +73,4 @@ class NliClaimJudge:
                 label_reason=f"the context entails the claim: {quote(signals.best_sentence)} "
                 f"(P(unsupported) = {p:.2f})",
             )
-        label, subtype, reason, subtype_reason = explain(signals)
-        return ClaimVerdict(
-            claim_id=claim.id,
-            judge=self.name,
-            label=label,
-            subtype=subtype,
-            probability=round(p, 4),
-            label_reason=f"{reason} (P(unsupported) = {p:.2f})",
-            subtype_reason=subtype_reason,
-        )
+        return flagged_verdict(claim.id, self.name, signals, p)

@@ -92,17 +92,9 @@ class OfflineJudge:
             claim.id: self._verdict(claim, signals, p)
             for (claim, signals), p in zip(checked, probabilities, strict=True)
         }
-        verdicts = [
-            found.get(claim.id)
-            or ClaimVerdict(
-                claim_id=claim.id,
-                judge=self.name,
-                label=Label.UNEVALUATABLE,
-                label_reason="a question, greeting or instruction: nothing to check",
-            )
-            for claim in claims
-        ]
-        return Judgement(verdicts=verdicts, score=None if score is None else round(score, 4))
+        return Judgement(
+            verdicts=in_claim_order(claims, found, self.name), score=None if score is None else round(score, 4)
+        )
 
     def _assisted(
         self, sample: Sample, texts: Sequence[str], probabilities: list[float], score: float | None
@@ -131,13 +123,32 @@ class OfflineJudge:
                 probability=round(p, 4),
                 label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})",
             )
-        label, subtype, reason, subtype_reason = explain(signals)
-        return ClaimVerdict(
+        return flagged_verdict(claim.id, self.name, signals, p)
+
+
+def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float) -> ClaimVerdict:
+    """A verdict on a claim judged unsupported: label, subtype and reasons from its offline signals."""
+    label, subtype, reason, subtype_reason = explain(signals)
+    return ClaimVerdict(
+        claim_id=claim_id,
+        judge=judge,
+        label=label,
+        subtype=subtype,
+        probability=round(p, 4),
+        label_reason=f"{reason} (P(unsupported) = {p:.2f})",
+        subtype_reason=subtype_reason,
+    )
+
+
+def in_claim_order(claims: Sequence[Claim], found: dict[str, ClaimVerdict], judge: str) -> list[ClaimVerdict]:
+    """The verdicts of ``found`` in claim order; a claim without one (a question, greeting...) is unevaluatable."""
+    return [
+        found.get(claim.id)
+        or ClaimVerdict(
             claim_id=claim.id,
-            judge=self.name,
-            label=label,
-            subtype=subtype,
-            probability=round(p, 4),
-            label_reason=f"{reason} (P(unsupported) = {p:.2f})",
-            subtype_reason=subtype_reason,
+            judge=judge,
+            label=Label.UNEVALUATABLE,
+            label_reason="a question, greeting or instruction: nothing to check",
         )
+        for claim in claims
+    ]
