@@ -29,7 +29,7 @@ from hallumeasure.offline.lexicon import (
     STOPWORDS,
     WEEKDAYS,
 )
-from hallumeasure.offline.tokens import is_content, key, stem
+from hallumeasure.offline.tokens import info, is_content, key, stem
 from hallumeasure.offline.values import same_number
 
 #: Two fragments are neighbours when at most this many context words lie between them.
@@ -346,7 +346,7 @@ def _sentence_window(index: ContextIndex, start: int, end: int, sentence: int) -
 
 def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:
     """Fragments of ``claim_tokens`` copied from the context and the differences around them."""
-    ck = [key(t) for t in claim_tokens]
+    ck = [info(t)[3] for t in claim_tokens]  # the alignment key, cached per word
     n = len(ck)
     fragments = _fragments(ck, index) if n >= 2 else []
     differences: list[Difference] = []

@@ -54,9 +54,9 @@ class ContextIndex:
     #: Python's cycle collector, which would otherwise walk the lists of every cached context over and over.
     key_positions: dict[str, tuple[int, ...]]
     n_words: int
-    #: Typed values of the whole context by group, filled on first use: tuples of offline/slots.py's
-    #: ``Value`` (Any here, as that module imports this one).
-    slot_pools: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: Typed values that offline/slots.py reads from this context, filled on first use: of the whole context by
+    #: group of kinds, and of single sentences. Its ``Value`` objects (Any here, as that module imports this one).
+    slot_cache: dict[tuple[str, int | str], Any] = field(default_factory=dict)
 
     @property
     def log_words(self) -> float:

@@ -26,7 +26,16 @@ from hallumeasure.labels import Label, Subtype
 from hallumeasure.offline.context import ContextIndex
 from hallumeasure.offline.lexicon import EXCLUSIVE, MONTHS, STOPWORDS, WEEKDAYS
 from hallumeasure.offline.tokens import stem, words
-from hallumeasure.offline.values import Quantity, clock_times, dates, letter_runs, quantities, same_value
+from hallumeasure.offline.values import (
+    Date,
+    Quantity,
+    clock_times,
+    dates,
+    letter_runs,
+    plain_letters,
+    quantities,
+    same_value,
+)
 from hallumeasure.text import quote
 
 # ----------------------------------------------------------------------------------------------- values
@@ -216,18 +225,52 @@ def _is_name_token(token: str, first: bool, next_token: str) -> bool:
 @lru_cache(maxsize=8192)
 def read_values(text: str, names: bool = True) -> tuple[Value, ...]:
     """Every typed value of one sentence (``names``: also the capitalised words that read as names)."""
-    out: list[Value] = []
-    times = clock_times(text)
-    out += [Value("time", t, norm) for t, norm, _ in times]
-    taken = [span for _, _, span in times]
     letters = letter_runs(text)
-    found_dates = dates(text, letters)
+    numbers = _numeric_values(text, quantities(text, letters), _clock_spans(text))
+    return _values(text, words(text), dates(text, letters), numbers, names)
+
+
+def sentence_values(index: ContextIndex, number: int) -> tuple[Value, ...]:
+    """``read_values`` of one context sentence, read once per context from the words and numbers the index holds."""
+    cache = index.slot_cache
+    key = ("sentence", number)
+    if key not in cache:
+        text = index.sentences[number]
+        if plain_letters(text):  # then the index's numbers are the ones read_values would find
+            cache[key] = _values(text, index.sentence_words(number), dates(text), _sentence_numbers(index, number))
+        else:
+            cache[key] = read_values(text)
+    values: tuple[Value, ...] = cache[key]
+    return values
+
+
+def _sentence_numbers(index: ContextIndex, number: int) -> list[Value]:
+    """The numbers, shares, amounts and years of one context sentence (kept on the index: the whole context's
+    numbers are read for the pool, the closest sentences' for their values)."""
+    cache = index.slot_cache
+    key = ("numbers", number)
+    if key not in cache:
+        text = index.sentences[number]
+        cache[key] = _numeric_values(text, index.sentence_quantities[number], _clock_spans(text))
+    numbers: list[Value] = cache[key]
+    return numbers
+
+
+def _clock_spans(text: str) -> list[tuple[int, int]]:
+    return [span for _, _, span in clock_times(text)]
+
+
+def _values(
+    text: str, toks: list[str], found_dates: set[Date], numbers: list[Value], names: bool = True
+) -> tuple[Value, ...]:
+    """The values of ``text`` from its words, dates and numbers: times, dates, numbers, then the values its
+    words name (days, quantifiers, months, hedges) and, with ``names``, its names."""
+    out = [Value("time", t, norm) for t, norm, _ in clock_times(text)]
     for d in found_dates:
         if d[1]:
             out.append(Value("date", _date_text(d), d))
     months = {d[1] for d in found_dates}
-    out += _numeric_values(text, quantities(text, letters), taken)
-    toks = words(text)
+    out += numbers
     lows = [t.lower() for t in toks]
     for i, low in enumerate(lows):
         if low not in _VALUE_WORDS:
@@ -364,7 +407,7 @@ def slot_conflicts(claim: str, index: ContextIndex, candidates: list[int], align
     """
     sentences = index.sentences
     mine = read_values(claim)
-    near = [(i, read_values(sentences[i])) for i in candidates]
+    near = [(i, sentence_values(index, i)) for i in candidates]
     out: list[Conflict] = []
     claim_names = {v.norm for v in mine if v.kind == "name"}
     for v in mine:
@@ -542,7 +585,13 @@ def _holds(v: Value, values: Iterable[Value], strict: bool) -> bool:
 
     The unit is tested first: it is cheap, and rules out most numbers before their values are compared.
     """
-    return any(w.kind == v.kind and _unit_fits(v, w, strict) and _same(v.kind, v.norm, w.norm) for w in values)
+    kind = v.kind
+    if strict and kind in ("number", "money"):  # ``_unit_fits`` spelled out: both need units, and they must meet
+        unit = v.unit
+        return bool(unit) and any(
+            w.kind == kind and not unit.isdisjoint(w.unit) and _same(kind, v.norm, w.norm) for w in values
+        )
+    return any(w.kind == kind and _unit_fits(v, w, strict) and _same(kind, v.norm, w.norm) for w in values)
 
 
 def _neighbours_of(token: str, text: str) -> set[tuple[int, str]]:
@@ -626,21 +675,19 @@ POOL_GROUPS = {
 
 def context_pool(index: ContextIndex, group: str) -> tuple[Value, ...]:
     """The context's values of one group, read once per context (kept on the cached context index)."""
-    pools = index.slot_pools
-    if group not in pools:
-        pools[group] = context_values(index, group)
-    return pools[group]
+    cache = index.slot_cache
+    key = ("pool", group)
+    if key not in cache:
+        cache[key] = context_values(index, group)
+    pool: tuple[Value, ...] = cache[key]
+    return pool
 
 
 def context_values(index: ContextIndex, group: str) -> tuple[Value, ...]:
     """Every value of one group of kinds in a whole context (``context_pool`` keeps it on the context)."""
     sentences = index.sentences
     if group == "numeric":
-        return tuple(
-            v
-            for s, found in zip(sentences, index.sentence_quantities, strict=True)
-            for v in _numeric_values(s, found, [span for _, _, span in clock_times(s)])
-        )
+        return tuple(v for number in range(len(sentences)) for v in _sentence_numbers(index, number))
     if group == "time":
         return tuple(Value("time", t, norm) for s in sentences for t, norm, _ in clock_times(s))
     kind = "date" if group == "date" else "days"

@@ -75,6 +75,18 @@ def letter_runs(text: str) -> set[str]:
     return {w.lower() for w in _LETTERS_RE.findall(text)}
 
 
+#: The four letters besides A-Z and a-z that ``[a-z]`` matches when case is ignored (see the ``re`` documentation).
+_FOLDED_LETTER_RE = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
+def plain_letters(text: str) -> bool:
+    """True when ``letter_runs(text)`` and the lower-cased words of ``text`` (with the parts of its hyphenated
+    words and contractions, as the context index collects them) give ``quantities`` and ``dates`` the same
+    answers: both then hold every run of letters, so both meet the same number words and month names. Only
+    the four letters that ``[a-z]`` also matches when case is ignored can make them differ."""
+    return _FOLDED_LETTER_RE.search(text) is None
+
+
 def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
     """Numbers in ``text`` with scale words and percent signs normalised.
 
