@@ -29,7 +29,7 @@ from hallumeasure.offline.lexicon import (
     STOPWORDS,
     WEEKDAYS,
 )
-from hallumeasure.offline.tokens import is_content, key, stem
+from hallumeasure.offline.tokens import info, is_content, key, stem
 from hallumeasure.offline.values import same_number
 
 #: Two fragments are neighbours when at most this many context words lie between them.
@@ -88,7 +88,10 @@ def opposite(a: str, b: str) -> bool:
     if b in antonyms().get(a, frozenset()):
         return True
     long, short = (a, b) if len(a) > len(b) else (b, a)
-    return len(short) >= 4 and any(long == p + short for p in NEGATING_PREFIXES)
+    return len(short) >= 4 and long.endswith(short) and long[: len(long) - len(short)] in _PREFIXES
+
+
+_PREFIXES = frozenset(NEGATING_PREFIXES)
 
 
 def opposites_in(stem_: str, others: frozenset[str] | set[str]) -> list[str]:
@@ -142,11 +145,21 @@ def _complements() -> frozenset[tuple[str, str]]:
     return frozenset(pairs | {(b, a) for a, b in pairs})
 
 
+@lru_cache(maxsize=1)
+def complement_partners() -> dict[str, frozenset[str]]:
+    """For each stem of a complementary pair, the stems it pairs with (``complement_pairs`` by look-up)."""
+    partners: dict[str, set[str]] = {}
+    for a, b in _complements():
+        partners.setdefault(a, set()).add(b)
+    return {a: frozenset(bs) for a, bs in partners.items()}
+
+
 def complementary(claim_words: Iterable[str], context_words: Iterable[str]) -> bool:
     """True when the two sides hold the two halves of a complementary pair ("change" / "stay")."""
     c = {stem(w) for w in claim_words}
     x = {stem(w) for w in context_words}
-    return any((a, b) in _complements() for a in c - x for b in x - c)
+    partners = complement_partners()
+    return any(not partners[a].isdisjoint(x - c) for a in c - x if a in partners)
 
 
 def negation_restated(claim_words: Sequence[str], context_words: Sequence[str]) -> bool:
@@ -188,7 +201,11 @@ def _is_name(word: str, first: bool) -> bool:
 
 def negated(ws: Iterable[str]) -> bool:
     """True when any of the words ``ws`` is a negation ("not", "never", "won't", ...)."""
-    return any(w.lower() in NEGATIONS or w.lower().endswith("n't") for w in ws)
+    for w in ws:
+        low = w.lower()
+        if low in NEGATIONS or low.endswith("n't"):
+            return True
+    return False
 
 
 def classify(
@@ -267,7 +284,7 @@ def _fragments(ck: list[str], index: ContextIndex) -> list[Fragment]:
     i = 0
     previous_end: int | None = None
     while i < n - 1:
-        candidates = index.bigram_positions.get((ck[i], ck[i + 1]))
+        candidates = index.bigram_positions(ck[i], ck[i + 1])
         if not candidates:
             i += 1
             continue
@@ -329,7 +346,7 @@ def _sentence_window(index: ContextIndex, start: int, end: int, sentence: int) -
 
 def align(claim_tokens: list[str], index: ContextIndex) -> Alignment:
     """Fragments of ``claim_tokens`` copied from the context and the differences around them."""
-    ck = [key(t) for t in claim_tokens]
+    ck = [info(t)[3] for t in claim_tokens]  # the alignment key, cached per word
     n = len(ck)
     fragments = _fragments(ck, index) if n >= 2 else []
     differences: list[Difference] = []

@@ -73,4 +73,5 @@ def response_vector(vectors: Sequence[Sequence[float]]) -> list[float]:
     """Aggregate claim feature vectors into one response row (all zeros when there is no claim)."""
     if not vectors:
         return [0.0] * len(RESPONSE_FEATURES)
-    return [float(_AGG[agg]([v[_INDEX[name]] for v in vectors])) for agg, name, _ in RESPONSE_AGGREGATES]
+    columns = [list(column) for column in zip(*vectors, strict=True)]  # one list per claim feature, claims in order
+    return [float(_AGG[agg](columns[_INDEX[name]])) for agg, name, _ in RESPONSE_AGGREGATES]

@@ -65,7 +65,7 @@ class Tree:
 
 
 class BoostedTrees:
-    """The trees, packed into padded numpy arrays so one row walks all trees at once, level by level."""
+    """The trees, packed into flat numpy arrays so one row walks all trees at once, level by level."""
 
     def __init__(
         self, features: Sequence[str], init: float, trees: Sequence[Tree], a: float = 1.0, b: float = 0.0
@@ -73,34 +73,33 @@ class BoostedTrees:
         self.features = tuple(features)
         self.init, self.a, self.b = init, a, b
         self.trees = tuple(trees)
-        width = max((len(t.left) for t in trees), default=1)
-
-        def pack(field: str, fill: float, dtype: type[np.generic]) -> np.ndarray:
-            out = np.full((len(trees), width), fill, dtype=dtype)
-            for i, t in enumerate(trees):
-                out[i, : len(t.left)] = getattr(t, field)
-            return out
-
-        self._left = pack("left", -1, np.int64)
-        self._right = pack("right", -1, np.int64)
-        self._feature = pack("feature", 0, np.int64)
-        self._threshold = pack("threshold", 0.0, np.float64)
-        self._value = pack("value", 0.0, np.float64)
-        self._rows = np.arange(len(trees))
+        # Every node of every tree gets one number; a leaf is its own child on both sides, so a walk that has
+        # reached it stays there while deeper trees go on.
+        sizes = [len(t.left) for t in trees]
+        self._roots = np.cumsum([0, *sizes], dtype=np.int64)[:-1]
+        self._feature = np.array([f for t in trees for f in t.feature], dtype=np.int64)
+        self._threshold = np.array([v for t in trees for v in t.threshold], dtype=np.float64)
+        self._value = np.array([v for t in trees for v in t.value], dtype=np.float64)
+        #: Children of node ``k``: ``2k`` the right one, ``2k + 1`` the left one (a step adds "goes left").
+        self._children = np.empty(2 * sum(sizes), dtype=np.int64)
+        for t, root in zip(trees, self._roots.tolist(), strict=True):
+            for k, (left, right) in enumerate(zip(t.left, t.right, strict=True)):
+                leaf = left == -1
+                self._children[2 * (root + k)] = root + (k if leaf else right)
+                self._children[2 * (root + k) + 1] = root + (k if leaf else left)
         self._depth = max((t.depth() for t in trees), default=0)
 
     def logits(self, rows: Sequence[Sequence[float]]) -> np.ndarray:
         """Raw log-odds of several rows at once (all rows walk all trees together)."""
         x = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
-        n = x.shape[0]
-        trees = np.broadcast_to(self._rows, (n, len(self._rows)))
-        node = np.zeros(trees.shape, dtype=np.int64)
-        which = np.arange(n)[:, None]
+        n, width = x.shape
+        node = np.tile(self._roots, n)  # row-major: row 0's trees, then row 1's, ...
+        row_start = np.repeat(np.arange(n, dtype=np.int64) * width, len(self._roots))
+        flat = x.ravel()
         for _ in range(self._depth):
-            left = self._left[trees, node]
-            go_left = x[which, self._feature[trees, node]] <= self._threshold[trees, node]
-            node = np.where(left == -1, node, np.where(go_left, left, self._right[trees, node]))
-        logits: np.ndarray = self.init + self._value[trees, node].sum(axis=1)
+            go_left = flat[row_start + self._feature[node]] <= self._threshold[node]
+            node = self._children[2 * node + go_left]
+        logits: np.ndarray = self.init + self._value[node].reshape(n, len(self._roots)).sum(axis=1)
         return logits
 
     def logit(self, row: Sequence[float]) -> float:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hallumeasure.offline.alignment import (
     Alignment,
     Difference,
     align,
-    complement_pairs,
+    complement_partners,
     complementary,
     exclusive_partners,
     exclusive_swap,
@@ -36,7 +37,7 @@ from hallumeasure.offline.lexicon import (
     STOPWORDS,
     WEEKDAYS,
 )
-from hallumeasure.offline.slots import Conflict, Value, context_values, slot_conflicts
+from hallumeasure.offline.slots import Conflict, slot_conflicts
 from hallumeasure.offline.tokens import content_stems, stem, words
 from hallumeasure.offline.values import (
     Date,
@@ -180,13 +181,13 @@ def entities(claim: str, index: ContextIndex | None = None) -> list[str]:
     return found
 
 
-def _entity_sentences(entity: str, index: ContextIndex) -> list[int] | None:
+def _entity_sentences(entity: str, index: ContextIndex) -> Sequence[int] | None:
     """Context sentences that mention ``entity`` (by its most specific word), or None when none does."""
     entity = re.sub(r"'s?$", "", entity)  # "Greenleaf Coffee's" names Greenleaf Coffee
     parts = [p for p in words(entity) if p.lower() not in STOPWORDS]
     if not parts:
         return None
-    found = index.stem_sentences.get(stem(parts[-1]))
+    found = index.sentences_with(stem(parts[-1]))
     if found:
         return found
     if entity.lower() in index.lower_text:
@@ -194,7 +195,7 @@ def _entity_sentences(entity: str, index: ContextIndex) -> list[int] | None:
     return None
 
 
-def _support_near(entity_sentences: list[int], claim_stems: set[str], entity: str, index: ContextIndex) -> float:
+def _support_near(entity_sentences: Sequence[int], claim_stems: set[str], entity: str, index: ContextIndex) -> float:
     """Share of the claim's other content words found within one sentence of where the entity is mentioned."""
     own = {stem(w) for w in words(entity)}
     rest = claim_stems - own
@@ -216,12 +217,11 @@ def _kind(q: Quantity) -> str:
     return "year" if q.text.isdigit() and len(q.text) == 4 and 1000 <= q.value <= 2100 else "amount"
 
 
-def _pool(index: ContextIndex, group: str) -> tuple[Value, ...]:
-    """The context's values of one group, read once per context (kept on the cached context index)."""
-    pools = index.slot_pools
-    if group not in pools:
-        pools[group] = context_values(index, group)
-    return pools[group]
+def _complements(claim_stems: set[str], sentence_stems: set[str]) -> list[tuple[str, str]]:
+    """(claim stem, sentence stem) pairs of complementary stems that only one side holds, in sorted order."""
+    partners = complement_partners()
+    theirs = sentence_stems - claim_stems
+    return [(a, b) for a in sorted(claim_stems - sentence_stems) if a in partners for b in sorted(partners[a] & theirs)]
 
 
 def claim_signals(claim: str, context: str) -> ClaimSignals:
@@ -243,8 +243,8 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     bigrams = list(itertools.pairwise(cs))
     trigrams = list(zip(low, low[1:], low[2:], strict=False))  # the shifted copies end early on purpose
     best_sentence = index.sentences[best] if index.sentences else ""
-    best_words = words(best_sentence)
-    best_low = [w.lower() for w in best_words]
+    best_words = index.sentence_words(best) if index.sentences else []
+    best_low = index.sentence_lower(best) if index.sentences else []
 
     alignment: Alignment = align(toks, index)
 
@@ -270,56 +270,37 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     # Opposites: a claim word missing from the two closest sentences whose opposite is in them.
     near_stems = index.sentence_stems[best] | second
     claim_all = {stem(w) for w in toks}
-    near_negated = [negated(words(index.sentences[i])) for i in order[:2]]
+    opposites = [
+        (c, x) for c in sorted(claim_all - near_stems) for x in opposites_in(c, near_stems) if x not in claim_all
+    ]
+    if opposites:  # "excluded" restates "not included": the opposite's sentence is negated
+        near_negated = [negated(index.sentence_words(i)) for i in order[:2]]
+        opposites = [
+            (c, x)
+            for c, x in opposites
+            if all(
+                neg == claim_neg for i, neg in zip(order[:2], near_negated, strict=True) if x in index.sentence_stems[i]
+            )
+        ]
     # "will change" against "stay the same": the two halves of a complementary pair, both plain (or both
     # negated), say opposite things.
-    complements = (
-        [
-            (a, b)
-            for a in sorted(claim_all - {stem(w) for w in best_words})
-            for b in sorted({stem(w) for w in best_words} - claim_all)
-            if (a, b) in complement_pairs()
-        ]
-        if claim_neg == sent_neg
-        else []
-    )
-    opposites = [
-        (c, x)
-        for c in sorted(claim_all - near_stems)
-        for x in opposites_in(c, near_stems)
-        if x not in claim_all  # "excluded" restates "not included": the opposite's sentence is negated
-        and all(
-            neg == claim_neg for i, neg in zip(order[:2], near_negated, strict=True) if x in index.sentence_stems[i]
-        )
-    ]
-    opposites += [pair for pair in complements if pair not in opposites]
+    if claim_neg == sent_neg:
+        opposites += [pair for pair in _complements(claim_all, set(map(stem, best_words))) if pair not in opposites]
     # Exclusive values: a claim word whose set (colours, kin, periods...) has another member in the two
     # closest sentences, which lack the claim's own.
     swaps: list[tuple[str, str]] = []
     valued = sorted(w for w in set(low) if any(name not in _LOOSE_SETS for name, _ in EXCLUSIVE.get(w, ())))
     if valued:
-        near_low = set(best_low) | ({w.lower() for w in words(index.sentences[order[1]])} if len(order) > 1 else set())
+        near_low = set(best_low) | (set(index.sentence_lower(order[1])) if len(order) > 1 else set())
         swaps = [(w, x) for w in valued if exclusive_swap({w}, near_low) for x in exclusive_partners(w, near_low)[:1]]
     novel_intensifiers = [w for w in dict.fromkeys(low) if w in INTENSIFIERS and w not in index.lower_words]
     claim_hedged = bool(hedges(toks))
-    sent_hedged = bool(hedges(words(best_sentence)))
+    sent_hedged = bool(hedges(best_words))
     claim_attr = next((w for w in low if w in ATTRIBUTION), None)
     sent_attr = next((w for w in best_low if w in ATTRIBUTION), None)
 
     aligned = bool(overlaps) and overlaps[best] / n >= ALIGNED
-    found = (
-        slot_conflicts(
-            claim,
-            index.sentences,
-            order[:2],
-            index.lowercase_words,
-            lambda group: _pool(index, group),
-            aligned,
-            index.lower_text,
-        )
-        if order
-        else []
-    )
+    found = slot_conflicts(claim, index, order[:2], aligned) if order else []
     kinds = alignment.kinds
     values = {
         "n_content": float(len(cset)),

@@ -17,7 +17,7 @@ in the reason ("the claim says 10 rooms; the context says 9 rooms").
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -26,7 +26,16 @@ from hallumeasure.labels import Label, Subtype
 from hallumeasure.offline.context import ContextIndex
 from hallumeasure.offline.lexicon import EXCLUSIVE, MONTHS, STOPWORDS, WEEKDAYS
 from hallumeasure.offline.tokens import stem, words
-from hallumeasure.offline.values import Quantity, clock_times, dates, quantities, same_value
+from hallumeasure.offline.values import (
+    Date,
+    Quantity,
+    clock_times,
+    dates,
+    letter_runs,
+    plain_letters,
+    quantities,
+    same_value,
+)
 from hallumeasure.text import quote
 
 # ----------------------------------------------------------------------------------------------- values
@@ -97,6 +106,8 @@ _TENTATIVE = frozenset(
 )
 #: Tentative only as verbs before "to" ("plans to build"), not as nouns ("the paid plan").
 _INTENT = frozenset({"hope", "hopes", "hoped", "plan", "plans", "planned", "aims", "intends"})
+#: Every word the token loop of ``read_values`` reads a value from (day scopes, quantifiers, months, hedges).
+_VALUE_WORDS = frozenset({*_DAY_SCOPES, *_DAY_PLURALS, "every", *_QUANTIFIERS, *MONTHS, *_INTENT, *_TENTATIVE})
 _CAPS_NAME_RE = re.compile(r"[A-Z][a-zA-Z'\-]*(?:\s+(?:of|de|van|von|al|bin|da|du|la|le)?\s*[A-Z][a-zA-Z'\-]*)*")
 
 
@@ -162,11 +173,17 @@ _SUBTYPES = {
 }
 
 
+#: The words after a number, its money word and its next word (read by the three functions below).
+_UNIT_RE = re.compile(r"[\-\s]*((?:[A-Za-z][A-Za-z\-]*\s*){1,4})")
+_MONEY_WORD_RE = re.compile(r"\s*(?:million|billion|thousand|bn|m|k)?\s*([A-Za-z]+)")
+_NEXT_WORD_RE = re.compile(r"\s+([a-z][a-z\-]*)")
+
+
 def _unit(text: str, end: int) -> frozenset[str]:
     """Stems of the content words right after a number, up to the first small word or punctuation
     ("150-seat" -> seat; "450 people at" -> people; "6 euros for adults" -> nothing: currency and scale
     words are the kind, not the unit). Units of a closed set are read as its member ("kg" = "kilograms")."""
-    tail = re.match(r"[\-\s]*((?:[A-Za-z][A-Za-z\-]*\s*){1,4})", text[end : end + 50])
+    tail = _UNIT_RE.match(text[end : end + 50])
     if not tail:
         return frozenset()
     out: list[str] = []
@@ -184,12 +201,12 @@ _CURRENCY_STEMS = frozenset({"dollar", "euro", "pound", "yen", "cent", "franc", 
 
 
 def _money_word(text: str, end: int) -> bool:
-    follow = re.match(r"\s*(?:million|billion|thousand|bn|m|k)?\s*([A-Za-z]+)", text[end : end + 30])
+    follow = _MONEY_WORD_RE.match(text[end : end + 30])
     return follow is not None and stem(follow.group(1)) in _CURRENCY_STEMS
 
 
 def _next_word_is_content(text: str, end: int) -> bool:
-    follow = re.match(r"\s+([a-z][a-z\-]*)", text[end : end + 30])
+    follow = _NEXT_WORD_RE.match(text[end : end + 30])
     return follow is not None and follow.group(1) not in STOPWORDS
 
 
@@ -206,22 +223,58 @@ def _is_name_token(token: str, first: bool, next_token: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def read_values(text: str, lowercase_words: frozenset[str] = frozenset(), names: bool = True) -> tuple[Value, ...]:
-    """Every typed value of one sentence. ``lowercase_words``: words the context uses in lower case, so a
-    capitalised first word ("Profits") is not read as a name."""
-    out: list[Value] = []
-    times = clock_times(text)
-    out += [Value("time", t, norm) for t, norm, _ in times]
-    taken = [span for _, _, span in times]
-    found_dates = dates(text)
+def read_values(text: str, names: bool = True) -> tuple[Value, ...]:
+    """Every typed value of one sentence (``names``: also the capitalised words that read as names)."""
+    letters = letter_runs(text)
+    numbers = _numeric_values(text, quantities(text, letters), _clock_spans(text))
+    return _values(text, words(text), dates(text, letters), numbers, names)
+
+
+def sentence_values(index: ContextIndex, number: int) -> tuple[Value, ...]:
+    """``read_values`` of one context sentence, read once per context from the words and numbers the index holds."""
+    cache = index.slot_cache
+    key = ("sentence", number)
+    if key not in cache:
+        text = index.sentences[number]
+        if plain_letters(text):  # then the index's numbers are the ones read_values would find
+            cache[key] = _values(text, index.sentence_words(number), dates(text), _sentence_numbers(index, number))
+        else:
+            cache[key] = read_values(text)
+    values: tuple[Value, ...] = cache[key]
+    return values
+
+
+def _sentence_numbers(index: ContextIndex, number: int) -> list[Value]:
+    """The numbers, shares, amounts and years of one context sentence (kept on the index: the whole context's
+    numbers are read for the pool, the closest sentences' for their values)."""
+    cache = index.slot_cache
+    key = ("numbers", number)
+    if key not in cache:
+        text = index.sentences[number]
+        cache[key] = _numeric_values(text, index.sentence_quantities[number], _clock_spans(text))
+    numbers: list[Value] = cache[key]
+    return numbers
+
+
+def _clock_spans(text: str) -> list[tuple[int, int]]:
+    return [span for _, _, span in clock_times(text)]
+
+
+def _values(
+    text: str, toks: list[str], found_dates: set[Date], numbers: list[Value], names: bool = True
+) -> tuple[Value, ...]:
+    """The values of ``text`` from its words, dates and numbers: times, dates, numbers, then the values its
+    words name (days, quantifiers, months, hedges) and, with ``names``, its names."""
+    out = [Value("time", t, norm) for t, norm, _ in clock_times(text)]
     for d in found_dates:
         if d[1]:
             out.append(Value("date", _date_text(d), d))
     months = {d[1] for d in found_dates}
-    out += _numeric_values(text, quantities(text), taken)
-    toks = words(text)
+    out += numbers
     lows = [t.lower() for t in toks]
     for i, low in enumerate(lows):
+        if low not in _VALUE_WORDS:
+            continue  # most words name no value: spare them the tests below
         day = _DAY_PLURALS.get(low, low)
         if day in _DAY_SCOPES:
             out.append(Value("days", toks[i], _DAY_SCOPES[day]))
@@ -243,7 +296,7 @@ def read_values(text: str, lowercase_words: frozenset[str] = frozenset(), names:
         if low in _TENTATIVE and not (toks[i] == "May" and i > 0) and not intent:
             out.append(Value("modality", toks[i], "tentative"))
     for i, tok in enumerate(toks if names else ()):
-        if _is_name_token(tok, i == 0, toks[i + 1] if i + 1 < len(toks) else ""):
+        if tok[0].isupper() and _is_name_token(tok, i == 0, toks[i + 1] if i + 1 < len(toks) else ""):
             base = re.sub(r"'s?$", "", tok)
             out.append(Value("name", base, base))
     return tuple(out)
@@ -316,6 +369,9 @@ _AFTER_VALUE_RE = re.compile(
 )
 
 
+_UNIT_NOUN_RE = re.compile(r"[\-\s]*[A-Za-z][A-Za-z\-]*")
+
+
 def _with_unit(v: Value, text: str) -> str:
     """The value as it reads in its sentence, with its scale, currency and unit noun ("4.2 million euros",
     "10 rooms")."""
@@ -328,7 +384,7 @@ def _with_unit(v: Value, text: str) -> str:
     assert after is not None  # every part of the pattern is optional: it always matches
     end = after.end()
     if v.unit:
-        noun = re.compile(r"[\-\s]*[A-Za-z][A-Za-z\-]*").match(text, end)
+        noun = _UNIT_NOUN_RE.match(text, end)
         end = noun.end() if noun else end
     return text[at:end].strip()
 
@@ -341,32 +397,24 @@ def _full_name(token: str, text: str) -> str:
     return token
 
 
-def slot_conflicts(
-    claim: str,
-    sentences: list[str],
-    candidates: list[int],
-    lowercase_words: frozenset[str],
-    context_values: Callable[[str], tuple[Value, ...]],
-    aligned: bool,
-    context_lower: str,
-) -> list[Conflict]:
-    """Values of ``claim`` the context does not hold.
+def slot_conflicts(claim: str, index: ContextIndex, candidates: list[int], aligned: bool) -> list[Conflict]:
+    """Values of ``claim`` the context of ``index`` does not hold.
 
     ``candidates``: the context sentences closest to the claim, best first (their values are the
-    claim's slots' counterparts). ``context_values(group)``: the values of the whole context in one group of
-    kinds (``POOL_GROUPS``; a value found
-    anywhere is not invented). ``aligned``: the best sentence shares most of the claim's other words,
-    so a value it replaces is a swap rather than a different fact.
+    claim's slots' counterparts; a value found anywhere else in the context is not invented).
+    ``aligned``: the best sentence shares most of the claim's other words, so a value it replaces
+    is a swap rather than a different fact.
     """
-    mine = read_values(claim, lowercase_words)
-    near = [(i, read_values(sentences[i], lowercase_words)) for i in candidates]
+    sentences = index.sentences
+    mine = read_values(claim)
+    near = [(i, sentence_values(index, i)) for i in candidates]
     out: list[Conflict] = []
     claim_names = {v.norm for v in mine if v.kind == "name"}
     for v in mine:
         if v.kind in ("modality", "quantifier"):
             continue
         if v.kind == "name":
-            if v.text.lower() in context_lower or (v.text.isupper() and not aligned):
+            if v.text.lower() in index.lower_text or (v.text.isupper() and not aligned):
                 continue
             other = (
                 next(
@@ -396,16 +444,11 @@ def slot_conflicts(
                 )
             continue
         kinds = _COMPARABLE[v.kind]
-        if v.kind != "days" and any(
-            w.kind == v.kind and _same(v.kind, v.norm, w.norm) and _unit_fits(v, w, strict=True)
-            for _, vs in near
-            for w in vs
-        ):
+        if v.kind != "days" and any(_holds(v, vs, strict=True) for _, vs in near):
             continue  # held by an aligned sentence with its unit: no need to read the whole context
-        pool = [w for w in context_values(POOL_GROUPS[v.kind]) if w.kind in kinds]
+        pool = [w for w in context_pool(index, POOL_GROUPS[v.kind]) if w.kind in kinds]
         if v.kind == "days" and len(v.norm) == 1 and any(len(w.norm) == 1 for w in pool):  # type: ignore[arg-type]
             pool = [w for w in pool if len(w.norm) == 1]  # type: ignore[arg-type]  # a weekday against weekdays
-        same = [w for w in pool if w.kind == v.kind and _same(v.kind, v.norm, w.norm)]
         other = next(
             (
                 (i, w)
@@ -419,7 +462,7 @@ def slot_conflicts(
         )
         # The value is held with the same unit, or loosely (no unit on one side) while no aligned sentence gives
         # the claim's unit another value ("five projects" against "Version 5.0 ... three projects").
-        if any(_unit_fits(v, w, strict=True) for w in same) or (any(_unit_fits(v, w) for w in same) and other is None):
+        if _holds(v, pool, strict=True) or (other is None and _holds(v, pool, strict=False)):
             continue
         if other is None and v.kind in ("number", "money"):
             other = next(
@@ -537,6 +580,20 @@ def _unit_fits(v: Value, w: Value, strict: bool = False) -> bool:
     return bool(v.unit & w.unit)
 
 
+def _holds(v: Value, values: Iterable[Value], strict: bool) -> bool:
+    """Whether ``values`` hold the value of ``v``: one of its kind with the same normal form and a unit that fits.
+
+    The unit is tested first: it is cheap, and rules out most numbers before their values are compared.
+    """
+    kind = v.kind
+    if strict and kind in ("number", "money"):  # ``_unit_fits`` spelled out: both need units, and they must meet
+        unit = v.unit
+        return bool(unit) and any(
+            w.kind == kind and not unit.isdisjoint(w.unit) and _same(kind, v.norm, w.norm) for w in values
+        )
+    return any(w.kind == kind and _unit_fits(v, w, strict) and _same(kind, v.norm, w.norm) for w in values)
+
+
 def _neighbours_of(token: str, text: str) -> set[tuple[int, str]]:
     """(side, word) next to each occurrence of ``token`` in ``text``: (-1, previous word), (1, next word)."""
     toks = [t.lower() for t in words(text)]
@@ -616,16 +673,22 @@ POOL_GROUPS = {
 }
 
 
+def context_pool(index: ContextIndex, group: str) -> tuple[Value, ...]:
+    """The context's values of one group, read once per context (kept on the cached context index)."""
+    cache = index.slot_cache
+    key = ("pool", group)
+    if key not in cache:
+        cache[key] = context_values(index, group)
+    pool: tuple[Value, ...] = cache[key]
+    return pool
+
+
 def context_values(index: ContextIndex, group: str) -> tuple[Value, ...]:
-    """Every value of one group of kinds in a whole context (the caller caches it on the context)."""
+    """Every value of one group of kinds in a whole context (``context_pool`` keeps it on the context)."""
     sentences = index.sentences
     if group == "numeric":
-        return tuple(
-            v
-            for s, found in zip(sentences, index.sentence_quantities, strict=True)
-            for v in _numeric_values(s, found, [span for _, _, span in clock_times(s)])
-        )
+        return tuple(v for number in range(len(sentences)) for v in _sentence_numbers(index, number))
     if group == "time":
         return tuple(Value("time", t, norm) for s in sentences for t, norm, _ in clock_times(s))
     kind = "date" if group == "date" else "days"
-    return tuple(v for s in sentences for v in read_values(s, index.lowercase_words, names=False) if v.kind == kind)
+    return tuple(v for s in sentences for v in read_values(s, names=False) if v.kind == kind)

@@ -19,7 +19,10 @@ _NUM_RE = re.compile(
     r"(?:\s*(?P<pct>%|percent|per cent|percentage points?))?",
     re.IGNORECASE,
 )
-_DIGITS_RE = re.compile(r"(?<![\d.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
+#: A number in digits that does not continue another: "1,250", "3.5", "2019". The pattern opens with its first
+#: digit and checks the character before it afterwards (the same matches as a leading look-behind), because a
+#: pattern that starts with a character class is scanned for much faster.
+_DIGITS_RE = re.compile(r"\d(?<![\d.,]\d)(?:\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?)")
 _TAIL_RE = re.compile(
     r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn|k|m)\b)?"
     r"(?:\s*(?P<pct>%|percent|per cent|percentage points?))?",
@@ -44,6 +47,8 @@ _DATE_PATTERNS = [
     re.compile(r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?![,\s]*\d{4})", re.IGNORECASE),
     re.compile(r"\b" + _MONTH + r",?\s+(?P<year>\d{4})\b", re.IGNORECASE),
 ]
+#: A character each date pattern cannot match without ("" for none): a quick test before the slow scan.
+_DATE_MARKS = ("-", "/", "", "", "", "", "")
 #: Month names that are also ordinary words; only counted as a month next to a day or a year.
 _AMBIGUOUS_MONTHS = {"may", "march", "mar", "jan", "jun", "aug", "sep", "oct", "nov", "dec", "sept"}
 
@@ -68,6 +73,18 @@ _NUMBER_WORD_PARTS = frozenset(part for word in NUMBER_WORDS for part in word.sp
 def letter_runs(text: str) -> set[str]:
     """The lower-cased runs of letters in ``text`` (what the cheap pre-checks below look at)."""
     return {w.lower() for w in _LETTERS_RE.findall(text)}
+
+
+#: The four letters besides A-Z and a-z that ``[a-z]`` matches when case is ignored (see the ``re`` documentation).
+_FOLDED_LETTER_RE = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
+def plain_letters(text: str) -> bool:
+    """True when ``letter_runs(text)`` and the lower-cased words of ``text`` (with the parts of its hyphenated
+    words and contractions, as the context index collects them) give ``quantities`` and ``dates`` the same
+    answers: both then hold every run of letters, so both meet the same number words and month names. Only
+    the four letters that ``[a-z]`` also matches when case is ignored can make them differ."""
+    return _FOLDED_LETTER_RE.search(text) is None
 
 
 def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
@@ -125,6 +142,18 @@ _TIME_RES = (
     re.compile(r"\b(?P<word>noon|midday|midnight)\b", re.IGNORECASE),
 )
 _TIME_CUE_RE = re.compile(r"clock|noon|midday|midnight|\b[ap]\.?m\b", re.IGNORECASE)
+#: What each pattern above cannot match without: a meridiem ("am", "p. m"), a colon, or one of these words.
+_MERIDIEM_CUE_RE = re.compile(r"[ap](?:\.\s?m\b|\s?m\b)", re.IGNORECASE)
+_TIME_WORDS = ("clock", "noon", "midday", "midnight")
+
+
+def _may_hold_time(text: str) -> bool:
+    """False when no clock-time pattern can match ``text``: a quick test that spares most sentences the
+    four patterns (slow to scan, as they try their hour words at every word)."""
+    if ":" in text or not text.isascii():  # case-insensitive matching of other letters is left to the patterns
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in _TIME_WORDS) or _MERIDIEM_CUE_RE.search(text) is not None
 
 
 def _minutes(h: int, m: int, ap: str | None) -> frozenset[int]:
@@ -141,7 +170,7 @@ def clock_times(text: str) -> tuple[tuple[str, frozenset[int], tuple[int, int]],
     """Clock times in ``text`` as (text, the minutes after midnight it can mean, span): "9 a.m.", "9:00",
     "09:00", "21:00", "nine o'clock", "noon"."""
     found: list[tuple[str, frozenset[int], tuple[int, int]]] = []
-    if _DIGIT_RE.search(text) is None and not _TIME_CUE_RE.search(text):
+    if not _may_hold_time(text) or (_DIGIT_RE.search(text) is None and not _TIME_CUE_RE.search(text)):
         return ()
     for pattern in _TIME_RES:
         for match in pattern.finditer(text):
@@ -202,8 +231,9 @@ def dates(text: str, letters: set[str] | None = None) -> set[Date]:
     if _DIGIT_RE.search(text) is None:
         return out  # every date pattern needs a day or a year
     has_month = not _MONTH_WORDS.isdisjoint(letters if letters is not None else letter_runs(text))
-    for pattern in _DATE_PATTERNS if has_month else _DATE_PATTERNS[:2]:
-        for m in pattern.finditer(text):
+    patterns = _DATE_PATTERNS if has_month else _DATE_PATTERNS[:2]
+    for pattern, mark in zip(patterns, _DATE_MARKS[: len(patterns)], strict=True):
+        for m in pattern.finditer(text) if mark in text else ():
             if any(a <= m.start() < b or a < m.end() <= b for a, b in seen):
                 continue  # already read as part of a fuller date
             groups = m.groupdict()

@@ -3,10 +3,12 @@
 import pytest
 
 from hallumeasure.offline.values import (
+    clock_times,
     date_conflict,
     dates,
     format_date,
     has_value,
+    plain_letters,
     quantities,
     same_value,
 )
@@ -68,3 +70,33 @@ def test_date_conflicts():
     assert date_conflict(dates("on March 15, 2025"), context) == (2025, 3, 15)
     assert date_conflict(dates("in April 2025"), context) == (2025, 4, 0)
     assert format_date((2025, 3, 15)) == "15 March 2025"
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [
+        ("Doors open at 9 a.m. sharp.", {540}),
+        ("It closes at 9:30pm.", {1290}),
+        ("The bus leaves at 21:00.", {1260}),
+        ("We meet at nine o'clock.", {540, 1260}),
+        ("Lunch is at NOON.", {720}),
+        ("Open until 9 p. m daily.", {1260}),
+        ("Start at 7am.", {420}),
+    ],
+)
+def test_clock_times_in_every_form_get_past_the_quick_test(text, minutes):
+    (found,) = clock_times(text)
+    assert found[1] == minutes
+
+
+def test_numbers_without_a_time_have_no_clock_time():
+    assert clock_times("The team of 12 won 3 games in 2019 at the Amsterdam program.") == ()
+
+
+def test_numbers_in_digits_do_not_start_inside_another_number():
+    assert [q.text for q in quantities("1,250 and 3.5 and .5 and 1.2.3 and x7")] == ["1,250", "3.5", "1.2", "7"]
+
+
+def test_plain_letters_flags_the_letters_that_case_folding_adds():
+    assert plain_letters("Twenty-two visitors came in March, café included.")
+    assert not plain_letters("\u017fix visitors")  # a long s, which [a-z] matches when case is ignored
