@@ -31,7 +31,7 @@ import numpy as np
 
 from hallumeasure.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
 from hallumeasure.metrics import bootstrap_ci, roc_auc
-from hallumeasure.nli.assist import UNSURE
+from hallumeasure.nli.assist import unsure
 from hallumeasure.nli.model import NliModel
 from hallumeasure.nli.premises import hypothesis_sentences, premise_for
 from hallumeasure.offline.model import BoostedTrees, OfflineModel
@@ -376,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         nli = nli_scores(serving, picked[name], "best3", cache)
         args.cache.write_text(json.dumps(cache_all))
         off = offline[name]
-        unsure = (off > UNSURE[0]) & (off < UNSURE[1])
+        asked = unsure(off)
         blend = assisted_scores(picked[name], cache_all["offline-judge"][f"trees:{name}"], serving, cache)
         args.cache.write_text(json.dumps(cache_all))
         r = {
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             "blend": bootstrap_ci(roc_auc, y, blend, **boot).as_dict(),
             "blend_gain": bootstrap_ci(lambda a, b, c: roc_auc(a, b) - roc_auc(a, c), y, blend, off, **boot).as_dict(),
             "difference": bootstrap_ci(lambda a, b, c: roc_auc(a, b) - roc_auc(a, c), y, nli, off, **boot).as_dict(),
-            "unsure_share": round(float(unsure.mean()), 3),
+            "unsure_share": round(float(asked.mean()), 3),
             # At the judges' default thresholds (nli 0.5, offline 0.65): the share of responses flagged.
             "flagged_share": {
                 "positives": round(float(y.mean()), 3),

@@ -21,14 +21,9 @@ def unsure(p: float | np.ndarray, band: tuple[float, float] = UNSURE) -> bool | 
     return (p > band[0]) & (p < band[1])
 
 
-def blend(offline: np.ndarray, nli: np.ndarray, band: tuple[float, float] = UNSURE) -> np.ndarray:
-    """The offline probabilities, averaged with the NLI ones where the offline ones are unsure."""
-    offline = np.asarray(offline, dtype=float)
-    return np.where(unsure(offline, band), (offline + np.asarray(nli, dtype=float)) / 2, offline)
-
-
-def blend_one(offline: float, nli: float, band: tuple[float, float] = UNSURE) -> float:
-    return float(blend(np.array([offline]), np.array([nli]), band)[0])
+def blend(offline: float, nli: float, band: tuple[float, float] = UNSURE) -> float:
+    """The offline probability, averaged with the NLI one when the offline one is unsure."""
+    return (offline + nli) / 2 if unsure(offline, band) else offline
 
 
 def needs_nli(probabilities: Sequence[float], score: float | None, band: tuple[float, float] = UNSURE) -> list[int]:

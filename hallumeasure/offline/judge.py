@@ -100,7 +100,7 @@ class OfflineJudge:
         self, sample: Sample, texts: Sequence[str], probabilities: list[float], score: float | None
     ) -> tuple[list[float], float | None]:
         """The tree probabilities averaged with the entailment model's where they are unsure (nli/assist.py)."""
-        from hallumeasure.nli.assist import blend_one, needs_nli, unsure
+        from hallumeasure.nli.assist import blend, needs_nli, unsure
 
         assert self.assist is not None
         todo = needs_nli(probabilities, score)
@@ -108,8 +108,8 @@ class OfflineJudge:
             return probabilities, score
         found = dict(zip(todo, self.assist.unsupported(sample, [texts[i] for i in todo]), strict=True))
         if score is not None and unsure(score):  # then every claim was asked
-            score = blend_one(score, max(found.values()))
-        return [blend_one(p, found[i]) if i in found else p for i, p in enumerate(probabilities)], score
+            score = blend(score, max(found.values()))
+        return [blend(p, found[i]) if i in found else p for i, p in enumerate(probabilities)], score
 
     #: Kept for callers of the first version.
     judge_sync = judge_now

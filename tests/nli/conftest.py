@@ -5,21 +5,20 @@ HALLUMEASURE_REQUIRE_NLI set (as in CI, which installs the extra) they fail inst
 cannot pass with the NLI tests quietly skipped.
 """
 
-import importlib.util
 import os
 
 import pytest
 
+from hallumeasure.errors import ConfigError
 from hallumeasure.nli import model as nli_model
 
 
 def nli_missing() -> str | None:
-    """Why the entailment model cannot run here, or None when it can."""
-    for module in ("onnxruntime", "tokenizers"):
-        if importlib.util.find_spec(module) is None:
-            return f"the nli extra is not installed ({module} is missing): pip install -e '.[nli]'"
-    if not nli_model.available():
-        return f"no NLI weights in {nli_model.weights_dir()}"
+    """Why the entailment model cannot run here (the model's own one-line error), or None when it can."""
+    try:
+        nli_model.load_nli()
+    except ConfigError as exc:
+        return str(exc)
     return None
 
 

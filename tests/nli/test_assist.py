@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hallumeasure.labels import Label
-from hallumeasure.nli.assist import UNSURE, blend, blend_one, needs_nli
+from hallumeasure.nli.assist import UNSURE, blend, needs_nli
 from hallumeasure.offline import OfflineJudge
 from hallumeasure.types import Claim, Sample
 
@@ -12,9 +12,9 @@ from hallumeasure.types import Claim, Sample
 def test_blend_averages_inside_the_band_only():
     offline = np.array([0.1, 0.3, 0.31, 0.5, 0.69, 0.7, 0.95])
     nli = np.array([0.9, 0.9, 0.9, 0.0, 0.1, 0.1, 0.0])
-    got = blend(offline, nli)
+    got = np.array([blend(o, n) for o, n in zip(offline, nli, strict=True)])
     assert got.tolist() == pytest.approx([0.1, 0.3, 0.605, 0.25, 0.395, 0.7, 0.95])
-    assert blend_one(0.5, 1.0) == pytest.approx(0.75)
+    assert blend(0.5, 1.0) == pytest.approx(0.75)
     assert UNSURE == (0.3, 0.7)
 
 
