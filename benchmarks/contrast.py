@@ -20,9 +20,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from hallumeasure.labels import Label
-from hallumeasure.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.types import Sample
+from hallumeasure.core.labels import Label
+from hallumeasure.core.types import Sample
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 
 HERE = Path(__file__).resolve().parent
 STORIES_FILE = HERE.parent / "tests" / "offline" / "contrast" / "stories.py"

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, stats
 
-from hallumeasure.labels import Policy
+from hallumeasure.core.labels import Policy
 from hallumeasure.report.stability import judge_variance_stats
 from hallumeasure.report.stats import bootstrap_mean, percentile_interval
 

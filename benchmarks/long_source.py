@@ -31,16 +31,17 @@ import sys
 import time
 from pathlib import Path
 
-from hallumeasure.datasets import load_labelled, resolve_dataset, subsample
+from hallumeasure.bench.metrics import roc_auc
+from hallumeasure.core.text import count_tokens
+from hallumeasure.core.types import Sample
 from hallumeasure.detectors.scripted import scripted_responder
-from hallumeasure.metrics import roc_auc
-from hallumeasure.models.fake import FakeAPI, count_tokens
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
+from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.rag import SourceOptions
-from hallumeasure.types import Sample
+from hallumeasure.runs.datasets import load_labelled, resolve_dataset, subsample
+from hallumeasure.sources.rag import SourceOptions
 
 HERE = Path(__file__).resolve().parent
 MULTIPLIERS = (1, 2, 8, 32)

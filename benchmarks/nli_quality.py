@@ -2,7 +2,7 @@
 
     python benchmarks/nli_quality.py --model summedits=runs/nli_edits_bump/export   # -> nli_quality.{md,json}
 
-Every row is served by an NLI model that never saw its set: the shipped model (hallumeasure/nli/
+Every row is served by an NLI model that never saw its set: the shipped model (hallumeasure/judges/nli/
 weights, or ``--default-model``) unless ``--model SET=DIR`` names another export; a row whose
 model's training pool (meta.json) holds its set is refused. The offline trees are retrained per
 row on the other four sets, as in benchmarks/offline_quality.py. All judges are scored on the
@@ -10,9 +10,9 @@ same responses (whole sets, or ``--limit`` per set, stratified, seed 13), so dif
 paired; every number has a bootstrap 95% CI (resampling responses).
 
 Response score of the NLI judge: each response sentence is paired with its best three context
-sentences (hallumeasure/nli/premises.py); score = 1 - the smallest calibrated P(entailment).
+sentences (hallumeasure/judges/nli/premises.py); score = 1 - the smallest calibrated P(entailment).
 ``--full-sets``: also the whole context as the premise (cut to the model's length), the usual way
-without sentence selection. ``offline+nli``: the real judge (hallumeasure/nli/assist.py) with the
+without sentence selection. ``offline+nli``: the real judge (hallumeasure/judges/nli/assist.py) with the
 leave-one-out trees and the row's NLI model. Speed: end-to-end ``--judge nli`` (offline extractor +
 NLI judge) over news responses, with the load average at the time (the machine is shared).
 """
@@ -29,13 +29,13 @@ from pathlib import Path
 
 import numpy as np
 
-from hallumeasure.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
-from hallumeasure.metrics import bootstrap_ci, roc_auc
-from hallumeasure.nli.assist import unsure
-from hallumeasure.nli.model import NliModel
-from hallumeasure.nli.premises import hypothesis_sentences, premise_for
-from hallumeasure.offline.model import BoostedTrees, OfflineModel
-from hallumeasure.offline.training import featurize_all, fit_models
+from hallumeasure.bench.metrics import bootstrap_ci, roc_auc
+from hallumeasure.judges.nli.assist import unsure
+from hallumeasure.judges.nli.model import NliModel
+from hallumeasure.judges.nli.premises import hypothesis_sentences, premise_for
+from hallumeasure.judges.offline.model import BoostedTrees, OfflineModel
+from hallumeasure.judges.offline.training import featurize_all, fit_models
+from hallumeasure.runs.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
 
 HERE = Path(__file__).resolve().parent
 TODAY = {"summedits": 0.643, "bump": 0.611, "cliff": 0.795, "wice": 0.728, "halueval_qa": 0.994}
@@ -87,8 +87,8 @@ def lodo_trees(fitted: dict) -> OfflineModel:
 
 def assisted_scores(samples, fitted: dict, model: NliModel, cache: dict) -> np.ndarray:
     """``--judge offline+nli`` run for real: the leave-one-out trees, asking ``model`` where they are unsure."""
-    from hallumeasure.nli.judge import NliClaimJudge
-    from hallumeasure.offline import OfflineExtractor, OfflineJudge
+    from hallumeasure.judges.nli.judge import NliClaimJudge
+    from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 
     extractor = OfflineExtractor()
     judge = OfflineJudge(model=lodo_trees(fitted), assist=NliClaimJudge(model=model))
@@ -112,8 +112,8 @@ def held_out_models(specs: list[str], default: NliModel) -> dict[str, NliModel]:
 
 
 def speed(model: NliModel, samples, n: int) -> dict:
-    from hallumeasure.nli.judge import NliClaimJudge
-    from hallumeasure.offline import OfflineExtractor
+    from hallumeasure.judges.nli.judge import NliClaimJudge
+    from hallumeasure.judges.offline import OfflineExtractor
 
     extractor, judge = OfflineExtractor(), NliClaimJudge(model=model)
     picked = [s.to_sample() for s in samples[:n]]
@@ -155,7 +155,7 @@ def markdown(report: dict) -> str:
         f"with {pool.get('nli_pairs')} NLI pairs mixed in; {meta.get('examples_seen')} examples in the second stage), "
         "int8 ONNX. Every row is served by a model that never saw its set (column 'model trained on'), and the "
         "offline trees are retrained per row on the other sets; `offline+nli` is the real judge "
-        "(hallumeasure/nli/assist.py) with those trees and that model. Response-level AUC ROC on the whole set, "
+        "(hallumeasure/judges/nli/assist.py) with those trees and that model. Response-level AUC ROC on the whole set, "
         "bootstrap 95% CIs (1000 resamples, paired for differences).",
         "",
         "| held-out set | n | model trained on | NLI judge | offline judge | offline+nli | offline+nli - offline "

@@ -24,17 +24,17 @@ from pathlib import Path
 
 import numpy as np
 
-from hallumeasure.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
-from hallumeasure.metrics import (
+from hallumeasure.bench.metrics import (
     balanced_accuracy,
     bootstrap_ci,
     precision_recall_f1,
     roc_auc,
 )
-from hallumeasure.offline.judge import DEFAULT_THRESHOLD
-from hallumeasure.offline.model import BoostedTrees, OfflineModel
-from hallumeasure.offline.signals import FEATURES
-from hallumeasure.offline.training import featurize_all, fit_models
+from hallumeasure.judges.offline.judge import DEFAULT_THRESHOLD
+from hallumeasure.judges.offline.model import BoostedTrees, OfflineModel
+from hallumeasure.judges.offline.signals import FEATURES
+from hallumeasure.judges.offline.training import featurize_all, fit_models
+from hallumeasure.runs.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
 
 HERE = Path(__file__).resolve().parent
 SUMMARISATION = ("summedits", "bump", "cliff")
@@ -228,8 +228,8 @@ NOTES = """Notes.
 - The judge is a gradient-boosted tree model over cheap signals (n-gram overlap, copied fragments and the
   numbers, names, negations, opposites, hedges and intensifiers that differ inside them, missing numbers and
   names, dates, attribution), with Platt calibration and evidence rules whose precision is measured on the
-  training sets (hallumeasure/offline/model.py). It cannot follow a paraphrase or an argument.
-- Typed value slots (hallumeasure/offline/slots.py): numbers with their unit noun, money, shares, years,
+  training sets (hallumeasure/judges/offline/model.py). It cannot follow a paraphrase or an argument.
+- Typed value slots (hallumeasure/judges/offline/slots.py): numbers with their unit noun, money, shares, years,
   clock times in any format ("9 a.m." = "9:00" = "09:00" = "nine o'clock"), dates, months, weekdays, names,
   quantifiers, modality and speakers are read from the claim and from its closest context sentences; a value
   the context does not hold is a *definite error* (with a negation, opposite or exclusive value swapped in

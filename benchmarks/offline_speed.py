@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from hallumeasure.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.offline.context import index_context
-from hallumeasure.types import Sample
+from hallumeasure.core.types import Sample
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
+from hallumeasure.judges.offline.context import index_context
 
 HERE = Path(__file__).resolve().parent
 WORDS = [

@@ -39,19 +39,19 @@ sys.path.insert(0, str(HERE))
 import perf_modes  # noqa: I001 - sibling modules, found through sys.path
 from perf_data import summeval_sized
 
-from hallumeasure.batch import BatchLedger, Batcher
+from hallumeasure.models.batch import BatchLedger, Batcher
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.limits import RateLimiter
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.pricing import PRICES_AS_OF, cost, price_for
+from hallumeasure.models.pricing import PRICES_AS_OF, cost, price_for
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.accounting import Latency, RateLimits
 from hallumeasure.testing.faults import Fault, FaultPlan
-from hallumeasure.types import Mode, Usage
+from hallumeasure.core.types import Mode, Usage
 
 ANTHROPIC_MODEL, BEDROCK_MODEL = perf_modes.ANTHROPIC_MODEL, perf_modes.BEDROCK_MODEL
 TIME_SCALE = perf_modes.TIME_SCALE
@@ -316,8 +316,8 @@ def batches(n_samples: int) -> dict[str, Any]:
 def offline(throughput_n: int, stream_n: int, source: Path, label: str | None = None) -> dict[str, Any]:
     """Runs perf_offline.py in a child process, importing hallumeasure from ``source`` (a checkout)."""
     if not (source / "hallumeasure" / "offline" / "__init__.py").exists():
-        return {"status": "pending", "reason": f"{source}/hallumeasure/offline is not there yet"}
-    from hallumeasure.datasets import shared_data_dir
+        return {"status": "pending", "reason": f"{source}/hallumeasure/judges/offline is not there yet"}
+    from hallumeasure.runs.datasets import shared_data_dir
 
     env = {**os.environ, "PYTHONPATH": str(source)}
     if shared_data_dir() is not None:
@@ -339,7 +339,7 @@ def _describe_source(source: Path) -> str:
     if source.resolve() == REPO.resolve():
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True)
         dirty = subprocess.run(
-            ["git", "-C", str(REPO), "status", "--porcelain", "hallumeasure/offline"], capture_output=True
+            ["git", "-C", str(REPO), "status", "--porcelain", "hallumeasure/judges/offline"], capture_output=True
         )
         return f"this working tree (HEAD {head.stdout.decode().strip()}" + (
             ", offline judge modified)" if dirty.stdout.strip() else ")"
@@ -400,7 +400,8 @@ def report(res: dict[str, Any], command: str, seconds: float) -> str:
         f"- date: {res['date']}",
         f"- command: `{command}` ({seconds:.0f} s in all)",
         f"- machine: {m['cpu']}, {m['cores']} cores, {m['memory']} RAM, Python {m['python']}, {m['os']}",
-        f"- prices: `hallumeasure.pricing` list prices as of {PRICES_AS_OF}; model `anthropic:{ANTHROPIC_MODEL}` "
+        f"- prices: `hallumeasure.models.pricing` list prices as of {PRICES_AS_OF};"
+        f" model `anthropic:{ANTHROPIC_MODEL}` "
         f"($3 / $15 per million input / output tokens; cache writes x1.25, reads x0.10; batch -50%)",
         f"- simulators: `hallumeasure.testing` with latency {LATENCY.base * 1000:.0f} ms + "
         f"{LATENCY.per_input_token * 1e6:.0f} us per uncached input token + {LATENCY.per_cache_read_token * 1e6:.1f} "
@@ -701,7 +702,7 @@ _HOW = """
   usage; a refund, a newly cached prefix or a retry-after wakes the waiter at the head, and while an
   oversized request waits the bucket may fill up to it, so a late wake-up loses nothing (P3 with
   `--tpm`).
-- **Batches** (`hallumeasure.batch`): half price for everything that can wait (P5).
+- **Batches** (`hallumeasure.models.batch`): half price for everything that can wait (P5).
 
 """
 

@@ -11,8 +11,8 @@ import json
 import random
 from collections.abc import Iterator
 
-from hallumeasure.datasets import shared_data_dir
-from hallumeasure.types import Sample
+from hallumeasure.core.types import Sample
+from hallumeasure.runs.datasets import shared_data_dir
 
 _NAMES = [
     "Harwick Council",

@@ -17,19 +17,19 @@ from typing import Any
 
 from perf_data import summeval_sized
 
-from hallumeasure.labels import Policy
+from hallumeasure.core.labels import Policy
+from hallumeasure.core.text import split_sentences
+from hallumeasure.core.types import Mode, Sample, Usage
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.limits import RateLimiter
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
+from hallumeasure.models.pricing import billed_input_tokens, cost, price_for
 from hallumeasure.pipeline.run import measure_sample, measure_samples
-from hallumeasure.pricing import billed_input_tokens, cost, price_for
 from hallumeasure.testing import AnthropicServer, BedrockServer, Tokens
 from hallumeasure.testing.accounting import Latency, PromptCache, RateLimits
-from hallumeasure.text import split_sentences
-from hallumeasure.types import Mode, Sample, Usage
 
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 BEDROCK_MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from perf_data import summeval_sized, synthetic_stream
 
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.store import RunStore
+from hallumeasure.runs.store import RunStore
 
 
 def _peak_rss_mib() -> float:
@@ -33,9 +33,9 @@ def _peak_rss_mib() -> float:
 
 def _judge():
     try:
-        from hallumeasure.offline import OfflineExtractor, OfflineJudge
+        from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
     except ImportError as exc:
-        return None, f"hallumeasure.offline is not importable: {exc}"
+        return None, f"hallumeasure.judges.offline is not importable: {exc}"
     return (OfflineExtractor(), OfflineJudge()), None
 
 

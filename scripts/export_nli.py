@@ -1,6 +1,6 @@
-"""Export a train_nli.py checkpoint to int8 ONNX, calibrate it, and write hallumeasure/nli/weights/.
+"""Export a train_nli.py checkpoint to int8 ONNX, calibrate it, and write hallumeasure/judges/nli/weights/.
 
-    .venv/bin/python scripts/export_nli.py --run runs/nli_train        # -> hallumeasure/nli/weights/
+    .venv/bin/python scripts/export_nli.py --run runs/nli_train        # -> hallumeasure/judges/nli/weights/
 
 Steps: torch model -> ONNX (fp32, dynamic batch and length) -> dynamic int8 quantisation of the
 weights (onnxruntime.quantization) -> Platt calibration of the int8 model's logits on the NLI
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         tokenizer.save_pretrained(tmp)
         shutil.copy(Path(tmp) / "tokenizer.json", args.out / "tokenizer.json")
 
-    from hallumeasure.nli.model import NliModel
+    from hallumeasure.judges.nli.model import NliModel
 
     meta = {"max_length": max_length, "calibration": [1.0, 0.0]}
     (args.out / "meta.json").write_text(json.dumps(meta) + "\n")

@@ -24,16 +24,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hallumeasure.inputs import load_samples
+from hallumeasure.core.types import Mode
+from hallumeasure.judges.build import build_extractor, build_judge
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.build import build_extractor, build_judge
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.audit import AuditGates, audit_runs
 from hallumeasure.report.compare import compare_runs
-from hallumeasure.types import Mode
+from hallumeasure.runs.inputs import load_samples
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "samples.jsonl"
@@ -67,7 +67,7 @@ NOTES = {
 
 
 def default_judge() -> str:
-    return "offline" if importlib.util.find_spec("hallumeasure.offline") else "fake"
+    return "offline" if importlib.util.find_spec("hallumeasure.judges.offline") else "fake"
 
 
 def stages(judge: str):

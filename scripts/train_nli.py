@@ -69,8 +69,8 @@ def split_calibration(pairs: list, n: int, seed: int) -> tuple[list, list]:
 
 def shared_pairs(folder: Path, sets: list[str]) -> list[tuple[str, str, int]]:
     """Claim (or single-sentence response) vs its best context sentences; label 1 = supported."""
-    from hallumeasure.datasets import load_labelled
-    from hallumeasure.nli.premises import hypothesis_sentences, premise_for
+    from hallumeasure.judges.nli.premises import hypothesis_sentences, premise_for
+    from hallumeasure.runs.datasets import load_labelled
 
     pairs = []
     for name in sets:
@@ -99,7 +99,7 @@ def edit_pairs(context: str, response: str, base: str, label: int) -> list[tuple
     labels for sets that label only whole summaries, and teaches exactly the contrast that matters:
     a faithful sentence next to the same sentence with one detail swapped.
     """
-    from hallumeasure.nli.premises import hypothesis_sentences, premise_for
+    from hallumeasure.judges.nli.premises import hypothesis_sentences, premise_for
 
     kept = {" ".join(s.split()) for s in hypothesis_sentences(base)}
     out = []
@@ -119,9 +119,9 @@ def synthetic(args: argparse.Namespace, nli_premises: list[str]) -> list[tuple[s
     (never a held-out set), half from the premises of the NLI pairs in training."""
     import nli_edits
 
-    from hallumeasure.datasets import load_labelled
-    from hallumeasure.nli.premises import premise_for
-    from hallumeasure.offline.context import split_context
+    from hallumeasure.judges.nli.premises import premise_for
+    from hallumeasure.judges.offline.context import split_context
+    from hallumeasure.runs.datasets import load_labelled
 
     clash = set(args.synthetic_from) & set(args.hold_out)
     if clash:
@@ -151,8 +151,8 @@ def batches(pairs: list, size: int, seed: int, tokenizer) -> list[list[int]]:
 
 def eval_slice(folder: Path, per_set: int, sets: list[str]) -> list[tuple[str, list[tuple[str, str]], int]]:
     """(dataset, [(premise, hypothesis) per response sentence], label 1 = unsupported) for a fixed sample."""
-    from hallumeasure.datasets import load_labelled, subsample
-    from hallumeasure.nli.premises import hypothesis_sentences, premise_for
+    from hallumeasure.judges.nli.premises import hypothesis_sentences, premise_for
+    from hallumeasure.runs.datasets import load_labelled, subsample
 
     rows = []
     for name in sets:
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.init is not None:
         trained_on["init"] = str(args.init)
     if args.shared:
-        from hallumeasure.datasets import SHARED_SETS
+        from hallumeasure.runs.datasets import SHARED_SETS
 
         sets = [s for s in SHARED_SETS if s not in args.hold_out]
         extra = unique_pairs(shared_pairs(args.data, sets))

@@ -1,4 +1,4 @@
-"""Train the offline judge on the labelled sets in ../shared/data and write hallumeasure/offline/model.json.
+"""Train the offline judge on the labelled sets in ../shared/data and write hallumeasure/judges/offline/model.json.
 
     .venv/bin/python scripts/train_offline.py            # all five shared sets, seed 13
 
@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from hallumeasure.datasets import SHARED_SETS, load_labelled, shared_data_dir
-from hallumeasure.offline.model import MODEL_FILE
-from hallumeasure.offline.training import GBM_PARAMS, SEED, featurize_all, fit_models
+from hallumeasure.judges.offline.model import MODEL_FILE
+from hallumeasure.judges.offline.training import GBM_PARAMS, SEED, featurize_all, fit_models
+from hallumeasure.runs.datasets import SHARED_SETS, load_labelled, shared_data_dir
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hallumeasure.errors import ProviderError
+from hallumeasure.core.errors import ProviderError
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message, TextBlock, ToolSpec
 from hallumeasure.testing import Fault, FaultPlan, Reply
 

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hallumeasure.bench import (
+from hallumeasure.bench.metrics import balanced_accuracy, precision_recall_f1
+from hallumeasure.bench.run import (
     BenchResult,
     GoldClaimExtractor,
     bench_async,
@@ -25,13 +26,12 @@ from hallumeasure.bench import (
     save_bench,
     score_bench,
 )
-from hallumeasure.datasets import GoldClaim, LabelledSample, load_labelled, subsample
-from hallumeasure.labels import Label, Policy, Subtype
-from hallumeasure.metrics import balanced_accuracy, precision_recall_f1
-from hallumeasure.pipeline.protocols import Extraction, Judgement
-from hallumeasure.pricing import Price
-from hallumeasure.subtype_maps import map_error_types
-from hallumeasure.types import Claim, ClaimVerdict, Mode, ResponseResult, Sample, Usage
+from hallumeasure.core.labels import Label, Policy, Subtype
+from hallumeasure.core.subtype_maps import map_error_types
+from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, Sample, Usage
+from hallumeasure.judges.protocols import Extraction, Judgement
+from hallumeasure.models.pricing import Price
+from hallumeasure.runs.datasets import GoldClaim, LabelledSample, load_labelled, subsample
 
 FAST = {"n_resamples": 200, "seed": 0}
 

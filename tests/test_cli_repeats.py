@@ -8,7 +8,7 @@ from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.schemas import SCHEMA_DIR
+from hallumeasure.report.schemas import SCHEMA_DIR
 
 runner = CliRunner()
 
@@ -81,7 +81,7 @@ def test_a_panel_reports_agreement_between_judges(tmp_path):
 
 def _resume_hint(manifest):
     from hallumeasure.cli import _resume_hint as hint
-    from hallumeasure.types import RunManifest
+    from hallumeasure.core.types import RunManifest
 
     return hint("out", RunManifest.model_validate(manifest))
 

@@ -11,7 +11,7 @@ from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.errors import ProviderError
+from hallumeasure.core.errors import ProviderError
 from hallumeasure.models.fake import FakeAPI
 
 runner = CliRunner()

@@ -4,10 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from hallumeasure.datasets import SHARED_SETS, LabelledSample, load_labelled, resolve_dataset, subsample
-from hallumeasure.errors import InputError
-from hallumeasure.labels import Label, Subtype
-from hallumeasure.subtype_maps import (
+from hallumeasure.core.errors import InputError
+from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.subtype_maps import (
     CLAIM_LABEL_MAPS,
     ERROR_TYPE_MAPS,
     claim_label,
@@ -15,7 +14,8 @@ from hallumeasure.subtype_maps import (
     map_error_types,
     normalise_type_name,
 )
-from hallumeasure.types import Sample
+from hallumeasure.core.types import Sample
+from hallumeasure.runs.datasets import SHARED_SETS, LabelledSample, load_labelled, resolve_dataset, subsample
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:

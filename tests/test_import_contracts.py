@@ -1,5 +1,6 @@
-"""The package's import structure: no import cycle anywhere inside it, and the model layer imports
-nothing above it (the import-linter contract in pyproject.toml)."""
+"""The package's import structure: no import cycle anywhere inside it, the layers of the data flow
+(docs/ARCHITECTURE.md), and the model layer imports nothing above it (the import-linter contracts in
+pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import grimp
 import pytest
 from importlinter.api import read_configuration
 from importlinter.contracts.forbidden import ForbiddenContract
+from importlinter.contracts.layers import LayersContract
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "hallumeasure"
@@ -60,17 +62,44 @@ def test_import_linter_contracts_hold() -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "1 kept, 0 broken" in done.stdout
+    assert "2 kept, 0 broken" in done.stdout
 
 
-def _model_layer_contract() -> ForbiddenContract:
+def _contract(prefix: str, kind: type[ForbiddenContract] | type[LayersContract]) -> ForbiddenContract | LayersContract:
     config = read_configuration(str(ROOT / "pyproject.toml"))
-    (options,) = [c for c in config["contracts_options"] if c["name"].startswith("The model layer")]
-    return ForbiddenContract(
+    (options,) = [c for c in config["contracts_options"] if c["name"].startswith(prefix)]
+    return kind(
         name=options["name"],
         session_options=config["session_options"],
         contract_options={k: v for k, v in options.items() if k not in ("name", "type")},
     )
+
+
+def _model_layer_contract() -> ForbiddenContract:
+    contract = _contract("The model layer", ForbiddenContract)
+    assert isinstance(contract, ForbiddenContract)
+    return contract
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported"),
+    [
+        ("hallumeasure.core.types", "hallumeasure.runs.store"),  # core imports nothing of ours
+        ("hallumeasure.sources.rag", "hallumeasure.judges.offline.signals"),  # sources know no judge
+        ("hallumeasure.runs.store", "hallumeasure.sources.passages"),  # siblings on one line are independent
+        ("hallumeasure.judges.build", "hallumeasure.pipeline.run"),
+        ("hallumeasure.pipeline.run", "hallumeasure.detectors.conli"),
+        ("hallumeasure.mitigate.rounds", "hallumeasure.report.render"),
+        ("hallumeasure.report.audit", "hallumeasure.cli.common"),
+    ],
+)
+def test_the_layers_contract_refuses_an_upward_import(graph: grimp.ImportGraph, importer: str, imported: str) -> None:
+    """The layers are not vacuous: one import upwards (or across independent siblings) breaks them."""
+    contract = _contract("Layers follow the data flow", LayersContract)
+    assert contract.check(graph, verbose=False).kept
+    broken = grimp.build_graph(PACKAGE, cache_dir=None)
+    broken.add_import(importer=importer, imported=imported)
+    assert not contract.check(broken, verbose=False).kept
 
 
 @pytest.mark.parametrize(
@@ -79,7 +108,7 @@ def _model_layer_contract() -> ForbiddenContract:
         "hallumeasure.detectors.scripted",
         "hallumeasure.pipeline.run",
         "hallumeasure.report.render",
-        "hallumeasure.store",
+        "hallumeasure.runs.store",
     ],
 )
 def test_the_contract_refuses_an_upward_import(graph: grimp.ImportGraph, upward: str) -> None:
@@ -90,5 +119,5 @@ def test_the_contract_refuses_an_upward_import(graph: grimp.ImportGraph, upward:
     broken.add_import(importer="hallumeasure.models.fake", imported=upward)
     assert not contract.check(broken, verbose=False).kept
     via_batch = grimp.build_graph(PACKAGE, cache_dir=None)
-    via_batch.add_import(importer="hallumeasure.batch", imported=upward)  # models.anthropic imports batch
+    via_batch.add_import(importer="hallumeasure.models.batch", imported=upward)  # models.anthropic imports batch
     assert not contract.check(via_batch, verbose=False).kept

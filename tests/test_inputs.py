@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from hallumeasure.errors import InputError
-from hallumeasure.inputs import load_samples
+from hallumeasure.core.errors import InputError
+from hallumeasure.runs.inputs import load_samples
 
 
 def _jsonl(path, rows):

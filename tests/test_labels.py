@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from hallumeasure.labels import LABEL_DEFINITIONS, SUBTYPE_DEFINITIONS, Label, Policy, Subtype, UnevaluatablePolicy
+from hallumeasure.core.labels import LABEL_DEFINITIONS, SUBTYPE_DEFINITIONS, Label, Policy, Subtype, UnevaluatablePolicy
 
 
 def test_taxonomy_is_complete():

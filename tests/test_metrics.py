@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from hallumeasure.metrics import (
+from hallumeasure.bench.metrics import (
     CI,
     accuracy,
     balanced_accuracy,

@@ -10,21 +10,21 @@ import pytest
 from report.helpers import XSS_PAYLOADS, assert_escaped
 from testdata import EXAMPLES
 
+from hallumeasure.core.errors import ConfigError, RunStoreError
+from hallumeasure.core.labels import Label, Policy
+from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Span
 from hallumeasure.detectors.conli import SentenceExtractor
+from hallumeasure.detectors.rewrite import Issue, LLMRewriter, OfflineRewriter, issues_block
 from hallumeasure.detectors.scripted import scripted_responder
-from hallumeasure.errors import ConfigError, RunStoreError
-from hallumeasure.inputs import load_samples
-from hallumeasure.labels import Label, Policy
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
+from hallumeasure.judges.protocols import Judgement
 from hallumeasure.mitigate import diff_html, mitigate_run, similarity
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
-from hallumeasure.pipeline.protocols import Judgement
-from hallumeasure.pipeline.rewrite import Issue, LLMRewriter, OfflineRewriter, issues_block
 from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.store import load_run
-from hallumeasure.types import Claim, ClaimVerdict, Mode, Sample, Span
+from hallumeasure.runs.inputs import load_samples
+from hallumeasure.runs.store import load_run
 
 CONTEXT = "Alpha is red. Beta is blue. Delta has 40 rooms."
 
@@ -388,7 +388,9 @@ def test_examples_with_the_offline_rewriter(tmp_path):
 
 
 def test_offline_judge_end_to_end(tmp_path):
-    offline_module = pytest.importorskip("hallumeasure.offline", reason="the offline judge is not in this tree yet")
+    offline_module = pytest.importorskip(
+        "hallumeasure.judges.offline", reason="the offline judge is not in this tree yet"
+    )
     loaded = load_samples(EXAMPLES)
     path = tmp_path / "offline"
     _, results = run_measurement(

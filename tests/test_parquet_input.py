@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from hallumeasure.errors import InputError
-from hallumeasure.inputs import load_samples
+from hallumeasure.core.errors import InputError
+from hallumeasure.runs.inputs import load_samples
 
 
 def test_parquet_rows_load_with_a_column_map_and_bad_rows_are_reported(tmp_path):

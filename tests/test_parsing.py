@@ -2,12 +2,12 @@ import asyncio
 
 import pytest
 
-from hallumeasure.errors import OutputError
+from hallumeasure.core.errors import OutputError
+from hallumeasure.judges.llm.outputs import CotVerdict, PlainVerdicts
+from hallumeasure.judges.llm.parsing import ask_structured, parse_output
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.outputs import CotVerdict, PlainVerdicts
-from hallumeasure.parsing import ask_structured, parse_output
 
 GOOD = {
     "label_reason": "The context says 24 km.",

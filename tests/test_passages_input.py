@@ -6,9 +6,9 @@ import json
 import pandas as pd
 import pytest
 
-from hallumeasure.errors import InputError
-from hallumeasure.inputs import load_samples
-from hallumeasure.types import Passage, Sample
+from hallumeasure.core.errors import InputError
+from hallumeasure.core.types import Passage, Sample
+from hallumeasure.runs.inputs import load_samples
 
 PASSAGES = [
     {"id": "doc-a", "text": "The bridge is 24 km long.", "title": "Bridge", "url": "https://example.org/b"},

@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from hallumeasure import prompts, schemas
-from hallumeasure.errors import PromptError
-from hallumeasure.text import RESERVED_TAGS
+from hallumeasure.core.errors import PromptError
+from hallumeasure.core.text import RESERVED_TAGS
+from hallumeasure.judges.llm import prompts
+from hallumeasure.report import schemas
 
 EXPECTED = {
     "extract": {"question_block", "response_block"},
@@ -23,7 +24,7 @@ EXPECTED = {
 def test_every_prompt_matches_the_lock():
     lock = json.loads(prompts.LOCK_FILE.read_text())
     files = {p.key: p.sha256 for p in prompts.all_prompts()}
-    assert files == lock, "run 'python -m hallumeasure.prompts' after a deliberate prompt change"
+    assert files == lock, "run 'python -m hallumeasure.judges.llm.prompts' after a deliberate prompt change"
 
 
 @pytest.mark.parametrize("prompt_id", sorted(EXPECTED))
@@ -77,5 +78,5 @@ def test_reserved_tags_cover_the_prompt_blocks():
 @pytest.mark.parametrize("name", sorted(schemas.MODELS))
 def test_schemas_are_current(name):
     path = schemas.SCHEMA_DIR / f"{name}.schema.json"
-    assert path.exists(), "run 'python -m hallumeasure.schemas'"
-    assert path.read_text() == schemas.render(schemas.MODELS[name]), "run 'python -m hallumeasure.schemas'"
+    assert path.exists(), "run 'python -m hallumeasure.report.schemas'"
+    assert path.read_text() == schemas.render(schemas.MODELS[name]), "run 'python -m hallumeasure.report.schemas'"

@@ -7,7 +7,7 @@ from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.settings import MeasureSettings, find_config
+from hallumeasure.cli.settings import MeasureSettings, find_config
 
 runner = CliRunner()
 
@@ -115,8 +115,8 @@ def test_the_readme_example_file_is_valid():
 
     from testdata import REPO
 
+    from hallumeasure.cli.settings import merge
     from hallumeasure.report.audit import AuditGates
-    from hallumeasure.settings import merge
 
     block = re.search(r"```toml\n(.*?)```", (REPO / "README.md").read_text(), re.S).group(1)
     data = {k.replace("-", "_"): v for k, v in tomllib.loads(block).items()}

@@ -3,16 +3,16 @@
 import pytest
 from testdata import EXAMPLES
 
-from hallumeasure.errors import RunStoreError
-from hallumeasure.inputs import load_samples
+from hallumeasure.core.errors import RunStoreError
+from hallumeasure.core.types import Mode
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.cache import RequestCache
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.store import RunStore, load_run
-from hallumeasure.types import Mode
+from hallumeasure.runs.inputs import load_samples
+from hallumeasure.runs.store import RunStore, load_run
 
 
 def _stages(api, cache):
@@ -124,7 +124,7 @@ def test_a_corrupt_database_or_manifest_is_a_run_store_error(tmp_path):
 
 
 def test_error_reasons_are_counted_shortened_and_redacted(tmp_path, monkeypatch):
-    from hallumeasure.errors import ProviderError
+    from hallumeasure.core.errors import ProviderError
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-value-123456")
     loaded = load_samples(EXAMPLES)

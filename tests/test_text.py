@@ -1,4 +1,4 @@
-from hallumeasure.text import clean_text, fence, locate, neutralise, split_sentences
+from hallumeasure.core.text import clean_text, fence, locate, neutralise, split_sentences
 
 
 def test_fence_neutralises_fake_delimiters():

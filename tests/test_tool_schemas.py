@@ -10,12 +10,8 @@ from provider_fixtures import generate_once
 from pydantic import ValidationError
 from testdata import aws_session
 
-from hallumeasure.labels import Label
-from hallumeasure.models.anthropic import AnthropicAPI
-from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
-from hallumeasure.models.bedrock import BedrockAPI
-from hallumeasure.models.langchain import LangChainAPI
-from hallumeasure.outputs import (
+from hallumeasure.core.labels import Label
+from hallumeasure.judges.llm.outputs import (
     CascadeExplanation,
     CotVerdict,
     CotVerdicts,
@@ -26,6 +22,10 @@ from hallumeasure.outputs import (
     Rewrite,
     tool_schema,
 )
+from hallumeasure.models.anthropic import AnthropicAPI
+from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
+from hallumeasure.models.bedrock import BedrockAPI
+from hallumeasure.models.langchain import LangChainAPI
 from hallumeasure.testing import AnthropicServer, BedrockServer, OpenAIServer
 from hallumeasure.testing.server import check_tool_schema
 

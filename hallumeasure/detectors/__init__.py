@@ -14,11 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hallumeasure.errors import ConfigError
-from hallumeasure.labels import Policy
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.labels import Policy
+from hallumeasure.core.types import Mode, RunManifest
+from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
-from hallumeasure.types import Mode, RunManifest
 
 DETECTORS = ("claims", "conli", "cascade")
 OFFLINE = "offline"
@@ -28,7 +28,7 @@ ModelFor = Callable[[str], Model]
 
 def _default_model_for(spec: str) -> Model:
     from hallumeasure.detectors.scripted import fake_model_options
-    from hallumeasure.pipeline.build import build_model
+    from hallumeasure.judges.build import build_model
 
     return build_model(spec, model_options=fake_model_options(spec))
 
@@ -52,8 +52,8 @@ def build_stages(
     sentences). Pass one ``model_for`` that returns the same ``Model`` for the same spec to share
     a cache and usage between stages.
     """
-    from hallumeasure.nli import KEYLESS_JUDGES, NLI
-    from hallumeasure.pipeline.build import build_extractor, build_judge
+    from hallumeasure.judges.build import build_extractor, build_judge
+    from hallumeasure.judges.nli import KEYLESS_JUDGES, NLI
 
     model_for = model_for or _default_model_for
 
@@ -108,8 +108,8 @@ def stages_from_manifest(
         return build_stages("conli", judge=judge_settings.get("nli", manifest.judge), model_for=model_for)
     votes = judge_settings.get("votes")
     if votes:  # repeats or a panel: the same judges, repeats and rule
-        from hallumeasure.pipeline.build import build_extractor
-        from hallumeasure.pipeline.votes import build_voting_judge
+        from hallumeasure.judges.build import build_extractor
+        from hallumeasure.judges.votes import build_voting_judge
 
         model_for = model_for or _default_model_for
         extractor = build_extractor(
@@ -140,7 +140,7 @@ def save_detector_stats(run_dir: str | Path, judge: ClaimJudge) -> dict[str, Any
     ``run_measurement`` records settings before any claim is judged, so counters that grow during
     the run are written here once it has finished.
     """
-    from hallumeasure.store import RunStore
+    from hallumeasure.runs.store import RunStore
 
     stats = detector_stats(judge)
     if stats is None:

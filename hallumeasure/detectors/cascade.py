@@ -28,16 +28,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from hallumeasure.labels import Label, Policy, Subtype
+from hallumeasure.core.labels import Label, Policy, Subtype
+from hallumeasure.core.text import fence
+from hallumeasure.core.types import Claim, ClaimVerdict, Sample, Usage
+from hallumeasure.judges.llm.classify import claim_block
+from hallumeasure.judges.llm.extract import question_block
+from hallumeasure.judges.llm.outputs import CascadeExplanation, tool_schema
+from hallumeasure.judges.llm.parsing import ask_structured
+from hallumeasure.judges.protocols import ClaimJudge, Judgement
 from hallumeasure.models.base import GenerateRequest, ToolSpec
 from hallumeasure.models.model import Model
-from hallumeasure.outputs import CascadeExplanation, tool_schema
-from hallumeasure.parsing import ask_structured
-from hallumeasure.pipeline.classify import claim_block
-from hallumeasure.pipeline.extract import question_block
-from hallumeasure.pipeline.protocols import ClaimJudge, Judgement
-from hallumeasure.text import fence
-from hallumeasure.types import Claim, ClaimVerdict, Sample, Usage
 
 NO_PROBLEM = "no_problem_found"
 
@@ -74,7 +74,7 @@ class CascadeJudge:
         max_reasks: int = 2,
         max_tokens: int = 1024,
     ) -> None:
-        from hallumeasure.prompts import load_prompt
+        from hallumeasure.judges.llm.prompts import load_prompt
 
         self.first_pass = first_pass
         self.model = model

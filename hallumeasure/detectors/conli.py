@@ -21,6 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.text import fence, split_sentences, words
+from hallumeasure.core.types import Claim, ClaimVerdict, Sample, Usage
 from hallumeasure.detectors.entities import (
     KIND_SUBTYPE,
     Entity,
@@ -30,15 +33,12 @@ from hallumeasure.detectors.entities import (
     mark,
     other_values,
 )
-from hallumeasure.labels import Label, Subtype
+from hallumeasure.judges.llm.extract import question_block
+from hallumeasure.judges.llm.outputs import NliJudgement, tool_schema
+from hallumeasure.judges.llm.parsing import ask_structured
+from hallumeasure.judges.protocols import ClaimJudge, Extraction, Judgement
 from hallumeasure.models.base import GenerateRequest, ToolSpec
 from hallumeasure.models.model import Model
-from hallumeasure.outputs import NliJudgement, tool_schema
-from hallumeasure.parsing import ask_structured
-from hallumeasure.pipeline.extract import question_block
-from hallumeasure.pipeline.protocols import ClaimJudge, Extraction, Judgement
-from hallumeasure.text import fence, split_sentences, words
-from hallumeasure.types import Claim, ClaimVerdict, Sample, Usage
 
 NliLabel = Literal["entailment", "neutral", "contradiction"]
 
@@ -88,7 +88,7 @@ class LLMNliJudge:
     """NLI with an LLM through the ``conli_sentence`` prompt; the focused entity is marked ``[ ]`` and fenced."""
 
     def __init__(self, model: Model, *, max_reasks: int = 2, max_tokens: int = 1024) -> None:
-        from hallumeasure.prompts import load_prompt
+        from hallumeasure.judges.llm.prompts import load_prompt
 
         self.model = model
         self.prompt = load_prompt("conli_sentence")
@@ -137,7 +137,7 @@ class OfflineNliJudge:
 
     def __init__(self, sentence_judge: ClaimJudge | None = None) -> None:
         if sentence_judge is None:
-            from hallumeasure.offline import OfflineJudge  # another module of the package; imported on use
+            from hallumeasure.judges.offline import OfflineJudge  # another module of the package; imported on use
 
             sentence_judge = OfflineJudge()
         self.sentence_judge = sentence_judge
@@ -155,7 +155,7 @@ class OfflineNliJudge:
         judge_now = getattr(self.sentence_judge, "judge_now", None)
         if judge_now is None:
             return None
-        from hallumeasure.offline import OfflineExtractor
+        from hallumeasure.judges.offline import OfflineExtractor
 
         score: float | None = judge_now(sample, OfflineExtractor().claims(sample)).score
         return score
@@ -202,7 +202,7 @@ class SentenceExtractor:
         return Extraction(claims=claims)
 
     def settings(self) -> dict[str, Any]:
-        return {"splitter": "pysbd (hallumeasure.text.split_sentences)"}
+        return {"splitter": "pysbd (hallumeasure.core.text.split_sentences)"}
 
 
 def is_checkable(sentence: str) -> bool:

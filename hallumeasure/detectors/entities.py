@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from hallumeasure.labels import Subtype
+from hallumeasure.core.labels import Subtype
 
 
 class EntityKind(StrEnum):
@@ -311,7 +311,7 @@ def other_values(entity: Entity, claim: str, context: str) -> list[Entity]:
     When a claim says "42 km" and the closest context sentence says "24 km", this returns the
     "24 km" entity: the value the claim most likely meant. Empty when no sentence aligns.
     """
-    from hallumeasure.report.align import align_claim  # a pure helper; imports nothing heavy
+    from hallumeasure.sources.align import align_claim  # a pure helper; imports nothing heavy
 
     aligned = align_claim(claim, context)
     if aligned is None:

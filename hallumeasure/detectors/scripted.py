@@ -88,9 +88,9 @@ def _issue_fields(body: str) -> dict[str, str]:
 
 
 def _rewrite(request: GenerateRequest) -> dict[str, Any]:
-    from hallumeasure.pipeline.rewrite import Issue, OfflineRewriter
-    from hallumeasure.text import locate
-    from hallumeasure.types import Claim, ClaimVerdict, Sample
+    from hallumeasure.core.text import locate
+    from hallumeasure.core.types import Claim, ClaimVerdict, Sample
+    from hallumeasure.detectors.rewrite import Issue, OfflineRewriter
 
     context, response = _block(request, "context"), _block(request, "response")
     issues, slips = [], []

@@ -42,9 +42,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hallumeasure.core.errors import ConfigError, RunStoreError
+from hallumeasure.core.labels import Policy
+from hallumeasure.core.types import Claim, ResponseResult, RunManifest, Sample, Usage
 from hallumeasure.detectors import ModelFor, stages_from_manifest
-from hallumeasure.errors import ConfigError, RunStoreError
-from hallumeasure.labels import Policy
+from hallumeasure.detectors.rewrite import Rewriter
+from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge, Extraction, Judgement
 from hallumeasure.mitigate.metrics import ALIGN_THRESHOLD, best_match, build_report, compare_response, similarity
 from hallumeasure.mitigate.render import (
     diff_html,
@@ -56,11 +59,8 @@ from hallumeasure.mitigate.render import (
 )
 from hallumeasure.mitigate.report import MitigationReport, ResponseMitigation, RoundSummary
 from hallumeasure.mitigate.rounds import MitigationOutcome, mitigate_samples, unsupported_issues
-from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge, Extraction, Judgement
-from hallumeasure.pipeline.rewrite import Rewriter
 from hallumeasure.pipeline.run import close_stage_models, run_measurement, run_sync
-from hallumeasure.store import MANIFEST, RunStore, existing_run_error
-from hallumeasure.types import Claim, ResponseResult, RunManifest, Sample, Usage
+from hallumeasure.runs.store import MANIFEST, RunStore, existing_run_error
 
 __all__ = [
     "ALIGN_THRESHOLD",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from hallumeasure.core.labels import Label, Policy
+from hallumeasure.core.types import Claim, ResponseResult, Usage
 from hallumeasure.detectors.entities import value_tokens
-from hallumeasure.labels import Label, Policy
+from hallumeasure.detectors.rewrite import Rewriter
 from hallumeasure.mitigate.report import FlaggedClaim, MitigationReport, ResponseMitigation, RunSide, Snapshot
 from hallumeasure.mitigate.rounds import MitigationOutcome, SampleState, hallucinated_share, mean_rate
-from hallumeasure.pipeline.rewrite import Rewriter
-from hallumeasure.types import Claim, ResponseResult, Usage
 
 #: Dice overlap of content words at or above which two claims count as the same claim. At 0.6 a
 #: claim with one value swapped ("42 km" -> "24 km") still aligns with its original, while a

@@ -66,7 +66,7 @@ def diff_html(before: str, after: str) -> Markup:
 
 def diff_markdown(before: str, after: str) -> str:
     """The word diff for Markdown: removals ``~~struck~~``, additions ``**bold**``; text escaped."""
-    from hallumeasure.report.render import md_escape
+    from hallumeasure.core.text import md_escape
 
     parts = []
     for op, text in _diff_ops(before, after):
@@ -89,7 +89,7 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 
 def _environment(*, html: bool) -> Environment:
-    from hallumeasure.report.render import md_escape
+    from hallumeasure.core.text import md_escape
 
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),

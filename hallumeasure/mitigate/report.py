@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from hallumeasure.types import Usage
+from hallumeasure.core.types import Usage
 
 
 class Snapshot(BaseModel):

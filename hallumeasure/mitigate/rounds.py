@@ -6,13 +6,13 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hallumeasure.errors import ConfigError
-from hallumeasure.labels import Policy
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.labels import Policy
+from hallumeasure.core.types import ResponseResult, Sample, Usage
+from hallumeasure.detectors.rewrite import Issue, RewriteOutcome, Rewriter
+from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.mitigate.report import RoundSummary
-from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
-from hallumeasure.pipeline.rewrite import Issue, RewriteOutcome, Rewriter
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.types import ResponseResult, Sample, Usage
 
 
 @dataclass

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anthropic
 
-from hallumeasure.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.core.types import Usage
 from hallumeasure.models.base import (
     Block,
     GenerateRequest,
@@ -20,10 +21,9 @@ from hallumeasure.models.base import (
     ToolResultBlock,
 )
 from hallumeasure.models.wire import is_retryable_status, parse_retry_after, public_url, scrub_secrets
-from hallumeasure.types import Usage
 
 if TYPE_CHECKING:
-    from hallumeasure.batch import BatchResults, BatchStatus
+    from hallumeasure.models.batch import BatchResults, BatchStatus
 
 T = TypeVar("T")
 
@@ -138,7 +138,7 @@ class AnthropicAPI(ModelAPI):
             params["tool_choice"] = {"type": "tool", "name": request.tool.name}
         return params
 
-    # --- Message Batches (see hallumeasure.batch) ---
+    # --- Message Batches (see hallumeasure.models.batch) ---
 
     async def submit_batch(self, items: Sequence[tuple[str, GenerateRequest]], *, token: str) -> str:
         """Create a Message Batch of ``(custom id, request)``; return its id."""
@@ -150,7 +150,7 @@ class AnthropicAPI(ModelAPI):
         return batch.id
 
     async def poll_batch(self, batch_id: str) -> BatchStatus:
-        from hallumeasure.batch import BatchStatus
+        from hallumeasure.models.batch import BatchStatus
 
         batch = await self._call(lambda: self._client_for_loop().messages.batches.retrieve(batch_id))
         counts = batch.request_counts

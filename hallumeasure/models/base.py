@@ -13,8 +13,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hallumeasure.core.types import Usage
 from hallumeasure.models.caching import min_cache_tokens
-from hallumeasure.types import Usage
 
 
 class TextBlock(BaseModel):

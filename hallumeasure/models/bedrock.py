@@ -28,7 +28,8 @@ from botocore.exceptions import (
     ConnectionError as BotoConnectionError,
 )
 
-from hallumeasure.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.core.types import Usage
 from hallumeasure.models.base import (
     Block,
     GenerateRequest,
@@ -38,10 +39,9 @@ from hallumeasure.models.base import (
     ToolResultBlock,
 )
 from hallumeasure.models.wire import public_url
-from hallumeasure.types import Usage
 
 if TYPE_CHECKING:
-    from hallumeasure.batch import BatchResults, BatchStatus
+    from hallumeasure.models.batch import BatchResults, BatchStatus
 
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -73,7 +73,7 @@ class BedrockAPI(ModelAPI):
     Credentials come from the usual AWS chain, a named ``profile``, or a ready ``session`` (which
     also lets many providers share botocore's parsed service models).
 
-    Batch mode (``hallumeasure.batch``) runs Converse-format batch inference jobs: records are
+    Batch mode (``hallumeasure.models.batch``) runs Converse-format batch inference jobs: records are
     written to ``batch_s3_uri`` (``s3://bucket/prefix``), the job runs as ``batch_role_arn`` and
     writes its output next to them. Bedrock takes at least ``batch_min_requests`` records per job
     (100 by default, as its quota says); smaller groups are sent on demand. The S3 and Bedrock
@@ -188,7 +188,7 @@ class BedrockAPI(ModelAPI):
             cause="unreadable_body",
         )
 
-    # --- batch inference (see hallumeasure.batch) ---
+    # --- batch inference (see hallumeasure.models.batch) ---
 
     def validate_batch(self) -> None:
         """Raise ``ConfigError`` unless batch mode has what it needs."""
@@ -260,7 +260,7 @@ class BedrockAPI(ModelAPI):
         return str(job["jobArn"])
 
     async def poll_batch(self, batch_id: str) -> BatchStatus:
-        from hallumeasure.batch import BatchStatus
+        from hallumeasure.models.batch import BatchStatus
 
         control, _ = self._batch_service()
         job = await self._run(functools.partial(control.get_model_invocation_job, jobIdentifier=batch_id))

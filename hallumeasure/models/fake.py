@@ -20,9 +20,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hallumeasure.errors import ProviderError
+from hallumeasure.core.errors import ProviderError
+from hallumeasure.core.text import count_tokens
+from hallumeasure.core.types import Usage
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI
-from hallumeasure.types import Usage
 
 Answer = GenerateResponse | dict[str, Any] | str | BaseException
 Responder = Callable[[GenerateRequest], Answer]
@@ -36,11 +37,6 @@ def prompt_blocks(request: GenerateRequest, tag: str) -> list[tuple[str | None, 
     text = "\n".join(m.text for m in request.messages if m.role == "user")
     pattern = re.compile(rf'<{tag}(?: id="(?P<id>[^"]*)")?>\n(?P<body>.*?)\n</{tag}>', re.DOTALL)
     return [(m["id"], m["body"]) for m in pattern.finditer(text)]
-
-
-def count_tokens(text: str) -> int:
-    """A deterministic stand-in tokenizer: words and punctuation marks."""
-    return len(re.findall(r"\w+|[^\w\s]", text))
 
 
 class FakeAPI(ModelAPI):
@@ -169,7 +165,7 @@ def _demo_repeat(verdict: dict[str, Any], claim: str, repeat: int) -> dict[str, 
 
 def demo_responder(request: GenerateRequest) -> Answer:
     """Answer our own prompts by their forced tool, with word-overlap heuristics."""
-    from hallumeasure.text import split_sentences  # local: keeps the fake importable without pysbd
+    from hallumeasure.core.text import split_sentences  # local: keeps the fake importable without pysbd
 
     tool = request.tool.name if request.tool else None
     context = next((body for _, body in prompt_blocks(request, "context")), "")

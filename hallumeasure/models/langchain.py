@@ -28,7 +28,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import SecretStr
 
-from hallumeasure.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.core.types import Usage
 from hallumeasure.models.base import (
     GenerateRequest,
     GenerateResponse,
@@ -39,7 +40,6 @@ from hallumeasure.models.base import (
     ToolSpec,
 )
 from hallumeasure.models.wire import looks_secret, public_url
-from hallumeasure.types import Usage
 
 log = logging.getLogger(__name__)
 

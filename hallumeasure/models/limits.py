@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hallumeasure.errors import ConfigError
+from hallumeasure.core.errors import ConfigError
 from hallumeasure.models.base import GenerateRequest, TextBlock
 
 Clock = Callable[[], float]

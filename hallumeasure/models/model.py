@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from hallumeasure.errors import ProviderError
+from hallumeasure.core.errors import ProviderError
+from hallumeasure.core.types import Usage
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI
 from hallumeasure.models.cache import RequestCache, request_key
 from hallumeasure.models.limits import TokenEstimate
-from hallumeasure.types import Usage
 
 if TYPE_CHECKING:
-    from hallumeasure.batch import Batcher
+    from hallumeasure.models.batch import Batcher
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Model:
     else after an exponential backoff with full jitter. With a ``limiter``, each attempt first
     waits for admission under the rate limits, and a retry-after pauses the limiter for everyone.
 
-    With ``batch`` (a ``hallumeasure.batch.Batcher``), requests go through the provider's batch
+    With ``batch`` (a ``hallumeasure.models.batch.Batcher``), requests go through the provider's batch
     service instead: ``generate`` waits for the batch that carries the request, and a failed item
     is retried here like a failed call (it joins a later batch). The deadline, the concurrency bound
     and the limiter do not apply to batched requests; ``batch_usage`` counts what was batched (billed

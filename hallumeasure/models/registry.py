@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
-from hallumeasure.errors import ConfigError
+from hallumeasure.core.errors import ConfigError
 from hallumeasure.models.base import ModelAPI
 from hallumeasure.models.wire import SECRET_NAME_FRAGMENTS, looks_secret  # noqa: F401 - looked up here too
 

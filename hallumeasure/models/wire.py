@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from hallumeasure.config import redact
+from hallumeasure.core.config import redact
 
 #: 4xx statuses worth another try (timeout, conflict, rate limit); every 5xx is too, 529 overloaded included.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})

@@ -17,14 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hallumeasure.errors import InputError, RunStoreError
-from hallumeasure.evidence import count_unverified
-from hallumeasure.labels import Policy
-from hallumeasure.pipeline.aggregate import summarise_response, summarise_run
-from hallumeasure.pipeline.protocols import CacheWarmingJudge, ClaimExtractor, ClaimJudge, Extraction, WarmUp
-from hallumeasure.rag import SourceOptions, finish, prepare, shown_whole, view
-from hallumeasure.store import RunStore, existing_run_error
-from hallumeasure.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
+from hallumeasure.core.aggregate import summarise_response, summarise_run
+from hallumeasure.core.errors import InputError, RunStoreError
+from hallumeasure.core.labels import Policy
+from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
+from hallumeasure.judges.protocols import CacheWarmingJudge, ClaimExtractor, ClaimJudge, Extraction, WarmUp
+from hallumeasure.runs.store import RunStore, existing_run_error
+from hallumeasure.sources.evidence import count_unverified
+from hallumeasure.sources.rag import SourceOptions, finish, prepare, shown_whole, view
 from hallumeasure.version import __version__
 
 log = logging.getLogger(__name__)
@@ -44,8 +44,8 @@ async def measure_sample(
     """Measure one sample. Failures become error rows on the result; this never raises for model trouble.
 
     Citation markers are taken out of the response the stages see (claim spans still point into it);
-    a source longer than the judge's window is cut to the chunks that matter to the claims (hallumeasure/retrieval.py);
-    quotes are checked against the full passages and citations judged (hallumeasure/rag.py).
+    a source longer than the judge's window is cut to the chunks that matter to the claims (sources/retrieval.py);
+    quotes are checked against the full passages and citations judged (sources/rag.py).
     """
     sources = sources or SourceOptions()
     warm = WarmUp()

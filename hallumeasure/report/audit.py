@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from hallumeasure.errors import ConfigError
+from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
 from hallumeasure.report.intervals import (
     newcombe_independent,
@@ -66,7 +66,7 @@ from hallumeasure.report.runs import (
     run_info,
 )
 from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats, sign_flip_greater
-from hallumeasure.store import load_run
+from hallumeasure.runs.store import load_run
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
 

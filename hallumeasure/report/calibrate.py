@@ -30,12 +30,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from hallumeasure.errors import ConfigError
-from hallumeasure.labels import Label, Policy, Subtype
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.report.correction import cohen_kappa, labels_only_mean, ppi_mean, rogan_gladen
 from hallumeasure.report.intervals import wilson_interval
 from hallumeasure.report.stats import Estimate
-from hallumeasure.store import RunData, load_run
+from hallumeasure.runs.store import RunData, load_run
 
 LABELS = [label.value for label in Label]
 SUBTYPES = [subtype.value for subtype in Subtype]

@@ -19,9 +19,8 @@ from pathlib import Path
 from markupsafe import Markup
 from pydantic import BaseModel
 
-from hallumeasure.errors import ConfigError
-from hallumeasure.rag import RagSummary
-from hallumeasure.report.align import align_claim, highlight
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.text import split_sentences
 from hallumeasure.report.calibrate import CalibrationReport, calibrate_best_run
 from hallumeasure.report.comparison import Comparison, compare_groups
 from hallumeasure.report.plots import LABEL_ORDER, save_report_plots
@@ -43,7 +42,8 @@ from hallumeasure.report.runs import (
 from hallumeasure.report.stability import RunStability, runs_stability
 from hallumeasure.report.stats import SUBTYPES, GroupStats, Resampling, group_stats
 from hallumeasure.report.viewer import build_viewer_data, render_viewer
-from hallumeasure.text import split_sentences
+from hallumeasure.sources.align import align_claim, highlight
+from hallumeasure.sources.rag import RagSummary
 
 
 class ComparisonReport(BaseModel):

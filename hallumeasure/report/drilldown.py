@@ -1,6 +1,6 @@
 """Helpers for reading a run in a notebook: filter claims, align them to the context, show them safely.
 
-from hallumeasure.store import load_run
+from hallumeasure.runs.store import load_run
 from hallumeasure.report import drilldown
 data = load_run("runs/demo")
 claims = drilldown.claims_with_sources(data)
@@ -16,11 +16,11 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup, escape
 
-from hallumeasure.report.align import Alignment, align_claim, highlight
+from hallumeasure.core.text import split_sentences
 from hallumeasure.report.runs import LoadedRun, model_groups, response_units
 from hallumeasure.report.stats import group_stats
-from hallumeasure.store import RunData
-from hallumeasure.text import split_sentences
+from hallumeasure.runs.store import RunData
+from hallumeasure.sources.align import Alignment, align_claim, highlight
 
 
 def claims_with_sources(data: RunData) -> pd.DataFrame:

@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field
 from scipy import optimize, stats
 
 if TYPE_CHECKING:
-    from hallumeasure.datasets import LabelledSample
-    from hallumeasure.types import Sample
+    from hallumeasure.core.types import Sample
+    from hallumeasure.runs.datasets import LabelledSample
 
 #: Largest sample count the planner reports; above it the rise is too small to decide in practice.
 MAX_SAMPLES = 10_000_000
@@ -175,8 +175,8 @@ def plan_samples(
 
 def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str, extractor: str, mode: str) -> PlanCost:
     """Price ``n`` samples like ``samples`` (scaled from the dry-run estimate of ``samples``)."""
-    from hallumeasure.bench import estimate_bench, estimate_cost
-    from hallumeasure.pricing import PRICES_AS_OF, price_for
+    from hallumeasure.bench.run import estimate_bench, estimate_cost
+    from hallumeasure.models.pricing import PRICES_AS_OF, price_for
 
     est = estimate_bench(samples, mode)
     scale = n / max(est.n_samples, 1)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
-from hallumeasure.evidence import find_quote
-from hallumeasure.rag import RagSummary, rag_summaries
-from hallumeasure.store import RunStore
-from hallumeasure.types import CitationFinding, ClaimVerdict, Sample
+from hallumeasure.core.types import CitationFinding, ClaimVerdict, Sample
+from hallumeasure.runs.store import RunStore
+from hallumeasure.sources.evidence import find_quote
+from hallumeasure.sources.rag import RagSummary, rag_summaries
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,20 +14,11 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from hallumeasure.core.text import md_escape
 from hallumeasure.report.stats import Estimate
 from hallumeasure.report.summary import audit_summary, comparison_summary
 
 TEMPLATES = Path(__file__).parent / "templates"
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
-
-
-def md_escape(value: object) -> str:
-    """Untrusted text made inert for a Markdown table cell or paragraph (one line)."""
-    text = "" if value is None else str(value)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    return " ".join(text.split())
 
 
 def format_estimate(value: Estimate | None, digits: int = 3) -> str:

@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from hallumeasure.errors import ConfigError
-from hallumeasure.labels import Policy
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.labels import Policy
+from hallumeasure.core.types import RunManifest
 from hallumeasure.report.stats import LABELS, SUBTYPES
-from hallumeasure.store import RunData, load_run
-from hallumeasure.types import RunManifest
+from hallumeasure.runs.store import RunData, load_run
 
 NO_MODEL = "(no model)"
 

@@ -34,12 +34,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from hallumeasure.labels import Label, Policy
+from hallumeasure.core.labels import Label, Policy
 from hallumeasure.report.stats import Estimate, bootstrap_weights, percentile_interval
 
 if TYPE_CHECKING:
     from hallumeasure.report.runs import Group, LoadedRun
-    from hallumeasure.store import RunData
+    from hallumeasure.runs.store import RunData
 
 LABELS = [label.value for label in Label]
 INTERVAL_METHOD = (
@@ -291,7 +291,7 @@ def _complete_rows(votes: pd.DataFrame, key: list[str], rater: str, n_raters: in
 
 
 def _panel(votes: pd.DataFrame, judges: list[str], policy: Policy) -> PanelAgreement:
-    from hallumeasure.pipeline.votes import PanelRule, _decide  # the same majority as the verdicts
+    from hallumeasure.judges.votes import PanelRule, _decide  # the same majority as the verdicts
 
     decided: dict[str, dict[str, str]] = {judge: {} for judge in judges}
     for (claim_id, judge), (labels, failed) in _ballots(votes, ("claim_id", "judge")).items():
@@ -500,7 +500,7 @@ def stability_report(
 def run_stability(
     data: RunData, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> StabilityReport | None:
-    """``stability_report`` of a loaded run (``hallumeasure.store.RunData``)."""
+    """``stability_report`` of a loaded run (``hallumeasure.runs.store.RunData``)."""
     manifest = data.manifest
     policy = manifest.policy if manifest is not None else Policy()
     settings = (manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None

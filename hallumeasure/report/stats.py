@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from hallumeasure.labels import Label, Subtype
+from hallumeasure.core.labels import Label, Subtype
 
 LABELS = [label.value for label in Label]
 SUBTYPES = [subtype.value for subtype in Subtype]

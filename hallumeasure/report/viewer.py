@@ -33,8 +33,9 @@ from markupsafe import Markup
 from pydantic import BaseModel, Field
 
 from hallumeasure import __version__
-from hallumeasure.errors import ConfigError
-from hallumeasure.report.align import align_claim
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.text import split_sentences
+from hallumeasure.core.types import Span
 from hallumeasure.report.render import TEMPLATES, render_html
 from hallumeasure.report.runs import (
     NO_MODEL,
@@ -45,8 +46,7 @@ from hallumeasure.report.runs import (
     response_units,
 )
 from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate, group_stats
-from hallumeasure.text import split_sentences
-from hallumeasure.types import Span
+from hallumeasure.sources.align import align_claim
 
 #: Bumped when the embedded data changes shape in a way the page must know about.
 FORMAT = 1

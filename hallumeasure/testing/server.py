@@ -28,8 +28,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit
 
+from hallumeasure.core.text import count_tokens
 from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
-from hallumeasure.models.fake import count_tokens, demo_responder
+from hallumeasure.models.fake import demo_responder
 from hallumeasure.testing.accounting import Latency, Piece, PromptCache, RateLimits
 from hallumeasure.testing.faults import Fault, FaultPlan, break_schema, cut_short
 
@@ -132,7 +133,7 @@ class Call:
 
 @dataclass(frozen=True)
 class Tokens:
-    """Usage in neutral names (those of ``hallumeasure.types.Usage``); input excludes cache reads and writes."""
+    """Usage in neutral names (those of ``hallumeasure.core.types.Usage``); input excludes cache reads and writes."""
 
     input_tokens: int = 0
     output_tokens: int = 0

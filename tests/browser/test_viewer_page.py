@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from report.viewer_runs import CONTEXT, HOSTILE, bridge_rows, write_spanned_run
 
+from hallumeasure.core.types import Sample
 from hallumeasure.report.runs import load_runs
 from hallumeasure.report.viewer import ViewerPassage, build_viewer_data, render_viewer, write_viewer
-from hallumeasure.types import Sample
 
 
 def _open(page, path, fragment: str = ""):

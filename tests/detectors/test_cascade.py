@@ -7,18 +7,18 @@ import asyncio
 import pytest
 from testdata import EXAMPLES
 
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample
 from hallumeasure.detectors import build_stages, save_detector_stats, stages_from_manifest
 from hallumeasure.detectors.cascade import FLIPPED_NOTE, CascadeJudge
 from hallumeasure.detectors.scripted import scripted_responder
-from hallumeasure.errors import ConfigError
-from hallumeasure.inputs import load_samples
-from hallumeasure.labels import Label, Subtype
+from hallumeasure.judges.protocols import Judgement
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.protocols import Judgement
 from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.store import load_run
-from hallumeasure.types import Claim, ClaimVerdict, Mode, Sample
+from hallumeasure.runs.inputs import load_samples
+from hallumeasure.runs.store import load_run
 
 SAMPLE = Sample(id="s", context="Some context.", response="unused")
 
@@ -187,7 +187,7 @@ def test_the_cascade_needs_an_llm_reasoner():
 
 
 def test_cascade_with_the_offline_first_pass(tmp_path):
-    pytest.importorskip("hallumeasure.offline", reason="the offline judge is not in this tree yet")
+    pytest.importorskip("hallumeasure.judges.offline", reason="the offline judge is not in this tree yet")
     loaded = load_samples(EXAMPLES)
     api = FakeAPI("scripted", responder=scripted_responder)
     extractor, judge = build_stages("cascade", judge="fake:scripted", model_for=lambda spec: Model(api))

@@ -8,18 +8,18 @@ from collections import Counter
 import pytest
 from testdata import EXAMPLES
 
+from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.types import ClaimVerdict, Mode, Sample
 from hallumeasure.detectors import build_stages, save_detector_stats, stages_from_manifest
 from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, OfflineNliJudge, SentenceExtractor
 from hallumeasure.detectors.entities import EntityKind, appears_in, find_entities
 from hallumeasure.detectors.scripted import scripted_responder
-from hallumeasure.inputs import load_samples
-from hallumeasure.labels import Label, Subtype
+from hallumeasure.judges.protocols import Judgement
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.protocols import Judgement
 from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.store import load_run
-from hallumeasure.types import ClaimVerdict, Mode, Sample
+from hallumeasure.runs.inputs import load_samples
+from hallumeasure.runs.store import load_run
 
 SAMPLE = Sample(
     id="s",
@@ -238,7 +238,7 @@ def test_conli_run_on_the_examples_is_a_normal_run(tmp_path):
 
 
 def test_conli_offline_end_to_end(tmp_path):
-    pytest.importorskip("hallumeasure.offline", reason="the offline judge is not in this tree yet")
+    pytest.importorskip("hallumeasure.judges.offline", reason="the offline judge is not in this tree yet")
     loaded = load_samples(EXAMPLES)
     extractor, judge = build_stages("conli", judge="offline")
     manifest, _ = run_measurement(

@@ -18,13 +18,13 @@ from provider_fixtures import (
 )
 
 from hallumeasure import Mode, Sample, build_extractor, build_judge, measure_samples
-from hallumeasure.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.judges.llm.outputs import CotVerdict, ExtractedClaims, PlainVerdicts, tool_schema
+from hallumeasure.judges.llm.parsing import parse_output
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.base import Message, TextBlock, ToolSpec
 from hallumeasure.models.model import Model
 from hallumeasure.models.registry import build_model_api
-from hallumeasure.outputs import CotVerdict, ExtractedClaims, PlainVerdicts, tool_schema
-from hallumeasure.parsing import parse_output
 from hallumeasure.testing import AnthropicServer, Reply
 from hallumeasure.testing.anthropic_server import error_reply, overloaded_reply, text_reply, tool_reply
 

@@ -20,13 +20,13 @@ from provider_fixtures import (
 )
 
 from hallumeasure import Mode, Sample, build_extractor, build_judge, measure_samples
-from hallumeasure.errors import ConfigError
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.judges.llm.outputs import CotVerdict, ExtractedClaims, tool_schema
+from hallumeasure.judges.llm.parsing import parse_output
 from hallumeasure.models.base import Message, ToolSpec
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.model import Model
 from hallumeasure.models.registry import build_model_api
-from hallumeasure.outputs import CotVerdict, ExtractedClaims, tool_schema
-from hallumeasure.parsing import parse_output
 from hallumeasure.testing import BedrockServer, Reply
 from hallumeasure.testing.bedrock_server import error_reply, text_reply, throttling_reply, tool_reply
 

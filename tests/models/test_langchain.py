@@ -17,12 +17,12 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, Field, SecretStr
 
-from hallumeasure.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.judges.llm.parsing import parse_output
 from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
 from hallumeasure.models.langchain import LangChainAPI
 from hallumeasure.models.model import Model
 from hallumeasure.models.registry import build_model_api
-from hallumeasure.parsing import parse_output
 
 SENTINEL = "lc-SENTINEL-never-print-me-0123456789"
 SCHEMA = {

@@ -4,12 +4,12 @@ import asyncio
 
 import pytest
 
-from hallumeasure.errors import ProviderError
+from hallumeasure.core.errors import ProviderError
+from hallumeasure.core.types import Usage
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
 from hallumeasure.models.cache import RequestCache
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.types import Usage
 
 
 def _request(text: str = "hello") -> GenerateRequest:

@@ -10,11 +10,11 @@ import pytest
 from provider_fixtures import judge_request
 from pydantic import BaseModel
 
-from hallumeasure.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.judges.llm.parsing import ask_structured
 from hallumeasure.models.cache import RequestCache
 from hallumeasure.models.model import Model
 from hallumeasure.models.registry import build_model_api, with_options
-from hallumeasure.parsing import ask_structured
 from hallumeasure.testing import Fault, FaultPlan
 from hallumeasure.testing.openai_server import OpenAIServer, error_reply, raw_tool_reply, text_reply, tool_reply
 
@@ -281,10 +281,10 @@ def test_malformed_request_bodies_are_refused_like_a_server_would():
 def test_the_pipeline_loses_nothing_under_every_fault_on_the_openai_wire(mode):
     from reliability.samples import SAMPLES
 
-    from hallumeasure.pipeline.classify import LLMJudge
-    from hallumeasure.pipeline.extract import LLMExtractor
+    from hallumeasure.core.types import Mode
+    from hallumeasure.judges.llm.classify import LLMJudge
+    from hallumeasure.judges.llm.extract import LLMExtractor
     from hallumeasure.pipeline.run import measure_samples
-    from hallumeasure.types import Mode
 
     # Every kind of fault once, on the first calls in turn, then a seeded share of them at random.
     plan = FaultPlan(schedule=list(Fault), rate=0.2, faults=list(Fault), seed=7, hang=1.5)

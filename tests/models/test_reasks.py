@@ -13,12 +13,12 @@ from provider_fixtures import judge_request
 from pydantic import BaseModel
 from testdata import aws_session
 
+from hallumeasure.judges.llm.parsing import ask_structured
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.cache import RequestCache
 from hallumeasure.models.langchain import LangChainAPI
 from hallumeasure.models.model import Model
-from hallumeasure.parsing import ask_structured
 from hallumeasure.testing import AnthropicServer, BedrockServer, OpenAIServer
 
 GOOD = {"label_reason": "The context says the sky is blue.", "label": "supported"}

@@ -5,16 +5,16 @@ import asyncio
 
 import pytest
 
+from hallumeasure.core.types import Mode, Sample
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.offline import OfflineExtractor
+from hallumeasure.judges.votes import VotingJudge
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.cache import RequestCache
 from hallumeasure.models.model import Model
-from hallumeasure.offline import OfflineExtractor
-from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.pipeline.votes import VotingJudge
 from hallumeasure.testing import AnthropicServer, BedrockServer
-from hallumeasure.types import Mode, Sample
 
 SAMPLE = Sample(
     id="s1",

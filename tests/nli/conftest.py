@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from hallumeasure.errors import ConfigError
-from hallumeasure.nli import model as nli_model
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.judges.nli import model as nli_model
 
 
 def nli_missing() -> str | None:

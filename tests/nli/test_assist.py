@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from hallumeasure.labels import Label
-from hallumeasure.nli.assist import UNSURE, blend, needs_nli
-from hallumeasure.offline import OfflineJudge
-from hallumeasure.types import Claim, Sample
+from hallumeasure.core.labels import Label
+from hallumeasure.core.types import Claim, Sample
+from hallumeasure.judges.nli.assist import UNSURE, blend, needs_nli
+from hallumeasure.judges.offline import OfflineJudge
 
 
 def test_blend_averages_inside_the_band_only():

@@ -8,15 +8,15 @@ from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.labels import Label, Subtype
-from hallumeasure.types import Claim, Sample
+from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.types import Claim, Sample
 
 runner = CliRunner()
 
 require_nli()
 
 from hallumeasure.detectors import build_stages, stages_from_manifest  # noqa: E402
-from hallumeasure.nli.judge import NliClaimJudge  # noqa: E402
+from hallumeasure.judges.nli.judge import NliClaimJudge  # noqa: E402
 
 SAMPLE = Sample(
     id="s1",
@@ -64,7 +64,7 @@ def test_conli_with_the_nli_model_and_its_manifest_round_trip(tmp_path):
         app, ["measure", str(EXAMPLES), "--detector", "conli", "--judge", "nli", "--out", str(tmp_path / "conli")]
     )
     assert result.exit_code == 0, result.output
-    from hallumeasure.store import load_run
+    from hallumeasure.runs.store import load_run
 
     manifest = load_run(tmp_path / "conli").manifest
     _, rebuilt = stages_from_manifest(manifest)
@@ -72,7 +72,7 @@ def test_conli_with_the_nli_model_and_its_manifest_round_trip(tmp_path):
 
 
 def test_cascade_takes_nli_as_its_first_pass_but_not_as_its_reasoner():
-    from hallumeasure.errors import ConfigError
+    from hallumeasure.core.errors import ConfigError
     from hallumeasure.models.fake import FakeAPI
     from hallumeasure.models.model import Model
 

@@ -5,8 +5,8 @@ import sys
 import numpy as np
 import pytest
 
-from hallumeasure.errors import ConfigError
-from hallumeasure.nli import model as nli_model
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.judges.nli import model as nli_model
 
 
 def test_missing_extra_names_the_install_command(monkeypatch, tmp_path):

@@ -1,6 +1,6 @@
 """Premise selection for the NLI model: the best-overlapping context sentences, in document order."""
 
-from hallumeasure.nli.premises import best_sentences, hypothesis_sentences, premise_for
+from hallumeasure.judges.nli.premises import best_sentences, hypothesis_sentences, premise_for
 
 CONTEXT = (
     "The council met on Monday. Rain delayed the start of the match. "

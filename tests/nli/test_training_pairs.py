@@ -11,8 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import nli_edits
 import train_nli
 
-from hallumeasure.nli.premises import premise_for
-from hallumeasure.offline.context import split_context
+from hallumeasure.judges.nli.premises import premise_for
+from hallumeasure.judges.offline.context import split_context
 
 CONTEXT = (
     "The council met on Tuesday in Leeds. It approved a budget of 4,200 euros for the harbor wall. "

@@ -1,8 +1,8 @@
 """Word alignment: copied fragments, and the differences between neighbouring ones."""
 
-from hallumeasure.offline.alignment import align, opposite
-from hallumeasure.offline.context import index_context
-from hallumeasure.offline.tokens import stem, words
+from hallumeasure.judges.offline.alignment import align, opposite
+from hallumeasure.judges.offline.context import index_context
+from hallumeasure.judges.offline.tokens import stem, words
 
 CONTEXT = (
     "Mary Doyle was a 19-year-old telephone operator at the time. Norman Rockwell painted her in 1943. "
@@ -60,7 +60,7 @@ def test_opposites_from_the_list_and_from_prefixes():
 
 
 def test_exclusive_values_swapped_inside_copied_text():
-    from hallumeasure.offline.alignment import exclusive_swap
+    from hallumeasure.judges.offline.alignment import exclusive_swap
 
     a = align(words("The car is blue and fast."), index_context("The car is red and fast."))
     assert [("exclusive" in d.kinds, d.claim_words, d.context_words) for d in a.differences] == [
@@ -73,7 +73,7 @@ def test_exclusive_values_swapped_inside_copied_text():
 
 
 def test_a_negation_that_restates_a_complementary_word_is_not_a_contradiction():
-    from hallumeasure.offline.alignment import negation_restated
+    from hallumeasure.judges.offline.alignment import negation_restated
 
     assert negation_restated(words("hours do not change"), words("hours stay the same"))
     assert not negation_restated(words("hours do not stay"), words("hours stay the same"))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hallumeasure.labels import Label, Subtype
-from hallumeasure.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.types import Sample
+from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.types import Sample
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 
 REPO = Path(__file__).resolve().parents[2]
 

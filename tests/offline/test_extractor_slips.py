@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hallumeasure.offline import split_claims
+from hallumeasure.judges.offline import split_claims
 
 
 def claims(text: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from hallumeasure.offline.model import BoostedTrees, Tree, load_model
+from hallumeasure.judges.offline.model import BoostedTrees, Tree, load_model
 
 
 def _walk(tree: Tree, row: list[float]) -> float:

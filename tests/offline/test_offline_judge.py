@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from hallumeasure.errors import ConfigError
-from hallumeasure.labels import Label, Subtype
-from hallumeasure.offline import OfflineExtractor, OfflineJudge, split_claims
-from hallumeasure.offline.model import EVIDENCE_RULES, MODEL_FILE, load_model
-from hallumeasure.pipeline.protocols import ClaimExtractor, ClaimJudge
-from hallumeasure.types import Sample
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.types import Sample
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge, split_claims
+from hallumeasure.judges.offline.model import EVIDENCE_RULES, MODEL_FILE, load_model
+from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 
 CONTEXT = (
     "The Harbour Bridge is 24 km long and opened in 2019. It cost 300 million euros. "

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hallumeasure.datasets import load_labelled, subsample
-from hallumeasure.offline.extractor import split_claims
+from hallumeasure.judges.offline.extractor import split_claims
+from hallumeasure.runs.datasets import load_labelled, subsample
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"

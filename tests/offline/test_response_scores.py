@@ -8,11 +8,11 @@ import json
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
+from hallumeasure.core.labels import Label
+from hallumeasure.core.types import Sample
 from hallumeasure.detectors.conli import ConliJudge, OfflineNliJudge, SentenceExtractor
-from hallumeasure.labels import Label
-from hallumeasure.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.store import RunStore
-from hallumeasure.types import Sample
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
+from hallumeasure.runs.store import RunStore
 
 CONTEXT = (
     "The Harbour Bridge is 24 km long and opened in 2019. It cost 300 million euros. "

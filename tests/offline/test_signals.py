@@ -1,7 +1,7 @@
 """Every offline signal on hand-written cases, including the tricky ones."""
 
-from hallumeasure.offline.context import index_context
-from hallumeasure.offline.signals import FEATURES, claim_signals, entities
+from hallumeasure.judges.offline.context import index_context
+from hallumeasure.judges.offline.signals import FEATURES, claim_signals, entities
 
 CONTEXT = (
     "The town council approved a budget of 3.5 million euros on 14 March 2025. "

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hallumeasure.offline.context import index_context
-from hallumeasure.offline.slots import context_pool, read_values, sentence_values
+from hallumeasure.judges.offline.context import index_context
+from hallumeasure.judges.offline.slots import context_pool, read_values, sentence_values
 
 CONTEXT = (
     "The museum opens at 9 a.m. on weekdays and has 150 seats. Twenty-two rooms were renovated in March 2021 "

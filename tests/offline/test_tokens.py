@@ -2,7 +2,7 @@
 
 import pytest
 
-from hallumeasure.offline.tokens import content_stems, key, stem, words
+from hallumeasure.judges.offline.tokens import content_stems, key, stem, words
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from hallumeasure.offline.values import (
+from hallumeasure.judges.offline.values import (
     clock_times,
     date_conflict,
     dates,

@@ -10,17 +10,17 @@ from decimal import Decimal
 import pytest
 from testdata import aws_session
 
-from hallumeasure.batch import Batcher, BatchLedger
+from hallumeasure.core.types import Mode, Sample
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.anthropic import AnthropicAPI
+from hallumeasure.models.batch import Batcher, BatchLedger
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
+from hallumeasure.models.pricing import cost, price_for
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.pricing import cost, price_for
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.faults import Fault, FaultPlan
-from hallumeasure.types import Mode, Sample
 
 SAMPLES = [
     Sample(
@@ -168,7 +168,7 @@ def test_bedrock_batch_inference_end_to_end(aws, tmp_path):
 def test_bedrock_batch_output_lines_that_are_cut_or_not_answers_are_never_read_as_empty_answers(aws):
     """A cut line leaves its request without a result (the batcher retries it); a record whose output is
     not a Converse answer is a retryable error, not an empty answer."""
-    from hallumeasure.errors import ProviderError
+    from hallumeasure.core.errors import ProviderError
     from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
 
     requests = {
@@ -209,7 +209,7 @@ def test_too_few_requests_for_bedrock_go_on_demand(aws):
 
 
 def test_bedrock_batch_mode_without_a_location_is_a_config_error(aws):
-    from hallumeasure.errors import ConfigError
+    from hallumeasure.core.errors import ConfigError
 
     api = BedrockAPI("anthropic.claude-x", region_name="us-east-1", batch_min_requests=1, session=aws_session())
     with pytest.raises(ConfigError, match="--batch-s3"):

@@ -8,15 +8,15 @@ import collections
 import pytest
 from testdata import aws_session
 
+from hallumeasure.core.types import Mode, Sample
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.fake import prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import measure_samples
 from hallumeasure.testing import Answer, AnthropicServer, BedrockServer, default_answer
-from hallumeasure.types import Mode, Sample
 
 SAMPLE = Sample(
     id="s1",

@@ -8,7 +8,8 @@ import pytest
 from provider_fixtures import TOOL
 from testdata import aws_session
 
-from hallumeasure.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.core.types import Usage
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolCallBlock, ToolResultBlock
 from hallumeasure.models.bedrock import BedrockAPI
@@ -18,7 +19,6 @@ from hallumeasure.models.model import Model
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.accounting import PromptCache, RateLimits
 from hallumeasure.testing.faults import Fault, FaultPlan
-from hallumeasure.types import Usage
 
 
 class FakeTime:

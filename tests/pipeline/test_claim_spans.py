@@ -1,7 +1,7 @@
 """Claim spans are checked against the claim's text: the model's source sentence is a hint, not the answer."""
 
-from hallumeasure.pipeline.extract import claim_spans, make_claims
-from hallumeasure.types import Sample
+from hallumeasure.core.types import Sample
+from hallumeasure.judges.llm.extract import claim_spans, make_claims
 
 RESPONSE = "The sky over Lisbon was clear on Monday. The harbour reopened at noon after the storm."
 FIRST, SECOND = RESPONSE[:40], RESPONSE[41:]

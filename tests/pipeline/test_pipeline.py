@@ -5,15 +5,15 @@ import asyncio
 import pytest
 from testdata import EXAMPLES
 
-from hallumeasure.inputs import load_samples
-from hallumeasure.labels import Label, Policy
+from hallumeasure.core.labels import Label, Policy
+from hallumeasure.core.types import Mode, Sample
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.base import GenerateResponse
 from hallumeasure.models.fake import FakeAPI, demo_responder, prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.types import Mode, Sample
+from hallumeasure.runs.inputs import load_samples
 
 SAMPLE = Sample(
     id="s1",

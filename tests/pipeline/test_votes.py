@@ -4,17 +4,17 @@ import asyncio
 
 import pytest
 
-from hallumeasure.errors import ConfigError, ProviderError
-from hallumeasure.labels import Label, Policy, UnevaluatablePolicy
+from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.core.labels import Label, Policy, UnevaluatablePolicy
+from hallumeasure.core.types import Mode, Sample, Vote
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
+from hallumeasure.judges.votes import PanelRule, VotingJudge, combine_votes, plurality
 from hallumeasure.models.cache import RequestCache
 from hallumeasure.models.fake import FakeAPI, demo_responder, prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.run import measure_samples, run_measurement
-from hallumeasure.pipeline.votes import PanelRule, VotingJudge, combine_votes, plurality
-from hallumeasure.store import RunStore, load_run
-from hallumeasure.types import Mode, Sample, Vote
+from hallumeasure.runs.store import RunStore, load_run
 
 POLICY = Policy()
 SAMPLE = Sample(

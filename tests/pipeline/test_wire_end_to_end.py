@@ -18,17 +18,17 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from testdata import EXAMPLES, REPO
 
+from hallumeasure.core.types import Mode, Sample
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.fake import demo_responder, prompt_blocks
 from hallumeasure.models.langchain import LangChainAPI
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import measure_samples
 from hallumeasure.testing import Answer, AnthropicServer, BedrockServer, default_answer
-from hallumeasure.types import Mode, Sample
 
 SAMPLE = Sample(
     id="s1",

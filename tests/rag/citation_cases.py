@@ -15,7 +15,7 @@ the offline judge, which reads words and numbers, can find every one of them.
 
 from __future__ import annotations
 
-from hallumeasure.types import Passage, Sample
+from hallumeasure.core.types import Passage, Sample
 
 TOPICS: dict[str, tuple[str, str, str]] = {
     "bridge": (

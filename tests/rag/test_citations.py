@@ -9,14 +9,14 @@ from collections import Counter
 import pytest
 from rag.citation_cases import ANSWERS, TOPICS, citation_samples, expected_findings
 
-from hallumeasure.citations import DEFAULT_PATTERNS, claim_citations, compile_patterns, find_markers
+from hallumeasure.core.types import Claim, Passage, Sample, Span
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.rag import SourceOptions, rag_summary
-from hallumeasure.types import Claim, Passage, Sample, Span
+from hallumeasure.sources.citations import DEFAULT_PATTERNS, claim_citations, compile_patterns, find_markers
+from hallumeasure.sources.rag import SourceOptions, rag_summary
 
 
 def _findings(results) -> list[str | None]:
@@ -155,7 +155,7 @@ def test_claims_inherit_the_citations_of_their_sentence_and_unknown_ids_are_mark
 
 def test_a_run_records_citations_and_the_patterns_it_used(tmp_path):
     from hallumeasure.pipeline.run import run_measurement
-    from hallumeasure.store import load_run
+    from hallumeasure.runs.store import load_run
 
     samples = citation_samples()[:4]
     options = SourceOptions(citation_patterns=(r"\[(?P<ids>\d+)\]",))

@@ -12,14 +12,14 @@ import re
 import pytest
 from reliability.faultcases import provider_api
 
+from hallumeasure.core.types import Mode, Passage, Sample
 from hallumeasure.detectors.conli import SentenceExtractor
-from hallumeasure.evidence import find_quote, verify
+from hallumeasure.judges.llm.classify import LLMJudge
 from hallumeasure.models.fake import prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.run import run_measurement
+from hallumeasure.sources.evidence import find_quote, verify
 from hallumeasure.testing import Answer, AnthropicServer, BedrockServer
-from hallumeasure.types import Mode, Passage, Sample
 
 PASSAGES = (
     Passage(id="1", text="The Orwell Bridge is 24 km long.\nIt opened to traffic in   2019 after five years of work."),

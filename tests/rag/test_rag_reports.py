@@ -8,12 +8,12 @@ from testdata import REPO
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.inputs import load_samples
-from hallumeasure.offline import OfflineExtractor, OfflineJudge
+from hallumeasure.core.types import Passage, Sample
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.compare import compare_runs
-from hallumeasure.store import RunStore
-from hallumeasure.types import Passage, Sample
+from hallumeasure.runs.inputs import load_samples
+from hallumeasure.runs.store import RunStore
 
 EXAMPLE = REPO / "examples" / "rag_samples.jsonl"
 runner = CliRunner()

@@ -8,15 +8,16 @@ import re
 
 from reliability.faultcases import provider_api
 
-from hallumeasure.models.fake import FakeAPI, count_tokens
+from hallumeasure.core.text import count_tokens
+from hallumeasure.core.types import Claim, Mode, Passage, Sample
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
+from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.pipeline.classify import LLMJudge
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.rag import SourceOptions
-from hallumeasure.retrieval import GAP_MARK, chunk_passage, context_budget, sentence_spans, view_for
+from hallumeasure.sources.rag import SourceOptions
+from hallumeasure.sources.retrieval import GAP_MARK, chunk_passage, context_budget, sentence_spans, view_for
 from hallumeasure.testing import AnthropicServer, PromptCache
-from hallumeasure.types import Claim, Mode, Passage, Sample
 
 FILLER = [f"Report {i} describes the harbour of town number {i} and its {i * 3} fishing boats." for i in range(400)]
 NEEDLE = "The Calder lighthouse is 42 metres tall and was built by the engineer Maud Fenwick."
@@ -144,7 +145,7 @@ def test_judge_input_per_claim_stays_flat_as_the_source_grows():
 def test_a_run_resumes_only_with_the_same_source_settings(tmp_path):
     import pytest
 
-    from hallumeasure.errors import RunStoreError
+    from hallumeasure.core.errors import RunStoreError
     from hallumeasure.pipeline.run import run_measurement
 
     samples = [_long_sample()]

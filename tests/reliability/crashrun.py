@@ -28,14 +28,14 @@ from pathlib import Path
 
 from reliability.samples import SAMPLES
 
-from hallumeasure.labels import Policy
+from hallumeasure.core.labels import Policy
+from hallumeasure.core.types import Mode, RunManifest
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.fake import FakeAPI, demo_responder
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.store import MANIFEST, RunStore
-from hallumeasure.types import Mode, RunManifest
+from hallumeasure.runs.store import MANIFEST, RunStore
 
 PADDING = 2_000_000
 

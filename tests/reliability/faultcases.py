@@ -24,12 +24,13 @@ from typing import Any
 import boto3
 from reliability.samples import SAMPLES
 
+from hallumeasure.core.types import Mode, Sample
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.fake import prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.testing import (
     TRANSIENT,
@@ -38,7 +39,6 @@ from hallumeasure.testing import (
     Fault,
     FaultPlan,
 )
-from hallumeasure.types import Mode, Sample
 
 PROVIDERS = ("anthropic", "bedrock")
 PERSISTENCE = ("transient", "persistent")

@@ -1,6 +1,6 @@
 """The small hand-written dataset of the reliability tests (kept apart so that it imports fast)."""
 
-from hallumeasure.types import Sample
+from hallumeasure.core.types import Sample
 
 #: Small, hand-written: two or three sentences each, so that each sample makes two or three claims.
 SAMPLES = [

@@ -1,7 +1,7 @@
 """Bad input: every bad row gets a message that names it, and the other rows are measured.
 
 A source longer than the judge's window is not refused: it is cut, per response, to the chunks that
-matter to the claims (hallumeasure/retrieval.py), within ``max_context_tokens`` or the window known
+matter to the claims (hallumeasure/sources/retrieval.py), within ``max_context_tokens`` or the window known
 for the judge's model. A provider that still refuses a prompt ("prompt is too long") gives an error
 row with its error code. Either way the other samples are measured.
 """
@@ -18,20 +18,21 @@ from reliability.faultcases import check_nothing_lost, provider_api
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.errors import InputError
-from hallumeasure.inputs import load_samples
-from hallumeasure.models.fake import FakeAPI, count_tokens, demo_responder
+from hallumeasure.core.errors import InputError
+from hallumeasure.core.text import count_tokens
+from hallumeasure.core.types import Claim, Mode, Sample
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
+from hallumeasure.judges.protocols import Extraction
+from hallumeasure.models.fake import FakeAPI, demo_responder
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
-from hallumeasure.pipeline.protocols import Extraction
 from hallumeasure.pipeline.run import measure_samples, run_measurement
-from hallumeasure.rag import SourceOptions
-from hallumeasure.store import load_run
+from hallumeasure.runs.inputs import load_samples
+from hallumeasure.runs.store import load_run
+from hallumeasure.sources.rag import SourceOptions
 from hallumeasure.testing import AnthropicServer, BedrockServer, default_answer
 from hallumeasure.testing.anthropic_server import error_reply as anthropic_error
 from hallumeasure.testing.bedrock_server import error_reply as bedrock_error
-from hallumeasure.types import Claim, Mode, Sample
 
 runner = CliRunner()
 GOOD = {"context": "The bridge is 24 km long. It opened in 2019.", "response": "The bridge is 42 km long."}

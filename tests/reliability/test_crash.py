@@ -28,8 +28,8 @@ from reliability.faultcases import check_nothing_lost
 from reliability.samples import SAMPLES
 from testdata import REPO
 
-from hallumeasure.store import LOCK, MANIFEST, RunStore
-from hallumeasure.types import RunManifest
+from hallumeasure.core.types import RunManifest
+from hallumeasure.runs.store import LOCK, MANIFEST, RunStore
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 

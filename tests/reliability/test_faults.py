@@ -33,16 +33,16 @@ from testdata import REPO
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
+from hallumeasure.core.types import Mode
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
+from hallumeasure.judges.llm.outputs import CotVerdict
+from hallumeasure.judges.llm.parsing import ask_structured
 from hallumeasure.models.base import GenerateRequest, GenerateResponse, Message
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.outputs import CotVerdict
-from hallumeasure.parsing import ask_structured
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.testing import AnthropicServer, BedrockServer, Burst, Fault, FaultPlan
-from hallumeasure.types import Mode
 
 TABLE = REPO / "benchmarks" / "reliability.md"
 

@@ -4,7 +4,7 @@ as data, and nothing inside a block can pass for a delimiter.
 
 The requests are inspected where a provider would see them: in the bodies received by the local
 Anthropic and Bedrock servers. The delimiter check at the end uses its own oracle (NFKC, invisible
-characters and spaces removed, lower case), not the regex of ``hallumeasure.text``.
+characters and spaces removed, lower case), not the regex of ``hallumeasure.core.text``.
 """
 
 from __future__ import annotations
@@ -21,21 +21,21 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 from reliability.faultcases import provider_api
 
+from hallumeasure.core.errors import OutputError
+from hallumeasure.core.text import RESERVED_TAGS, fence, has_delimiter, neutralise
+from hallumeasure.core.types import Mode, Passage, Sample
 from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, SentenceExtractor
-from hallumeasure.errors import OutputError
+from hallumeasure.detectors.rewrite import Issue, LLMRewriter
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
+from hallumeasure.judges.llm.outputs import CotVerdict
+from hallumeasure.judges.llm.parsing import parse_output
+from hallumeasure.judges.llm.prompts import STANDARD_VALUES, all_prompts
 from hallumeasure.models.base import GenerateResponse
 from hallumeasure.models.langchain import LangChainAPI
 from hallumeasure.models.model import Model
-from hallumeasure.outputs import CotVerdict
-from hallumeasure.parsing import parse_output
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
-from hallumeasure.pipeline.rewrite import Issue, LLMRewriter
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.prompts import STANDARD_VALUES, all_prompts
 from hallumeasure.testing import AnthropicServer, BedrockServer
-from hallumeasure.text import RESERVED_TAGS, fence, has_delimiter, neutralise
-from hallumeasure.types import Mode, Passage, Sample
 
 #: Closing and opening delimiters in the forms a model might still read as delimiters.
 FAKE_DELIMITERS = [

@@ -14,19 +14,19 @@ from pathlib import Path
 import pytest
 from report.helpers import assert_escaped, write_run
 
-from hallumeasure.errors import ConfigError
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.types import Mode, Sample
+from hallumeasure.detectors.rewrite import OfflineRewriter
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.mitigate import mitigate_run
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
-from hallumeasure.pipeline.rewrite import OfflineRewriter
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.audit import AuditGates, audit_runs, write_usage_error
 from hallumeasure.report.compare import compare_runs
 from hallumeasure.report.drilldown import claims_html, claims_with_sources
-from hallumeasure.store import load_run
-from hallumeasure.types import Mode, Sample
+from hallumeasure.runs.store import load_run
 
 FIELDS = ("id", "model", "question", "context", "response", "claim", "reason", "detail", "judge", "extractor", "run")
 

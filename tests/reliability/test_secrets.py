@@ -21,14 +21,14 @@ import pytest
 from reliability.samples import SAMPLES
 from testdata import REPO
 
-from hallumeasure.errors import ProviderError
+from hallumeasure.core.errors import ProviderError
+from hallumeasure.judges.llm.extract import EXTRACT_TOOL
+from hallumeasure.judges.llm.outputs import ExtractedClaims
+from hallumeasure.judges.llm.parsing import ask_structured
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.base import GenerateRequest, Message
 from hallumeasure.models.bedrock import BedrockAPI
 from hallumeasure.models.model import Model
-from hallumeasure.outputs import ExtractedClaims
-from hallumeasure.parsing import ask_structured
-from hallumeasure.pipeline.extract import EXTRACT_TOOL
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.anthropic_server import error_reply as anthropic_error
 from hallumeasure.testing.bedrock_server import error_reply as bedrock_error
@@ -227,7 +227,7 @@ def test_a_redacted_value_is_also_removed_from_log_records(caplog, monkeypatch):
     """The CLI's logging filter: a library (or ours) logging a secret at debug level prints '***'."""
     import logging
 
-    from hallumeasure.config import RedactingFilter
+    from hallumeasure.core.config import RedactingFilter
 
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from markupsafe import escape
 
-from hallumeasure.labels import Policy
-from hallumeasure.pipeline.aggregate import summarise_response
-from hallumeasure.store import RunStore
-from hallumeasure.types import Claim, ClaimVerdict, Mode, RunManifest, Sample
+from hallumeasure.core.aggregate import summarise_response
+from hallumeasure.core.labels import Policy
+from hallumeasure.core.types import Claim, ClaimVerdict, Mode, RunManifest, Sample
+from hallumeasure.runs.store import RunStore
 
 #: Strings that must never reach an HTML page unescaped.
 XSS_PAYLOADS = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>')

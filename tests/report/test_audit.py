@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from report.helpers import sample, write_run
 
-from hallumeasure.errors import ConfigError, RunStoreError
+from hallumeasure.core.errors import ConfigError, RunStoreError
 from hallumeasure.report.audit import AuditGates, audit_runs, write_usage_error
 
 N = 30
@@ -213,7 +213,7 @@ def test_inconclusive_decision_reports_what_would_decide(tmp_path):
 def test_audit_json_validates_against_its_schema(tmp_path):
     import jsonschema
 
-    from hallumeasure.schemas import SCHEMA_DIR
+    from hallumeasure.report.schemas import SCHEMA_DIR
 
     base, cur = _run(tmp_path / "base", unsupported=1), _run(tmp_path / "cur", unsupported=2)
     audit_runs(base, cur, AuditGates(max_hallucinated_share_rise=0.1), out_dir=tmp_path / "out", resamples=300)

@@ -8,14 +8,14 @@ import importlib.util
 import pytest
 from testdata import REPO
 
-from hallumeasure.inputs import load_samples
-from hallumeasure.pipeline.build import build_extractor, build_judge
+from hallumeasure.core.types import Mode
+from hallumeasure.judges.build import build_extractor, build_judge
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.audit import AuditGates, audit_runs
-from hallumeasure.types import Mode
+from hallumeasure.runs.inputs import load_samples
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("hallumeasure.offline") is None, reason="needs the offline judge"
+    importlib.util.find_spec("hallumeasure.judges.offline") is None, reason="needs the offline judge"
 )
 
 

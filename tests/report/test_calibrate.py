@@ -17,10 +17,10 @@ from statsmodels.stats.proportion import proportion_confint
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.errors import ConfigError
+from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.calibrate import calibrate, export_sample
 from hallumeasure.report.correction import ppi_mean
-from hallumeasure.schemas import SCHEMA_DIR
+from hallumeasure.report.schemas import SCHEMA_DIR
 
 # Judge verdicts per sample (3 claims each) and what people said about the same claims.
 JUDGE = [

@@ -7,16 +7,16 @@ import pytest
 from report.helpers import XSS_PAYLOADS, assert_escaped, sample, write_run
 from testdata import EXAMPLES
 
-from hallumeasure.errors import ConfigError
-from hallumeasure.inputs import load_samples
-from hallumeasure.labels import Label, Policy
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.labels import Label, Policy
+from hallumeasure.core.types import Mode
+from hallumeasure.judges.llm.classify import LLMJudge
+from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.classify import LLMJudge
-from hallumeasure.pipeline.extract import LLMExtractor
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.compare import compare_runs
-from hallumeasure.types import Mode
+from hallumeasure.runs.inputs import load_samples
 
 SCRIPT, IMG = XSS_PAYLOADS
 

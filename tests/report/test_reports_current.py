@@ -32,7 +32,7 @@ def _committed_judge() -> str:
 
 def test_committed_reports_are_current(tmp_path):
     judge = _committed_judge()
-    if judge == "offline" and importlib.util.find_spec("hallumeasure.offline") is None:
+    if judge == "offline" and importlib.util.find_spec("hallumeasure.judges.offline") is None:
         pytest.skip("the committed reports were made with the offline judge, which is not installed here")
     make_reports = _make_reports_module()
     make_reports.make_reports(tmp_path / "reports", judge, tmp_path / "runs")

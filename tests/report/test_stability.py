@@ -6,7 +6,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
-from hallumeasure.labels import Policy
+from hallumeasure.core.labels import Policy
 from hallumeasure.report.stability import (
     StabilityReport,
     claim_stability,

@@ -7,9 +7,9 @@ from report.viewer_runs import CONTEXT, HOSTILE, bridge_rows, write_spanned_run
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
+from hallumeasure.core.types import Sample
 from hallumeasure.report.runs import load_runs
 from hallumeasure.report.viewer import build_viewer_data, embed_json, render_viewer, write_viewer
-from hallumeasure.types import Sample
 
 
 def _embedded(page: str) -> dict:

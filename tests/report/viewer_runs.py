@@ -8,10 +8,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hallumeasure.labels import Policy
-from hallumeasure.pipeline.aggregate import summarise_response
-from hallumeasure.store import RunStore
-from hallumeasure.types import Claim, ClaimVerdict, Mode, RunManifest, Sample, Span
+from hallumeasure.core.aggregate import summarise_response
+from hallumeasure.core.labels import Policy
+from hallumeasure.core.types import Claim, ClaimVerdict, Mode, RunManifest, Sample, Span
+from hallumeasure.runs.store import RunStore
 
 #: Text that would run script or break the page if it were ever parsed as HTML.
 HOSTILE = {

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from testdata import aws_session
 
-from hallumeasure.errors import ProviderError
+from hallumeasure.core.errors import ProviderError
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
 from hallumeasure.models.bedrock import BedrockAPI

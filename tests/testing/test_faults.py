@@ -8,11 +8,11 @@ import httpx
 import pytest
 from testdata import aws_session
 
-from hallumeasure.errors import ProviderError
+from hallumeasure.core.errors import ProviderError
+from hallumeasure.judges.llm.outputs import CotVerdicts, tool_schema
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
 from hallumeasure.models.bedrock import BedrockAPI
-from hallumeasure.outputs import CotVerdicts, tool_schema
 from hallumeasure.testing import AnthropicServer, BedrockServer
 from hallumeasure.testing.faults import BAD_ANSWERS, TRANSIENT, Burst, Fault, FaultPlan, cut_short
 

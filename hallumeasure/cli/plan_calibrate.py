@@ -1,0 +1,385 @@
+"""The ``plan`` and ``calibrate`` commands, registered on the main app by ``hallumeasure.cli``.
+
+Kept apart from cli.py so that file stays a list of commands; they are thin shells over
+``hallumeasure.report.power`` and ``hallumeasure.report.calibrate``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.markup import escape
+from rich.table import Table
+
+from hallumeasure.cli.common import _fail, _one_line, _one_sided_alpha, _open_unit, _refuse_unfinished, app, out
+from hallumeasure.core.errors import HalluMeasureError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hallumeasure.report.calibrate import CalibrationReport
+    from hallumeasure.runs.store import RunData
+
+METRICS = {
+    "unsupported_rate": ("rate", "mean unsupported rate"),
+    "hallucinated_share": ("hallucinated", "hallucinated share"),
+}
+
+
+def _units(run_dir: Path) -> tuple[RunData, pd.DataFrame]:
+    from hallumeasure.report.runs import LoadedRun, response_units
+    from hallumeasure.runs.store import load_run
+
+    data = load_run(run_dir)
+    return data, response_units(LoadedRun(run_dir.name, data))
+
+
+@app.command()
+def plan(
+    rise: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="The true rise (current minus baseline) the audit must catch, absolute: 0.05 = five points.",
+        ),
+    ],
+    baseline: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="A measured run: its per-sample spread (and its samples, to price the plan)."),
+    ] = None,
+    current: Annotated[
+        Path | None,
+        typer.Option(
+            "--current",
+            help="A second run over the same samples: the spread of the paired differences, pairing included.",
+        ),
+    ] = None,
+    baseline_rate: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Without runs: the baseline's rate (the spread is then the largest a share with this mean can have).",
+        ),
+    ] = None,
+    correlation: Annotated[
+        float | None,
+        typer.Option(
+            min=-1.0,
+            max=1.0,
+            help="Correlation of the two runs' per-sample values (default: measured with --current, "
+            "else 0, which is conservative when it is positive).",
+        ),
+    ] = None,
+    metric: Annotated[
+        str, typer.Option(help="unsupported_rate (mean of per-response rates) or hallucinated_share.")
+    ] = "unsupported_rate",
+    max_rate_rise: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="The audit's tolerated rise (its --max-rate-rise or --max-hallucinated-share-rise)."
+        ),
+    ] = 0.02,
+    fail_on_any_significant_rise: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-any-significant-rise", help="Plan for an audit that flags any significant rise (margin 0)."
+        ),
+    ] = False,
+    alpha: Annotated[
+        float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of the audit, in (0, 0.5).")
+    ] = 0.05,
+    power: Annotated[
+        float, typer.Option(callback=_open_unit, help="Wanted probability of reaching the decision, in (0, 1).")
+    ] = 0.8,
+    judge: Annotated[
+        str | None, typer.Option(help="Judge to price (default: the baseline run's, else offline).")
+    ] = None,
+    extractor: Annotated[
+        str | None, typer.Option(help="Extractor to price (default: the baseline run's, else the judge).")
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option(help="Classifier mode to price (default: the baseline run's, else cot-one).")
+    ] = None,
+    samples: Annotated[
+        Path | None,
+        typer.Option(
+            "--samples",
+            help="Without a baseline run: an input file whose samples show how long yours are, to price the plan.",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """How many shared samples an audit needs to catch RISE (and to pass an unchanged model), and what they cost."""
+    import numpy as np
+
+    from hallumeasure.core.types import Mode, Sample
+    from hallumeasure.report.power import difference_sd, is_metric, plan_cost, plan_samples, sd_from_rates
+    from hallumeasure.report.runs import pair_up
+
+    if not is_metric(metric):
+        raise _fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if baseline is None and baseline_rate is None:
+        raise _fail("give --baseline RUN (measured spread) or --baseline-rate P (worst-case spread)")
+    if current is not None and baseline is None:
+        raise _fail("--current needs --baseline: the spread comes from the pairs of the two runs")
+    column, what = METRICS[metric]
+    margin = 0.0 if fail_on_any_significant_rise else max_rate_rise
+    priced: list[Sample] = []
+    manifest = None
+    try:
+        if baseline is not None:
+            _refuse_unfinished([baseline] + ([current] if current else []))
+            data, units = _units(baseline)
+            manifest = data.manifest
+            values = units[column].to_numpy(dtype=float)
+            rate = float(np.nanmean(values)) if np.isfinite(values).any() else 0.0
+            if current is not None:
+                _, cur_units = _units(current)
+                pa, pb, _ = pair_up(units, cur_units)
+                sd, rho, n_pairs = difference_sd(pa[column].to_numpy(dtype=float), pb[column].to_numpy(dtype=float))
+                if sd is None:
+                    raise _fail(
+                        f"{baseline} and {current} share fewer than 2 rated samples; "
+                        "give --baseline alone or --baseline-rate"
+                    )
+                correlation = rho if correlation is None else correlation
+                source = f"paired differences of {baseline.name} and {current.name} ({n_pairs} shared samples)"
+            else:
+                rho = 0.0 if correlation is None else correlation
+                spread = float(np.nanstd(values, ddof=1)) if np.isfinite(values).sum() > 1 else 0.0
+                sd = spread * float(np.sqrt(max(2 * (1 - rho), 0.0)))
+                correlation = rho
+                source = (
+                    f"spread of {baseline.name} ({int(np.isfinite(values).sum())} samples), the same spread "
+                    f"assumed for the current run, correlation {rho:g}"
+                )
+            priced = [
+                Sample(
+                    id=str(r["sample_id"]),
+                    context=r["context"],
+                    response=r["response"],
+                    question=r["question"] if isinstance(r["question"], str) else None,
+                )
+                for r in data.responses.to_dict(orient="records")
+            ]
+        else:
+            assert baseline_rate is not None  # refused above when both are missing
+            rate = float(baseline_rate)
+            correlation = 0.0 if correlation is None else correlation
+            sd = sd_from_rates(rate, rise, correlation)
+            source = f"baseline rate {rate:g}, largest spread of a share with that mean, correlation {correlation:g}"
+        if samples is not None:
+            from hallumeasure.runs.inputs import load_samples
+
+            priced = load_samples(samples).samples
+        result = plan_samples(
+            metric=metric,
+            baseline_rate=round(rate, 6),
+            rise=rise,
+            margin=margin,
+            sd=sd,
+            source=source,
+            alpha=alpha,
+            power=power,
+            correlation=None if correlation is None else round(correlation, 6),
+        )
+        wanted = max([n for n in (result.samples_to_flag, result.samples_to_pass) if n is not None], default=None)
+        if priced and wanted:
+            judge_given = judge is not None
+            judge = judge or (manifest.judge if manifest else "offline")
+            extractor = extractor or (judge if judge_given else manifest.extractor if manifest else judge)
+            run_mode = Mode(mode) if mode else (manifest.mode if manifest else Mode.COT_ONE)
+            result = result.model_copy(
+                update={"cost": plan_cost(priced, wanted, judge=judge, extractor=extractor, mode=run_mode.value)}
+            )
+    except ValueError as exc:
+        raise _fail(_one_line(exc)) from None
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        out.print_json(result.model_dump_json())
+        return
+    level = f"{1 - alpha:.0%} one-sided, {power:.0%} power"
+    out.print(
+        f"plan for the {what}: baseline {result.baseline_rate:.3f}, sd of per-sample differences "
+        f"{result.sd_difference:.3f} ({escape(source)})",
+        markup=False,
+        highlight=False,
+    )
+    flag = "-" if result.samples_to_flag is None else f"{result.samples_to_flag:,}"
+    out.print(
+        f"shared samples to flag a true rise of {rise:g} as a regression (margin {margin:g}; {level}): {flag}",
+        markup=False,
+        highlight=False,
+    )
+    if margin > 0:
+        passing = "-" if result.samples_to_pass is None else f"{result.samples_to_pass:,}"
+        out.print(
+            f"shared samples to pass an unchanged model (true rise 0; {level}): {passing}",
+            markup=False,
+            highlight=False,
+        )
+    for note in result.notes:
+        out.print(f"note: {note}", markup=False, highlight=False)
+    cost = result.cost
+    if cost is not None:
+        dollars = (
+            "unknown (no price for this judge; add one with HALLUMEASURE_PRICES)"
+            if cost.dollars is None
+            else f"about ${cost.dollars:,.2f} at list prices of {cost.prices_as_of}"
+        )
+        out.print(
+            f"measuring {cost.samples:,} samples once with judge {cost.judge}, extractor {cost.extractor}, "
+            f"mode {cost.mode}: ~{cost.calls:,} calls, ~{cost.input_tokens:,} input and "
+            f"~{cost.output_tokens:,} output tokens; cost {dollars} (each run of the audit pays this; a "
+            "cached baseline is free)",
+            markup=False,
+            highlight=False,
+        )
+    elif wanted:
+        out.print("cost: give --baseline RUN or --samples FILE to price the plan", markup=False, highlight=False)
+
+
+@app.command()
+def calibrate(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help="Human labels (CSV or JSONL): claim_id or sample_id + claim, label, subtype; "
+            "or sample_id + hallucinated.",
+        ),
+    ] = None,
+    export_sample: Annotated[
+        int | None,
+        typer.Option(
+            "--export-sample",
+            min=1,
+            help="Instead: write a labelling template of N randomly drawn responses (stratified by model), "
+            "one row per claim.",
+        ),
+    ] = None,
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="--export-sample: the CSV to write (default: runs/labels/<run>-sample.csv)."),
+    ] = None,
+    show_judge: Annotated[
+        bool,
+        typer.Option(
+            "--show-judge",
+            help="--export-sample: include the judge's label, subtype and reasons "
+            "(hidden by default, so they do not sway the labeller).",
+        ),
+    ] = False,
+    seed: Annotated[int, typer.Option(help="--export-sample: seed of the random draw.")] = 0,
+    confidence: Annotated[
+        float, typer.Option(callback=_open_unit, help="Two-sided confidence of the intervals, in (0, 1).")
+    ] = 0.95,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the calibration report as JSON.")] = False,
+) -> None:
+    """Measure RUN's judge against human labels and correct its rates (or --export-sample a template to label)."""
+    from hallumeasure.report.calibrate import calibrate as run_calibration
+    from hallumeasure.report.calibrate import export_sample as write_sample
+
+    if (labels is None) == (export_sample is None):
+        raise _fail("give --labels FILE (calibrate) or --export-sample N (write a template to label), not both")
+    try:
+        _refuse_unfinished([run_dir])
+        if export_sample is not None:
+            target = out_file or Path("runs") / "labels" / f"{run_dir.name}-sample.csv"
+            n_responses, n_claims = write_sample(run_dir, export_sample, target, show_judge=show_judge, seed=seed)
+            out.print(
+                f"wrote {target}: {n_claims} claims of {n_responses} responses to label (fill in label, and "
+                f"subtype when unsupported); then: hallumeasure calibrate {run_dir} --labels {target}",
+                markup=False,
+                highlight=False,
+            )
+            return
+        assert labels is not None  # exactly one of --labels and --export-sample, checked above
+        report = run_calibration(run_dir, labels, confidence=confidence)
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    except (ValidationError, ValueError) as exc:
+        raise _fail(_one_line(exc)) from None
+    if as_json:
+        out.print_json(report.model_dump_json())
+        return
+    print_calibration(report)
+
+
+def print_calibration(report: CalibrationReport) -> None:
+    """The calibration report as terminal tables."""
+    pct = f"{report.confidence:.0%}"
+    out.print(
+        f"calibration of {report.run} against {report.labels_file}: {report.n_claims_labelled} labelled claims, "
+        f"{report.n_responses_labelled} labelled responses, {report.n_unmatched} unmatched rows",
+        markup=False,
+        highlight=False,
+    )
+    table = Table(title="claims: human (rows) x judge (columns)", title_justify="left")
+    table.add_column("human \\ judge")
+    for name in report.labels:
+        table.add_column(name, justify="right")
+    for name, row in zip(report.labels, report.confusion, strict=True):
+        table.add_row(name, *[str(x) for x in row])
+    out.print(table)
+    b = report.binary_confusion
+
+    def kappa(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    out.print(
+        f"unsupported vs supported (run policy): tp {b['tp']}, fp {b['fp']}, fn {b['fn']}, tn {b['tn']}; "
+        f"Cohen's kappa {kappa(report.kappa_binary)} (five labels: {kappa(report.kappa_labels)})",
+        markup=False,
+        highlight=False,
+    )
+    out.print(
+        f"claim sensitivity {report.sensitivity.format()}, specificity {report.specificity.format()} ({pct} Wilson)",
+        markup=False,
+        highlight=False,
+    )
+    out.print(
+        f"response sensitivity {report.response_sensitivity.format()}, specificity "
+        f"{report.response_specificity.format()}",
+        markup=False,
+        highlight=False,
+    )
+    if report.subtypes:
+        out.print(
+            "subtype agreement: " + "; ".join(f"{s.subtype} {s.agreement.format()}" for s in report.subtypes),
+            markup=False,
+            highlight=False,
+        )
+    table = Table(title=f"corrected rates ({pct} intervals)", title_justify="left")
+    for name in (
+        "metric",
+        "judge",
+        "PPI (corrected)",
+        "PPI++ (tuned)",
+        "labels only",
+        "Rogan-Gladen",
+        "labelled / unlabelled",
+    ):
+        table.add_column(name, justify="left" if name == "metric" else "right")
+    for c in report.corrected:
+        table.add_row(
+            c.metric,
+            c.judge.format(),
+            c.ppi.format(),
+            c.ppi_tuned.format(),
+            c.labels_only.format(),
+            c.rogan_gladen.format(),
+            f"{c.n_labelled} / {c.n_unlabelled}",
+        )
+    out.print(table)
+    for line in report.unmatched:
+        out.print(f"unmatched: {line}", markup=False, highlight=False)
+    for note in report.notes:
+        out.print(f"note: {note}", markup=False, highlight=False)

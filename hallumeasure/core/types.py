@@ -1,0 +1,248 @@
+"""Typed records that flow through the pipeline: samples -> claims -> verdicts -> results."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hallumeasure.core.labels import Label, Policy, Subtype
+
+
+class Mode(StrEnum):
+    """Classifier prompt configuration: chain of thought or not, one claim per call or all at once."""
+
+    COT_ONE = "cot-one"
+    COT_ALL = "cot-all"
+    NOCOT_ONE = "nocot-one"
+    NOCOT_ALL = "nocot-all"
+
+    @property
+    def cot(self) -> bool:
+        return self in (Mode.COT_ONE, Mode.COT_ALL)
+
+    @property
+    def one_claim(self) -> bool:
+        return self in (Mode.COT_ONE, Mode.NOCOT_ONE)
+
+
+class Passage(BaseModel):
+    """One retrieved passage of a source: an id the response can cite, its text, and where it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    text: str
+    title: str | None = None
+    url: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _strip_id(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("a passage id must not be blank")
+        return value
+
+
+class Sample(BaseModel):
+    """One response to measure, with the source it should be grounded in.
+
+    The source is either one ``context`` string or a list of ``passages`` (RAG); with passages and
+    no context, ``context`` is the passages' texts joined by blank lines, so every stage that reads
+    one source text keeps working. ``sources`` gives the passages either way.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    context: str = ""
+    response: str
+    passages: tuple[Passage, ...] = ()
+    question: str | None = None
+    model: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _strip_id(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("id must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _context_from_passages(self) -> Sample:
+        ids = [p.id for p in self.passages]
+        if len(set(ids)) != len(ids):
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"passage ids must be unique within a sample; repeated: {twice}")
+        if self.passages and not self.context:
+            object.__setattr__(self, "context", joined_text(self.passages))
+        return self
+
+    @property
+    def sources(self) -> tuple[Passage, ...]:
+        """The passages, or the one context as passage "1"."""
+        return self.passages or (Passage(id="1", text=self.context),)
+
+
+#: What separates passages when they are read as one context.
+PASSAGE_SEPARATOR = "\n\n"
+
+
+def joined_text(passages: tuple[Passage, ...] | list[Passage]) -> str:
+    return PASSAGE_SEPARATOR.join(p.text for p in passages)
+
+
+class Span(BaseModel):
+    """Character offsets [start, end) into the response."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class Claim(BaseModel):
+    """An atomic statement taken from a response."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    sample_id: str
+    index: int = Field(ge=0)
+    text: str
+    spans: tuple[Span, ...] = ()
+
+
+class Evidence(BaseModel):
+    """A quote that backs (or contradicts) a claim, with where it sits in its passage.
+
+    ``start``/``end`` are character offsets into the passage's text when the quote was found there;
+    ``verified`` says whether it was (after light normalisation: whitespace, quote marks, case).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    passage_id: str | None = None
+    quote: str
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+    verified: bool = False
+
+
+class CitationFinding(StrEnum):
+    """What a claim's citations say next to its label (see hallumeasure/sources/citations.py)."""
+
+    CORRECT = "correct"  # a cited passage supports the claim
+    WRONG_PASSAGE = "wrong_passage"  # cited passages do not support it, another passage does
+    UNCITED = "uncited"  # the response cites passages, this claim's sentence cites none
+    CITED_CONTRADICTS = "cited_contradicts"  # a cited passage contradicts the claim
+    CITED_UNSUPPORTED = "cited_unsupported"  # cites passages, but no passage supports the claim
+    UNKNOWN_PASSAGE = "unknown_passage"  # cites only ids that are not among the passages
+    UNCHECKED = "unchecked"  # supported, but no verified quote says which passage supports it
+
+
+class ClaimVerdict(BaseModel):
+    """The judge's decision on one claim; an error row when ``error`` is set and ``label`` is None."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claim_id: str
+    label_reason: str | None = None
+    label: Label | None = None
+    subtype_reason: str | None = None
+    subtype: Subtype | None = None
+    #: Probability that the claim is unsupported, when the judge gives one (the offline judge does).
+    probability: float | None = Field(default=None, ge=0.0, le=1.0)
+    judge: str
+    error: str | None = None
+    raw_output: str | None = None
+    #: Quotes the verdict rests on, each checked against its passage.
+    evidence: tuple[Evidence, ...] = ()
+    #: False when a quote could not be found in its passage; None when there was no quote to check.
+    evidence_verified: bool | None = None
+    #: Passage ids that the claim's sentence in the response cites.
+    citations: tuple[str, ...] = ()
+    citation: CitationFinding | None = None
+    #: When the source was too long for the judge: the passage ranges it saw ("3:120-890").
+    shown: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.label is not None
+
+
+class Vote(ClaimVerdict):
+    """One verdict of one judge in one repeat (``measure --repeats``, a panel of judges).
+
+    A claim's ``ClaimVerdict`` is combined from its votes; a vote whose judge failed is an error
+    vote, kept and counted, never left out of the count.
+    """
+
+    repeat: int = Field(default=0, ge=0)
+
+
+class Usage(BaseModel):
+    """Provider usage accumulated over one or more calls."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    seconds: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
+
+
+class ResponseResult(BaseModel):
+    """Everything measured for one sample: its claims, their verdicts, and the per-response aggregate."""
+
+    sample_id: str
+    model: str | None = None
+    claims: list[Claim] = Field(default_factory=list)
+    verdicts: list[ClaimVerdict] = Field(default_factory=list)
+    #: Every vote the verdicts were combined from (empty when one judge answered once).
+    votes: list[Vote] = Field(default_factory=list)
+    label_counts: dict[Label, int] = Field(default_factory=dict)
+    subtype_counts: dict[Subtype, int] = Field(default_factory=dict)
+    n_claims: int = 0
+    n_evaluated: int = 0
+    n_unsupported: int = 0
+    n_errors: int = 0
+    unsupported_rate: float | None = None
+    hallucinated: bool | None = None
+    #: Response-level probability of hallucination, when the judge gives one.
+    score: float | None = None
+    #: Set when the whole sample failed (for example extraction); the result is then an error row.
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+
+class RunManifest(BaseModel):
+    """What a run measured and how, so that two runs can be compared honestly."""
+
+    run_id: str
+    package_version: str
+    input_path: str | None = None
+    input_sha256: str
+    n_samples: int
+    extractor: str
+    judge: str
+    mode: Mode
+    detector: str = "claims"
+    policy: Policy
+    prompts: dict[str, str] = Field(default_factory=dict, description="prompt id -> sha256")
+    settings: dict[str, Any] = Field(default_factory=dict)
+    started_at: datetime
+    finished_at: datetime | None = None
+    status: str = "running"
+    counts: dict[str, int] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)

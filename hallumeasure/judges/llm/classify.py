@@ -1,0 +1,282 @@
+"""Claim classification with an LLM in the four prompt configurations.
+
+The configurations share one code path; they differ only in data (prompt, contract, tool):
+chain of thought or not, one claim per call or all claims of a response in one call.
+
+Every request puts the instructions and the context (its passages, each fenced with its id) first,
+marked as a cacheable prefix, and the claim(s) last. In the one-claim modes every claim of a response
+shares that prefix, and a provider can read a cached prefix only once the request that writes it has
+answered. So, where the provider caches and the prefix is long enough to be cached
+(``Model.api.min_cache_tokens``), the pipeline sends a warm-up request with the prefix alone
+(``warm_up``, one output token) together with the extraction call; when extraction returns, every
+claim goes out at once and reads the cache. The very first warm-up of a run writes the run-wide part
+(tools and system prompt) before the others start, so that part is written once per run. A judge
+asked without a warm-up (called directly) judges the first claim alone and fans out when it has
+answered. No warm-up where nothing can be cached: a short prefix, a provider without caching, batch
+mode, or ``warm_cache=False``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.core.text import fence
+from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage
+from hallumeasure.judges.llm.extract import question_block
+from hallumeasure.judges.llm.outputs import CotVerdict, CotVerdicts, PlainVerdict, PlainVerdicts, tool_schema
+from hallumeasure.judges.llm.parsing import ask_structured
+from hallumeasure.judges.llm.prompts import Prompt, load_prompt
+from hallumeasure.judges.protocols import Judgement, WarmUp
+from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
+from hallumeasure.models.cache import request_key
+from hallumeasure.models.limits import text_tokens
+from hallumeasure.models.model import Model
+from hallumeasure.sources.evidence import all_verified, verify
+from hallumeasure.sources.passages import context_block
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    prompt_id: str
+    contract: type[BaseModel]
+    tool: ToolSpec
+
+
+def _tool(name: str, contract: type[BaseModel], what: str) -> ToolSpec:
+    return ToolSpec(name=name, description=what, input_schema=tool_schema(contract))
+
+
+_ONE = "Record the verdict for the claim."
+_ALL = "Record one verdict per claim id."
+MODES: dict[Mode, ModeSpec] = {
+    Mode.COT_ONE: ModeSpec("classify_cot_one", CotVerdict, _tool("record_verdict", CotVerdict, _ONE)),
+    Mode.NOCOT_ONE: ModeSpec("classify_nocot_one", PlainVerdict, _tool("record_verdict", PlainVerdict, _ONE)),
+    Mode.COT_ALL: ModeSpec("classify_cot_all", CotVerdicts, _tool("record_verdicts", CotVerdicts, _ALL)),
+    Mode.NOCOT_ALL: ModeSpec("classify_nocot_all", PlainVerdicts, _tool("record_verdicts", PlainVerdicts, _ALL)),
+}
+
+
+#: The claim of a warm-up request, which only writes the prompt cache (its answer is cut at one token).
+_WARM_UP_CLAIM = fence("claim", "(none: this request only prepares the prompt cache)", id="warm-up")
+
+
+def claim_block(claim: Claim) -> str:
+    return fence("claim", claim.text, id=_short_id(claim))
+
+
+def claims_block(claims: Sequence[Claim]) -> str:
+    return "<claims>\n" + "\n".join(claim_block(c) for c in claims) + "\n</claims>"
+
+
+def _short_id(claim: Claim) -> str:
+    # Models echo short ids more reliably than long sample-prefixed ones.
+    return f"c{claim.index}"
+
+
+class LLMJudge:
+    """Judges claims against the context with an LLM in one of the four modes."""
+
+    def __init__(
+        self,
+        model: Model,
+        mode: Mode = Mode.COT_ONE,
+        *,
+        max_reasks: int = 2,
+        max_tokens: int = 1024,
+        max_tokens_all: int = 4096,
+        min_batch: int = 1,
+        warm_cache: bool = True,
+    ) -> None:
+        self.model = model
+        self.mode = Mode(mode)
+        self.spec = MODES[self.mode]
+        self.prompt: Prompt = load_prompt(self.spec.prompt_id)
+        self.max_reasks = max_reasks
+        self.max_tokens = max_tokens_all if not self.mode.one_claim else max_tokens
+        self.min_batch = min_batch
+        self.warm_cache = warm_cache
+        self.name = model.spec
+        #: Which repeat this judge asks (``measure --repeats``): part of each request's cache identity.
+        self.repeat = 0
+        self.extra_verdicts = 0  # verdicts for ids we did not ask about, ignored and counted
+        # Warm-up state, for one event loop at a time: the run's first warm-up, and warm-ups in flight.
+        self._warm_up_loop: asyncio.AbstractEventLoop | None = None
+        self._first_warm_up: asyncio.Event | None = None
+        self._in_flight: dict[str, asyncio.Future[WarmUp]] = {}
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "model": self.model.spec,
+            **self.model.settings(),
+            "mode": self.mode.value,
+            "max_reasks": self.max_reasks,
+            "max_tokens": self.max_tokens,
+            "prompt": self.prompt.key,
+            "warm_cache": self._warms,
+        }
+
+    @property
+    def _warms(self) -> bool:
+        """Whether the cache is warmed (batch mode skips it: it would cost a whole extra batch round trip)."""
+        return self.warm_cache and not getattr(self.model, "batched", False)
+
+    def _cacheable_prefix(self, sample: Sample) -> GenerateRequest | None:
+        """The warm-up request for ``sample``'s claims, or None when their shared prefix cannot be cached."""
+        minimum = getattr(self.model.api, "min_cache_tokens", None)
+        if not (self.mode.one_claim and self._warms) or minimum is None:
+            return None
+        system, message = self._render(sample, claim_block=_WARM_UP_CLAIM)
+        first = message.content[0]
+        if not isinstance(first, TextBlock) or not first.cache_after:
+            return None  # the prompt has no cacheable part
+        tool_tokens = text_tokens(str(self.spec.tool.input_schema))
+        if tool_tokens + text_tokens(system) + text_tokens(first.text) < minimum:
+            return None
+        # The same tools, system prompt and context as the claims' requests (so the same cached prefix),
+        # a placeholder claim, and one output token: the answer is not read.
+        return GenerateRequest(system=system, messages=(message,), tool=self.spec.tool, max_tokens=1)
+
+    def warm_up(self, sample: Sample) -> Coroutine[Any, Any, WarmUp] | None:
+        """A request that writes the prompt-cache prefix of ``sample``'s claims (to run during extraction),
+        or None when nothing can be cached.
+
+        The run's first warm-up goes alone: the run-wide part of the prefix (tools, system prompt) is
+        then written once, and the other warm-ups read it. Samples that share a context share one
+        warm-up in flight. A warm-up goes through the request cache, so a resumed run does not pay
+        for it twice; one answered from that cache says nothing about the provider's cache now, so
+        the claims then fall back to the first one alone.
+        """
+        request = self._cacheable_prefix(sample)
+        return None if request is None else self._warm_up_once(request)
+
+    async def _warm_up_once(self, request: GenerateRequest) -> WarmUp:
+        loop = asyncio.get_running_loop()
+        if self._warm_up_loop is not loop:  # state of another event loop (a sync wrapper's earlier run)
+            self._warm_up_loop, self._in_flight, self._first_warm_up = loop, {}, None
+        key = request_key(self.model.spec, request, {})
+        shared = self._in_flight.get(key)
+        if shared is not None:
+            return (await asyncio.shield(shared)).model_copy(update={"usage": Usage()})  # paid by the first
+        task = asyncio.ensure_future(self._send_warm_up(request))
+        self._in_flight[key] = task
+        try:
+            return await asyncio.shield(task)
+        finally:
+            self._in_flight.pop(key, None)
+
+    async def _send_warm_up(self, request: GenerateRequest) -> WarmUp:
+        written = self._first_warm_up
+        first = written is None
+        if written is None:
+            written = self._first_warm_up = asyncio.Event()
+        else:
+            await written.wait()
+        try:
+            response = await self.model.generate(request, max_retries=0)
+        except (HalluMeasureError, TimeoutError) as exc:  # a warm-up is an optimisation: the claims still go out
+            log.info("cache warm-up failed (%s): the first claim warms the cache instead", exc)
+            return WarmUp(ok=False)
+        finally:
+            if first:
+                written.set()
+        return WarmUp(ok=not response.cached, usage=response.usage)
+
+    def _render(self, sample: Sample, **values: str) -> tuple[str, Message]:
+        return self.prompt.render(question_block=question_block(sample), context_block=context_block(sample), **values)
+
+    def request(self, sample: Sample, claims: Sequence[Claim]) -> GenerateRequest:
+        """The request for ``claims``: context first (shared, cacheable), the claim(s) last."""
+        if self.mode.one_claim:
+            (claim,) = claims
+            system, message = self._render(sample, claim_block=claim_block(claim))
+        else:
+            system, message = self._render(sample, claims_block=claims_block(claims))
+        return GenerateRequest(
+            system=system, messages=(message,), tool=self.spec.tool, max_tokens=self.max_tokens, repeat=self.repeat
+        )
+
+    async def judge(self, sample: Sample, claims: Sequence[Claim], *, warmed: bool = False) -> Judgement:
+        """Verdicts for ``claims``; ``warmed``: a warm-up has written their shared prefix, so all go out at once."""
+        if not claims:
+            return Judgement()
+        groups = [[c] for c in claims] if self.mode.one_claim else [list(claims)]
+        parts = await self._fan_out(sample, groups, warmed=warmed)
+        verdicts = {v.claim_id: v for part, _ in parts for v in part}
+        usage = sum((u for _, u in parts), Usage())
+        return Judgement(verdicts=[verdicts[c.id] for c in claims], usage=usage)
+
+    async def _fan_out(
+        self,
+        sample: Sample,
+        groups: list[list[Claim]],
+        *,
+        warmed: bool,
+    ) -> list[tuple[list[ClaimVerdict], Usage]]:
+        """Judge the groups concurrently; unless warmed up, a cacheable prefix is written by the first group alone."""
+        if not warmed and len(groups) > 1 and self._cacheable_prefix(sample) is not None:
+            first = await self._judge_batch(sample, groups[0])
+            rest = await asyncio.gather(*(self._judge_batch(sample, g) for g in groups[1:]))
+            return [first, *rest]
+        return list(await asyncio.gather(*(self._judge_batch(sample, g) for g in groups)))
+
+    async def _judge_batch(self, sample: Sample, claims: list[Claim]) -> tuple[list[ClaimVerdict], Usage]:
+        result = await ask_structured(
+            self.model, self.request(sample, claims), self.spec.contract, max_reasks=self.max_reasks
+        )
+        usage = result.usage
+        if result.value is None:
+            if result.stop_reason == "max_tokens" and len(claims) > self.min_batch:
+                # The answer for many claims did not fit: judge the halves separately.
+                half = len(claims) // 2
+                left, right = await asyncio.gather(
+                    self._judge_batch(sample, claims[:half]), self._judge_batch(sample, claims[half:])
+                )
+                return left[0] + right[0], usage + left[1] + right[1]
+            return [self._error(c, result.error, result.raw_output) for c in claims], usage
+        if self.mode.one_claim:
+            return [self._verdict(sample, claims[0], result.value)], usage
+        by_id = {_short_id(c): c for c in claims}
+        found: dict[str, ClaimVerdict] = {}
+        for item in result.value.verdicts:  # type: ignore[attr-defined]
+            claim = by_id.get(item.claim_id.strip())
+            if claim is None or claim.id in found:
+                self.extra_verdicts += 1
+                continue
+            found[claim.id] = self._verdict(sample, claim, item)
+        missing = [c for c in claims if c.id not in found]
+        if missing and len(claims) > 1:
+            # Ask again for each forgotten claim on its own, with the same prompt and contract.
+            retried = await asyncio.gather(*(self._judge_batch(sample, [c]) for c in missing))
+            for verdicts, extra in retried:
+                usage = usage + extra
+                found.update({v.claim_id: v for v in verdicts})
+        elif missing:
+            found[missing[0].id] = self._error(
+                missing[0], "the answer had no verdict for this claim id", result.raw_output
+            )
+        return [found[c.id] for c in claims], usage
+
+    def _verdict(self, sample: Sample, claim: Claim, value: BaseModel) -> ClaimVerdict:
+        evidence = [verify(sample, e.passage_id, e.quote) for e in getattr(value, "evidence", ())]
+        return ClaimVerdict(
+            evidence=tuple(evidence),
+            evidence_verified=all_verified(evidence),
+            claim_id=claim.id,
+            label_reason=getattr(value, "label_reason", None),
+            label=value.label,  # type: ignore[attr-defined]
+            subtype_reason=getattr(value, "subtype_reason", None) or None,
+            subtype=value.subtype,  # type: ignore[attr-defined]
+            judge=self.name,
+        )
+
+    def _error(self, claim: Claim, error: str | None, raw: str | None) -> ClaimVerdict:
+        return ClaimVerdict(claim_id=claim.id, judge=self.name, error=error or "unknown error", raw_output=raw)

@@ -1,0 +1,76 @@
+"""``--judge nli``: the trained entailment model decides, the offline signals explain.
+
+Each claim is paired with its best context sentences (premises.py) and scored by the int8
+cross-encoder (model.py). P(unsupported) = 1 - calibrated P(entailment). The model decides
+whether a claim is supported; an unsupported claim takes its label, subtype and reason from the
+offline signals (offline/reasons.py): ``contradicted`` when one names a definite error (a
+different number, date or name, a negation, an opposite...), else ``partially_supported`` when
+most of its words are in the closest sentence, ``absent`` when they are not, each with a reason
+that quotes the context. The response score is the largest P(unsupported) of its claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hallumeasure.core.labels import Label
+from hallumeasure.core.text import quote
+from hallumeasure.core.types import Claim, ClaimVerdict, Sample
+from hallumeasure.judges.nli.model import NliModel, load_nli
+from hallumeasure.judges.nli.premises import premise_for
+from hallumeasure.judges.offline.extractor import is_unevaluatable
+from hallumeasure.judges.offline.judge import flagged_verdict, in_claim_order
+from hallumeasure.judges.offline.signals import claim_signals
+from hallumeasure.judges.protocols import Judgement
+
+
+class NliClaimJudge:
+    """A keyless claim judge built on a small trained entailment model (all-MiniLM-L6-v2, int8 ONNX)."""
+
+    name = "nli"
+
+    def __init__(self, threshold: float = 0.5, model: NliModel | None = None) -> None:
+        if not 0.0 < threshold < 1.0:
+            raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
+        self.threshold = threshold
+        self.nli = model or load_nli()
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "kind": "cross-encoder entailment model (int8 ONNX) with offline signals for reasons",
+            "threshold": self.threshold,
+            **self.nli.settings(),
+        }
+
+    async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
+        return self.judge_now(sample, claims)
+
+    def unsupported(self, sample: Sample, texts: Sequence[str]) -> list[float]:
+        """P(unsupported) of each text against the sample's context."""
+        pairs = [(premise_for(text, sample.context), text) for text in texts]
+        return [float(1.0 - p) for p in self.nli.entailment(pairs)]
+
+    def judge_now(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
+        checked = [claim for claim in claims if not is_unevaluatable(claim.text)]
+        probabilities = self.unsupported(sample, [claim.text for claim in checked])
+        found = {
+            claim.id: self._verdict(claim, sample.context, p) for claim, p in zip(checked, probabilities, strict=True)
+        }
+        score = max(probabilities) if probabilities else None
+        return Judgement(
+            verdicts=in_claim_order(claims, found, self.name), score=None if score is None else round(score, 4)
+        )
+
+    def _verdict(self, claim: Claim, context: str, p: float) -> ClaimVerdict:
+        signals = claim_signals(claim.text, context)
+        if p < self.threshold:
+            return ClaimVerdict(
+                claim_id=claim.id,
+                judge=self.name,
+                label=Label.SUPPORTED,
+                probability=round(p, 4),
+                label_reason=f"the context entails the claim: {quote(signals.best_sentence)} "
+                f"(P(unsupported) = {p:.2f})",
+            )
+        return flagged_verdict(claim.id, self.name, signals, p)

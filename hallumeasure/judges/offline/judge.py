@@ -1,0 +1,169 @@
+"""The offline claim judge: signals -> trained trees -> probability, label, subtype and a reason.
+
+Not an LLM. It sees words, numbers, names and a few cue words; it cannot follow a paraphrase
+or an argument. Its measured quality is in benchmarks/offline_quality.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from hallumeasure.core.labels import Label
+from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Sample
+from hallumeasure.judges.offline.extractor import is_unevaluatable
+from hallumeasure.judges.offline.model import OfflineModel, load_model
+from hallumeasure.judges.offline.reasons import definite, explain, support_reason
+from hallumeasure.judges.offline.signals import ClaimSignals, claim_signals
+from hallumeasure.judges.protocols import Judgement
+
+#: The default decision threshold on a claim's calibrated P(unsupported). The calibration gives both classes
+#: equal weight, and a single short claim with no telling signal sits near 0.5, so 0.5 flags far more
+#: responses than are hallucinated; 0.65 is the grid value whose flagged share tracks each dev set's positive
+#: share best in the leave-one-dataset-out run (benchmarks/offline_quality.md) and keeps faithful
+#: restatements of the contrast suite under 10% (benchmarks/contrast.md). Definite errors are flagged at any
+#: threshold (their measured precision is their probability floor).
+DEFAULT_THRESHOLD = 0.65
+
+
+class Assistant(Protocol):
+    """A model that gives P(unsupported) of claims against a sample's context (the NLI judge)."""
+
+    def unsupported(self, sample: Sample, texts: Sequence[str]) -> list[float]: ...
+
+    def settings(self) -> dict[str, Any]: ...
+
+
+class OfflineJudge:
+    """``--judge offline``: a keyless judge trained on public labelled data. Not an LLM.
+
+    ``probability`` on each verdict is the calibrated P(unsupported) of that claim alone;
+    ``Judgement.score`` is the calibrated probability that the response as a whole holds an
+    unsupported claim (the same model, fed the response's aggregated signals); a response made only
+    of questions, greetings or instructions scores 0 (each such claim says why), and a response
+    with no claim at all (an empty one) has no score. Both are
+    calibrated to equal class weights, so ``threshold=0.5`` is the balanced decision point, and
+    both are raised to the measured precision of any evidence rule that fires (model.py).
+    """
+
+    name = "offline"
+
+    def __init__(
+        self, threshold: float = DEFAULT_THRESHOLD, model: OfflineModel | None = None, assist: Assistant | None = None
+    ) -> None:
+        if not 0.0 < threshold < 1.0:
+            raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
+        self.threshold = threshold
+        self.trees = model or load_model()  # not "model": callers close stages' LLM models by that name
+        #: The entailment model asked where the trees are unsure (``--judge offline+nli``), or None.
+        self.assist = assist
+        if assist is not None:
+            self.name = "offline+nli"
+
+    def settings(self) -> dict[str, Any]:
+        meta = self.trees.meta
+        out = {
+            "kind": "gradient-boosted trees over lexical, number, name and cue-word signals",
+            "threshold": self.threshold,
+            "model_sha256": meta.get("sha256", ""),
+            "trained_on": meta.get("trained_on"),
+        }
+        if self.assist is not None:
+            from hallumeasure.judges.nli.assist import UNSURE
+
+            out["kind"] += f"; averaged with an entailment model where P(unsupported) is in {UNSURE}"
+            out["nli"] = self.assist.settings()
+        return out
+
+    async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
+        return self.judge_now(sample, claims)
+
+    def judge_now(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
+        """The synchronous core (no I/O)."""
+        checked = [
+            (claim, claim_signals(claim.text, sample.context)) for claim in claims if not is_unevaluatable(claim.text)
+        ]
+        probabilities, score = self.trees.judge([signals.vector() for _, signals in checked])
+        if self.assist is not None:
+            probabilities, score = self._assisted(sample, [claim.text for claim, _ in checked], probabilities, score)
+        if score is None and claims:
+            score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
+        found = {
+            claim.id: with_sentence(self._verdict(claim, signals, p), signals)
+            for (claim, signals), p in zip(checked, probabilities, strict=True)
+        }
+        return Judgement(
+            verdicts=in_claim_order(claims, found, self.name), score=None if score is None else round(score, 4)
+        )
+
+    def _assisted(
+        self, sample: Sample, texts: Sequence[str], probabilities: list[float], score: float | None
+    ) -> tuple[list[float], float | None]:
+        """The tree probabilities averaged with the entailment model's where they are unsure (nli/assist.py)."""
+        from hallumeasure.judges.nli.assist import blend, needs_nli, unsure
+
+        assert self.assist is not None
+        todo = needs_nli(probabilities, score)
+        if not todo:
+            return probabilities, score
+        found = dict(zip(todo, self.assist.unsupported(sample, [texts[i] for i in todo]), strict=True))
+        if score is not None and unsure(score):  # then every claim was asked
+            score = blend(score, max(found.values()))
+        return [blend(p, found[i]) if i in found else p for i, p in enumerate(probabilities)], score
+
+    #: Kept for callers of the first version.
+    judge_sync = judge_now
+
+    def _verdict(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
+        if p < self.threshold and not definite(signals):
+            return ClaimVerdict(
+                claim_id=claim.id,
+                judge=self.name,
+                label=Label.SUPPORTED,
+                probability=round(p, 4),
+                label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})",
+            )
+        return flagged_verdict(claim.id, self.name, signals, p)
+
+
+def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float) -> ClaimVerdict:
+    """A verdict on a claim judged unsupported: label, subtype and reasons from its offline signals."""
+    label, subtype, reason, subtype_reason = explain(signals)
+    return ClaimVerdict(
+        claim_id=claim_id,
+        judge=judge,
+        label=label,
+        subtype=subtype,
+        probability=round(p, 4),
+        label_reason=f"{reason} (P(unsupported) = {p:.2f})",
+        subtype_reason=subtype_reason,
+    )
+
+
+#: Labels whose verdict quotes the source sentence that decided it (an absent claim has none to quote).
+_EVIDENCED = (Label.SUPPORTED, Label.PARTIALLY_SUPPORTED, Label.CONTRADICTED)
+
+
+def with_sentence(verdict: ClaimVerdict, signals: ClaimSignals) -> ClaimVerdict:
+    """``verdict`` quoting the source sentence that best aligns with its claim, as the judge's own evidence.
+
+    The quote is copied from the context; the source layer locates it in its passage and verifies it
+    like any judge's quote.
+    """
+    if verdict.label not in _EVIDENCED or not signals.best_sentence.strip():
+        return verdict
+    return verdict.model_copy(update={"evidence": (Evidence(quote=signals.best_sentence),)})
+
+
+def in_claim_order(claims: Sequence[Claim], found: dict[str, ClaimVerdict], judge: str) -> list[ClaimVerdict]:
+    """The verdicts of ``found`` in claim order; a claim without one (a question, greeting...) is unevaluatable."""
+    return [
+        found.get(claim.id)
+        or ClaimVerdict(
+            claim_id=claim.id,
+            judge=judge,
+            label=Label.UNEVALUATABLE,
+            label_reason="a question, greeting or instruction: nothing to check",
+        )
+        for claim in claims
+    ]

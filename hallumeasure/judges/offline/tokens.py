@@ -1,0 +1,81 @@
+"""Words, light stems and content words: the units every offline signal counts."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from hallumeasure.judges.offline.lexicon import IRREGULAR, NUMBER_WORDS, STOPWORDS
+
+#: A word (letters, inner apostrophes and hyphens) or a number with thousands separators / decimals.
+WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]|[A-Za-z]|\d[\d,]*(?:\.\d+)?")
+
+
+def words(text: str) -> list[str]:
+    """Surface words and numbers of ``text``, in order."""
+    return WORD_RE.findall(text)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light, lower-cased stem: matches 'approved' with 'approves', 'repairs' with 'repair', 'won' with 'win'.
+
+    Irregular forms go through a small table first; the suffix rules are deliberately few, so
+    that two different words are rarely merged (a missed match costs less than a false one).
+    """
+    w = word.lower()
+    if w.endswith("'s"):
+        w = w[:-2]
+    elif w.endswith("'"):
+        w = w[:-1]
+    if w in IRREGULAR:
+        return IRREGULAR[w]
+    for suffix, keep in (
+        ("ies", "y"),
+        ("ied", "y"),
+        ("sses", "ss"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("xes", "x"),
+        ("eed", "ee"),
+        ("ing", ""),
+        ("ed", ""),
+        ("s", ""),
+    ):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith(("ss", "us", "is"))):
+            w = w[: len(w) - len(suffix)] + keep
+            break
+    # "planned" -> "plann" -> "plan": undo a doubled final consonant left by the suffix.
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    # "create", "created", "creates" all end as "creat".
+    if len(w) >= 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def is_content(word: str) -> bool:
+    """True for words that carry meaning on their own (not stopwords, not numbers in digits or words:
+    "nine" and "9" are compared as values, not as words)."""
+    return word.lower() not in STOPWORDS and not word[0].isdigit() and word.lower() not in NUMBER_WORDS
+
+
+def content_stems(tokens: list[str]) -> list[str]:
+    """Stems of the content words among ``tokens``, in order (repeats kept)."""
+    return [stem(t) for t in tokens if is_content(t)]
+
+
+def key(word: str) -> str:
+    """The form two words must share to count as the same word in alignment (numbers: digits only)."""
+    if word[0].isdigit():
+        return word.replace(",", "")
+    value = NUMBER_WORDS.get(word.lower())
+    if value is not None:
+        return f"{value:g}"  # "five" and "5" align
+    return stem(word)
+
+
+@lru_cache(maxsize=131072)
+def info(word: str) -> tuple[str, str, bool, str]:
+    """(lower case, stem, is content, alignment key) of one word, computed once per distinct word."""
+    return word.lower(), stem(word), is_content(word), key(word)

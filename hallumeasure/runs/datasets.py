@@ -1,0 +1,317 @@
+"""Labelled data for benchmarking judges: JSONL or CSV in the shared schema, read into ``LabelledSample``.
+
+The schema (see ``shared/data/README.md``): ``id``, ``context``, ``response``, optional
+``question``, ``label`` (1 = contains a hallucination, 0 = faithful), optional ``claims``
+(``[{"text", "label"}]`` with the dataset's own label strings), optional ``error_types``
+(the dataset's own names; null = not annotated, [] = annotated, none), ``meta`` (object),
+and optionally ``dataset``, ``split``, ``model``. A user's file in this schema works the
+same way; ``columns`` maps our field names to other column names.
+
+Loading is strict: a labelled set with a bad row would give wrong numbers, so every bad row
+(missing column, bad label, unknown claim label, duplicate id) is listed in one ``InputError``.
+In CSV, ``claims``, ``error_types`` and ``meta`` cells hold JSON (``error_types`` may also be
+a ``;``-separated list); columns that are not mapped to a field are kept in ``meta``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hallumeasure.core.errors import InputError
+from hallumeasure.runs.inputs import read_rows  # the shared row reader: JSONL / CSV / Parquet with row numbers
+from hallumeasure.core.labels import Label
+from hallumeasure.core.subtype_maps import ERROR_TYPE_FIELDS, claim_label
+from hallumeasure.core.text import clean_text
+from hallumeasure.core.types import Sample
+
+FIELDS = (
+    "id",
+    "dataset",
+    "split",
+    "context",
+    "response",
+    "question",
+    "model",
+    "label",
+    "claims",
+    "error_types",
+    "meta",
+)
+REQUIRED = ("context", "response", "label")
+#: The sets staged in shared/data, by file stem.
+SHARED_SETS = ("wice", "summedits", "bump", "cliff", "halueval_qa")
+_TRUE = {"1", "true", "yes"}
+_FALSE = {"0", "false", "no"}
+_MAX_LISTED = 10
+
+
+class GoldClaim(BaseModel):
+    """A human-labelled claim: the dataset's own label string and what it means for us."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    raw_label: str
+    label: Label | None = None
+    #: True / False for the unsupported class; None when the claim is excluded (unevaluatable).
+    unsupported: bool | None = None
+
+
+class LabelledSample(BaseModel):
+    """One response with its human labels."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    dataset: str
+    split: str | None = None
+    context: str
+    response: str
+    question: str | None = None
+    model: str | None = None
+    #: 1 = contains a hallucination / not fully supported, 0 = faithful.
+    label: int = Field(ge=0, le=1)
+    claims: tuple[GoldClaim, ...] | None = None
+    error_types: tuple[str, ...] | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    def to_sample(self) -> Sample:
+        """The unlabelled ``Sample`` a judge sees; gold labels are left out so no judge can read them."""
+        return Sample(
+            id=self.id,
+            context=self.context,
+            response=self.response,
+            question=self.question,
+            model=self.model,
+            tags=(self.dataset,),
+            metadata={"dataset": self.dataset},
+        )
+
+    def gold_error_types(self) -> list[str] | None:
+        """The human error-type names, from ``error_types`` or the field named in ``ERROR_TYPE_FIELDS``."""
+        if self.error_types is not None:
+            return list(self.error_types)
+        where = ERROR_TYPE_FIELDS.get(self.dataset)
+        if where is None:
+            return None
+        value: Any = self
+        for part in where.split("."):
+            value = value.get(part) if isinstance(value, dict) else getattr(value, part, None)
+        return [str(v) for v in value] if isinstance(value, list) else None
+
+
+def load_labelled(
+    path: str | Path,
+    *,
+    columns: Mapping[str, str] | None = None,
+    dataset: str | None = None,
+    fmt: str | None = None,
+    delimiter: str | None = None,
+    label_values: Mapping[str, int] | None = None,
+) -> list[LabelledSample]:
+    """Labelled samples from a JSONL or CSV (or Parquet) file; raises ``InputError`` naming every bad row.
+
+    ``columns`` maps our field names to the file's (``{"response": "summary"}``). ``dataset``
+    overrides the records' ``dataset`` field (default: that field, else the file stem); it picks
+    the label and error-type tables of ``hallumeasure.core.subtype_maps``. ``label_values`` adds
+    label spellings (``{"hallucinated": 1, "faithful": 0}``) to 0/1/true/false/yes/no.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"labelled data file {path} does not exist")
+    unknown = set(columns or {}) - set(FIELDS)
+    if unknown:
+        raise InputError(f"unknown field(s) in the column map: {sorted(unknown)}; fields are {list(FIELDS)}")
+    mapping = {name: name for name in FIELDS} | dict(columns or {})
+    fmt = fmt or {".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}.get(path.suffix.lower(), "jsonl")
+    values = {str(k).strip().lower(): int(v) for k, v in (label_values or {}).items()}
+    samples: list[LabelledSample] = []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for number, record in read_rows(path, fmt, delimiter if fmt == "csv" else None):
+        if isinstance(record, str):
+            problems.append(f"row {number}: {record}")
+            continue
+        try:
+            sample = _to_labelled(record, mapping, number, dataset, path.stem, values, csv_cells=fmt != "jsonl")
+        except ValueError as exc:
+            rid = record.get(mapping["id"])
+            problems.append(f"row {number}{f' (id {rid})' if rid not in (None, '') else ''}: {exc}")
+            continue
+        if sample.id in seen:
+            problems.append(f"row {number}: duplicate id {sample.id!r} (first seen at row {seen[sample.id]})")
+            continue
+        seen[sample.id] = number
+        samples.append(sample)
+    if problems:
+        listed = "\n  ".join(problems[:_MAX_LISTED])
+        more = f"\n  ... and {len(problems) - _MAX_LISTED} more" if len(problems) > _MAX_LISTED else ""
+        raise InputError(f"{path}: {len(problems)} bad row(s):\n  {listed}{more}")
+    if not samples:
+        raise InputError(f"{path}: no rows")
+    return samples
+
+
+def _missing(value: Any) -> bool:
+    return (
+        value is None or (isinstance(value, float) and value != value) or (isinstance(value, str) and not value.strip())
+    )
+
+
+def _text(value: Any) -> str | None:
+    return None if _missing(value) else clean_text(str(value))
+
+
+def _label(value: Any, extra: Mapping[str, int]) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return int(value)
+    key = str(value).strip().lower()
+    if key in extra:
+        return extra[key]
+    if key in _TRUE:
+        return 1
+    if key in _FALSE:
+        return 0
+    hint = f" or one of {sorted(extra)}" if extra else "; map other spellings with label_values"
+    raise ValueError(f"bad label value {value!r}: expected 0 / 1 (1 = hallucinated){hint}")
+
+
+def _json_cell(value: Any, what: str, csv_cells: bool) -> Any:
+    if csv_cells and isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            if what == "error_types":
+                return [part.strip() for part in value.split(";") if part.strip()]
+            raise ValueError(f"{what} cell is not valid JSON ({exc.msg})") from exc
+    return value
+
+
+def _claims(value: Any, dataset: str, csv_cells: bool) -> tuple[GoldClaim, ...] | None:
+    if _missing(value):
+        return None
+    value = _json_cell(value, "claims", csv_cells)
+    if not isinstance(value, list):
+        raise ValueError("claims must be a list of {text, label} objects")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or _missing(item.get("text")) or _missing(item.get("label")):
+            raise ValueError(f"claim {i} needs a non-empty text and label")
+        raw = item["label"]
+        if isinstance(raw, (bool, int)) and int(raw) in (0, 1):  # 1 = unsupported, like the response label
+            out.append(GoldClaim(text=clean_text(str(item["text"])), raw_label=str(int(raw)), unsupported=bool(raw)))
+            continue
+        mapped = claim_label(dataset, str(raw))
+        if mapped is None:
+            raise ValueError(
+                f"claim {i} has unknown label {raw!r} for dataset {dataset!r}; "
+                "add it to hallumeasure/core/subtype_maps.py CLAIM_LABEL_MAPS or use our label names"
+            )
+        out.append(
+            GoldClaim(
+                text=clean_text(str(item["text"])),
+                raw_label=str(raw),
+                label=mapped.label,
+                unsupported=mapped.unsupported,
+            )
+        )
+    return tuple(out)
+
+
+def _to_labelled(
+    record: dict[str, Any],
+    mapping: Mapping[str, str],
+    number: int,
+    override: str | None,
+    default_dataset: str,
+    label_values: Mapping[str, int],
+    *,
+    csv_cells: bool,
+) -> LabelledSample:
+    get = {f: record.get(col) for f, col in mapping.items()}
+    absent = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in record]
+    if absent:
+        raise ValueError(f"missing {', '.join(absent)}; columns present: {sorted(record)[:20]}")
+    if _missing(get["context"]):
+        raise ValueError("the context is empty")
+    if get["response"] is None:
+        raise ValueError("the response is missing")
+    if _missing(get["label"]):
+        raise ValueError("the label is empty")
+    dataset = override or (default_dataset if _missing(get["dataset"]) else str(get["dataset"]))
+    error_types = _json_cell(get["error_types"], "error_types", csv_cells) if not _missing(get["error_types"]) else None
+    if error_types is not None and not isinstance(error_types, list):
+        raise ValueError("error_types must be a list of names (or null)")
+    meta = _json_cell(get["meta"], "meta", csv_cells) if not _missing(get["meta"]) else {}
+    if not isinstance(meta, dict):
+        raise ValueError("meta must be an object")
+    extra = {k: v for k, v in record.items() if k not in set(mapping.values()) and not _missing(v)}
+    try:
+        return LabelledSample(
+            id=_text(get["id"]) or f"{dataset}-row{number}",
+            dataset=dataset,
+            split=_text(get["split"]),
+            context=clean_text(str(get["context"])),
+            response=clean_text(str(get["response"])) if not _missing(get["response"]) else "",
+            question=_text(get["question"]),
+            model=_text(get["model"]),
+            label=_label(get["label"], label_values),
+            claims=_claims(get["claims"], dataset, csv_cells),
+            error_types=tuple(str(e) for e in error_types) if error_types is not None else None,
+            meta={**extra, **meta},
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+
+
+def shared_data_dir() -> Path | None:
+    """The staged dev sets: ``$HALLUMEASURE_DATA``, else ``<repo>/../shared/data`` when present."""
+    env = os.environ.get("HALLUMEASURE_DATA")
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data")
+    return next((p for p in candidates if p.is_dir()), None)
+
+
+def resolve_dataset(name_or_path: str | Path) -> Path:
+    """A file path as given, or the shared set of that name (``bump`` -> ``<shared>/bump.jsonl``)."""
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    base = shared_data_dir()
+    if base is not None and (base / f"{name_or_path}.jsonl").exists():
+        return base / f"{name_or_path}.jsonl"
+    where = f" or in {base}" if base else " (no shared data directory found; set HALLUMEASURE_DATA)"
+    raise InputError(f"no labelled data file {name_or_path!r}{where}; shared sets are {', '.join(SHARED_SETS)}")
+
+
+def subsample(samples: Sequence[LabelledSample], n: int | None, *, seed: int = 13) -> list[LabelledSample]:
+    """At most ``n`` samples, drawn per label in proportion (stratified), file order kept; all when n is None."""
+    if n is None or n >= len(samples):
+        return list(samples)
+    rng = random.Random(seed)
+    by_label: dict[int, list[int]] = {}
+    for i, s in enumerate(samples):
+        by_label.setdefault(s.label, []).append(i)
+    keep: list[int] = []
+    remaining = n
+    groups = sorted(by_label.items())
+    for k, (_, idx) in enumerate(groups):
+        share = remaining if k == len(groups) - 1 else round(n * len(idx) / len(samples))
+        share = min(share, len(idx), remaining)
+        keep += rng.sample(idx, share)
+        remaining -= share
+    return [samples[i] for i in sorted(keep)]
+
+
+def to_samples(samples: Iterable[LabelledSample]) -> list[Sample]:
+    return [s.to_sample() for s in samples]

@@ -1,0 +1,412 @@
+"""Read samples from JSONL, CSV or Parquet, with a column map and errors that name the row.
+
+A bad row never stops the others: it comes back as a ``RowProblem`` (row number, id when known,
+what is wrong) and is left out. Only a file that cannot be read at all, or whose columns cannot
+be mapped, raises ``InputError``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import hashlib
+import io
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from hallumeasure.core.errors import InputError
+from hallumeasure.core.text import clean_text
+from hallumeasure.core.types import Passage, Sample
+
+FIELDS = ("id", "context", "contexts", "response", "question", "model", "tags", "metadata")
+REQUIRED = ("response",)
+#: A row needs one of these: one context string, or a list of passages.
+SOURCE_FIELDS = ("context", "contexts")
+#: Column names other tools use (ragas' evaluation rows), recognised when the field is not mapped.
+ALIASES = {"contexts": ("retrieved_contexts",), "question": ("user_input",)}
+#: Fields that are read as sample metadata when present and not mapped elsewhere.
+_KNOWN_EXTRA = ("label", "claims", "error_types", "meta", "dataset", "split")
+#: Delimiters a CSV file may use; the header line decides which one.
+CSV_DELIMITERS = (",", ";", "\t", "|")
+_MAPPING_HINT = "Map your column names with --column field=name."
+# Bytes that are not UTF-8, as the surrogateescape decoder keeps them.
+_BAD_BYTES = re.compile("[\udc80-\udcff]")
+
+
+@dataclass
+class RowProblem:
+    row: int
+    sample_id: str | None
+    message: str
+
+
+@dataclass
+class LoadedInput:
+    samples: list[Sample]
+    problems: list[RowProblem] = field(default_factory=list)
+    sha256: str = ""
+    path: str | None = None
+
+
+class _UnusableRowError(ValueError):
+    """A row that cannot become a sample; the message says why."""
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_rows(
+    path: Path, fmt: str, delimiter: str | None, *, on_header: Callable[[list[str], str], None] | None = None
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(1-based row number, record or an error message) for every row of the file.
+
+    JSONL rows are numbered by line; CSV rows by record, the header being row 1; Parquet rows from 1.
+    ``on_header(columns, how)`` is called once before the rows of a CSV or Parquet file.
+    """
+    if fmt == "jsonl":
+        yield from _jsonl_rows(path)
+    elif fmt == "csv":
+        yield from _csv_rows(path, delimiter, on_header)
+    elif fmt == "parquet":
+        import pandas as pd
+
+        try:
+            frame = pd.read_parquet(path)
+        except ImportError as exc:
+            raise InputError("reading Parquet needs pyarrow or fastparquet: pip install pyarrow") from exc
+        except Exception as exc:
+            raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})") from exc
+        if on_header is not None:
+            on_header([str(c) for c in frame.columns], "Parquet")
+        yield from enumerate(frame.to_dict(orient="records"), start=1)
+    else:
+        raise InputError(f"unknown input format {fmt!r}; use jsonl, csv or parquet")
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]  # editors on Windows start files with a byte-order mark
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield number, f"not valid UTF-8 at byte {exc.start} of the line; re-save the file as UTF-8"
+                continue
+            # Without its line ending, an error at the end of a cut line points at that end, not at
+            # "column 1" of a line that does not exist.
+            text = text.rstrip("\r\n")
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield number, f"not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
+                continue
+            yield number, record if isinstance(record, dict) else "a JSON object was expected"
+
+
+#: Spellings of a tab that a shell passes through as more than one character.
+_TAB_NAMES = ("\\t", "tab", "TAB")
+
+
+def csv_delimiter(delimiter: str | None) -> str | None:
+    """A checked CSV delimiter: one character (``\\t`` and ``tab`` mean a tab); None = detect it."""
+    if delimiter is None:
+        return None
+    if delimiter in _TAB_NAMES:
+        return "\t"
+    if len(delimiter) != 1 or delimiter in ('"', "\r", "\n"):
+        raise InputError(f"the CSV delimiter must be one character such as , ; | or \\t, not {delimiter!r}")
+    return delimiter
+
+
+def sniff_delimiter(header_line: str) -> str:
+    """The CSV delimiter: the candidate that occurs most often in the header line (``,`` on a tie or none)."""
+    counts = {d: header_line.count(d) for d in CSV_DELIMITERS}
+    best = max(CSV_DELIMITERS, key=lambda d: (counts[d], -CSV_DELIMITERS.index(d)))
+    return best if counts[best] else ","
+
+
+def _csv_rows(
+    path: Path, delimiter: str | None, on_header: Callable[[list[str], str], None] | None
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    # surrogateescape keeps undecodable bytes visible, so that the row holding them can be named.
+    data = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    if data.startswith("\ufeff"):
+        data = data[1:]
+    delimiter = csv_delimiter(delimiter)
+    if delimiter is None:
+        delimiter = sniff_delimiter(data.split("\n", 1)[0])
+    csv.field_size_limit(1 << 30)
+    reader = csv.reader(io.StringIO(data, newline=""), delimiter=delimiter)
+    try:
+        header = [name.strip() for name in next(reader)]
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        raise InputError(f"{path}: the CSV header cannot be read ({exc})") from exc
+    if on_header is not None:
+        on_header(header, f"CSV with delimiter {delimiter!r}")
+    number = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            number += 1
+            yield number, f"not valid CSV ({exc})"
+            continue
+        if not any(cell.strip() for cell in row):
+            continue  # blank line
+        number += 1
+        bad = [
+            header[i] if i < len(header) else f"field {i + 1}" for i, cell in enumerate(row) if _BAD_BYTES.search(cell)
+        ]
+        if bad:
+            yield number, f"not valid UTF-8 in column(s) {', '.join(map(repr, bad))}; re-save the file as UTF-8"
+            continue
+        if len(row) > len(header):
+            yield (
+                number,
+                (
+                    f"has {len(row)} fields but the header has {len(header)}: an unquoted {delimiter!r} "
+                    "inside a field, or the wrong delimiter"
+                ),
+            )
+            continue
+        record: dict[str, Any] = dict.fromkeys(header)  # a short row leaves its last fields missing
+        record.update(zip(header, row, strict=False))
+        yield number, record
+
+
+def _format_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    return {
+        ".jsonl": "jsonl",
+        ".ndjson": "jsonl",
+        ".json": "jsonl",
+        ".csv": "csv",
+        ".tsv": "csv",
+        ".parquet": "parquet",
+    }.get(suffix, "jsonl")
+
+
+def load_samples(
+    path: str | Path,
+    *,
+    columns: Mapping[str, str] | None = None,
+    fmt: str | None = None,
+    delimiter: str | None = None,
+    model: str | None = None,
+    strict: bool = False,
+) -> LoadedInput:
+    """Samples from a file. ``columns`` maps our field names to the file's (``{"response": "answer"}``).
+
+    Bad rows are reported as ``problems`` (row number, id, what is wrong) and skipped; the others
+    load. Rows that are unreadable (not UTF-8, not JSON, not CSV), that lack a context (missing,
+    empty or whitespace only) or a response field, whose fields are not text, or whose id repeats an
+    earlier row's are problems. An empty (or whitespace-only) response loads as ``""``: a result
+    with no claims. With ``strict`` the first problem raises ``InputError``. A file
+    with no usable row, or whose header lacks a required column, raises.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"input file {path} does not exist")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory; give a JSONL, CSV or Parquet file")
+    fmt = fmt or _format_of(path)
+    delimiter = csv_delimiter(delimiter)
+    mapping = {name: name for name in FIELDS}
+    unknown = set(columns or {}) - set(FIELDS)
+    if unknown:
+        raise InputError(f"unknown field(s) in the column map: {sorted(unknown)}; fields are {list(FIELDS)}")
+    mapping.update(columns or {})
+    # Aliases only stand in for fields the user did not map.
+    aliases = {f: names for f, names in ALIASES.items() if f not in (columns or {})}
+    samples: list[Sample] = []
+    problems: list[RowProblem] = []
+    seen: dict[str, int] = {}
+
+    # CSV and Parquet columns are checked once for the whole file; JSONL rows one by one, since each
+    # line may have its own fields.
+    def check_header(present: list[str], how: str) -> None:
+        _check_columns(path, present, _resolve(mapping, aliases, present), how)
+
+    for number, record in read_rows(path, fmt, delimiter if fmt == "csv" else None, on_header=check_header):
+        if isinstance(record, str):
+            problems.append(RowProblem(number, None, record))
+            continue
+        try:
+            sample = _to_sample(record, _resolve(mapping, aliases, record), number, model)
+        except _UnusableRowError as exc:
+            problems.append(RowProblem(number, _row_id(record, mapping), str(exc)))
+            continue
+        if sample.id in seen:
+            problems.append(
+                RowProblem(number, sample.id, f"duplicate id {sample.id!r} (first seen at row {seen[sample.id]})")
+            )
+            continue
+        seen[sample.id] = number
+        samples.append(sample)
+    if strict and problems:
+        p = problems[0]
+        raise InputError(f"{path}: row {p.row}{f' (id {p.sample_id})' if p.sample_id else ''}: {p.message}")
+    if not samples:
+        detail = f"; first problem: row {problems[0].row}: {problems[0].message}" if problems else ""
+        hint = f" {_MAPPING_HINT}" if problems and problems[0].message.startswith("has no ") else ""
+        raise InputError(f"{path}: no usable rows{detail}.{hint}")
+    return LoadedInput(samples=samples, problems=problems, sha256=file_sha256(path), path=str(path))
+
+
+def _resolve(mapping: Mapping[str, str], aliases: Mapping[str, tuple[str, ...]], present: Any) -> dict[str, str]:
+    """``mapping`` with a field's alias column in place of its own name when only the alias is present."""
+    out = dict(mapping)
+    for name, names in aliases.items():
+        if out[name] not in present:
+            out[name] = next((alias for alias in names if alias in present), out[name])
+    return out
+
+
+def _check_columns(path: Path, present: list[str], mapping: Mapping[str, str], how: str) -> None:
+    missing = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in present]
+    if not any(mapping[f] in present for f in SOURCE_FIELDS):
+        missing.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
+    if missing:
+        raise InputError(
+            f"{path}: read as {how}, the header has no {', '.join(missing)}; "
+            f"columns present: {[str(c) for c in present][:20]}. {_MAPPING_HINT}"
+        )
+
+
+def _row_id(record: Mapping[str, Any], mapping: Mapping[str, str]) -> str | None:
+    try:
+        value = _text(record.get(mapping["id"]), "id")
+    except _UnusableRowError:
+        return None
+    return (value.strip() or None) if value is not None else None
+
+
+def _text(value: Any, name: str) -> str | None:
+    """A field's text, cleaned (NFC, no control characters); None when absent."""
+    if value is None or (isinstance(value, float) and value != value):  # NaN from pandas
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _UnusableRowError(f"the {name} is not valid UTF-8 (at byte {exc.start})") from None
+    if isinstance(value, (dict, list, tuple)):
+        kind = "an object" if isinstance(value, dict) else "a list"
+        raise _UnusableRowError(f"the {name} must be text, not {kind}")
+    return clean_text(str(value))
+
+
+def _blank_to_none(text: str | None) -> str | None:
+    return text if text is not None and text.strip() else None
+
+
+def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, model: str | None) -> Sample:
+    values = {name: record.get(column) for name, column in mapping.items()}
+    absent = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in record]
+    if not any(mapping[f] in record for f in SOURCE_FIELDS):
+        absent.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
+    if absent:
+        raise _UnusableRowError(f"has no {', '.join(absent)}")
+    passages = _passages(values["contexts"])
+    context = None if passages else _text(values["context"], "context")
+    response = _text(values["response"], "response")
+    if not passages and (context is None or not context.strip()):
+        what = (
+            "the contexts list is empty"
+            if mapping["contexts"] in record and values["contexts"] is not None
+            else "the context is empty" + (" (whitespace only)" if context else "")
+        )
+        raise _UnusableRowError(what)
+    if response is None:
+        raise _UnusableRowError("the response is missing")
+    if not response.strip():
+        response = ""  # an empty answer is a result with no claims: stored and counted, not a bad row
+    tags = values["tags"]
+    if isinstance(tags, str):
+        tags = [t.strip() for t in tags.split(",") if t.strip()]
+    elif tags is not None and not isinstance(tags, (list, tuple)) and not hasattr(tags, "tolist"):
+        tags = [tags] if not (isinstance(tags, float) and tags != tags) else []
+    metadata = values["metadata"] if isinstance(values["metadata"], dict) else {}
+    metadata = {**{k: record[k] for k in _KNOWN_EXTRA if k in record and k not in mapping.values()}, **metadata}
+    try:
+        return Sample(
+            id=_blank_to_none(_text(values["id"], "id")) or f"row-{number}",
+            context=context or "",
+            passages=passages,
+            response=response,
+            question=_blank_to_none(_text(values["question"], "question")),
+            model=_blank_to_none(_text(values["model"], "model")) or model,
+            tags=tuple(str(t) for t in (list(tags) if tags is not None else ())),
+            metadata=metadata,
+        )
+    except ValidationError as exc:
+        raise _UnusableRowError(f"invalid row: {exc.errors()[0]['msg']}") from None
+
+
+def _passages(value: Any) -> tuple[Passage, ...]:
+    """Passages from a ``contexts`` value: a list (JSON text in CSV, an array in Parquet) of strings or
+    ``{id, text, title?, url?}`` objects. Ids default to the position, 1..n; empty passages are dropped."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ()
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()  # a Parquet list column arrives as a numpy array
+    if isinstance(value, str):
+        if not value.strip():
+            return ()
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise _UnusableRowError(
+                f"contexts must be a JSON list of passages ({exc.msg} at column {exc.colno})"
+            ) from None
+    if not isinstance(value, (list, tuple)):
+        raise _UnusableRowError(f"contexts must be a list of passages, not {type(value).__name__}")
+    out: list[Passage] = []
+    for position, item in enumerate(value, start=1):
+        if isinstance(item, dict):
+            unknown = set(item) - {"id", "text", "title", "url"}
+            if unknown:
+                raise _UnusableRowError(
+                    f"passage {position} has unknown field(s) {sorted(unknown)}; a passage has id, text, title and url"
+                )
+            text = _text(item.get("text"), f"text of passage {position}")
+            pid = _text(item.get("id"), f"id of passage {position}")
+            title, url = _text(item.get("title"), "passage title"), _text(item.get("url"), "passage url")
+        else:
+            text, pid, title, url = _text(item, f"passage {position}"), None, None, None
+        if text is None or not text.strip():
+            continue
+        try:
+            out.append(
+                Passage(
+                    id=_blank_to_none(pid) or str(position),
+                    text=text,
+                    title=_blank_to_none(title),
+                    url=_blank_to_none(url),
+                )
+            )
+        except ValidationError as exc:
+            raise _UnusableRowError(f"passage {position}: {exc.errors()[0]['msg']}") from None
+    ids = [p.id for p in out]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise _UnusableRowError(f"passage ids repeat within the row: {twice}")
+    return tuple(out)

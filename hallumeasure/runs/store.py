@@ -1,0 +1,622 @@
+"""The run store: one directory per run, holding ``manifest.json`` and ``run.sqlite``.
+
+SQLite (WAL, one transaction per response) because a run must survive a crash at any
+point without corrupt or duplicate rows, resume where it stopped, and be queryable with
+plain SQL or pandas afterwards. The manifest is replaced atomically (write, then rename).
+A lock file stops two processes from writing the same run; clearing a run for a fresh start
+happens under that lock, so it can never pull the directory from under a running writer.
+Text is stored as UTF-8: lone surrogates (which cannot be encoded) become U+FFFD on the way in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from filelock import FileLock, Timeout
+from pydantic import ValidationError
+
+from hallumeasure.core.errors import RunStoreError
+from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.run_files import DATABASE as DATABASE  # re-exported: the store's own names
+from hallumeasure.core.run_files import MANIFEST as MANIFEST
+from hallumeasure.core.text import encodable
+from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, RunManifest, Sample, Span, Usage, Vote
+
+LOCK = ".lock"
+#: Who holds the lock (process id and host), for the message a second writer gets.
+LOCK_OWNER = ".lock.owner"
+
+
+def holds_run(path: Path) -> bool:
+    """True when ``path`` holds a run's manifest or database (a finished, crashed or running run)."""
+    return (path / MANIFEST).exists() or (path / DATABASE).exists()
+
+
+def existing_run_error(path: Path, *, resumable: bool) -> RunStoreError:
+    """The error for an output directory that already holds a run, naming the flags that go on from there."""
+    how = "pass --resume to continue it, --overwrite to replace it" if resumable else "pass --overwrite to replace it"
+    return RunStoreError(f"{path} already holds a run; {how}, or choose another --out")
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS samples (
+  sample_id TEXT PRIMARY KEY, position INTEGER NOT NULL, model TEXT, context TEXT NOT NULL,
+  response TEXT NOT NULL, question TEXT, tags TEXT NOT NULL, metadata TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+  sample_id TEXT PRIMARY KEY REFERENCES samples(sample_id), model TEXT, n_claims INTEGER NOT NULL,
+  n_evaluated INTEGER NOT NULL, n_unsupported INTEGER NOT NULL, n_errors INTEGER NOT NULL,
+  unsupported_rate REAL, hallucinated INTEGER, score REAL, error TEXT,
+  label_counts TEXT NOT NULL, subtype_counts TEXT NOT NULL, usage TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS claims (
+  claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL,
+  spans TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verdicts (
+  claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, label_reason TEXT, label TEXT,
+  subtype_reason TEXT, subtype TEXT, probability REAL, judge TEXT NOT NULL, error TEXT, raw_output TEXT);
+CREATE TABLE IF NOT EXISTS votes (
+  claim_id TEXT NOT NULL, sample_id TEXT NOT NULL, judge TEXT NOT NULL, repeat INTEGER NOT NULL, label_reason TEXT,
+  label TEXT, subtype_reason TEXT, subtype TEXT, probability REAL, error TEXT, raw_output TEXT,
+  PRIMARY KEY (claim_id, judge, repeat));
+CREATE TABLE IF NOT EXISTS input_problems (
+  row INTEGER PRIMARY KEY, sample_id TEXT, message TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS passages (
+  sample_id TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verdict_evidence (
+  claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
+CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
+CREATE INDEX IF NOT EXISTS votes_by_sample ON votes(sample_id);
+"""
+
+
+def write_json_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader (or a crash) only ever sees the old or the new file."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    try:  # make the rename itself durable (a power cut, not only a killed process)
+        fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _reason(exc: OSError) -> str:
+    """The operating system's reason for an ``OSError`` ("Permission denied"), without the path again."""
+    return exc.strerror or str(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    """A short reason: the first pydantic error, or the first line of the innermost error's text."""
+    while exc.__cause__ is not None:  # pandas wraps sqlite's "file is not a database" with the whole query
+        exc = exc.__cause__
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        return f"{where}: {first['msg']}" if where else first["msg"]
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _s(value: Any) -> Any:
+    return encodable(value) if isinstance(value, str) else value
+
+
+class RunStore:
+    """Read and write one run directory. Use as a context manager when writing (it takes the lock).
+
+    With ``overwrite`` (writing only), an existing run in the directory is deleted first, under the lock.
+    """
+
+    def __init__(self, path: str | Path, *, write: bool = False, overwrite: bool = False) -> None:
+        self.path = Path(path)
+        self.write = write
+        self._lock: FileLock | None = None
+        if write:
+            if self.path.exists() and not self.path.is_dir():
+                raise RunStoreError(f"{self.path} is a file, not a run directory; choose another --out")
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise RunStoreError(f"cannot create run directory {self.path}: {_reason(exc)}") from None
+            self._lock = FileLock(str(self.path / LOCK))
+            try:
+                self._lock.acquire(timeout=0)
+            except Timeout as exc:
+                raise RunStoreError(
+                    f"{self.path} is being written by another hallumeasure process{self._owner()}; "
+                    "wait for it to finish or write to another --out directory"
+                ) from exc
+            except OSError as exc:
+                raise RunStoreError(f"cannot write to run directory {self.path}: {_reason(exc)}") from None
+            try:
+                (self.path / LOCK_OWNER).write_text(f"pid {os.getpid()} on {socket.gethostname()}\n", encoding="utf-8")
+                if overwrite:
+                    self._clear()
+            except BaseException:
+                self._lock.release()
+                raise
+        elif not self.path.exists():
+            raise RunStoreError(f"{self.path} does not exist; give a run directory written by 'hallumeasure measure'")
+        elif not self.path.is_dir():
+            raise RunStoreError(f"{self.path} is a file; give a run directory written by 'hallumeasure measure'")
+        elif not (self.path / DATABASE).exists():
+            raise RunStoreError(
+                f"{self.path} is not a hallumeasure run (no {DATABASE}); run 'hallumeasure measure' first"
+            )
+        # check_same_thread=False: run_sync may drive the run from a worker thread (inside Jupyter);
+        # the store is still used by one thread at a time.
+        self.db = sqlite3.connect(self.path / DATABASE, timeout=30, check_same_thread=False)
+        if write:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+            self.db.commit()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+        if self._lock is not None:
+            self._lock.release()
+
+    def _owner(self) -> str:
+        try:
+            owner = (self.path / LOCK_OWNER).read_text(encoding="utf-8").strip()
+        except OSError:
+            return ""
+        return f" ({owner})" if owner else ""
+
+    def _clear(self) -> None:
+        """Delete the run in this directory (the lock is held). Refuses a directory that holds no run."""
+        entries = [p for p in self.path.iterdir() if p.name not in (LOCK, LOCK_OWNER)]
+        if entries and not ((self.path / MANIFEST).exists() or (self.path / DATABASE).exists()):
+            raise RunStoreError(
+                f"{self.path} is not empty and holds no hallumeasure run (no {MANIFEST} or {DATABASE}); "
+                "refusing to delete it: choose a new --out directory"
+            )
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+    # --- manifest -----------------------------------------------------------------------------
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    def read_manifest(self) -> RunManifest | None:
+        if not self.manifest_path.exists():
+            return None
+        try:
+            return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValidationError) as exc:
+            raise RunStoreError(
+                f"{self.manifest_path} cannot be read ({_first_line(exc)}); the run is damaged: "
+                "measure it again into a new --out (or with --overwrite)"
+            ) from None
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        write_json_atomic(self.manifest_path, manifest.model_dump_json(indent=2))
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def add_samples(self, samples: list[Sample]) -> None:
+        with self.db:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    tuple(
+                        map(
+                            _s,
+                            (
+                                s.id,
+                                i,
+                                s.model,
+                                s.context,
+                                s.response,
+                                s.question,
+                                json.dumps(list(s.tags)),
+                                json.dumps(s.metadata, ensure_ascii=False, default=str),
+                            ),
+                        )
+                    )
+                    for i, s in enumerate(samples)
+                ],
+            )
+            self.db.executemany(
+                "INSERT OR IGNORE INTO passages VALUES (?, ?)",
+                [(s.id, _s(passages_json(s))) for s in samples if s.passages],
+            )
+
+    def write_input_problems(self, problems: Iterable[Any]) -> None:
+        """Record the input rows that could not become samples (``row``, ``sample_id``, ``message``)."""
+        with self.db:
+            self.db.execute("DELETE FROM input_problems")
+            self.db.executemany(
+                "INSERT OR REPLACE INTO input_problems VALUES (?, ?, ?)",
+                [(p.row, _s(p.sample_id), _s(p.message)) for p in problems],
+            )
+
+    def write_result(self, result: ResponseResult) -> None:
+        """Replace everything stored for the result's sample in one transaction."""
+        sid = result.sample_id
+        with self.db:
+            for table in ("votes", "verdicts", "verdict_evidence", "claims", "results"):
+                self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
+            self.db.executemany(
+                "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
+                [
+                    tuple(map(_s, (c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans]))))
+                    for c in result.claims
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    tuple(
+                        map(
+                            _s,
+                            (
+                                v.claim_id,
+                                sid,
+                                v.label_reason,
+                                v.label,
+                                v.subtype_reason,
+                                v.subtype,
+                                v.probability,
+                                v.judge,
+                                v.error,
+                                v.raw_output,
+                            ),
+                        )
+                    )
+                    for v in result.verdicts
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    tuple(
+                        map(
+                            _s,
+                            (
+                                v.claim_id,
+                                sid,
+                                v.judge,
+                                v.repeat,
+                                v.label_reason,
+                                v.label,
+                                v.subtype_reason,
+                                v.subtype,
+                                v.probability,
+                                v.error,
+                                v.raw_output,
+                            ),
+                        )
+                    )
+                    for v in result.votes
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO verdict_evidence VALUES (?, ?, ?)",
+                [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))],
+            )
+            self.db.execute(
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                tuple(
+                    map(
+                        _s,
+                        (
+                            sid,
+                            result.model,
+                            result.n_claims,
+                            result.n_evaluated,
+                            result.n_unsupported,
+                            result.n_errors,
+                            result.unsupported_rate,
+                            None if result.hallucinated is None else int(result.hallucinated),
+                            result.score,
+                            result.error,
+                            json.dumps(result.label_counts),
+                            json.dumps(result.subtype_counts),
+                            result.usage.model_dump_json(),
+                        ),
+                    )
+                ),
+            )
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def done_ids(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT sample_id FROM results")}
+
+    def input_problems(self) -> pd.DataFrame:
+        """Input rows that were skipped, with the reason (empty for runs written before this table)."""
+        try:
+            return pd.read_sql_query("SELECT row, sample_id, message FROM input_problems ORDER BY row", self.db)
+        except (sqlite3.Error, pd.errors.DatabaseError):
+            return pd.DataFrame(columns=["row", "sample_id", "message"])
+
+    def has_votes(self) -> bool:
+        """Whether the run stored votes (repeats or a panel); runs before votes existed have no such table."""
+        try:
+            return self.db.execute("SELECT 1 FROM votes LIMIT 1").fetchone() is not None
+        except sqlite3.OperationalError:
+            return False
+
+    def votes(self) -> pd.DataFrame:
+        """Every vote with its claim and model, in input order. A run without repeats or a panel
+        (one judge, asked once) has one vote per claim: its verdict, as repeat 0."""
+        table = "votes" if self.has_votes() else "verdicts"
+        repeat = "v.repeat" if table == "votes" else "0"
+        return pd.read_sql_query(
+            f"SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, v.judge, {repeat} AS repeat, v.label,"
+            " v.subtype, v.label_reason, v.probability, v.error"
+            f" FROM claims c JOIN samples s USING (sample_id) JOIN {table} v USING (claim_id)"
+            " ORDER BY s.position, c.idx, v.judge, repeat",
+            self.db,
+        )
+
+    def samples(self) -> list[Sample]:
+        rows = self.db.execute(
+            "SELECT sample_id, model, context, response, question, tags, metadata FROM samples ORDER BY position"
+        )
+        passages = self._json_rows("SELECT sample_id, data FROM passages")
+        return [
+            Sample(
+                id=r[0],
+                model=r[1],
+                context=r[2],
+                response=r[3],
+                question=r[4],
+                tags=tuple(json.loads(r[5])),
+                metadata=json.loads(r[6]),
+                passages=tuple(passages.get(r[0], ())),
+            )
+            for r in rows
+        ]
+
+    def _json_rows(self, query: str) -> dict[str, Any]:
+        """key -> parsed JSON of a two-column query; empty for runs written before the table existed."""
+        try:
+            return {key: json.loads(data) for key, data in self.db.execute(query)}
+        except sqlite3.OperationalError:
+            return {}
+
+    def results(self) -> list[ResponseResult]:
+        """All stored results in input order, with their claims and verdicts."""
+        claims: dict[str, list[Claim]] = {}
+        for cid, sid, idx, text, spans in self.db.execute("SELECT * FROM claims ORDER BY sample_id, idx"):
+            claims.setdefault(sid, []).append(
+                Claim(id=cid, sample_id=sid, index=idx, text=text, spans=tuple(Span(**s) for s in json.loads(spans)))
+            )
+        verdicts: dict[str, dict[str, ClaimVerdict]] = {}
+        extras = self._json_rows("SELECT claim_id, data FROM verdict_evidence")
+        for row in self.db.execute("SELECT * FROM verdicts"):
+            cid, sid, lr, label, sr, subtype, prob, judge, error, raw = row
+            verdicts.setdefault(sid, {})[cid] = ClaimVerdict(
+                claim_id=cid,
+                label_reason=lr,
+                label=label,
+                subtype_reason=sr,
+                subtype=subtype,
+                probability=prob,
+                judge=judge,
+                error=error,
+                raw_output=raw,
+                **extras.get(cid, {}),
+            )
+        votes: dict[str, list[Vote]] = {}
+        if self.has_votes():
+            for row in self.db.execute("SELECT * FROM votes ORDER BY claim_id, judge, repeat"):
+                cid, sid, judge, repeat, lr, label, sr, subtype, prob, error, raw = row
+                votes.setdefault(sid, []).append(
+                    Vote(
+                        claim_id=cid,
+                        judge=judge,
+                        repeat=repeat,
+                        label_reason=lr,
+                        label=label,
+                        subtype_reason=sr,
+                        subtype=subtype,
+                        probability=prob,
+                        error=error,
+                        raw_output=raw,
+                    )
+                )
+        out = []
+        query = "SELECT r.* FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
+        for row in self.db.execute(query):
+            (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row
+            sample_claims = claims.get(sid, [])
+            by_claim = verdicts.get(sid, {})
+            out.append(
+                ResponseResult(
+                    sample_id=sid,
+                    model=model,
+                    claims=sample_claims,
+                    verdicts=[by_claim[c.id] for c in sample_claims if c.id in by_claim],
+                    votes=votes.get(sid, []),
+                    label_counts={Label(k): v for k, v in json.loads(lc).items()},
+                    subtype_counts={Subtype(k): v for k, v in json.loads(sc).items()},
+                    n_claims=n_claims,
+                    n_evaluated=n_eval,
+                    n_unsupported=n_unsup,
+                    n_errors=n_err,
+                    unsupported_rate=rate,
+                    hallucinated=None if hall is None else bool(hall),
+                    score=score,
+                    error=error,
+                    usage=Usage.model_validate_json(usage),
+                )
+            )
+        return out
+
+
+@dataclass
+class RunData:
+    """A run loaded for analysis: the manifest and DataFrames of responses, claims, summary and skipped rows."""
+
+    path: Path
+    manifest: RunManifest | None
+    responses: pd.DataFrame
+    claims: pd.DataFrame
+    summary: pd.DataFrame
+    #: Input rows that could not become samples: row number, id when known, and why.
+    skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["row", "sample_id", "message"]))
+    #: Every vote on every claim (judge, repeat, label, error); one per claim when one judge answered once.
+    votes: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(
+            columns=[
+                "sample_id",
+                "model",
+                "claim_id",
+                "claim_index",
+                "judge",
+                "repeat",
+                "label",
+                "subtype",
+                "label_reason",
+                "probability",
+                "error",
+            ]
+        )
+    )
+
+    @property
+    def unfinished(self) -> bool:
+        """The run never finished: it crashed, was killed, or is still being written."""
+        return self.manifest is not None and self.manifest.status not in ("complete",)
+
+    def error_reasons(self, width: int = 300) -> list[dict[str, Any]]:
+        """Distinct reasons of the error rows, most frequent first: ``{"reason", "count", "rows"}``.
+
+        ``rows`` says whether they are whole responses or single claims. Reasons are shortened to
+        ``width`` characters and redacted again (they were stored redacted; the environment may
+        hold a secret that was not set then).
+        """
+        from collections import Counter
+
+        from hallumeasure.core.config import redact
+
+        counts: Counter[tuple[str, str]] = Counter()
+        for rows, frame in (("response", self.responses), ("claim", self.claims)):
+            if "error" not in frame:
+                continue
+            for value in frame["error"]:
+                if isinstance(value, str) and value.strip():
+                    text = " ".join(redact(value).split())
+                    counts[(rows, text if len(text) <= width else text[: width - 1] + "\u2026")] += 1
+        return [{"reason": reason, "count": n, "rows": rows} for (rows, reason), n in counts.most_common()]
+
+
+def load_run(path: str | Path) -> RunData:
+    """Load a run directory as pandas DataFrames: ``responses``, ``claims`` (with verdicts) and ``summary``."""
+    store = RunStore(path)
+    try:
+        return _load_run(store, Path(path))
+    except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
+        # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
+        # longer parse: say which run, not a traceback from deep inside pandas.
+        raise RunStoreError(
+            f"{Path(path) / DATABASE} cannot be read ({_first_line(exc)}); the run is damaged: "
+            "measure it again into a new --out (or with --overwrite)"
+        ) from None
+    finally:
+        store.close()
+
+
+def passages_json(sample: Sample) -> str:
+    return json.dumps([p.model_dump(exclude_none=True) for p in sample.passages], ensure_ascii=False)
+
+
+#: ClaimVerdict fields kept in the verdict_evidence table (RAG evidence, citations, what the judge saw).
+EVIDENCE_FIELDS = ("evidence", "evidence_verified", "citations", "citation", "shown")
+
+
+def evidence_json(verdict: ClaimVerdict) -> str | None:
+    """The verdict's evidence and citation fields as JSON, or None when it has none."""
+    data = verdict.model_dump(mode="json", include=set(EVIDENCE_FIELDS), exclude_defaults=True)
+    return json.dumps(data, ensure_ascii=False) if data else None
+
+
+def _add_evidence_columns(claims: pd.DataFrame, results: list[ResponseResult]) -> None:
+    """Evidence and citation columns on the claims frame: passage ids, first quote, verified, citations."""
+    by_id = {v.claim_id: v for r in results for v in r.verdicts}
+    rows = [by_id.get(cid) for cid in claims["claim_id"]]
+    claims["evidence_passages"] = [
+        tuple(dict.fromkeys(e.passage_id for e in v.evidence if e.passage_id)) if v else () for v in rows
+    ]
+    claims["evidence_quote"] = [v.evidence[0].quote if v and v.evidence else None for v in rows]
+    claims["evidence_verified"] = pd.array([v.evidence_verified if v else None for v in rows], dtype="boolean")
+    claims["citations"] = [v.citations if v else () for v in rows]
+    claims["citation"] = [v.citation.value if v and v.citation else None for v in rows]
+
+
+def _load_run(store: RunStore, path: Path) -> RunData:
+    from hallumeasure.core.labels import Policy
+    from hallumeasure.core.aggregate import summarise_run
+
+    manifest = store.read_manifest()
+    responses = pd.read_sql_query(
+        "SELECT s.sample_id, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
+        " r.n_unsupported, r.n_errors, r.unsupported_rate, r.hallucinated, r.score, r.error,"
+        " r.label_counts, r.subtype_counts"
+        " FROM samples s LEFT JOIN results r USING (sample_id) ORDER BY s.position",
+        store.db,
+    )
+    claims = pd.read_sql_query(
+        "SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, c.text AS claim, c.spans, v.label,"
+        " v.subtype, v.label_reason, v.subtype_reason, v.probability, v.judge, v.error, v.raw_output"
+        " FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id)"
+        " ORDER BY s.position, c.idx",
+        store.db,
+    )
+    results = store.results()
+    _add_evidence_columns(claims, results)
+    skipped = store.input_problems()
+    responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
+    policy = manifest.policy if manifest else Policy()
+    rows = []
+    groups: dict[str, list[ResponseResult]] = {"(all)": results}
+    for r in results:
+        groups.setdefault(r.model or "(no model)", []).append(r)
+    for name, group in groups.items():
+        s = summarise_run(group, policy)
+        rows.append(
+            {
+                "model": name,
+                "n_responses": s.n_responses,
+                "n_error_responses": s.n_error_responses,
+                "n_claims": s.n_claims,
+                "n_claim_errors": s.n_claim_errors,
+                "mean_unsupported_rate": s.mean_unsupported_rate,
+                "hallucinated_share": s.hallucinated_share,
+                **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
+            }
+        )
+    return RunData(Path(path), manifest, responses, claims, pd.DataFrame(rows), skipped, store.votes())

@@ -1,0 +1,130 @@
+"""Check the judge's evidence quotes against the passages, and locate them (character offsets).
+
+A quote counts as found when it appears in its passage after light normalisation: runs of
+whitespace become one space, curly and typographic quote marks become straight ones, dashes
+become hyphens, and case is ignored. An ellipsis ("...") inside a quote may skip text: each
+piece must then appear in order. Anything else (a paraphrase, a wrong passage id, an invented
+sentence) is marked ``verified=False`` and counted; it is never silently accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from hallumeasure.core.types import ClaimVerdict, Evidence, Passage, Sample
+from hallumeasure.sources.passages import passage_by_id
+
+_FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "`": "'",
+        "\u00b4": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+        "\u00a0": " ",
+        "\u2009": " ",
+        "\u202f": " ",
+    }
+)
+_ELLIPSIS_RE = re.compile(r"\s*(?:\.\s*\.\s*\.|\u2026)\s*")
+_EDGE_QUOTES = "\"'\u2018\u2019\u201c\u201d\u00ab\u00bb` "
+#: Quotes shorter than this (after normalisation) prove nothing and are not accepted.
+MIN_QUOTE = 3
+
+
+def normalise(text: str) -> tuple[str, list[int]]:
+    """``text`` folded (quote marks, dashes, whitespace, case) and, per folded character, its original index."""
+    out: list[str] = []
+    where: list[int] = []
+    space = False
+    for index, char in enumerate(text.translate(_FOLD)):
+        if char.isspace():
+            if out and not space:
+                out.append(" ")
+                where.append(index)
+            space = True
+            continue
+        space = False
+        for folded in char.casefold():
+            out.append(folded)
+            where.append(index)
+    if out and out[-1] == " ":
+        out.pop()
+        where.pop()
+    return "".join(out), where
+
+
+def find_quote(quote: str, text: str) -> tuple[int, int] | None:
+    """Offsets [start, end) of ``quote`` in ``text`` after normalisation, or None when it is not there.
+
+    The quote is tried as given, then without quote marks around it (models often wrap quotes in them).
+    """
+    folded, where = normalise(text)
+    for candidate in dict.fromkeys((quote.strip(), quote.strip().strip(_EDGE_QUOTES))):
+        found = _find_pieces(candidate, folded)
+        if found is not None:
+            return where[found[0]], where[found[1] - 1] + 1
+    return None
+
+
+def _find_pieces(quote: str, folded: str) -> tuple[int, int] | None:
+    pieces = [normalise(p.strip())[0] for p in _ELLIPSIS_RE.split(quote)]
+    pieces = [p for p in pieces if p.strip(_EDGE_QUOTES + ".")]
+    if not pieces or sum(len(p) for p in pieces) < MIN_QUOTE:
+        return None
+    cursor, starts = 0, []
+    for piece in pieces:
+        at = folded.find(piece, cursor)
+        if at < 0:
+            return None
+        starts.append(at)
+        cursor = at + len(piece)
+    return starts[0], cursor
+
+
+def verify(sample: Sample, passage_id: str | None, quote: str) -> Evidence:
+    """An ``Evidence`` for ``quote`` said to come from ``passage_id``: located and verified, or marked unverified.
+
+    A quote is looked up in the passage the judge named. Without a usable id (none given, or one
+    that names no passage) it is looked up in every passage, and accepted only when exactly one
+    passage holds it.
+    """
+    passage = passage_by_id(sample, passage_id)
+    candidates: Sequence[Passage] = (passage,) if passage is not None else sample.sources
+    hits = [(p, span) for p in candidates if (span := find_quote(quote, p.text)) is not None]
+    if len(hits) == 1 or (hits and passage is not None):
+        found, (start, end) = hits[0]
+        return Evidence(passage_id=found.id, quote=quote, start=start, end=end, verified=True)
+    return Evidence(passage_id=passage.id if passage is not None else passage_id, quote=quote, verified=False)
+
+
+def all_verified(evidence: Iterable[Evidence]) -> bool | None:
+    """False when any quote failed, True when all were found, None when there is no quote."""
+    evidence = list(evidence)
+    return None if not evidence else all(e.verified for e in evidence)
+
+
+def with_evidence(verdict: ClaimVerdict, evidence: Sequence[Evidence]) -> ClaimVerdict:
+    return verdict.model_copy(update={"evidence": tuple(evidence), "evidence_verified": all_verified(evidence)})
+
+
+def count_unverified(verdicts: Iterable[ClaimVerdict]) -> tuple[int, int]:
+    """(claims whose evidence failed verification, claims with evidence to check)."""
+    checked = [v.evidence_verified for v in verdicts if v.evidence_verified is not None]
+    return sum(1 for v in checked if not v), len(checked)
