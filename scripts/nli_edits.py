@@ -15,7 +15,8 @@ import random
 import re
 from collections.abc import Callable, Iterable
 
-from hallumeasure.judges.offline.lexicon import ANTONYM_PAIRS, EXCLUSIVE, MONTHS, WEEKDAYS
+from hallumeasure.judges.offline.antonyms import ANTONYM_PAIRS
+from hallumeasure.judges.offline.lexicon import EXCLUSIVE, MONTHS, WEEKDAYS
 
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w.]*\d)")
 _NAME = re.compile(r"(?<=[a-z,;:] )([A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)")

@@ -11,21 +11,17 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hallumeasure.bench.estimate import estimate_bench, estimate_cost
 from hallumeasure.bench.metrics import balanced_accuracy, precision_recall_f1
 from hallumeasure.bench.run import (
     BenchResult,
     GoldClaimExtractor,
     bench_async,
-    bench_markdown,
-    compare_bench,
-    estimate_bench,
-    estimate_cost,
-    load_bench,
     predicted_subtype,
     run_bench,
-    save_bench,
     score_bench,
 )
+from hallumeasure.bench.tables import bench_markdown, compare_bench, load_bench, save_bench
 from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.subtype_maps import map_error_types
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, Sample, Usage

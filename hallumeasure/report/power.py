@@ -175,7 +175,7 @@ def plan_samples(
 
 def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str, extractor: str, mode: str) -> PlanCost:
     """Price ``n`` samples like ``samples`` (scaled from the dry-run estimate of ``samples``)."""
-    from hallumeasure.bench.run import estimate_bench, estimate_cost
+    from hallumeasure.bench.estimate import estimate_bench, estimate_cost
     from hallumeasure.models.pricing import PRICES_AS_OF, price_for
 
     est = estimate_bench(samples, mode)

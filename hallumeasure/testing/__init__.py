@@ -71,24 +71,13 @@ style; recognised by the request signature's service). Items are answered like s
 """
 
 from hallumeasure.testing.accounting import Latency, PromptCache, RateLimits
+from hallumeasure.testing.answers import default_answer, schema_answer, schema_example
 from hallumeasure.testing.anthropic_server import AnthropicServer
 from hallumeasure.testing.bedrock_server import BedrockServer
+from hallumeasure.testing.calls import Answer, Call, RecordedRequest, Reply, Segment, Tokens
 from hallumeasure.testing.faults import BAD_ANSWERS, TRANSIENT, Burst, Fault, FaultPlan
 from hallumeasure.testing.openai_server import OpenAIServer
-from hallumeasure.testing.server import (
-    Answer,
-    BatchJob,
-    Call,
-    CallRecord,
-    RecordedRequest,
-    Reply,
-    Segment,
-    SimServer,
-    Tokens,
-    default_answer,
-    schema_answer,
-    schema_example,
-)
+from hallumeasure.testing.server import BatchJob, CallRecord, SimServer
 
 __all__ = [
     "BAD_ANSWERS",

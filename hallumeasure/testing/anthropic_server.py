@@ -18,17 +18,8 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from hallumeasure.testing.server import (
-    Answer,
-    BatchJob,
-    Call,
-    Protocol,
-    Reply,
-    Segment,
-    SimServer,
-    check_tool_results,
-    check_tool_schema,
-)
+from hallumeasure.testing.calls import Answer, Call, Reply, Segment
+from hallumeasure.testing.server import BatchJob, Protocol, SimServer, check_tool_results, check_tool_schema
 
 _BATCH_RE = re.compile(r"^/v1/messages/batches(?:/(?P<id>[^/]+)(?:/(?P<action>results|cancel))?)?/?$")
 _CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

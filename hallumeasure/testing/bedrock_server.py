@@ -22,18 +22,9 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
+from hallumeasure.testing.calls import Answer, Call, Reply, Segment
 from hallumeasure.testing.s3 import ObjectStore, is_s3_request, jsonl, split_s3_uri
-from hallumeasure.testing.server import (
-    Answer,
-    BatchJob,
-    Call,
-    Protocol,
-    Reply,
-    Segment,
-    SimServer,
-    check_tool_results,
-    check_tool_schema,
-)
+from hallumeasure.testing.server import BatchJob, Protocol, SimServer, check_tool_results, check_tool_schema
 
 _PATH_RE = re.compile(r"^/model/(?P<model>[^/]+)/converse$")
 _JOB_RE = re.compile(r"^/model-invocation-job(?:/(?P<id>[^/]+)(?:/(?P<action>stop))?)?/?$")

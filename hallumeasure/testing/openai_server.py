@@ -19,7 +19,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from hallumeasure.testing.server import Answer, Call, Protocol, Reply, Segment, SimServer, Tokens
+from hallumeasure.testing.calls import Answer, Call, Reply, Segment, Tokens
+from hallumeasure.testing.server import Protocol, SimServer
 
 #: Neutral stop reasons -> OpenAI finish reasons.
 FINISH_REASONS = {

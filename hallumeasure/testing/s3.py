@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 from xml.sax.saxutils import escape
 
-from hallumeasure.testing.server import Reply
+from hallumeasure.testing.calls import Reply
 
 _XML = "application/xml"
 

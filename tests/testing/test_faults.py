@@ -102,7 +102,7 @@ def test_refusal_is_content_filtered_on_the_bedrock_wire(aws):
     assert reply_body.fault is Fault.REFUSAL
     # botocore maps nothing: the wire says content_filtered and the provider maps it to refusal.
     from hallumeasure.testing.bedrock_server import PROTOCOL
-    from hallumeasure.testing.server import Answer
+    from hallumeasure.testing.calls import Answer
 
     assert PROTOCOL.render(Answer(stop_reason="refusal"))["stopReason"] == "content_filtered"
 

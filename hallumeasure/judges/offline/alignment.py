@@ -15,10 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from hallumeasure.judges.offline.antonyms import ANTONYM_PAIRS, COMPLEMENTARY_PAIRS
 from hallumeasure.judges.offline.context import ContextIndex
 from hallumeasure.judges.offline.lexicon import (
-    ANTONYM_PAIRS,
-    COMPLEMENTARY_PAIRS,
     EXCLUSIVE,
     HEDGES,
     INTENSIFIERS,

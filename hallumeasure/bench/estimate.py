@@ -1,0 +1,118 @@
+"""The dry run of a benchmark: expected calls and tokens before anything is spent."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from hallumeasure.core.types import Mode, Sample, Usage
+from hallumeasure.models.pricing import cost
+from hallumeasure.runs.datasets import LabelledSample
+
+
+class BenchEstimate(BaseModel):
+    """Rough expected calls and tokens of a benchmark, before spending anything."""
+
+    dataset: str
+    mode: str
+    gold_claims: bool
+    n_samples: int
+    claims: int
+    extraction_calls: int
+    judge_calls: int
+    input_tokens: int
+    output_tokens: int
+    assumptions: list[str]
+
+    @property
+    def calls(self) -> int:
+        return self.extraction_calls + self.judge_calls
+
+
+#: Output tokens per claim (tool-call JSON included): rough figures in line with the paper's Table 5.
+OUTPUT_TOKENS_PER_CLAIM = {"cot": 95, "nocot": 30, "extract": 20}
+_SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)")
+
+
+def _prompt_chars(prompt_id: str, fallback: int) -> int:
+    try:
+        from hallumeasure.judges.llm.prompts import STANDARD_VALUES, load_prompt
+
+        p = load_prompt(prompt_id)
+    except Exception:  # noqa: BLE001 - an estimate must not fail on a prompt problem
+        return fallback
+    standard = sum(len(STANDARD_VALUES[k]) for k in p.placeholders & STANDARD_VALUES.keys())
+    return len(p.system) + len(p.user_prefix) + len(p.user_suffix) + standard
+
+
+def estimate_bench(
+    samples: Sequence[LabelledSample | Sample],
+    mode: Mode | str = Mode.COT_ONE,
+    *,
+    gold_claims: bool = False,
+    claims_per_sentence: float = 2.0,
+    chars_per_token: float = 4.0,
+) -> BenchEstimate:
+    """Expected calls and tokens: tokens = characters / 4; claims = sentences x ``claims_per_sentence``.
+
+    One-claim modes: one extraction call plus one judge call per claim. All-claims modes: one
+    extraction call plus one judge call. With gold claims there is no extraction and the claim
+    count is exact. Prompt caching, re-asks and retries are not counted (real input cost is lower
+    with caching, higher with re-asks).
+    """
+    mode = Mode(mode)
+    style = "cot" if mode.cot else "nocot"
+    judge_prompt = _prompt_chars(f"classify_{style}_{'one' if mode.one_claim else 'all'}", 3500)
+    extract_prompt = _prompt_chars("extract", 3000)
+    claims = extract_calls = judge_calls = 0
+    chars_in = 0.0
+    chars_out_tokens = 0
+    claim_chars: float
+    for s in samples:
+        gold = getattr(s, "claims", None)  # plain Samples (measure --dry-run) have no gold claims
+        if gold_claims and gold:
+            n, claim_chars = len(gold), sum(len(c.text) for c in gold)
+        else:
+            sentences = max(1, len(_SENTENCE_END.findall(s.response.strip() + " ")))
+            n = max(1, round(sentences * claims_per_sentence))
+            claim_chars = max(len(s.response), 1) * 1.2  # claims restate their nouns
+            extract_calls += 1
+            chars_in += extract_prompt + len(s.response) + len(s.question or "")
+            chars_out_tokens += OUTPUT_TOKENS_PER_CLAIM["extract"] * n
+        claims += n
+        shared = judge_prompt + len(s.context) + len(s.question or "")
+        if mode.one_claim:
+            judge_calls += n
+            chars_in += n * shared + claim_chars
+        else:
+            judge_calls += 1
+            chars_in += shared + claim_chars
+        chars_out_tokens += OUTPUT_TOKENS_PER_CLAIM[style] * n
+    assumptions = [
+        f"tokens = characters / {chars_per_token:g}",
+        "claims = gold claims" if gold_claims else f"claims = sentences x {claims_per_sentence:g}",
+        f"output tokens per claim: {OUTPUT_TOKENS_PER_CLAIM[style]} (judge, {style})"
+        + ("" if gold_claims else f", {OUTPUT_TOKENS_PER_CLAIM['extract']} (extraction)"),
+        "no prompt caching, re-asks or retries counted",
+    ]
+    return BenchEstimate(
+        dataset="+".join(sorted({getattr(s, "dataset", "input") for s in samples})) or "empty",
+        mode=mode.value,
+        gold_claims=gold_claims,
+        n_samples=len(samples),
+        claims=claims,
+        extraction_calls=extract_calls,
+        judge_calls=judge_calls,
+        input_tokens=int(chars_in / chars_per_token),
+        output_tokens=chars_out_tokens,
+        assumptions=assumptions,
+    )
+
+
+def estimate_cost(estimate: BenchEstimate, price: Any) -> float:
+    """Dollar cost of an estimate at ``price`` (a ``hallumeasure.models.pricing.Price``), uncached."""
+    usage = Usage(calls=estimate.calls, input_tokens=estimate.input_tokens, output_tokens=estimate.output_tokens)
+    return float(cost(usage, price))
