@@ -171,6 +171,9 @@ class ClaimVerdict(BaseModel):
     citation: CitationFinding | None = None
     #: When the source was too long for the judge: the passage ranges it saw ("3:120-890").
     shown: tuple[str, ...] = ()
+    #: False when a keyless judge's signals cannot tell: ``label`` is then its best guess, and the claim
+    #: needs an LLM check. LLM judges are always confident (their variance is measured by repeats).
+    confident: bool = True
 
     @property
     def ok(self) -> bool:
@@ -221,6 +224,10 @@ class ResponseResult(BaseModel):
     hallucinated: bool | None = None
     #: Response-level probability of hallucination, when the judge gives one.
     score: float | None = None
+    #: Whether ``hallucinated`` cannot change whatever the claims judged without confidence turn out to be
+    #: (a confident unsupported claim exists, or every evaluated claim is confidently supported); None
+    #: when ``hallucinated`` is None.
+    decided: bool | None = None
     #: Set when the whole sample failed (for example extraction); the result is then an error row.
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
