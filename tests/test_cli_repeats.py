@@ -80,7 +80,7 @@ def test_a_panel_reports_agreement_between_judges(tmp_path):
 
 
 def _resume_hint(manifest):
-    from hallumeasure.cli import _resume_hint as hint
+    from hallumeasure.cli.common import _resume_hint as hint
     from hallumeasure.core.types import RunManifest
 
     return hint("out", RunManifest.model_validate(manifest))

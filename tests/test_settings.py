@@ -2,12 +2,14 @@
 
 import json
 
+import pytest
+from pydantic import ValidationError
 from report.helpers import sample, write_run
 from testdata import EXAMPLES
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.cli.settings import MeasureSettings, find_config
+from hallumeasure.pipeline.settings import MeasureSettings, find_config
 
 runner = CliRunner()
 
@@ -115,7 +117,7 @@ def test_the_readme_example_file_is_valid():
 
     from testdata import REPO
 
-    from hallumeasure.cli.settings import merge
+    from hallumeasure.pipeline.settings import merge
     from hallumeasure.report.audit import AuditGates
 
     block = re.search(r"```toml\n(.*?)```", (REPO / "README.md").read_text(), re.S).group(1)
@@ -123,3 +125,66 @@ def test_the_readme_example_file_is_valid():
     audit = {k.replace("-", "_"): v for k, v in data.pop("audit").items()}
     assert merge(MeasureSettings, data, {}, explicit=set()).rpm == "50"
     assert merge(AuditGates, audit, {}, explicit=set()).max_rate_rise == 0.02
+
+
+# --- the rules live in the model: the command line, a file and Python get the same refusals -----------------
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"panel_rule": "most"}, "panel_rule must be one of ['majority', 'any-unsupported', 'unanimous'], got 'most'"),
+        ({"mode": "fast"}, "mode must be one of ['cot-one', 'cot-all', 'nocot-one', 'nocot-all'], got 'fast'"),
+        ({"detector": "magic"}, "detector must be one of ['claims', 'conli', 'cascade'], got 'magic'"),
+        ({"unevaluatable": "drop"}, "unevaluatable must be one of exclude, supported, unsupported; got 'drop'"),
+        ({"unsupported_labels": "absent,wrong"}, "unsupported_labels takes a comma-separated list of supported, "),
+        ({"unsupported_labels": " , "}, "unsupported_labels takes a comma-separated list of"),
+        (
+            {"judge": ["fake", "fake:other"], "detector": "conli"},
+            "repeats and several judge work with detector claims only; this run uses detector conli",
+        ),
+        ({"judge": "fake", "repeats": 2, "detector": "cascade"}, "work with detector claims only"),
+        ({"repeats": 3}, "repeats 3: the offline judge is deterministic"),
+        ({"judge": ["fake", "nli"], "repeats": 2}, "the nli judge is deterministic"),
+        ({"first_pass": "fake"}, "first_pass is for detector cascade only; this run uses detector claims"),
+        (
+            {"flag_threshold": 0.3, "first_pass": "fake", "detector": "conli"},
+            "flag_threshold and first_pass are for detector cascade only; this run uses detector conli",
+        ),
+    ],
+)
+def test_the_model_refuses_each_rule_with_its_message(values, message):
+    with pytest.raises(ValidationError) as caught:
+        MeasureSettings(**values)
+    assert message in caught.value.errors()[0]["msg"]
+
+
+def test_closed_sets_are_typed_and_valid_combinations_pass():
+    from hallumeasure.core.labels import UnevaluatablePolicy
+    from hallumeasure.core.types import Mode
+    from hallumeasure.detectors import DETECTORS
+    from hallumeasure.judges.votes import PanelRule
+    from hallumeasure.pipeline.settings import DETECTORS as SETTINGS_DETECTORS
+
+    assert SETTINGS_DETECTORS == DETECTORS  # the model's closed set is the detectors that exist
+    s = MeasureSettings(mode="nocot-all", panel_rule="unanimous", unevaluatable="supported", judge=["fake", "offline"])
+    assert (s.mode, s.panel_rule) == (Mode.NOCOT_ALL, PanelRule.UNANIMOUS)
+    assert s.unevaluatable == UnevaluatablePolicy.SUPPORTED
+    assert MeasureSettings(detector="cascade", first_pass="nli", flag_threshold=0.3).first_pass == "nli"
+    assert MeasureSettings(judge="fake", repeats=3).repeats == 3
+    assert s.model_dump(mode="json")["mode"] == "nocot-all"  # the manifest records plain values
+
+
+def test_a_rule_names_the_option_on_the_command_line_and_the_key_in_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = _measure(tmp_path, "--detector", "conli", "--first-pass", "fake")
+    assert result.exit_code == 2
+    assert "--first-pass is for --detector cascade only; this run uses --detector conli" in result.output
+    config = tmp_path / "hallumeasure.toml"
+    config.write_text('mode = "fast"\n')
+    result = _measure(tmp_path)
+    assert result.exit_code == 2 and f"mode in {config} must be one of" in result.output and "'fast'" in result.output
+    assert _measure(tmp_path, "--mode", "turbo").output.count("--mode must be one of") == 1
+    config.write_text('first-pass = "fake"\n')
+    result = _measure(tmp_path)
+    assert result.exit_code == 2 and f"first_pass in {config} is for --detector cascade only" in result.output

@@ -1,23 +1,27 @@
-"""What every command module shares: the app, its consoles, exit codes, one-line errors, option checks and
-the refusal of unfinished runs. ``hallumeasure.cli`` and ``hallumeasure.cli.plan_calibrate`` register their
-commands on ``app``; this module imports neither, so the command modules never import each other in a circle.
+"""What every command module shares: the app, its consoles, exit codes, one-line errors, option checks, the
+options and model factory of the commands that call providers, and the refusal of unfinished runs. Each command
+module (``hallumeasure.cli.measure``, ...) registers its command on ``app``; this module imports none of them, so
+the command modules never import each other in a circle.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from hallumeasure.core.config import redact
+from hallumeasure.core.config import cache_path, redact
 from hallumeasure.core.errors import HalluMeasureError
 
 if TYPE_CHECKING:
     from hallumeasure.core.types import RunManifest
+    from hallumeasure.models.batch import BatchProgress
+    from hallumeasure.models.model import Model
 
 app = typer.Typer(
     help="Measure hallucinations in grounded LLM responses, claim by claim.",
@@ -100,3 +104,98 @@ def _one_sided_alpha(value: float | None) -> float | None:
     if value is not None and not 0 < value < 0.5:
         raise typer.BadParameter(f"{value} is not in the range 0<x<0.5.")
     return value
+
+
+def _positive(value: float | None) -> float | None:
+    """Typer callback: a float option that must be above 0 (a deadline or an interval)."""
+    if value is not None and not value > 0:
+        raise typer.BadParameter(f"{value} is not above 0.")
+    return value
+
+
+def _open_probability(value: float | None) -> float | None:
+    """Typer callback: a significance level, above 0 and at most 1."""
+    if value is not None and not 0 < value <= 1:
+        raise typer.BadParameter(f"{value} is not in the range 0<x<=1.")
+    return value
+
+
+# Options of every command that calls providers (measure, mitigate): one definition each.
+MaxConcurrency = Annotated[int, typer.Option(min=1, help="Provider calls in flight at once, per model.")]
+MaxRetries = Annotated[int, typer.Option(min=0, help="Retries of a failed provider call.")]
+Timeout = Annotated[float, typer.Option(callback=_positive, help="Deadline of one provider call, seconds.")]
+CacheFile = Annotated[
+    Path | None, typer.Option(help="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite).")
+]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
+
+
+def _columns(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        field, sep, column = pair.partition("=")
+        if not sep or not field or not column:
+            raise _fail(f"--column takes field=name, got {pair!r}")
+        mapping[field.strip()] = column.strip()
+    return mapping
+
+
+def _model_factory(
+    cache: Path | None,
+    no_cache: bool,
+    *,
+    rpm: str | None = None,
+    tpm: str | None = None,
+    otpm: str | None = None,
+    batch: dict[str, Any] | None = None,
+    **wrapper: Any,
+) -> Callable[[str], Model]:
+    """``model_for(spec)``: one ``Model`` per spec, sharing the request cache, so stages share usage and cache.
+
+    ``rpm`` / ``tpm`` put one shared rate limiter per provider and model in front of the calls;
+    ``batch`` (from ``_batch_options``) sends them through the provider's batch service instead.
+    """
+    from hallumeasure.detectors.scripted import fake_model_options
+    from hallumeasure.judges.build import build_model
+    from hallumeasure.models.cache import RequestCache
+    from hallumeasure.models.limits import parse_limit, shared_limiter
+
+    request_cache = None if no_cache else RequestCache(cache or cache_path())
+    rpm_value, tpm_value, otpm_value = parse_limit(rpm), parse_limit(tpm), parse_limit(otpm)
+    models: dict[str, Model] = {}
+
+    def model_for(spec: str) -> Model:
+        if spec not in models:
+            limited = rpm_value or tpm_value or otpm_value
+            limiter = shared_limiter(spec, rpm_value, tpm_value, output_tpm=otpm_value) if limited else None
+            options = fake_model_options(spec)  # a fake answers the rewrite, NLI and cascade prompts too
+            if batch is not None and spec.startswith("bedrock:"):
+                options = {"batch_s3_uri": batch["s3"], "batch_role_arn": batch["role"]}
+            model = build_model(spec, cache=request_cache, model_options=options, limiter=limiter, **wrapper)
+            if batch is not None:
+                from hallumeasure.models.batch import Batcher, BatchLedger
+
+                model.batch = Batcher(
+                    model.api,
+                    ledger=BatchLedger.for_run(batch["run_dir"]),
+                    poll_interval=batch["poll"],
+                    progress=_batch_progress,
+                )
+            models[spec] = model
+        return models[spec]
+
+    return model_for
+
+
+def _batch_options(run_dir: Path, s3: str | None, role: str | None, poll: float) -> dict[str, Any]:
+    return {"run_dir": run_dir, "s3": s3, "role": role, "poll": poll}
+
+
+def _batch_progress(progress: BatchProgress) -> None:
+    status = progress.status
+    resumed = " (submitted by an earlier run)" if progress.resumed else ""
+    console.print(
+        f"batch {escape(status.batch_id.rsplit('/', 1)[-1])}{resumed}: {status.done}/{status.total} done, "
+        f"{escape(status.state)}, {progress.elapsed:.0f} s",
+        highlight=False,
+    )

@@ -1,5 +1,7 @@
 """The settings a team repeats in every run, in one pydantic model: its defaults, its command-line
-options and the schema of the configuration file all come from ``MeasureSettings``.
+options (``hallumeasure.cli.options`` makes them) and the schema of the configuration file all come from
+``MeasureSettings``, and so do its rules: a value out of its closed set or a combination that cannot run
+is refused by the model, with the same message from the command line, a configuration file or Python.
 
 A configuration file is ``hallumeasure.toml`` (settings at the top level) or the
 ``[tool.hallumeasure]`` table of ``pyproject.toml``, found in the working directory or the nearest
@@ -11,28 +13,34 @@ file's path in the run's manifest.
 
 To add a setting: add a field here with its default, a ``description`` (the ``--help`` text),
 pydantic bounds (``ge``/``le``/``gt``: they bound the option and the file alike) and, when the flag
-is not ``--field-name``, a ``Flag(...)``; then read ``settings.<field>`` in the command. Nothing else.
+is not ``--field-name``, a ``Flag(...)``; then read ``settings.<field>`` in the command. A rule over its
+value goes in a validator here (``_refuse`` names settings as ``{field}``, so that each caller spells them as
+its user wrote them). Nothing else.
 """
 
 from __future__ import annotations
 
-import inspect
+import string
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
-import annotated_types
-import typer
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.fields import FieldInfo
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.labels import Label, UnevaluatablePolicy
+from hallumeasure.core.types import Mode
+from hallumeasure.judges.nli import KEYLESS_JUDGES
+from hallumeasure.judges.votes import PanelRule
 
-_R = TypeVar("_R")
 _Model = TypeVar("_Model", bound=BaseModel)
+
+#: What ``measure --detector`` runs (``hallumeasure.detectors`` builds each one).
+Detector = Literal["claims", "conli", "cascade"]
+DETECTORS: tuple[str, ...] = get_args(Detector)
 
 CONFIG_FILE = "hallumeasure.toml"
 
@@ -70,8 +78,8 @@ class MeasureSettings(BaseModel):
         "rates and kappa. LLM judges only: the offline judge is "
         "deterministic.",
     )
-    panel_rule: str = Field(
-        "majority",
+    panel_rule: PanelRule = Field(
+        PanelRule.MAJORITY,
         description="How votes (repeats, panel judges) become a claim's verdict: "
         "majority (ties go to the more severe label), any-unsupported, "
         "unanimous.",
@@ -87,8 +95,8 @@ class MeasureSettings(BaseModel):
         description="Constructor option of the judge's model, key=value (repeatable; applies to every --judge "
         "of a panel); as --extractor-option.",
     )
-    mode: str = Field("cot-one", description="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")
-    detector: str = Field(
+    mode: Mode = Field(Mode.COT_ONE, description="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")
+    detector: Detector = Field(
         "claims",
         description="claims (extract + judge claims), conli (sentence then entity NLI "
         "with --judge), cascade (--first-pass judge, then --judge explains "
@@ -114,8 +122,8 @@ class MeasureSettings(BaseModel):
     unsupported_labels: str = Field(
         "contradicted,absent,partially_supported", description="Labels counted as unsupported."
     )
-    unevaluatable: str = Field(
-        "exclude", description="How unevaluatable claims count: exclude, supported, unsupported."
+    unevaluatable: UnevaluatablePolicy = Field(
+        UnevaluatablePolicy.EXCLUDE, description="How unevaluatable claims count: exclude, supported, unsupported."
     )
     min_unsupported_claims: int = Field(1, ge=1, description="Unsupported claims that make a response hallucinated.")
     min_unsupported_rate: float = Field(0.0, ge=0.0, le=1.0, description="...and the unsupported rate it needs.")
@@ -180,122 +188,98 @@ class MeasureSettings(BaseModel):
         # a settings file may give one judge or pattern as a plain string
         return [value] if isinstance(value, str) else value
 
-
-# --- command-line options from the model ------------------------------------------------------------
-
-
-def _bounds(info: FieldInfo) -> tuple[dict[str, Any], float | None]:
-    """typer's min / max from the field's ge / le, and an exclusive lower bound (gt) to check by callback."""
-    options: dict[str, Any] = {}
-    above: float | None = None
-    for item in info.metadata:
-        if isinstance(item, annotated_types.Ge):
-            options["min"] = item.ge
-        elif isinstance(item, annotated_types.Le):
-            options["max"] = item.le
-        elif isinstance(item, annotated_types.Gt) and isinstance(item.gt, int | float):
-            above = item.gt
-    return options, above
-
-
-def _above(bound: float) -> Callable[[Any], Any]:
-    def check(value: Any) -> Any:
-        if value is not None and not value > bound:
-            raise typer.BadParameter(f"{value} is not above {bound:g}.")
+    @field_validator("panel_rule", "mode", "detector", mode="before")
+    @classmethod
+    def _one_of(cls, value: Any, info: ValidationInfo) -> Any:
+        choices = _CHOICES[info.field_name or ""]
+        if value not in choices:
+            raise _refuse(
+                f"{{{info.field_name}}} must be one of {{choices}}, got {{got!r}}", choices=choices, got=value
+            )
         return value
 
-    return check
-
-
-def option_parameters(model: type[BaseModel]) -> list[inspect.Parameter]:
-    """One keyword parameter per field, annotated with its ``typer.Option`` (flag, help, bounds, default)."""
-    params = []
-    for name, info in model.model_fields.items():
-        flag = next((m for m in info.metadata if isinstance(m, Flag)), Flag())
-        decls = flag.decls or (f"--{name.replace('_', '-')}",)
-        options, above = _bounds(info)
-        if above is not None:
-            options["callback"] = _above(above)
-        arguments: dict[str, Any] = {"help": info.description, **options, **flag.options}
-        option = typer.Option(*decls, **arguments)
-        params.append(
-            inspect.Parameter(
-                name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=info.default,
-                annotation=Annotated[info.annotation, option],
+    @field_validator("unevaluatable", mode="before")
+    @classmethod
+    def _unevaluatable(cls, value: Any) -> Any:
+        choices = [x.value for x in UnevaluatablePolicy]
+        if value not in choices:
+            raise _refuse(
+                "{unevaluatable} must be one of {choices}; got {got!r}", choices=", ".join(choices), got=value
             )
-        )
-    return params
+        return value
+
+    @field_validator("unsupported_labels")
+    @classmethod
+    def _labels(cls, value: str) -> str:
+        names = [x.strip() for x in value.split(",") if x.strip()]
+        if not names or any(x not in {label.value for label in Label} for x in names):
+            raise _refuse(
+                "{unsupported_labels} takes a comma-separated list of {choices}; got {got!r}",
+                choices=", ".join(x.value for x in Label),
+                got=value,
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _combinations(self) -> MeasureSettings:
+        """Settings that work only together: votes with the claims detector, repeats with an LLM judge, the
+        cascade's own options with the cascade."""
+        judges = self.judge or ["offline"]
+        if (len(judges) > 1 or self.repeats > 1) and self.detector != "claims":
+            raise _refuse(
+                "{repeats} and several {judge} work with {detector} claims only; this run uses {detector} {got}",
+                got=self.detector,
+            )
+        deterministic = [name for name in judges if name in KEYLESS_JUDGES]
+        if self.repeats > 1 and deterministic:  # VotingJudge refuses it too, but only once the input is read
+            raise _refuse(
+                "{repeats} {n}: the {name} judge is deterministic, so its repeats would agree by construction; "
+                "use {repeats} 1 with it, or an LLM judge such as {judge} anthropic:<model>",
+                n=self.repeats,
+                name=deterministic[0],
+            )
+        if self.detector != "cascade":
+            given = [name for name in ("flag_threshold", "first_pass") if getattr(self, name) is not None]
+            if given:
+                names = " and ".join(f"{{{name}}}" for name in given)
+                verb = "is" if len(given) == 1 else "are"
+                raise _refuse(
+                    f"{names} {verb} for {{detector}} cascade only; this run uses {{detector}} {{got}}",
+                    got=self.detector,
+                )
+        return self
 
 
-def with_settings(
-    model: type[BaseModel], *, file_section: str | None = None
-) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
-    """Give a command one option per field of ``model``; the command receives ``settings`` (a ``model``).
-
-    The command's own parameters stay as written, plus ``config`` (``--config FILE``). Each field's
-    value is the option when given on the command line, else the configuration file's, else the default.
-    The command also receives ``config_file`` (the file read, or None).
-    """
-
-    def decorate(command: Callable[..., _R]) -> Callable[..., _R]:
-        own = [
-            p
-            for p in inspect.signature(command, eval_str=True).parameters.values()
-            if p.name not in ("settings", "config_file")
-        ]
-        config_param = inspect.Parameter(
-            "config",
-            inspect.Parameter.KEYWORD_ONLY,
-            default=None,
-            annotation=Annotated[
-                Path | None,
-                typer.Option(
-                    "--config",
-                    help=f"Settings file: {CONFIG_FILE}, or a pyproject.toml with a tool.hallumeasure table "
-                    "(default: the nearest one from the working directory up). Options given here win.",
-                ),
-            ],
-        )
-        names = list(model.model_fields)
-
-        context_param = inspect.Parameter("_typer_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
-
-        @wraps(command)
-        def run(**kwargs: Any) -> _R:
-            ctx = kwargs.pop("_typer_context")
-            given = {name: kwargs.pop(name) for name in names}
-            config = kwargs.pop("config")
-            try:
-                path = Path(config) if config is not None else find_config(Path.cwd())
-                from_file = read_config(path, section=file_section) if path is not None else {}
-                settings = merge(model, from_file, given, explicit=explicit_options(ctx, names), source=path)
-            except ConfigError as exc:
-                raise _usage_error(str(exc)) from None
-            return command(**kwargs, settings=settings, config_file=path)
-
-        signature = inspect.Signature([*own, context_param, config_param, *option_parameters(model)])
-        run.__signature__ = signature  # type: ignore[attr-defined]  # set for typer, which reads it
-        run.__annotations__ = {}
-        del run.__wrapped__  # typer must read the new signature, not the command's
-        return run
-
-    return decorate
+_CHOICES: dict[str, list[str]] = {
+    "panel_rule": [r.value for r in PanelRule],
+    "mode": [m.value for m in Mode],
+    "detector": list(DETECTORS),
+}
 
 
-def explicit_options(ctx: Any, names: list[str]) -> set[str]:
-    """Of ``names``, the options typed on the command line (or set from the environment), not left at their default."""
-    sources = {name: ctx.get_parameter_source(name) for name in names}
-    return {
-        name for name, source in sources.items() if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
-    }
+# --- errors that name each setting as its user wrote it ----------------------------------------------------
 
 
-def _usage_error(message: str) -> Exception:
-    from hallumeasure.cli.common import _fail  # one-line error, exit 2, like every other usage error
+def _refuse(template: str, **values: Any) -> PydanticCustomError:
+    """A settings rule's error. ``template`` names settings as ``{field_name}`` and the other values as
+    ``{name}`` of ``values``; the message reads ``field_name`` (as in Python), and ``error_message`` spells
+    the settings as the caller's user wrote them (``--field-name`` on the command line)."""
+    message = _render(template, lambda name: name, values)
+    return PydanticCustomError("setting_rule", message, {"template": template, "values": values})
 
-    return _fail(message)
+
+def _render(template: str, spell: Callable[[str], str], values: dict[str, Any]) -> str:
+    names = {name for _, name, _, _ in string.Formatter().parse(template) if name in MeasureSettings.model_fields}
+    return template.format(**values, **{name: spell(name) for name in names})
+
+
+def error_message(error: ErrorDetails, spell: Callable[[str], str]) -> str:
+    """One line for one error of a settings model, naming each setting as ``spell(field_name)``."""
+    context = error.get("ctx") or {}
+    if "template" in context:
+        return _render(context["template"], spell, context["values"])
+    key = ".".join(str(x) for x in error.get("loc", ()))
+    return f"{spell(key)}: {error['msg']}" if key else error["msg"]
 
 
 # --- the configuration file ------------------------------------------------------------------------
@@ -366,7 +350,8 @@ def merge(
     try:
         return model(**values)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(x) for x in first.get("loc", ()))
-        origin = "--" + key.replace("_", "-") if key in explicit else f"{key} in {source}"
-        raise ConfigError(f"{origin}: {first['msg']}") from None
+
+        def spell(key: str) -> str:  # as its user wrote it: the option, or the key in the file
+            return f"{key} in {source}" if key in from_file and key not in explicit else "--" + key.replace("_", "-")
+
+        raise ConfigError(error_message(exc.errors()[0], spell)) from None

@@ -1,0 +1,181 @@
+"""The ``audit`` command: a current run against a baseline, with its own exit codes (see ``audit --help``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.markup import escape
+from rich.table import Table
+
+from hallumeasure.cli.common import (
+    EXIT_USAGE,
+    _fail,
+    _one_line,
+    _one_sided_alpha,
+    _open_probability,
+    _open_unit,
+    _refuse_unfinished,
+    app,
+    out,
+)
+from hallumeasure.core.config import redact
+from hallumeasure.core.errors import HalluMeasureError
+
+if TYPE_CHECKING:
+    pass
+
+
+@app.command()
+def audit(
+    baseline: Annotated[Path, typer.Option("--baseline", help="The baseline run directory.")],
+    current: Annotated[Path, typer.Option("--current", help="The run to audit against the baseline.")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Directory for audit.json, audit.md and audit.junit.xml (default: runs/audit/<baseline>__<current>).",
+        ),
+    ] = None,
+    max_rate_rise: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="Tolerated rise of the mean unsupported rate (absolute; the non-inferiority margin)."
+        ),
+    ] = 0.02,
+    alpha: Annotated[
+        float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of each decision, in (0, 0.5).")
+    ] = 0.05,
+    max_hallucinated_share_rise: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Tolerated rise of the hallucinated share (default: not gated)."),
+    ] = None,
+    fail_on_any_significant_rise: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-any-significant-rise",
+            help="Regression as soon as a rise is shown above 0, even within the tolerated rise.",
+        ),
+    ] = False,
+    inconclusive: Annotated[
+        str, typer.Option(help="Exit code of an inconclusive audit: exit4 (4), pass (0) or fail (1).")
+    ] = "exit4",
+    power: Annotated[
+        float,
+        typer.Option(
+            callback=_open_unit,
+            help="Power, in (0, 1), at which the minimum detectable rise and the samples needed are stated.",
+        ),
+    ] = 0.8,
+    subtype_shift: Annotated[
+        bool,
+        typer.Option(
+            "--subtype-shift/--no-subtype-shift", help="Fail when an error subtype becomes significantly more frequent."
+        ),
+    ] = True,
+    subtype_alpha: Annotated[
+        float | None,
+        typer.Option(
+            callback=_open_probability, help="Significance level of the subtype test, in (0, 1] (default: --alpha)."
+        ),
+    ] = None,
+    min_samples: Annotated[
+        int, typer.Option(min=1, help="Fewest compared samples for a verdict (fewer: inconclusive).")
+    ] = 5,
+    max_error_share: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Tolerated share of error rows in either run.")
+    ] = 0.05,
+    baseline_model: Annotated[str | None, typer.Option(help="Audit only this model of the baseline run.")] = None,
+    current_model: Annotated[str | None, typer.Option(help="Audit only this model of the current run.")] = None,
+    allow_mismatch: Annotated[
+        bool, typer.Option("--allow-mismatch", help="Audit runs measured differently; the outputs are marked.")
+    ] = False,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="Settings file whose audit table sets the gates not given here "
+            "(default: the nearest hallumeasure.toml or pyproject.toml).",
+        ),
+    ] = None,
+    ctx: typer.Context = None,  # type: ignore[assignment]  # typer passes it
+) -> None:
+    """Audit CURRENT against BASELINE.
+
+    Exit 0 pass, 1 regression, 2 usage error, 3 too many error rows, 4 inconclusive.
+    """
+    from hallumeasure.cli.options import explicit_options
+    from hallumeasure.pipeline.settings import find_config, merge, read_config
+    from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditGates, audit_runs, write_usage_error
+
+    out_dir = out_dir or Path("runs") / "audit" / f"{baseline.name}__{current.name}"
+    try:
+        if inconclusive not in INCONCLUSIVE_EXITS:
+            raise HalluMeasureError(
+                f"--inconclusive must be one of {', '.join(INCONCLUSIVE_EXITS)}, got {inconclusive!r}"
+            )
+        given = {
+            "max_rate_rise": max_rate_rise,
+            "alpha": alpha,
+            "max_hallucinated_share_rise": max_hallucinated_share_rise,
+            "subtype_shift": subtype_shift,
+            "subtype_alpha": subtype_alpha,
+            "min_samples": min_samples,
+            "max_error_share": max_error_share,
+            "fail_on_any_significant_rise": fail_on_any_significant_rise,
+            "inconclusive": inconclusive,
+            "power": power,
+        }
+        # gates not given as options come from the settings file's audit table, else AuditGates' defaults
+        source = config or find_config(Path.cwd())
+        gates = merge(
+            AuditGates,
+            read_config(source, section="audit") if source else {},
+            given,
+            explicit=explicit_options(ctx, list(given)),
+            source=source,
+        )
+        _refuse_unfinished([baseline, current])
+        result = audit_runs(
+            baseline,
+            current,
+            gates,
+            out_dir=out_dir,
+            allow_mismatch=allow_mismatch,
+            baseline_model=baseline_model,
+            current_model=current_model,
+            resamples=resamples,
+            seed=seed,
+        )
+    except Exception as exc:  # noqa: BLE001 - exit 1 means "regression" here, so no failure may escape as 1
+        if isinstance(exc, HalluMeasureError):
+            message = redact(str(exc))
+        elif isinstance(exc, ValidationError):
+            message = redact(_one_line(exc))
+        else:
+            message = redact(f"the audit could not run: {type(exc).__name__}: {_one_line(exc)}")
+        try:
+            write_usage_error(out_dir, message)
+        except Exception as write_exc:  # noqa: BLE001 - the message on stderr matters more than the files
+            message += f" (and {out_dir} cannot be written: {_one_line(write_exc)})"
+        raise _fail(message, EXIT_USAGE) from None
+    out.print(f"audit: {result.headline}", markup=False, highlight=False)
+    table = Table()
+    for name in ("gate", "result", "observed", "message"):
+        table.add_column(name, overflow="fold")
+    for gate in result.gates:
+        table.add_row(escape(gate.name), gate.status.upper(), escape(str(gate.observed)), escape(gate.message))
+    out.print(table)
+    for line in result.policy:
+        out.print(line, highlight=False, markup=False)
+    for note in result.notes:
+        out.print(f"note: {note}", highlight=False, markup=False)
+    out.print(
+        f"wrote {out_dir / 'audit.md'}, audit.json and audit.junit.xml; exit code {result.exit_code}", markup=False
+    )
+    raise typer.Exit(result.exit_code)

@@ -1,0 +1,137 @@
+"""The ``bench`` and ``bench-compare`` commands: a judge scored on labelled data, and bench results side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from pydantic import ValidationError
+
+from hallumeasure.cli.common import (
+    _columns,
+    _fail,
+    _one_line,
+    app,
+    console,
+    out,
+)
+from hallumeasure.cli.output import _print_estimate
+from hallumeasure.core.config import cache_path
+from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.judges.nli import KEYLESS_JUDGES
+
+if TYPE_CHECKING:
+    pass
+
+
+@app.command()
+def bench(
+    datasets: Annotated[
+        list[str], typer.Argument(help="Labelled JSONL/CSV files, or shared set names (bump, cliff, ...).")
+    ],
+    judge: Annotated[str, typer.Option(help="Judge spec.")] = "offline",
+    extractor: Annotated[
+        str | None, typer.Option(help="Extractor spec (default: offline for the offline judge, else the judge's).")
+    ] = None,
+    mode: Annotated[list[str] | None, typer.Option(help="Classifier mode(s); repeat to bench several.")] = None,
+    gold_claims: Annotated[
+        bool, typer.Option(help="Judge the dataset's gold claims directly (no extraction).")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Stratified sample of N records per dataset (seeded).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for --limit sampling and the bootstrap.")] = 13,
+    concurrency: Annotated[int, typer.Option(min=1, help="Samples judged at once.")] = 4,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples for the 95% CIs.")] = 1000,
+    out_dir: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Where the JSON and Markdown tables go (the committed tables in benchmarks/bench are written "
+            "with an explicit --out benchmarks/bench).",
+        ),
+    ] = Path("runs/bench"),
+    column: Annotated[
+        list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
+    ] = None,
+    cache: Annotated[Path | None, typer.Option(help="Request cache file.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the request cache.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Print expected calls, tokens and cost; call nothing.")] = False,
+) -> None:
+    """Score a judge on labelled data with the papers' metrics (P/R/F1, AUC, subtype F1, usage)."""
+    from hallumeasure.bench.run import run_bench
+    from hallumeasure.bench.tables import bench_markdown, save_bench
+    from hallumeasure.core.types import Mode
+    from hallumeasure.judges.build import build_extractor, build_judge, build_model
+    from hallumeasure.models.cache import RequestCache
+    from hallumeasure.runs.datasets import load_labelled, resolve_dataset, subsample
+
+    modes = mode or ["cot-one"]
+    for name in modes:
+        if name not in {m.value for m in Mode}:
+            raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
+    extractor = extractor or ("offline" if judge in KEYLESS_JUDGES else judge)
+    try:
+        run_modes = [Mode(m) for m in modes]
+        request_cache = None if no_cache else RequestCache(cache or cache_path())
+        for name in datasets:
+            samples = subsample(load_labelled(resolve_dataset(name), columns=_columns(column or [])), limit, seed=seed)
+            for run_mode in run_modes:
+                if dry_run:
+                    out.print(f"[bold]{name}[/bold]")
+                    _print_estimate(samples, run_mode, judge, extractor, gold_claims=gold_claims)
+                    continue
+                models = {
+                    spec: build_model(spec, cache=request_cache) for spec in {judge, extractor} - set(KEYLESS_JUDGES)
+                }
+                jud = build_judge(judge, run_mode, model=models.get(judge))
+                ext = None if gold_claims else build_extractor(extractor, model=models.get(extractor))
+                result = run_bench(
+                    samples,
+                    jud,
+                    ext,
+                    gold_claims=gold_claims,
+                    mode=run_mode,
+                    concurrency=concurrency,
+                    n_resamples=resamples,
+                    seed=seed,
+                )
+                json_path, md_path = save_bench(result, out_dir)
+                out.print(bench_markdown(result), markup=False, highlight=False)
+                console.print(f"wrote {json_path} and {md_path}")
+    except ValueError as exc:
+        raise _fail(str(exc)) from exc
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+
+
+@app.command("bench-compare")
+def bench_compare(
+    results: Annotated[list[Path], typer.Argument(help="Bench JSON files written by 'bench'.")],
+    out_file: Annotated[Path | None, typer.Option("--out", help="Also write the table to this Markdown file.")] = None,
+) -> None:
+    """Put several bench results side by side (one row per judge x mode x dataset)."""
+    from hallumeasure.bench.tables import compare_bench, load_bench
+
+    loaded = []
+    for path in results:
+        if not path.exists():
+            raise _fail(f"{path} does not exist; give the JSON files written by 'hallumeasure bench'")
+        if path.is_dir():
+            raise _fail(f"{path} is a directory; give the JSON files in it, such as {path}/*.json")
+        try:
+            loaded.append(load_bench(path))
+        except (ValidationError, UnicodeDecodeError) as exc:
+            raise _fail(
+                f"{path} is not a bench result (a JSON file written by 'hallumeasure bench'): {_one_line(exc)}"
+            ) from None
+        except OSError as exc:
+            raise _fail(f"{path} cannot be read: {exc.strerror or _one_line(exc)}") from None
+    try:
+        table = compare_bench(loaded)
+    except (ValueError, KeyError, HalluMeasureError) as exc:
+        raise _fail(_one_line(exc)) from exc
+    out.print(table, markup=False, highlight=False)
+    if out_file:
+        out_file.write_text(table + "\n", encoding="utf-8")

@@ -1,0 +1,104 @@
+"""The ``compare`` command: models compared with intervals and paired tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.markup import escape
+from rich.table import Table
+
+from hallumeasure.cli.common import (
+    _fail,
+    _one_line,
+    _refuse_unfinished,
+    app,
+    console,
+    out,
+)
+from hallumeasure.core.errors import HalluMeasureError
+
+if TYPE_CHECKING:
+    pass
+
+
+@app.command()
+def compare(
+    runs: Annotated[
+        list[Path], typer.Argument(help="Run directories written by 'measure' (one may hold several models).")
+    ],
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory for report.md, report.html, report.json and plots.")
+    ],
+    allow_mismatch: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mismatch",
+            help="Compare runs measured with different judges, modes, prompts or policies; the report is marked.",
+        ),
+    ] = False,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
+    worst: Annotated[int, typer.Option(min=0, help="Worst examples shown per model.")] = 3,
+    labels: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--labels",
+            help="Human labels (see 'calibrate'): adds the judge's agreement and corrected rates "
+            "for the run they match.",
+        ),
+    ] = None,
+) -> None:
+    """Compare models: rates with bootstrap intervals, paired differences, subtype mix, worst examples."""
+    from hallumeasure.report.compare import compare_runs
+    from hallumeasure.report.render import format_p, format_signed
+
+    try:
+        _refuse_unfinished(runs)
+        report = compare_runs(
+            runs, out_dir, allow_mismatch=allow_mismatch, resamples=resamples, seed=seed, worst=worst, labels=labels
+        )
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    except ValidationError as exc:
+        raise _fail(_one_line(exc)) from None
+    table = Table(title="models", title_justify="left")
+    for name in ("model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"):
+        table.add_column(name, justify="left" if name == "model" else "right")
+    for s in report.model_stats:
+        table.add_row(
+            escape(s.name),
+            str(s.n_responses),
+            s.mean_unsupported_rate.format(),
+            s.hallucinated_share.format(),
+            str(s.n_error_rows),
+        )
+    out.print(table)
+    for c in report.comparisons:
+        d = c.unsupported_rate
+        out.print(
+            f"unsupported rate, {c.b} - {c.a}: {format_signed(d.diff)} (p {format_p(d.p_value)}; "
+            f"{c.pairing}, {c.n_shared} shared samples)",
+            highlight=False,
+            markup=False,
+        )
+    for cal in report.calibrations:
+        for corrected in cal.corrected:
+            out.print(
+                f"{corrected.metric} of {cal.run}, corrected by {cal.labels_file}: {corrected.ppi.format()} "
+                f"(PPI; judge {corrected.judge.format()}, {corrected.n_labelled} labelled responses)",
+                highlight=False,
+                markup=False,
+            )
+    for line in report.policy:
+        out.print(line, highlight=False, markup=False)
+    for note in report.notes:
+        out.print(f"note: {note}", highlight=False, markup=False)
+    for problem in report.mismatches:
+        console.print(f"[yellow]warning:[/yellow] {escape(problem)}", highlight=False)
+    out.print(
+        f"wrote {out_dir / 'report.html'}, {out_dir / 'report.md'} and {out_dir / 'view.html'} (every claim)",
+        markup=False,
+    )

@@ -1,0 +1,65 @@
+"""The app's callback (-v, --version and the logging they set up) and the ``version`` command."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from hallumeasure import __version__
+from hallumeasure.cli.common import (
+    app,
+    out,
+)
+from hallumeasure.core.config import RedactingFilter
+
+if TYPE_CHECKING:
+    pass
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"hallumeasure {__version__}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, "
+            "-vvv also the libraries' own debug logs.",
+        ),
+    ] = 0,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    _configure_logging(verbose)
+
+
+def _configure_logging(verbose: int) -> None:
+    """Our loggers at the asked level; other libraries stay at warnings until -vvv. Secrets are redacted."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "_hallumeasure", False)]:
+        root.removeHandler(old)
+    handler._hallumeasure = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose >= 3 else logging.WARNING)
+    ours = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.getLogger("hallumeasure").setLevel(ours)
+
+
+@app.command()
+def version() -> None:
+    """Print the package version."""
+    out.print(__version__)

@@ -1,0 +1,244 @@
+"""The ``measure`` command: every sample of an input into a run directory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from hallumeasure.cli.common import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    _batch_options,
+    _columns,
+    _fail,
+    _model_factory,
+    _one_line,
+    app,
+    console,
+    out,
+)
+from hallumeasure.cli.options import with_settings
+from hallumeasure.cli.output import (
+    _print_error_reasons,
+    _print_estimate,
+    _print_summary,
+    _Progress,
+)
+from hallumeasure.core.config import redact
+from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.core.labels import Label, Policy, UnevaluatablePolicy
+from hallumeasure.pipeline.settings import MeasureSettings
+
+if TYPE_CHECKING:
+    from hallumeasure.sources.rag import SourceOptions
+
+
+def _policy(unsupported: str, unevaluatable: UnevaluatablePolicy, min_claims: int, min_rate: float) -> Policy:
+    """The policy of the settings (their labels and choice already checked by ``MeasureSettings``)."""
+    try:
+        labels = frozenset(Label(x.strip()) for x in unsupported.split(",") if x.strip())
+        return Policy(
+            unsupported_labels=labels,
+            unevaluatable=unevaluatable,
+            min_unsupported_claims=min_claims,
+            min_unsupported_rate=min_rate,
+        )
+    except ValueError as exc:
+        raise _fail(f"invalid policy: {exc}") from exc
+
+
+@app.command()
+@with_settings(MeasureSettings)
+def measure(
+    input: Annotated[  # noqa: A002 - the parameter's name is the argument's name, INPUT, in --help
+        Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")
+    ],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
+    resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out (not with --overwrite).")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first (not with --resume).")] = False,
+    column: Annotated[
+        list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
+    *,
+    settings: MeasureSettings,
+    config_file: Path | None = None,
+) -> None:
+    """Measure every sample of INPUT into a run directory.
+
+    The options from --extractor on can also be set in hallumeasure.toml or in the tool.hallumeasure table of
+    pyproject.toml; an option given here wins.
+    """
+    s = settings  # validated by MeasureSettings: its closed sets of values and the combinations that cannot run
+    from hallumeasure.detectors import build_stages, save_detector_stats
+    from hallumeasure.judges.votes import build_voting_judge
+    from hallumeasure.models.registry import with_options
+    from hallumeasure.pipeline.run import run_measurement
+    from hallumeasure.runs.inputs import load_samples
+    from hallumeasure.runs.store import existing_run_error, holds_run
+
+    judges = s.judge or ["offline"]
+    voting = len(judges) > 1 or s.repeats > 1
+    run_mode = s.mode
+    if resume and overwrite:
+        raise _fail(
+            "--resume and --overwrite cannot be used together: --resume continues the run in --out, "
+            "--overwrite deletes it; pass one"
+        )
+    if not resume and not overwrite and not dry_run and holds_run(out_dir):
+        raise _fail(str(existing_run_error(out_dir, resumable=True)))
+    try:  # the options join the specs, so that the manifest and --resume carry them
+        extractor = with_options(s.extractor, s.extractor_option or [])
+        judges = [with_options(name, s.judge_option or []) for name in judges]  # every judge of a panel
+        judge = judges[0]
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from None
+    policy = _policy(s.unsupported_labels, s.unevaluatable, s.min_unsupported_claims, s.min_unsupported_rate)
+    sources = _source_options(s.max_context_tokens, s.citation_pattern)
+    try:
+        loaded = load_samples(
+            input, columns=_columns(column or []), model=s.model_name, strict=s.strict_input, delimiter=s.delimiter
+        )
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    for problem in loaded.problems:
+        who = f" (id {problem.sample_id})" if problem.sample_id else ""
+        console.print(
+            f"[yellow]skipped[/yellow] row {problem.row}{escape(who)}: {escape(problem.message)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if dry_run:
+        from hallumeasure.sources.rag import capped_for_estimate
+
+        _print_estimate(capped_for_estimate(loaded.samples, judge, sources), run_mode, judge, extractor, batch=s.batch)
+        if voting:
+            out.print(
+                f"votes: each claim is judged {s.repeats} time(s) by each of {len(judges)} judge(s); the judge "
+                f"calls above are for one judge asked once: multiply them by {s.repeats * len(judges)} "
+                "(judges priced differently: see each with its own --judge)"
+            )
+        return
+    try:
+        model_for = _model_factory(
+            s.cache,
+            s.no_cache,
+            max_concurrency=s.max_concurrency,
+            max_retries=s.max_retries,
+            timeout=s.timeout,
+            rpm=s.rpm,
+            tpm=s.tpm,
+            otpm=s.otpm,
+            batch=_batch_options(out_dir, s.batch_s3, s.batch_role, s.batch_poll) if s.batch else None,
+        )
+        ext, jud = build_stages(
+            s.detector,
+            extractor=extractor,
+            judge=judge,
+            mode=run_mode,
+            first_pass=s.first_pass or "offline",
+            policy=policy,
+            threshold=0.5 if s.flag_threshold is None else s.flag_threshold,
+            model_for=model_for,
+        )
+        if voting:
+            jud = build_voting_judge(
+                judges, run_mode, repeats=s.repeats, rule=s.panel_rule, policy=policy, model_for=model_for
+            )
+        for member in getattr(jud, "voters", [jud]):
+            if s.no_warm_cache and hasattr(member, "warm_cache"):
+                member.warm_cache = False  # recorded in the manifest through the judge's settings
+        with _Progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
+            manifest, _ = run_measurement(
+                loaded.samples,
+                out_dir,
+                ext,
+                jud,
+                mode=run_mode,
+                input_sha256=loaded.sha256,
+                input_path=str(input),
+                policy=policy,
+                resume=resume,
+                # In batch mode every sample starts at once, so that each stage becomes one batch.
+                concurrency=max(s.concurrency, len(loaded.samples)) if s.batch else s.concurrency,
+                settings={
+                    "skipped_input_rows": len(loaded.problems),
+                    "cache": not s.no_cache,
+                    "batch": s.batch,
+                    "config_file": str(config_file) if config_file else None,
+                    "effective": settings.model_dump(mode="json"),
+                },
+                detector=s.detector,
+                progress=advance,
+                sources=sources,
+                input_problems=loaded.problems,
+                overwrite=overwrite,
+            )
+        save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
+    except KeyboardInterrupt:
+        stored = _stored_count(out_dir)
+        console.print(
+            f"[yellow]interrupted[/yellow]: {stored} of {len(loaded.samples)} samples are stored in "
+            f"{escape(str(out_dir))} (marked interrupted; work in flight was dropped). Resume with:",
+            highlight=False,
+            soft_wrap=True,
+        )
+        console.print(escape(redact(_resume_command(out_dir))), highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except HalluMeasureError as exc:
+        raise _fail(str(exc)) from exc
+    except OSError as exc:  # the request cache or the run directory cannot be written
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise _fail(f"{where}{exc.strerror or _one_line(exc)}") from None
+    data = _print_summary(out_dir)
+    out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
+    errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
+    if errors or loaded.problems:
+        console.print(
+            f"[yellow]{manifest.counts.get('error_responses', 0)} response(s) and "
+            f"{manifest.counts.get('claim_errors', 0)} claim(s) ended as error rows; "
+            f"{len(loaded.problems)} input row(s) skipped[/yellow]"
+        )
+        _print_error_reasons(data, console, run_dir=out_dir)
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _source_options(max_context_tokens: int | None, patterns: list[str] | None) -> SourceOptions:
+    from hallumeasure.sources.citations import compile_patterns
+    from hallumeasure.sources.rag import SourceOptions
+
+    try:
+        compile_patterns(patterns)
+    except ValueError as exc:
+        raise _fail(f"--citation-pattern: {exc}") from None
+    return SourceOptions(
+        max_context_tokens=max_context_tokens, **({"citation_patterns": tuple(patterns)} if patterns else {})
+    )
+
+
+def _stored_count(run_dir: Path) -> int:
+    from hallumeasure.runs.store import DATABASE, RunStore
+
+    if not (run_dir / DATABASE).exists():
+        return 0
+    try:
+        with RunStore(run_dir) as store:
+            return len(store.done_ids())
+    except (HalluMeasureError, OSError):
+        return 0
+
+
+def _resume_command(run_dir: Path) -> str:
+    """The command line that was typed, with --resume in place of --overwrite, so that it goes on where it stopped."""
+    import shlex
+
+    args = [a for a in sys.argv[1:] if a != "--overwrite"]
+    if "measure" not in args:  # called from Python rather than the shell: name the run directory at least
+        args = ["measure", "INPUT", "--out", str(run_dir), "(the options it was started with)"]
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["hallumeasure", *args])

@@ -1,0 +1,185 @@
+"""Printing shared by several commands: a run's summary and error reasons, the cost estimate of a dry run,
+the progress of a measurement."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from hallumeasure.cli.common import (
+    console,
+    out,
+)
+from hallumeasure.judges.nli import KEYLESS_JUDGES
+
+if TYPE_CHECKING:
+    from hallumeasure.core.types import Mode, Sample
+    from hallumeasure.runs.datasets import LabelledSample
+    from hallumeasure.runs.store import RunData
+
+
+#: Distinct error reasons printed after a run or by 'show' ('show --json' lists them all).
+SHOWN_REASONS = 3
+
+
+def _print_error_reasons(data: RunData, where: Console, *, run_dir: Path) -> None:
+    """The distinct reasons of the error rows, counted, most frequent first (the first few)."""
+    reasons = data.error_reasons(width=240)
+    if not reasons:
+        return
+    where.print(f"error rows by reason ({len(reasons)} distinct):", highlight=False)
+    for item in reasons[:SHOWN_REASONS]:
+        noun = "response" if item["rows"] == "response" else "claim"
+        where.print(
+            f"  {item['count']} {noun}{'s' if item['count'] != 1 else ''}: {escape(item['reason'])}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if len(reasons) > SHOWN_REASONS:
+        where.print(
+            f"  ... and {len(reasons) - SHOWN_REASONS} more: hallumeasure show {escape(str(run_dir))} --json "
+            "lists them all",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _print_estimate(
+    samples: Sequence[Sample | LabelledSample],
+    mode: Mode | str,
+    judge: str,
+    extractor: str,
+    *,
+    gold_claims: bool = False,
+    batch: bool = False,
+) -> None:
+    from hallumeasure.bench.estimate import estimate_bench, estimate_cost
+    from hallumeasure.models.pricing import PRICES_AS_OF, price_for
+
+    est = estimate_bench(samples, mode, gold_claims=gold_claims)
+    out.print(
+        f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims, "
+        f"{est.extraction_calls} extraction call(s) + {est.judge_calls} judge call(s), "
+        f"~{est.input_tokens:,} input and ~{est.output_tokens:,} output tokens"
+    )
+    if judge in KEYLESS_JUDGES and extractor in ("offline", None):
+        out.print(f"cost: 0 (the {judge} judge and offline extractor call no provider)")
+    else:
+        price = price_for(judge)
+        if price is None:
+            out.print(f"cost: unknown (no price for {judge!r}; add one with HALLUMEASURE_PRICES)")
+        else:
+            dollars = estimate_cost(est, price) * (float(1 - price.batch_discount) if batch else 1.0)
+            out.print(
+                f"cost: about ${dollars:,.2f} at {'batch' if batch else 'list'} prices of {PRICES_AS_OF}, "
+                "before prompt caching (which lowers it) and re-asks (which raise it)"
+            )
+    for assumption in est.assumptions:
+        out.print(f"  assumes {assumption}")
+
+
+class _Progress:
+    """Progress the pipeline advances once per finished sample: a rich bar on a terminal, else a line now and then.
+
+    Off a terminal (a CI log, a pipe) a line goes to stderr at every 10% and at least every
+    ``LINE_EVERY`` seconds, so a long run shows it is alive without flooding the log.
+    """
+
+    LINE_EVERY = 30.0
+
+    def __init__(self, total: int, already: int = 0) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.total, self.done = total, already
+        self.started = self.last_line = self.clock()
+        self.last_tenth = (10 * already) // total if total else 10
+        self.terminal = console.is_terminal
+        self.bar = Progress(
+            TextColumn("measuring"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            disable=not self.terminal,
+        )
+        self.task = self.bar.add_task("measure", total=total, completed=already)
+
+    def advance(self, _result: object = None) -> None:
+        self.done += 1
+        if self.terminal:
+            self.bar.advance(self.task)
+            return
+        now, tenth = self.clock(), (10 * self.done) // self.total if self.total else 10
+        if tenth > self.last_tenth or now - self.last_line >= self.LINE_EVERY:
+            self.last_tenth, self.last_line = tenth, now
+            elapsed = now - self.started
+            console.print(
+                f"measuring: {self.done}/{self.total} samples ({self.done / self.total:.0%}), {elapsed:.0f} s elapsed",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+    def __enter__(self) -> Callable[[object], None]:
+        self.bar.start()
+        return self.advance
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+
+def _print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
+    """Print a run's summary table and settings; returns the loaded ``RunData``."""
+    from hallumeasure.runs.store import load_run
+
+    data = data if data is not None else load_run(run_dir)
+    manifest = data.manifest
+    table = Table(title=f"run {run_dir}", title_justify="left")
+    for name in ("model", "responses", "claims", "mean unsupported rate", "hallucinated share", "error rows"):
+        table.add_column(name, justify="left" if name == "model" else "right")
+    for row in data.summary.to_dict(orient="records"):
+        rate, share = row["mean_unsupported_rate"], row["hallucinated_share"]
+        table.add_row(
+            str(row["model"]),
+            str(row["n_responses"]),
+            str(row["n_claims"]),
+            "-" if rate is None or rate != rate else f"{rate:.3f}",
+            "-" if share is None or share != share else f"{share:.3f}",
+            str(row["n_error_responses"] + row["n_claim_errors"]),
+        )
+    out.print(table)
+    if manifest is not None:
+        lines = [
+            f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",
+            f"policy: {manifest.policy.describe()}",
+        ]
+        if manifest.judge == "offline":
+            lines.append(
+                "note: the offline judge is a trained lexical/numeric model, not an LLM; "
+                "see the README for its measured quality."
+            )
+        if manifest.judge.startswith("fake"):
+            lines.append("note: the fake model is a demo for tests; its labels are not a measurement.")
+        for line in lines:  # wrapped to the terminal (80 columns when piped)
+            out.print(line, markup=False, highlight=False, soft_wrap=False)
+    from hallumeasure.report.stability import run_stability, stability_lines
+
+    stability = run_stability(data)
+    for line in stability_lines(stability) if stability is not None else []:
+        out.print(line, markup=False, highlight=False)
+    return data
