@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from hallumeasure.report.runs import NO_MODEL
 from hallumeasure.report.stats import Estimate, Resampling, bootstrap_mean
 
 
@@ -85,6 +86,38 @@ def unsure_stats(
     )
 
 
+def _unsure_mask(claims: pd.DataFrame) -> pd.Series:
+    if "confident" not in claims:
+        return pd.Series(False, index=claims.index)
+    return claims["confident"].astype("boolean").fillna(True).eq(False)
+
+
+def group_unsure_stats(
+    responses: pd.DataFrame,
+    claims: pd.DataFrame,
+    name: str,
+    model: str | None = None,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> UnsureStats | None:
+    """``UnsureStats`` of one model's responses (``model``; None: the whole run), or None when none is unsure.
+
+    The rows are taken in the run's order, so the bootstrap resamples them exactly as
+    :func:`hallumeasure.report.stats.group_stats` resamples the same group.
+    """
+    if model is not None:
+        responses = responses[responses["model"].fillna(NO_MODEL).astype(str) == model]
+        claims = claims[claims["model"].fillna(NO_MODEL).astype(str) == model]
+    unsure = _unsure_mask(claims)
+    if not unsure.any():
+        return None
+    return unsure_stats(
+        responses, name, len(claims), int(unsure.sum()), resamples=resamples, seed=seed, confidence=confidence
+    )
+
+
 def run_unsure_stats(
     responses: pd.DataFrame, claims: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> list[UnsureStats]:
@@ -92,11 +125,11 @@ def run_unsure_stats(
 
     ``responses`` and ``claims`` are the frames of :func:`hallumeasure.runs.store.load_run`.
     """
-    if "confident" not in claims or not (claims["confident"] == False).any():  # noqa: E712 (a nullable column)
+    unsure = _unsure_mask(claims)
+    if not unsure.any():
         return []
-    unsure = claims["confident"].astype("boolean").fillna(True).eq(False)
-    models = responses["model"].fillna("(no model)").astype(str)
-    claim_models = claims["model"].fillna("(no model)").astype(str)
+    models = responses["model"].fillna(NO_MODEL).astype(str)
+    claim_models = claims["model"].fillna(NO_MODEL).astype(str)
     groups = [("(all)", pd.Series(True, index=responses.index), pd.Series(True, index=claims.index))]
     groups += [(m, models == m, claim_models == m) for m in dict.fromkeys(models)]
     options: Resampling = {"resamples": resamples, "seed": seed, "confidence": confidence}
