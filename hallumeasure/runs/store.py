@@ -494,11 +494,8 @@ class RunStore:
             sample_claims = claims.get(sid, [])
             by_claim = verdicts.get(sid, {})
             flag = None if hall is None else bool(hall)
-            decision: dict[str, Any] = {
-                "decided": None if decided is None else bool(decided),
-                "unsupported_rate_low": rate_low,
-                "unsupported_rate_high": rate_high,
-            }
+            decision: dict[str, Any] = {"decided": decided, "unsupported_rate_low": rate_low}
+            decision["unsupported_rate_high"] = rate_high
             if decided is None and rate_low is None and rate_high is None:
                 # written before decisions were stored (or nothing to decide): work them out again
                 policy = policy or self._policy()
@@ -527,12 +524,11 @@ class RunStore:
         return out
 
     def _policy(self) -> Policy:
-        """The run's policy (the default when the manifest is missing or cannot be read)."""
+        """The run's policy (the default without a readable manifest)."""
         try:
-            manifest = self.read_manifest()
+            return getattr(self.read_manifest(), "policy", None) or Policy()
         except RunStoreError:
-            manifest = None
-        return manifest.policy if manifest is not None else Policy()
+            return Policy()
 
 
 @dataclass
