@@ -27,6 +27,7 @@ from hallumeasure.judges.nli import KEYLESS_JUDGES
 
 if TYPE_CHECKING:
     from hallumeasure.core.types import Mode, Sample
+    from hallumeasure.report.unsure import UnsureStats
     from hallumeasure.runs.datasets import LabelledSample
     from hallumeasure.runs.store import RunData
 
@@ -143,26 +144,67 @@ class _Progress:
         self.bar.stop()
 
 
+def _number(value: float | None) -> str:
+    return "-" if value is None or value != value else f"{value:.3f}"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None or value != value else f"{value:.0%}"
+
+
+def unsure_lines(unsure: dict[str, UnsureStats], judge: str | None) -> list[str]:
+    """What the summary table's bounds and decided column mean, and the interval of the run's rate."""
+    whole = unsure.get("(all)") or next(iter(unsure.values()))
+    who = f"the {judge} judge" if judge else "the judge"
+    lines = [
+        f"unsure claims: {whole.n_unsure_claims} of {whole.n_claims} ({who} could not tell; an LLM check would "
+        "settle them). In brackets: the rate with every unsure claim counted supported - and unsupported. "
+        "decided: responses whose hallucinated flag no unsure claim can change."
+    ]
+    if whole.rate.low is not None and whole.rate.high is not None:
+        lines.append(
+            f"95% interval of the run's rate, covering both bounds: [{whole.rate.low:.3f}, {whole.rate.high:.3f}] "
+            "(bootstrap over responses: the lower limit with unsure claims counted supported, the upper with "
+            "them counted unsupported)"
+        )
+    return lines
+
+
 def _print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
     """Print a run's summary table and settings; returns the loaded ``RunData``."""
+    from hallumeasure.report.unsure import run_unsure_stats
     from hallumeasure.runs.store import load_run
 
     data = data if data is not None else load_run(run_dir)
     manifest = data.manifest
+    # Only a run with claims its keyless judge could not tell gets the bounds and the decided column.
+    unsure = {s.name: s for s in run_unsure_stats(data.responses, data.claims)}
     table = Table(title=f"run {run_dir}", title_justify="left")
-    for name in ("model", "responses", "claims", "mean unsupported rate", "hallucinated share", "error rows"):
+    names = ["model", "responses", "claims", "mean unsupported rate", "hallucinated share", "error rows"]
+    if unsure:
+        names[3:4] = ["mean unsupported rate (bounds)", "decided"]
+    for name in names:
         table.add_column(name, justify="left" if name == "model" else "right")
     for row in data.summary.to_dict(orient="records"):
         rate, share = row["mean_unsupported_rate"], row["hallucinated_share"]
-        table.add_row(
+        cells = [
             str(row["model"]),
             str(row["n_responses"]),
             str(row["n_claims"]),
-            "-" if rate is None or rate != rate else f"{rate:.3f}",
-            "-" if share is None or share != share else f"{share:.3f}",
+            _number(rate),
+            _number(share),
             str(row["n_error_responses"] + row["n_claim_errors"]),
-        )
+        ]
+        if (bounds := unsure.get(str(row["model"]))) is not None:
+            cells[3:4] = [f"{_number(rate)} ({_number(bounds.rate_low.value)}-{_number(bounds.rate_high.value)})"]
+            cells.insert(4, _percent(bounds.decided_share.value))
+        elif unsure:
+            cells.insert(4, _percent(1.0 if share is not None and share == share else None))
+        table.add_row(*cells)
     out.print(table)
+    if unsure:
+        for line in unsure_lines(unsure, manifest.judge if manifest else None):
+            out.print(line, markup=False, highlight=False, soft_wrap=False)
     if manifest is not None:
         lines = [
             f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",

@@ -221,6 +221,10 @@ class ResponseResult(BaseModel):
     n_unsupported: int = 0
     n_errors: int = 0
     unsupported_rate: float | None = None
+    #: The rate with every claim judged without confidence counted supported (low) or unsupported (high);
+    #: equal to ``unsupported_rate`` when every claim was judged with confidence.
+    unsupported_rate_low: float | None = None
+    unsupported_rate_high: float | None = None
     hallucinated: bool | None = None
     #: Response-level probability of hallucination, when the judge gives one.
     score: float | None = None

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 from markupsafe import Markup
 from pydantic import BaseModel
 
@@ -41,6 +42,7 @@ from hallumeasure.report.runs import (
 )
 from hallumeasure.report.stability import RunStability, runs_stability
 from hallumeasure.report.stats import SUBTYPES, GroupStats, Resampling, group_stats
+from hallumeasure.report.unsure import UnsureStats, group_unsure_stats
 from hallumeasure.report.viewer import build_viewer_data, render_viewer
 from hallumeasure.sources.align import align_claim, highlight
 from hallumeasure.sources.rag import RagSummary
@@ -66,6 +68,9 @@ class ComparisonReport(BaseModel):
     judge_stability: list[RunStability] = []
     #: Evidence, citation and passage-use numbers per run and model (empty when no run has any).
     rag: list[RagSummary] = []
+    #: Models and runs with claims a keyless judge could not tell: decided share and rate bounds.
+    unsure: list[UnsureStats] = []
+    run_unsure: list[UnsureStats] = []
 
 
 @dataclass
@@ -152,6 +157,17 @@ def worst_examples(
     return examples
 
 
+def _frames(run: LoadedRun) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return run.data.responses, run.data.claims
+
+
+def _widened(stats: list[GroupStats], unsure: list[UnsureStats]) -> list[GroupStats]:
+    by_name = {u.name: u for u in unsure}
+    return [
+        s.model_copy(update={"mean_unsupported_rate": by_name[s.name].rate}) if s.name in by_name else s for s in stats
+    ]
+
+
 def compare_runs(
     run_dirs: Sequence[str | Path],
     out_dir: str | Path,
@@ -183,6 +199,10 @@ def compare_runs(
     run_stats = [group_stats(units[run.name], run.name, **options) for run in runs]
     model_stats = [group_stats(g.units, g.name, **options) for g in groups]
     by_name = {run.name: run for run in runs}
+    unsure = [u for g in groups if (u := group_unsure_stats(*_frames(by_name[g.run]), g.name, g.model, **options))]
+    run_unsure = [u for run in runs if (u := group_unsure_stats(*_frames(run), run.name, **options))]
+    # the rate's interval of a group with unsure claims covers both of its bounds
+    model_stats, run_stats = _widened(model_stats, unsure), _widened(run_stats, run_unsure)
     # Without allow_mismatch, only pairs that differ in one thing: another model measured alike,
     # or the same model measured another way (model-a by CoNLI against model-b by the claim judge
     # would mix the two).
@@ -221,6 +241,8 @@ def compare_runs(
             calibrate_best_run([(r.name, r.data) for r in runs], path, confidence=confidence) for path in labels or []
         ],
         judge_stability=runs_stability(runs, groups, **options),
+        unsure=unsure,
+        run_unsure=run_unsure,
     )
     subtypes = [x for x in SUBTYPES if any(s.subtype_counts[x] for s in model_stats)]
     context = {
@@ -230,6 +252,8 @@ def compare_runs(
         "labels": LABEL_ORDER,
         "subtypes": subtypes,
         "passage_use": passage_use_line,
+        "unsure": {u.name: u for u in unsure},
+        "run_unsure": {u.name: u for u in run_unsure},
     }
     (out / "report.md").write_text(
         render_markdown("report.md.j2", plots=[{"file": f, "title": t} for f, t in plots], **context), encoding="utf-8"

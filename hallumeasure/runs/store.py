@@ -24,8 +24,9 @@ import pandas as pd
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
+from hallumeasure.core.aggregate import decision_fields, summarise_run
 from hallumeasure.core.errors import RunStoreError
-from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.run_files import DATABASE as DATABASE  # re-exported: the store's own names
 from hallumeasure.core.run_files import MANIFEST as MANIFEST
 from hallumeasure.core.text import encodable
@@ -55,13 +56,15 @@ CREATE TABLE IF NOT EXISTS results (
   sample_id TEXT PRIMARY KEY REFERENCES samples(sample_id), model TEXT, n_claims INTEGER NOT NULL,
   n_evaluated INTEGER NOT NULL, n_unsupported INTEGER NOT NULL, n_errors INTEGER NOT NULL,
   unsupported_rate REAL, hallucinated INTEGER, score REAL, error TEXT,
-  label_counts TEXT NOT NULL, subtype_counts TEXT NOT NULL, usage TEXT NOT NULL);
+  label_counts TEXT NOT NULL, subtype_counts TEXT NOT NULL, usage TEXT NOT NULL,
+  decided INTEGER, unsupported_rate_low REAL, unsupported_rate_high REAL);
 CREATE TABLE IF NOT EXISTS claims (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL,
   spans TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS verdicts (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, label_reason TEXT, label TEXT,
-  subtype_reason TEXT, subtype TEXT, probability REAL, judge TEXT NOT NULL, error TEXT, raw_output TEXT);
+  subtype_reason TEXT, subtype TEXT, probability REAL, judge TEXT NOT NULL, error TEXT, raw_output TEXT,
+  confident INTEGER);
 CREATE TABLE IF NOT EXISTS votes (
   claim_id TEXT NOT NULL, sample_id TEXT NOT NULL, judge TEXT NOT NULL, repeat INTEGER NOT NULL, label_reason TEXT,
   label TEXT, subtype_reason TEXT, subtype TEXT, probability REAL, error TEXT, raw_output TEXT,
@@ -76,6 +79,16 @@ CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
 CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
 CREATE INDEX IF NOT EXISTS votes_by_sample ON votes(sample_id);
 """
+
+
+#: Columns added after the first runs were written: (table, column, type). A run opened for writing
+#: (a resume) gets them added; reading an older run fills them in (see ``_column``).
+_ADDED_COLUMNS = (
+    ("results", "decided", "INTEGER"),
+    ("results", "unsupported_rate_low", "REAL"),
+    ("results", "unsupported_rate_high", "REAL"),
+    ("verdicts", "confident", "INTEGER"),
+)
 
 
 def write_json_atomic(path: Path, text: str) -> None:
@@ -168,6 +181,9 @@ class RunStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
+            for table, column, kind in _ADDED_COLUMNS:
+                if not self._has_column(table, column):
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             self.db.commit()
 
     def __enter__(self) -> RunStore:
@@ -180,6 +196,13 @@ class RunStore:
         self.db.close()
         if self._lock is not None:
             self._lock.release()
+
+    def _has_column(self, table: str, column: str) -> bool:
+        return any(row[1] == column for row in self.db.execute(f"PRAGMA table_info({table})"))
+
+    def _column(self, table: str, column: str, default: str = "NULL") -> str:
+        """``column`` for a SELECT, or ``default`` when the run was written before the column existed."""
+        return column if self._has_column(table, column) else f"{default} AS {column}"
 
     def _owner(self) -> str:
         try:
@@ -275,7 +298,7 @@ class RunStore:
                 ],
             )
             self.db.executemany(
-                "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     tuple(
                         map(
@@ -291,6 +314,7 @@ class RunStore:
                                 v.judge,
                                 v.error,
                                 v.raw_output,
+                                int(v.confident),
                             ),
                         )
                     )
@@ -326,7 +350,7 @@ class RunStore:
                 [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))],
             )
             self.db.execute(
-                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 tuple(
                     map(
                         _s,
@@ -344,6 +368,9 @@ class RunStore:
                             json.dumps(result.label_counts),
                             json.dumps(result.subtype_counts),
                             result.usage.model_dump_json(),
+                            None if result.decided is None else int(result.decided),
+                            result.unsupported_rate_low,
+                            result.unsupported_rate_high,
                         ),
                     )
                 ),
@@ -416,8 +443,12 @@ class RunStore:
             )
         verdicts: dict[str, dict[str, ClaimVerdict]] = {}
         extras = self._json_rows("SELECT claim_id, data FROM verdict_evidence")
-        for row in self.db.execute("SELECT * FROM verdicts"):
-            cid, sid, lr, label, sr, subtype, prob, judge, error, raw = row
+        confident_column = self._column("verdicts", "confident", "1")
+        for row in self.db.execute(
+            "SELECT claim_id, sample_id, label_reason, label, subtype_reason, subtype, probability, judge, error,"
+            f" raw_output, {confident_column} FROM verdicts"
+        ):
+            cid, sid, lr, label, sr, subtype, prob, judge, error, raw, confident = row
             verdicts.setdefault(sid, {})[cid] = ClaimVerdict(
                 claim_id=cid,
                 label_reason=lr,
@@ -428,6 +459,7 @@ class RunStore:
                 judge=judge,
                 error=error,
                 raw_output=raw,
+                confident=confident is None or bool(confident),
                 **extras.get(cid, {}),
             )
         votes: dict[str, list[Vote]] = {}
@@ -449,11 +481,25 @@ class RunStore:
                     )
                 )
         out = []
-        query = "SELECT r.* FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
+        added = [self._column("results", column) for table, column, _ in _ADDED_COLUMNS if table == "results"]
+        query = (
+            "SELECT r.sample_id, r.model, r.n_claims, r.n_evaluated, r.n_unsupported, r.n_errors, r.unsupported_rate,"
+            f" r.hallucinated, r.score, r.error, r.label_counts, r.subtype_counts, r.usage, {', '.join(added)}"
+            " FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
+        )
+        policy: Policy | None = None
         for row in self.db.execute(query):
-            (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row
+            (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row[:13]
+            decided, rate_low, rate_high = row[13:]
             sample_claims = claims.get(sid, [])
             by_claim = verdicts.get(sid, {})
+            flag = None if hall is None else bool(hall)
+            decision: dict[str, Any] = {"decided": decided, "unsupported_rate_low": rate_low}
+            decision["unsupported_rate_high"] = rate_high
+            if decided is None and rate_low is None and rate_high is None:
+                # written before decisions were stored (or nothing to decide): work them out again
+                policy = policy or self._policy()
+                decision = decision_fields(by_claim.values(), policy, rate=rate, hallucinated=flag, error=error)
             out.append(
                 ResponseResult(
                     sample_id=sid,
@@ -468,13 +514,21 @@ class RunStore:
                     n_unsupported=n_unsup,
                     n_errors=n_err,
                     unsupported_rate=rate,
-                    hallucinated=None if hall is None else bool(hall),
+                    hallucinated=flag,
                     score=score,
                     error=error,
                     usage=Usage.model_validate_json(usage),
+                    **decision,
                 )
             )
         return out
+
+    def _policy(self) -> Policy:
+        """The run's policy (the default without a readable manifest)."""
+        try:
+            return getattr(self.read_manifest(), "policy", None) or Policy()
+        except RunStoreError:
+            return Policy()
 
 
 @dataclass
@@ -577,10 +631,20 @@ def _add_evidence_columns(claims: pd.DataFrame, results: list[ResponseResult]) -
     claims["citation"] = [v.citation.value if v and v.citation else None for v in rows]
 
 
-def _load_run(store: RunStore, path: Path) -> RunData:
-    from hallumeasure.core.labels import Policy
-    from hallumeasure.core.aggregate import summarise_run
+def _add_decision_columns(responses: pd.DataFrame, claims: pd.DataFrame, results: list[ResponseResult]) -> None:
+    """``confident`` on the claims frame; ``decided`` and the rate bounds on the responses frame."""
+    by_claim = {v.claim_id: v for r in results for v in r.verdicts}
+    claims["confident"] = pd.array(
+        [v.confident if (v := by_claim.get(cid)) else None for cid in claims["claim_id"]], dtype="boolean"
+    )
+    by_sample = {r.sample_id: r for r in results}
+    rows = [by_sample.get(sid) for sid in responses["sample_id"]]
+    responses["decided"] = pd.array([r.decided if r else None for r in rows], dtype="boolean")
+    for column in ("unsupported_rate_low", "unsupported_rate_high"):
+        responses[column] = pd.array([getattr(r, column) if r else None for r in rows], dtype="Float64").astype(float)
 
+
+def _load_run(store: RunStore, path: Path) -> RunData:
     manifest = store.read_manifest()
     responses = pd.read_sql_query(
         "SELECT s.sample_id, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
@@ -598,6 +662,7 @@ def _load_run(store: RunStore, path: Path) -> RunData:
     )
     results = store.results()
     _add_evidence_columns(claims, results)
+    _add_decision_columns(responses, claims, results)
     skipped = store.input_problems()
     responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
     policy = manifest.policy if manifest else Policy()
@@ -616,6 +681,10 @@ def _load_run(store: RunStore, path: Path) -> RunData:
                 "n_claim_errors": s.n_claim_errors,
                 "mean_unsupported_rate": s.mean_unsupported_rate,
                 "hallucinated_share": s.hallucinated_share,
+                "n_unsure_claims": s.n_unsure_claims,
+                "decided_share": s.decided_share,
+                "mean_unsupported_rate_low": s.mean_unsupported_rate_low,
+                "mean_unsupported_rate_high": s.mean_unsupported_rate_high,
                 **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
             }
         )
