@@ -20,8 +20,7 @@ ROWS = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitl
 
 def _outcome(run: hallumeasure.Run) -> list[tuple]:
     return [
-        (r.sample_id, r.n_claims, r.n_unsupported, r.unsupported_rate)
-        for r in run.responses.itertuples(index=False)
+        (r.sample_id, r.n_claims, r.n_unsupported, r.unsupported_rate) for r in run.responses.itertuples(index=False)
     ]
 
 

@@ -115,9 +115,13 @@ def test_the_fixture_takes_its_judge_from_pyproject_and_the_option_wins(pytester
         result = _run(pytester, *args)
         result.assert_outcomes(passed=1)
         assert srv.requests and cache.exists()
-        result.stdout.fnmatch_lines(["*judge anthropic:claude-sonnet-4-sim", "cost: $0.0* at list prices (* provider calls*"])
+        result.stdout.fnmatch_lines(
+            ["*judge anthropic:claude-sonnet-4-sim", "cost: $0.0* at list prices (* provider calls*"]
+        )
         calls = len(srv.requests)
-        _run(pytester, *args).stdout.fnmatch_lines(["cost: $0.0000 at list prices (0 provider calls, * from the request cache*"])
+        _run(pytester, *args).stdout.fnmatch_lines(
+            ["cost: $0.0000 at list prices (0 provider calls, * from the request cache*"]
+        )
         assert len(srv.requests) == calls
 
 
@@ -143,7 +147,9 @@ def test_one_test_per_sample_of_a_data_file(pytester):
     )
     result = _run(pytester, "-v")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["*test_answer?good? PASSED*", "*test_answer?bad? FAILED*", "*test_answer?cited? PASSED*"])
+    result.stdout.fnmatch_lines(
+        ["*test_answer?good? PASSED*", "*test_answer?bad? FAILED*", "*test_answer?cited? PASSED*"]
+    )
 
 
 def test_a_bad_row_in_the_data_file_stops_collection_with_its_reason(pytester):

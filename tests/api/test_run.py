@@ -30,7 +30,10 @@ def test_count_and_span_columns_hold_python_objects(run):
         assert row.label_counts == json.loads(counts) and row.subtype_counts == json.loads(subtypes)
         assert sum(row.label_counts.values()) == row.n_claims - row.n_errors
     spans = dict(stored.execute("SELECT claim_id, spans FROM claims"))
-    assert all(isinstance(x, list) and x == json.loads(spans[c]) for c, x in zip(run.claims["claim_id"], run.claims["spans"]))
+    assert all(
+        isinstance(x, list) and x == json.loads(spans[c])
+        for c, x in zip(run.claims["claim_id"], run.claims["spans"], strict=True)
+    )
     first = run.claims.iloc[0]
     response = run.responses.set_index("sample_id").loc[first["sample_id"], "response"]
     span = first["spans"][0]
