@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from hallumeasure.report.calibrate import CalibrationReport
+    from hallumeasure.report.stability import StabilityReport
 
 #: Bootstrap resamples and seed of the intervals a run shows (the command line's defaults).
 RESAMPLES, SEED = 2000, 0
@@ -174,6 +175,14 @@ class Run:
                 if s.applies
             ]
         )
+
+    @cached_property
+    def stability(self) -> StabilityReport | None:
+        """How stable the judge was, for a run with repeats or a panel (flip rates, kappas, intervals that
+        include the judge's variance); None for one judge asked once."""
+        from hallumeasure.report.stability import run_stability
+
+        return run_stability(self._data, resamples=RESAMPLES, seed=SEED)
 
     # --- claims, found and shown ----------------------------------------------------------------------
 

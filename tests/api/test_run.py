@@ -120,3 +120,13 @@ def test_compare_and_audit_refuse_an_unfinished_run(run, tmp_path):
         run.audit(cut.path)
     with pytest.raises(RunStoreError, match="resume=True"):
         run.compare(cut.path, out=tmp_path / "c")
+
+
+def test_stability_is_there_for_repeats_only(run, tmp_path):
+    from hallumeasure.report.stability import run_stability
+
+    assert run.stability is None
+    rows = hallumeasure.load_samples(EXAMPLES).samples[:3]
+    repeated = hallumeasure.measure(rows, judge="fake", extractor="fake", repeats=3, out=tmp_path / "rep")
+    assert repeated.stability == run_stability(load_run_data(repeated.path))
+    assert set(repeated.votes["repeat"]) == {0, 1, 2}
