@@ -103,7 +103,8 @@ def main() -> None:
         "the local Anthropic simulator answering in 20 ms, request cache off. Target: a repeated call costs at most "
         f"{TARGET:.0%} of the first.",
         "",
-        "| judge | first call (s) | repeated call, median (s) | repeated / first | inside a running loop (s) | stages built | target met |",
+        "| judge | first call (s) | repeated call, median (s) | repeated / first | inside a running loop (s) "
+        "| stages built | target met |",
         "|---|---|---|---|---|---|---|",
     ]
     lines += [
