@@ -106,3 +106,9 @@ def test_assert_grounded_lists_evidence_and_hides_secrets(monkeypatch):
         hallumeasure.assert_grounded(WRONG + " Key sk-secret-value-123456 is unrelated.", passages=passages)
     message = str(failure.value)
     assert "evidence (passage doc1): " in message and "sk-secret-value-123456" not in message
+
+
+def test_result_html_escapes_the_response():
+    result = hallumeasure.check("The bridge is <script>alert(1)</script> km long.", context=CONTEXT)
+    html = result._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html
