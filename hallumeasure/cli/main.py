@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hallumeasure import __version__
 from hallumeasure.cli.common import (
     app,
     out,
 )
 from hallumeasure.core.config import RedactingFilter
+from hallumeasure.version import __version__
 
 if TYPE_CHECKING:
     pass

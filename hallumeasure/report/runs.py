@@ -274,7 +274,7 @@ def content_key(context: str, question: object) -> str:
 
 
 def _counts(cell: object, names: list[str]) -> list[int]:
-    counts = json.loads(cell) if isinstance(cell, str) else {}
+    counts = json.loads(cell) if isinstance(cell, str) else cell if isinstance(cell, dict) else {}
     return [int(counts.get(name, 0)) for name in names]
 
 

@@ -32,7 +32,6 @@ import pandas as pd
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
-from hallumeasure import __version__
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import Span
@@ -47,6 +46,7 @@ from hallumeasure.report.runs import (
 )
 from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate, group_stats
 from hallumeasure.sources.align import align_claim
+from hallumeasure.version import __version__
 
 #: Bumped when the embedded data changes shape in a way the page must know about.
 FORMAT = 1

@@ -644,6 +644,15 @@ def _add_decision_columns(responses: pd.DataFrame, claims: pd.DataFrame, results
         responses[column] = pd.array([getattr(r, column) if r else None for r in rows], dtype="Float64").astype(float)
 
 
+def _decode_json_columns(responses: pd.DataFrame, claims: pd.DataFrame) -> None:
+    """Counts and spans as Python objects, not the JSON text they are stored as: ``label_counts`` and
+    ``subtype_counts`` become dicts (empty for a sample not measured yet), ``spans`` a list of
+    ``{"start", "end"}`` dicts."""
+    for column in ("label_counts", "subtype_counts"):
+        responses[column] = [json.loads(x) if isinstance(x, str) else {} for x in responses[column]]
+    claims["spans"] = [json.loads(x) if isinstance(x, str) else [] for x in claims["spans"]]
+
+
 def _load_run(store: RunStore, path: Path) -> RunData:
     manifest = store.read_manifest()
     responses = pd.read_sql_query(
@@ -665,6 +674,7 @@ def _load_run(store: RunStore, path: Path) -> RunData:
     _add_decision_columns(responses, claims, results)
     skipped = store.input_problems()
     responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
+    _decode_json_columns(responses, claims)
     policy = manifest.policy if manifest else Policy()
     rows = []
     groups: dict[str, list[ResponseResult]] = {"(all)": results}
