@@ -274,7 +274,7 @@ def _response(
     return ViewerResponse(
         key=f"{index}/{row['sample_id']}",
         run=index,
-        sample_id=str(row["sample_id"]),
+        sample_id=str(row.get("input_id") or row["sample_id"]),  # the id as written; ``key`` is unique
         model=_text(row["model"]) or NO_MODEL,
         question=_text(row["question"]),
         context=context_index,
@@ -361,7 +361,8 @@ def build_viewer_data(
 
     pairing = None
     if len(runs) == 2:
-        by_id = [{r.sample_id: r for r in responses if r.run == i} for i in (0, 1)]
+        # keyed by (id, model): models that answered the same question share its id
+        by_id = [{(r.sample_id, r.model): r for r in responses if r.run == i} for i in (0, 1)]
         shared = [sid for sid in by_id[0] if sid in by_id[1]]
         if shared:
             n_changed = n_rewritten = 0
