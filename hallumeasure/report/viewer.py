@@ -45,15 +45,13 @@ from hallumeasure.report.runs import (
     model_groups,
     response_units,
 )
-from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate, group_stats
+from hallumeasure.report.stats import LABELS, RESAMPLES, SEED, SUBTYPES, Estimate, group_stats
 from hallumeasure.sources.align import align_claim
 
 #: Bumped when the embedded data changes shape in a way the page must know about.
 FORMAT = 1
 #: Responses embedded per view by default; more are cut with a note (the file stays a few MB).
 DEFAULT_MAX_RESPONSES = 2000
-#: Bootstrap resamples for the header's intervals (enough for a header; reports use 2000).
-RESAMPLES = 1000
 
 
 class ViewerEvidence(BaseModel):
@@ -216,7 +214,7 @@ def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
     groups = model_groups([run], units)
     models = []
     for group in groups:
-        stats = group_stats(group.units, group.name, resamples=RESAMPLES, seed=0)
+        stats = group_stats(group.units, group.name, resamples=RESAMPLES, seed=SEED)
         models.append(
             ViewerModel(
                 name=group.model if group.model != NO_MODEL else group.name,
