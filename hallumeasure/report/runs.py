@@ -301,6 +301,7 @@ def response_units(run: LoadedRun) -> pd.DataFrame:
             "hallucinated": r["hallucinated"].astype("Float64").astype(float),
             "n_claims": r["n_claims"].fillna(0).astype(int),
             "n_evaluated": r["n_evaluated"].fillna(0).astype(int),
+            "n_unsupported": r["n_unsupported"].fillna(0).astype(int),
             "failed": failed.astype(int),
             "error_rows": claim_errors + failed.astype(int),
         }

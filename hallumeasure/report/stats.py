@@ -88,6 +88,8 @@ class GroupStats(BaseModel):
     n_rated: int
     n_claims: int
     n_error_rows: int
+    #: Unsupported claims under the run's policy (the count a ratio of rates rests on).
+    n_unsupported: int = 0
     mean_unsupported_rate: Estimate
     hallucinated_share: Estimate
     error_rows: Estimate
@@ -362,6 +364,7 @@ def group_stats(
         n_rated=int(rated.sum()),
         n_claims=int(units["n_claims"].sum()),
         n_error_rows=int(errors.sum()),
+        n_unsupported=int(units["n_unsupported"].sum()) if "n_unsupported" in units.columns else 0,
         mean_unsupported_rate=estimate("rate"),
         hallucinated_share=estimate("flag"),
         error_rows=estimate("errors"),
