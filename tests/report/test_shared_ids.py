@@ -139,3 +139,27 @@ def test_runs_written_before_keying_load_and_join_by_id(tmp_path):
     assert list(data.responses["input_id"]) == ["s0", "s1", "s2"]
     with RunStore(path) as store:
         assert [s.given_id for s in store.samples()] == ["s0", "s1", "s2"]
+
+
+def test_the_readme_model_comparison_example_keeps_every_model(tmp_path):
+    from testdata import REPO
+
+    path = REPO / "examples" / "models.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len({r["id"] for r in rows}) < len(rows)  # the models share the questions' ids
+    out = tmp_path / "run"
+    measured = CliRunner().invoke(
+        app, ["measure", str(path), "--out", str(out), "--extractor", "fake", "--judge", "fake"]
+    )
+    assert measured.exit_code == 0, measured.output
+    assert len(load_run(out).responses) == len(rows)
+    compared = CliRunner().invoke(
+        app, ["compare", str(out), "--baseline", "model-a", "--out", str(tmp_path / "cmp"), "--resamples", "200"]
+    )
+    assert compared.exit_code == 0, compared.output
+    report = json.loads((tmp_path / "cmp" / "report.json").read_text(encoding="utf-8"))
+    assert report["baseline"] == "model-a"
+    assert [(c["a"], c["b"], c["n_shared"]) for c in report["comparisons"]] == [
+        ("model-a", "model-b", 4),
+        ("model-a", "model-c", 4),
+    ]
