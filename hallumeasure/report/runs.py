@@ -348,18 +348,30 @@ def model_groups(runs: list[LoadedRun], units: dict[str, pd.DataFrame]) -> list[
     return groups
 
 
+def _id_keys(t: pd.DataFrame) -> list[str]:
+    """Each row's id as written, with its model added where the id repeats within the table."""
+    ids = input_ids(t)
+    repeated = set(ids[ids.duplicated()])
+    if not repeated:
+        return list(ids)
+    models = t["model"].astype(str) if "model" in t.columns else pd.Series([""] * len(t), index=t.index)
+    return [f"{i}\x00{m}" if i in repeated else i for i, m in zip(ids, models, strict=True)]
+
+
 def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Align two response tables on shared samples, row by row.
 
     Samples pair when they have the same id as the input wrote it (so one row per question and
     model, the models sharing ids, pairs each model's answer to a question) or, failing that, the
-    same context and question. Repeats of one key within a group are averaged. Returns the aligned
-    tables (possibly empty) and a description of how they were paired.
+    same context and question. In a table that holds several models (an id repeats), the key is
+    the pair (id, model), so each model's answer pairs with the same model's answer in the other
+    table rather than with an average over models. Repeats of one key within a group are
+    averaged. Returns the aligned tables (possibly empty) and a description of how they were paired.
     """
-    ids_a, ids_b = input_ids(a), input_ids(b)
+    ids_a, ids_b = _id_keys(a), _id_keys(b)
     shared_ids = set(ids_a) & set(ids_b)
 
-    def keyed(t: pd.DataFrame, ids: pd.Series) -> pd.DataFrame:
+    def keyed(t: pd.DataFrame, ids: list[str]) -> pd.DataFrame:
         t = t.copy()
         t["pair_key"] = [
             "id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(ids, t["content_key"], strict=True)

@@ -163,3 +163,24 @@ def test_the_readme_model_comparison_example_keeps_every_model(tmp_path):
         ("model-a", "model-b", 4),
         ("model-a", "model-c", 4),
     ]
+
+
+def test_audit_of_two_runs_that_each_hold_both_models_pairs_each_model_with_itself(tmp_path):
+    from hallumeasure.report.audit import AuditGates, audit_runs
+
+    base, cur = _shared_run(tmp_path / "base", worse=0), _shared_run(tmp_path / "cur", worse=3)
+    result = audit_runs(base, cur, AuditGates(), out_dir=tmp_path / "audit", resamples=200)
+    # 12 (id, model) pairs, not 6 ids averaged over the two models
+    assert result.comparison.paired and result.comparison.n_shared == 12
+    assert result.comparison.unsupported_rate.diff.value == pytest.approx(3 / 12)
+    only_b = audit_runs(
+        base,
+        cur,
+        AuditGates(),
+        out_dir=tmp_path / "audit-b",
+        resamples=200,
+        baseline_model="model-b",
+        current_model="model-b",
+    )
+    assert only_b.comparison.n_shared == 6
+    assert only_b.comparison.unsupported_rate.diff.value == pytest.approx(0.5)
