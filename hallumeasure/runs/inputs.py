@@ -278,10 +278,10 @@ KEY_SEPARATOR = "@"
 
 def duplicate_message(sample: Sample, first_row: int) -> str:
     """The problem of a row whose (id, model) pair an earlier row (``first_row``) already has."""
-    who = f"id {sample.id!r} with model {sample.model!r}" if sample.model else f"id {sample.id!r} (no model)"
+    model = f" for model {sample.model!r}" if sample.model else ""
     return (
-        f"duplicate {who}, first seen at row {first_row}; give each row a unique id per model, "
-        "or add a model column (rows may share an id when their models differ)"
+        f"duplicate id {sample.id!r}{model} (first seen at row {first_row}); give each row a unique id per "
+        "model, or add a model column (rows may share an id when their models differ)"
     )
 
 
@@ -297,7 +297,7 @@ def key_samples(samples: Sequence[Sample]) -> list[Sample]:
     used by samples of different models (one row per question and model), each of them gets the
     key ``id@model`` as ``id`` and keeps the id as written in ``input_id``; ids used once stay as
     they are, so runs whose ids were unique are keyed as before. The same (id, model) twice, or a
-    key that clashes with another sample's id, raises ``InputError`` naming both positions.
+    key that clashes with another sample's id, raises ``InputError`` naming both (0-based) positions.
     """
     counts: dict[str, int] = {}
     for sample in samples:
@@ -305,17 +305,23 @@ def key_samples(samples: Sequence[Sample]) -> list[Sample]:
     out: list[Sample] = []
     first: dict[str, int] = {}
     pairs: dict[tuple[str, str | None], int] = {}
-    for position, sample in enumerate(samples, start=1):
+    for position, sample in enumerate(samples):
         given = sample.given_id
         pair = (given, sample.model)
         if pair in pairs:
-            raise InputError(f"sample {position}: {duplicate_message(sample, pairs[pair])}")
+            model = f" with model {sample.model!r}" if sample.model else ""
+            raise InputError(
+                f"sample id {given!r}{model} appears twice (positions {pairs[pair]} and {position}); ids must "
+                "be unique per model within a run, or one result would replace the other: give each sample a "
+                "unique id per model, or set its model"
+            )
         pairs[pair] = position
         if counts[given] > 1 and sample.input_id is None:
             sample = sample.model_copy(update={"id": sample_key(given, sample.model), "input_id": given})
         if sample.id in first:
             raise InputError(
-                f"sample {position}: its key {sample.id!r} is also the id of sample {first[sample.id]}; "
+                f"the key {sample.id!r} of the sample at position {position} is also the id of the sample at "
+                f"position {first[sample.id]}; "
                 f"rename one of them (a shared id gets the key id{KEY_SEPARATOR}model)"
             )
         first[sample.id] = position

@@ -50,9 +50,14 @@ def test_loader_keeps_both_models_and_names_a_repeated_pair_with_its_rows_and_a_
         (f"q{i}", m) for i in range(2) for m in ("model-a", "model-b")
     }
     (problem,) = loaded.problems
-    assert problem.row == 5 and "row 4" in problem.message
+    assert problem.row == 5 and "model 'model-b' (first seen at row 4)" in problem.message
     assert "model-b" in problem.message and "unique id per model" in problem.message
     assert "add a model column" in problem.message
+
+
+def test_the_same_id_and_model_twice_is_refused_by_the_library_with_a_fix():
+    with pytest.raises(InputError, match=r"'q0' with model 'model-a' appears twice \(positions 0 and 2\).*per model"):
+        key_samples([sample(0, "model-a", id="q0"), sample(0, "model-b", id="q0"), sample(1, "model-a", id="q0")])
 
 
 def test_a_key_that_clashes_with_another_id_is_refused():
