@@ -65,6 +65,14 @@ class Sample(BaseModel):
     model: str | None = None
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: The id as the input wrote it, when ``id`` is a run key made unique by adding the model (the
+    #: same question answered by several models shares one id); None when ``id`` is that id.
+    input_id: str | None = None
+
+    @property
+    def given_id(self) -> str:
+        """The id the user wrote: ``input_id`` when the run keyed the sample by (id, model), else ``id``."""
+        return self.input_id or self.id
 
     @field_validator("id")
     @classmethod

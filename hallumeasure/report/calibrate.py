@@ -94,6 +94,7 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
         for s, t, c in zip(claims["sample_id"], claims["claim"], claims["claim_id"], strict=True)
     }
     samples = set(run.responses["sample_id"].astype(str))
+    keys = _sample_keys(run)
     out_claims: dict[str, tuple[str, str | None]] = {}
     out_responses: dict[str, bool] = {}
     unmatched: list[str] = []
@@ -103,6 +104,8 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
     for number, row in enumerate(rows, start=2 if path.suffix.lower() == ".csv" else 1):
         where = f"{path.name} row {number}"
         sample_id = row.get("sample_id") or row.get("response_id") or ""
+        # the id as written plus a model column finds a sample whose id several models share
+        sample_id = keys.get((sample_id, (row.get("model") or "").strip()), sample_id)
         label = (row.get("label") or "").strip().lower()
         flag = (row.get("hallucinated") or "").strip().lower()
         if label:
@@ -130,6 +133,15 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
         elif any(v for v in row.values()):
             raise ConfigError(f"{where}: give label (a claim label) or hallucinated (a response label)")
     return HumanLabels(claims=out_claims, responses=out_responses, unmatched=unmatched, n_rows=len(rows))
+
+
+def _sample_keys(run: RunData) -> dict[tuple[str, str], str]:
+    """(id as written, model) -> run key, for the samples a run keyed by (id, model)."""
+    r = run.responses
+    if "input_id" not in r.columns:
+        return {}
+    rows = zip(r["input_id"], r["model"], r["sample_id"], strict=True)
+    return {(str(i), m if isinstance(m, str) else ""): str(k) for i, m, k in rows if i != k}
 
 
 # --- the report ----------------------------------------------------------------------------------

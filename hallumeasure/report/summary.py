@@ -22,6 +22,11 @@ def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None or low == high else f" [{low:+.3f}, {high:+.3f}]"
 
 
+#: Fewest unsupported claims each side needs before a sentence says "5.3x the rate": below it a
+#: ratio rests on one or two claims and swings wildly, so only the difference is given.
+RATIO_FLOOR = 5
+
+
 def _how_many(a: float, b: float) -> str:
     """``5.3x the`` / ``about the same`` wording for two rates, ``b`` above ``a`` above 0."""
     ratio = b / a
@@ -44,6 +49,13 @@ def rate_sentence(worse_first: Comparison, stats: dict[str, GroupStats], alpha: 
             head = (
                 f"{high_name}'s responses have unsupported claims where {low_name}'s have none: mean "
                 f"unsupported-claim rate {high:.3f} vs {low:.3f}"
+            )
+        elif min(stats[c.a].n_unsupported, stats[c.b].n_unsupported) < RATIO_FLOOR:
+            fewest = min((stats[c.a], stats[c.b]), key=lambda s: s.n_unsupported)
+            head = (
+                f"{high_name}'s responses have a higher mean unsupported-claim rate than {low_name}'s: "
+                f"{high:.3f} vs {low:.3f} (no ratio: {fewest.name} has {fewest.n_unsupported} unsupported "
+                f"claim{'s' if fewest.n_unsupported != 1 else ''}, fewer than {RATIO_FLOOR})"
             )
         elif (words := _how_many(low, high)) == "about the same":
             head = (

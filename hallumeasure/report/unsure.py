@@ -19,7 +19,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from hallumeasure.report.runs import NO_MODEL
-from hallumeasure.report.stats import Estimate, Resampling, bootstrap_mean
+from hallumeasure.report.stats import CONFIDENCE, RESAMPLES, SEED, Estimate, Resampling, bootstrap_mean
 
 
 class UnsureStats(BaseModel):
@@ -57,9 +57,9 @@ def unsure_stats(
     n_claims: int,
     n_unsure_claims: int,
     *,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> UnsureStats:
     """The decided share and rate bounds of ``responses`` (rows of a run's ``responses`` frame, one group).
 
@@ -98,9 +98,9 @@ def group_unsure_stats(
     name: str,
     model: str | None = None,
     *,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> UnsureStats | None:
     """``UnsureStats`` of one model's responses (``model``; None: the whole run), or None when none is unsure.
 
@@ -119,7 +119,12 @@ def group_unsure_stats(
 
 
 def run_unsure_stats(
-    responses: pd.DataFrame, claims: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+    responses: pd.DataFrame,
+    claims: pd.DataFrame,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> list[UnsureStats]:
     """One ``UnsureStats`` for the whole run ("(all)") and one per model; empty when no claim is unsure.
 

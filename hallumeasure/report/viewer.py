@@ -44,7 +44,7 @@ from hallumeasure.report.runs import (
     model_groups,
     response_units,
 )
-from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate, group_stats
+from hallumeasure.report.stats import LABELS, RESAMPLES, SEED, SUBTYPES, Estimate, group_stats
 from hallumeasure.sources.align import align_claim
 from hallumeasure.version import __version__
 
@@ -52,8 +52,6 @@ from hallumeasure.version import __version__
 FORMAT = 1
 #: Responses embedded per view by default; more are cut with a note (the file stays a few MB).
 DEFAULT_MAX_RESPONSES = 2000
-#: Bootstrap resamples for the header's intervals (enough for a header; reports use 2000).
-RESAMPLES = 1000
 
 
 class ViewerEvidence(BaseModel):
@@ -216,7 +214,7 @@ def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
     groups = model_groups([run], units)
     models = []
     for group in groups:
-        stats = group_stats(group.units, group.name, resamples=RESAMPLES, seed=0)
+        stats = group_stats(group.units, group.name, resamples=RESAMPLES, seed=SEED)
         models.append(
             ViewerModel(
                 name=group.model if group.model != NO_MODEL else group.name,
@@ -274,7 +272,7 @@ def _response(
     return ViewerResponse(
         key=f"{index}/{row['sample_id']}",
         run=index,
-        sample_id=str(row["sample_id"]),
+        sample_id=str(row.get("input_id") or row["sample_id"]),  # the id as written; ``key`` is unique
         model=_text(row["model"]) or NO_MODEL,
         question=_text(row["question"]),
         context=context_index,
@@ -361,7 +359,8 @@ def build_viewer_data(
 
     pairing = None
     if len(runs) == 2:
-        by_id = [{r.sample_id: r for r in responses if r.run == i} for i in (0, 1)]
+        # keyed by (id, model): models that answered the same question share its id
+        by_id = [{(r.sample_id, r.model): r for r in responses if r.run == i} for i in (0, 1)]
         shared = [sid for sid in by_id[0] if sid in by_id[1]]
         if shared:
             n_changed = n_rewritten = 0

@@ -75,6 +75,8 @@ CREATE TABLE IF NOT EXISTS passages (
   sample_id TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS verdict_evidence (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS input_ids (
+  sample_id TEXT PRIMARY KEY, input_id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
 CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
 CREATE INDEX IF NOT EXISTS votes_by_sample ON votes(sample_id);
@@ -274,6 +276,11 @@ class RunStore:
                 "INSERT OR IGNORE INTO passages VALUES (?, ?)",
                 [(s.id, _s(passages_json(s))) for s in samples if s.passages],
             )
+            # Samples keyed by (id, model) keep the id the user wrote; runs with unique ids have no rows here.
+            self.db.executemany(
+                "INSERT OR IGNORE INTO input_ids VALUES (?, ?)",
+                [(s.id, _s(s.input_id)) for s in samples if s.input_id is not None],
+            )
 
     def write_input_problems(self, problems: Iterable[Any]) -> None:
         """Record the input rows that could not become samples (``row``, ``sample_id``, ``message``)."""
@@ -413,9 +420,11 @@ class RunStore:
             "SELECT sample_id, model, context, response, question, tags, metadata FROM samples ORDER BY position"
         )
         passages = self._json_rows("SELECT sample_id, data FROM passages")
+        given = self.input_ids()
         return [
             Sample(
                 id=r[0],
+                input_id=given.get(r[0]),
                 model=r[1],
                 context=r[2],
                 response=r[3],
@@ -426,6 +435,13 @@ class RunStore:
             )
             for r in rows
         ]
+
+    def input_ids(self) -> dict[str, str]:
+        """Run key -> the id as written, for samples keyed by (id, model); empty for runs with unique ids."""
+        try:
+            return dict(self.db.execute("SELECT sample_id, input_id FROM input_ids"))
+        except sqlite3.OperationalError:  # a run written before samples were keyed by (id, model)
+            return {}
 
     def _json_rows(self, query: str) -> dict[str, Any]:
         """key -> parsed JSON of a two-column query; empty for runs written before the table existed."""
@@ -669,6 +685,10 @@ def _load_run(store: RunStore, path: Path) -> RunData:
         " ORDER BY s.position, c.idx",
         store.db,
     )
+    given = store.input_ids()
+    # ``sample_id`` is the run key (unique); ``input_id`` the id as written, which several models' rows may share.
+    responses["input_id"] = [given.get(k, k) for k in responses["sample_id"]]
+    claims["input_id"] = [given.get(k, k) for k in claims["sample_id"]]
     results = store.results()
     _add_evidence_columns(claims, results)
     _add_decision_columns(responses, claims, results)
