@@ -219,8 +219,8 @@ def load_samples(
     load. Rows that are unreadable (not UTF-8, not JSON, not CSV), that lack a context (missing,
     empty or whitespace only) or a response field, whose fields are not text, or whose (id, model)
     pair repeats an earlier row's are problems. Rows may share an id when their models differ (one
-    row per question and model): see :func:`key_samples`. An empty (or whitespace-only) response loads as ``""``: a result
-    with no claims. With ``strict`` the first problem raises ``InputError``. A file
+    row per question and model): see :func:`key_samples`. An empty (or whitespace-only) response
+    loads as ``""``: a result with no claims. With ``strict`` the first problem raises ``InputError``. A file
     with no usable row, or whose header lacks a required column, raises.
     """
     path = Path(path)
