@@ -15,6 +15,7 @@ give sigma^2 = s1^2 + s2^2 - 2 rho s1 s2.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypeGuard, get_args
@@ -199,3 +200,155 @@ def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str,
         prices_as_of=PRICES_AS_OF,
         assumptions=[f"samples as long as the {est.n_samples} priced ones", *est.assumptions],
     )
+
+
+# --- exact operating characteristics of the hallucinated-share gate --------------------------------
+#
+# For paired yes/no flags the audit's decision depends only on the two discordant counts: b
+# responses flagged only in the baseline, c only in the current run (see
+# ``hallumeasure.report.intervals.discordant_bounds``). (b, c) is trinomial, so the chance of each
+# outcome is a finite sum, computed here exactly rather than simulated.
+
+
+class ShareOutcomes(BaseModel):
+    """Exact chances of the share gate's three outcomes at ``n`` shared samples."""
+
+    n: int
+    p_pass: float
+    p_regression: float
+    p_inconclusive: float
+
+
+def discordant_shares(baseline: float, current: float, correlation: float) -> tuple[float, float]:
+    """(flagged only in the baseline, flagged only in the current) shares of two yes/no outcomes.
+
+    The correlation is clipped to what two outcomes with these means can have.
+    """
+    s = math.sqrt(baseline * (1 - baseline) * current * (1 - current))
+    both = baseline * current + correlation * s
+    both = min(max(both, max(0.0, baseline + current - 1.0)), min(baseline, current))
+    return max(baseline - both, 0.0), max(current - both, 0.0)
+
+
+@functools.lru_cache(maxsize=64)
+def _exact_bounds(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson upper and lower bounds of k of n for every k, as ``exact_upper`` / ``exact_lower``."""
+    from hallumeasure.report.intervals import exact_lower, exact_upper
+
+    k = np.arange(n + 1)
+    with np.errstate(all="ignore"):
+        upper = np.where(k >= n, 1.0, stats.beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1)))
+        lower = np.where(k <= 0, 0.0, stats.beta.ppf(alpha, np.maximum(k, 1), n - k + 1))
+    # the vectorised values are the scalar ones; checked on the ends so a scipy change cannot split them
+    assert upper[0] == exact_upper(0, n, alpha) and lower[n] == exact_lower(n, n, alpha)
+    upper.setflags(write=False)
+    lower.setflags(write=False)
+    return upper, lower
+
+
+def share_outcomes(
+    n: int, first_only: float, second_only: float, *, margin: float, above: float, alpha: float
+) -> ShareOutcomes:
+    """Exact P(pass), P(regression), P(inconclusive) of the share gate at n pairs with these discordant shares.
+
+    Pass: upper bound <= margin; regression: lower bound > ``above`` (the margin, or 0 when any
+    significant rise fails); the bounds are those of ``discordant_bounds`` at level 1 - alpha.
+    """
+    counts = np.arange(n + 1)
+    upper, lower = _exact_bounds(n, alpha / 2.0)  # both rise with the count
+    upper_c, lower_c, upper_b, lower_b = upper, lower, upper, lower
+    # c given b is binomial over the n - b pairs not flagged only in the baseline.
+    q = second_only / (1.0 - first_only) if first_only < 1.0 else 0.0
+    q = min(max(q, 0.0), 1.0)
+    p_b = stats.binom.pmf(counts, n, first_only)
+    rest = n - counts
+    # pass when upper_c[c] - lower_b[b] <= margin: c up to the last c whose bound fits (bounds rise with c)
+    last_pass = np.searchsorted(upper_c, margin + lower_b, side="right") - 1
+    last_pass = np.minimum(last_pass, rest)
+    p_pass = float(np.sum(p_b * np.where(last_pass >= 0, stats.binom.cdf(last_pass, rest, q), 0.0)))
+    # regression when lower_c[c] - upper_b[b] > above: c from the first c whose bound clears it
+    first_reg = np.searchsorted(lower_c, above + upper_b, side="right")
+    p_reg = float(np.sum(p_b * np.where(first_reg <= rest, stats.binom.sf(first_reg - 1, rest, q), 0.0)))
+    p_pass, p_reg = min(max(p_pass, 0.0), 1.0), min(max(p_reg, 0.0), 1.0)
+    return ShareOutcomes(n=n, p_pass=p_pass, p_regression=p_reg, p_inconclusive=max(0.0, 1.0 - p_pass - p_reg))
+
+
+#: Pairing correlations over which the worst case of a promise is taken (0 = independent flags).
+PAIRINGS = tuple(round(x, 2) for x in np.linspace(-1.0, 1.0, 41))
+
+
+def worst_share_outcomes(
+    n: int, baseline: float, rise: float, *, margin: float, above: float, alpha: float
+) -> tuple[ShareOutcomes, ShareOutcomes]:
+    """The outcomes at the pairing most favourable to a pass and at the one most favourable to a regression.
+
+    The pairing (how often both runs flag the same response) is unknown to the audit, so its
+    promises must hold for every pairing; this scans the correlations in ``PAIRINGS``.
+    """
+    current = min(1.0, baseline + rise)
+    seen = [
+        share_outcomes(n, *discordant_shares(baseline, current, r), margin=margin, above=above, alpha=alpha)
+        for r in PAIRINGS
+    ]
+    return max(seen, key=lambda o: o.p_pass), max(seen, key=lambda o: o.p_regression)
+
+
+def share_samples_for(
+    outcome: Literal["pass", "regression"],
+    first_only: float,
+    second_only: float,
+    *,
+    margin: float,
+    above: float,
+    alpha: float,
+    power: float,
+    limit: int = 200_000,
+) -> int | None:
+    """Smallest n at which the share gate reaches ``outcome`` with probability ``power`` (None above ``limit``).
+
+    The chance is not monotone in n for discrete data, so this returns the first n from which it
+    stays above ``power`` on a doubling search followed by a scan of the last stretch.
+    """
+
+    def chance(n: int) -> float:
+        o = share_outcomes(n, first_only, second_only, margin=margin, above=above, alpha=alpha)
+        return o.p_pass if outcome == "pass" else o.p_regression
+
+    high = 8
+    while chance(high) < power:
+        high *= 2
+        if high > limit:
+            return None
+    low = high // 2
+    while high - low > 1:  # bisection; the chance rises with n apart from small saw-teeth
+        mid = (low + high) // 2
+        if chance(mid) >= power:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def share_detectable_rise(
+    n: int, first_only: float, *, margin: float, above: float, alpha: float, power: float
+) -> float | None:
+    """Smallest true rise of the share that n pairs flag as a regression with probability ``power``.
+
+    The rise adds responses flagged only in the current run to the observed ``first_only`` share
+    (responses flagged only in the baseline). None when even the largest rise is not flagged so often.
+    """
+
+    def chance(rise: float) -> float:
+        return share_outcomes(n, first_only, first_only + rise, margin=margin, above=above, alpha=alpha).p_regression
+
+    top = 1.0 - 2.0 * first_only
+    if top <= above or chance(top) < power:
+        return None
+    low, high = above, top
+    for _ in range(30):
+        mid = (low + high) / 2.0
+        if chance(mid) >= power:
+            high = mid
+        else:
+            low = mid
+    return high
