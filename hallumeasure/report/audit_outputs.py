@@ -46,6 +46,7 @@ def junit_xml(gates: list[GateResult], *, error: str | None = None, result: Audi
             ("outcome", result.status),
             ("exit_code", str(result.exit_code)),
             ("headline", result.headline),
+            ("decided_by", ", ".join(result.decided_by)),
         ):
             ET.SubElement(properties, "property", {"name": name, "value": value})
     for gate in gates:
