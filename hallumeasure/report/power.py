@@ -110,7 +110,7 @@ class PlanCost(BaseModel):
 
 
 class SamplePlan(BaseModel):
-    """How many shared samples an audit needs to decide, for one metric."""
+    """How many shared samples an audit needs for each outcome, for one metric, each with its meaning."""
 
     metric: Metric
     source: str = Field(description="Where the spread of the differences came from (runs or a baseline rate).")
@@ -123,13 +123,28 @@ class SamplePlan(BaseModel):
     power: float
     sd_difference: float
     correlation: float | None
+    method: str = Field(description="How the chances were computed: exact (the share gate) or normal theory.")
     samples_to_flag: int | None = Field(
-        description="Shared samples that flag the rise as a regression with "
-        "the given power (None when rise <= margin or out of reach)."
+        description="To flag a rise of R: shared samples at which a true rise of `rise` is flagged as a "
+        "regression with the given power (None when rise <= the regression threshold or out of reach)."
     )
     samples_to_pass: int | None = Field(
-        description="Shared samples that let an unchanged model (true rise 0) "
-        "pass with the given power (None when margin is 0)."
+        description="To pass when unchanged: shared samples at which a model with true rise 0 passes "
+        "with the given power (None when margin is 0)."
+    )
+    samples_to_pass_at_rise: int | None = Field(
+        default=None,
+        description="To pass a rise of R within the margin: shared samples at which a true rise of `rise` "
+        "(< margin) passes with the given power.",
+    )
+    pass_chance_at_rise: float | None = Field(
+        default=None,
+        description="Chance that a true rise of `rise` passes at samples_to_pass (the unchanged count).",
+    )
+    pass_chance_at_margin: float | None = Field(
+        default=None,
+        description="Chance that a true rise equal to the margin passes at the largest planned count "
+        "(the audit promises at most alpha).",
     )
     cost: PlanCost | None = None
     notes: list[str] = []
@@ -146,16 +161,63 @@ def plan_samples(
     alpha: float = 0.05,
     power: float = 0.8,
     correlation: float | None = None,
+    exact: bool = True,
 ) -> SamplePlan:
-    """The sample counts that decide ``rise`` (flag it) and no rise (pass it) against ``margin``."""
+    """The sample counts that flag ``rise``, pass an unchanged model, and pass ``rise`` when within ``margin``.
+
+    The hallucinated share is planned exactly (``share_outcomes``, the audit's own decision rule,
+    with the pairing given by ``correlation``, 0 when unknown) unless ``exact`` is False; the rate
+    with the normal-theory power of a one-sided t test at ``sd``.
+    """
     notes = []
-    to_flag = samples_needed((rise - margin) / sd, alpha, power) if sd > 0 and rise > margin else None
-    to_pass = samples_needed(margin / sd, alpha, power) if sd > 0 and margin > 0 else None
-    if rise <= margin:
-        notes.append(f"a rise of {rise:g} is within the margin {margin:g}: the audit is meant to pass it, not flag it")
-    if sd == 0:
+    above = margin
+    if metric == "hallucinated_share" and exact:
+        method = "exact: the share gate's outcome probabilities summed over the discordant counts"
+        rho = 0.0 if correlation is None else correlation
+        current = min(1.0, baseline_rate + rise)
+        at_rise = discordant_shares(baseline_rate, current, rho)
+        unchanged = discordant_shares(baseline_rate, baseline_rate, rho)
+        at_margin = discordant_shares(baseline_rate, min(1.0, baseline_rate + margin), rho)
+
+        def samples(outcome: Literal["pass", "regression"], shares: tuple[float, float]) -> int | None:
+            return share_samples_for(outcome, *shares, margin=margin, above=above, alpha=alpha, power=power)
+
+        to_flag = samples("regression", at_rise) if rise > above else None
+        to_pass = samples("pass", unchanged) if margin > 0 else None
+        to_pass_rise = samples("pass", at_rise) if 0 < rise < margin else None
+
+        def pass_chance(shares: tuple[float, float], n: int) -> float:
+            return share_outcomes(n, *shares, margin=margin, above=above, alpha=alpha).p_pass
+
+    else:
+        method = "normal theory: one-sided t test at the given spread (the audit's betting bound needs more)"
+        to_flag = samples_needed((rise - margin) / sd, alpha, power) if sd > 0 and rise > margin else None
+        to_pass = samples_needed(margin / sd, alpha, power) if sd > 0 and margin > 0 else None
+        to_pass_rise = samples_needed((margin - rise) / sd, alpha, power) if sd > 0 and 0 < rise < margin else None
+        at_rise, at_margin = (baseline_rate, rise), (baseline_rate, margin)
+
+        def pass_chance(shares: tuple[float, float], n: int) -> float:
+            return t_power((margin - shares[1]) / sd, n, alpha) if sd > 0 else float("nan")
+
+    chance_at_rise = round(pass_chance(at_rise, to_pass), 4) if to_pass is not None and rise > 0 else None
+    largest = max([n for n in (to_flag, to_pass, to_pass_rise) if n is not None], default=None)
+    chance_at_margin = round(pass_chance(at_margin, largest), 4) if largest is not None and margin > 0 else None
+    if 0 < rise < margin and to_pass is not None:
         notes.append(
-            "the differences have no spread, so any number of samples decides; measure a baseline run "
+            f"a true rise of {rise:g} is within the margin {margin:g}, so the audit should pass it, but less often "
+            f"than an unchanged model: at the {to_pass:,} samples that pass an unchanged model it passes with "
+            f"chance {chance_at_rise:.3f}; "
+            + (
+                f"{to_pass_rise:,} samples pass it with {power:.0%} chance"
+                if to_pass_rise
+                else "no count in reach passes it"
+            )
+        )
+    elif rise == margin:
+        notes.append(f"a true rise equal to the margin {margin:g} passes with chance at most {alpha:g} at any n")
+    if sd == 0 and not (metric == "hallucinated_share" and exact):
+        notes.append(
+            "the differences have no spread, so this plan cannot size the audit; measure a baseline run "
             "with more samples for a usable plan"
         )
     return SamplePlan(
@@ -168,8 +230,12 @@ def plan_samples(
         power=power,
         sd_difference=round(sd, 6),
         correlation=correlation,
+        method=method,
         samples_to_flag=to_flag,
         samples_to_pass=to_pass,
+        samples_to_pass_at_rise=to_pass_rise,
+        pass_chance_at_rise=chance_at_rise,
+        pass_chance_at_margin=chance_at_margin,
         notes=notes,
     )
 
@@ -306,8 +372,8 @@ def share_samples_for(
 ) -> int | None:
     """Smallest n at which the share gate reaches ``outcome`` with probability ``power`` (None above ``limit``).
 
-    The chance is not monotone in n for discrete data, so this returns the first n from which it
-    stays above ``power`` on a doubling search followed by a scan of the last stretch.
+    The chance rises with n apart from small saw-teeth of discrete data, so a doubling search and a
+    bisection find an n at which it reaches ``power`` while n - 1 falls short.
     """
 
     def chance(n: int) -> float:
