@@ -237,7 +237,8 @@ def _wealth(values: np.ndarray, m: float, alpha: float, orders: np.ndarray) -> f
         var_before = np.cumsum(var_terms) / seen
         bet = np.minimum(np.sqrt(2.0 * math.log(1.0 / alpha) / (n * var_before)), cap)
         factors = 1.0 + bet * (m - x)
-        total += float(np.exp(np.sum(np.log(np.maximum(factors, 1e-300)))))
+        # capped in log space: past 1e300 the wealth has long cleared any 1 / alpha
+        total += float(np.exp(min(float(np.sum(np.log(np.maximum(factors, 1e-300)))), 690.0)))
     return total / len(orders)
 
 
