@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+from scipy import stats
 
 from hallumeasure.report.intervals import (
     betting_bounds,
@@ -107,8 +108,10 @@ def planning(
     """(minimum detectable rise, samples that would decide if the truth is what was observed).
 
     Exact for the paired share (``hallumeasure.report.power.share_outcomes`` at the observed
-    discordant shares); a normal-theory (t) estimate otherwise, which a finite-sample bound
-    needs somewhat more samples than (``benchmarks/audit_operating.md`` measures how many).
+    discordant shares). For the paired rate, the betting bound itself, run on the observed
+    differences repeated to n values with their mean moved against the decision by z(power)
+    standard errors (an approximation of its power). A normal-theory t estimate for independent
+    groups, which the finite-sample bounds need more samples than.
     """
     n = int(min(base.size, cur.size))
     common = {"margin": margin, "above": above, "alpha": alpha, "power": power}
@@ -123,9 +126,9 @@ def planning(
         else:
             needed = None
         return mdr, needed
-    if paired and not sd and diff < margin:
-        # no spread at all: the bet needs about log(1 / alpha) / margin identical differences
-        return None, _constant_pass_samples(diff, margin, alpha)
+    if paired:
+        d = cur - base
+        return _bet_detectable(d, n, above, alpha, power), _bet_samples(d, diff, margin, above, alpha, power)
     effect = detectable_effect(n, alpha, power)
     mdr = above + effect * sd if effect is not None and sd else None
     gap = diff - above if diff > above else (margin - diff if diff < margin else 0.0)
@@ -133,17 +136,57 @@ def planning(
     return mdr, needed
 
 
-def _constant_pass_samples(value: float, margin: float, alpha: float) -> int | None:
-    """Fewest identical differences ``value`` (< margin) from which the betting bound passes."""
+def _planned(d: np.ndarray, n: int, mean: float, shift: float) -> np.ndarray:
+    """n differences shaped like ``d`` (its deviations, repeated), with mean ``mean + shift``, kept in [-1, 1]."""
+    shape = np.resize(d - d.mean(), n)
+    return np.clip(shape + mean + shift, -1.0, 1.0)
+
+
+def _bet_samples(d: np.ndarray, diff: float, margin: float, above: float, alpha: float, power: float) -> int | None:
+    """Shared samples at which the betting bound decides with about ``power`` if the truth is what was observed.
+
+    The observed differences are repeated to n values and their mean moved against the decision
+    by z(power) standard errors, so the decision at n stands for that quantile of the mean.
+    """
+    if margin <= diff <= above:
+        return None
+    z = float(stats.norm.ppf(power))
+    sd = float(d.std())
+
+    def decides(n: int) -> bool:
+        if diff > above:
+            return betting_rejects(-_planned(d, n, diff, -z * sd / np.sqrt(n)), -above, alpha)
+        return betting_rejects(_planned(d, n, diff, z * sd / np.sqrt(n)), margin, alpha)
+
     high = 2
-    while not betting_rejects(np.full(high, value), margin, alpha):
+    while not decides(high):
         high *= 2
         if high > _LIMIT:
             return None
     low = high // 2
     while high - low > 1:
         mid = (low + high) // 2
-        if betting_rejects(np.full(mid, value), margin, alpha):
+        if decides(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def _bet_detectable(d: np.ndarray, n: int, above: float, alpha: float, power: float) -> float | None:
+    """Smallest true rise that n differences shaped like ``d`` show above ``above`` with about ``power``."""
+    z = float(stats.norm.ppf(power))
+    shift = -z * float(d.std()) / np.sqrt(n)
+
+    def shows(rise: float) -> bool:
+        return betting_rejects(-_planned(d, n, rise, shift), -above, alpha)
+
+    if not shows(1.0):
+        return None
+    low, high = above, 1.0
+    for _ in range(30):
+        mid = (low + high) / 2
+        if shows(mid):
             high = mid
         else:
             low = mid

@@ -15,7 +15,7 @@ from hallumeasure.report.render import render_markdown
 from hallumeasure.report.stats import SUBTYPES
 
 if TYPE_CHECKING:
-    from hallumeasure.report.audit import AuditResult, GateResult
+    from hallumeasure.report.audit_models import AuditResult, GateResult
 
 #: The exit code of an audit that could not run (``hallumeasure.report.audit.EXIT_USAGE``).
 EXIT_USAGE = 2
