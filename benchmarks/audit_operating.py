@@ -1,6 +1,6 @@
 """Operating characteristics of the audit: how often it passes, flags or stays undecided, by true rise.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/audit_operating.py            # about a minute; writes the .md and .json
+    PYTHONPATH=. .venv/bin/python benchmarks/audit_operating.py            # a few minutes; writes the .md and .json
     PYTHONPATH=. .venv/bin/python benchmarks/audit_operating.py --reps 100  # a quicker rate simulation
 
 Two parts:

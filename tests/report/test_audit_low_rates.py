@@ -137,3 +137,21 @@ def test_the_exit_code_survives_a_closed_pipe(tmp_path):
     os.close(write)
     assert done.returncode == 0, done.stderr.decode()
     assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
+
+
+def test_the_command_names_the_flag_for_each_difference_and_can_drop_the_share_gate(tmp_path):
+    from typer.testing import CliRunner
+
+    from hallumeasure.cli import app
+
+    base = _faithful(tmp_path / "base", 200)
+    rows = [(sample(i, "m"), [(f"Bridge {i} is long.", "supported")]) for i in range(200)]
+    other = write_run(tmp_path / "other", rows, judge="nli")
+    args = ["audit", "--baseline", str(base), "--current", str(other), "--out", str(tmp_path / "a")]
+    refused = CliRunner().invoke(app, [*args, "--resamples", "200"])
+    assert refused.exit_code == 2 and "--allow-judge-change" in refused.output
+    allowed = CliRunner().invoke(app, [*args, "--resamples", "200", "--allow-judge-change"])
+    assert allowed.exit_code == 0, allowed.output
+    assert allowed.output.startswith("audit: PASS (exit code 0), decided by sample_count, error_rows, unsupported_rate")
+    rate_only = CliRunner().invoke(app, [*args, "--resamples", "200", "--allow-judge-change", "--no-share-gate"])
+    assert rate_only.exit_code == 0 and "hallucinated_share" not in rate_only.output.splitlines()[0]
