@@ -107,7 +107,11 @@ def plan(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
-    """How many shared samples an audit needs to catch RISE (and to pass an unchanged model), and what they cost."""
+    """How many shared samples an audit needs for each outcome, the chance to pass at the margin, and the cost.
+
+    Each count says what it is for: to flag a true rise of RISE, to pass an unchanged model, and
+    (when RISE is within the margin) to pass RISE. The hallucinated share is planned exactly.
+    """
     import numpy as np
 
     from hallumeasure.core.types import Mode, Sample
@@ -181,7 +185,8 @@ def plan(
             power=power,
             correlation=None if correlation is None else round(correlation, 6),
         )
-        wanted = max([n for n in (result.samples_to_flag, result.samples_to_pass) if n is not None], default=None)
+        counts = (result.samples_to_flag, result.samples_to_pass, result.samples_to_pass_at_rise)
+        wanted = max([n for n in counts if n is not None], default=None)
         if priced and wanted:
             judge_given = judge is not None
             judge = judge or (manifest.judge if manifest else "offline")
@@ -204,19 +209,36 @@ def plan(
         markup=False,
         highlight=False,
     )
-    flag = "-" if result.samples_to_flag is None else f"{result.samples_to_flag:,}"
+
+    def count(n: int | None) -> str:
+        return "-" if n is None else f"{n:,}"
+
+    out.print(f"method: {result.method}", markup=False, highlight=False)
     out.print(
-        f"shared samples to flag a true rise of {rise:g} as a regression (margin {margin:g}; {level}): {flag}",
+        f"to flag a rise of {rise:g} (shared samples at which a true rise of {rise:g} is flagged as a regression; "
+        f"margin {margin:g}; {level}): {count(result.samples_to_flag)}",
         markup=False,
         highlight=False,
     )
     if margin > 0:
-        passing = "-" if result.samples_to_pass is None else f"{result.samples_to_pass:,}"
         out.print(
-            f"shared samples to pass an unchanged model (true rise 0; {level}): {passing}",
+            f"to pass when unchanged (true rise 0 passes; {level}): {count(result.samples_to_pass)}",
             markup=False,
             highlight=False,
         )
+        if 0 < rise < margin:
+            out.print(
+                f"to pass a rise of {rise:g} (within the margin; {level}): {count(result.samples_to_pass_at_rise)}",
+                markup=False,
+                highlight=False,
+            )
+        if result.pass_chance_at_margin is not None:
+            out.print(
+                f"chance to pass at the margin (true rise {margin:g}) at the largest count above: "
+                f"{result.pass_chance_at_margin:.4f} (the audit promises at most {alpha:g})",
+                markup=False,
+                highlight=False,
+            )
     for note in result.notes:
         out.print(f"note: {note}", markup=False, highlight=False)
     cost = result.cost
