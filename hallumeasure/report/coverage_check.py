@@ -42,6 +42,7 @@ class CoverageCheck(BaseModel):
 def _around(value: float | None, grid: tuple[float, ...]) -> list[float]:
     if value is None:
         return list(grid)
+    value = round(value, 9)  # so that 1 - 0.95 lands on the grid's 0.05
     if value <= grid[0]:
         return [grid[0]]
     if value >= grid[-1]:
