@@ -389,8 +389,8 @@ def grid_module(result: dict) -> str:
         "COVERAGE: dict[tuple[str, float, int, float, float], tuple[float, float]] = {",
     ]
     for c in result["cells"]:
-        key = (c["metric"], c["rate"], c["n_labelled"], c["sensitivity"], c["specificity"])
-        lines.append(f"    {key!r}: ({c['coverage_stratified']!r}, {c['coverage_rg_bayes']!r}),")
+        key = f'("{c["metric"]}", {c["rate"]!r}, {c["n_labelled"]}, {c["sensitivity"]!r}, {c["specificity"]!r})'
+        lines.append(f"    {key}: ({c['coverage_stratified']!r}, {c['coverage_rg_bayes']!r}),")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -124,7 +124,7 @@ def test_every_bounded_estimate_stays_in_the_unit_interval(case):
 
 def test_edge_cases_give_the_answers_they_should():
     y, f, g = EDGES["perfect judge"]
-    estimate, low, high = stratified_ppi(y, f, g)
+    _, low, high = stratified_ppi(y, f, g)
     _, l0, h0 = labels_only_bounded(y)
     # The judge's share, within an interval much narrower than the labels alone give (9 positive labels
     # still leave room for a judge that is not quite perfect).
@@ -135,7 +135,7 @@ def test_edge_cases_give_the_answers_they_should():
     assert stratified_ppi(y, f, g)[1] > 0.9
     # A judge that is wrong more often than right still carries information once it is measured.
     y, f, g = EDGES["judge worse than chance"]
-    estimate, low, high = stratified_ppi(y, f, g)
+    _, low, high = stratified_ppi(y, f, g)
     assert low <= 0.15 <= high
 
 
