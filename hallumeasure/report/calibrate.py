@@ -9,8 +9,13 @@ Labels file (CSV or JSONL), one row per labelled claim or response:
 ``response_id`` is accepted for ``sample_id``. The report holds: the confusion matrix over the
 five labels and over supported/unsupported (under the run's policy), per-subtype agreement,
 Cohen's kappa, the judge's sensitivity and specificity (Wilson intervals), and the run's mean
-unsupported rate and hallucinated share corrected for the judge's errors, by prediction-powered
-inference (plain and power-tuned) and by Rogan-Gladen.
+unsupported rate and hallucinated share corrected for the judge's errors. Every corrected
+number lies in [0, 1] by construction, not by clipping: stratified prediction-powered inference
+with a Bayesian interval (``correction.stratified_ppi``), the labels alone with a Jeffreys
+interval, and a Bayesian Rogan-Gladen; power-tuned PPI (PPI++) with its normal interval is kept
+for comparison, clipped. Each corrected rate carries a ``CoverageCheck``: where the simulation
+grid of ``benchmarks/ppi_coverage.py`` says its interval covered less than 93% of runs at
+similar settings, or the run lies outside the grid, the report says so in its notes.
 
 PPI needs the labelled responses to be a random sample of the run, each labelled whole (all
 its claims): ``export_sample`` draws such a sample, stratified by model with proportional

@@ -12,6 +12,13 @@
   interval. Simpler, but it assumes the judge's error rates are the same on every response.
 * ``cohen_kappa``: chance-corrected agreement from a confusion matrix.
 
+The two estimators above are additive: with few labels or rare positives their estimate and
+interval can leave [0, 1] and their normal intervals cover less than claimed (issue #28). The
+bounded estimators that ``calibrate`` reports are below them: ``stratified_ppi`` (stratified
+PPI with a Bayesian interval), ``labels_only_bounded`` (Jeffreys) and ``rogan_gladen_bounded``
+(Bayesian Rogan-Gladen); their coverage over a grid of rates, label counts and judges is
+measured by ``benchmarks/ppi_coverage.py``.
+
 Checked against scikit-learn (kappa) and by simulation with known truth
 (``benchmarks/interval_coverage.py``).
 """
