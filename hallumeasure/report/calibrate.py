@@ -337,7 +337,7 @@ def calibrate(
             spec=(int(np.sum(~hf & ~jf)), int(np.sum(~hf))),
         ),
     ]
-    notes = [f"{c.metric}: {c.coverage.message}" for c in corrected if not c.coverage.holds]
+    notes = [f"{c.metric}: {c.coverage.message}" for c in corrected if c.n_labelled and not c.coverage.holds]
     notes.append(
         "corrected rates assume the labelled responses are a random sample of the run "
         "(calibrate --export-sample draws one)"
@@ -387,7 +387,7 @@ def _corrected(
     obs_mean = float(observed.mean()) if observed.size else None
     obs_var = float(observed.var(ddof=1)) / observed.size if observed.size > 1 else 0.0
     rg: tuple[float | None, float | None, float | None] = (None, None, None)
-    if obs_mean is not None and lab.any():
+    if obs_mean is not None and sens[1] + spec[1] > 0:  # error rates measured on labelled claims or responses
         tp, n_pos = sens
         tn, n_neg = spec
         rg = rogan_gladen_bounded(obs_mean, obs_var, observed.size, (tp, n_pos - tp), (tn, n_neg - tn), confidence)

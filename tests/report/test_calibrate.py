@@ -242,6 +242,11 @@ def test_labels_can_be_jsonl(tmp_path):
     # People call s2 hallucinated (the judge does not) and s1 faithful (the judge flags it).
     assert (report.response_sensitivity.k, report.response_sensitivity.n) == (0, 1)
     assert (report.response_specificity.k, report.response_specificity.n) == (0, 1)
+    # No response has all its claims labelled: no PPI for the rate, and no coverage note about it;
+    # Rogan-Gladen still works from the one labelled claim's error rates.
+    rate = next(c for c in report.corrected if c.metric == "mean unsupported rate")
+    assert rate.n_labelled == 0 and rate.ppi.value is None and rate.rogan_gladen.value is not None
+    assert not any(note.startswith("mean unsupported rate") for note in report.notes)
     path.write_text("{not json\n")
     with pytest.raises(ConfigError, match="line 1 is not JSON"):
         calibrate(run, path)
