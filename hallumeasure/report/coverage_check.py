@@ -8,9 +8,9 @@ coordinate the grid values on either side of the run's value (one value when it 
 beyond an end of the grid; every value when it is unknown, such as the sensitivity when no
 labelled response is positive). Rates above 0.70 are read as their mirror image (one minus the
 rate, with sensitivity and specificity swapped); rates between 0.30 and 0.70 use the 0.30
-cells, the nearest simulated (coverage varied little between 0.15 and 0.30). Fewer labels than the grid's smallest count, a judge
-weaker than its weakest, or a confidence other than 95% are outside the grid: the check says
-it was not made rather than guessing.
+cells, the nearest simulated (coverage varied little between 0.15 and 0.30). Fewer labels
+than the grid's smallest count, a judge weaker than its weakest, or a confidence other than
+95% are outside the grid: the check says it was not made rather than guessing.
 """
 
 from __future__ import annotations
