@@ -36,7 +36,7 @@ def bench(
     ] = None,
     mode: Annotated[list[str] | None, typer.Option(help="Classifier mode(s); repeat to bench several.")] = None,
     gold_claims: Annotated[
-        bool, typer.Option(help="Judge the dataset's gold claims directly (no extraction).")
+        bool, typer.Option("--gold-claims", help="Judge the dataset's gold claims directly (no extraction).")
     ] = False,
     limit: Annotated[
         int | None, typer.Option(min=1, help="Stratified sample of N records per dataset (seeded).")
@@ -57,7 +57,9 @@ def bench(
     ] = None,
     cache: Annotated[Path | None, typer.Option(help="Request cache file.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the request cache.")] = False,
-    dry_run: Annotated[bool, typer.Option(help="Print expected calls, tokens and cost; call nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print expected calls, tokens and cost; call nothing.")
+    ] = False,
 ) -> None:
     """Score a judge on labelled data with the papers' metrics (P/R/F1, AUC, subtype F1, usage)."""
     from hallumeasure.bench.run import run_bench

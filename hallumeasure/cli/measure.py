@@ -58,12 +58,18 @@ def measure(
         Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")
     ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
-    resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out (not with --overwrite).")] = False,
-    overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first (not with --resume).")] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue an interrupted run in --out (not with --overwrite).")
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Delete an existing run in --out first (not with --resume).")
+    ] = False,
     column: Annotated[
         list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
     ] = None,
-    dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the expected calls, tokens and cost; call nothing.")
+    ] = False,
     *,
     settings: MeasureSettings,
     config_file: Path | None = None,

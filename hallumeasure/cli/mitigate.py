@@ -45,7 +45,7 @@ def mitigate(
     rounds: Annotated[
         int, typer.Option(min=1, help="Rewrite what is still unsupported again, while the mean rate falls.")
     ] = 1,
-    overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Delete an existing run in --out first.")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Responses rewritten / measured at once.")] = 4,
     max_concurrency: MaxConcurrency = 8,
     max_retries: MaxRetries = 4,
