@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperArgument, TyperGroup, TyperOption
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from hallumeasure.core.config import cache_path, redact
 from hallumeasure.core.errors import HalluMeasureError
@@ -91,7 +91,7 @@ def _prepare(command: Any, ctx: Any, group: TyperGroup) -> None:
         verbose = copy.copy(own)
         verbose.expose_value = False
         verbose.callback = _command_verbose
-        verbose.help = VERBOSE_HELP
+        verbose.help = VERBOSE_HELP  # type: ignore[attr-defined]  # an Option: the app's -v
         verbose.name = "verbose"
         command.params = [*command.params, verbose]
     command._hallumeasure_ready = True
@@ -148,8 +148,9 @@ def check_specs(specs: dict[str, list[str]]) -> None:
                 continue
             hint = spec_suggestion(spec)
             known = ", ".join([*KNOWN_SPECS, *(p + "<model>" for p in PROVIDER_PREFIXES)])
+            provider = base.partition(":")[0]
             raise _fail(
-                f"{option} {spec!r} names no judge or model provider"
+                f"{option}: unknown model provider {provider!r} in {spec!r}"
                 + (f"; did you mean {hint!r}?" if hint else "")
                 + f" (known: {known})"
             )

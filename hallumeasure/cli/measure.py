@@ -26,6 +26,7 @@ from hallumeasure.cli.output import (
     _print_error_reasons,
     _print_estimate,
     _print_summary,
+    _print_usage,
     _Progress,
 )
 from hallumeasure.core.config import redact
@@ -201,6 +202,7 @@ def measure(
         where = f"{exc.filename}: " if exc.filename else ""
         raise _fail(f"{where}{exc.strerror or _one_line(exc)}") from None
     data = _print_summary(out_dir)
+    _print_usage(manifest)
     out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
     if errors or loaded.problems:

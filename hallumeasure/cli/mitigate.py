@@ -106,7 +106,12 @@ def mitigate(
         f"{report.n_emptied} emptied, not counted; clean share {clean}); "
         f"retention {retention} ({report.retained}/{report.supported_before}); "
         f"new unsupported claims {report.n_new_unsupported}; sent {report.n_sent}/{report.n_responses}; "
-        f"rewrite output tokens {report.rewrite_usage.output_tokens}; rounds kept {report.rounds_kept}",
+        + (  # the offline rewriter calls no model: no tokens to report
+            f"rewrite calls {report.rewrite_usage.calls}, output tokens {report.rewrite_usage.output_tokens}; "
+            if report.rewrite_usage.calls
+            else ""
+        )
+        + f"rounds kept {report.rounds_kept}",
         markup=False,
         highlight=False,
     )
