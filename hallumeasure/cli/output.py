@@ -184,9 +184,9 @@ def _print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
             f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",
             f"policy: {manifest.policy.describe()}",
         ]
-        if manifest.judge == "offline":
+        if manifest.judge in KEYLESS_JUDGES:
             lines.append(
-                "note: the offline judge is a trained lexical/numeric model, not an LLM; "
+                f"note: the {manifest.judge} judge runs locally without a key, not an LLM; "
                 "see the README for its measured quality."
             )
         if manifest.judge.startswith("fake"):
