@@ -241,3 +241,12 @@ def test_mitigate_prints_words_not_python_booleans_and_no_tokens_for_the_offline
     report = (tmp_path / "fixed" / "mitigation.md").read_text()
     assert "hallucinated yes -> no" in report
     assert "True" not in report and "False" not in report and "rewrite output tokens" not in report
+
+
+def test_mitigate_with_a_model_rewriter_ends_with_its_usage_line(tmp_path):
+    run, _ = _fake_run(tmp_path)
+    result = runner.invoke(app, ["mitigate", str(run), "--rewriter", "fake", "--out", str(tmp_path / "fixed")])
+    assert result.exit_code in (0, 3), result.output
+    assert re.search(r"rewrite calls \d+, output tokens \d+", result.output)
+    lines = [line for line in result.output.splitlines() if line.startswith("provider usage: ")]
+    assert len(lines) == 1 and "call(s) sent" in lines[0] and "cost about $0.0000" in lines[0]

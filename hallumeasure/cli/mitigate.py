@@ -23,6 +23,7 @@ from hallumeasure.cli.common import (
     console,
     out,
 )
+from hallumeasure.cli.output import usage_line
 from hallumeasure.core.errors import HalluMeasureError
 
 if TYPE_CHECKING:
@@ -115,6 +116,9 @@ def mitigate(
         markup=False,
         highlight=False,
     )
+    usage = usage_line(report.rewrite_usage + report.measure_usage, [report.rewriter, report.extractor, report.judge])
+    if usage is not None:
+        out.print(usage, markup=False, highlight=False, soft_wrap=True)
     out.print(f"wrote {out_dir} (a run) and mitigation.md / .html / .json in it", markup=False)
     if report.n_rewrite_errors:
         console.print(
