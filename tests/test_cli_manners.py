@@ -250,3 +250,18 @@ def test_mitigate_with_a_model_rewriter_ends_with_its_usage_line(tmp_path):
     assert re.search(r"rewrite calls \d+, output tokens \d+", result.output)
     lines = [line for line in result.output.splitlines() if line.startswith("provider usage: ")]
     assert len(lines) == 1 and "call(s) sent" in lines[0] and "cost about $0.0000" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plan", "--baseline-rate", "0.2", "--rise", "0.05", "--judge", "antropic:claude-x"],
+        ["bench", "summedits", "--judge", "antropic:claude-x"],
+        ["mitigate", "RUN", "--rewriter", "antropic:claude-x", "--out", "OUT"],
+    ],
+)
+def test_did_you_mean_reaches_every_command_that_takes_a_model_spec(tmp_path, args):
+    run, _ = _fake_run(tmp_path) if "RUN" in args else (None, None)
+    args = [str(run) if a == "RUN" else str(tmp_path / "out") if a == "OUT" else a for a in args]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "did you mean 'anthropic:claude-x'?" in result.output, result.output

@@ -13,6 +13,7 @@ from hallumeasure.cli.common import (
     _fail,
     _one_line,
     app,
+    check_specs,
     console,
     out,
 )
@@ -74,6 +75,7 @@ def bench(
         if name not in {m.value for m in Mode}:
             raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
     extractor = extractor or ("offline" if judge in KEYLESS_JUDGES else judge)
+    check_specs({"--judge": [judge], "--extractor": [extractor]})
     try:
         run_modes = [Mode(m) for m in modes]
         request_cache = None if no_cache else RequestCache(cache or cache_path())

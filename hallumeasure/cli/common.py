@@ -20,6 +20,8 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from hallumeasure.core.config import cache_path, redact
 from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.judges.nli import KEYLESS_JUDGES
+from hallumeasure.models.registry import PROVIDERS
 
 if TYPE_CHECKING:
     from hallumeasure.core.types import RunManifest
@@ -119,9 +121,9 @@ app = typer.Typer(
 )
 
 
-#: What a model spec may start with: the keyless judges, and the providers before their colon.
-KNOWN_SPECS = ("offline", "nli", "offline+nli", "fake")
-PROVIDER_PREFIXES = ("anthropic:", "bedrock:", "langchain:", "fake:")
+#: What a model spec may be: a keyless judge, the bare fake model, or a provider and its model.
+KNOWN_SPECS = (*KEYLESS_JUDGES, "fake")
+PROVIDER_PREFIXES = tuple(f"{name}:" for name in PROVIDERS)
 
 
 def spec_suggestion(spec: str) -> str | None:

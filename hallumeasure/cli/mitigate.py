@@ -20,6 +20,7 @@ from hallumeasure.cli.common import (
     _model_factory,
     _one_line,
     app,
+    check_specs,
     console,
     out,
 )
@@ -60,6 +61,8 @@ def mitigate(
     """
     from hallumeasure.detectors.rewrite import build_rewriter
     from hallumeasure.mitigate import mitigate_run
+
+    check_specs({"--rewriter": [rewriter]})
     from hallumeasure.report.render import format_number
     from hallumeasure.runs.store import existing_run_error, holds_run
 

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from hallumeasure.cli.common import _fail, _one_line, _one_sided_alpha, _open_unit, _refuse_unfinished, app, out
+from hallumeasure.cli.common import (
+    _fail,
+    _one_line,
+    _one_sided_alpha,
+    _open_unit,
+    _refuse_unfinished,
+    app,
+    check_specs,
+    out,
+)
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.judges.nli import KEYLESS_JUDGES
 
@@ -115,6 +124,7 @@ def plan(
     from hallumeasure.report.power import difference_sd, is_metric, plan_cost, plan_samples, sd_from_rates
     from hallumeasure.report.runs import pair_up
 
+    check_specs({"--judge": [judge] if judge else [], "--extractor": [extractor] if extractor else []})
     if not is_metric(metric):
         raise _fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if baseline is None and baseline_rate is None:
