@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from hallumeasure import __version__
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.text import split_sentences
-from hallumeasure.core.types import ClaimVerdict, Passage, Span
+from hallumeasure.core.types import PASSAGE_SEPARATOR, ClaimVerdict, Passage, Span, joined_text
 from hallumeasure.judges.nli import KEYLESS_JUDGES
 from hallumeasure.report.render import TEMPLATES, render_html
 from hallumeasure.report.runs import (
@@ -236,7 +236,21 @@ def _evidence(
     if judged:
         return judged
     aligned = align_claim(claim["claim"], context, sentences)
-    return [ViewerEvidence(start=aligned.start, end=aligned.end)] if aligned else []
+    if aligned is None:
+        return []
+    return [_in_passage(aligned.start, aligned.end, list(passages.values()), context)]
+
+
+def _in_passage(start: int, end: int, passages: list[Passage], context: str) -> ViewerEvidence:
+    """A reading-aid range of the context, moved into its passage when the context is the passages joined
+    (the page shows passages, not the joined text, for a RAG response)."""
+    if passages and context == joined_text(passages):
+        at = 0
+        for passage in passages:
+            if at <= start and end <= at + len(passage.text):
+                return ViewerEvidence(start=start - at, end=end - at, passage=passage.id, title=passage.title)
+            at += len(passage.text) + len(PASSAGE_SEPARATOR)
+    return ViewerEvidence(start=start, end=end)
 
 
 def _confident(claim: dict[str, Any]) -> bool:

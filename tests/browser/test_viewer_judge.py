@@ -31,7 +31,7 @@ PASSAGES = (
     Passage(id="doc1", title="Vell bridge: facts", text="The bridge over the Vell river is 24 km long."),
     Passage(id="doc2", title="Opening day", text="It opened in 2019. The mayor praised the builders."),
 )
-RESPONSE = "The bridge is 24 km long [doc2]. It opened in 2019 [doc2]. Tolls are free."
+RESPONSE = "The bridge is 24 km long [doc2]. It opened in 2019 [doc2]. Tolls are free. The mayor praised the builders."
 
 
 def _open(page, path: Path) -> None:
@@ -58,7 +58,7 @@ def write_rag_run(path: Path, judge: str = "anthropic:claude-test") -> Path:
     """One RAG sample: a claim backed by a verified quote in the passage it does not cite, one backed by an
     unverifiable quote, and one the judge quoted nothing for."""
     sample = Sample(id="rag1", model="m", passages=PASSAGES, response=RESPONSE, question="How long is the bridge?")
-    texts = ["The bridge is 24 km long", "It opened in 2019", "Tolls are free."]
+    texts = ["The bridge is 24 km long", "It opened in 2019", "Tolls are free.", "The mayor praised the builders."]
     claims = [
         Claim(
             id=f"rag1:c{i}",
@@ -93,6 +93,7 @@ def write_rag_run(path: Path, judge: str = "anthropic:claude-test") -> Path:
             citation=CitationFinding.CORRECT,
         ),
         ClaimVerdict(claim_id="rag1:c2", label="absent", subtype="other", label_reason="Not said.", judge=judge),
+        ClaimVerdict(claim_id="rag1:c3", label="supported", label_reason="Said in doc2.", judge=judge),
     ]
     with RunStore(path, write=True) as store:
         store.add_samples([sample])
@@ -130,6 +131,11 @@ def test_an_unverified_quote_says_so_and_a_claim_without_a_quote_gets_the_readin
     page.click(".claims li[data-claim='2']")
     detail = page.text_content("#claim-detail")
     assert "judge's evidence" not in detail and "the judge quoted nothing" in detail
+    # the reading aid of a RAG response is marked in the passage it lies in, not in the joined text
+    page.click(".claims li[data-claim='3']")
+    assert "a reading aid" in page.text_content("#claim-detail")
+    assert page.text_content("details.passage[data-passage='doc2'] mark.overlap") == "The mayor praised the builders."
+    assert page.eval_on_selector("details.passage[data-passage='doc2']", "d => d.open") is True
 
 
 @pytest.mark.parametrize("judge", ["offline", "nli", "offline+nli"])
@@ -206,3 +212,11 @@ def test_a_run_whose_claims_are_all_error_rows_counts_them(page, tmp_path):
     _open(page, write_viewer([write_spanned_run(tmp_path / "errors", rows)], tmp_path / "e.html"))
     mix = page.text_content("#runs .mix-cell")
     assert "no claims" not in mix and "error 12" in mix
+
+
+def test_with_one_run_the_header_leaves_the_context_above_the_fold(page, tmp_path):
+    page.set_viewport_size({"width": 1366, "height": 768})
+    _open(page, write_viewer([write_rag_run(tmp_path / "rag")], tmp_path / "rag.html"))
+    assert page.eval_on_selector("header", "n => n.getBoundingClientRect().height") < 0.25 * 768
+    # the passages (the source) start on the first screen
+    assert page.eval_on_selector(".context-box", "n => n.getBoundingClientRect().top") < 768
