@@ -205,6 +205,8 @@ def test_the_detail_pane_follows_the_filters(page, tmp_path):
     assert page.eval_on_selector("#list li.selected", "n => n.dataset.key") == "0/b0"
     page.fill("#f-search", "nothing like this")
     assert "Select a response" in page.text_content("#detail")
+    page.fill("#f-search", "")  # the list is back: so is a response in the detail pane
+    assert page.text_content("#detail h2").startswith("b0")
 
 
 def test_a_run_whose_claims_are_all_error_rows_counts_them(page, tmp_path):
@@ -220,3 +222,13 @@ def test_with_one_run_the_header_leaves_the_context_above_the_fold(page, tmp_pat
     assert page.eval_on_selector("header", "n => n.getBoundingClientRect().height") < 0.25 * 768
     # the passages (the source) start on the first screen
     assert page.eval_on_selector(".context-box", "n => n.getBoundingClientRect().top") < 768
+
+
+def test_a_link_to_a_response_opens_it_on_a_fresh_page(page, tmp_path):
+    rows = bridge_rows("model-a")
+    path = write_viewer([write_spanned_run(tmp_path / "mixed", rows)], tmp_path / "mixed.html")
+    page.goto(path.resolve().as_uri() + "#mixed/b2/c1")  # the first load of this page
+    page.wait_for_selector("body[data-ready]")
+    assert page.eval_on_selector("#list li.selected", "n => n.dataset.key") == "0/b2"
+    assert page.eval_on_selector(".claims li.active", "n => n.dataset.claim") == "1"
+    assert page.evaluate("location.hash") == "#mixed/b2/c1"

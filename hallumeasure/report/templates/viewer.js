@@ -76,6 +76,7 @@
     r._changed = !!r.diff || r.claims.some(function (c) { return !!c.change; });
   });
   var paired = !!DATA.pairing;
+  var started = false;
   var anyUnsure = DATA.responses.some(function (r) { return r.claims.some(function (c) { return colourOf(c) === "unsure"; }); });
 
   function runName(r) { return DATA.runs[r.run].name; }
@@ -254,7 +255,8 @@
     state.shown = PAGE;
     renderList();
     // The detail pane never shows a response the filters removed: the first one listed takes its place.
-    var listed = state.items.some(function (r) { return r.key === state.selected; });
+    // (While the page starts, the link's fragment picks the response instead.)
+    var listed = !started || state.items.some(function (r) { return r.key === state.selected; });
     if (!listed) {
       if (state.items.length) select(state.items[0].key);
       else { state.selected = null; state.claim = null; renderDetail(); }
@@ -633,5 +635,6 @@
   fillFilters();
   refresh();
   if (!readHash() && state.items.length) select(state.items[0].key, undefined, undefined, true);
+  started = true;
   document.body.setAttribute("data-ready", "1");
 })();
