@@ -23,7 +23,12 @@ def _print_version(value: bool) -> None:
 def main(
     verbose: Annotated[
         int,
-        typer.Option(*VERBOSE_FLAGS, count=True, help=VERBOSE_HELP + " Also accepted after the command's name."),
+        typer.Option(
+            *VERBOSE_FLAGS,
+            count=True,
+            show_default=False,
+            help=VERBOSE_HELP + " Also accepted after the command's name.",
+        ),
     ] = 0,
     version: Annotated[
         bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
