@@ -253,9 +253,11 @@ def _in_passage(start: int, end: int, passages: list[Passage], context: str) -> 
     return ViewerEvidence(start=start, end=end)
 
 
-def _confident(claim: dict[str, Any]) -> bool:
-    """The claims table's ``confident`` column; a run without it (or a missing value) counts as confident."""
-    value = claim.get("confident")
+def _confident(claim: dict[str, Any], verdict: ClaimVerdict | None) -> bool:
+    """The claims table's ``confident`` column, else the stored verdict's; a run with neither counts as confident."""
+    if "confident" not in claim:
+        return verdict.confident if verdict is not None else True
+    value = claim["confident"]
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         return True
     return bool(value)
@@ -332,7 +334,7 @@ def _response(
                 evidence=_evidence(claim, verdict, passages, context, sentences),
                 citations=list(verdict.citations) if verdict is not None else [],
                 citation=verdict.citation.value if verdict is not None and verdict.citation else None,
-                confident=_confident(claim),
+                confident=_confident(claim, verdict),
             )
         )
     hallucinated = row["hallucinated"]
