@@ -188,4 +188,4 @@ def test_a_rule_names_the_option_on_the_command_line_and_the_key_in_a_file(tmp_p
     assert _measure(tmp_path, "--mode", "turbo").output.count("--mode must be one of") == 1
     config.write_text('first-pass = "fake"\n')
     result = _measure(tmp_path)
-    assert result.exit_code == 2 and f"first_pass in {config} is for --detector cascade only" in result.output
+    assert result.exit_code == 2 and f"first-pass in {config} is for --detector cascade only" in result.output

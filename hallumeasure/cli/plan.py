@@ -8,8 +8,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from hallumeasure.cli.common import _fail, _one_line, _one_sided_alpha, _open_unit, _refuse_unfinished, app, out
+from hallumeasure.cli.common import (
+    _fail,
+    _one_line,
+    _one_sided_alpha,
+    _open_unit,
+    _refuse_unfinished,
+    app,
+    check_specs,
+    out,
+)
 from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.judges.nli import KEYLESS_JUDGES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -118,6 +128,7 @@ def plan(
     from hallumeasure.report.power import difference_sd, is_metric, plan_cost, plan_samples, sd_from_rates
     from hallumeasure.report.runs import pair_up
 
+    check_specs({"--judge": [judge] if judge else [], "--extractor": [extractor] if extractor else []})
     if not is_metric(metric):
         raise _fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if baseline is None and baseline_rate is None:
@@ -242,7 +253,15 @@ def plan(
     for note in result.notes:
         out.print(f"note: {note}", markup=False, highlight=False)
     cost = result.cost
-    if cost is not None:
+    if cost is not None and cost.judge in KEYLESS_JUDGES and cost.extractor in KEYLESS_JUDGES:
+        # No provider is called: a token count would only suggest a bill that never comes.
+        out.print(
+            f"measuring {cost.samples:,} samples with judge {cost.judge} and extractor {cost.extractor} calls no "
+            "provider: no tokens to pay for, no cost",
+            markup=False,
+            highlight=False,
+        )
+    elif cost is not None:
         dollars = (
             "unknown (no price for this judge; add one with HALLUMEASURE_PRICES)"
             if cost.dollars is None

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 def show(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
     claims: Annotated[
-        bool, typer.Option(help="List every claim with its verdict (with --json: a 'claims' list).")
+        bool, typer.Option("--claims", help="List every claim with its verdict (with --json: a 'claims' list).")
     ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")

@@ -10,6 +10,7 @@ Text is stored as UTF-8: lone surrogates (which cannot be encoded) become U+FFFD
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -197,6 +198,11 @@ class RunStore:
     def close(self) -> None:
         self.db.close()
         if self._lock is not None:
+            # The lock files mean "being written" only while a writer runs: a finished (or stopped) run keeps
+            # none. They go while the lock is still held, so no other writer can be between the two steps.
+            for name in (LOCK_OWNER, LOCK):
+                with contextlib.suppress(OSError):
+                    (self.path / name).unlink()
             self._lock.release()
 
     def _has_column(self, table: str, column: str) -> bool:
