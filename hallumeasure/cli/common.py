@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import difflib
+import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
-from hallumeasure.core.config import cache_path, redact
+from hallumeasure.core.config import RedactingFilter, cache_path, redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.judges.nli import KEYLESS_JUDGES
 from hallumeasure.models.registry import PROVIDERS
@@ -36,11 +38,24 @@ VERBOSE_HELP = (
 )
 
 
+def configure_logging(verbose: int) -> None:
+    """Our loggers at the asked level; other libraries stay at warnings until -vvv. Secrets are redacted."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "_hallumeasure", False)]:
+        root.removeHandler(old)
+    handler._hallumeasure = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose >= 3 else logging.WARNING)
+    ours = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.getLogger("hallumeasure").setLevel(ours)
+
+
 def _command_verbose(ctx: Any, _param: Any, value: int) -> int:
     """-v given after the command's name: adds to any -v given before it, and sets the logging up again."""
     if value:
-        from hallumeasure.cli.main import configure_logging
-
         before = ctx.parent.params.get("verbose", 0) if ctx.parent is not None else 0
         configure_logging(int(before or 0) + value)
     return value

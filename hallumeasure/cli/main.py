@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-import sys
 from typing import Annotated
 
 import typer
 
-from hallumeasure.cli.common import VERBOSE_FLAGS, VERBOSE_HELP, app, out
-from hallumeasure.core.config import RedactingFilter
+from hallumeasure.cli.common import VERBOSE_FLAGS, VERBOSE_HELP, app, configure_logging, out
 from hallumeasure.version import __version__
 
 
@@ -35,21 +32,6 @@ def main(
     ] = False,
 ) -> None:
     configure_logging(verbose)
-
-
-def configure_logging(verbose: int) -> None:
-    """Our loggers at the asked level; other libraries stay at warnings until -vvv. Secrets are redacted."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
-    handler.addFilter(RedactingFilter())
-    root = logging.getLogger()
-    for old in [h for h in root.handlers if getattr(h, "_hallumeasure", False)]:
-        root.removeHandler(old)
-    handler._hallumeasure = True  # type: ignore[attr-defined]
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG if verbose >= 3 else logging.WARNING)
-    ours = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
-    logging.getLogger("hallumeasure").setLevel(ours)
 
 
 @app.command()
