@@ -98,12 +98,14 @@ def test_compare_and_audit_return_typed_results_with_html(run, tmp_path):
     comparison = run.compare(other, out=tmp_path / "compare", allow_mismatch=True)
     assert isinstance(comparison, hallumeasure.RunComparison) and (tmp_path / "compare" / "report.html").exists()
     names = ["model-a (demo)", "model-b (demo)", "model-a (again)", "model-b (again)"]
-    assert [s.name for s in comparison.model_stats] == names and len(comparison.comparisons) == 6
+    # one baseline (the first group) against each other group: k - 1 comparisons
+    assert [s.name for s in comparison.model_stats] == names and len(comparison.comparisons) == len(names) - 1
     assert "rate difference" in comparison._repr_html_() and comparison.out == str(tmp_path / "compare")
 
     audit = run.audit(run, out=tmp_path / "audit", max_rate_rise=0.05)
     assert isinstance(audit, hallumeasure.RunAudit) and audit.settings.max_rate_rise == 0.05
-    assert audit.status == "pass" and audit.passed and audit.exit_code == 0
+    # A run against itself over 16 samples: no spread, and too few samples to rule a rise out (issue #28).
+    assert audit.status == "inconclusive" and not audit.passed and audit.exit_code == 4
     assert (tmp_path / "audit" / "audit.junit.xml").exists()
     html = audit._repr_html_()
     assert "unsupported_rate" in html and "PASS" in html and repr(audit).startswith("<RunAudit pass")
