@@ -7,14 +7,30 @@ accounting are not their business: ``hallumeasure.models.model.Model`` owns thos
 
 from __future__ import annotations
 
+import asyncio
 import json
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.core.types import Usage
 from hallumeasure.models.caching import min_cache_tokens
+
+
+#: The deadline of the attempt in progress in this task, and its length in seconds (set by ``Model``).
+ATTEMPT_DEADLINE: ContextVar[tuple[asyncio.Timeout, float] | None] = ContextVar("hallumeasure_deadline", default=None)
+
+
+def deadline_starts_now() -> None:
+    """Count the current attempt's deadline from now: a provider calls it once its call really leaves,
+    after waiting for a thread or a connection of its own, so that the wait is not charged to the call."""
+    current = ATTEMPT_DEADLINE.get()
+    if current is not None:
+        deadline, seconds = current
+        if deadline.when() is not None:
+            deadline.reschedule(asyncio.get_running_loop().time() + seconds)
 
 
 class TextBlock(BaseModel):
@@ -151,6 +167,15 @@ class ModelAPI(ABC):
     def sampling(self) -> str:
         """How answers to the same request may differ between repeats, as recorded in the manifest."""
         return "the provider's default sampling (hallumeasure sends no temperature, so repeats may differ)"
+
+    def bound(self, *, timeout: float, max_concurrency: int) -> None:  # noqa: B027 - optional hook
+        """Fit the client to the wrapper's limits: ``timeout`` seconds per attempt, ``max_concurrency`` calls.
+
+        ``Model`` calls it once. A provider sizes its connection pool (and its thread pool, if it has
+        one) for ``max_concurrency`` calls plus the ones it has given up on and that are still closing,
+        and sets its client's own timeouts from ``timeout``, so that a call the wrapper abandoned at its
+        deadline does not hold a connection or a thread much longer.
+        """
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

@@ -110,8 +110,10 @@ class LangChainAPI(ModelAPI):
 
     def __init__(self, chat: BaseChatModel | str, /, **model_kwargs: Any) -> None:
         self.options: dict[str, Any] = {}
+        self._rebuild: tuple[str, dict[str, Any]] | None = None
         if isinstance(chat, str):
             path = chat
+            self._rebuild = (path, dict(model_kwargs))
             self.options = {k: v for k, v in model_kwargs.items() if not _looks_secret(k)}
             chat = _construct(path, model_kwargs)
         elif model_kwargs:
@@ -132,6 +134,25 @@ class LangChainAPI(ModelAPI):
                 path,
                 retries,
             )
+
+    def bound(self, *, timeout: float, max_concurrency: int) -> None:
+        """A class built here from its import path gets the wrapper's deadline as its client's own
+        timeout (``timeout`` / ``request_timeout``), unless the spec set one.
+
+        Where this does not reach: a chat model instance built elsewhere keeps its own timeout and
+        pool, and a class whose async call runs its blocking client in a thread keeps that thread
+        until its own timeout after ``Model`` gave up at the deadline. Async clients (ChatOpenAI,
+        ChatAnthropic) close the connection when the deadline cancels the call.
+        """
+        if self._rebuild is None:
+            return
+        path, kwargs = self._rebuild
+        fields = _fields(type(self.chat))
+        field = next((f for f in ("timeout", "request_timeout", "default_request_timeout") if f in fields), None)
+        if field is None or any(k in kwargs for k in ("timeout", "request_timeout", "default_request_timeout")):
+            return
+        self.chat = _construct(path, {**kwargs, field: timeout})
+        self._bounded = {}
 
     def settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {"class": self.model_name}
