@@ -95,6 +95,7 @@ class LLMJudge:
         max_tokens_all: int = 4096,
         min_batch: int = 1,
         warm_cache: bool = True,
+        warm_up_retries: int | None = None,
     ) -> None:
         self.model = model
         self.mode = Mode(mode)
@@ -104,6 +105,9 @@ class LLMJudge:
         self.max_tokens = max_tokens_all if not self.mode.one_claim else max_tokens
         self.min_batch = min_batch
         self.warm_cache = warm_cache
+        #: Retries of a failed warm-up (None: the model's ``max_retries``), all within one ``timeout`` of the
+        #: model: a warm-up that has not answered by then is given up, and the first claim writes the cache.
+        self.warm_up_retries = warm_up_retries
         self.name = model.spec
         #: Which repeat this judge asks (``measure --repeats``): part of each request's cache identity.
         self.repeat = 0
@@ -181,7 +185,10 @@ class LLMJudge:
         else:
             await written.wait()
         try:
-            response = await self.model.generate(request, max_retries=0)
+            # Retried like any call (a failed warm-up leaves every claim of the response paying full input
+            # price), but never longer than one deadline: the claims should not wait for it.
+            async with asyncio.timeout(self.model.timeout):
+                response = await self.model.generate(request, max_retries=self.warm_up_retries)
         except (HalluMeasureError, TimeoutError) as exc:  # a warm-up is an optimisation: the claims still go out
             log.info("cache warm-up failed (%s): the first claim warms the cache instead", exc)
             return WarmUp(ok=False)
