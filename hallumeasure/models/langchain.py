@@ -248,13 +248,18 @@ class LangChainAPI(ModelAPI):
         stop_reason = _STOP_REASONS.get(str(finish).lower(), "other") if finish else "end_turn"
         if tool_input is not None and stop_reason not in ("max_tokens", "refusal"):
             stop_reason = "tool_use"
+        usage = _usage(getattr(message, "usage_metadata", None))
+        if tool_input is None and stop_reason != "refusal" and usage.output_tokens >= request.max_tokens:
+            # llama.cpp's server ends a tool call cut at max_tokens with finish_reason "tool_calls" and the
+            # arguments as far as they got (no parsed input): the budget used up tells that it was cut.
+            stop_reason = "max_tokens"
         return GenerateResponse(
             text=message.text,
             tool_input=tool_input,
             tool_raw=tool_raw,
             tool_call_id=call_id,
             stop_reason=stop_reason,
-            usage=_usage(getattr(message, "usage_metadata", None)),
+            usage=usage,
             model=self.spec,
         )
 

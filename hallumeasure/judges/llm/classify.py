@@ -19,6 +19,7 @@ mode, or ``warm_cache=False``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -67,6 +68,22 @@ MODES: dict[Mode, ModeSpec] = {
 
 #: The claim of a warm-up request, which only writes the prompt cache (its answer is cut at one token).
 _WARM_UP_CLAIM = fence("claim", "(none: this request only prepares the prompt cache)", id="warm-up")
+
+
+#: How much larger the output budget of a one-claim call cut off at ``max_tokens`` is on its one retry.
+CUT_OFF_GROWTH = 4
+
+
+def _with_claim_ids(tool: ToolSpec, ids: list[str]) -> ToolSpec:
+    """``tool`` with its verdicts' ``claim_id`` limited to ``ids``, the ids of the request's claims.
+
+    The enum depends on the claims' indexes only, so responses with as many claims share one tool
+    (and the cached prefix it starts)."""
+    schema = copy.deepcopy(tool.input_schema)
+    for definition in schema.get("$defs", {}).values():
+        if "claim_id" in definition.get("properties", {}):
+            definition["properties"]["claim_id"] = {"enum": ids, "type": "string"}
+    return tool.model_copy(update={"input_schema": schema})
 
 
 def claim_block(claim: Claim) -> str:
@@ -202,13 +219,15 @@ class LLMJudge:
 
     def request(self, sample: Sample, claims: Sequence[Claim]) -> GenerateRequest:
         """The request for ``claims``: context first (shared, cacheable), the claim(s) last."""
+        tool = self.spec.tool
         if self.mode.one_claim:
             (claim,) = claims
             system, message = self._render(sample, claim_block=claim_block(claim))
         else:
             system, message = self._render(sample, claims_block=claims_block(claims))
+            tool = _with_claim_ids(tool, [_short_id(c) for c in claims])
         return GenerateRequest(
-            system=system, messages=(message,), tool=self.spec.tool, max_tokens=self.max_tokens, repeat=self.repeat
+            system=system, messages=(message,), tool=tool, max_tokens=self.max_tokens, repeat=self.repeat
         )
 
     async def judge(self, sample: Sample, claims: Sequence[Claim], *, warmed: bool = False) -> Judgement:
@@ -235,12 +254,21 @@ class LLMJudge:
             return [first, *rest]
         return list(await asyncio.gather(*(self._judge_batch(sample, g) for g in groups)))
 
-    async def _judge_batch(self, sample: Sample, claims: list[Claim]) -> tuple[list[ClaimVerdict], Usage]:
-        result = await ask_structured(
-            self.model, self.request(sample, claims), self.spec.contract, max_reasks=self.max_reasks
-        )
+    async def _judge_batch(
+        self, sample: Sample, claims: list[Claim], *, max_tokens: int | None = None
+    ) -> tuple[list[ClaimVerdict], Usage]:
+        request = self.request(sample, claims)
+        if max_tokens is not None:
+            request = request.model_copy(update={"max_tokens": max_tokens})
+        result = await ask_structured(self.model, request, self.spec.contract, max_reasks=self.max_reasks)
         usage = result.usage
         if result.value is None:
+            if result.stop_reason == "max_tokens" and len(claims) <= self.min_batch and request.max_tokens < (
+                bigger := self.max_tokens * CUT_OFF_GROWTH
+            ):
+                # One claim's answer did not fit (a long reason, a rambling local model): once more with room.
+                retried, extra = await self._judge_batch(sample, claims, max_tokens=bigger)
+                return retried, usage + extra
             if result.stop_reason == "max_tokens" and len(claims) > self.min_batch:
                 # The answer for many claims did not fit: judge the halves separately.
                 half = len(claims) // 2
@@ -250,15 +278,23 @@ class LLMJudge:
                 return left[0] + right[0], usage + left[1] + right[1]
             return [self._error(c, result.error, result.raw_output) for c in claims], usage
         if self.mode.one_claim:
-            return [self._verdict(sample, claims[0], result.value)], usage
+            return [self._verdict(sample, claims[0], result.value, raw=result.raw_output)], usage
         by_id = {_short_id(c): c for c in claims}
+        items = list(result.value.verdicts)  # type: ignore[attr-defined]
         found: dict[str, ClaimVerdict] = {}
-        for item in result.value.verdicts:  # type: ignore[attr-defined]
+        if len(items) == len(claims) and not any(item.claim_id.strip() in by_id for item in items):
+            # Not one id is ours (a model that ignored the schema's enum): one verdict per claim, in order,
+            # is read by position, and each verdict says so.
+            note = "claim ids did not match the request's; verdicts were matched to claims by position"
+            for claim, item in zip(claims, items, strict=True):
+                found[claim.id] = self._verdict(sample, claim, item, note=note, raw=result.raw_output)
+            return [found[c.id] for c in claims], usage
+        for item in items:
             claim = by_id.get(item.claim_id.strip())
             if claim is None or claim.id in found:
                 self.extra_verdicts += 1
                 continue
-            found[claim.id] = self._verdict(sample, claim, item)
+            found[claim.id] = self._verdict(sample, claim, item, raw=result.raw_output)
         missing = [c for c in claims if c.id not in found]
         if missing and len(claims) > 1:
             # Ask again for each forgotten claim on its own, with the same prompt and contract.
@@ -272,9 +308,19 @@ class LLMJudge:
             )
         return [found[c.id] for c in claims], usage
 
-    def _verdict(self, sample: Sample, claim: Claim, value: BaseModel) -> ClaimVerdict:
+    def _verdict(
+        self, sample: Sample, claim: Claim, value: BaseModel, *, note: str | None = None, raw: str | None = None
+    ) -> ClaimVerdict:
+        """The verdict ``value`` gave ``claim``. What the parser repaired to keep it (a subtype set to
+        ``other``, ids matched by position) is recorded in ``raw_output`` with the answer as given."""
         evidence = [verify(sample, e.passage_id, e.quote) for e in getattr(value, "evidence", ())]
+        notes = [*([note] if note else []), *getattr(value, "repairs", [])]
+        record = None
+        if notes:
+            answer = raw if raw is not None else value.model_dump_json()
+            record = "".join(f"repaired: {n}\n" for n in notes) + f"answer as given: {answer}"
         return ClaimVerdict(
+            raw_output=record,
             evidence=tuple(evidence),
             evidence_verified=all_verified(evidence),
             claim_id=claim.id,
