@@ -7,7 +7,6 @@ import itertools
 import pytest
 from jsonschema import Draft202012Validator
 from provider_fixtures import generate_once
-from pydantic import ValidationError
 from testdata import aws_session
 
 from hallumeasure.core.labels import Label
@@ -43,7 +42,13 @@ CONTRACTS = [
 
 def _verdict(contract, label: str, subtype: str | None) -> dict:
     # Every field present (the schema requires them all, so that grammars keep their order).
-    value = {"label_reason": "Because.", "evidence": [], "label": label, "subtype_reason": "Because.", "subtype": subtype}
+    value = {
+        "label_reason": "Because.",
+        "evidence": [],
+        "label": label,
+        "subtype_reason": "Because.",
+        "subtype": subtype,
+    }
     if contract in (PlainVerdict, PlainVerdicts):
         value = {k: v for k, v in value.items() if not k.endswith("_reason")}
     if contract in (CotVerdicts, PlainVerdicts):

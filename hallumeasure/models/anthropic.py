@@ -9,7 +9,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anthropic
-import httpx
 
 from hallumeasure.core.errors import ConfigError, ProviderError
 from hallumeasure.core.types import Usage
@@ -101,7 +100,8 @@ class AnthropicAPI(ModelAPI):
                 max_retries=0,  # the Model wrapper is the only layer that retries
                 timeout=self._timeout,
                 http_client=anthropic.DefaultAsyncHttpxClient(
-                    limits=httpx.Limits(
+                    # The SDK's own HTTP package's Limits type (which package that is differs between releases).
+                    limits=type(anthropic.DEFAULT_CONNECTION_LIMITS)(
                         max_connections=self._max_connections, max_keepalive_connections=self._max_connections
                     ),
                     timeout=self._timeout,

@@ -18,19 +18,24 @@ from pydantic import BaseModel, ConfigDict, Field
 from hallumeasure.core.types import Usage
 from hallumeasure.models.caching import min_cache_tokens
 
-
 #: The deadline of the attempt in progress in this task, and its length in seconds (set by ``Model``).
 ATTEMPT_DEADLINE: ContextVar[tuple[asyncio.Timeout, float] | None] = ContextVar("hallumeasure_deadline", default=None)
 
 
-def deadline_starts_now() -> None:
-    """Count the current attempt's deadline from now: a provider calls it once its call really leaves,
-    after waiting for a thread or a connection of its own, so that the wait is not charged to the call."""
+def deadline_waits() -> None:
+    """Stop the current attempt's deadline: a provider calls it before it waits for a thread or a
+    connection of its own, and ``deadline_starts_now`` once the call leaves, so the wait is not charged."""
     current = ATTEMPT_DEADLINE.get()
-    if current is not None:
+    if current is not None and not current[0].expired():
+        current[0].reschedule(None)
+
+
+def deadline_starts_now() -> None:
+    """Count the current attempt's deadline from now (the call is leaving)."""
+    current = ATTEMPT_DEADLINE.get()
+    if current is not None and not current[0].expired():
         deadline, seconds = current
-        if deadline.when() is not None:
-            deadline.reschedule(asyncio.get_running_loop().time() + seconds)
+        deadline.reschedule(asyncio.get_running_loop().time() + seconds)
 
 
 class TextBlock(BaseModel):

@@ -9,6 +9,7 @@ deadline keeps its thread only until botocore's read timeout (set from the same 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import os
@@ -42,6 +43,7 @@ from hallumeasure.models.base import (
     ToolCallBlock,
     ToolResultBlock,
     deadline_starts_now,
+    deadline_waits,
 )
 from hallumeasure.models.wire import public_url
 
@@ -125,7 +127,9 @@ class BedrockAPI(ModelAPI):
         self._max_workers = max_workers or DEFAULT_WORKERS
         self._connect_timeout = connect_timeout or DEFAULT_CONNECT_TIMEOUT
         self._read_timeout = read_timeout or DEFAULT_READ_TIMEOUT
-        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         self._client = self._runtime_client()
 
     def _config(self) -> Config:
@@ -216,6 +220,8 @@ class BedrockAPI(ModelAPI):
         slots = self._slots.get(loop)
         if slots is None:
             slots = self._slots[loop] = asyncio.Semaphore(self._max_workers)
+        if slots.locked():
+            deadline_waits()
         await slots.acquire()
         deadline_starts_now()
         answer: asyncio.Future[Any] = loop.create_future()
@@ -235,10 +241,8 @@ class BedrockAPI(ModelAPI):
                 value = call()
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting coroutine
                 error = exc
-            try:
+            with contextlib.suppress(RuntimeError):  # the event loop has closed: nobody waits any more
                 loop.call_soon_threadsafe(settle, value, error)
-            except RuntimeError:  # the event loop has closed: nobody waits any more
-                pass
 
         try:
             threading.Thread(target=work, name="hallumeasure-bedrock", daemon=True).start()

@@ -4,6 +4,7 @@ batch mode live here only."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from hallumeasure.core.errors import ProviderError
+from hallumeasure.core.errors import ConfigError, ProviderError
 from hallumeasure.core.types import Usage
 from hallumeasure.models.base import ATTEMPT_DEADLINE, GenerateRequest, GenerateResponse, ModelAPI
 from hallumeasure.models.cache import RequestCache, request_key
@@ -45,6 +46,23 @@ class Limiter(Protocol):
 
 def _is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, ProviderError) and exc.retryable
+
+
+class ProviderUnreachableError(ConfigError):
+    """No call of this model has ever reached its provider, and the first ones could not connect at all.
+
+    A configuration problem (a wrong base URL or endpoint, no network), not a bad answer: the run
+    stops instead of turning every sample into an error row. The message names the endpoint (never a
+    key). Stages let it through; ``Model`` raises it for every later call too.
+    """
+
+
+def _cannot_connect(exc: BaseException) -> bool:
+    """A failure before any HTTP answer: refused, unresolvable, unreachable (a timeout is not one)."""
+    if not isinstance(exc, ProviderError) or exc.status is not None:
+        return False
+    cause = (exc.cause or "").lower()
+    return cause == "connection" or "connect" in cause
 
 
 class _Flight:
@@ -113,6 +131,10 @@ class Model:
         self.retries = 0
         #: Requests answered by sharing an identical request that was in flight (single flight).
         self.shared = 0
+        #: Whether any call has reached the provider (an answer, or an HTTP error); until then, calls that
+        #: cannot connect after their retries stop the run (``ProviderUnreachableError``).
+        self.reached = False
+        self._unreachable: ProviderUnreachableError | None = None
         self._flights: dict[str, _Flight] = {}
         self._flights_loop: asyncio.AbstractEventLoop | None = None
         api.bound(timeout=timeout, max_concurrency=max_concurrency)
@@ -176,9 +198,11 @@ class Model:
         flight = self._flights.get(key)
         leader = flight is None
         if flight is None:
-            flight = _Flight(asyncio.ensure_future(self._send(key, request, use_cache=use_cache, max_retries=max_retries)))
+            flight = _Flight(
+                asyncio.ensure_future(self._send(key, request, use_cache=use_cache, max_retries=max_retries))
+            )
             self._flights[key] = flight
-            flight.task.add_done_callback(lambda _task, f=flight: self._land(key, f))
+            flight.task.add_done_callback(functools.partial(self._land, key, flight))
         flight.waiters += 1
         try:
             response = await asyncio.shield(flight.task)
@@ -195,7 +219,7 @@ class Model:
         log.debug("%s: answered by an identical request in flight (key %s)", self.spec, key[:12])
         return response.model_copy(update={"usage": Usage(cached_calls=1)})
 
-    def _land(self, key: str, flight: _Flight) -> None:
+    def _land(self, key: str, flight: _Flight, _task: object = None) -> None:
         if self._flights.get(key) is flight:
             del self._flights[key]
         if not flight.task.cancelled():
@@ -212,9 +236,21 @@ class Model:
             before_sleep=self._before_sleep,
             sleep=self._sleep,
         )
-        async for attempt in retrying:
-            with attempt:
-                response = await self._attempt(request, key)
+        if self._unreachable is not None:
+            raise self._unreachable
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    response = await self._attempt(request, key)
+        except ProviderError as exc:
+            if _cannot_connect(exc) and not self.reached:
+                self._unreachable = ProviderUnreachableError(
+                    f"{self.spec}: cannot connect to {self._endpoint()} (after {self.retries + 1} attempt(s): {exc}); "
+                    "check the base URL or endpoint setting (ANTHROPIC_BASE_URL, HALLUMEASURE_BEDROCK_ENDPOINT, "
+                    "the base_url option) and the network"
+                )
+                raise self._unreachable from None
+            raise
         if use_cache and self.cache is not None and response.stop_reason != "refusal" and not response.cached:
             self.cache.put(key, self.spec, response)
         return response
@@ -262,9 +298,11 @@ class Model:
                     cause="timeout",
                 ) from exc
             except ProviderError as exc:
+                self.reached = self.reached or exc.status is not None
                 self._tell_limiter(exc, reserved)
                 raise
             elapsed = time.perf_counter() - started
+            self.reached = True
         usage = response.usage.model_copy(update={"calls": max(1, response.usage.calls), "seconds": elapsed})
         log.debug(
             "%s: call answered in %.2f s (%d input, %d output, %d cache-read tokens; stop %s)",
@@ -286,6 +324,15 @@ class Model:
             limiter.answered(request, min_cache_tokens=self.api.min_cache_tokens)
         self.usage = self.usage + usage
         return response.model_copy(update={"usage": usage})
+
+    def _endpoint(self) -> str:
+        """Where the provider's calls go, as the manifest records it (no user, query or key)."""
+        settings = self.api.settings()
+        for name in ("base_url", "endpoint_url", "endpoint", "api_base", "host"):
+            if settings.get(name):
+                return str(settings[name])
+        region = settings.get("region")
+        return f"the {self.api.provider} endpoint of region {region}" if region else f"the {self.api.provider} API"
 
     def _tell_limiter(self, exc: ProviderError, reserved: TokenEstimate) -> None:
         """A throttled call counted nothing against the limits; a retry-after holds every caller back."""

@@ -3,11 +3,12 @@
 A quote counts as found when it appears in its passage after light normalisation: runs of
 whitespace become one space, curly and typographic quote marks become straight ones, dashes
 become hyphens, and case is ignored. An ellipsis ("...") inside a quote may skip text: each
-piece must then appear in order. Punctuation and quote marks at the edges of a quote (or of a
-piece) may differ from the passage: a quote that ends with a period where the passage's sentence
-goes on is found. A match starts and ends at word boundaries, so "cost 3." never matches
-"cost 35" or "cost 3.5": words and numbers are never changed. Anything else (a paraphrase, a wrong passage id, an invented
-sentence) is marked ``verified=False`` and counted; it is never silently accepted.
+piece must then appear in order. Punctuation and quote marks at the edges of a quote (or of
+a piece) may differ from the passage: a quote that ends with a period where the passage's
+sentence goes on is found. A match starts and ends at word boundaries, so "cost 3." never
+matches "cost 35" or "cost 3.5": words and numbers are never changed. Anything else (a
+paraphrase, a wrong passage id, an invented sentence) is marked ``verified=False`` and counted;
+it is never silently accepted.
 """
 
 from __future__ import annotations

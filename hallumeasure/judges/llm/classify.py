@@ -263,12 +263,14 @@ class LLMJudge:
         result = await ask_structured(self.model, request, self.spec.contract, max_reasks=self.max_reasks)
         usage = result.usage
         if result.value is None:
-            if result.stop_reason == "max_tokens" and len(claims) <= self.min_batch and request.max_tokens < (
-                bigger := self.max_tokens * CUT_OFF_GROWTH
+            if (
+                result.stop_reason == "max_tokens"
+                and len(claims) <= self.min_batch
+                and request.max_tokens < (bigger := self.max_tokens * CUT_OFF_GROWTH)
             ):
                 # One claim's answer did not fit (a long reason, a rambling local model): once more with room.
-                retried, extra = await self._judge_batch(sample, claims, max_tokens=bigger)
-                return retried, usage + extra
+                again, more = await self._judge_batch(sample, claims, max_tokens=bigger)
+                return again, usage + more
             if result.stop_reason == "max_tokens" and len(claims) > self.min_batch:
                 # The answer for many claims did not fit: judge the halves separately.
                 half = len(claims) // 2
@@ -286,8 +288,8 @@ class LLMJudge:
             # Not one id is ours (a model that ignored the schema's enum): one verdict per claim, in order,
             # is read by position, and each verdict says so.
             note = "claim ids did not match the request's; verdicts were matched to claims by position"
-            for claim, item in zip(claims, items, strict=True):
-                found[claim.id] = self._verdict(sample, claim, item, note=note, raw=result.raw_output)
+            for in_order, answer in zip(claims, items, strict=True):
+                found[in_order.id] = self._verdict(sample, in_order, answer, note=note, raw=result.raw_output)
             return [found[c.id] for c in claims], usage
         for item in items:
             claim = by_id.get(item.claim_id.strip())

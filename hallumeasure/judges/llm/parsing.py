@@ -21,7 +21,7 @@ from hallumeasure.models.base import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from hallumeasure.models.model import Model
+from hallumeasure.models.model import Model, ProviderUnreachableError
 
 T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -198,6 +198,8 @@ async def ask_structured(
     for attempt in range(1, max_reasks + 2):
         try:
             response = await model.generate(current)
+        except ProviderUnreachableError:
+            raise  # nothing can be answered: the run stops, rather than one error row per claim
         except ProviderError as exc:
             return Structured(error=f"provider error ({exc.cause}): {exc}", usage=usage, attempts=attempt)
         except Exception as exc:  # noqa: BLE001 - one unreadable answer must not fail the other claims
