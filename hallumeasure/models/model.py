@@ -245,7 +245,8 @@ class Model:
         except ProviderError as exc:
             if _cannot_connect(exc) and not self.reached:
                 self._unreachable = ProviderUnreachableError(
-                    f"{self.spec}: cannot connect to {self._endpoint()} (after {self.retries + 1} attempt(s): {exc}); "
+                    f"{self.spec}: cannot connect to {self._endpoint()} "
+                    f"({retrying.statistics.get('attempt_number', 1)} attempt(s); the last: {exc}); "
                     "check the base URL or endpoint setting (ANTHROPIC_BASE_URL, HALLUMEASURE_BEDROCK_ENDPOINT, "
                     "the base_url option) and the network"
                 )
