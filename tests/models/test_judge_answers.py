@@ -134,3 +134,18 @@ def test_requests_differ_only_by_attempt_are_not_merged_by_single_flight():
 
     first, second = asyncio.run(go())
     assert api.calls == 2 and first.tool_input != second.tool_input
+
+
+def test_a_prefix_written_a_moment_ago_is_not_warmed_again():
+    with AnthropicServer(prompt_cache=PromptCache(min_tokens=1)) as srv:
+        api = AnthropicAPI("claude-x", api_key="k", base_url=srv.base_url)
+        api.min_cache_tokens = 1
+        judge = LLMJudge(Model(api), Mode.COT_ONE)
+
+        async def one_after_another():
+            twin = SAMPLE.model_copy(update={"id": "s2", "response": "It opened in 2019."})
+            return [await judge.warm_up(SAMPLE), await judge.warm_up(twin)]
+
+        first, second = asyncio.run(one_after_another())
+        warm_ups = [r for r in srv.log if r.call.max_tokens == 1]
+    assert first.ok and second.ok and len(warm_ups) == 1 and second.usage.calls == 0

@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import math
+import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +71,10 @@ MODES: dict[Mode, ModeSpec] = {
 #: The claim of a warm-up request, which only writes the prompt cache (its answer is cut at one token).
 _WARM_UP_CLAIM = fence("claim", "(none: this request only prepares the prompt cache)", id="warm-up")
 
+
+#: Seconds a prefix written by a warm-up is taken as still cached (the providers keep one 5 minutes
+#: after its last use; a margin for the claims that read it late).
+WARM_FOR = 240.0
 
 #: How much larger the output budget of a one-claim call cut off at ``max_tokens`` is on its one retry.
 CUT_OFF_GROWTH = 4
@@ -133,6 +139,9 @@ class LLMJudge:
         self._warm_up_loop: asyncio.AbstractEventLoop | None = None
         self._first_warm_up: asyncio.Event | None = None
         self._in_flight: dict[str, asyncio.Future[WarmUp]] = {}
+        #: When each prefix was last written by a warm-up of this judge (monotonic seconds): a later
+        #: response over the same context needs no warm-up of its own while the provider keeps it.
+        self._written: dict[str, float] = {}
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -187,12 +196,17 @@ class LLMJudge:
         shared = self._in_flight.get(key)
         if shared is not None:
             return (await asyncio.shield(shared)).model_copy(update={"usage": Usage()})  # paid by the first
+        if time.monotonic() - self._written.get(key, -math.inf) < WARM_FOR:
+            return WarmUp(ok=True)  # written a moment ago (the claims reading it keep it alive)
         task = asyncio.ensure_future(self._send_warm_up(request))
         self._in_flight[key] = task
         try:
-            return await asyncio.shield(task)
+            warm = await asyncio.shield(task)
         finally:
             self._in_flight.pop(key, None)
+        if warm.ok:
+            self._written[key] = time.monotonic()
+        return warm
 
     async def _send_warm_up(self, request: GenerateRequest) -> WarmUp:
         written = self._first_warm_up
