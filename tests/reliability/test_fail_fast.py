@@ -34,6 +34,7 @@ def test_a_wrong_base_url_stops_the_run_with_exit_2_and_shows_the_url(tmp_path, 
     assert "cannot connect to" in flat and url in flat
     assert KEY not in result.output
     assert "error rows" not in result.output  # it stopped: no run of error rows was measured
+    assert "0 sample(s) stored" in flat and "--resume" in flat
 
 
 def test_a_reachable_server_that_fails_is_not_mistaken_for_a_wrong_url(tmp_path, monkeypatch):
