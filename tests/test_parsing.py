@@ -41,9 +41,39 @@ def test_parse_unwraps_stringified_tool_input():
     assert value.subtype == "number"
 
 
-def test_parse_rejects_missing_subtype_and_bad_label():
-    with pytest.raises(OutputError, match="subtype"):
-        parse_output(CotVerdict, GenerateResponse(tool_input={"label_reason": "x", "label": "absent"}))
+@pytest.mark.parametrize("subtype", [None, "", "made_up_kind"])
+def test_a_label_without_a_usable_subtype_is_kept_with_other_and_a_repair_note(subtype):
+    # What a grammar-constrained server writes once its grammar has dropped the if/then subtype rule.
+    answer = {"label_reason": "x", "evidence": [], "label": "contradicted", "subtype_reason": None}
+    if subtype is not None:
+        answer["subtype"] = subtype
+    value = parse_output(CotVerdict, GenerateResponse(tool_input=answer, stop_reason="tool_use"))
+    assert value.label == "contradicted" and value.subtype == "other"
+    assert len(value.repairs) == 1 and "'other'" in value.repairs[0]
+    if subtype == "made_up_kind":
+        assert "made_up_kind" in value.repairs[0]
+
+
+def test_a_supported_label_drops_its_subtype_without_a_repair_note():
+    value = parse_output(CotVerdict, GenerateResponse(tool_input={**GOOD, "label": "supported"}))
+    assert value.subtype is None and value.repairs == []
+    assert parse_output(CotVerdict, GenerateResponse(tool_input=GOOD)).repairs == []
+
+
+def test_verdict_schemas_require_every_field_in_order_so_grammars_keep_reason_first():
+    from hallumeasure.judges.llm.outputs import CotVerdicts, tool_schema
+
+    schema = tool_schema(CotVerdict)
+    assert schema["required"] == list(schema["properties"])
+    assert schema["required"].index("label_reason") < schema["required"].index("label")
+    assert schema["required"].index("subtype_reason") < schema["required"].index("subtype")
+    item = tool_schema(CotVerdicts)["$defs"]["CotClaimVerdict"]
+    assert item["required"] == ["claim_id", "label_reason", "evidence", "label", "subtype_reason", "subtype"]
+    # The answer without the optional fields still parses: required in the schema, tolerated on return.
+    assert parse_output(CotVerdict, GenerateResponse(tool_input={"label_reason": "x", "label": "supported"}))
+
+
+def test_parse_rejects_a_bad_label():
     with pytest.raises(OutputError, match="label"):
         parse_output(CotVerdict, GenerateResponse(tool_input={"label_reason": "x", "label": "maybe"}))
 
@@ -69,10 +99,16 @@ def test_ask_structured_reasks_with_the_error_then_succeeds():
 
 
 def test_ask_structured_gives_error_with_raw_after_the_bound():
-    api = FakeAPI(script=[{"label": "nonsense"}] * 3)
+    api = FakeAPI(script=[{"label": "nonsense"}, {"label": "rubbish"}, {"label": "twaddle"}])
     result = asyncio.run(ask_structured(Model(api), _request(), CotVerdict, max_reasks=2))
     assert result.value is None and api.calls == 3
-    assert "label" in result.error and "nonsense" in result.raw_output
+    assert "label" in result.error and "twaddle" in result.raw_output
+
+
+def test_ask_structured_stops_re_asking_when_an_answer_repeats_exactly():
+    api = FakeAPI(script=[{"label": "nonsense"}] * 3)
+    result = asyncio.run(ask_structured(Model(api), _request(), CotVerdict, max_reasks=2))
+    assert result.value is None and api.calls == 2 and "re-asking stopped" in result.error
 
 
 def test_ask_structured_does_not_reask_a_cut_off_answer():

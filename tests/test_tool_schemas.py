@@ -7,7 +7,6 @@ import itertools
 import pytest
 from jsonschema import Draft202012Validator
 from provider_fixtures import generate_once
-from pydantic import ValidationError
 from testdata import aws_session
 
 from hallumeasure.core.labels import Label
@@ -42,9 +41,16 @@ CONTRACTS = [
 
 
 def _verdict(contract, label: str, subtype: str | None) -> dict:
-    value = {"label": label, "label_reason": "Because.", "subtype_reason": "Because."}
-    if subtype is not None:
-        value["subtype"] = subtype
+    # Every field present (the schema requires them all, so that grammars keep their order).
+    value = {
+        "label_reason": "Because.",
+        "evidence": [],
+        "label": label,
+        "subtype_reason": "Because.",
+        "subtype": subtype,
+    }
+    if contract in (PlainVerdict, PlainVerdicts):
+        value = {k: v for k, v in value.items() if not k.endswith("_reason")}
     if contract in (CotVerdicts, PlainVerdicts):
         return {"verdicts": [{"claim_id": "c0", **value}]}
     return value
@@ -54,16 +60,17 @@ def _verdict(contract, label: str, subtype: str | None) -> dict:
 @pytest.mark.parametrize(
     ("label", "subtype"), list(itertools.product([label.value for label in Label], [None, "number"]))
 )
-def test_the_schema_and_the_validator_agree_on_the_subtype_rule(contract, label, subtype):
+def test_the_schema_states_the_subtype_rule_and_the_validator_repairs_what_it_rejects(contract, label, subtype):
     validator = Draft202012Validator(tool_schema(contract))
     value = _verdict(contract, label, subtype)
-    try:
-        contract.model_validate(value)
-        valid = True
-    except ValidationError:
-        valid = False
-    assert validator.is_valid(value) == valid
-    assert valid == (subtype is not None or label in ("supported", "unevaluatable"))
+    needs_subtype = label not in ("supported", "unevaluatable")
+    assert validator.is_valid(value) == (subtype is not None or not needs_subtype)
+    # The validator keeps every label: a missing subtype becomes 'other' with a note, never an error.
+    parsed = contract.model_validate(value)
+    item = parsed.verdicts[0] if contract in (CotVerdicts, PlainVerdicts) else parsed
+    expected = (subtype or "other") if needs_subtype else None
+    assert item.subtype == expected
+    assert bool(item.repairs) == (needs_subtype and subtype is None)
 
 
 @pytest.mark.parametrize("contract", CONTRACTS, ids=lambda c: c.__name__)

@@ -83,6 +83,7 @@ def measure(
     s = settings  # validated by MeasureSettings: its closed sets of values and the combinations that cannot run
     from hallumeasure.detectors import build_stages, save_detector_stats
     from hallumeasure.judges.votes import build_voting_judge
+    from hallumeasure.models.model import ProviderUnreachableError
     from hallumeasure.models.registry import with_options
     from hallumeasure.pipeline.run import run_measurement
     from hallumeasure.runs.inputs import load_samples
@@ -196,6 +197,9 @@ def measure(
         )
         console.print(escape(redact(_resume_command(out_dir))), highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    except ProviderUnreachableError as exc:  # a wrong endpoint: say where the run stands and how to go on
+        stored = _stored_count(out_dir)
+        raise _fail(f"{exc}. {stored} sample(s) stored in {out_dir}; once the endpoint is right, add --resume") from exc
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
     except OSError as exc:  # the request cache or the run directory cannot be written

@@ -56,8 +56,8 @@ class AnthropicAPI(ModelAPI):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float = 120.0,
-        connect_timeout: float = 10.0,
+        timeout: float | None = None,
+        connect_timeout: float | None = None,
     ) -> None:
         super().__init__(model_name)
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
@@ -68,13 +68,27 @@ class AnthropicAPI(ModelAPI):
             )
         self._api_key = key
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self._timeout = anthropic.Timeout(timeout, connect=min(connect_timeout, timeout))
+        # Given here, they win over what ``bound`` derives from the wrapper's deadline.
+        self._fixed_timeout, self._fixed_connect = timeout, connect_timeout
+        self._max_connections = 16
+        self._timeout = self._sdk_timeout(timeout or 120.0)
         self._client: anthropic.AsyncAnthropic | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def settings(self) -> dict[str, Any]:
         # The endpoint is part of the cache key: a proxy or gateway may answer differently.
         return {"model": self.model_name, "base_url": public_url(self._base_url or DEFAULT_BASE_URL)}
+
+    def _sdk_timeout(self, deadline: float) -> anthropic.Timeout:
+        read = self._fixed_timeout or deadline
+        return anthropic.Timeout(read, connect=min(self._fixed_connect or 10.0, read))
+
+    def bound(self, *, timeout: float, max_concurrency: int) -> None:
+        """The SDK's timeouts from the wrapper's deadline; a pool of twice ``max_concurrency`` connections
+        (a cancelled request's connection is closed, not returned, so the pool is never the wait)."""
+        self._timeout = self._sdk_timeout(timeout)
+        self._max_connections = 2 * max_concurrency
+        self._client = None
 
     def _client_for_loop(self) -> anthropic.AsyncAnthropic:
         # An async HTTP pool belongs to one event loop; sync wrappers run a fresh loop per call.
@@ -85,6 +99,13 @@ class AnthropicAPI(ModelAPI):
                 base_url=self._base_url,
                 max_retries=0,  # the Model wrapper is the only layer that retries
                 timeout=self._timeout,
+                http_client=anthropic.DefaultAsyncHttpxClient(
+                    # The SDK's own HTTP package's Limits type (which package that is differs between releases).
+                    limits=type(anthropic.DEFAULT_CONNECTION_LIMITS)(
+                        max_connections=self._max_connections, max_keepalive_connections=self._max_connections
+                    ),
+                    timeout=self._timeout,
+                ),
             )
             self._client_loop = loop
         return self._client

@@ -7,14 +7,35 @@ accounting are not their business: ``hallumeasure.models.model.Model`` owns thos
 
 from __future__ import annotations
 
+import asyncio
 import json
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.core.types import Usage
 from hallumeasure.models.caching import min_cache_tokens
+
+#: The deadline of the attempt in progress in this task, and its length in seconds (set by ``Model``).
+ATTEMPT_DEADLINE: ContextVar[tuple[asyncio.Timeout, float] | None] = ContextVar("hallumeasure_deadline", default=None)
+
+
+def deadline_waits() -> None:
+    """Stop the current attempt's deadline: a provider calls it before it waits for a thread or a
+    connection of its own, and ``deadline_starts_now`` once the call leaves, so the wait is not charged."""
+    current = ATTEMPT_DEADLINE.get()
+    if current is not None and not current[0].expired():
+        current[0].reschedule(None)
+
+
+def deadline_starts_now() -> None:
+    """Count the current attempt's deadline from now (the call is leaving)."""
+    current = ATTEMPT_DEADLINE.get()
+    if current is not None and not current[0].expired():
+        deadline, seconds = current
+        deadline.reschedule(asyncio.get_running_loop().time() + seconds)
 
 
 class TextBlock(BaseModel):
@@ -151,6 +172,15 @@ class ModelAPI(ABC):
     def sampling(self) -> str:
         """How answers to the same request may differ between repeats, as recorded in the manifest."""
         return "the provider's default sampling (hallumeasure sends no temperature, so repeats may differ)"
+
+    def bound(self, *, timeout: float, max_concurrency: int) -> None:  # noqa: B027 - optional hook
+        """Fit the client to the wrapper's limits: ``timeout`` seconds per attempt, ``max_concurrency`` calls.
+
+        ``Model`` calls it once. A provider sizes its connection pool (and its thread pool, if it has
+        one) for ``max_concurrency`` calls plus the ones it has given up on and that are still closing,
+        and sets its client's own timeouts from ``timeout``, so that a call the wrapper abandoned at its
+        deadline does not hold a connection or a thread much longer.
+        """
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

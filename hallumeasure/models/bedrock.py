@@ -1,17 +1,22 @@
 """Amazon Bedrock's Converse API through boto3, with botocore's own retries off.
 
-boto3 is blocking, so each call runs in a bounded thread pool off the event loop.
+boto3 is blocking, so each call runs in a thread of its own off the event loop, at most
+``max_workers`` at once. The threads are daemon threads: a call that ``Model`` gave up on at its
+deadline keeps its thread only until botocore's read timeout (set from the same deadline by
+``bound``), and never holds the process at exit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import os
+import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -37,6 +42,8 @@ from hallumeasure.models.base import (
     ModelAPI,
     ToolCallBlock,
     ToolResultBlock,
+    deadline_starts_now,
+    deadline_waits,
 )
 from hallumeasure.models.wire import public_url
 
@@ -63,6 +70,8 @@ RETRYABLE_CODES = frozenset(
     }
 )
 NOT_RETRYABLE_CODES = frozenset({"ValidationException", "AccessDeniedException", "ResourceNotFoundException"})
+#: Defaults when neither the constructor nor ``Model`` (through ``bound``) says otherwise.
+DEFAULT_WORKERS, DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT = 8, 10.0, 120.0
 #: Batch inference job states after which nothing more will happen.
 _JOB_ENDED = frozenset({"Completed", "PartiallyCompleted", "Failed", "Stopped", "Expired"})
 
@@ -92,9 +101,9 @@ class BedrockAPI(ModelAPI):
         endpoint_url: str | None = None,
         profile: str | None = None,
         session: boto3.Session | None = None,
-        max_workers: int = 8,
-        connect_timeout: float = 10.0,
-        read_timeout: float = 120.0,
+        max_workers: int | None = None,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
         batch_s3_uri: str | None = None,
         batch_role_arn: str | None = None,
         batch_min_requests: int = 100,
@@ -113,21 +122,42 @@ class BedrockAPI(ModelAPI):
             raise ConfigError(f"{self.spec}: AWS profile {profile!r} not found ({exc})") from None
         self._check_credentials()
         self.region_name = region_name or self._session.region_name or "us-east-1"
-        config = Config(
-            retries={"total_max_attempts": 1, "mode": "standard"},  # the Model wrapper is the only layer that retries
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            max_pool_connections=max_workers,
+        # Given here, they win over what ``bound`` derives from the wrapper's timeout and concurrency.
+        self._fixed_workers, self._fixed_connect, self._fixed_read = max_workers, connect_timeout, read_timeout
+        self._max_workers = max_workers or DEFAULT_WORKERS
+        self._connect_timeout = connect_timeout or DEFAULT_CONNECT_TIMEOUT
+        self._read_timeout = read_timeout or DEFAULT_READ_TIMEOUT
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
         )
+        self._client = self._runtime_client()
+
+    def _config(self) -> Config:
+        return Config(
+            retries={"total_max_attempts": 1, "mode": "standard"},  # the Model wrapper is the only layer that retries
+            connect_timeout=self._connect_timeout,
+            read_timeout=self._read_timeout,
+            max_pool_connections=self._max_workers,
+        )
+
+    def _runtime_client(self) -> Any:
         try:
-            self._client = self._session.client(
-                "bedrock-runtime", region_name=self.region_name, endpoint_url=endpoint_url, config=config
+            return self._session.client(
+                "bedrock-runtime", region_name=self.region_name, endpoint_url=self._endpoint_url, config=self._config()
             )
         except (NoRegionError, ValueError) as exc:
             raise ConfigError(f"{self.spec}: cannot create a Bedrock client: {exc}") from None
-        self._max_workers = max_workers
-        self._executor: ThreadPoolExecutor | None = None
-        self._connect_timeout, self._read_timeout = connect_timeout, read_timeout
+
+    def bound(self, *, timeout: float, max_concurrency: int) -> None:
+        """botocore's connect and read timeouts from the wrapper's deadline, and room for twice
+        ``max_concurrency`` calls: the live ones, and as many abandoned at their deadline that botocore
+        has not closed yet (each for at most one read timeout), so that a retry never waits for a thread."""
+        self._max_workers = self._fixed_workers or 2 * max_concurrency
+        self._connect_timeout = self._fixed_connect or min(DEFAULT_CONNECT_TIMEOUT, timeout)
+        self._read_timeout = self._fixed_read or timeout
+        self._client.close()
+        self._client = self._runtime_client()
+        self._slots = weakref.WeakKeyDictionary()
 
     def _check_credentials(self) -> None:
         """Fail now, as a missing Anthropic key does, rather than as one error row per sample later.
@@ -171,15 +201,55 @@ class BedrockAPI(ModelAPI):
         even with ``from None``, so ours is built there (from chosen, scrubbed fields) and raised
         after the block has ended.
         """
-        if self._executor is None:  # created on first use, so that the API works again after aclose()
-            self._executor = ThreadPoolExecutor(self._max_workers, thread_name_prefix="hallumeasure-bedrock")
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+            return await self._in_thread(call)
         except (ClientError, BotoCoreError) as exc:
             error = self._provider_error(exc)
         except UnicodeDecodeError:  # botocore decodes a body before parsing it: one cut inside a character
             error = self._unreadable_reply()
         raise error
+
+    async def _in_thread(self, call: Callable[[], Any]) -> Any:
+        """``call()`` in a daemon thread, once one of ``max_workers`` slots is free.
+
+        The slot is held until the thread ends, not until the caller stops waiting: a call abandoned
+        at its deadline still counts until botocore lets it go. The wait for a slot is not charged to
+        the call's deadline (``deadline_starts_now``).
+        """
+        loop = asyncio.get_running_loop()
+        slots = self._slots.get(loop)
+        if slots is None:
+            slots = self._slots[loop] = asyncio.Semaphore(self._max_workers)
+        if slots.locked():
+            deadline_waits()
+        await slots.acquire()
+        deadline_starts_now()
+        answer: asyncio.Future[Any] = loop.create_future()
+
+        def settle(value: Any, error: BaseException | None) -> None:
+            slots.release()
+            if answer.done():  # the caller gave up (its deadline, a cancelled run)
+                return
+            if error is not None:
+                answer.set_exception(error)
+            else:
+                answer.set_result(value)
+
+        def work() -> None:
+            value, error = None, None
+            try:
+                value = call()
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting coroutine
+                error = exc
+            with contextlib.suppress(RuntimeError):  # the event loop has closed: nobody waits any more
+                loop.call_soon_threadsafe(settle, value, error)
+
+        try:
+            threading.Thread(target=work, name="hallumeasure-bedrock", daemon=True).start()
+        except BaseException:
+            slots.release()
+            raise
+        return await answer
 
     def _unreadable_reply(self) -> ProviderError:
         return ProviderError(
@@ -206,12 +276,7 @@ class BedrockAPI(ModelAPI):
     def _batch_service(self) -> tuple[Any, Any]:
         """(bedrock control-plane client, s3 client), created on first use."""
         if self._batch_clients is None:
-            config = Config(
-                retries={"total_max_attempts": 1, "mode": "standard"},
-                connect_timeout=self._connect_timeout,
-                read_timeout=self._read_timeout,
-                max_pool_connections=self._max_workers,
-            )
+            config = self._config()
             s3_config = config.merge(
                 Config(
                     s3={"addressing_style": "path"},
@@ -415,9 +480,6 @@ class BedrockAPI(ModelAPI):
         return [v for v in (frozen.access_key, frozen.secret_key, frozen.token) if v]
 
     async def aclose(self) -> None:
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False)
         self._client.close()  # closes the connection pool; botocore reopens it if the API is used again
         for client in self._batch_clients or ():
             client.close()

@@ -110,8 +110,10 @@ class LangChainAPI(ModelAPI):
 
     def __init__(self, chat: BaseChatModel | str, /, **model_kwargs: Any) -> None:
         self.options: dict[str, Any] = {}
+        self._rebuild: tuple[str, dict[str, Any]] | None = None
         if isinstance(chat, str):
             path = chat
+            self._rebuild = (path, dict(model_kwargs))
             self.options = {k: v for k, v in model_kwargs.items() if not _looks_secret(k)}
             chat = _construct(path, model_kwargs)
         elif model_kwargs:
@@ -132,6 +134,25 @@ class LangChainAPI(ModelAPI):
                 path,
                 retries,
             )
+
+    def bound(self, *, timeout: float, max_concurrency: int) -> None:
+        """A class built here from its import path gets the wrapper's deadline as its client's own
+        timeout (``timeout`` / ``request_timeout``), unless the spec set one.
+
+        Where this does not reach: a chat model instance built elsewhere keeps its own timeout and
+        pool, and a class whose async call runs its blocking client in a thread keeps that thread
+        until its own timeout after ``Model`` gave up at the deadline. Async clients (ChatOpenAI,
+        ChatAnthropic) close the connection when the deadline cancels the call.
+        """
+        if self._rebuild is None:
+            return
+        path, kwargs = self._rebuild
+        fields = _fields(type(self.chat))
+        field = next((f for f in ("timeout", "request_timeout", "default_request_timeout") if f in fields), None)
+        if field is None or any(k in kwargs for k in ("timeout", "request_timeout", "default_request_timeout")):
+            return
+        self.chat = _construct(path, {**kwargs, field: timeout})
+        self._bounded = {}
 
     def settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {"class": self.model_name}
@@ -227,13 +248,18 @@ class LangChainAPI(ModelAPI):
         stop_reason = _STOP_REASONS.get(str(finish).lower(), "other") if finish else "end_turn"
         if tool_input is not None and stop_reason not in ("max_tokens", "refusal"):
             stop_reason = "tool_use"
+        usage = _usage(getattr(message, "usage_metadata", None))
+        if tool_input is None and stop_reason != "refusal" and usage.output_tokens >= request.max_tokens:
+            # llama.cpp's server ends a tool call cut at max_tokens with finish_reason "tool_calls" and the
+            # arguments as far as they got (no parsed input): the budget used up tells that it was cut.
+            stop_reason = "max_tokens"
         return GenerateResponse(
             text=message.text,
             tool_input=tool_input,
             tool_raw=tool_raw,
             tool_call_id=call_id,
             stop_reason=stop_reason,
-            usage=_usage(getattr(message, "usage_metadata", None)),
+            usage=usage,
             model=self.spec,
         )
 

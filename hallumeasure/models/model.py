@@ -4,6 +4,7 @@ batch mode live here only."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -12,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from hallumeasure.core.errors import ProviderError
+from hallumeasure.core.errors import ConfigError, ProviderError
 from hallumeasure.core.types import Usage
-from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI
+from hallumeasure.models.base import ATTEMPT_DEADLINE, GenerateRequest, GenerateResponse, ModelAPI
 from hallumeasure.models.cache import RequestCache, request_key
 from hallumeasure.models.limits import TokenEstimate
 
@@ -47,6 +48,31 @@ def _is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, ProviderError) and exc.retryable
 
 
+class ProviderUnreachableError(ConfigError):
+    """No call of this model has ever reached its provider, and the first ones could not connect at all.
+
+    A configuration problem (a wrong base URL or endpoint, no network), not a bad answer: the run
+    stops instead of turning every sample into an error row. The message names the endpoint (never a
+    key). Stages let it through; ``Model`` raises it for every later call too.
+    """
+
+
+def _cannot_connect(exc: BaseException) -> bool:
+    """A failure before any HTTP answer: refused, unresolvable, unreachable (a timeout is not one)."""
+    if not isinstance(exc, ProviderError) or exc.status is not None:
+        return False
+    cause = (exc.cause or "").lower()
+    return cause == "connection" or "connect" in cause
+
+
+class _Flight:
+    """A request in flight and how many callers wait for its answer."""
+
+    def __init__(self, task: asyncio.Future[GenerateResponse]) -> None:
+        self.task = task
+        self.waiters = 0
+
+
 class Model:
     """Calls a ``ModelAPI`` with bounded concurrency, bounded retries, a deadline and a request cache.
 
@@ -60,6 +86,16 @@ class Model:
     is retried here like a failed call (it joins a later batch). The deadline, the concurrency bound
     and the limiter do not apply to batched requests; ``batch_usage`` counts what was batched (billed
     at the batch discount).
+
+    What the three bounds mean: ``timeout`` bounds each attempt end to end (connect, send, read),
+    counted from the moment the call leaves, never the time it waited for a concurrency slot or a
+    rate-limit token; ``max_concurrency`` bounds the provider calls in flight at once, and sizes the
+    provider's connection and thread pools (``ModelAPI.bound``); a pipeline's ``concurrency`` bounds
+    the samples in flight, above this.
+
+    Identical requests in flight at the same moment are sent once (single flight): the first caller
+    sends it, the others wait for its answer and get it with no usage of their own (counted as
+    ``cached_calls``), or its error.
     """
 
     def __init__(
@@ -93,6 +129,15 @@ class Model:
         #: The part of ``usage`` that went through batches.
         self.batch_usage = Usage()
         self.retries = 0
+        #: Requests answered by sharing an identical request that was in flight (single flight).
+        self.shared = 0
+        #: Whether any call has reached the provider (an answer, or an HTTP error); until then, calls that
+        #: cannot connect after their retries stop the run (``ProviderUnreachableError``).
+        self.reached = False
+        self._unreachable: ProviderUnreachableError | None = None
+        self._flights: dict[str, _Flight] = {}
+        self._flights_loop: asyncio.AbstractEventLoop | None = None
+        api.bound(timeout=timeout, max_concurrency=max_concurrency)
 
     @property
     def batched(self) -> bool:
@@ -129,7 +174,8 @@ class Model:
     async def generate(
         self, request: GenerateRequest, *, use_cache: bool = True, max_retries: int | None = None
     ) -> GenerateResponse:
-        """One answer for ``request``: from the cache if seen before, else from the provider.
+        """One answer for ``request``: from the cache if seen before, from an identical request in flight,
+        else from the provider.
 
         ``max_retries`` overrides the wrapper's bound for this request (0: one attempt only).
         """
@@ -140,7 +186,48 @@ class Model:
                 log.debug("%s: answered from the request cache (key %s)", self.spec, key[:12])
                 self.usage = self.usage + Usage(cached_calls=1)
                 return hit.model_copy(update={"cached": True, "usage": Usage(cached_calls=1)})
+        return await self._single_flight(key, request, use_cache=use_cache, max_retries=max_retries)
 
+    async def _single_flight(
+        self, key: str, request: GenerateRequest, *, use_cache: bool, max_retries: int | None
+    ) -> GenerateResponse:
+        """Send ``request`` unless an identical one is in flight; then wait for that one's answer."""
+        loop = asyncio.get_running_loop()
+        if self._flights_loop is not loop:  # tasks of another event loop (a sync wrapper's earlier run)
+            self._flights, self._flights_loop = {}, loop
+        flight = self._flights.get(key)
+        leader = flight is None
+        if flight is None:
+            flight = _Flight(
+                asyncio.ensure_future(self._send(key, request, use_cache=use_cache, max_retries=max_retries))
+            )
+            self._flights[key] = flight
+            flight.task.add_done_callback(functools.partial(self._land, key, flight))
+        flight.waiters += 1
+        try:
+            response = await asyncio.shield(flight.task)
+        except asyncio.CancelledError:
+            flight.waiters -= 1
+            if flight.waiters == 0 and not flight.task.done():
+                flight.task.cancel()  # nobody wants the answer any more
+            raise
+        flight.waiters -= 1
+        if leader:
+            return response
+        self.shared += 1
+        self.usage = self.usage + Usage(cached_calls=1)
+        log.debug("%s: answered by an identical request in flight (key %s)", self.spec, key[:12])
+        return response.model_copy(update={"usage": Usage(cached_calls=1)})
+
+    def _land(self, key: str, flight: _Flight, _task: object = None) -> None:
+        if self._flights.get(key) is flight:
+            del self._flights[key]
+        if not flight.task.cancelled():
+            flight.task.exception()  # retrieved, so that an error nobody awaited is not logged as lost
+
+    async def _send(
+        self, key: str, request: GenerateRequest, *, use_cache: bool, max_retries: int | None
+    ) -> GenerateResponse:
         retrying = AsyncRetrying(
             stop=stop_after_attempt((self.max_retries if max_retries is None else max_retries) + 1),
             wait=self._wait,
@@ -149,9 +236,22 @@ class Model:
             before_sleep=self._before_sleep,
             sleep=self._sleep,
         )
-        async for attempt in retrying:
-            with attempt:
-                response = await self._attempt(request, key)
+        if self._unreachable is not None:
+            raise self._unreachable
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    response = await self._attempt(request, key)
+        except ProviderError as exc:
+            if _cannot_connect(exc) and not self.reached:
+                self._unreachable = ProviderUnreachableError(
+                    f"{self.spec}: cannot connect to {self._endpoint()} "
+                    f"({retrying.statistics.get('attempt_number', 1)} attempt(s); the last: {exc}); "
+                    "check the base URL or endpoint setting (ANTHROPIC_BASE_URL, HALLUMEASURE_BEDROCK_ENDPOINT, "
+                    "the base_url option) and the network"
+                )
+                raise self._unreachable from None
+            raise
         if use_cache and self.cache is not None and response.stop_reason != "refusal" and not response.cached:
             self.cache.put(key, self.spec, response)
         return response
@@ -185,8 +285,12 @@ class Model:
                 reserved = await limiter.admit(request)
             started = time.perf_counter()
             try:
-                async with asyncio.timeout(self.timeout):
-                    response = await self.api.generate(request)
+                async with asyncio.timeout(self.timeout) as deadline:
+                    token = ATTEMPT_DEADLINE.set((deadline, self.timeout))
+                    try:
+                        response = await self.api.generate(request)
+                    finally:
+                        ATTEMPT_DEADLINE.reset(token)
             except TimeoutError as exc:
                 # The provider may have counted it: keep the reservation.
                 raise ProviderError(
@@ -195,9 +299,11 @@ class Model:
                     cause="timeout",
                 ) from exc
             except ProviderError as exc:
+                self.reached = self.reached or exc.status is not None
                 self._tell_limiter(exc, reserved)
                 raise
             elapsed = time.perf_counter() - started
+            self.reached = True
         usage = response.usage.model_copy(update={"calls": max(1, response.usage.calls), "seconds": elapsed})
         log.debug(
             "%s: call answered in %.2f s (%d input, %d output, %d cache-read tokens; stop %s)",
@@ -219,6 +325,15 @@ class Model:
             limiter.answered(request, min_cache_tokens=self.api.min_cache_tokens)
         self.usage = self.usage + usage
         return response.model_copy(update={"usage": usage})
+
+    def _endpoint(self) -> str:
+        """Where the provider's calls go, as the manifest records it (no user, query or key)."""
+        settings = self.api.settings()
+        for name in ("base_url", "endpoint_url", "endpoint", "api_base", "host"):
+            if settings.get(name):
+                return str(settings[name])
+        region = settings.get("region")
+        return f"the {self.api.provider} endpoint of region {region}" if region else f"the {self.api.provider} API"
 
     def _tell_limiter(self, exc: ProviderError, reserved: TokenEstimate) -> None:
         """A throttled call counted nothing against the limits; a retry-after holds every caller back."""

@@ -22,6 +22,7 @@ from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.judges.protocols import CacheWarmingJudge, ClaimExtractor, ClaimJudge, Extraction, WarmUp
+from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
@@ -71,6 +72,8 @@ async def measure_sample(
             judgement = await judge.judge(shown.sample, claims)
         verdicts = _complete(claims, judgement.verdicts, judge.name)
         verdicts = finish(sample, prepared, shown, claims, verdicts)
+    except ProviderUnreachableError:
+        raise  # a wrong endpoint: stop the run rather than store an error row per sample
     except Exception as exc:
         log.exception("sample %s failed", sample.id)
         return summarise_response(sample, [], [], policy, usage=warm.usage, error=f"{type(exc).__name__}: {exc}")

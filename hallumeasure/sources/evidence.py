@@ -3,8 +3,12 @@
 A quote counts as found when it appears in its passage after light normalisation: runs of
 whitespace become one space, curly and typographic quote marks become straight ones, dashes
 become hyphens, and case is ignored. An ellipsis ("...") inside a quote may skip text: each
-piece must then appear in order. Anything else (a paraphrase, a wrong passage id, an invented
-sentence) is marked ``verified=False`` and counted; it is never silently accepted.
+piece must then appear in order. Punctuation and quote marks at the edges of a quote (or of
+a piece) may differ from the passage: a quote that ends with a period where the passage's
+sentence goes on is found. A match starts and ends at word boundaries, so "cost 3." never
+matches "cost 35" or "cost 3.5": words and numbers are never changed. Anything else (a
+paraphrase, a wrong passage id, an invented sentence) is marked ``verified=False`` and counted;
+it is never silently accepted.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ _FOLD = str.maketrans(
 )
 _ELLIPSIS_RE = re.compile(r"\s*(?:\.\s*\.\s*\.|\u2026)\s*")
 _EDGE_QUOTES = "\"'\u2018\u2019\u201c\u201d\u00ab\u00bb` "
+#: What may differ at the edges of a quote: quote marks, spaces and sentence punctuation.
+_EDGE_MARKS = _EDGE_QUOTES + ".,;:!?\u2026"
 #: Quotes shorter than this (after normalisation) prove nothing and are not accepted.
 MIN_QUOTE = 3
 
@@ -80,22 +86,44 @@ def find_quote(quote: str, text: str) -> tuple[int, int] | None:
         found = _find_pieces(candidate, folded)
         if found is not None:
             return where[found[0]], where[found[1] - 1] + 1
-    return None
+    found = _find_pieces(quote, folded, trim=True)
+    return None if found is None else (where[found[0]], where[found[1] - 1] + 1)
 
 
-def _find_pieces(quote: str, folded: str) -> tuple[int, int] | None:
+def _find_pieces(quote: str, folded: str, *, trim: bool = False) -> tuple[int, int] | None:
+    """Where the pieces of ``quote`` (split at ellipses) occur in order in ``folded``.
+
+    Every piece must start and end at word boundaries of ``folded``; with ``trim``, each piece first
+    loses the quote marks and punctuation at its edges.
+    """
     pieces = [normalise(p.strip())[0] for p in _ELLIPSIS_RE.split(quote)]
+    if trim:
+        pieces = [p.strip(_EDGE_MARKS) for p in pieces]
     pieces = [p for p in pieces if p.strip(_EDGE_QUOTES + ".")]
     if not pieces or sum(len(p) for p in pieces) < MIN_QUOTE:
         return None
     cursor, starts = 0, []
     for piece in pieces:
         at = folded.find(piece, cursor)
+        while at >= 0 and not _on_word_boundaries(folded, at, at + len(piece)):
+            at = folded.find(piece, at + 1)
         if at < 0:
             return None
         starts.append(at)
         cursor = at + len(piece)
     return starts[0], cursor
+
+
+def _on_word_boundaries(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` neither starts nor ends inside a word or a number ("3" in "3.5")."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    if before.isalnum() or after.isalnum():
+        return False
+    # A decimal point or thousands separator between digits joins one number.
+    if after in ".," and end + 1 < len(text) and text[end + 1].isdigit() and text[end - 1].isdigit():
+        return False
+    return not (before in ".," and start >= 2 and text[start - 2].isdigit() and text[start].isdigit())
 
 
 def verify(sample: Sample, passage_id: str | None, quote: str) -> Evidence:

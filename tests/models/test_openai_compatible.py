@@ -99,14 +99,16 @@ def test_an_unrepairable_call_is_shown_back_as_written_and_the_error_row_keeps_i
     with OpenAIServer(script=[raw_tool_reply("record_verdict", broken)] * 3) as srv:
         result = _ask(_model(srv))
         bodies = srv.bodies
-    assert len(bodies) == 3 and result.value is None
+    # The same broken call after the re-ask: a second re-ask would only get it again, so it is not sent.
+    assert len(bodies) == 2 and result.value is None
     assert result.raw_output == broken and "no tool input and no JSON" in result.error
-    for body in bodies[1:]:  # each re-ask: the assistant's own call as written, then an error tool result
-        assistant, tool = body["messages"][-2:]
-        (call,) = assistant["tool_calls"]
-        assert call["function"] == {"name": "record_verdict", "arguments": broken}
-        assert tool["role"] == "tool" and tool["tool_call_id"] == call["id"]
-        assert "could not be used" in tool["content"]
+    assert "re-asking stopped" in result.error
+    # The re-ask: the assistant's own call as written, an error tool result, and the reason as text.
+    assistant, tool, note = bodies[1]["messages"][-3:]
+    (call,) = assistant["tool_calls"]
+    assert call["function"] == {"name": "record_verdict", "arguments": broken}
+    assert tool["role"] == "tool" and tool["tool_call_id"] == call["id"]
+    assert "could not be used" in tool["content"] and "could not be used" in note["content"]
 
 
 def test_a_schema_violation_is_re_asked_with_the_call_and_an_error_result_then_succeeds():
@@ -114,8 +116,8 @@ def test_a_schema_violation_is_re_asked_with_the_call_and_an_error_result_then_s
         result = _ask(_model(srv))
         first, second = srv.bodies
     assert result.value == Verdict(**GOOD) and result.attempts == 2
-    assert second["messages"][:-2] == first["messages"]  # the re-ask continues the first request
-    call = second["messages"][-2]["tool_calls"][0]
+    assert second["messages"][:-3] == first["messages"]  # the re-ask continues the first request
+    call = second["messages"][-3]["tool_calls"][0]
     assert json.loads(call["function"]["arguments"]) == BAD
     # Content beside the call is a string, never null: llama-cpp-python's server refuses null (500).
     assert isinstance(second["messages"][-2]["content"], str) and second["messages"][-2]["content"]
@@ -165,14 +167,14 @@ def test_usage_counts_cached_prompt_tokens_apart():
 # 4. every re-ask reaches the model, and a resumed run pays for none of them again -------------------------
 
 
-def test_repeated_bad_answers_are_re_asked_past_the_cache_and_replayed_from_it(tmp_path):
+def test_a_repeated_bad_answer_stops_the_re_asks_and_is_replayed_from_the_cache(tmp_path):
     cache = RequestCache(tmp_path / "cache.sqlite")
     with OpenAIServer(handler=lambda body: tool_reply("record_verdict", BAD)) as srv:
         result = _ask(_model(srv, cache=cache))
-        assert len(srv.requests) == 3 and result.usage.cached_calls == 0 and result.attempts == 3
+        assert len(srv.requests) == 2 and result.usage.cached_calls == 0 and result.attempts == 2
         again = _ask(_model(srv, cache=cache))  # a resumed run: every attempt is answered from the cache
-        assert len(srv.requests) == 3
-    assert again.usage.cached_calls == 3 and again.error == result.error
+        assert len(srv.requests) == 2
+    assert again.usage.cached_calls == 2 and again.error == result.error
 
 
 # 5. the cache key and the manifest name the server and the model, never the key ---------------------

@@ -1,8 +1,9 @@
 """Re-asks on every provider, at the wire level: a failed tool call is answered the way each provider
 documents (Anthropic: the assistant's tool_use, then a user tool_result with is_error; Bedrock
 Converse: toolUse, then toolResult with status error; OpenAI-compatible: the call, then a tool
-message), every re-ask reaches the model even when it repeats an earlier one, and a resumed run
-replays them all from the cache. The re-asks and the cache keys are built in one place
+message) and followed by the reason in plain text that chat templates keep; each re-ask differs from
+the ask before it, re-asking stops when the model repeats an answer exactly, and a resumed run
+replays every call from the cache. The re-asks and the cache keys are built in one place
 (``parsing.reask``, ``cache.request_key``), so the three providers share the behaviour."""
 
 import asyncio
@@ -41,10 +42,10 @@ class Anthropic:
     def failed_call(messages):
         """(the call's input, its id, the tool result's id, is it an error, the result text)."""
         (use,) = [b for b in messages[-2]["content"] if b["type"] == "tool_use"]
-        (result,) = messages[-1]["content"]
+        result, note = messages[-1]["content"]
         assert messages[-2]["role"] == "assistant" and messages[-1]["role"] == "user"
-        assert result["type"] == "tool_result"
-        return use["input"], use["id"], result["tool_use_id"], result["is_error"], result["content"]
+        assert result["type"] == "tool_result" and note["type"] == "text"
+        return use["input"], use["id"], result["tool_use_id"], result["is_error"], result["content"], note["text"]
 
 
 class Bedrock:
@@ -59,7 +60,7 @@ class Bedrock:
     @staticmethod
     def failed_call(messages):
         (use,) = [b["toolUse"] for b in messages[-2]["content"] if "toolUse" in b]
-        (block,) = messages[-1]["content"]
+        block, note = messages[-1]["content"]
         result = block["toolResult"]
         assert messages[-2]["role"] == "assistant" and messages[-1]["role"] == "user"
         return (
@@ -68,6 +69,7 @@ class Bedrock:
             result["toolUseId"],
             result["status"] == "error",
             result["content"][0]["text"],
+            note["text"],
         )
 
 
@@ -82,11 +84,12 @@ class OpenAICompatible:
     def failed_call(messages):
         import json
 
-        (call,) = messages[-2]["tool_calls"]
-        tool = messages[-1]
-        assert messages[-2]["role"] == "assistant" and tool["role"] == "tool"
+        (call,) = messages[-3]["tool_calls"]
+        tool, note = messages[-2], messages[-1]
+        assert messages[-3]["role"] == "assistant" and tool["role"] == "tool" and note["role"] == "user"
         # The OpenAI wire has no error flag on a tool message: the text says the call failed.
-        return json.loads(call["function"]["arguments"]), call["id"], tool["tool_call_id"], True, tool["content"]
+        args = json.loads(call["function"]["arguments"])
+        return args, call["id"], tool["tool_call_id"], True, tool["content"], note["content"]
 
 
 PROVIDERS = pytest.mark.parametrize(
@@ -114,25 +117,37 @@ def test_a_failed_tool_call_is_answered_with_an_error_result_as_the_provider_doc
         result = _ask(Model(provider.api(srv)))
         first, second = srv.bodies
     assert result.value == Verdict(**GOOD) and result.attempts == 2
-    assert second["messages"][:-2] == first["messages"]  # the first request, continued
-    tool_input, call_id, answered_id, is_error, text = provider.failed_call(second["messages"])
+    assert second["messages"][: len(first["messages"])] == first["messages"]  # the first request, continued
+    tool_input, call_id, answered_id, is_error, text, note = provider.failed_call(second["messages"])
     assert tool_input == BAD and answered_id == call_id and is_error
     assert "could not be used" in text and "label" in text  # the validation error, for the model to fix
+    # Said again as plain text, which a chat template that drops tool results or their ids still shows.
+    assert "re-ask 1" in note and "label" in note
+
+
+BAD_TOO = {"label_reason": "The context says the sky is blue.", "label": "perhaps"}
 
 
 @PROVIDERS
-def test_every_re_ask_reaches_the_model_and_a_resumed_run_replays_them_from_the_cache(provider, tmp_path):
+def test_re_asks_differ_from_each_other_and_a_resumed_run_replays_them_from_the_cache(provider, tmp_path):
     cache = RequestCache(tmp_path / "cache.sqlite")
-    with provider.server(handler=lambda body: provider.server.protocol.tool_reply("record_verdict", BAD)) as srv:
+    with provider.server(script=_answers(provider.server, BAD, BAD_TOO, BAD)) as srv:
         result = _ask(Model(provider.api(srv), cache=cache))
-        # The model repeats itself, so the second re-ask has the same content as the first: it still
-        # goes to the model (the attempt is part of the request's identity).
-        assert len(srv.requests) == 3 and result.attempts == 3 and result.usage.cached_calls == 0
-        second_reask, third = srv.bodies[1:]
-        assert second_reask == third  # identical on the wire: only the cache key tells them apart
+        assert len(srv.requests) == 3 and result.attempts == 3 and result.value is None
+        first, second, third = srv.bodies
+        assert first != second != third != first  # every re-ask names its number and its own error
         again = _ask(Model(provider.api(srv), cache=cache))
         assert len(srv.requests) == 3  # resumed: nothing is paid twice
     assert again.usage.cached_calls == 3 and again.error == result.error and again.raw_output == result.raw_output
+
+
+@PROVIDERS
+def test_re_asking_stops_when_the_model_repeats_its_answer_exactly(provider):
+    with provider.server(handler=lambda body: provider.server.protocol.tool_reply("record_verdict", BAD)) as srv:
+        result = _ask(Model(provider.api(srv)))
+        # Greedy decoding gives the same answer to the re-ask: a second re-ask would only pay for it again.
+        assert len(srv.requests) == 2 and result.attempts == 2
+    assert result.value is None and "re-asking stopped" in result.error and "maybe" in result.raw_output
 
 
 @pytest.mark.parametrize("server", [AnthropicServer, BedrockServer], ids=["anthropic", "bedrock"])

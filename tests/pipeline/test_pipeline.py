@@ -106,7 +106,7 @@ def test_malformed_answers_become_error_rows_with_the_raw_output():
     assert result.n_errors == 3 and result.n_evaluated == 0
     assert all(v.error and "very true" in v.raw_output for v in result.verdicts)
     assert result.hallucinated is None and result.unsupported_rate is None
-    assert api.calls == 1 + 3 * 3  # each claim: first answer + 2 re-asks
+    assert api.calls == 1 + 3 * 2  # each claim: first answer + a re-ask, which repeats it, so re-asking stops
 
 
 def test_failed_extraction_is_an_error_row_not_a_crash():

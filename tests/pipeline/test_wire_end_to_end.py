@@ -72,7 +72,8 @@ def test_malformed_tool_input_is_reasked_with_the_error_then_succeeds():
     reasks = [b for b in bodies if len(b["messages"]) == 3]
     assert len(reasks) == 2
     # The failed call goes back as Claude's own tool_use, answered by a tool_result with is_error.
-    (result_block,) = reasks[0]["messages"][2]["content"]
+    result_block, note = reasks[0]["messages"][2]["content"]
+    assert note["type"] == "text" and "re-ask 1" in note["text"]  # the reason again, in text templates keep
     (use,) = [b for b in reasks[0]["messages"][1]["content"] if b["type"] == "tool_use"]
     assert result_block["type"] == "tool_result" and result_block["is_error"]
     assert result_block["tool_use_id"] == use["id"]
@@ -89,7 +90,7 @@ def test_malformed_tool_input_becomes_an_error_row_after_the_bound(monkeypatch):
         (result,) = _run(api, Mode.NOCOT_ONE)
         n_requests = len(srv.requests)
     assert result.n_errors == 2 and result.hallucinated is None
-    assert n_requests == 1 + 2 * 3  # extraction, then per claim: first answer + 2 re-asks
+    assert n_requests == 1 + 2 * 2  # extraction, then per claim: first answer + a re-ask that repeats it
     assert all("certainly" in v.raw_output and "label" in v.error for v in result.verdicts)
 
 

@@ -232,4 +232,7 @@ def test_a_claim_list_cut_off_at_max_tokens_is_asked_for_once_with_a_bigger_budg
     assert [r.max_tokens for r in api.requests] == [2048, 8192]
     api = FakeAPI(script=[cut, cut])
     extraction = asyncio.run(LLMExtractor(Model(api)).extract(SAMPLES[0]))
-    assert extraction.error == ("extraction failed: the answer was cut off at max_tokens (also with max_tokens=8192)")
+    assert extraction.error == (
+        "extraction failed: the answer was cut off at max_tokens (also with max_tokens=8192); "
+        'the answer was: {"claims": [{"text": "The bridge"}]}'
+    )

@@ -19,7 +19,10 @@ mode, or ``warm_cache=False``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
+import math
+import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +72,26 @@ MODES: dict[Mode, ModeSpec] = {
 _WARM_UP_CLAIM = fence("claim", "(none: this request only prepares the prompt cache)", id="warm-up")
 
 
+#: Seconds a prefix written by a warm-up is taken as still cached (the providers keep one 5 minutes
+#: after its last use; a margin for the claims that read it late).
+WARM_FOR = 240.0
+
+#: How much larger the output budget of a one-claim call cut off at ``max_tokens`` is on its one retry.
+CUT_OFF_GROWTH = 4
+
+
+def _with_claim_ids(tool: ToolSpec, ids: list[str]) -> ToolSpec:
+    """``tool`` with its verdicts' ``claim_id`` limited to ``ids``, the ids of the request's claims.
+
+    The enum depends on the claims' indexes only, so responses with as many claims share one tool
+    (and the cached prefix it starts)."""
+    schema = copy.deepcopy(tool.input_schema)
+    for definition in schema.get("$defs", {}).values():
+        if "claim_id" in definition.get("properties", {}):
+            definition["properties"]["claim_id"] = {"enum": ids, "type": "string"}
+    return tool.model_copy(update={"input_schema": schema})
+
+
 def claim_block(claim: Claim) -> str:
     return fence("claim", claim.text, id=_short_id(claim))
 
@@ -95,6 +118,7 @@ class LLMJudge:
         max_tokens_all: int = 4096,
         min_batch: int = 1,
         warm_cache: bool = True,
+        warm_up_retries: int | None = None,
     ) -> None:
         self.model = model
         self.mode = Mode(mode)
@@ -104,6 +128,9 @@ class LLMJudge:
         self.max_tokens = max_tokens_all if not self.mode.one_claim else max_tokens
         self.min_batch = min_batch
         self.warm_cache = warm_cache
+        #: Retries of a failed warm-up (None: the model's ``max_retries``), all within one ``timeout`` of the
+        #: model: a warm-up that has not answered by then is given up, and the first claim writes the cache.
+        self.warm_up_retries = warm_up_retries
         self.name = model.spec
         #: Which repeat this judge asks (``measure --repeats``): part of each request's cache identity.
         self.repeat = 0
@@ -112,6 +139,9 @@ class LLMJudge:
         self._warm_up_loop: asyncio.AbstractEventLoop | None = None
         self._first_warm_up: asyncio.Event | None = None
         self._in_flight: dict[str, asyncio.Future[WarmUp]] = {}
+        #: When each prefix was last written by a warm-up of this judge (monotonic seconds): a later
+        #: response over the same context needs no warm-up of its own while the provider keeps it.
+        self._written: dict[str, float] = {}
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -166,12 +196,17 @@ class LLMJudge:
         shared = self._in_flight.get(key)
         if shared is not None:
             return (await asyncio.shield(shared)).model_copy(update={"usage": Usage()})  # paid by the first
+        if time.monotonic() - self._written.get(key, -math.inf) < WARM_FOR:
+            return WarmUp(ok=True)  # written a moment ago (the claims reading it keep it alive)
         task = asyncio.ensure_future(self._send_warm_up(request))
         self._in_flight[key] = task
         try:
-            return await asyncio.shield(task)
+            warm = await asyncio.shield(task)
         finally:
             self._in_flight.pop(key, None)
+        if warm.ok:
+            self._written[key] = time.monotonic()
+        return warm
 
     async def _send_warm_up(self, request: GenerateRequest) -> WarmUp:
         written = self._first_warm_up
@@ -181,7 +216,10 @@ class LLMJudge:
         else:
             await written.wait()
         try:
-            response = await self.model.generate(request, max_retries=0)
+            # Retried like any call (a failed warm-up leaves every claim of the response paying full input
+            # price), but never longer than one deadline: the claims should not wait for it.
+            async with asyncio.timeout(self.model.timeout):
+                response = await self.model.generate(request, max_retries=self.warm_up_retries)
         except (HalluMeasureError, TimeoutError) as exc:  # a warm-up is an optimisation: the claims still go out
             log.info("cache warm-up failed (%s): the first claim warms the cache instead", exc)
             return WarmUp(ok=False)
@@ -195,13 +233,15 @@ class LLMJudge:
 
     def request(self, sample: Sample, claims: Sequence[Claim]) -> GenerateRequest:
         """The request for ``claims``: context first (shared, cacheable), the claim(s) last."""
+        tool = self.spec.tool
         if self.mode.one_claim:
             (claim,) = claims
             system, message = self._render(sample, claim_block=claim_block(claim))
         else:
             system, message = self._render(sample, claims_block=claims_block(claims))
+            tool = _with_claim_ids(tool, [_short_id(c) for c in claims])
         return GenerateRequest(
-            system=system, messages=(message,), tool=self.spec.tool, max_tokens=self.max_tokens, repeat=self.repeat
+            system=system, messages=(message,), tool=tool, max_tokens=self.max_tokens, repeat=self.repeat
         )
 
     async def judge(self, sample: Sample, claims: Sequence[Claim], *, warmed: bool = False) -> Judgement:
@@ -228,12 +268,23 @@ class LLMJudge:
             return [first, *rest]
         return list(await asyncio.gather(*(self._judge_batch(sample, g) for g in groups)))
 
-    async def _judge_batch(self, sample: Sample, claims: list[Claim]) -> tuple[list[ClaimVerdict], Usage]:
-        result = await ask_structured(
-            self.model, self.request(sample, claims), self.spec.contract, max_reasks=self.max_reasks
-        )
+    async def _judge_batch(
+        self, sample: Sample, claims: list[Claim], *, max_tokens: int | None = None
+    ) -> tuple[list[ClaimVerdict], Usage]:
+        request = self.request(sample, claims)
+        if max_tokens is not None:
+            request = request.model_copy(update={"max_tokens": max_tokens})
+        result = await ask_structured(self.model, request, self.spec.contract, max_reasks=self.max_reasks)
         usage = result.usage
         if result.value is None:
+            if (
+                result.stop_reason == "max_tokens"
+                and len(claims) <= self.min_batch
+                and request.max_tokens < (bigger := self.max_tokens * CUT_OFF_GROWTH)
+            ):
+                # One claim's answer did not fit (a long reason, a rambling local model): once more with room.
+                again, more = await self._judge_batch(sample, claims, max_tokens=bigger)
+                return again, usage + more
             if result.stop_reason == "max_tokens" and len(claims) > self.min_batch:
                 # The answer for many claims did not fit: judge the halves separately.
                 half = len(claims) // 2
@@ -243,15 +294,23 @@ class LLMJudge:
                 return left[0] + right[0], usage + left[1] + right[1]
             return [self._error(c, result.error, result.raw_output) for c in claims], usage
         if self.mode.one_claim:
-            return [self._verdict(sample, claims[0], result.value)], usage
+            return [self._verdict(sample, claims[0], result.value, raw=result.raw_output)], usage
         by_id = {_short_id(c): c for c in claims}
+        items = list(result.value.verdicts)  # type: ignore[attr-defined]
         found: dict[str, ClaimVerdict] = {}
-        for item in result.value.verdicts:  # type: ignore[attr-defined]
+        if len(items) == len(claims) and not any(item.claim_id.strip() in by_id for item in items):
+            # Not one id is ours (a model that ignored the schema's enum): one verdict per claim, in order,
+            # is read by position, and each verdict says so.
+            note = "claim ids did not match the request's; verdicts were matched to claims by position"
+            for in_order, answer in zip(claims, items, strict=True):
+                found[in_order.id] = self._verdict(sample, in_order, answer, note=note, raw=result.raw_output)
+            return [found[c.id] for c in claims], usage
+        for item in items:
             claim = by_id.get(item.claim_id.strip())
             if claim is None or claim.id in found:
                 self.extra_verdicts += 1
                 continue
-            found[claim.id] = self._verdict(sample, claim, item)
+            found[claim.id] = self._verdict(sample, claim, item, raw=result.raw_output)
         missing = [c for c in claims if c.id not in found]
         if missing and len(claims) > 1:
             # Ask again for each forgotten claim on its own, with the same prompt and contract.
@@ -265,9 +324,19 @@ class LLMJudge:
             )
         return [found[c.id] for c in claims], usage
 
-    def _verdict(self, sample: Sample, claim: Claim, value: BaseModel) -> ClaimVerdict:
+    def _verdict(
+        self, sample: Sample, claim: Claim, value: BaseModel, *, note: str | None = None, raw: str | None = None
+    ) -> ClaimVerdict:
+        """The verdict ``value`` gave ``claim``. What the parser repaired to keep it (a subtype set to
+        ``other``, ids matched by position) is recorded in ``raw_output`` with the answer as given."""
         evidence = [verify(sample, e.passage_id, e.quote) for e in getattr(value, "evidence", ())]
+        notes = [*([note] if note else []), *getattr(value, "repairs", [])]
+        record = None
+        if notes:
+            answer = raw if raw is not None else value.model_dump_json()
+            record = "".join(f"repaired: {n}\n" for n in notes) + f"answer as given: {answer}"
         return ClaimVerdict(
+            raw_output=record,
             evidence=tuple(evidence),
             evidence_verified=all_verified(evidence),
             claim_id=claim.id,

@@ -24,6 +24,9 @@ def question_block(sample: Sample) -> str:
     return fence("question", sample.question) if sample.question and sample.question.strip() else ""
 
 
+#: How much of a failed extraction's answer the stored error keeps (characters).
+RAW_KEPT = 2000
+
 #: The share of a claim's words that the span of its source sentence must hold, for that span to count.
 MIN_SOURCE_COVERAGE = 1 / 3
 
@@ -118,7 +121,11 @@ class LLMExtractor:
                     update={"error": f"{result.error} (also with max_tokens={self.max_tokens_retry})"}
                 )
         if result.value is None:
-            return Extraction(error=f"extraction failed: {result.error}", raw_output=result.raw_output, usage=usage)
+            # The error is all a failed response keeps in the run, so the model's answer goes in it too.
+            answer = f"; the answer was: {result.raw_output[:RAW_KEPT]}" if result.raw_output else ""
+            return Extraction(
+                error=f"extraction failed: {result.error}{answer}", raw_output=result.raw_output, usage=usage
+            )
         # Claims are model output that goes into later prompts and the store: clean them like input.
         items = [
             (text, clean_text(c.source_sentence) if c.source_sentence else None)

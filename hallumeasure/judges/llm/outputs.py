@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from hallumeasure.core.labels import LABELS_WITH_SUBTYPE, Label, Subtype
 
@@ -42,6 +51,17 @@ LabelField = Annotated[Label, BeforeValidator(_normalise_enum)]
 SubtypeField = Annotated[Subtype | None, BeforeValidator(_normalise_subtype)]
 
 
+def _verdict_schema(schema: dict[str, Any], cls: type) -> None:
+    """Every field required, in the contract's order, and the subtype rule stated.
+
+    Grammar-constrained servers (llama.cpp, vLLM) build a grammar from the tool schema that writes
+    the required properties first: with every property required, the order stays the contract's
+    (reason before verdict), and an empty field is written as null or [] rather than moved. The
+    parser still accepts an answer without the optional ones."""
+    schema["required"] = list(schema.get("properties", {}))
+    _subtype_rule_schema(schema, cls)
+
+
 def _subtype_rule_schema(schema: dict[str, Any], cls: type) -> None:
     """State the subtype rule in the JSON Schema too, so that a model following the tool's schema
     is not re-asked for it: ``if`` the label is one that needs a subtype, ``then`` a subtype is
@@ -73,22 +93,45 @@ EvidenceField = Annotated[list[EvidenceQuote], BeforeValidator(_as_list)]
 _EVIDENCE: list[EvidenceQuote] = Field(default_factory=list)
 
 
-class _SubtypeRule(_Contract):
-    """Supported and unevaluatable claims carry no subtype; the other labels must name one."""
+_SUBTYPES = frozenset(s.value for s in Subtype)
 
-    model_config = ConfigDict(extra="ignore", json_schema_extra=_subtype_rule_schema)
+
+class _SubtypeRule(_Contract):
+    """Supported and unevaluatable claims carry no subtype; the other labels name one.
+
+    A label is worth more than its subtype: an answer whose label needs a subtype but names none,
+    or one that is not among the ten (a grammar-constrained server may drop the schema's rule),
+    keeps its label and gets ``other``; ``repairs`` says what was changed, for the verdict's record.
+    """
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_verdict_schema)
+    _repairs: list[str] = PrivateAttr(default_factory=list)
 
     if TYPE_CHECKING:  # each subclass declares them, in its own place of the schema's field order
         label: Label
         subtype: Subtype | None
 
-    @model_validator(mode="after")
-    def _subtype_only_when_unsupported(self) -> _SubtypeRule:
-        if self.label not in LABELS_WITH_SUBTYPE:
-            self.subtype = None
-        elif self.subtype is None:
-            raise ValueError(f"label {self.label.value!r} needs a subtype (one of {[s.value for s in Subtype]})")
-        return self
+    @property
+    def repairs(self) -> list[str]:
+        """What the parser changed in this answer to keep it (empty: taken as given)."""
+        return self._repairs
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _subtype_only_when_unsupported(cls, data: Any, handler: ModelWrapValidatorHandler[_SubtypeRule]) -> Any:
+        given = None
+        if isinstance(data, dict) and isinstance(data.get("subtype"), str):
+            normalised = _normalise_subtype(data["subtype"])
+            if normalised is not None and normalised not in _SUBTYPES:
+                given, data = data["subtype"], {**data, "subtype": None}
+        value = handler(data)
+        if value.label not in LABELS_WITH_SUBTYPE:
+            value.subtype = None
+        elif value.subtype is None:
+            value.subtype = Subtype.OTHER
+            what = f"subtype {str(given)[:60]!r} is not one of the ten" if given is not None else "no subtype given"
+            value._repairs.append(f"{what} for label {value.label.value!r}: subtype set to 'other'")
+        return value
 
 
 class PlainVerdict(_SubtypeRule):

@@ -21,7 +21,7 @@ from hallumeasure.models.base import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from hallumeasure.models.model import Model
+from hallumeasure.models.model import Model, ProviderUnreachableError
 
 T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -170,7 +170,8 @@ def raw_text(response: GenerateResponse) -> str:
 
 
 class Structured(BaseModel, Generic[T]):
-    """A validated value, or the error that remained after the allowed re-asks (with the raw answer)."""
+    """A validated value, or the error that remained after the allowed re-asks; ``raw_output`` is the
+    answer the value was read from, or the last unusable one."""
 
     value: T | None = None
     error: str | None = None
@@ -193,9 +194,12 @@ async def ask_structured(
     usage = Usage()
     current = request
     last_error, last_raw, last_stop = "no attempt made", None, None
+    seen: set[str] = set()
     for attempt in range(1, max_reasks + 2):
         try:
             response = await model.generate(current)
+        except ProviderUnreachableError:
+            raise  # nothing can be answered: the run stops, rather than one error row per claim
         except ProviderError as exc:
             return Structured(error=f"provider error ({exc.cause}): {exc}", usage=usage, attempts=attempt)
         except Exception as exc:  # noqa: BLE001 - one unreadable answer must not fail the other claims
@@ -209,10 +213,19 @@ async def ask_structured(
         except OutputError as exc:
             last_error, last_raw, last_stop = str(exc), exc.raw, response.stop_reason
             if response.stop_reason == "max_tokens":
-                break  # asking again for the same long answer would be cut off again
+                break  # asking again for the same long answer would be cut off again: the caller decides
+            answer = raw_text(response)
+            if answer in seen:
+                # The model gave this very answer before, re-ask and all (greedy decoding does): asking
+                # once more would only pay for it again.
+                last_error = f"{last_error} (the same answer came back after a re-ask; re-asking stopped)"
+                break
+            seen.add(answer)
             current = reask(request, response, exc, attempt=attempt)
             continue
-        return Structured(value=value, usage=usage, attempts=attempt, stop_reason=response.stop_reason)
+        return Structured(
+            value=value, raw_output=raw_text(response), usage=usage, attempts=attempt, stop_reason=response.stop_reason
+        )
     return Structured(error=last_error, raw_output=last_raw, usage=usage, attempts=attempt, stop_reason=last_stop)
 
 
@@ -224,8 +237,13 @@ def reask(request: GenerateRequest, response: GenerateResponse, exc: OutputError
     error that carries the reason. An answer without a tool call goes back as the assistant's text,
     followed by the reason as a user turn. Each re-ask builds on the first request, not on the
     previous re-ask, so the prompt does not grow; ``attempt`` keeps two identical re-asks apart.
+
+    The reason is also said in a plain text turn: chat templates of open-weight models may drop
+    tool results' ids, or the results themselves, and a re-ask must still differ from the ask it
+    follows, and from the re-ask before it (it names its number), or greedy decoding repeats itself.
     """
     reason = f"Your previous answer could not be used: {exc}."
+    again = f"This is re-ask {attempt}. {reason}"
     call_made = response.tool_input is not None or response.tool_raw is not None
     if request.tool is not None and response.tool_call_id and call_made:
         said = (TextBlock(text=response.text[:4000]),) if response.text.strip() else ()
@@ -240,9 +258,10 @@ def reask(request: GenerateRequest, response: GenerateResponse, exc: OutputError
             is_error=True,
             result=f"{reason} Call the tool again, with input that matches its schema exactly.",
         )
-        turns = (Message(role="assistant", content=(*said, call)), Message(role="user", content=(result,)))
+        note = TextBlock(text=f"{again} Call {request.tool.name} once more, with input that matches its schema.")
+        turns = (Message(role="assistant", content=(*said, call)), Message(role="user", content=(result, note)))
     else:
         previous = (exc.raw or "(empty answer)")[:4000]
-        feedback = f"{reason} Answer again by calling the tool once, with input that matches its schema exactly."
+        feedback = f"{again} Answer again by calling the tool once, with input that matches its schema exactly."
         turns = (Message.assistant(previous), Message.user(feedback))
     return request.model_copy(update={"messages": (*request.messages, *turns), "attempt": attempt})
