@@ -60,6 +60,7 @@ def run_judge(spec: str, pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         decision = decide(evaluated)
         truth = "hallucinated" if pair["expected"] == "changed" else "faithful"
         rows.append({"id": pair["id"], "kind": pair["kind"], "decision": decision, "right": decision == truth})
+        rows[-1]["verdicts"] = verdicts
     return rows
 
 
@@ -75,8 +76,10 @@ def shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def evaluate(judges: tuple[str, ...] = JUDGES, path: Path = FROZEN) -> dict[str, Any]:
-    pairs = load_pairs(path)
+def evaluate(judges: tuple[str, ...] = JUDGES, pairs: list[dict[str, Any]] | None = None, keep_rows: bool = False
+) -> dict[str, Any]:
+    """Per judge: overall, changed, faithful and per-kind shares over ``pairs`` (the frozen suite by default)."""
+    pairs = load_pairs() if pairs is None else pairs
     out: dict[str, Any] = {}
     for spec in judges:
         rows = run_judge(spec, pairs)
@@ -89,6 +92,8 @@ def evaluate(judges: tuple[str, ...] = JUDGES, path: Path = FROZEN) -> dict[str,
             "faithful": shares([r for r in rows if r["kind"].startswith("faithful:")]),
             "kinds": {k: shares(rs) for k, rs in sorted(kinds.items())},
         }
+        if keep_rows:
+            out[spec]["rows"] = rows
     return out
 
 

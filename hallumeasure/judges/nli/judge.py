@@ -19,9 +19,10 @@ from hallumeasure.core.text import quote
 from hallumeasure.core.types import Claim, ClaimVerdict, Sample
 from hallumeasure.judges.nli.model import NliModel, load_nli
 from hallumeasure.judges.nli.premises import premise_for
+from hallumeasure.judges.offline.confidence import confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
-from hallumeasure.judges.offline.judge import flagged_verdict, in_claim_order
-from hallumeasure.judges.offline.signals import claim_signals
+from hallumeasure.judges.offline.judge import flagged_verdict, in_claim_order, with_sentence
+from hallumeasure.judges.offline.signals import ClaimSignals, claim_signals
 from hallumeasure.judges.protocols import Judgement
 
 
@@ -64,6 +65,9 @@ class NliClaimJudge:
 
     def _verdict(self, claim: Claim, context: str, p: float) -> ClaimVerdict:
         signals = claim_signals(claim.text, context)
+        return with_sentence(confident_verdict(self._label(claim, signals, p), signals), signals)
+
+    def _label(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
         if p < self.threshold:
             return ClaimVerdict(
                 claim_id=claim.id,

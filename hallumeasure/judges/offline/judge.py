@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Sample
+from hallumeasure.judges.offline.confidence import confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
 from hallumeasure.judges.offline.model import OfflineModel, load_model
 from hallumeasure.judges.offline.reasons import definite, explain, support_reason
@@ -89,7 +90,7 @@ class OfflineJudge:
         if score is None and claims:
             score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
         found = {
-            claim.id: with_sentence(self._verdict(claim, signals, p), signals)
+            claim.id: with_sentence(confident_verdict(self._verdict(claim, signals, p), signals), signals)
             for (claim, signals), p in zip(checked, probabilities, strict=True)
         }
         return Judgement(

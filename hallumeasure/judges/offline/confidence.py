@@ -1,0 +1,313 @@
+"""When a keyless judge may be sure of its verdict, and when it must say it cannot tell.
+
+Words, numbers and names can show that a claim repeats a source sentence, or that it changes a
+value the source gives; they cannot check a claim whose meaning turns on a word of degree,
+scope, time or cause. So a keyless verdict is *confident* only on evidence of one of three kinds:
+
+- supported: one source sentence holds nearly all of the claim's content words and all of its
+  values, and no cue word of meaning (negation, modality and plans, quantifiers, superlatives,
+  hyperbole, causes, attribution, comparisons, completion) sits on one side without its
+  counterpart on the other;
+- unsupported, by a named conflict: a value, name, date, negation, opposite or quantifier that
+  the aligned sentence contradicts, when the claim's own value is nowhere in the source;
+- unsupported, by a clear absence: most of the claim's content words, or a name or number of
+  it, appear nowhere in the source.
+
+Everything else keeps its best-guess label with ``confident=False``: the claim needs an LLM.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from hallumeasure.core.labels import Label
+from hallumeasure.core.text import quote
+from hallumeasure.core.types import ClaimVerdict
+from hallumeasure.judges.offline.lexicon import ATTRIBUTION, HEDGES, INTENSIFIERS, NEGATIONS
+from hallumeasure.judges.offline.signals import ClaimSignals
+from hallumeasure.judges.offline.tokens import content_stems, stem, words
+
+#: Cue words whose presence changes what a sentence claims, by family. A family "conflicts" when one
+#: side holds a cue of it that the other lacks (see ``cue_conflicts``).
+CUES: dict[str, frozenset[str]] = {
+    "negation": NEGATIONS
+    | frozenset({"against", "opposed", "opposes", "rejected", "rejects", "unable", "neither", "instead"}),
+    "modality": HEDGES
+    | frozenset(
+        {
+            "will",
+            "shall",
+            "should",
+            "must",
+            "planning",
+            "proposed",
+            "proposes",
+            "scheduled",
+            "due",
+            "aim",
+            "aimed",
+            "intended",
+            "expects",
+            "expect",
+            "hoped",
+            "considering",
+            "consider",
+            "considered",
+            "potential",
+            "potentially",
+            "forecast",
+            "certainly",
+            "definitely",
+            "surely",
+        }
+    ),
+    "completion": frozenset(
+        {"already", "begun", "began", "completed", "finished", "launched", "now", "currently", "underway", "done"}
+    ),
+    "quantifier": frozenset(
+        {
+            "all",
+            "every",
+            "each",
+            "entire",
+            "whole",
+            "only",
+            "none",
+            "some",
+            "most",
+            "many",
+            "few",
+            "several",
+            "both",
+            "any",
+            "always",
+            "never",
+            "sole",
+            "solely",
+            "everyone",
+            "everybody",
+            "unanimously",
+            "unanimous",
+            "majority",
+            "minority",
+            "half",
+            "split",
+            "divided",
+        }
+    ),
+    "superlative": frozenset({"most", "least", "best", "worst", "top", "leading", "record", "first", "last"}),
+    "hyperbole": INTENSIFIERS,
+    "cause": frozenset(
+        {
+            "because",
+            "cause",
+            "caused",
+            "causes",
+            "causing",
+            "due",
+            "thanks",
+            "therefore",
+            "consequently",
+            "hence",
+            "since",
+            "so",
+            "result",
+            "resulted",
+            "led",
+            "leads",
+            "lead",
+            "driven",
+            "drove",
+            "after",
+            "reason",
+            "owing",
+            "blamed",
+            "attributed",
+        }
+    ),
+    "attribution": ATTRIBUTION | frozenset({"according", "estimate", "estimates", "survey", "study", "claimed"}),
+    "comparison": frozenset(
+        {
+            "more",
+            "less",
+            "fewer",
+            "than",
+            "twice",
+            "double",
+            "doubled",
+            "triple",
+            "tripled",
+            "half",
+            "halved",
+            "higher",
+            "lower",
+            "larger",
+            "smaller",
+            "bigger",
+            "greater",
+            "faster",
+            "slower",
+            "earlier",
+            "later",
+            "older",
+            "younger",
+            "longer",
+            "shorter",
+            "cheaper",
+            "ahead",
+            "behind",
+            "above",
+            "below",
+            "over",
+            "under",
+            "exceeds",
+            "exceeded",
+            "outnumber",
+            "outnumbered",
+        }
+    ),
+}
+#: Families where the source holding a cue the claim drops also changes the claim (a plan told as done, a
+#: reported view told as fact, "some" told as all); a source word of degree or cause that a claim leaves out
+#: only makes the claim weaker, which is still true.
+_BOTH_WAYS = frozenset({"negation", "modality", "quantifier", "attribution", "comparison"})
+#: Superlatives by form: "-est" adjectives ("largest", "busiest"); a few "-est" words are not superlatives.
+_SUPERLATIVE_RE = re.compile(r"^[a-z]{2,}est$")
+_NOT_SUPERLATIVE = frozenset({"interest", "forest", "harvest", "request", "contest", "protest", "suggest", "honest",
+                              "guest", "test", "rest", "west", "nest", "chest", "quest", "invest", "arrest", "modest",
+                              "digest", "latest", "manifest", "earnest", "priest", "pest", "vest", "crest", "best"})
+#: Share of the claim's content words that one sentence must hold for a confident "supported".
+COVERED = 0.8
+#: Share of the claim's content words absent from the whole source that makes a clear absence.
+ABSENT_SHARE = 0.5
+
+
+def _cue_stems(tokens: Iterable[str]) -> dict[str, set[str]]:
+    low = [t.lower() for t in tokens]
+    found: dict[str, set[str]] = {}
+    for family, cue_words in CUES.items():
+        hits = {w for w in low if w in cue_words}
+        if family == "negation":
+            hits |= {"not" for w in low if w.endswith("n't")}
+        if family == "superlative":
+            hits |= {w for w in low if _SUPERLATIVE_RE.match(w) and w not in _NOT_SUPERLATIVE}
+        if hits:
+            found[family] = {stem(w) for w in hits}
+    return found
+
+
+@dataclass(frozen=True)
+class CueConflict:
+    """A cue family whose words differ between claim and sentence (``claim_only``, ``sentence_only``)."""
+
+    family: str
+    claim_only: tuple[str, ...]
+    sentence_only: tuple[str, ...]
+
+
+def cue_conflicts(claim: str, sentence: str) -> list[CueConflict]:
+    """Cue families that a claim and a source sentence do not share: the words lexical overlap cannot judge."""
+    mine, theirs = _cue_stems(words(claim)), _cue_stems(words(sentence))
+    out = []
+    for family in CUES:
+        extra = sorted(mine.get(family, set()) - theirs.get(family, set()))
+        dropped = sorted(theirs.get(family, set()) - mine.get(family, set())) if family in _BOTH_WAYS else []
+        if extra or dropped:
+            out.append(CueConflict(family, tuple(extra), tuple(dropped)))
+    return out
+
+
+def covering_sentence(s: ClaimSignals) -> str | None:
+    """The source sentence that holds at least ``COVERED`` of the claim's content words, or None."""
+    claim_stems = set(content_stems(words(s.claim)))
+    if not claim_stems:
+        return None
+    for number in s.candidates:
+        sentence = s.context_sentences[number]
+        held = claim_stems & {stem(w) for w in words(sentence)}
+        if len(held) / len(claim_stems) >= COVERED:
+            return sentence
+    return None
+
+
+def confidently_supported(s: ClaimSignals) -> bool:
+    """Positive evidence: a covering sentence with the claim's values and no conflicting cue."""
+    v = s.values
+    if v["definite"] or s.missing_numbers or s.missing_entities or s.displaced_entities or s.conflicts:
+        return False
+    if v["n_novel"] > 0 or v["number_conflict"] or v["date_conflict"]:
+        return False
+    sentence = covering_sentence(s)
+    return sentence is not None and not cue_conflicts(s.claim, sentence)
+
+
+def _own_value_elsewhere(s: ClaimSignals) -> bool:
+    """Whether every conflicting value of the claim is nonetheless held somewhere in the source (the
+    aligned sentence may be the wrong one: "closes at 9 p.m." against the sentence on opening hours)."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    swapped = [c for c in s.conflicts if c.context is not None and c.kind not in ("modality", "quantifier", "speaker")]
+    if not swapped:
+        return False
+    held = {(v.kind, v.norm) for sentence in s.context_sentences for v in read_values(sentence)}
+    claim_values = [v for v in read_values(s.claim) if v.kind not in ("modality", "quantifier", "speaker")]
+    return bool(claim_values) and all((v.kind, v.norm) in held for v in claim_values)
+
+
+def confidently_unsupported(s: ClaimSignals) -> bool:
+    """A named conflict whose claim value the source never gives, or a clear absence."""
+    v = s.values
+    if s.missing_entities or s.missing_numbers:
+        return True
+    if v["n_content"] >= 2 and v["novel_share"] >= ABSENT_SHARE:
+        return True
+    if v["definite"]:
+        return not _own_value_elsewhere(s)
+    return False
+
+
+def is_confident(label: Label, s: ClaimSignals) -> bool:
+    """Whether a keyless verdict with ``label`` on a claim with signals ``s`` rests on evidence (module doc)."""
+    if label == Label.SUPPORTED:
+        return confidently_supported(s)
+    if label == Label.UNEVALUATABLE:
+        return True
+    return confidently_unsupported(s)
+
+
+def _cue_words(c: CueConflict) -> str:
+    said = ", ".join(f"'{w}'" for w in c.claim_only)
+    dropped = ", ".join(f"'{w}'" for w in c.sentence_only)
+    if said and dropped:
+        return f"the claim says {said} where the source says {dropped}"
+    return f"the claim says {said}, which the source does not" if said else f"the source says {dropped}, the claim does not"
+
+
+def unsure_reason(s: ClaimSignals) -> str:
+    """Why a keyless judge cannot tell whether a claim is supported, quoting the sentence it compared."""
+    sentence = covering_sentence(s)
+    if sentence is None:
+        return f"unsure: no single source sentence holds most of the claim's words; the closest is {quote(s.best_sentence)}"
+    conflicts = cue_conflicts(s.claim, sentence)
+    if conflicts:
+        c = conflicts[0]
+        return (
+            f"unsure: {_cue_words(c)} ({c.family}), a difference of meaning that word overlap cannot check: "
+            f"{quote(sentence)}"
+        )
+    return f"unsure: the closest sentence shares most of the claim's words, but not all of them: {quote(sentence)}"
+
+
+def confident_verdict(verdict: ClaimVerdict, s: ClaimSignals) -> ClaimVerdict:
+    """``verdict`` with ``confident`` set from the evidence rules; a supported guess without positive evidence
+    says why it is unsure instead of quoting a sentence as a match."""
+    if verdict.label is None or is_confident(verdict.label, s):
+        return verdict
+    update: dict[str, object] = {"confident": False}
+    if verdict.label == Label.SUPPORTED:
+        tail = verdict.label_reason.rsplit(" (P(unsupported)", 1)
+        p = f" (P(unsupported){tail[1]}" if len(tail) == 2 else ""
+        update["label_reason"] = f"{unsure_reason(s)}{p}"
+    return verdict.model_copy(update=update)
