@@ -243,29 +243,87 @@ def confidently_supported(s: ClaimSignals) -> bool:
     return sentence is not None and not cue_conflicts(s.claim, sentence)
 
 
+#: Conflict kinds that name a value (the rest are cue words: modality, quantifier, speaker).
+_VALUE_KINDS = frozenset({"number", "share", "money", "year", "time", "date", "days", "name"})
+
+
 def _own_value_elsewhere(s: ClaimSignals) -> bool:
-    """Whether every conflicting value of the claim is nonetheless held somewhere in the source (the
-    aligned sentence may be the wrong one: "closes at 9 p.m." against the sentence on opening hours)."""
+    """Whether every value of the claim is nonetheless held somewhere in the source (the aligned sentence may be
+    the wrong one: "closes at 9 p.m." held against the sentence on opening hours)."""
     from hallumeasure.judges.offline.slots import read_values
 
-    swapped = [c for c in s.conflicts if c.context is not None and c.kind not in ("modality", "quantifier", "speaker")]
-    if not swapped:
+    claim_values = [v for v in read_values(s.claim) if v.kind in _VALUE_KINDS]
+    if not claim_values:
         return False
     held = {(v.kind, v.norm) for sentence in s.context_sentences for v in read_values(sentence)}
-    claim_values = [v for v in read_values(s.claim) if v.kind not in ("modality", "quantifier", "speaker")]
-    return bool(claim_values) and all((v.kind, v.norm) in held for v in claim_values)
+    return all((v.kind, v.norm) in held for v in claim_values)
+
+
+def _value_conflict(s: ClaimSignals) -> bool:
+    """A value, date, name or closed-set member of the claim that the aligned source sentence gives otherwise."""
+    return bool(
+        any(c.kind in _VALUE_KINDS for c in s.conflicts)
+        or s.swaps
+        or s.conflicting_date is not None
+        or any(d.kinds & {"number", "temporal", "name", "exclusive"} for d in s.differences if not d.edge)
+    )
+
+
+def _cue_conflict(s: ClaimSignals) -> bool:
+    """A negation, opposite, modality, quantifier or speaker that the aligned source sentence gives otherwise."""
+    return bool(
+        any(c.kind not in _VALUE_KINDS for c in s.conflicts)
+        or s.opposites
+        or s.values["negation_mismatch"]
+        or any(d.kinds & {"negation", "antonym"} for d in s.differences if not d.edge)
+    )
+
+
+def _whole_sentence(s: ClaimSignals) -> bool:
+    """Whether one source sentence holds every content word of the claim but its cue words and opposites,
+    so that a differing cue is the only difference (else the claim may be about something else)."""
+    cue_stems = {stem(w) for family in CUES.values() for w in family}
+    flipped = {c for c, _ in s.opposites}
+    claim_stems = set(content_stems(words(s.claim))) - cue_stems - flipped
+    if not claim_stems:
+        return False
+    return any(claim_stems <= {stem(w) for w in words(s.context_sentences[n])} for n in s.candidates[:2])
+
+
+def _negated_only_in_claim(s: ClaimSignals) -> bool:
+    """A negated claim against a plain sentence: "not open at weekends" may follow from "open on weekdays only"."""
+    return any(c.family == "negation" and c.claim_only for c in cue_conflicts(s.claim, s.best_sentence))
+
+
+def _absent_names(s: ClaimSignals) -> list[str]:
+    """Names of the claim none of whose words the source holds ("City-centre" is not absent beside "city centre")."""
+    cue_words = {w for family in CUES.values() for w in family}
+    stems = {stem(w) for sentence in s.context_sentences for w in words(sentence)}
+    return [
+        name
+        for name in s.missing_entities
+        if name.lower() not in cue_words and not any(stem(w) in stems for w in re.split(r"[\s\-]+", name) if w)
+    ]
+
+
+def _mostly_absent(s: ClaimSignals) -> bool:
+    """More than ``ABSENT_SHARE`` of the claim's content words, cue words aside, and at least two, are nowhere in
+    the source."""
+    cue_stems = {stem(w) for family in CUES.values() for w in family}
+    claim_stems = set(content_stems(words(s.claim))) - cue_stems
+    novel = set(s.novel_words) & claim_stems
+    return len(novel) >= 2 and len(novel) / max(1, len(claim_stems)) > ABSENT_SHARE
 
 
 def confidently_unsupported(s: ClaimSignals) -> bool:
-    """A named conflict whose claim value the source never gives, or a clear absence."""
-    v = s.values
-    if s.missing_entities or s.missing_numbers:
+    """A named conflict that the source cannot be read to allow, or a clear absence."""
+    if _absent_names(s) or s.missing_numbers and not _own_value_elsewhere(s):
         return True
-    if v["n_content"] >= 2 and v["novel_share"] >= ABSENT_SHARE:
+    if _mostly_absent(s):
         return True
-    if v["definite"]:
-        return not _own_value_elsewhere(s)
-    return False
+    if _value_conflict(s) and not _own_value_elsewhere(s) and not _negated_only_in_claim(s):
+        return True
+    return _cue_conflict(s) and _whole_sentence(s)
 
 
 def is_confident(label: Label, s: ClaimSignals) -> bool:
