@@ -92,7 +92,6 @@ CUES: dict[str, frozenset[str]] = {
             "unanimous",
             "majority",
             "minority",
-            "half",
             "split",
             "divided",
         }
@@ -172,12 +171,16 @@ CUES: dict[str, frozenset[str]] = {
 #: Families where the source holding a cue the claim drops also changes the claim (a plan told as done, a
 #: reported view told as fact, "some" told as all); a source word of degree or cause that a claim leaves out
 #: only makes the claim weaker, which is still true.
-_BOTH_WAYS = frozenset({"negation", "modality", "quantifier", "attribution", "comparison"})
+_BOTH_WAYS = frozenset({"negation", "modality", "quantifier", "attribution"})
+#: Comparison words a claim may not drop ("less than half" told as "half"); the others often belong to another
+#: clause of a long source sentence ("50 minutes later", "children under 12").
+_KEPT_COMPARISONS = frozenset({"than", "twice", "more", "less", "fewer"})
 #: Superlatives by form: "-est" adjectives ("largest", "busiest"); a few "-est" words are not superlatives.
 _SUPERLATIVE_RE = re.compile(r"^[a-z]{2,}est$")
 _NOT_SUPERLATIVE = frozenset({"interest", "forest", "harvest", "request", "contest", "protest", "suggest", "honest",
                               "guest", "test", "rest", "west", "nest", "chest", "quest", "invest", "arrest", "modest",
                               "digest", "latest", "manifest", "earnest", "priest", "pest", "vest", "crest", "best"})
+_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "its", "their", "his", "her", "our", "free", "paid", "new"})
 #: Share of the claim's content words that one sentence must hold for a confident "supported".
 COVERED = 0.8
 #: Share of the claim's content words absent from the whole source that makes a clear absence.
@@ -186,9 +189,11 @@ ABSENT_SHARE = 0.5
 
 def _cue_stems(tokens: Iterable[str]) -> dict[str, set[str]]:
     low = [t.lower() for t in tokens]
+    # "plans a third shop" plans; "the free plan", "approved a plan" name a thing.
+    planned = {w for w, before in zip(low, ["", *low[:-1]], strict=True) if w in ("plan", "plans") and before in _DETERMINERS}
     found: dict[str, set[str]] = {}
     for family, cue_words in CUES.items():
-        hits = {w for w in low if w in cue_words}
+        hits = {w for w in low if w in cue_words and w not in planned}
         if family == "negation":
             hits |= {"not" for w in low if w.endswith("n't")}
         if family == "superlative":
@@ -214,20 +219,38 @@ def cue_conflicts(claim: str, sentence: str) -> list[CueConflict]:
     for family in CUES:
         extra = sorted(mine.get(family, set()) - theirs.get(family, set()))
         dropped = sorted(theirs.get(family, set()) - mine.get(family, set())) if family in _BOTH_WAYS else []
+        if family == "comparison":
+            dropped = sorted((theirs.get(family, set()) - mine.get(family, set())) & _KEPT_COMPARISONS)
         if extra or dropped:
             out.append(CueConflict(family, tuple(extra), tuple(dropped)))
     return out
 
 
+def _wordy_stems(text: str) -> set[str]:
+    """Content stems of ``text`` outside its values: "four thousand", "forty-five", "kg", "daily" are compared as
+    values (slots.py), not as words."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    value_words = {stem(w) for v in read_values(text, names=False) for w in words(v.text)}
+    return set(content_stems(words(text))) - value_words - _SCALE_STEMS
+
+
+_SCALE_STEMS = frozenset(
+    stem(w) for w in ("thousand", "million", "billion", "hundred", "dozen", "kg", "km", "cm", "mm", "daily", "percent")
+)
+
+
 def covering_sentence(s: ClaimSignals) -> str | None:
     """The source sentence that holds at least ``COVERED`` of the claim's content words, or None."""
-    claim_stems = set(content_stems(words(s.claim)))
+    claim_stems = _wordy_stems(s.claim)
     if not claim_stems:
         return None
+    # Who said it is one word: a claim that reports a speech must name every word of it ("patients said").
+    needed = 1.0 if "attribution" in _cue_stems(words(s.claim)) else COVERED
     for number in s.candidates:
         sentence = s.context_sentences[number]
         held = claim_stems & {stem(w) for w in words(sentence)}
-        if len(held) / len(claim_stems) >= COVERED:
+        if len(held) / len(claim_stems) >= needed:
             return sentence
     return None
 
