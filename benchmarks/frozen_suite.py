@@ -40,7 +40,7 @@ def load_pairs(path: Path = FROZEN) -> list[dict[str, Any]]:
 
 
 def decide(labels_confident: list[tuple[Label | None, bool]]) -> str | None:
-    """"hallucinated", "faithful" or None (undecided) from (label, confident) of the evaluated claims."""
+    """ "hallucinated", "faithful" or None (undecided) from (label, confident) of the evaluated claims."""
     judged = [(label, confident) for label, confident in labels_confident if label is not None]
     if any(label in LABELS_WITH_SUBTYPE and confident for label, confident in judged):
         return "hallucinated"
@@ -76,7 +76,8 @@ def shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def evaluate(judges: tuple[str, ...] = JUDGES, pairs: list[dict[str, Any]] | None = None, keep_rows: bool = False
+def evaluate(
+    judges: tuple[str, ...] = JUDGES, pairs: list[dict[str, Any]] | None = None, keep_rows: bool = False
 ) -> dict[str, Any]:
     """Per judge: overall, changed, faithful and per-kind shares over ``pairs`` (the frozen suite by default)."""
     pairs = load_pairs() if pairs is None else pairs

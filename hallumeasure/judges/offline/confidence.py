@@ -177,9 +177,37 @@ _BOTH_WAYS = frozenset({"negation", "modality", "quantifier", "attribution"})
 _KEPT_COMPARISONS = frozenset({"than", "twice", "more", "less", "fewer"})
 #: Superlatives by form: "-est" adjectives ("largest", "busiest"); a few "-est" words are not superlatives.
 _SUPERLATIVE_RE = re.compile(r"^[a-z]{2,}est$")
-_NOT_SUPERLATIVE = frozenset({"interest", "forest", "harvest", "request", "contest", "protest", "suggest", "honest",
-                              "guest", "test", "rest", "west", "nest", "chest", "quest", "invest", "arrest", "modest",
-                              "digest", "latest", "manifest", "earnest", "priest", "pest", "vest", "crest", "best"})
+_NOT_SUPERLATIVE = frozenset(
+    {
+        "interest",
+        "forest",
+        "harvest",
+        "request",
+        "contest",
+        "protest",
+        "suggest",
+        "honest",
+        "guest",
+        "test",
+        "rest",
+        "west",
+        "nest",
+        "chest",
+        "quest",
+        "invest",
+        "arrest",
+        "modest",
+        "digest",
+        "latest",
+        "manifest",
+        "earnest",
+        "priest",
+        "pest",
+        "vest",
+        "crest",
+        "best",
+    }
+)
 _DETERMINERS = frozenset({"a", "an", "the", "this", "that", "its", "their", "his", "her", "our", "free", "paid", "new"})
 #: Share of the claim's content words that one sentence must hold for a confident "supported".
 COVERED = 0.8
@@ -187,11 +215,13 @@ COVERED = 0.8
 ABSENT_SHARE = 0.5
 
 
-def _cue_stems(tokens: Iterable[str]) -> dict[str, set[str]]:
+def _cue_stems(tokens: Iterable[str]) -> dict[str, dict[str, str]]:
     low = [t.lower() for t in tokens]
     # "plans a third shop" plans; "the free plan", "approved a plan" name a thing.
-    planned = {w for w, before in zip(low, ["", *low[:-1]], strict=True) if w in ("plan", "plans") and before in _DETERMINERS}
-    found: dict[str, set[str]] = {}
+    planned = {
+        w for w, before in zip(low, ["", *low[:-1]], strict=True) if w in ("plan", "plans") and before in _DETERMINERS
+    }
+    found: dict[str, dict[str, str]] = {}
     for family, cue_words in CUES.items():
         hits = {w for w in low if w in cue_words and w not in planned}
         if family == "negation":
@@ -199,7 +229,7 @@ def _cue_stems(tokens: Iterable[str]) -> dict[str, set[str]]:
         if family == "superlative":
             hits |= {w for w in low if _SUPERLATIVE_RE.match(w) and w not in _NOT_SUPERLATIVE}
         if hits:
-            found[family] = {stem(w) for w in hits}
+            found[family] = {stem(w): w for w in sorted(hits)}
     return found
 
 
@@ -217,10 +247,11 @@ def cue_conflicts(claim: str, sentence: str) -> list[CueConflict]:
     mine, theirs = _cue_stems(words(claim)), _cue_stems(words(sentence))
     out = []
     for family in CUES:
-        extra = sorted(mine.get(family, set()) - theirs.get(family, set()))
-        dropped = sorted(theirs.get(family, set()) - mine.get(family, set())) if family in _BOTH_WAYS else []
+        ours, their = mine.get(family, {}), theirs.get(family, {})
+        extra = sorted(ours[k] for k in ours.keys() - their.keys())
+        dropped = sorted(their[k] for k in their.keys() - ours.keys()) if family in _BOTH_WAYS else []
         if family == "comparison":
-            dropped = sorted((theirs.get(family, set()) - mine.get(family, set())) & _KEPT_COMPARISONS)
+            dropped = sorted(w for k, w in their.items() if k not in ours and w in _KEPT_COMPARISONS)
         if extra or dropped:
             out.append(CueConflict(family, tuple(extra), tuple(dropped)))
     return out
@@ -278,8 +309,12 @@ def _own_value_elsewhere(s: ClaimSignals) -> bool:
     claim_values = [v for v in read_values(s.claim) if v.kind in _VALUE_KINDS]
     if not claim_values:
         return False
-    held = {(v.kind, v.norm) for sentence in s.context_sentences for v in read_values(sentence)}
-    return all((v.kind, v.norm) in held for v in claim_values)
+    held = {(_NUMERIC.get(v.kind, v.kind), v.norm) for sentence in s.context_sentences for v in read_values(sentence)}
+    return all((_NUMERIC.get(v.kind, v.kind), v.norm) in held for v in claim_values)
+
+
+#: A bare number and a year are one kind of value here ("a 2020 survey" against "in 2020").
+_NUMERIC = {"year": "number"}
 
 
 def _value_conflict(s: ClaimSignals) -> bool:
@@ -340,7 +375,7 @@ def _mostly_absent(s: ClaimSignals) -> bool:
 
 def confidently_unsupported(s: ClaimSignals) -> bool:
     """A named conflict that the source cannot be read to allow, or a clear absence."""
-    if _absent_names(s) or s.missing_numbers and not _own_value_elsewhere(s):
+    if _absent_names(s) or (s.missing_numbers and not _own_value_elsewhere(s)):
         return True
     if _mostly_absent(s):
         return True
@@ -363,14 +398,19 @@ def _cue_words(c: CueConflict) -> str:
     dropped = ", ".join(f"'{w}'" for w in c.sentence_only)
     if said and dropped:
         return f"the claim says {said} where the source says {dropped}"
-    return f"the claim says {said}, which the source does not" if said else f"the source says {dropped}, the claim does not"
+    return (
+        f"the claim says {said}, which the source does not"
+        if said
+        else f"the source says {dropped}, the claim does not"
+    )
 
 
 def unsure_reason(s: ClaimSignals) -> str:
     """Why a keyless judge cannot tell whether a claim is supported, quoting the sentence it compared."""
     sentence = covering_sentence(s)
     if sentence is None:
-        return f"unsure: no single source sentence holds most of the claim's words; the closest is {quote(s.best_sentence)}"
+        closest = quote(s.best_sentence)
+        return f"unsure: no single source sentence holds most of the claim's words; the closest is {closest}"
     conflicts = cue_conflicts(s.claim, sentence)
     if conflicts:
         c = conflicts[0]
@@ -388,7 +428,7 @@ def confident_verdict(verdict: ClaimVerdict, s: ClaimSignals) -> ClaimVerdict:
         return verdict
     update: dict[str, object] = {"confident": False}
     if verdict.label == Label.SUPPORTED:
-        tail = verdict.label_reason.rsplit(" (P(unsupported)", 1)
+        tail = (verdict.label_reason or "").rsplit(" (P(unsupported)", 1)
         p = f" (P(unsupported){tail[1]}" if len(tail) == 2 else ""
         update["label_reason"] = f"{unsure_reason(s)}{p}"
     return verdict.model_copy(update=update)

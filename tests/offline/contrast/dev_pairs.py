@@ -80,20 +80,18 @@ DEV_PAIRS: list[tuple[str, str, str]] = [
 ]
 
 
+def _pair(number: int, kind: str, context: str, claim: str) -> dict[str, Any]:
+    return {"id": f"d{number}", "kind": kind, "expected": kind.split(":")[0], "context": context, "claim": claim}
+
+
 def pairs() -> list[dict[str, Any]]:
     """The dev pairs of this file and every claim of stories.py, in the frozen suite's format."""
     from tests.offline.contrast.stories import STORIES
 
-    out: list[dict[str, Any]] = []
-    for kind, context, claim in DEV_PAIRS:
-        out.append({"id": f"d{len(out)}", "kind": kind, "expected": kind.split(":")[0], "context": context, "claim": claim})
+    out = [_pair(i, kind, context, claim) for i, (kind, context, claim) in enumerate(DEV_PAIRS)]
     for story in STORIES:
         for kind, claim in story.faithful:
-            out.append(
-                {"id": f"d{len(out)}", "kind": f"faithful:{kind}", "expected": "faithful", "context": story.context, "claim": claim}
-            )
+            out.append(_pair(len(out), f"faithful:{kind}", story.context, claim))
         for kind, _, claim in story.changed:
-            out.append(
-                {"id": f"d{len(out)}", "kind": f"changed:{kind}", "expected": "changed", "context": story.context, "claim": claim}
-            )
+            out.append(_pair(len(out), f"changed:{kind}", story.context, claim))
     return out
