@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
-from hallumeasure.core.types import ClaimVerdict
-from hallumeasure.judges.offline.lexicon import ATTRIBUTION, HEDGES, INTENSIFIERS, NEGATIONS
+from hallumeasure.core.types import ClaimVerdict, Evidence
+from hallumeasure.judges.offline.lexicon import ATTRIBUTION, HEDGES, INTENSIFIERS, MONTHS, NEGATIONS, WEEKDAYS
 from hallumeasure.judges.offline.signals import ClaimSignals
 from hallumeasure.judges.offline.tokens import content_stems, stem, words
 
@@ -209,6 +209,7 @@ _NOT_SUPERLATIVE = frozenset(
     }
 )
 _DETERMINERS = frozenset({"a", "an", "the", "this", "that", "its", "their", "his", "her", "our", "free", "paid", "new"})
+_CALENDAR = frozenset(WEEKDAYS) | frozenset(MONTHS)
 #: Share of the claim's content words that one sentence must hold for a confident "supported".
 COVERED = 0.8
 #: Share of the claim's content words absent from the whole source that makes a clear absence.
@@ -360,7 +361,9 @@ def _absent_names(s: ClaimSignals) -> list[str]:
     return [
         name
         for name in s.missing_entities
-        if name.lower() not in cue_words and not any(stem(w) in stems for w in re.split(r"[\s\-]+", name) if w)
+        if name.lower() not in cue_words
+        and name.lower().rstrip("s") not in _CALENDAR  # "Sundays" is a day, compared as a value
+        and not any(stem(w) in stems for w in re.split(r"[\s\-]+", name) if w)
     ]
 
 
@@ -422,13 +425,25 @@ def unsure_reason(s: ClaimSignals) -> str:
 
 
 def confident_verdict(verdict: ClaimVerdict, s: ClaimSignals) -> ClaimVerdict:
-    """``verdict`` with ``confident`` set from the evidence rules; a supported guess without positive evidence
-    says why it is unsure instead of quoting a sentence as a match."""
-    if verdict.label is None or is_confident(verdict.label, s):
+    """``verdict`` with ``confident`` set from the evidence rules (module doc).
+
+    A confident "supported" quotes the covering sentence that decided it, as reason and as evidence; a
+    supported guess without positive evidence says why it is unsure instead of calling the claim a match.
+    """
+    if verdict.label is None or verdict.label == Label.UNEVALUATABLE:
         return verdict
-    update: dict[str, object] = {"confident": False}
+    tail = (verdict.label_reason or "").rsplit(" (P(unsupported)", 1)
+    p = f" (P(unsupported){tail[1]}" if len(tail) == 2 else ""
     if verdict.label == Label.SUPPORTED:
-        tail = (verdict.label_reason or "").rsplit(" (P(unsupported)", 1)
-        p = f" (P(unsupported){tail[1]}" if len(tail) == 2 else ""
-        update["label_reason"] = f"{unsure_reason(s)}{p}"
-    return verdict.model_copy(update=update)
+        sentence = covering_sentence(s) if confidently_supported(s) else None
+        if sentence is None:
+            return verdict.model_copy(update={"confident": False, "label_reason": f"{unsure_reason(s)}{p}"})
+        return verdict.model_copy(
+            update={
+                "label_reason": f"one source sentence holds the claim's words and values: {quote(sentence)}{p}",
+                "evidence": (Evidence(quote=sentence),),
+            }
+        )
+    if confidently_unsupported(s):
+        return verdict
+    return verdict.model_copy(update={"confident": False})

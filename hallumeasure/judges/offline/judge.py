@@ -151,7 +151,7 @@ def with_sentence(verdict: ClaimVerdict, signals: ClaimSignals) -> ClaimVerdict:
     The quote is copied from the context; the source layer locates it in its passage and verifies it
     like any judge's quote.
     """
-    if verdict.label not in _EVIDENCED or not signals.best_sentence.strip():
+    if verdict.label not in _EVIDENCED or verdict.evidence or not signals.best_sentence.strip():
         return verdict
     return verdict.model_copy(update={"evidence": (Evidence(quote=signals.best_sentence),)})
 
