@@ -235,7 +235,12 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
 
     # Word alignment: the best sentence by shared content stems, and the best two together.
     overlaps = [len(cset & s) for s in index.sentence_stems]
-    order = sorted(range(len(overlaps)), key=lambda i: (-overlaps[i], len(index.sentences[i])))
+    claim_q = quantities(claim)
+
+    def shared_values(i: int) -> int:  # among equal overlaps, "District 52 has 9 schools" wants District 52's sentence
+        return sum(has_value(q, index.sentence_quantities[i]) for q in claim_q) if claim_q else 0
+
+    order = sorted(range(len(overlaps)), key=lambda i: (-overlaps[i], -shared_values(i), len(index.sentences[i])))
     best = order[0] if order else 0
     second = index.sentence_stems[order[1]] if len(order) > 1 else frozenset()
     top2 = cset & (index.sentence_stems[best] | second)
@@ -248,7 +253,6 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
 
     alignment: Alignment = align(toks, index)
 
-    claim_q = quantities(claim)
     missing_q = [q for q in claim_q if not has_value(q, index.quantities)]
     best_q = index.sentence_quantities[best] if index.sentence_quantities else []
     conflicts = [c.text for c in best_q if not has_value(c, claim_q) and any(_kind(c) == _kind(m) for m in missing_q)]
