@@ -110,7 +110,6 @@ CUES: dict[str, frozenset[str]] = {
             "therefore",
             "consequently",
             "hence",
-            "since",
             "so",
             "result",
             "resulted",
@@ -119,7 +118,6 @@ CUES: dict[str, frozenset[str]] = {
             "lead",
             "driven",
             "drove",
-            "after",
             "reason",
             "owing",
             "blamed",
@@ -208,6 +206,7 @@ _NOT_SUPERLATIVE = frozenset(
         "best",
     }
 )
+_PRONOUN_START = re.compile(r"^(?:It|They|He|She|Its|Their|His|Her)\b")
 _DETERMINERS = frozenset({"a", "an", "the", "this", "that", "its", "their", "his", "her", "our", "free", "paid", "new"})
 _CALENDAR = frozenset(WEEKDAYS) | frozenset(MONTHS)
 #: Share of the claim's content words that one sentence must hold for a confident "supported".
@@ -243,16 +242,89 @@ class CueConflict:
     sentence_only: tuple[str, ...]
 
 
+#: Modal words by what they say, so that a synonym within a class is no conflict ("could" for "may", "intends"
+#: for "plans"): a chance, an expectation, a plan, the future, certainty. Words outside these count one by one.
+_MODAL_CLASSES = {
+    "chance": ("may", "might", "could", "possibly", "perhaps", "potential", "potentially"),
+    "likely": ("likely", "probably", "unlikely"),
+    "expectation": ("expected", "expect", "expects", "should", "forecast", "due", "scheduled", "estimated"),
+    "plan": (
+        "plan",
+        "plans",
+        "planned",
+        "planning",
+        "intend",
+        "intends",
+        "intended",
+        "aim",
+        "aims",
+        "aimed",
+        "hope",
+        "hopes",
+        "hoped",
+        "proposed",
+        "proposes",
+        "considering",
+        "consider",
+        "considered",
+        "would",
+    ),
+    "future": ("will", "shall"),
+    "certain": ("certainly", "definitely", "surely", "must"),
+}
+_MODAL_CLASS = {stem(w): name for name, ws in _MODAL_CLASSES.items() for w in ws}
+#: Words that tell an event as already done ("has opened", "began"): a future source sentence does not back them.
+_DONE = frozenset(
+    {
+        "has",
+        "have",
+        "had",
+        "already",
+        "was",
+        "were",
+        "did",
+        "began",
+        "begun",
+        "took",
+        "built",
+        "won",
+        "held",
+        "made",
+        "went",
+        "became",
+        "opened",
+        "started",
+        "completed",
+        "finished",
+        "launched",
+    }
+)
+
+
+def _classes(family: str, found: dict[str, str]) -> dict[str, str]:
+    """The cue words of one family keyed by what they mean: modal words by class, attribution words as one
+    (who said it is checked by the words around), others by stem."""
+    if family == "modality":
+        return {_MODAL_CLASS.get(k, k): w for k, w in found.items()}
+    if family == "attribution":
+        return {"reported": min(found.values())} if found else {}
+    return found
+
+
 def cue_conflicts(claim: str, sentence: str) -> list[CueConflict]:
     """Cue families that a claim and a source sentence do not share: the words lexical overlap cannot judge."""
     mine, theirs = _cue_stems(words(claim)), _cue_stems(words(sentence))
+    claim_low = {w.lower() for w in words(claim)}
     out = []
     for family in CUES:
-        ours, their = mine.get(family, {}), theirs.get(family, {})
+        ours, their = _classes(family, mine.get(family, {})), _classes(family, theirs.get(family, {}))
         extra = sorted(ours[k] for k in ours.keys() - their.keys())
         dropped = sorted(their[k] for k in their.keys() - ours.keys()) if family in _BOTH_WAYS else []
         if family == "comparison":
             dropped = sorted(w for k, w in their.items() if k not in ours and w in _KEPT_COMPARISONS)
+        if family == "modality" and "future" in their and not claim_low & _DONE:
+            # "will start at 7:30" told as "starts at 7:30" is the same timetable; "has started" is not
+            dropped = [w for w in dropped if w != their["future"]]
         if extra or dropped:
             out.append(CueConflict(family, tuple(extra), tuple(dropped)))
     return out
@@ -281,7 +353,10 @@ def covering_sentence(s: ClaimSignals) -> str | None:
     needed = 1.0 if "attribution" in _cue_stems(words(s.claim)) else COVERED
     for number in s.candidates:
         sentence = s.context_sentences[number]
-        held = claim_stems & {stem(w) for w in words(sentence)}
+        sentence_stems = {stem(w) for w in words(sentence)}
+        if number > 0 and _PRONOUN_START.match(sentence):  # "It opens at 9 a.m.": "it" is the previous subject
+            sentence_stems |= {stem(w) for w in words(s.context_sentences[number - 1])}
+        held = claim_stems & sentence_stems
         if len(held) / len(claim_stems) >= needed:
             return sentence
     return None
