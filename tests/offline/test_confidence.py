@@ -168,3 +168,22 @@ def test_no_supported_reason_quotes_a_sentence_with_a_conflicting_cue():
                 if cue_conflicts(claim.text, quoted):
                     bad.append((claim.text, verdict.label_reason))
     assert bad == []
+
+
+def test_modal_words_of_one_class_agree_and_of_two_classes_conflict():
+    assert cue_conflicts("Parts of the path could flood.", "Parts of the path may flood.") == []
+    assert cue_conflicts("The town intends to sell the site.", "The town plans to sell the site.") == []
+    (conflict,) = cue_conflicts("Parts of the path will flood.", "Parts of the path may flood.")
+    assert conflict.family == "modality"
+
+
+def test_a_future_timetable_may_be_told_in_the_present_but_not_as_done():
+    sentence = "The festival will open at 6 p.m. on Friday."
+    assert cue_conflicts("The festival opens at 6 p.m. on Friday.", sentence) == []
+    assert [c.family for c in cue_conflicts("The festival has opened.", sentence)] == ["modality"]
+
+
+def test_a_source_sentence_opened_by_a_pronoun_covers_with_the_sentence_before():
+    context = "The Tarn gallery reopened in May. It opens at 10 a.m. from Wednesday to Sunday."
+    verdict = _only("The Tarn gallery opens at 10 a.m. from Wednesday to Sunday.", context)
+    assert verdict.label == Label.SUPPORTED and verdict.confident, verdict.label_reason
