@@ -187,3 +187,18 @@ def test_a_source_sentence_opened_by_a_pronoun_covers_with_the_sentence_before()
     context = "The Tarn gallery reopened in May. It opens at 10 a.m. from Wednesday to Sunday."
     verdict = _only("The Tarn gallery opens at 10 a.m. from Wednesday to Sunday.", context)
     assert verdict.label == Label.SUPPORTED and verdict.confident, verdict.label_reason
+
+
+def test_a_negation_in_another_clause_of_the_source_is_no_confident_conflict():
+    context = "Dana Reyes scored the winning goal in the final, but it wasn't enough to save the coach's job."
+    verdict = _only("Dana Reyes scored the winning goal in the final.", context)
+    assert verdict.label == Label.SUPPORTED or not verdict.confident, verdict.label_reason
+
+
+def test_a_name_the_source_gives_in_another_form_is_no_confident_conflict():
+    context = "The former minister spoke for an hour. Mr Okafor said he would not stand again."
+    verdict = _only("Daniel Okafor said he would not stand again.", context)
+    assert verdict.label == Label.SUPPORTED or not verdict.confident, verdict.label_reason
+    # the same shape with another first name is a named conflict
+    verdict = _only("Maria Okafor said he would not stand again.", "Daniel Okafor said he would not stand again.")
+    assert verdict.label != Label.SUPPORTED and verdict.confident, verdict.label_reason

@@ -393,10 +393,37 @@ def _own_value_elsewhere(s: ClaimSignals) -> bool:
 _NUMERIC = {"year": "number"}
 
 
+def _same_name_maybe(claim_name: str, context_name: str | None, stems: set[str]) -> bool:
+    """Whether a claim's name may be one the source gives in another form: one of its words is in the source, and
+    the source's aligned name is missing or of another shape ("Alex Salmond" for "Mr Salmond"; not "Maria Smith"
+    for "Anna Smith")."""
+    if not any(stem(w) in stems for w in words(claim_name)):
+        return False
+    if context_name is None:
+        return True
+    theirs = words(context_name)
+    return len(theirs) != len(words(claim_name)) or theirs[0].lower().rstrip(".") in _TITLES
+
+
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady"})
+
+
+def _source_stems(s: ClaimSignals) -> set[str]:
+    return {stem(w) for sentence in s.context_sentences for w in words(sentence)}
+
+
 def _value_conflict(s: ClaimSignals) -> bool:
     """A value, date, name or closed-set member of the claim that the aligned source sentence gives otherwise."""
+    stems = _source_stems(s)
+    named = [
+        c
+        for c in s.conflicts
+        if c.kind in _VALUE_KINDS
+        # "Alex Salmond" against "Mr Salmond": a name one of whose words the source holds may be the same one
+        and not (c.kind == "name" and _same_name_maybe(c.claim, c.context, stems))
+    ]
     return bool(
-        any(c.kind in _VALUE_KINDS for c in s.conflicts)
+        named
         or s.swaps
         or s.conflicting_date is not None
         or any(d.kinds & {"number", "temporal", "name", "exclusive"} for d in s.differences if not d.edge)
@@ -404,13 +431,29 @@ def _value_conflict(s: ClaimSignals) -> bool:
 
 
 def _cue_conflict(s: ClaimSignals) -> bool:
-    """A negation, opposite, modality, quantifier or speaker that the aligned source sentence gives otherwise."""
+    """A negation, opposite or quantifier that the aligned source sentence gives otherwise (a modality or a
+    speaker is a difference of meaning, not a named conflict: the source may say it in other words)."""
     return bool(
-        any(c.kind not in _VALUE_KINDS for c in s.conflicts)
+        any(c.kind == "quantifier" for c in s.conflicts)  # modality and speakers are left to an LLM
         or s.opposites
-        or s.values["negation_mismatch"]
+        or (s.values["negation_mismatch"] and _negation_in_scope(s))
         or any(d.kinds & {"negation", "antonym"} for d in s.differences if not d.edge)
     )
+
+
+#: Share of a negated source sentence's content words that a plain claim must repeat for the negation to be
+#: its own ("Castro scored one of the goals of the season but it wasn't enough" negates another clause).
+SCOPE = 0.7
+
+
+def _negation_in_scope(s: ClaimSignals) -> bool:
+    """Whether a negation that only one side holds can be read as negating the claim's own statement."""
+    if _negated_only_in_claim(s):
+        return True
+    sentence_stems = set(content_stems(words(s.best_sentence)))
+    if not sentence_stems:
+        return False
+    return len(sentence_stems & set(content_stems(words(s.claim)))) / len(sentence_stems) >= SCOPE
 
 
 def _whole_sentence(s: ClaimSignals) -> bool:
@@ -432,7 +475,7 @@ def _negated_only_in_claim(s: ClaimSignals) -> bool:
 def _absent_names(s: ClaimSignals) -> list[str]:
     """Names of the claim none of whose words the source holds ("City-centre" is not absent beside "city centre")."""
     cue_words = {w for family in CUES.values() for w in family}
-    stems = {stem(w) for sentence in s.context_sentences for w in words(sentence)}
+    stems = _source_stems(s)
     return [
         name
         for name in s.missing_entities
