@@ -219,7 +219,9 @@ def _cue_stems(tokens: Iterable[str]) -> dict[str, dict[str, str]]:
     low = [t.lower() for t in tokens]
     # "plans a third shop" plans; "the free plan", "approved a plan" name a thing.
     planned = {
-        w for w, before in zip(low, ["", *low[:-1]], strict=True) if w in ("plan", "plans") and before in _DETERMINERS
+        w
+        for w, before in zip(low, ["", *low][: len(low)], strict=True)
+        if w in ("plan", "plans") and before in _DETERMINERS
     }
     found: dict[str, dict[str, str]] = {}
     for family, cue_words in CUES.items():
