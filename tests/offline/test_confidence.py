@@ -202,3 +202,24 @@ def test_a_name_the_source_gives_in_another_form_is_no_confident_conflict():
     # the same shape with another first name is a named conflict
     verdict = _only("Maria Okafor said he would not stand again.", "Daniel Okafor said he would not stand again.")
     assert verdict.label != Label.SUPPORTED and verdict.confident, verdict.label_reason
+
+
+_YEARBOOK = (
+    "District 1 was founded in 1943. It has 9 schools and 880 street trees. "
+    "District 52 was founded in 1901. It has 4 schools and 2210 street trees. "
+    "District 7 was founded in 1960. It has 12 schools and 52 street trees."
+)
+
+
+def test_a_claim_about_one_district_is_held_against_that_district_only():
+    verdict = _only("District 52 has 9 schools.", _YEARBOOK)  # District 1's figure
+    assert not (verdict.label == Label.SUPPORTED and verdict.confident), verdict.label_reason
+    assert "It has 4 schools" in verdict.label_reason, verdict.label_reason
+    verdict = _only("District 52 has 2210 street trees.", _YEARBOOK)
+    assert verdict.label == Label.SUPPORTED and verdict.confident, verdict.label_reason
+    assert "2210" in verdict.evidence[0].quote
+
+
+def test_a_pronoun_that_names_nobody_is_never_confidently_supported():
+    verdict = _only("It has 12 schools and 52 street trees.", _YEARBOOK)
+    assert not verdict.confident and "names nobody" in verdict.label_reason

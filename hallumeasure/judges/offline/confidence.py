@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
 from hallumeasure.core.types import ClaimVerdict, Evidence
-from hallumeasure.judges.offline.lexicon import ATTRIBUTION, HEDGES, INTENSIFIERS, MONTHS, NEGATIONS, WEEKDAYS
+from hallumeasure.judges.offline.lexicon import (
+    ATTRIBUTION,
+    HEDGES,
+    INTENSIFIERS,
+    MONTHS,
+    NEGATIONS,
+    PRONOUNS,
+    WEEKDAYS,
+)
 from hallumeasure.judges.offline.signals import ClaimSignals
 from hallumeasure.judges.offline.tokens import content_stems, stem, words
 
@@ -355,13 +363,48 @@ def covering_sentence(s: ClaimSignals) -> str | None:
     needed = 1.0 if "attribution" in _cue_stems(words(s.claim)) else COVERED
     for number in s.candidates:
         sentence = s.context_sentences[number]
-        sentence_stems = {stem(w) for w in words(sentence)}
-        if number > 0 and _PRONOUN_START.match(sentence):  # "It opens at 9 a.m.": "it" is the previous subject
-            sentence_stems |= {stem(w) for w in words(s.context_sentences[number - 1])}
+        # "It opens at 9 a.m.": "it" is the previous sentence's subject, read with it
+        scope = (
+            s.context_sentences[number - 1 : number + 1]
+            if number > 0 and _PRONOUN_START.match(sentence)
+            else [sentence]
+        )
+        sentence_stems = {stem(w) for text in scope for w in words(text)}
         held = claim_stems & sentence_stems
-        if len(held) / len(claim_stems) >= needed:
+        if len(held) / len(claim_stems) >= needed and _values_held(s.claim, scope, sentence_stems):
             return sentence
     return None
+
+
+#: Values held against the covering sentence by their normal form; times, dates and days are written in too many
+#: ways to compare so here, and a conflict between them is caught by slots.py.
+_COUNTED = frozenset({"number", "share", "money", "year"})
+
+
+def _values_held(claim: str, scope: list[str], scope_stems: set[str]) -> bool:
+    """Whether the sentence (with its antecedent) holds every number, date and name of the claim, not only the
+    source somewhere ("District 52 has 9 schools" is not backed by District 1's "It has 9 schools")."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    theirs = {(_NUMERIC.get(v.kind, v.kind), v.norm) for text in scope for v in read_values(text)}
+    for v in read_values(claim):
+        if v.kind == "name":
+            if not all(stem(w) in scope_stems for w in words(v.text)):
+                return False
+        elif v.kind in _COUNTED and (_NUMERIC.get(v.kind, v.kind), v.norm) not in theirs:
+            return False
+    return True
+
+
+def _unanchored_pronoun(claim: str) -> str | None:
+    """A pronoun of a claim that names nobody ("Most of its trees are plane trees": whose trees, the words cannot
+    tell); None when the claim has no pronoun or names what it is about."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    pronoun = next((w for w in words(claim) if w.lower() in PRONOUNS), None)
+    if pronoun is None or any(v.kind == "name" for v in read_values(claim)):
+        return None
+    return pronoun
 
 
 def confidently_supported(s: ClaimSignals) -> bool:
@@ -370,6 +413,8 @@ def confidently_supported(s: ClaimSignals) -> bool:
     if v["definite"] or s.missing_numbers or s.missing_entities or s.displaced_entities or s.conflicts:
         return False
     if v["n_novel"] > 0 or v["number_conflict"] or v["date_conflict"]:
+        return False
+    if _unanchored_pronoun(s.claim):
         return False
     sentence = covering_sentence(s)
     return sentence is not None and not cue_conflicts(s.claim, sentence)
@@ -530,6 +575,10 @@ def _cue_words(c: CueConflict) -> str:
 
 def unsure_reason(s: ClaimSignals) -> str:
     """Why a keyless judge cannot tell whether a claim is supported, quoting the sentence it compared."""
+    pronoun = _unanchored_pronoun(s.claim)
+    if pronoun is not None:
+        closest = quote(s.best_sentence)
+        return f"unsure: the claim's '{pronoun}' names nobody, so whom it is about cannot be checked: {closest}"
     sentence = covering_sentence(s)
     if sentence is None:
         closest = quote(s.best_sentence)

@@ -48,6 +48,7 @@ from hallumeasure.judges.offline.values import (
     quantities,
 )
 
+_PRONOUNS = frozenset({"It", "They", "He", "She", "Its", "Their", "His", "Her"})
 _CAPS_RE = re.compile(r"\b[A-Z][a-zA-Z'\-]*(?:\s+(?:of|the|de|van|von|and|&)?\s*[A-Z][a-zA-Z'\-]*)*|\b[A-Z]{2,}\b")
 
 #: The features the model reads, in order. Grouped: word alignment, copied fragments and their
@@ -237,10 +238,28 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     overlaps = [len(cset & s) for s in index.sentence_stems]
     claim_q = quantities(claim)
 
-    def shared_values(i: int) -> int:  # among equal overlaps, "District 52 has 9 schools" wants District 52's sentence
-        return sum(has_value(q, index.sentence_quantities[i]) for q in claim_q) if claim_q else 0
+    # Among equal overlaps, "District 52 has 9 schools" wants District 52's sentence: the one sharing more of the
+    # claim's word pairs ("District 52", "9 schools") and values, a sentence opened by a pronoun read with the one
+    # before it ("District 52 was founded in 1901. It has 9 schools ...").
+    claim_pairs = set(itertools.pairwise(toks))
+    top = sorted(set(overlaps), reverse=True)[:2]
 
-    order = sorted(range(len(overlaps)), key=lambda i: (-overlaps[i], -shared_values(i), len(index.sentences[i])))
+    def tie_break(i: int) -> tuple[int, int, int, int]:
+        if overlaps[i] not in top or overlaps[i] == 0:
+            return 0, 0, 0, 0
+        spans = [i - 1, i] if i > 0 and index.sentence_words(i)[:1] and index.sentence_words(i)[0] in _PRONOUNS else [i]
+        pairs = set().union(*(itertools.pairwise(index.sentence_words(j)) for j in spans))
+        held = [q for j in spans for q in index.sentence_quantities[j]]
+        shared = claim_pairs & pairs
+        named = sum(1 for a, _ in shared if a[:1].isupper())  # who or what the claim is about comes first
+        covered = len(cset & frozenset().union(*(index.sentence_stems[j] for j in spans)))
+        return covered, named, len(shared), sum(has_value(q, held) for q in claim_q)
+
+    ties = {i: tie_break(i) for i in range(len(overlaps))}
+    order = sorted(
+        range(len(overlaps)),
+        key=lambda i: (-overlaps[i], *(-t for t in ties[i]), len(index.sentences[i])),
+    )
     best = order[0] if order else 0
     second = index.sentence_stems[order[1]] if len(order) > 1 else frozenset()
     top2 = cset & (index.sentence_stems[best] | second)
