@@ -7,6 +7,8 @@ offline signals (offline/reasons.py): ``contradicted`` when one names a definite
 different number, date or name, a negation, an opposite...), else ``partially_supported`` when
 most of its words are in the closest sentence, ``absent`` when they are not, each with a reason
 that quotes the context. The response score is the largest P(unsupported) of its claims.
+Whether a verdict is ``confident`` follows the offline evidence rules (offline/confidence.py): the
+model's probability picks the label, the words decide whether the judge can be sure of it.
 """
 
 from __future__ import annotations

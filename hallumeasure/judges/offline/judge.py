@@ -1,7 +1,10 @@
 """The offline claim judge: signals -> trained trees -> probability, label, subtype and a reason.
 
 Not an LLM. It sees words, numbers, names and a few cue words; it cannot follow a paraphrase
-or an argument. Its measured quality is in benchmarks/offline_quality.md.
+or an argument, so every verdict also says whether those signals are evidence enough
+(``ClaimVerdict.confident``, set by confidence.py): a label is a best guess, and an unsure one
+needs an LLM. Its measured quality is in benchmarks/offline_quality.md (leave one dataset out)
+and benchmarks/frozen_suite.md (minimal pairs never tuned on).
 """
 
 from __future__ import annotations
