@@ -223,3 +223,10 @@ def test_a_claim_about_one_district_is_held_against_that_district_only():
 def test_a_pronoun_that_names_nobody_is_never_confidently_supported():
     verdict = _only("It has 12 schools and 52 street trees.", _YEARBOOK)
     assert not verdict.confident and "names nobody" in verdict.label_reason
+
+
+def test_a_covering_sentence_must_hold_the_claims_times():
+    # 6 a.m. is in the source, but in the gym's sentence, not in the one that covers the claim's words
+    context = "The Oakfield pool will extend its opening hours from next Monday. The gym next door opens at 6 a.m."
+    verdict = _only("From next Monday the Oakfield pool opens at 6 a.m.", context)
+    assert not (verdict.label == Label.SUPPORTED and verdict.confident), verdict.label_reason

@@ -376,22 +376,33 @@ def covering_sentence(s: ClaimSignals) -> str | None:
     return None
 
 
-#: Values held against the covering sentence by their normal form; times, dates and days are written in too many
-#: ways to compare so here, and a conflict between them is caught by slots.py.
-_COUNTED = frozenset({"number", "share", "money", "year"})
+#: Values held against the covering sentence by their normal form.
+_COUNTED = frozenset({"number", "share", "money", "year", "date"})
+#: Values whose normal form is a set of readings ("9:00" is 9 a.m. or 9 p.m.; "weekdays" is five days): held when
+#: a reading is shared.
+_READINGS = frozenset({"time", "days"})
 
 
 def _values_held(claim: str, scope: list[str], scope_stems: set[str]) -> bool:
-    """Whether the sentence (with its antecedent) holds every number, date and name of the claim, not only the
-    source somewhere ("District 52 has 9 schools" is not backed by District 1's "It has 9 schools")."""
+    """Whether the sentence (with its antecedent) holds every number, time, date and name of the claim, not only
+    the source somewhere ("District 52 has 9 schools" is not backed by District 1's "It has 9 schools")."""
     from hallumeasure.judges.offline.slots import read_values
 
-    theirs = {(_NUMERIC.get(v.kind, v.kind), v.norm) for text in scope for v in read_values(text)}
+    values = [v for text in scope for v in read_values(text)]
+    theirs = {(_NUMERIC.get(v.kind, v.kind), v.norm) for v in values}
     for v in read_values(claim):
         if v.kind == "name":
-            if not all(stem(w) in scope_stems for w in words(v.text)):
-                return False
-        elif v.kind in _COUNTED and (_NUMERIC.get(v.kind, v.kind), v.norm) not in theirs:
+            held = all(stem(w) in scope_stems for w in words(v.text))
+        elif v.kind in _COUNTED:
+            held = (_NUMERIC.get(v.kind, v.kind), v.norm) in theirs
+        elif v.kind in _READINGS:
+            held = any(
+                w.kind == v.kind and isinstance(w.norm, frozenset) and isinstance(v.norm, frozenset) and w.norm & v.norm
+                for w in values
+            )
+        else:
+            held = True
+        if not held:
             return False
     return True
 
@@ -582,7 +593,7 @@ def unsure_reason(s: ClaimSignals) -> str:
     sentence = covering_sentence(s)
     if sentence is None:
         closest = quote(s.best_sentence)
-        return f"unsure: no single source sentence holds most of the claim's words; the closest is {closest}"
+        return f"unsure: no single source sentence holds the claim's words and values; the closest is {closest}"
     conflicts = cue_conflicts(s.claim, sentence)
     if conflicts:
         c = conflicts[0]
