@@ -1,4 +1,4 @@
-"""Minimal-pair contrast suite of the offline judge: one changed fact must be flagged, a faithful restatement not.
+"""Minimal-pair DEV suite of the offline judge: one changed fact must be flagged, a faithful restatement not.
 
     .venv/bin/python benchmarks/contrast.py            # writes benchmarks/contrast.md and contrast.json
 
@@ -8,6 +8,11 @@ restatements of the same source. A changed fact counts as flagged when the offli
 a claim of the response unsupported (contradicted, absent or partially supported); its subtype
 is right when the first flagged claim has the subtype the case expects. A faithful restatement
 counts as flagged when any of its claims is labelled unsupported. Deterministic, no data files.
+
+This is the suite the rules were tuned on, so its figures are in-sample: the README and the
+quality claims quote the frozen suite instead (benchmarks/frozen_suite.py). Beside the labels it
+reports the triage: a response is decided when a claim is confidently unsupported or every claim
+is confidently supported, and a decided response is confidently wrong when it disagrees with the case.
 """
 
 from __future__ import annotations
@@ -71,7 +76,12 @@ def judge(case: Case, extractor: OfflineExtractor, judge_: OfflineJudge) -> dict
     verdicts = judge_.judge_now(sample, claims).verdicts
     flagged = [(c, v) for c, v in zip(claims, verdicts, strict=True) if v.label in _UNSUPPORTED]
     first = flagged[0][1] if flagged else None
+    evaluated = [v for v in verdicts if v.label is not None and v.label != Label.UNEVALUATABLE]
+    sure_flag = any(v.label in _UNSUPPORTED and v.confident for v in evaluated)
+    sure_pass = bool(evaluated) and all(v.label == Label.SUPPORTED and v.confident for v in evaluated)
     return {
+        "decided": sure_flag or sure_pass,
+        "confidently_wrong": (sure_flag and not case.changed) or (sure_pass and case.changed),
         "id": case.id,
         "kind": case.kind,
         "changed": case.changed,
@@ -94,7 +104,12 @@ def evaluate() -> dict:
 
     def shares(rs: list[dict]) -> dict:
         flagged = [r for r in rs if r["flagged"]]
-        out = {"n": len(rs), "flagged": len(flagged) / len(rs) if rs else 0.0}
+        out = {
+            "n": len(rs),
+            "flagged": len(flagged) / len(rs) if rs else 0.0,
+            "decided": sum(r["decided"] for r in rs) / len(rs) if rs else 0.0,
+            "confidently_wrong": sum(r["confidently_wrong"] for r in rs) / len(rs) if rs else 0.0,
+        }
         if rs and rs[0]["changed"]:
             out["right_subtype"] = sum(r["subtype"] == r["expected_subtype"] for r in flagged) / max(1, len(flagged))
         return out
@@ -120,7 +135,7 @@ def markdown(result: dict, command: str) -> str:
     o = result["overall"]
     ch, fa = o["changed"], o["faithful"]
     lines = [
-        "# Offline judge: minimal-pair contrast suite",
+        "# Offline judge: minimal-pair contrast suite (dev: tuned on, in-sample)",
         "",
         f"Command: `{command}`. Hand-written pairs in tests/offline/contrast/stories.py; each claim judged alone "
         "(short) and inside a response whose other sentences are faithful (long). tests/offline/test_contrast.py "
@@ -131,13 +146,21 @@ def markdown(result: dict, command: str) -> str:
         f"- Right subtype among the flagged: **{ch['right_subtype']:.1%}** (target >= {SUBTYPE_TARGET:.0%}).",
         f"- Faithful restatements flagged: **{fa['flagged']:.1%}** of {fa['n']} (target <= {FAITHFUL_TARGET:.0%}); "
         f"short {o['faithful_short']['flagged']:.1%}, long {o['faithful_long']['flagged']:.1%}.",
+        f"- Triage: decided {ch['decided']:.1%} of changed facts and {fa['decided']:.1%} of faithful restatements; "
+        f"confidently wrong {ch['confidently_wrong']:.1%} and {fa['confidently_wrong']:.1%}.",
         "",
-        "| case kind | n | flagged | right subtype (of flagged) |",
-        "|---|---:|---:|---:|",
+        "These are in-sample figures (the rules were tuned on this suite); out-of-sample figures are in "
+        "benchmarks/frozen_suite.md.",
+        "",
+        "| case kind | n | flagged | right subtype (of flagged) | decided | confidently wrong |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, s in result["kinds"].items():
         subtype = f"{s['right_subtype']:.0%}" if "right_subtype" in s else "-"
-        lines.append(f"| {name} | {s['n']} | {s['flagged']:.0%} | {subtype} |")
+        lines.append(
+            f"| {name} | {s['n']} | {s['flagged']:.0%} | {subtype} | {s['decided']:.0%} "
+            f"| {s['confidently_wrong']:.0%} |"
+        )
     lines += ["", "Changed facts missed and faithful restatements flagged:", ""]
     for r in result["misses"]:
         what = "missed" if r["changed"] else "flagged"

@@ -122,6 +122,7 @@ def evaluate(name: str, train_rows, test_rows, resamples: int, seed: int) -> dic
         "ece": expected_calibration_error(y, score),
     }
     scores = [claim_scores(model, r) for r in test_rows]
+    out["triage"] = triage(y, [decision(s, r.triage) for s, r in zip(scores, test_rows, strict=True)])
     out["flagged_share"] = {f"{t:g}": float(np.mean([max(s, default=0.0) >= t for s in scores])) for t in THRESHOLDS}
     out["cascade"] = cascade_savings(y, scores)
     if name == "wice":  # one gold claim per response: unsupported when any extracted piece of it is
@@ -130,6 +131,34 @@ def evaluate(name: str, train_rows, test_rows, resamples: int, seed: int) -> dic
             lambda a, b: precision_recall_f1(a, (b >= 0.5).astype(int))[2], y, p, **boot
         ).as_dict()
     return out
+
+
+def decision(probabilities: list[float], triage: list[tuple[bool, bool, bool]]) -> int | None:
+    """The judge's decided verdict on a response (1 hallucinated, 0 faithful) or None when it cannot tell.
+
+    A claim's best guess is unsupported at the default threshold or on a definite error; it is confident by
+    the rules of judges/offline/confidence.py, computed once per claim at featurization.
+    """
+    guesses = []
+    for p, (definite, sure_supported, sure_unsupported) in zip(probabilities, triage, strict=True):
+        unsupported = p >= DEFAULT_THRESHOLD or definite
+        guesses.append((unsupported, sure_unsupported if unsupported else sure_supported))
+    if any(unsupported and sure for unsupported, sure in guesses):
+        return 1
+    if guesses and all(sure for _, sure in guesses):
+        return 0
+    return None
+
+
+def triage(y: np.ndarray, decisions: list[int | None]) -> dict:
+    """Decided share and accuracy among decided responses."""
+    decided = [(int(t), d) for t, d in zip(y, decisions, strict=True) if d is not None]
+    right = sum(t == d for t, d in decided)
+    return {
+        "decided": len(decided) / len(decisions) if decisions else 0.0,
+        "accuracy_decided": right / len(decided) if decided else None,
+        "decided_hallucinated": sum(d for _, d in decided) / len(decided) if decided else None,
+    }
 
 
 def _fmt(ci: dict) -> str:
@@ -188,6 +217,20 @@ def markdown(results: list[dict], command: str) -> str:
             f"{r['ece']:.3f} | {r['auc']['point']:.3f} | {r['cascade']['cleared']:.1%} "
             f"({r['cascade']['cutoff']:.2f}) |"
         )
+    if all("triage" in r for r in results):
+        lines += [
+            "",
+            "Triage (judges/offline/confidence.py): a response is decided when a claim is confidently unsupported "
+            "(hallucinated) or every claim is confidently supported (faithful); the rest is left for an LLM.",
+            "",
+            "| held-out set | decided share | accuracy among decided | decided as hallucinated | ECE of the score |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in results:
+            t = r["triage"]
+            acc = "-" if t["accuracy_decided"] is None else f"{t['accuracy_decided']:.1%}"
+            hall = "-" if t["decided_hallucinated"] is None else f"{t['decided_hallucinated']:.1%}"
+            lines.append(f"| {r['dataset']} | {t['decided']:.1%} | {acc} | {hall} | {r['ece']:.3f} |")
     gaps = {
         t: float(np.mean([abs(r["flagged_share"][t] - r["prevalence"]) for r in results]))
         for t in results[0]["flagged_share"]

@@ -406,3 +406,35 @@ def test_gold_claim_extractor_returns_gold_claims_or_an_error_row() -> None:
     got = asyncio.run(extractor.extract(with_claims.to_sample()))
     assert [(c.id, c.text, c.index) for c in got.claims] == [("a:g0", "The cat sat.", 0)] and got.error is None
     assert asyncio.run(extractor.extract(without.to_sample())).error == "sample b has no gold claims"
+
+
+class _KeylessOracle(OracleJudge):
+    """The oracle, claiming in its settings to have been fitted on the named data sets (as the keyless judges do)."""
+
+    def __init__(self, samples: Sequence[LabelledSample], settings: dict[str, Any]) -> None:
+        super().__init__(samples)
+        self._settings = settings
+
+    def settings(self) -> dict[str, Any]:
+        return self._settings
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"trained_on": {"wice": 10, "bump": 5}},  # the offline trees
+        {"training_pool": {"shared_sets": ["wice"]}},  # the NLI model
+        {"trained_on": {"bump": 5}, "nli": {"training_pool": {"shared_sets": ["wice"]}}},  # offline+nli
+    ],
+)
+def test_bench_warns_when_a_keyless_judge_is_measured_on_a_set_it_was_trained_on(settings) -> None:
+    samples = _samples(20, dataset="wice")
+    result = run_bench(samples, _KeylessOracle(samples, settings), WholeResponseExtractor(), **FAST)
+    (note,) = [n for n in result.notes if "in-sample" in n]
+    assert "wice" in note
+
+
+def test_bench_does_not_warn_on_a_held_out_set() -> None:
+    samples = _samples(20, dataset="halueval_dialogue")
+    result = run_bench(samples, _KeylessOracle(samples, {"trained_on": {"wice": 10}}), WholeResponseExtractor(), **FAST)
+    assert not [n for n in result.notes if "in-sample" in n]

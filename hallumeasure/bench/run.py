@@ -369,6 +369,12 @@ def score_bench(
     }
     if counts["scored"] and len(set(y)) < 2:
         notes.append("only one gold class among scored responses: AUC ROC and some rates are undefined")
+    seen = sorted(set(names) & trained_on((settings or {}).get("judge") or {}))
+    if seen:
+        notes.append(
+            f"in-sample: the keyless judge {judge} was trained on {', '.join(seen)}; these figures overstate its "
+            "quality (use the leave-one-dataset-out figures of benchmarks/offline_quality.md and nli_quality.md)"
+        )
     return BenchResult(
         dataset=dataset or "+".join(names) or "empty",
         judge=judge,
@@ -386,6 +392,25 @@ def score_bench(
         settings=settings or {},
         **boot,
     )
+
+
+def trained_on(judge_settings: Mapping[str, Any]) -> set[str]:
+    """Names of the labelled data sets a keyless judge was fitted on, read from its settings (none for an LLM).
+
+    The offline trees list theirs under ``trained_on``; the NLI model under ``training_pool.shared_sets``;
+    ``offline+nli`` nests the NLI model's settings under ``nli``.
+    """
+    found: set[str] = set()
+    fitted = judge_settings.get("trained_on")
+    if isinstance(fitted, Mapping):
+        found |= {str(name) for name in fitted}
+    pool = judge_settings.get("training_pool")
+    if isinstance(pool, Mapping):
+        found |= {str(name) for name in pool.get("shared_sets") or ()}
+    nested = judge_settings.get("nli")
+    if isinstance(nested, Mapping):
+        found |= trained_on(nested)
+    return found
 
 
 def _response_score(r: ResponseResult) -> tuple[float, str]:

@@ -44,3 +44,41 @@ def test_it_still_means_the_subject_when_nothing_new_was_introduced():
 def test_a_person_pronoun_never_becomes_a_thing():
     got = claims("Mayor Ingrid Solberg opened a new bridge. She said it took four years.")
     assert got[1].startswith(("Mayor Ingrid Solberg", "She"))
+
+
+# Issue #24's slips, each fixed by a general rule.
+
+
+def test_a_bare_answer_word_is_unevaluatable_not_a_claim():
+    from hallumeasure.judges.offline.extractor import is_unevaluatable
+
+    for answer in ("Yes.", "No.", "Yes!", "Correct."):
+        assert is_unevaluatable(answer), answer
+    assert not is_unevaluatable("No trains run on Sundays.")
+
+
+def test_they_never_stands_for_one_capitalised_word_that_opened_a_sentence():
+    got = claims("Electric scooters are cheap to run. They need a charge every night.")
+    assert got[1] in ("They need a charge every night.", "Electric scooters need a charge every night.")
+    got = claims("Compact wind turbines suit flat roofs. They cost less than solar panels.")
+    assert not got[1].startswith("Compact cost")
+    assert claims("Voltra Labs grew fast. They hired 40 people.")[1] == "Voltra Labs hired 40 people."
+
+
+def test_a_list_is_never_split_at_its_and():
+    assert claims("If it rains, roads, bridges and tunnels close and buses stop.") == [
+        "If it rains, roads, bridges and tunnels close and buses stop."
+    ]
+    got = claims("The firm sells apples, pears and plums and employs 40 people.")
+    assert got == ["The firm sells apples, pears and plums", "The firm employs 40 people."]
+
+
+def test_a_unit_letter_after_a_number_ends_its_sentence():
+    got = claims("Water boils at 100 C. At altitude it boils sooner.")
+    assert got[0] == "Water boils at 100 C."
+    assert len(got) == 2
+
+
+def test_a_numbered_name_keeps_its_number_when_it_replaces_a_pronoun():
+    assert claims("Route 66 opened in 1926. It runs through eight states.")[1] == "Route 66 runs through eight states."
+    assert claims("About 60 percent of homes have one. They cost less.")[1] == "They cost less."

@@ -8,6 +8,7 @@ from testdata import REPO
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
+from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Passage, Sample
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.pipeline.run import run_measurement
@@ -37,8 +38,9 @@ def test_passages_and_evidence_survive_the_store(tmp_path):
     with RunStore(run) as store:
         samples, results = store.samples(), store.results()
     assert samples == load_samples(EXAMPLE).samples  # passages with ids, titles and urls come back
-    verdicts = [v for r in results for v in r.verdicts]
-    assert sum(1 for v in verdicts if v.citation) == len(verdicts)  # every response cites
+    # a bare "Yes." is unevaluatable (nothing to check, so no citation to judge); every claim cites
+    verdicts = [v for r in results for v in r.verdicts if v.label != Label.UNEVALUATABLE]
+    assert sum(1 for v in verdicts if v.citation) == len(verdicts)
     assert all(e.verified and e.start is not None for v in verdicts for e in v.evidence)
 
 

@@ -7,6 +7,8 @@ offline signals (offline/reasons.py): ``contradicted`` when one names a definite
 different number, date or name, a negation, an opposite...), else ``partially_supported`` when
 most of its words are in the closest sentence, ``absent`` when they are not, each with a reason
 that quotes the context. The response score is the largest P(unsupported) of its claims.
+Whether a verdict is ``confident`` follows the offline evidence rules (offline/confidence.py): the
+model's probability picks the label, the words decide whether the judge can be sure of it.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from hallumeasure.core.text import quote
 from hallumeasure.core.types import Claim, ClaimVerdict, Sample
 from hallumeasure.judges.nli.model import NliModel, load_nli
 from hallumeasure.judges.nli.premises import premise_for
+from hallumeasure.judges.offline.confidence import confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
-from hallumeasure.judges.offline.judge import flagged_verdict, in_claim_order
-from hallumeasure.judges.offline.signals import claim_signals
+from hallumeasure.judges.offline.judge import flagged_verdict, in_claim_order, with_sentence
+from hallumeasure.judges.offline.signals import ClaimSignals, claim_signals
 from hallumeasure.judges.protocols import Judgement
 
 
@@ -64,6 +67,9 @@ class NliClaimJudge:
 
     def _verdict(self, claim: Claim, context: str, p: float) -> ClaimVerdict:
         signals = claim_signals(claim.text, context)
+        return with_sentence(confident_verdict(self._label(claim, signals, p), signals), signals)
+
+    def _label(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
         if p < self.threshold:
             return ClaimVerdict(
                 claim_id=claim.id,

@@ -26,10 +26,20 @@ _SUBJECT_END_RE = re.compile(
     r"[a-z]{3,}ed|[a-z]{3,}s)\b"
 )
 _LEAD_PRONOUN_RE = re.compile(r"^(He|She|It|They|His|Her|Its|Their)\b")
-_NAME_RE = re.compile(r"^(?:The\s+)?[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
+_NAME_RE = re.compile(r"^(?:The\s+)?[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*(?:\s+\d+\b(?![.,]\d))?")
 _GREETING_RE = re.compile(r"(?:" + "|".join(re.escape(g) for g in GREETINGS) + r")\b")  # "hi" but not "his"
 _THE_NOUN_RE = re.compile(r"^The(?:\s+[a-z][\w'\-]*){1,3}$")  # "The bridge", "The new city hall"
 MIN_CLAUSE_WORDS = 3
+#: A bare answer to a yes/no question: nothing to check on its own.
+ANSWER_WORDS = frozenset(
+    {"yes", "no", "yeah", "yep", "nope", "sure", "correct", "indeed", "right", "true", "false", "exactly", "not really"}
+)
+#: A sentence that opens with a condition or a concession: its "and" joins a list or a compound, not two facts.
+_CONDITIONAL_START_RE = re.compile(
+    r"^(?:Without|With|If|Unless|When|Whenever|Although|Though|While|Because|Since|Once|Until|As)\b"
+)
+#: "-25 C. At -10 C": a period after a unit letter that follows a number ends a sentence (initials follow names).
+_UNIT_STOP_RE = re.compile(r"(?<=\d\s[A-Z])\.\s+(?=[A-Z])|(?<=\d[A-Z])\.\s+(?=[A-Z])")
 
 
 def is_unevaluatable(text: str) -> bool:
@@ -40,6 +50,8 @@ def is_unevaluatable(text: str) -> bool:
         return True
     if _GREETING_RE.match(lowered) and len(stripped.split()) <= 8:
         return True
+    if lowered.rstrip(".!,;: ") in ANSWER_WORDS:
+        return True  # "Yes." answers the question; the claims that follow say what it affirms
     first = lowered.split()[0] if lowered.split() else ""
     return first in IMPERATIVE_STARTS and not stripped.endswith(":")
 
@@ -85,8 +97,13 @@ _INTRODUCED_RE = re.compile(
 def _pieces(sentence: str) -> list[tuple[int, int]]:
     """[start, end) offsets of the clauses of one sentence."""
     cuts = [(0, 0)]
-    for match in list(_CLAUSE_RE.finditer(sentence)) + list(_AND_VERB_RE.finditer(sentence)):
-        cuts.append(match.span())
+    conditional = _CONDITIONAL_START_RE.match(sentence) is not None
+    for match in _CLAUSE_RE.finditer(sentence):
+        if not (conditional and match.group(0).lstrip(", ").startswith("and")):
+            cuts.append(match.span())
+    for match in _AND_VERB_RE.finditer(sentence):
+        if not conditional and not _ends_a_list(sentence[: match.start()]):
+            cuts.append(match.span())
     cuts.sort()
     # Each clause runs from the end of one cut to the start of the next (or to the sentence's end).
     ends = [*cuts[1:], (len(sentence), len(sentence))]
@@ -101,6 +118,42 @@ def _pieces(sentence: str) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+def _ends_a_list(before: str) -> bool:
+    """Whether the text before an "and" ends a comma list ("apples, almonds and ..."): the and adds an item."""
+    return re.search(r",\s+[\w'\-]+(?:\s+[\w'\-]+)?$", before) is not None
+
+
+def _sentences(response: str) -> list[tuple[str, Span]]:
+    """Sentences of ``response``, also split after a unit letter that follows a number ("-25 C. At ...")."""
+    out: list[tuple[str, Span]] = []
+    for sentence, span in split_sentences(response):
+        start = 0
+        for match in _UNIT_STOP_RE.finditer(sentence):
+            out.append(
+                (
+                    sentence[start : match.start() + 1],
+                    Span(start=span.start + start, end=span.start + match.start() + 1),
+                )
+            )
+            start = match.end()
+        out.append((sentence[start:], Span(start=span.start + start, end=span.end)))
+    return out
+
+
+def _is_name(phrase: str) -> bool:
+    """Whether a capitalised phrase that opens a claim names something ("District 6", "Voltra Labs"), rather
+    than opening it with a function word ("About 60", "In 2019")."""
+    parts = phrase.split()
+    head = [p for p in parts if not p[0].isdigit()]
+    return bool(head) and head[-1].lower() not in STOPWORDS and parts[0].lower() not in STOPWORDS - {"the"}
+
+
+def _plural_ok(name: str) -> bool:
+    """Whether "They" may stand for ``name``: a plural noun phrase or a name of several words, never one
+    capitalised word that opened a sentence ("Modern air-source heat pumps ..." does not make "Modern" a name)."""
+    return len(name.split()) > 1 or name.endswith("s")
 
 
 def _join_subjectless(sentence: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -119,7 +172,7 @@ def split_claims(response: str) -> list[tuple[str, Span]]:
     claims: list[tuple[str, Span]] = []
     last_name: str | None = None
     last_thing: str | None = None
-    for sentence, span in split_sentences(response):
+    for sentence, span in _sentences(response):
         if is_unevaluatable(sentence):
             claims.append((sentence, span))
             continue
@@ -141,14 +194,14 @@ def split_claims(response: str) -> list[tuple[str, Span]]:
             if pronoun and pronoun.group(1) in ("It", "Its") and last_thing:
                 word = pronoun.group(1)
                 text = (f"The {last_thing}'s" if word == "Its" else f"The {last_thing}") + text[len(word) :]
-            elif pronoun and last_name:
+            elif pronoun and last_name and (pronoun.group(1) not in ("They", "Their") or _plural_ok(last_name)):
                 word = pronoun.group(1)
                 replacement = f"{last_name}'s" if word in ("His", "Her", "Its", "Their") else last_name
                 if word in ("He", "She", "His", "Her") and last_name.startswith("The "):
                     replacement = word  # a person's pronoun never stands for "the bridge"
                 text = replacement + text[len(word) :]
             name = _NAME_RE.match(text)
-            if name and name.group(0).split()[-1].lower() not in STOPWORDS and not pronoun:
+            if name and not pronoun and _is_name(name.group(0)):
                 last_name = name.group(0)
             elif not pronoun and (own := _subject(text)) and _THE_NOUN_RE.match(own):
                 last_name = own  # "The bridge opened in 1998. It carries ..." -> "The bridge carries ..."

@@ -1,7 +1,10 @@
 """The offline claim judge: signals -> trained trees -> probability, label, subtype and a reason.
 
 Not an LLM. It sees words, numbers, names and a few cue words; it cannot follow a paraphrase
-or an argument. Its measured quality is in benchmarks/offline_quality.md.
+or an argument, so every verdict also says whether those signals are evidence enough
+(``ClaimVerdict.confident``, set by confidence.py): a label is a best guess, and an unsure one
+needs an LLM. Its measured quality is in benchmarks/offline_quality.md (leave one dataset out)
+and benchmarks/frozen_suite.md (minimal pairs never tuned on).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any, Protocol
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Sample
+from hallumeasure.judges.offline.confidence import confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
 from hallumeasure.judges.offline.model import OfflineModel, load_model
 from hallumeasure.judges.offline.reasons import definite, explain, support_reason
@@ -89,7 +93,7 @@ class OfflineJudge:
         if score is None and claims:
             score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
         found = {
-            claim.id: with_sentence(self._verdict(claim, signals, p), signals)
+            claim.id: with_sentence(confident_verdict(self._verdict(claim, signals, p), signals), signals)
             for (claim, signals), p in zip(checked, probabilities, strict=True)
         }
         return Judgement(
@@ -150,7 +154,7 @@ def with_sentence(verdict: ClaimVerdict, signals: ClaimSignals) -> ClaimVerdict:
     The quote is copied from the context; the source layer locates it in its passage and verifies it
     like any judge's quote.
     """
-    if verdict.label not in _EVIDENCED or not signals.best_sentence.strip():
+    if verdict.label not in _EVIDENCED or verdict.evidence or not signals.best_sentence.strip():
         return verdict
     return verdict.model_copy(update={"evidence": (Evidence(quote=signals.best_sentence),)})
 

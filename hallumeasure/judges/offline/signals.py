@@ -48,6 +48,7 @@ from hallumeasure.judges.offline.values import (
     quantities,
 )
 
+_PRONOUNS = frozenset({"It", "They", "He", "She", "Its", "Their", "His", "Her"})
 _CAPS_RE = re.compile(r"\b[A-Z][a-zA-Z'\-]*(?:\s+(?:of|the|de|van|von|and|&)?\s*[A-Z][a-zA-Z'\-]*)*|\b[A-Z]{2,}\b")
 
 #: The features the model reads, in order. Grouped: word alignment, copied fragments and their
@@ -235,7 +236,30 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
 
     # Word alignment: the best sentence by shared content stems, and the best two together.
     overlaps = [len(cset & s) for s in index.sentence_stems]
-    order = sorted(range(len(overlaps)), key=lambda i: (-overlaps[i], len(index.sentences[i])))
+    claim_q = quantities(claim)
+
+    # Among equal overlaps, "District 52 has 9 schools" wants District 52's sentence: the one sharing more of the
+    # claim's word pairs ("District 52", "9 schools") and values, a sentence opened by a pronoun read with the one
+    # before it ("District 52 was founded in 1901. It has 9 schools ...").
+    claim_pairs = set(itertools.pairwise(toks))
+    top = sorted(set(overlaps), reverse=True)[:2]
+
+    def tie_break(i: int) -> tuple[int, int, int, int]:
+        if overlaps[i] not in top or overlaps[i] == 0:
+            return 0, 0, 0, 0
+        spans = [i - 1, i] if i > 0 and index.sentence_words(i)[:1] and index.sentence_words(i)[0] in _PRONOUNS else [i]
+        pairs = set().union(*(itertools.pairwise(index.sentence_words(j)) for j in spans))
+        held = [q for j in spans for q in index.sentence_quantities[j]]
+        shared = claim_pairs & pairs
+        named = sum(1 for a, _ in shared if a[:1].isupper())  # who or what the claim is about comes first
+        covered = len(cset & frozenset().union(*(index.sentence_stems[j] for j in spans)))
+        return covered, named, len(shared), sum(has_value(q, held) for q in claim_q)
+
+    ties = {i: tie_break(i) for i in range(len(overlaps))}
+    order = sorted(
+        range(len(overlaps)),
+        key=lambda i: (-overlaps[i], *(-t for t in ties[i]), len(index.sentences[i])),
+    )
     best = order[0] if order else 0
     second = index.sentence_stems[order[1]] if len(order) > 1 else frozenset()
     top2 = cset & (index.sentence_stems[best] | second)
@@ -248,7 +272,6 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
 
     alignment: Alignment = align(toks, index)
 
-    claim_q = quantities(claim)
     missing_q = [q for q in claim_q if not has_value(q, index.quantities)]
     best_q = index.sentence_quantities[best] if index.sentence_quantities else []
     conflicts = [c.text for c in best_q if not has_value(c, claim_q) and any(_kind(c) == _kind(m) for m in missing_q)]

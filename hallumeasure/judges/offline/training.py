@@ -8,7 +8,7 @@ stored in the package, only the fitted trees.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,13 +47,20 @@ class Featurized:
     label: int
     claim_vectors: list[list[float]]
     response: list[float]
+    #: Per claim: (definite error, confidently supported, confidently unsupported), for the triage figures
+    #: (confidence.py); empty when featurized for training only.
+    triage: list[tuple[bool, bool, bool]] = field(default_factory=list)
 
 
 def featurize(sample: LabelledSample) -> Featurized:
     """Signals of every checkable claim the offline extractor finds (the whole response when it finds none)."""
+    from hallumeasure.judges.offline.confidence import confidently_supported, confidently_unsupported
+
     texts = [t for t, _ in split_claims(sample.response) if not is_unevaluatable(t)] or [sample.response]
-    vectors = [claim_signals(t, sample.context).vector() for t in texts if t.strip()]
-    return Featurized(sample.id, sample.dataset, int(sample.label), vectors, response_vector(vectors))
+    signals = [claim_signals(t, sample.context) for t in texts if t.strip()]
+    vectors = [s.vector() for s in signals]
+    triage = [(s.values["definite"] > 0, confidently_supported(s), confidently_unsupported(s)) for s in signals]
+    return Featurized(sample.id, sample.dataset, int(sample.label), vectors, response_vector(vectors), triage)
 
 
 def featurize_all(samples: Iterable[LabelledSample]) -> list[Featurized]:

@@ -1,0 +1,629 @@
+"""When a keyless judge may be sure of its verdict, and when it must say it cannot tell.
+
+Words, numbers and names can show that a claim repeats a source sentence, or that it changes a
+value the source gives; they cannot check a claim whose meaning turns on a word of degree,
+scope, time or cause. So a keyless verdict is *confident* only on evidence of one of three kinds:
+
+- supported: one source sentence holds nearly all of the claim's content words and all of its
+  values, and no cue word of meaning (negation, modality and plans, quantifiers, superlatives,
+  hyperbole, causes, attribution, comparisons, completion) sits on one side without its
+  counterpart on the other;
+- unsupported, by a named conflict: a value, name, date, negation, opposite or quantifier that
+  the aligned sentence contradicts, when the claim's own value is nowhere in the source;
+- unsupported, by a clear absence: most of the claim's content words, or a name or number of
+  it, appear nowhere in the source.
+
+Everything else keeps its best-guess label with ``confident=False``: the claim needs an LLM.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from hallumeasure.core.labels import Label
+from hallumeasure.core.text import quote
+from hallumeasure.core.types import ClaimVerdict, Evidence
+from hallumeasure.judges.offline.lexicon import (
+    ATTRIBUTION,
+    HEDGES,
+    INTENSIFIERS,
+    MONTHS,
+    NEGATIONS,
+    PRONOUNS,
+    WEEKDAYS,
+)
+from hallumeasure.judges.offline.signals import ClaimSignals
+from hallumeasure.judges.offline.tokens import content_stems, stem, words
+
+#: Cue words whose presence changes what a sentence claims, by family. A family "conflicts" when one
+#: side holds a cue of it that the other lacks (see ``cue_conflicts``).
+CUES: dict[str, frozenset[str]] = {
+    "negation": NEGATIONS
+    | frozenset({"against", "opposed", "opposes", "rejected", "rejects", "unable", "neither", "instead"}),
+    "modality": HEDGES
+    | frozenset(
+        {
+            "will",
+            "shall",
+            "should",
+            "must",
+            "planning",
+            "proposed",
+            "proposes",
+            "scheduled",
+            "due",
+            "aim",
+            "aimed",
+            "intended",
+            "expects",
+            "expect",
+            "hoped",
+            "considering",
+            "consider",
+            "considered",
+            "potential",
+            "potentially",
+            "forecast",
+            "certainly",
+            "definitely",
+            "surely",
+        }
+    ),
+    "completion": frozenset(
+        {"already", "begun", "began", "completed", "finished", "launched", "now", "currently", "underway", "done"}
+    ),
+    "quantifier": frozenset(
+        {
+            "all",
+            "every",
+            "each",
+            "entire",
+            "whole",
+            "only",
+            "none",
+            "some",
+            "most",
+            "many",
+            "few",
+            "several",
+            "both",
+            "any",
+            "always",
+            "never",
+            "sole",
+            "solely",
+            "everyone",
+            "everybody",
+            "unanimously",
+            "unanimous",
+            "majority",
+            "minority",
+            "split",
+            "divided",
+        }
+    ),
+    "superlative": frozenset({"most", "least", "best", "worst", "top", "leading", "record", "first", "last"}),
+    "hyperbole": INTENSIFIERS,
+    "cause": frozenset(
+        {
+            "because",
+            "cause",
+            "caused",
+            "causes",
+            "causing",
+            "due",
+            "thanks",
+            "therefore",
+            "consequently",
+            "hence",
+            "so",
+            "result",
+            "resulted",
+            "led",
+            "leads",
+            "lead",
+            "driven",
+            "drove",
+            "reason",
+            "owing",
+            "blamed",
+            "attributed",
+        }
+    ),
+    "attribution": ATTRIBUTION | frozenset({"according", "estimate", "estimates", "survey", "study", "claimed"}),
+    "comparison": frozenset(
+        {
+            "more",
+            "less",
+            "fewer",
+            "than",
+            "twice",
+            "double",
+            "doubled",
+            "triple",
+            "tripled",
+            "half",
+            "halved",
+            "higher",
+            "lower",
+            "larger",
+            "smaller",
+            "bigger",
+            "greater",
+            "faster",
+            "slower",
+            "earlier",
+            "later",
+            "older",
+            "younger",
+            "longer",
+            "shorter",
+            "cheaper",
+            "ahead",
+            "behind",
+            "above",
+            "below",
+            "over",
+            "under",
+            "exceeds",
+            "exceeded",
+            "outnumber",
+            "outnumbered",
+        }
+    ),
+}
+#: Families where the source holding a cue the claim drops also changes the claim (a plan told as done, a
+#: reported view told as fact, "some" told as all); a source word of degree or cause that a claim leaves out
+#: only makes the claim weaker, which is still true.
+_BOTH_WAYS = frozenset({"negation", "modality", "quantifier", "attribution"})
+#: Comparison words a claim may not drop ("less than half" told as "half"); the others often belong to another
+#: clause of a long source sentence ("50 minutes later", "children under 12").
+_KEPT_COMPARISONS = frozenset({"than", "twice", "more", "less", "fewer"})
+#: Superlatives by form: "-est" adjectives ("largest", "busiest"); a few "-est" words are not superlatives.
+_SUPERLATIVE_RE = re.compile(r"^[a-z]{2,}est$")
+_NOT_SUPERLATIVE = frozenset(
+    {
+        "interest",
+        "forest",
+        "harvest",
+        "request",
+        "contest",
+        "protest",
+        "suggest",
+        "honest",
+        "guest",
+        "test",
+        "rest",
+        "west",
+        "nest",
+        "chest",
+        "quest",
+        "invest",
+        "arrest",
+        "modest",
+        "digest",
+        "latest",
+        "manifest",
+        "earnest",
+        "priest",
+        "pest",
+        "vest",
+        "crest",
+        "best",
+    }
+)
+_PRONOUN_START = re.compile(r"^(?:It|They|He|She|Its|Their|His|Her)\b")
+_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "its", "their", "his", "her", "our", "free", "paid", "new"})
+_CALENDAR = frozenset(WEEKDAYS) | frozenset(MONTHS)
+#: Share of the claim's content words that one sentence must hold for a confident "supported".
+COVERED = 0.8
+#: Share of the claim's content words absent from the whole source that makes a clear absence.
+ABSENT_SHARE = 0.5
+
+
+def _cue_stems(tokens: Iterable[str]) -> dict[str, dict[str, str]]:
+    low = [t.lower() for t in tokens]
+    # "plans a third shop" plans; "the free plan", "approved a plan" name a thing.
+    planned = {
+        w
+        for w, before in zip(low, ["", *low][: len(low)], strict=True)
+        if w in ("plan", "plans") and before in _DETERMINERS
+    }
+    found: dict[str, dict[str, str]] = {}
+    for family, cue_words in CUES.items():
+        hits = {w for w in low if w in cue_words and w not in planned}
+        if family == "negation":
+            hits |= {"not" for w in low if w.endswith("n't")}
+        if family == "superlative":
+            hits |= {w for w in low if _SUPERLATIVE_RE.match(w) and w not in _NOT_SUPERLATIVE}
+        if hits:
+            found[family] = {stem(w): w for w in sorted(hits)}
+    return found
+
+
+@dataclass(frozen=True)
+class CueConflict:
+    """A cue family whose words differ between claim and sentence (``claim_only``, ``sentence_only``)."""
+
+    family: str
+    claim_only: tuple[str, ...]
+    sentence_only: tuple[str, ...]
+
+
+#: Modal words by what they say, so that a synonym within a class is no conflict ("could" for "may", "intends"
+#: for "plans"): a chance, an expectation, a plan, the future, certainty. Words outside these count one by one.
+_MODAL_CLASSES = {
+    "chance": ("may", "might", "could", "possibly", "perhaps", "potential", "potentially"),
+    "likely": ("likely", "probably", "unlikely"),
+    "expectation": ("expected", "expect", "expects", "should", "forecast", "due", "scheduled", "estimated"),
+    "plan": (
+        "plan",
+        "plans",
+        "planned",
+        "planning",
+        "intend",
+        "intends",
+        "intended",
+        "aim",
+        "aims",
+        "aimed",
+        "hope",
+        "hopes",
+        "hoped",
+        "proposed",
+        "proposes",
+        "considering",
+        "consider",
+        "considered",
+        "would",
+    ),
+    "future": ("will", "shall"),
+    "certain": ("certainly", "definitely", "surely", "must"),
+}
+_MODAL_CLASS = {stem(w): name for name, ws in _MODAL_CLASSES.items() for w in ws}
+#: Words that tell an event as already done ("has opened", "began"): a future source sentence does not back them.
+_DONE = frozenset(
+    {
+        "has",
+        "have",
+        "had",
+        "already",
+        "was",
+        "were",
+        "did",
+        "began",
+        "begun",
+        "took",
+        "built",
+        "won",
+        "held",
+        "made",
+        "went",
+        "became",
+        "opened",
+        "started",
+        "completed",
+        "finished",
+        "launched",
+    }
+)
+
+
+def _classes(family: str, found: dict[str, str]) -> dict[str, str]:
+    """The cue words of one family keyed by what they mean: modal words by class, attribution words as one
+    (who said it is checked by the words around), others by stem."""
+    if family == "modality":
+        return {_MODAL_CLASS.get(k, k): w for k, w in found.items()}
+    if family == "attribution":
+        return {"reported": min(found.values())} if found else {}
+    return found
+
+
+def cue_conflicts(claim: str, sentence: str) -> list[CueConflict]:
+    """Cue families that a claim and a source sentence do not share: the words lexical overlap cannot judge."""
+    mine, theirs = _cue_stems(words(claim)), _cue_stems(words(sentence))
+    claim_low = {w.lower() for w in words(claim)}
+    out = []
+    for family in CUES:
+        ours, their = _classes(family, mine.get(family, {})), _classes(family, theirs.get(family, {}))
+        extra = sorted(ours[k] for k in ours.keys() - their.keys())
+        dropped = sorted(their[k] for k in their.keys() - ours.keys()) if family in _BOTH_WAYS else []
+        if family == "comparison":
+            dropped = sorted(w for k, w in their.items() if k not in ours and w in _KEPT_COMPARISONS)
+        if family == "modality" and "future" in their and not claim_low & _DONE:
+            # "will start at 7:30" told as "starts at 7:30" is the same timetable; "has started" is not
+            dropped = [w for w in dropped if w != their["future"]]
+        if extra or dropped:
+            out.append(CueConflict(family, tuple(extra), tuple(dropped)))
+    return out
+
+
+def _wordy_stems(text: str) -> set[str]:
+    """Content stems of ``text`` outside its values: "four thousand", "forty-five", "kg", "daily" are compared as
+    values (slots.py), not as words."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    value_words = {stem(w) for v in read_values(text, names=False) for w in words(v.text)}
+    return set(content_stems(words(text))) - value_words - _SCALE_STEMS
+
+
+_SCALE_STEMS = frozenset(
+    stem(w) for w in ("thousand", "million", "billion", "hundred", "dozen", "kg", "km", "cm", "mm", "daily", "percent")
+)
+
+
+def covering_sentence(s: ClaimSignals) -> str | None:
+    """The source sentence that holds at least ``COVERED`` of the claim's content words, or None."""
+    claim_stems = _wordy_stems(s.claim)
+    if not claim_stems:
+        return None
+    # Who said it is one word: a claim that reports a speech must name every word of it ("patients said").
+    needed = 1.0 if "attribution" in _cue_stems(words(s.claim)) else COVERED
+    for number in s.candidates:
+        sentence = s.context_sentences[number]
+        # "It opens at 9 a.m.": "it" is the previous sentence's subject, read with it
+        scope = (
+            s.context_sentences[number - 1 : number + 1]
+            if number > 0 and _PRONOUN_START.match(sentence)
+            else [sentence]
+        )
+        sentence_stems = {stem(w) for text in scope for w in words(text)}
+        held = claim_stems & sentence_stems
+        if len(held) / len(claim_stems) >= needed and _values_held(s.claim, scope, sentence_stems):
+            return sentence
+    return None
+
+
+#: Values held against the covering sentence by their normal form.
+_COUNTED = frozenset({"number", "share", "money", "year", "date"})
+#: Values whose normal form is a set of readings ("9:00" is 9 a.m. or 9 p.m.; "weekdays" is five days): held when
+#: a reading is shared.
+_READINGS = frozenset({"time", "days"})
+
+
+def _values_held(claim: str, scope: list[str], scope_stems: set[str]) -> bool:
+    """Whether the sentence (with its antecedent) holds every number, time, date and name of the claim, not only
+    the source somewhere ("District 52 has 9 schools" is not backed by District 1's "It has 9 schools")."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    values = [v for text in scope for v in read_values(text)]
+    theirs = {(_NUMERIC.get(v.kind, v.kind), v.norm) for v in values}
+    for v in read_values(claim):
+        if v.kind == "name":
+            held = all(stem(w) in scope_stems for w in words(v.text))
+        elif v.kind in _COUNTED:
+            held = (_NUMERIC.get(v.kind, v.kind), v.norm) in theirs
+        elif v.kind in _READINGS:
+            held = any(
+                w.kind == v.kind and isinstance(w.norm, frozenset) and isinstance(v.norm, frozenset) and w.norm & v.norm
+                for w in values
+            )
+        else:
+            held = True
+        if not held:
+            return False
+    return True
+
+
+def _unanchored_pronoun(claim: str) -> str | None:
+    """A pronoun of a claim that names nobody ("Most of its trees are plane trees": whose trees, the words cannot
+    tell); None when the claim has no pronoun or names what it is about."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    pronoun = next((w for w in words(claim) if w.lower() in PRONOUNS), None)
+    if pronoun is None or any(v.kind == "name" for v in read_values(claim)):
+        return None
+    return pronoun
+
+
+def confidently_supported(s: ClaimSignals) -> bool:
+    """Positive evidence: a covering sentence with the claim's values and no conflicting cue."""
+    v = s.values
+    if v["definite"] or s.missing_numbers or s.missing_entities or s.displaced_entities or s.conflicts:
+        return False
+    if v["n_novel"] > 0 or v["number_conflict"] or v["date_conflict"]:
+        return False
+    if _unanchored_pronoun(s.claim):
+        return False
+    sentence = covering_sentence(s)
+    return sentence is not None and not cue_conflicts(s.claim, sentence)
+
+
+#: Conflict kinds that name a value (the rest are cue words: modality, quantifier, speaker).
+_VALUE_KINDS = frozenset({"number", "share", "money", "year", "time", "date", "days", "name"})
+
+
+def _own_value_elsewhere(s: ClaimSignals) -> bool:
+    """Whether every value of the claim is nonetheless held somewhere in the source (the aligned sentence may be
+    the wrong one: "closes at 9 p.m." held against the sentence on opening hours)."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    claim_values = [v for v in read_values(s.claim) if v.kind in _VALUE_KINDS]
+    if not claim_values:
+        return False
+    held = {(_NUMERIC.get(v.kind, v.kind), v.norm) for sentence in s.context_sentences for v in read_values(sentence)}
+    return all((_NUMERIC.get(v.kind, v.kind), v.norm) in held for v in claim_values)
+
+
+#: A bare number and a year are one kind of value here ("a 2020 survey" against "in 2020").
+_NUMERIC = {"year": "number"}
+
+
+def _same_name_maybe(claim_name: str, context_name: str | None, stems: set[str]) -> bool:
+    """Whether a claim's name may be one the source gives in another form: one of its words is in the source, and
+    the source's aligned name is missing or of another shape ("Alex Salmond" for "Mr Salmond"; not "Maria Smith"
+    for "Anna Smith")."""
+    if not any(stem(w) in stems for w in words(claim_name)):
+        return False
+    if context_name is None:
+        return True
+    theirs = words(context_name)
+    return len(theirs) != len(words(claim_name)) or theirs[0].lower().rstrip(".") in _TITLES
+
+
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady"})
+
+
+def _source_stems(s: ClaimSignals) -> set[str]:
+    return {stem(w) for sentence in s.context_sentences for w in words(sentence)}
+
+
+def _value_conflict(s: ClaimSignals) -> bool:
+    """A value, date, name or closed-set member of the claim that the aligned source sentence gives otherwise."""
+    stems = _source_stems(s)
+    named = [
+        c
+        for c in s.conflicts
+        if c.kind in _VALUE_KINDS
+        # "Alex Salmond" against "Mr Salmond": a name one of whose words the source holds may be the same one
+        and not (c.kind == "name" and _same_name_maybe(c.claim, c.context, stems))
+    ]
+    return bool(
+        named
+        or s.swaps
+        or s.conflicting_date is not None
+        or any(d.kinds & {"number", "temporal", "name", "exclusive"} for d in s.differences if not d.edge)
+    )
+
+
+def _cue_conflict(s: ClaimSignals) -> bool:
+    """A negation, opposite or quantifier that the aligned source sentence gives otherwise (a modality or a
+    speaker is a difference of meaning, not a named conflict: the source may say it in other words)."""
+    return bool(
+        any(c.kind == "quantifier" for c in s.conflicts)  # modality and speakers are left to an LLM
+        or s.opposites
+        or (s.values["negation_mismatch"] and _negation_in_scope(s))
+        or any(d.kinds & {"negation", "antonym"} for d in s.differences if not d.edge)
+    )
+
+
+#: Share of a negated source sentence's content words that a plain claim must repeat for the negation to be
+#: its own ("Castro scored one of the goals of the season but it wasn't enough" negates another clause).
+SCOPE = 0.7
+
+
+def _negation_in_scope(s: ClaimSignals) -> bool:
+    """Whether a negation that only one side holds can be read as negating the claim's own statement."""
+    if _negated_only_in_claim(s):
+        return True
+    sentence_stems = set(content_stems(words(s.best_sentence)))
+    if not sentence_stems:
+        return False
+    return len(sentence_stems & set(content_stems(words(s.claim)))) / len(sentence_stems) >= SCOPE
+
+
+def _whole_sentence(s: ClaimSignals) -> bool:
+    """Whether one source sentence holds every content word of the claim but its cue words and opposites,
+    so that a differing cue is the only difference (else the claim may be about something else)."""
+    cue_stems = {stem(w) for family in CUES.values() for w in family}
+    flipped = {c for c, _ in s.opposites}
+    claim_stems = set(content_stems(words(s.claim))) - cue_stems - flipped
+    if not claim_stems:
+        return False
+    return any(claim_stems <= {stem(w) for w in words(s.context_sentences[n])} for n in s.candidates[:2])
+
+
+def _negated_only_in_claim(s: ClaimSignals) -> bool:
+    """A negated claim against a plain sentence: "not open at weekends" may follow from "open on weekdays only"."""
+    return any(c.family == "negation" and c.claim_only for c in cue_conflicts(s.claim, s.best_sentence))
+
+
+def _absent_names(s: ClaimSignals) -> list[str]:
+    """Names of the claim none of whose words the source holds ("City-centre" is not absent beside "city centre")."""
+    cue_words = {w for family in CUES.values() for w in family}
+    stems = _source_stems(s)
+    return [
+        name
+        for name in s.missing_entities
+        if name.lower() not in cue_words
+        and name.lower().rstrip("s") not in _CALENDAR  # "Sundays" is a day, compared as a value
+        and not any(stem(w) in stems for w in re.split(r"[\s\-]+", name) if w)
+    ]
+
+
+def _mostly_absent(s: ClaimSignals) -> bool:
+    """More than ``ABSENT_SHARE`` of the claim's content words, cue words aside, and at least two, are nowhere in
+    the source."""
+    cue_stems = {stem(w) for family in CUES.values() for w in family}
+    claim_stems = set(content_stems(words(s.claim))) - cue_stems
+    novel = set(s.novel_words) & claim_stems
+    return len(novel) >= 2 and len(novel) / max(1, len(claim_stems)) > ABSENT_SHARE
+
+
+def confidently_unsupported(s: ClaimSignals) -> bool:
+    """A named conflict that the source cannot be read to allow, or a clear absence."""
+    if _absent_names(s) or (s.missing_numbers and not _own_value_elsewhere(s)):
+        return True
+    if _mostly_absent(s):
+        return True
+    if _value_conflict(s) and not _own_value_elsewhere(s) and not _negated_only_in_claim(s):
+        return True
+    return _cue_conflict(s) and _whole_sentence(s)
+
+
+def is_confident(label: Label, s: ClaimSignals) -> bool:
+    """Whether a keyless verdict with ``label`` on a claim with signals ``s`` rests on evidence (module doc)."""
+    if label == Label.SUPPORTED:
+        return confidently_supported(s)
+    if label == Label.UNEVALUATABLE:
+        return True
+    return confidently_unsupported(s)
+
+
+def _cue_words(c: CueConflict) -> str:
+    said = ", ".join(f"'{w}'" for w in c.claim_only)
+    dropped = ", ".join(f"'{w}'" for w in c.sentence_only)
+    if said and dropped:
+        return f"the claim says {said} where the source says {dropped}"
+    return (
+        f"the claim says {said}, which the source does not"
+        if said
+        else f"the source says {dropped}, the claim does not"
+    )
+
+
+def unsure_reason(s: ClaimSignals) -> str:
+    """Why a keyless judge cannot tell whether a claim is supported, quoting the sentence it compared."""
+    pronoun = _unanchored_pronoun(s.claim)
+    if pronoun is not None:
+        closest = quote(s.best_sentence)
+        return f"unsure: the claim's '{pronoun}' names nobody, so whom it is about cannot be checked: {closest}"
+    sentence = covering_sentence(s)
+    if sentence is None:
+        closest = quote(s.best_sentence)
+        return f"unsure: no single source sentence holds the claim's words and values; the closest is {closest}"
+    conflicts = cue_conflicts(s.claim, sentence)
+    if conflicts:
+        c = conflicts[0]
+        return (
+            f"unsure: {_cue_words(c)} ({c.family}), a difference of meaning that word overlap cannot check: "
+            f"{quote(sentence)}"
+        )
+    return f"unsure: the closest sentence shares most of the claim's words, but not all of them: {quote(sentence)}"
+
+
+def confident_verdict(verdict: ClaimVerdict, s: ClaimSignals) -> ClaimVerdict:
+    """``verdict`` with ``confident`` set from the evidence rules (module doc).
+
+    A confident "supported" quotes the covering sentence that decided it, as reason and as evidence; a
+    supported guess without positive evidence says why it is unsure instead of calling the claim a match.
+    """
+    if verdict.label is None or verdict.label == Label.UNEVALUATABLE:
+        return verdict
+    tail = (verdict.label_reason or "").rsplit(" (P(unsupported)", 1)
+    p = f" (P(unsupported){tail[1]}" if len(tail) == 2 else ""
+    if verdict.label == Label.SUPPORTED:
+        sentence = covering_sentence(s) if confidently_supported(s) else None
+        if sentence is None:
+            return verdict.model_copy(update={"confident": False, "label_reason": f"{unsure_reason(s)}{p}"})
+        return verdict.model_copy(
+            update={
+                "label_reason": f"one source sentence holds the claim's words and values: {quote(sentence)}{p}",
+                "evidence": (Evidence(quote=sentence),),
+            }
+        )
+    if confidently_unsupported(s):
+        return verdict
+    return verdict.model_copy(update={"confident": False})
