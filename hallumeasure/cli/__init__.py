@@ -22,6 +22,7 @@ from hallumeasure.cli import (  # noqa: F401 - imported for the commands they re
     audit,
     plan,
     calibrate,
+    serve,
 )
 
 # isort: on

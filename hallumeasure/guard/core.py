@@ -1,0 +1,279 @@
+"""The guard's pipeline, in process: extract, judge, decide, and rewrite when the policy says so.
+
+``Guard`` builds its extractor, judge and rewriter once and reuses them for every check, so a
+check costs only the work on its own text. The server (``guard/app.py``) is a thin shell over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+import uuid
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from hallumeasure.core.aggregate import summarise_response
+from hallumeasure.core.labels import Label, Policy, Subtype
+from hallumeasure.core.types import Claim, ClaimVerdict, Passage, ResponseResult, Sample
+from hallumeasure.detectors.rewrite import Issue, build_rewriter
+from hallumeasure.guard.settings import (
+    Decision,
+    GuardPolicy,
+    GuardSettings,
+    PolicyOverride,
+    ResolvedPolicy,
+)
+from hallumeasure.judges.build import build_extractor, build_judge
+
+T = TypeVar("T")
+
+
+class PassageIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    title: str | None = None
+
+
+class CheckRequest(BaseModel):
+    """One response to check against its source: a ``context`` string or a list of ``passages``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    response: str = Field(min_length=1)
+    context: str | None = None
+    passages: list[PassageIn] | None = None
+    question: str | None = None
+    policy: PolicyOverride | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CheckRequest:
+        if bool(self.context and self.context.strip()) == bool(self.passages):
+            raise ValueError("give the source as exactly one of 'context' (a string) or 'passages' (a list)")
+        return self
+
+
+class ClaimResult(BaseModel):
+    """One claim of the checked response and what the judge said of it."""
+
+    id: str
+    text: str
+    label: Label | None
+    subtype: Subtype | None = None
+    #: False when a keyless judge cannot tell (the label is its best guess; an LLM should check it).
+    confident: bool = True
+    reason: str | None = None
+    evidence: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class CheckResult(BaseModel):
+    """What ``POST /v1/check`` and ``Guard.check`` return."""
+
+    request_id: str
+    decision: Decision
+    #: Whether the hallucinated flag cannot change whatever the unsure claims turn out to be.
+    decided: bool | None
+    hallucinated: bool | None
+    unsupported_rate: float | None
+    #: The judge's response-level P(hallucinated), when it gives one.
+    score: float | None
+    n_claims: int
+    n_unsupported: int
+    claims: list[ClaimResult]
+    #: The rewritten response, when the decision is ``rewrite``.
+    rewritten: str | None = None
+    policy: ResolvedPolicy
+    judge: str
+    #: Milliseconds per stage: extract, judge, rewrite (when run) and total.
+    latency_ms: dict[str, float]
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion from synchronous code, inside a running event loop or not.
+
+    Without a running loop it uses ``asyncio.run``. Inside one (Jupyter, an async app) it runs the
+    coroutine in a fresh event loop on a worker thread and waits for it, so the caller's loop is
+    never patched or re-entered.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="hallumeasure") as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def is_decided(result: ResponseResult, verdicts: Sequence[ClaimVerdict], policy: Policy) -> bool | None:
+    """Whether ``result.hallucinated`` holds whatever the claims judged without confidence turn out to be."""
+    if result.hallucinated is None:
+        return None
+    unsure = [v for v in verdicts if v.ok and not v.confident and v.label is not None and policy.is_evaluated(v.label)]
+    if not unsure:
+        return True
+    sure_unsupported = sum(1 for v in verdicts if v.ok and v.confident and v.label and policy.is_unsupported(v.label))
+    n = result.n_evaluated
+    low = policy.is_hallucinated(sure_unsupported, n)  # every unsure claim supported
+    high = policy.is_hallucinated(sure_unsupported + len(unsure), n)  # every unsure claim unsupported
+    return low == high
+
+
+class Guard:
+    """Check responses against their sources and decide: pass, flag, block or rewrite.
+
+    >>> guard = Guard()                                          # the keyless offline judge
+    >>> guard.check(response="...", context="...").decision      # doctest: +SKIP
+    """
+
+    def __init__(self, settings: GuardSettings | None = None, **options: Any) -> None:
+        self.settings = settings or GuardSettings(**options)
+        self.extractor = build_extractor(self.settings.extractor)
+        self.judge = build_judge(self.settings.judge)
+        self.rewriter = build_rewriter(self.settings.rewriter)
+        self.policy = Policy()
+
+    def check(
+        self,
+        response: str,
+        *,
+        context: str | None = None,
+        passages: Sequence[PassageIn | dict[str, Any]] | None = None,
+        question: str | None = None,
+        policy: PolicyOverride | dict[str, Any] | None = None,
+    ) -> CheckResult:
+        """Check one response (synchronous; works inside a running event loop too)."""
+        return run_sync(self.acheck(response, context=context, passages=passages, question=question, policy=policy))
+
+    async def acheck(
+        self,
+        response: str,
+        *,
+        context: str | None = None,
+        passages: Sequence[PassageIn | dict[str, Any]] | None = None,
+        question: str | None = None,
+        policy: PolicyOverride | dict[str, Any] | None = None,
+    ) -> CheckResult:
+        request = CheckRequest.model_validate(
+            {
+                "response": response,
+                "context": context,
+                "passages": [p.model_dump() if isinstance(p, PassageIn) else p for p in passages]
+                if passages is not None
+                else None,
+                "question": question,
+                "policy": policy.model_dump() if isinstance(policy, PolicyOverride) else policy,
+            }
+        )
+        return await self.run(request)
+
+    async def run(self, request: CheckRequest, request_id: str | None = None) -> CheckResult:
+        """The pipeline on a validated request."""
+        resolved = self.settings.resolve(request.policy)
+        started = time.perf_counter()
+        sample = _sample(request)
+        latency: dict[str, float] = {}
+        extraction = await self.extractor.extract(sample)
+        latency["extract"] = _ms_since(started)
+        at = time.perf_counter()
+        claims = extraction.claims
+        judgement = await self.judge.judge(sample, claims) if claims else None
+        latency["judge"] = _ms_since(at)
+        verdicts = judgement.verdicts if judgement is not None else []
+        result = summarise_response(
+            sample,
+            claims,
+            verdicts,
+            self.policy,
+            score=judgement.score if judgement is not None else None,
+            error=extraction.error,
+        )
+        decided = is_decided(result, verdicts, self.policy)
+        decision, rewritten = await self._decide(sample, claims, verdicts, result, decided, resolved, latency)
+        latency["total"] = _ms_since(started)
+        return CheckResult(
+            request_id=request_id or uuid.uuid4().hex,
+            decision=decision,
+            decided=decided,
+            hallucinated=result.hallucinated,
+            unsupported_rate=result.unsupported_rate,
+            score=result.score,
+            n_claims=result.n_claims,
+            n_unsupported=result.n_unsupported,
+            claims=_claim_results(claims, verdicts),
+            rewritten=rewritten,
+            policy=resolved,
+            judge=self.judge.name,
+            latency_ms=latency,
+        )
+
+    async def _decide(
+        self,
+        sample: Sample,
+        claims: Sequence[Claim],
+        verdicts: Sequence[ClaimVerdict],
+        result: ResponseResult,
+        decided: bool | None,
+        policy: ResolvedPolicy,
+        latency: dict[str, float],
+    ) -> tuple[Decision, str | None]:
+        if result.hallucinated is False:
+            return Decision.PASS, None
+        if result.hallucinated is None:  # a stage failed: say so rather than pass unchecked text
+            return Decision.FLAG, None
+        level = result.score if result.score is not None else (result.unsupported_rate or 0.0)
+        # Act (block or rewrite) only on a decided response above the threshold; else flag it for a look.
+        if not decided or level < policy.threshold:
+            return Decision.FLAG, None
+        if policy.policy is GuardPolicy.DETECT:
+            return Decision(policy.action.value), None
+        by_id = {c.id: c for c in claims}
+        issues = [
+            Issue(by_id[v.claim_id], v)
+            for v in verdicts
+            if v.ok and v.confident and v.label is not None and self.policy.is_unsupported(v.label)
+        ]
+        at = time.perf_counter()
+        outcome = await self.rewriter.rewrite(sample, issues)
+        latency["rewrite"] = _ms_since(at)
+        if outcome.text is None or outcome.text.strip() == sample.response.strip():
+            return Decision(policy.action.value), None  # no edit could be made: fall back to detection
+        return Decision.REWRITE, outcome.text
+
+
+def _sample(request: CheckRequest) -> Sample:
+    passages = tuple(Passage(id=p.id, text=p.text, title=p.title) for p in request.passages or ())
+    return Sample(
+        id="guard",
+        context=request.context or "",
+        passages=passages,
+        response=request.response,
+        question=request.question,
+    )
+
+
+def _claim_results(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]) -> list[ClaimResult]:
+    by_claim = {v.claim_id: v for v in verdicts}
+    out = []
+    for claim in claims:
+        v = by_claim.get(claim.id)
+        out.append(
+            ClaimResult(
+                id=claim.id,
+                text=claim.text,
+                label=v.label if v else None,
+                subtype=v.subtype if v else None,
+                confident=v.confident if v else True,
+                reason=v.label_reason if v else None,
+                evidence=[e.quote for e in v.evidence] if v else [],
+                error=v.error if v else "no verdict",
+            )
+        )
+    return out
+
+
+def _ms_since(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
