@@ -23,6 +23,7 @@ from hallumeasure.cli import (  # noqa: F401 - imported for the commands they re
     plan,
     calibrate,
     serve,
+    monitor,
 )
 
 # isort: on

@@ -25,9 +25,9 @@ def _loopback(host: str) -> bool:
 
 @app.command()
 def serve(
-    host: Annotated[str, typer.Option(help="Address to bind. Without API keys only a loopback address is allowed.")] = (
-        "127.0.0.1"
-    ),
+    host: Annotated[
+        str, typer.Option(help="Address to bind. Without API keys only a loopback address is allowed.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
     config: Annotated[
         Path | None,
@@ -44,7 +44,12 @@ def serve(
     ] = None,
     max_concurrency: Annotated[
         int | None, typer.Option(help="Checks at once (default 8); more wait, then get 429.")
-    ] = (None),
+    ] = None,
+    log_sample: Annotated[
+        float | None,
+        typer.Option(help="Share of checks logged with their text into --log-dir, for hallumeasure monitor (0-1)."),
+    ] = None,
+    log_dir: Annotated[Path | None, typer.Option(help="Folder of the sampled traffic log (traffic.jsonl).")] = None,
 ) -> None:
     """Serve the guard: POST /v1/check and /v1/check/stream, GET /healthz, /readyz and /metrics."""
     try:
@@ -67,6 +72,8 @@ def serve(
             "action": action,
             "threshold": threshold,
             "max_concurrency": max_concurrency,
+            "log_sample": log_sample,
+            "log_dir": log_dir,
         }
         values.update({k: v for k, v in given.items() if v is not None})
         values["api_keys"] = read_keys(api_key_file)

@@ -26,6 +26,7 @@ from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
 from hallumeasure.guard.metrics import GuardMetrics, endpoint_label
 from hallumeasure.guard.settings import GuardSettings, PolicyError
 from hallumeasure.guard.stream import SentenceStream, sentence_events
+from hallumeasure.guard.traffic import TrafficLog
 from hallumeasure.version import __version__
 
 log = logging.getLogger("hallumeasure.guard")
@@ -65,6 +66,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
     metrics = GuardMetrics()
     state: dict[str, Any] = {"guard": guard}
     keys = [k.get_secret_value().encode() for k in settings.api_keys]
+    traffic = TrafficLog(settings.log_dir, settings.log_sample) if settings.log_dir and settings.log_sample else None
 
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if state["guard"] is None:
@@ -148,6 +150,8 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
                 status_code=504,
             )
         metrics.observe(result)
+        if traffic is not None:
+            traffic.maybe_write(payload, result)
         log.info(
             "request %s: %s, %d claims, %d unsupported, %.1f ms",
             request_id,
@@ -181,6 +185,8 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
                 async for event in sentence_events(state["guard"], stream, lines, settings.timeout_s):
                     if event.final is not None:
                         metrics.observe(event.final)
+                        if traffic is not None:
+                            traffic.maybe_write(stream.head.model_copy(update={"response": stream.text}), event.final)
                     yield event.encode()
 
         return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})

@@ -6,12 +6,10 @@ check costs only the work on its own text. The server (``guard/app.py``) is a th
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import time
 import uuid
-from collections.abc import Coroutine, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -27,8 +25,7 @@ from hallumeasure.guard.settings import (
     ResolvedPolicy,
 )
 from hallumeasure.judges.build import build_extractor, build_judge
-
-T = TypeVar("T")
+from hallumeasure.pipeline.run import run_sync
 
 
 class PassageIn(BaseModel):
@@ -91,21 +88,6 @@ class CheckResult(BaseModel):
     judge: str
     #: Milliseconds per stage: extract, judge, rewrite (when run) and total.
     latency_ms: dict[str, float]
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion from synchronous code, inside a running event loop or not.
-
-    Without a running loop it uses ``asyncio.run``. Inside one (Jupyter, an async app) it runs the
-    coroutine in a fresh event loop on a worker thread and waits for it, so the caller's loop is
-    never patched or re-entered.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="hallumeasure") as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def is_decided(result: ResponseResult, verdicts: Sequence[ClaimVerdict], policy: Policy) -> bool | None:

@@ -75,6 +75,10 @@ class GuardSettings(BaseModel):
     #: Deadline of one check, seconds.
     timeout_s: float = Field(default=10.0, gt=0.0)
     api_keys: tuple[SecretStr, ...] = ()
+    #: Share of checks logged (request text and decision) into ``log_dir`` for ``hallumeasure monitor``;
+    #: 0 logs nothing. The ordinary logs never carry request text.
+    log_sample: float = Field(default=0.0, ge=0.0, le=1.0)
+    log_dir: Path | None = None
 
     @field_validator("overridable")
     @classmethod
@@ -85,9 +89,11 @@ class GuardSettings(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _keyless_rewriter_needs_no_key(self) -> Self:
+    def _consistent(self) -> Self:
         if not self.judge.strip() or not self.extractor.strip():
             raise ValueError("judge and extractor must name a judge spec, e.g. 'offline'")
+        if self.log_sample > 0 and self.log_dir is None:
+            raise ValueError("log_sample needs log_dir: the folder the sampled traffic is written to")
         return self
 
     def resolve(self, override: PolicyOverride | None) -> ResolvedPolicy:

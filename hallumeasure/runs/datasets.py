@@ -25,11 +25,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hallumeasure.core.errors import InputError
-from hallumeasure.runs.inputs import read_rows  # the shared row reader: JSONL / CSV / Parquet with row numbers
 from hallumeasure.core.labels import Label
 from hallumeasure.core.subtype_maps import ERROR_TYPE_FIELDS, claim_label
 from hallumeasure.core.text import clean_text
 from hallumeasure.core.types import Sample
+from hallumeasure.runs.inputs import read_rows  # the shared row reader: JSONL / CSV / Parquet with row numbers
 
 FIELDS = (
     "id",

@@ -578,8 +578,8 @@ def _add_evidence_columns(claims: pd.DataFrame, results: list[ResponseResult]) -
 
 
 def _load_run(store: RunStore, path: Path) -> RunData:
-    from hallumeasure.core.labels import Policy
     from hallumeasure.core.aggregate import summarise_run
+    from hallumeasure.core.labels import Policy
 
     manifest = store.read_manifest()
     responses = pd.read_sql_query(
