@@ -6,6 +6,7 @@ check costs only the work on its own text. The server (``guard/app.py``) is a th
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Sequence
@@ -19,12 +20,14 @@ from hallumeasure.core.types import Claim, ClaimVerdict, Passage, ResponseResult
 from hallumeasure.detectors.rewrite import Issue, build_rewriter
 from hallumeasure.guard.settings import (
     Decision,
+    FailMode,
     GuardPolicy,
     GuardSettings,
     PolicyOverride,
     ResolvedPolicy,
 )
-from hallumeasure.judges.build import build_extractor, build_judge
+from hallumeasure.judges.build import build_extractor, build_judge, build_model
+from hallumeasure.judges.protocols import Judgement
 from hallumeasure.pipeline.run import run_sync
 
 
@@ -86,8 +89,13 @@ class CheckResult(BaseModel):
     rewritten: str | None = None
     policy: ResolvedPolicy
     judge: str
-    #: Milliseconds per stage: extract, judge, rewrite (when run) and total.
+    #: Milliseconds per stage: extract, judge, explain and rewrite (when run) and total.
     latency_ms: dict[str, float]
+    #: Whether an LLM explained the flagged claims (the verdicts then carry its categories and reasons).
+    explained: bool = False
+    #: Why the LLM step's answer is not used (it failed, or passed its deadline): the fast verdict stands,
+    #: and the decision follows ``on_llm_failure``. None when it answered, or when there is no LLM step.
+    fallback: str | None = None
 
 
 def is_decided(result: ResponseResult, verdicts: Sequence[ClaimVerdict], policy: Policy) -> bool | None:
@@ -117,6 +125,14 @@ class Guard:
         self.judge = build_judge(self.settings.judge)
         self.rewriter = build_rewriter(self.settings.rewriter)
         self.policy = Policy()
+        #: The explainer's LLM; each check gets its own constrained reasoner over it (they share no state).
+        self.explainer = build_model(self.settings.explainer) if self.settings.explainer is not None else None
+
+    async def aclose(self) -> None:
+        """Close the LLM clients of the explainer and an LLM rewriter (a keyless guard holds none)."""
+        for model in (self.explainer, getattr(self.rewriter, "model", None)):
+            if model is not None:
+                await model.aclose()
 
     def check(
         self,
@@ -165,6 +181,12 @@ class Guard:
         judgement = await self.judge.judge(sample, claims) if claims else None
         latency["judge"] = _ms_since(at)
         verdicts = judgement.verdicts if judgement is not None else []
+        explained, fallback = False, None
+        if self.explainer is not None and judgement is not None:
+            at = time.perf_counter()
+            verdicts, fallback, asked = await self._explain(sample, claims, judgement)
+            explained = asked and fallback is None
+            latency["explain"] = _ms_since(at)
         result = summarise_response(
             sample,
             claims,
@@ -174,7 +196,12 @@ class Guard:
             error=extraction.error,
         )
         decided = is_decided(result, verdicts, self.policy)
-        decision, rewritten = await self._decide(sample, claims, verdicts, result, decided, resolved, latency)
+        decision, rewritten, rewrite_fallback = await self._decide(
+            sample, claims, verdicts, result, decided, resolved, latency
+        )
+        fallback = fallback or rewrite_fallback
+        if fallback is not None and self.settings.on_llm_failure is FailMode.CLOSED and result.hallucinated:
+            decision, rewritten = Decision.BLOCK, None
         latency["total"] = _ms_since(started)
         return CheckResult(
             request_id=request_id or uuid.uuid4().hex,
@@ -190,7 +217,31 @@ class Guard:
             policy=resolved,
             judge=self.judge.name,
             latency_ms=latency,
+            explained=explained,
+            fallback=fallback,
         )
+
+    async def _explain(
+        self, sample: Sample, claims: Sequence[Claim], judgement: Judgement
+    ) -> tuple[list[ClaimVerdict], str | None, bool]:
+        """The flagged claims explained by the LLM within the deadline, else the fast verdicts and why; and
+        whether the LLM was asked at all (it is not when nothing was flagged)."""
+        from hallumeasure.detectors.cascade import CascadeJudge
+
+        assert self.explainer is not None
+        reasoner = CascadeJudge(_Replay(self.judge.name, judgement), self.explainer, policy=self.policy)
+        if not any(reasoner.is_flagged(v) for v in judgement.verdicts):
+            return list(judgement.verdicts), None, False
+        try:
+            explained = await asyncio.wait_for(reasoner.judge(sample, claims), timeout=self.settings.llm_deadline_s)
+        except TimeoutError:
+            return list(judgement.verdicts), f"the LLM did not answer within {self.settings.llm_deadline_s:g} s", True
+        except Exception as exc:  # noqa: BLE001 - any provider failure falls back to the fast verdict
+            return list(judgement.verdicts), f"the LLM step failed: {type(exc).__name__}", True
+        if reasoner.counts["explain_errors"]:
+            n = reasoner.counts["explain_errors"]
+            return list(judgement.verdicts), f"the LLM gave no usable answer for {n} flagged claim(s)", True
+        return list(explained.verdicts), None, True
 
     async def _decide(
         self,
@@ -201,17 +252,18 @@ class Guard:
         decided: bool | None,
         policy: ResolvedPolicy,
         latency: dict[str, float],
-    ) -> tuple[Decision, str | None]:
+    ) -> tuple[Decision, str | None, str | None]:
+        """The decision, the rewritten text (for ``rewrite``) and why an LLM rewriter's answer is not used."""
         if result.hallucinated is False:
-            return Decision.PASS, None
+            return Decision.PASS, None, None
         if result.hallucinated is None:  # a stage failed: say so rather than pass unchecked text
-            return Decision.FLAG, None
+            return Decision.FLAG, None, None
         level = result.score if result.score is not None else (result.unsupported_rate or 0.0)
         # Act (block or rewrite) only on a decided response above the threshold; else flag it for a look.
         if not decided or level < policy.threshold:
-            return Decision.FLAG, None
+            return Decision.FLAG, None, None
         if policy.policy is GuardPolicy.DETECT:
-            return Decision(policy.action.value), None
+            return Decision(policy.action.value), None, None
         by_id = {c.id: c for c in claims}
         issues = [
             Issue(by_id[v.claim_id], v)
@@ -219,11 +271,31 @@ class Guard:
             if v.ok and v.confident and v.label is not None and self.policy.is_unsupported(v.label)
         ]
         at = time.perf_counter()
-        outcome = await self.rewriter.rewrite(sample, issues)
+        try:
+            outcome = await asyncio.wait_for(self.rewriter.rewrite(sample, issues), self.settings.llm_deadline_s)
+        except TimeoutError:
+            latency["rewrite"] = _ms_since(at)
+            return Decision.FLAG, None, f"the rewriter did not answer within {self.settings.llm_deadline_s:g} s"
         latency["rewrite"] = _ms_since(at)
-        if outcome.text is None or outcome.text.strip() == sample.response.strip():
-            return Decision(policy.action.value), None  # no edit could be made: fall back to detection
-        return Decision.REWRITE, outcome.text
+        if outcome.text is None:
+            return Decision.FLAG, None, f"the rewriter failed: {outcome.error or 'no text'}"
+        if outcome.text.strip() == sample.response.strip():
+            return Decision(policy.action.value), None, None  # no edit could be made: detection decides
+        return Decision.REWRITE, outcome.text, None
+
+
+class _Replay:
+    """The explainer's "first pass": the verdicts the guard's fast judge already gave, returned again."""
+
+    def __init__(self, name: str, known: Judgement) -> None:
+        self.name = name
+        self.known = known
+
+    def settings(self) -> dict[str, Any]:
+        return {"replays": self.name}
+
+    async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
+        return self.known
 
 
 def _sample(request: CheckRequest) -> Sample:

@@ -45,6 +45,14 @@ class GuardMetrics:
         self.timeouts = Counter(
             "hallumeasure_guard_timeouts", "Checks that passed their deadline", registry=self.registry
         )
+        self.fallbacks = Counter(
+            "hallumeasure_guard_llm_fallbacks",
+            "Checks whose LLM step failed or passed its deadline",
+            registry=self.registry,
+        )
+        self.explained = Counter(
+            "hallumeasure_guard_llm_explained", "Checks whose flagged claims an LLM explained", registry=self.registry
+        )
         self.queue_depth = Gauge(
             "hallumeasure_guard_queue_depth", "Checks running or waiting for a slot", registry=self.registry
         )
@@ -53,6 +61,10 @@ class GuardMetrics:
         self.decisions.labels(decision=result.decision.value).inc()
         if result.decided is False:
             self.undecided.inc()
+        if result.fallback is not None:
+            self.fallbacks.inc()
+        if result.explained:
+            self.explained.inc()
         for stage, ms in result.latency_ms.items():
             self.stage_seconds.labels(stage=stage).observe(ms / 1000)
 

@@ -33,6 +33,15 @@ class Action(StrEnum):
     BLOCK = "block"
 
 
+class FailMode(StrEnum):
+    """What a response gets when the LLM step fails or passes its deadline."""
+
+    #: The fast path's decision stands (the response is served, flagged if it was).
+    OPEN = "open"
+    #: A response the fast path flagged is blocked.
+    CLOSED = "closed"
+
+
 class Decision(StrEnum):
     PASS = "pass"
     FLAG = "flag"
@@ -66,6 +75,13 @@ class GuardSettings(BaseModel):
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     #: The rewriter for ``policy=rewrite``: ``offline`` (rules) or a model spec.
     rewriter: str = "offline"
+    #: An LLM (model spec) that explains each flagged claim as a constrained reasoner: it names an error
+    #: category or "no problem found" (which withdraws the flag). None: the fast verdict is final.
+    explainer: str | None = None
+    #: Deadline of the LLM step (explaining or an LLM rewrite), seconds; past it the fast verdict is used.
+    llm_deadline_s: float = Field(default=2.0, gt=0.0)
+    #: What a flagged response gets when the LLM step fails or passes its deadline.
+    on_llm_failure: FailMode = FailMode.OPEN
     #: Which policy fields a request may override.
     overridable: frozenset[str] = frozenset({"policy", "action", "threshold"})
     max_request_bytes: int = Field(default=1_000_000, ge=1_000)
