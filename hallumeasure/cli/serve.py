@@ -50,6 +50,9 @@ def serve(
         typer.Option(help="Share of checks logged with their text into --log-dir, for hallumeasure monitor (0-1)."),
     ] = None,
     log_dir: Annotated[Path | None, typer.Option(help="Folder of the sampled traffic log (traffic.jsonl).")] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes (the keyless judges are CPU-bound: one per core).")
+    ] = 1,
 ) -> None:
     """Serve the guard: POST /v1/check and /v1/check/stream, GET /healthz, /readyz and /metrics."""
     try:
@@ -94,16 +97,34 @@ def serve(
     console.print(
         f"guard: judge {settings.judge}, policy {settings.policy.value}"
         + (f" ({settings.action.value})" if settings.policy.value == "detect" else "")
-        + f", threshold {settings.threshold:g}, at most {settings.max_concurrency} checks at once; "
+        + f", threshold {settings.threshold:g}, at most {settings.max_concurrency} checks at once"
+        + (f" in each of {workers} workers" if workers > 1 else "")
+        + "; "
         f"http://{host}:{port}/docs",
         markup=False,
         highlight=False,
     )
     logging.getLogger("hallumeasure.guard").setLevel(logging.INFO)
+    options: dict[str, Any] = {}
+    if workers > 1:
+        import json
+        import os
+
+        from hallumeasure.guard.app import SETTINGS_ENV
+
+        # Worker processes rebuild the app from the settings (keys included) in their inherited environment.
+        data = settings.model_dump(mode="json")
+        data["api_keys"] = [k.get_secret_value() for k in settings.api_keys]
+        os.environ[SETTINGS_ENV] = json.dumps(data)
+        target: Any = "hallumeasure.guard.app:app_from_env"
+        options = {"factory": True, "workers": workers}
+    else:
+        target = create_app(settings)
     uvicorn.run(
-        create_app(settings),
+        target,
         host=host,
         port=port,
+        **options,
         log_level="info",
         timeout_graceful_shutdown=30,  # SIGTERM: stop accepting, let in-flight checks finish
         access_log=True,  # method, path and status only: never a request body

@@ -194,6 +194,18 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
     return app
 
 
+#: Where ``hallumeasure serve --workers N`` hands the settings to its worker processes (as JSON).
+SETTINGS_ENV = "HALLUMEASURE_GUARD_SETTINGS"
+
+
+def app_from_env() -> FastAPI:
+    """The app of one worker process of ``serve --workers N`` (uvicorn imports it by name)."""
+    import os
+
+    data = json.loads(os.environ[SETTINGS_ENV])
+    return create_app(GuardSettings.model_validate(data))
+
+
 def _authorised(header: str, keys: list[bytes]) -> bool:
     scheme, _, token = header.partition(" ")
     given = token.strip().encode() if scheme.lower() == "bearer" else b""

@@ -4,6 +4,7 @@ flag, and the deadline that holds when the LLM is slow, failing or hung (fail-op
 from __future__ import annotations
 
 import time
+
 import pytest
 
 from hallumeasure.core.labels import Label, Subtype

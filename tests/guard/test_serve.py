@@ -102,3 +102,22 @@ def test_bad_settings_exit_2(bad: list[str]) -> None:
     proc = _serve("--port", str(_free_port()), *bad)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2, out
+
+
+def test_several_workers_serve_the_same_settings(tmp_path: Path) -> None:
+    key = "k-" + "w" * 30
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = _serve("--port", str(port), "--workers", "2", "--policy", "rewrite", env={"HALLUMEASURE_API_KEYS": key})
+    try:
+        _wait_ready(base, proc)
+        payload = {"response": "The library holds 300,000 books.", "context": CONTEXT}
+        answers = [
+            httpx.post(f"{base}/v1/check", json=payload, headers={"Authorization": f"Bearer {key}"}, timeout=10)
+            for _ in range(4)
+        ]
+        assert all(a.status_code == 200 and a.json()["decision"] == "rewrite" for a in answers)
+        assert httpx.post(f"{base}/v1/check", json=payload, timeout=10).status_code == 401
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
