@@ -131,11 +131,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
             return JSONResponse({"detail": _errors(exc.errors())}, status_code=422)
         if not gate.try_enter():
             metrics.rejected.inc()
-            return JSONResponse(
-                {"detail": "the guard is at its concurrency limit; retry shortly"},
-                status_code=429,
-                headers={"Retry-After": "1"},
-            )
+            return _busy()
         request_id = uuid.uuid4().hex
         started = time.perf_counter()
         try:
@@ -167,11 +163,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         """The response arrives as NDJSON: a first line with the source, then lines of ``{"text": delta}``."""
         if not gate.try_enter():
             metrics.rejected.inc()
-            return JSONResponse(
-                {"detail": "the guard is at its concurrency limit; retry shortly"},
-                status_code=429,
-                headers={"Retry-After": "1"},
-            )
+            return _busy()
         lines = _ndjson(request, settings.max_request_bytes)
         try:
             head = await anext(lines)
@@ -239,6 +231,14 @@ async def _ndjson(request: Request, limit: int) -> AsyncIterator[dict[str, Any]]
                 yield json.loads(line)
     if buffer.strip():
         yield json.loads(buffer)
+
+
+def _busy() -> JSONResponse:
+    return JSONResponse(
+        {"detail": "the guard is at its concurrency limit; retry shortly"},
+        status_code=429,
+        headers={"Retry-After": "1"},
+    )
 
 
 def _too_large(limit: int) -> JSONResponse:

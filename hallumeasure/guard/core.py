@@ -134,17 +134,9 @@ class Guard:
             if model is not None:
                 await model.aclose()
 
-    def check(
-        self,
-        response: str,
-        *,
-        context: str | None = None,
-        passages: Sequence[PassageIn | dict[str, Any]] | None = None,
-        question: str | None = None,
-        policy: PolicyOverride | dict[str, Any] | None = None,
-    ) -> CheckResult:
-        """Check one response (synchronous; works inside a running event loop too)."""
-        return run_sync(self.acheck(response, context=context, passages=passages, question=question, policy=policy))
+    def check(self, response: str, **source: Any) -> CheckResult:
+        """``acheck`` from synchronous code (the same arguments); it works inside a running event loop too."""
+        return run_sync(self.acheck(response, **source))
 
     async def acheck(
         self,
@@ -155,6 +147,7 @@ class Guard:
         question: str | None = None,
         policy: PolicyOverride | dict[str, Any] | None = None,
     ) -> CheckResult:
+        """Check ``response`` against ``context`` (a string) or ``passages`` (dicts or ``PassageIn``)."""
         request = CheckRequest.model_validate(
             {
                 "response": response,
