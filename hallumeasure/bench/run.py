@@ -43,7 +43,6 @@ from typing import Any, TypedDict
 import numpy as np
 from pydantic import BaseModel, Field
 
-from hallumeasure import __version__
 from hallumeasure.bench.metrics import (
     accuracy,
     balanced_accuracy,
@@ -60,6 +59,7 @@ from hallumeasure.core.types import Claim, Mode, ResponseResult, Sample, Usage
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge, Extraction
 from hallumeasure.pipeline.run import measure_samples, run_sync
 from hallumeasure.runs.datasets import LabelledSample
+from hallumeasure.version import __version__
 
 PriceOf = Callable[[str], Any]  # spec -> hallumeasure.models.pricing.Price | None
 USAGE_FIELDS = ("calls", "seconds", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")

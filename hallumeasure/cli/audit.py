@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -25,7 +27,7 @@ from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 
 if TYPE_CHECKING:
-    pass
+    from hallumeasure.report.audit import AuditResult
 
 
 @app.command()
@@ -50,9 +52,13 @@ def audit(
         float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of each decision, in (0, 0.5).")
     ] = 0.05,
     max_hallucinated_share_rise: Annotated[
-        float | None,
-        typer.Option(min=0.0, max=1.0, help="Tolerated rise of the hallucinated share (default: not gated)."),
-    ] = None,
+        float,
+        typer.Option(min=0.0, max=1.0, help="Tolerated rise of the hallucinated share (exact bounds)."),
+    ] = 0.05,
+    share_gate: Annotated[
+        bool,
+        typer.Option("--share-gate/--no-share-gate", help="Gate the hallucinated share (off: only the rate)."),
+    ] = True,
     fail_on_any_significant_rise: Annotated[
         bool,
         typer.Option(
@@ -73,9 +79,11 @@ def audit(
     subtype_shift: Annotated[
         bool,
         typer.Option(
-            "--subtype-shift/--no-subtype-shift", help="Fail when an error subtype becomes significantly more frequent."
+            "--subtype-shift/--no-subtype-shift",
+            help="Opt-in: also fail when an error subtype becomes significantly more frequent (a test with no "
+            "margin, so it can fail an audit whose rates are within their margins).",
         ),
-    ] = True,
+    ] = False,
     subtype_alpha: Annotated[
         float | None,
         typer.Option(
@@ -91,7 +99,28 @@ def audit(
     baseline_model: Annotated[str | None, typer.Option(help="Audit only this model of the baseline run.")] = None,
     current_model: Annotated[str | None, typer.Option(help="Audit only this model of the current run.")] = None,
     allow_mismatch: Annotated[
-        bool, typer.Option("--allow-mismatch", help="Audit runs measured differently; the outputs are marked.")
+        bool,
+        typer.Option(
+            "--allow-mismatch",
+            help="Audit runs over different or partly shared samples (or without a manifest); the outputs say so.",
+        ),
+    ] = False,
+    allow_judge_change: Annotated[bool, typer.Option("--allow-judge-change", help="Allow another judge.")] = False,
+    allow_extractor_change: Annotated[
+        bool, typer.Option("--allow-extractor-change", help="Allow another extractor.")
+    ] = False,
+    allow_mode_change: Annotated[bool, typer.Option("--allow-mode-change", help="Allow another mode.")] = False,
+    allow_detector_change: Annotated[
+        bool, typer.Option("--allow-detector-change", help="Allow another detector.")
+    ] = False,
+    allow_prompt_change: Annotated[
+        bool, typer.Option("--allow-prompt-change", help="Allow other prompt versions.")
+    ] = False,
+    allow_votes_change: Annotated[
+        bool, typer.Option("--allow-votes-change", help="Allow other repeats or panel rules.")
+    ] = False,
+    allow_policy_change: Annotated[
+        bool, typer.Option("--allow-policy-change", help="Allow another policy (what counts as unsupported).")
     ] = False,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
@@ -122,7 +151,7 @@ def audit(
         given = {
             "max_rate_rise": max_rate_rise,
             "alpha": alpha,
-            "max_hallucinated_share_rise": max_hallucinated_share_rise,
+            "max_hallucinated_share_rise": max_hallucinated_share_rise if share_gate else None,
             "subtype_shift": subtype_shift,
             "subtype_alpha": subtype_alpha,
             "min_samples": min_samples,
@@ -137,7 +166,8 @@ def audit(
             AuditGates,
             read_config(source, section="audit") if source else {},
             given,
-            explicit=explicit_options(ctx, list(given)),
+            explicit=explicit_options(ctx, list(given))
+            | ({"max_hallucinated_share_rise"} if not share_gate else set()),
             source=source,
         )
         _refuse_unfinished([baseline, current])
@@ -147,6 +177,19 @@ def audit(
             gates,
             out_dir=out_dir,
             allow_mismatch=allow_mismatch,
+            allow_changes={
+                field
+                for field, allowed in (
+                    ("judge", allow_judge_change),
+                    ("extractor", allow_extractor_change),
+                    ("mode", allow_mode_change),
+                    ("detector", allow_detector_change),
+                    ("prompts", allow_prompt_change),
+                    ("votes", allow_votes_change),
+                    ("policy", allow_policy_change),
+                )
+                if allowed
+            },
             baseline_model=baseline_model,
             current_model=current_model,
             resamples=resamples,
@@ -164,6 +207,22 @@ def audit(
         except Exception as write_exc:  # noqa: BLE001 - the message on stderr matters more than the files
             message += f" (and {out_dir} cannot be written: {_one_line(write_exc)})"
         raise _fail(message, EXIT_USAGE) from None
+    try:
+        _print_result(result, out_dir)
+    except BrokenPipeError:
+        # A reader that stopped early (``| head -1``) must not turn the audit's exit code into 1:
+        # silence the rest of the output and exit as the audit decided.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except SystemExit:
+        # rich's Console meets a broken pipe by silencing stdout and exiting 1 (Console.on_broken_pipe);
+        # only that exit is replaced by the audit's own code.
+        if not out.quiet:
+            raise
+    raise typer.Exit(result.exit_code)
+
+
+def _print_result(result: AuditResult, out_dir: Path) -> None:
     out.print(f"audit: {result.headline}", markup=False, highlight=False)
     table = Table()
     for name in ("gate", "result", "observed", "message"):
@@ -178,4 +237,4 @@ def audit(
     out.print(
         f"wrote {out_dir / 'audit.md'}, audit.json and audit.junit.xml; exit code {result.exit_code}", markup=False
     )
-    raise typer.Exit(result.exit_code)
+    out.file.flush()

@@ -13,6 +13,7 @@ from hallumeasure.cli.common import (
     _fail,
     _one_line,
     app,
+    check_specs,
     console,
     out,
 )
@@ -36,7 +37,7 @@ def bench(
     ] = None,
     mode: Annotated[list[str] | None, typer.Option(help="Classifier mode(s); repeat to bench several.")] = None,
     gold_claims: Annotated[
-        bool, typer.Option(help="Judge the dataset's gold claims directly (no extraction).")
+        bool, typer.Option("--gold-claims", help="Judge the dataset's gold claims directly (no extraction).")
     ] = False,
     limit: Annotated[
         int | None, typer.Option(min=1, help="Stratified sample of N records per dataset (seeded).")
@@ -57,7 +58,9 @@ def bench(
     ] = None,
     cache: Annotated[Path | None, typer.Option(help="Request cache file.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the request cache.")] = False,
-    dry_run: Annotated[bool, typer.Option(help="Print expected calls, tokens and cost; call nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print expected calls, tokens and cost; call nothing.")
+    ] = False,
 ) -> None:
     """Score a judge on labelled data with the papers' metrics (P/R/F1, AUC, subtype F1, usage)."""
     from hallumeasure.bench.run import run_bench
@@ -72,6 +75,7 @@ def bench(
         if name not in {m.value for m in Mode}:
             raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
     extractor = extractor or ("offline" if judge in KEYLESS_JUDGES else judge)
+    check_specs({"--judge": [judge], "--extractor": [extractor]})
     try:
         run_modes = [Mode(m) for m in modes]
         request_cache = None if no_cache else RequestCache(cache or cache_path())

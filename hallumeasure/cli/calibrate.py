@@ -129,28 +129,34 @@ def print_calibration(report: CalibrationReport) -> None:
             markup=False,
             highlight=False,
         )
-    table = Table(title=f"corrected rates ({pct} intervals)", title_justify="left")
+    table = Table(title=f"corrected rates ({pct} intervals, all within [0, 1])", title_justify="left")
     for name in (
         "metric",
         "judge",
-        "PPI (corrected)",
-        "PPI++ (tuned)",
+        "PPI (stratified)",
         "labels only",
-        "Rogan-Gladen",
+        "Rogan-Gladen (Bayes)",
         "labelled / unlabelled",
+        "simulated coverage",
     ):
         table.add_column(name, justify="left" if name == "metric" else "right")
     for c in report.corrected:
+        check = c.coverage
         table.add_row(
             c.metric,
             c.judge.format(),
             c.ppi.format(),
-            c.ppi_tuned.format(),
             c.labels_only.format(),
             c.rogan_gladen.format(),
             f"{c.n_labelled} / {c.n_unlabelled}",
+            "not checked"
+            if check.ppi_coverage is None
+            else f"{check.ppi_coverage:.3f}" + ("" if check.holds else " (!)"),
         )
     out.print(table)
+    for c in report.corrected:
+        if c.coverage.holds:  # the others are among the notes below
+            out.print(f"{c.metric}: {c.coverage.message}", markup=False, highlight=False)
     for line in report.unmatched:
         out.print(f"unmatched: {line}", markup=False, highlight=False)
     for note in report.notes:

@@ -6,6 +6,8 @@ the command modules never import each other in a circle.
 
 from __future__ import annotations
 
+import copy
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -14,22 +16,148 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from hallumeasure.core.config import cache_path, redact
 from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.judges.nli import KEYLESS_JUDGES
+from hallumeasure.models.registry import PROVIDERS
 
 if TYPE_CHECKING:
     from hallumeasure.core.types import RunManifest
     from hallumeasure.models.batch import BatchProgress
     from hallumeasure.models.model import Model
 
+#: -v / --verbose: accepted by the app and by every command, so it works before or after the command's name.
+VERBOSE_FLAGS = ("-v", "--verbose")
+VERBOSE_HELP = (
+    "Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, "
+    "-vvv also the libraries' own debug logs."
+)
+
+
+def _command_verbose(ctx: Any, _param: Any, value: int) -> int:
+    """-v given after the command's name: adds to any -v given before it, and sets the logging up again."""
+    if value:
+        from hallumeasure.cli.main import configure_logging
+
+        before = ctx.parent.params.get("verbose", 0) if ctx.parent is not None else 0
+        configure_logging(int(before or 0) + value)
+    return value
+
+
+class _UpperArgument(TyperArgument):
+    """An argument shown as its name in capitals (INPUT, RUNS...), without typer's {braces} and <type>."""
+
+    def get_usage_pieces(self, ctx: Any) -> list[str]:
+        name = self.metavar or (self.name or "").upper()
+        name = name if self.required else f"[{name}]"
+        return [name + ("..." if self.nargs != 1 else "")]
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
+#: typer's type labels (<int range>...) as the plain metavars of click's own help.
+_METAVARS = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "file": "FILE"}
+
+
+def _metavar(param: TyperOption, ctx: Any) -> str | None:
+    shown = getattr(param, "display_type", None)
+    label = shown(ctx) if callable(shown) else None
+    if not label:
+        return None
+    label = str(label).strip("<>").replace(" range", "")
+    if label.startswith("list[") and label.endswith("]"):
+        label = label[5:-1]
+    if "|" in label:  # a closed set: its values
+        return "[" + label + "]"
+    return _METAVARS.get(label, label.upper())
+
+
+class _Group(TyperGroup):
+    """The app's command group: gives every command -v/--verbose and plain metavars (TEXT, INTEGER, PATH)."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None and not getattr(command, "_hallumeasure_ready", False):
+            _prepare(command, ctx, self)
+        return command
+
+
+def _prepare(command: Any, ctx: Any, group: TyperGroup) -> None:
+    _plain_metavars(command, ctx)
+    own = next((p for p in group.params if "--verbose" in p.opts), None)
+    if own is not None and not any(set(VERBOSE_FLAGS) & set(p.opts) for p in command.params):
+        # A copy of the app's own -v: the same counting flag, read by a callback rather than passed on.
+        verbose = copy.copy(own)
+        verbose.expose_value = False
+        verbose.callback = _command_verbose
+        verbose.help = VERBOSE_HELP  # type: ignore[attr-defined]  # an Option: the app's -v
+        verbose.name = "verbose"
+        command.params = [*command.params, verbose]
+    command._hallumeasure_ready = True
+
+
+def _plain_metavars(command: Any, ctx: Any) -> None:
+    for param in command.params:
+        if isinstance(param, TyperArgument):
+            param.__class__ = _UpperArgument
+            param.metavar = param.metavar or (param.name or "").upper()
+        elif isinstance(param, TyperOption) and not param.is_flag and param.metavar is None:
+            param.metavar = _metavar(param, ctx)
+
+
 app = typer.Typer(
+    cls=_Group,
     help="Measure hallucinations in grounded LLM responses, claim by claim.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # Plain click help: rich's boxes cut option names at 80 and even 100 columns, and its markup
+    # swallowed text in brackets such as the [doc2] of --citation-pattern.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
+
+
+#: What a model spec may be: a keyless judge, the bare fake model, or a provider and its model.
+KNOWN_SPECS = (*KEYLESS_JUDGES, "fake")
+PROVIDER_PREFIXES = tuple(f"{name}:" for name in PROVIDERS)
+
+
+def spec_suggestion(spec: str) -> str | None:
+    """For a judge or extractor spec that names nothing known, the closest known spec; else None."""
+    base = spec.split("?", 1)[0].strip()
+    if base in KNOWN_SPECS or base.startswith(PROVIDER_PREFIXES):
+        return None
+    provider, colon, rest = base.partition(":")
+    if colon:
+        close = difflib.get_close_matches(provider + ":", PROVIDER_PREFIXES, n=1, cutoff=0.6)
+        return close[0] + rest + spec[len(base) :] if close else None
+    close = difflib.get_close_matches(base, KNOWN_SPECS + tuple(p.rstrip(":") for p in PROVIDER_PREFIXES), n=1)
+    if not close:
+        return None
+    return close[0] + (":<model>" if close[0] + ":" in PROVIDER_PREFIXES and close[0] != "fake" else "")
+
+
+def check_specs(specs: dict[str, list[str]]) -> None:
+    """Refuse a spec that names no judge or provider, with the closest known one ("did you mean")."""
+    for option, values in specs.items():
+        for spec in values:
+            base = spec.split("?", 1)[0].strip()
+            if base in KNOWN_SPECS or base.startswith(PROVIDER_PREFIXES):
+                continue
+            hint = spec_suggestion(spec)
+            known = ", ".join([*KNOWN_SPECS, *(p + "<model>" for p in PROVIDER_PREFIXES)])
+            provider = base.partition(":")[0]
+            raise _fail(
+                f"{option}: unknown model provider {provider!r} in {spec!r}"
+                + (f"; did you mean {hint!r}?" if hint else "")
+                + f" (known: {known})"
+            )
+
+
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
@@ -19,9 +19,7 @@ from hallumeasure.cli.common import (
     out,
 )
 from hallumeasure.core.errors import HalluMeasureError
-
-if TYPE_CHECKING:
-    pass
+from hallumeasure.report.stats import RESAMPLES, SEED
 
 
 @app.command()
@@ -39,8 +37,15 @@ def compare(
             help="Compare runs measured with different judges, modes, prompts or policies; the report is marked.",
         ),
     ] = False,
-    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = 0,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="The group (model, or run) every other group is compared with; default: the first group.",
+        ),
+    ] = None,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples per interval.")] = RESAMPLES,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation tests.")] = SEED,
     worst: Annotated[int, typer.Option(min=0, help="Worst examples shown per model.")] = 3,
     labels: Annotated[
         list[Path] | None,
@@ -58,7 +63,14 @@ def compare(
     try:
         _refuse_unfinished(runs)
         report = compare_runs(
-            runs, out_dir, allow_mismatch=allow_mismatch, resamples=resamples, seed=seed, worst=worst, labels=labels
+            runs,
+            out_dir,
+            allow_mismatch=allow_mismatch,
+            resamples=resamples,
+            seed=seed,
+            worst=worst,
+            labels=labels,
+            baseline=baseline,
         )
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc
@@ -76,11 +88,13 @@ def compare(
             str(s.n_error_rows),
         )
     out.print(table)
+    if report.comparisons:
+        out.print(f"unsupported rate against the baseline {report.baseline}:", highlight=False, markup=False)
     for c in report.comparisons:
         d = c.unsupported_rate
+        shared = f"{c.n_shared} shared samples" if c.paired else "independent groups"
         out.print(
-            f"unsupported rate, {c.b} - {c.a}: {format_signed(d.diff)} (p {format_p(d.p_value)}; "
-            f"{c.pairing}, {c.n_shared} shared samples)",
+            f"  {c.b}: {format_signed(d.diff)} (p {format_p(d.p_value)}; {shared})",
             highlight=False,
             markup=False,
         )

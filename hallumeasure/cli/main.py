@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from hallumeasure import __version__
-from hallumeasure.cli.common import (
-    app,
-    out,
-)
+from hallumeasure.cli.common import VERBOSE_FLAGS, VERBOSE_HELP, app, out
 from hallumeasure.core.config import RedactingFilter
-
-if TYPE_CHECKING:
-    pass
+from hallumeasure.version import __version__
 
 
 def _print_version(value: bool) -> None:
@@ -30,21 +24,20 @@ def main(
     verbose: Annotated[
         int,
         typer.Option(
-            "--verbose",
-            "-v",
+            *VERBOSE_FLAGS,
             count=True,
-            help="Log what hallumeasure does: -v steps and retries, -vv every call, cache hit and timing, "
-            "-vvv also the libraries' own debug logs.",
+            show_default=False,
+            help=VERBOSE_HELP + " Also accepted after the command's name.",
         ),
     ] = 0,
     version: Annotated[
         bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    _configure_logging(verbose)
+    configure_logging(verbose)
 
 
-def _configure_logging(verbose: int) -> None:
+def configure_logging(verbose: int) -> None:
     """Our loggers at the asked level; other libraries stay at warnings until -vvv. Secrets are redacted."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))

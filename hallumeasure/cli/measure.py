@@ -26,6 +26,7 @@ from hallumeasure.cli.output import (
     _print_error_reasons,
     _print_estimate,
     _print_summary,
+    _print_usage,
     _Progress,
 )
 from hallumeasure.core.config import redact
@@ -58,12 +59,18 @@ def measure(
         Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")
     ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
-    resume: Annotated[bool, typer.Option(help="Continue an interrupted run in --out (not with --overwrite).")] = False,
-    overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first (not with --resume).")] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue an interrupted run in --out (not with --overwrite).")
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Delete an existing run in --out first (not with --resume).")
+    ] = False,
     column: Annotated[
         list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
     ] = None,
-    dry_run: Annotated[bool, typer.Option(help="Print the expected calls, tokens and cost; call nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the expected calls, tokens and cost; call nothing.")
+    ] = False,
     *,
     settings: MeasureSettings,
     config_file: Path | None = None,
@@ -195,6 +202,7 @@ def measure(
         where = f"{exc.filename}: " if exc.filename else ""
         raise _fail(f"{where}{exc.strerror or _one_line(exc)}") from None
     data = _print_summary(out_dir)
+    _print_usage(manifest)
     out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
     if errors or loaded.problems:

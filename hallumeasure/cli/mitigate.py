@@ -20,9 +20,11 @@ from hallumeasure.cli.common import (
     _model_factory,
     _one_line,
     app,
+    check_specs,
     console,
     out,
 )
+from hallumeasure.cli.output import usage_line
 from hallumeasure.core.errors import HalluMeasureError
 
 if TYPE_CHECKING:
@@ -45,7 +47,7 @@ def mitigate(
     rounds: Annotated[
         int, typer.Option(min=1, help="Rewrite what is still unsupported again, while the mean rate falls.")
     ] = 1,
-    overwrite: Annotated[bool, typer.Option(help="Delete an existing run in --out first.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Delete an existing run in --out first.")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Responses rewritten / measured at once.")] = 4,
     max_concurrency: MaxConcurrency = 8,
     max_retries: MaxRetries = 4,
@@ -59,6 +61,8 @@ def mitigate(
     """
     from hallumeasure.detectors.rewrite import build_rewriter
     from hallumeasure.mitigate import mitigate_run
+
+    check_specs({"--rewriter": [rewriter]})
     from hallumeasure.report.render import format_number
     from hallumeasure.runs.store import existing_run_error, holds_run
 
@@ -106,10 +110,18 @@ def mitigate(
         f"{report.n_emptied} emptied, not counted; clean share {clean}); "
         f"retention {retention} ({report.retained}/{report.supported_before}); "
         f"new unsupported claims {report.n_new_unsupported}; sent {report.n_sent}/{report.n_responses}; "
-        f"rewrite output tokens {report.rewrite_usage.output_tokens}; rounds kept {report.rounds_kept}",
+        + (  # the offline rewriter calls no model: no tokens to report
+            f"rewrite calls {report.rewrite_usage.calls}, output tokens {report.rewrite_usage.output_tokens}; "
+            if report.rewrite_usage.calls
+            else ""
+        )
+        + f"rounds kept {report.rounds_kept}",
         markup=False,
         highlight=False,
     )
+    usage = usage_line(report.rewrite_usage + report.measure_usage, [report.rewriter, report.extractor, report.judge])
+    if usage is not None:
+        out.print(usage, markup=False, highlight=False, soft_wrap=True)
     out.print(f"wrote {out_dir} (a run) and mitigation.md / .html / .json in it", markup=False)
     if report.n_rewrite_errors:
         console.print(

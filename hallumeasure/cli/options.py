@@ -17,7 +17,7 @@ import typer
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from hallumeasure.cli.common import _fail
+from hallumeasure.cli.common import _fail, check_specs, console
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.pipeline.settings import CONFIG_FILE, Flag, find_config, merge, read_config
 
@@ -123,6 +123,15 @@ def with_settings(
                 settings = merge(model, from_file, given, explicit=explicit_options(ctx, names), source=path)
             except ConfigError as exc:
                 raise _fail(str(exc)) from None  # one line, exit 2, like every other usage error
+            if path is not None:
+                _say_settings_file(path, from_file, explicit_options(ctx, names))
+            check_specs(
+                {
+                    f"--{name.replace('_', '-')}": value if isinstance(value, list) else [value]
+                    for name in SPEC_FIELDS
+                    if isinstance(value := getattr(settings, name, None), str | list)
+                }
+            )
             return command(**kwargs, settings=settings, config_file=path)
 
         signature = inspect.Signature([*own, context_param, config_param, *option_parameters(model)])
@@ -132,6 +141,24 @@ def with_settings(
         return run
 
     return decorate
+
+
+#: Settings that name a judge or model, checked for a close known name when they name none.
+SPEC_FIELDS = ("extractor", "judge", "first_pass", "rewriter")
+
+
+def _say_settings_file(path: Path, from_file: dict[str, Any], explicit: set[str]) -> None:
+    """One line on stderr: which settings file is in use, and how many of its settings apply."""
+    used = [key for key in from_file if key not in explicit]
+    overridden = len(from_file) - len(used)
+    console.print(
+        f"settings: {path} ({len(used)} setting(s) applied"
+        + (f", {overridden} overridden by options given here" if overridden else "")
+        + ")",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def explicit_options(ctx: Any, names: list[str]) -> set[str]:

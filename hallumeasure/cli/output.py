@@ -26,7 +26,8 @@ from hallumeasure.cli.common import (
 from hallumeasure.judges.nli import KEYLESS_JUDGES
 
 if TYPE_CHECKING:
-    from hallumeasure.core.types import Mode, Sample
+    from hallumeasure.core.types import Mode, RunManifest, Sample, Usage
+    from hallumeasure.report.unsure import UnsureStats
     from hallumeasure.runs.datasets import LabelledSample
     from hallumeasure.runs.store import RunData
 
@@ -70,25 +71,41 @@ def _print_estimate(
     from hallumeasure.models.pricing import PRICES_AS_OF, price_for
 
     est = estimate_bench(samples, mode, gold_claims=gold_claims)
+    if judge in KEYLESS_JUDGES and extractor in ("offline", None):
+        out.print(
+            f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims; the {judge} judge and the "
+            "offline extractor call no provider: no tokens to pay for, cost 0"
+        )
+        return
     out.print(
         f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims, "
         f"{est.extraction_calls} extraction call(s) + {est.judge_calls} judge call(s), "
         f"~{est.input_tokens:,} input and ~{est.output_tokens:,} output tokens"
     )
-    if judge in KEYLESS_JUDGES and extractor in ("offline", None):
-        out.print(f"cost: 0 (the {judge} judge and offline extractor call no provider)")
+    price = price_for(judge)
+    if price is None:
+        out.print(f"cost: unknown (no price for {judge!r}; add one with HALLUMEASURE_PRICES)")
     else:
-        price = price_for(judge)
-        if price is None:
-            out.print(f"cost: unknown (no price for {judge!r}; add one with HALLUMEASURE_PRICES)")
-        else:
-            dollars = estimate_cost(est, price) * (float(1 - price.batch_discount) if batch else 1.0)
-            out.print(
-                f"cost: about ${dollars:,.2f} at {'batch' if batch else 'list'} prices of {PRICES_AS_OF}, "
-                "before prompt caching (which lowers it) and re-asks (which raise it)"
-            )
+        dollars = estimate_cost(est, price) * (float(1 - price.batch_discount) if batch else 1.0)
+        out.print(
+            f"cost: about ${dollars:,.2f} at {'batch' if batch else 'list'} prices of {PRICES_AS_OF}, "
+            "before prompt caching (which lowers it) and re-asks (which raise it)"
+        )
     for assumption in est.assumptions:
         out.print(f"  assumes {assumption}")
+
+
+def duration(seconds: float) -> str:
+    """A time span to read in a log: 0.4 s, 12 s, 3 min 05 s, 2 h 07 min (never a bare "0 s" for a short one)."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 class _Progress:
@@ -128,9 +145,9 @@ class _Progress:
         now, tenth = self.clock(), (10 * self.done) // self.total if self.total else 10
         if tenth > self.last_tenth or now - self.last_line >= self.LINE_EVERY:
             self.last_tenth, self.last_line = tenth, now
-            elapsed = now - self.started
             console.print(
-                f"measuring: {self.done}/{self.total} samples ({self.done / self.total:.0%}), {elapsed:.0f} s elapsed",
+                f"measuring: {self.done}/{self.total} samples ({self.done / self.total:.0%}), "
+                f"{duration(now - self.started)} elapsed",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -143,34 +160,75 @@ class _Progress:
         self.bar.stop()
 
 
+def _number(value: float | None) -> str:
+    return "-" if value is None or value != value else f"{value:.3f}"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None or value != value else f"{value:.0%}"
+
+
+def unsure_lines(unsure: dict[str, UnsureStats], judge: str | None) -> list[str]:
+    """What the summary table's bounds and decided column mean, and the interval of the run's rate."""
+    whole = unsure.get("(all)") or next(iter(unsure.values()))
+    who = f"the {judge} judge" if judge else "the judge"
+    lines = [
+        f"unsure claims: {whole.n_unsure_claims} of {whole.n_claims} ({who} could not tell; an LLM check would "
+        "settle them). In brackets: the rate with every unsure claim counted supported - and unsupported. "
+        "decided: responses whose hallucinated flag no unsure claim can change."
+    ]
+    if whole.rate.low is not None and whole.rate.high is not None:
+        lines.append(
+            f"95% interval of the run's rate, covering both bounds: [{whole.rate.low:.3f}, {whole.rate.high:.3f}] "
+            "(bootstrap over responses: the lower limit with unsure claims counted supported, the upper with "
+            "them counted unsupported)"
+        )
+    return lines
+
+
 def _print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
     """Print a run's summary table and settings; returns the loaded ``RunData``."""
+    from hallumeasure.report.unsure import run_unsure_stats
     from hallumeasure.runs.store import load_run
 
     data = data if data is not None else load_run(run_dir)
     manifest = data.manifest
+    # Only a run with claims its keyless judge could not tell gets the bounds and the decided column.
+    unsure = {s.name: s for s in run_unsure_stats(data.responses, data.claims)}
     table = Table(title=f"run {run_dir}", title_justify="left")
-    for name in ("model", "responses", "claims", "mean unsupported rate", "hallucinated share", "error rows"):
+    names = ["model", "responses", "claims", "mean unsupported rate", "hallucinated share", "error rows"]
+    if unsure:
+        names[3:4] = ["mean unsupported rate (bounds)", "decided"]
+    for name in names:
         table.add_column(name, justify="left" if name == "model" else "right")
     for row in data.summary.to_dict(orient="records"):
         rate, share = row["mean_unsupported_rate"], row["hallucinated_share"]
-        table.add_row(
+        cells = [
             str(row["model"]),
             str(row["n_responses"]),
             str(row["n_claims"]),
-            "-" if rate is None or rate != rate else f"{rate:.3f}",
-            "-" if share is None or share != share else f"{share:.3f}",
+            _number(rate),
+            _number(share),
             str(row["n_error_responses"] + row["n_claim_errors"]),
-        )
+        ]
+        if (bounds := unsure.get(str(row["model"]))) is not None:
+            cells[3:4] = [f"{_number(rate)} ({_number(bounds.rate_low.value)}-{_number(bounds.rate_high.value)})"]
+            cells.insert(4, _percent(bounds.decided_share.value))
+        elif unsure:
+            cells.insert(4, _percent(1.0 if share is not None and share == share else None))
+        table.add_row(*cells)
     out.print(table)
+    if unsure:
+        for line in unsure_lines(unsure, manifest.judge if manifest else None):
+            out.print(line, markup=False, highlight=False, soft_wrap=False)
     if manifest is not None:
         lines = [
             f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",
             f"policy: {manifest.policy.describe()}",
         ]
-        if manifest.judge == "offline":
+        if manifest.judge in KEYLESS_JUDGES:
             lines.append(
-                "note: the offline judge is a trained lexical/numeric model, not an LLM; "
+                f"note: the {manifest.judge} judge runs locally without a key, not an LLM; "
                 "see the README for its measured quality."
             )
         if manifest.judge.startswith("fake"):
@@ -183,3 +241,41 @@ def _print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
     for line in stability_lines(stability) if stability is not None else []:
         out.print(line, markup=False, highlight=False)
     return data
+
+
+def usage_line(usage: Usage, specs: Sequence[str], *, batch: bool = False) -> str | None:
+    """One line for a run that called providers: calls, tokens, cache hits and cost; None when it called none.
+
+    The cost is priced when every spec that called a provider has the same price (one model for
+    both stages, or a keyless extractor); otherwise it says why it is not given.
+    """
+    from hallumeasure.models.pricing import PRICES_AS_OF, cost, price_for
+
+    if not usage.calls and not usage.cached_calls:
+        return None
+    paid = [spec for spec in dict.fromkeys(specs) if spec and spec not in KEYLESS_JUDGES]
+    prices = {spec: price_for(spec) for spec in paid}
+    line = (
+        f"provider usage: {usage.calls:,} call(s) sent, {usage.cached_calls:,} answered from the request cache; "
+        f"{usage.input_tokens:,} input + {usage.output_tokens:,} output tokens"
+    )
+    if usage.cache_read_tokens or usage.cache_write_tokens:
+        line += f" (prompt cache: {usage.cache_read_tokens:,} read, {usage.cache_write_tokens:,} written)"
+    missing = [spec for spec, price in prices.items() if price is None]
+    if missing:
+        return line + f"; cost unknown (no price for {', '.join(missing)}; add one with HALLUMEASURE_PRICES)"
+    if len({p.model_dump_json() for p in prices.values() if p is not None}) > 1:
+        return line + "; cost not split between stages priced differently (see each model's usage in 'show --json')"
+    price = next((p for p in prices.values() if p is not None), None)
+    if price is None:
+        return line
+    dollars = cost(usage, price, batch=batch)
+    return line + f"; cost about ${dollars:,.4f} at {'batch' if batch else 'list'} prices of {PRICES_AS_OF}"
+
+
+def _print_usage(manifest: RunManifest) -> None:
+    batch = bool(manifest.settings.get("batch"))
+    judges = (manifest.settings.get("judge") or {}).get("votes", {}).get("judges") or [manifest.judge]
+    line = usage_line(manifest.usage, [manifest.extractor, *judges], batch=batch)
+    if line is not None:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)

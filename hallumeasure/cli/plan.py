@@ -8,8 +8,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from hallumeasure.cli.common import _fail, _one_line, _one_sided_alpha, _open_unit, _refuse_unfinished, app, out
+from hallumeasure.cli.common import (
+    _fail,
+    _one_line,
+    _one_sided_alpha,
+    _open_unit,
+    _refuse_unfinished,
+    app,
+    check_specs,
+    out,
+)
 from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.judges.nli import KEYLESS_JUDGES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,13 +117,18 @@ def plan(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
-    """How many shared samples an audit needs to catch RISE (and to pass an unchanged model), and what they cost."""
+    """How many shared samples an audit needs for each outcome, the chance to pass at the margin, and the cost.
+
+    Each count says what it is for: to flag a true rise of RISE, to pass an unchanged model, and
+    (when RISE is within the margin) to pass RISE. The hallucinated share is planned exactly.
+    """
     import numpy as np
 
     from hallumeasure.core.types import Mode, Sample
     from hallumeasure.report.power import difference_sd, is_metric, plan_cost, plan_samples, sd_from_rates
     from hallumeasure.report.runs import pair_up
 
+    check_specs({"--judge": [judge] if judge else [], "--extractor": [extractor] if extractor else []})
     if not is_metric(metric):
         raise _fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if baseline is None and baseline_rate is None:
@@ -181,7 +196,8 @@ def plan(
             power=power,
             correlation=None if correlation is None else round(correlation, 6),
         )
-        wanted = max([n for n in (result.samples_to_flag, result.samples_to_pass) if n is not None], default=None)
+        counts = (result.samples_to_flag, result.samples_to_pass, result.samples_to_pass_at_rise)
+        wanted = max([n for n in counts if n is not None], default=None)
         if priced and wanted:
             judge_given = judge is not None
             judge = judge or (manifest.judge if manifest else "offline")
@@ -204,23 +220,48 @@ def plan(
         markup=False,
         highlight=False,
     )
-    flag = "-" if result.samples_to_flag is None else f"{result.samples_to_flag:,}"
+
+    def count(n: int | None) -> str:
+        return "-" if n is None else f"{n:,}"
+
+    out.print(f"method: {result.method}", markup=False, highlight=False)
     out.print(
-        f"shared samples to flag a true rise of {rise:g} as a regression (margin {margin:g}; {level}): {flag}",
+        f"to flag a rise of {rise:g} (shared samples at which a true rise of {rise:g} is flagged as a regression; "
+        f"margin {margin:g}; {level}): {count(result.samples_to_flag)}",
         markup=False,
         highlight=False,
     )
     if margin > 0:
-        passing = "-" if result.samples_to_pass is None else f"{result.samples_to_pass:,}"
         out.print(
-            f"shared samples to pass an unchanged model (true rise 0; {level}): {passing}",
+            f"to pass when unchanged (true rise 0 passes; {level}): {count(result.samples_to_pass)}",
             markup=False,
             highlight=False,
         )
+        if 0 < rise < margin:
+            out.print(
+                f"to pass a rise of {rise:g} (within the margin; {level}): {count(result.samples_to_pass_at_rise)}",
+                markup=False,
+                highlight=False,
+            )
+        if result.pass_chance_at_margin is not None:
+            out.print(
+                f"chance to pass at the margin (true rise {margin:g}) at the largest count above: "
+                f"{result.pass_chance_at_margin:.4f} (the audit promises at most {alpha:g})",
+                markup=False,
+                highlight=False,
+            )
     for note in result.notes:
         out.print(f"note: {note}", markup=False, highlight=False)
     cost = result.cost
-    if cost is not None:
+    if cost is not None and cost.judge in KEYLESS_JUDGES and cost.extractor in KEYLESS_JUDGES:
+        # No provider is called: a token count would only suggest a bill that never comes.
+        out.print(
+            f"measuring {cost.samples:,} samples with judge {cost.judge} and extractor {cost.extractor} calls no "
+            "provider: no tokens to pay for, no cost",
+            markup=False,
+            highlight=False,
+        )
+    elif cost is not None:
         dollars = (
             "unknown (no price for this judge; add one with HALLUMEASURE_PRICES)"
             if cost.dollars is None

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 def show(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
     claims: Annotated[
-        bool, typer.Option(help="List every claim with its verdict (with --json: a 'claims' list).")
+        bool, typer.Option("--claims", help="List every claim with its verdict (with --json: a 'claims' list).")
     ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the manifest, summary and error reasons as JSON.")
@@ -102,7 +102,9 @@ def _print_claims(
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     sample_width = min(16, max([6, *(len(str(x)) for x in data.claims["sample_id"])]))
     table.add_column("sample", no_wrap=True, overflow="ellipsis", width=sample_width)
-    table.add_column("label", no_wrap=True, overflow="ellipsis", width=12)
+    unsure = int(data.claims["confident"].eq(False).sum()) if "confident" in data.claims else 0
+    label_width = 13 if unsure else 12  # room for "contradicted?"
+    table.add_column("label", no_wrap=True, overflow="ellipsis", width=label_width)
     table.add_column("subtype", no_wrap=True, overflow="ellipsis", width=11)
     rows = data.claims if rows is None else rows
     evidence = evidence or {}
@@ -116,9 +118,8 @@ def _print_claims(
     quoted = bool(evidence) and wide
     # rich squeezes every column when a text is longer than the line, so the rest is shared out here
     n_columns = 4 + voted + cited + wide + quoted
-    rest = max(
-        20, out.size.width - sample_width - 12 - 11 - (15 if voted else 0) - (18 if cited else 0) - 2 * n_columns
-    )
+    fixed = sample_width + label_width + 11 + (15 if voted else 0) + (18 if cited else 0)
+    rest = max(20, out.size.width - fixed - 2 * n_columns)
     claim_width = rest * 2 // 5 if wide else rest
     table.add_column("claim", no_wrap=True, overflow="ellipsis", width=claim_width)
     if wide:
@@ -128,6 +129,8 @@ def _print_claims(
     for row in rows.to_dict(orient="records"):
         label = _cell(row["label"])
         shown = {"partially_supported": "partial"}.get(label, label)
+        if label and row.get("confident") is False:  # a best guess, never shown as a decision
+            shown += "?"
         cells = [
             _cell(row["sample_id"]),
             shown or "[red]ERROR[/red]",
@@ -143,8 +146,9 @@ def _print_claims(
             cells.append(_cell(quote_cell(evidence.get(row["claim_id"]))))
         table.add_row(*cells)
     out.print(table)
+    marked = f"; '?' = unsure: the judge could not tell, its label is a best guess ({unsure} claims)" if unsure else ""
     out.print(
-        f"{len(data.claims)} claims, one line each, cut to fit ('partial' = partially_supported); every "
+        f"{len(data.claims)} claims, one line each, cut to fit ('partial' = partially_supported{marked}); every "
         "reason and the evidence in full: "
         f"hallumeasure view {run_dir} (or: show {run_dir} --json --claims)",
         highlight=False,

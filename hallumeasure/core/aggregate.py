@@ -1,14 +1,86 @@
-"""Per-response and per-run aggregates under an explicit ``Policy``."""
+"""Per-response and per-run aggregates under an explicit ``Policy``.
+
+A keyless judge may mark a verdict ``confident=False``: its label is a best guess that an LLM
+should check. Such an *unsure* claim could turn out supported, unsupported, or (its best guess
+aside) not checkable at all, so a response's numbers get bounds. The low bound counts every
+unsure claim of the response as evaluated and supported, the high bound as evaluated and
+unsupported. For a fixed denominator the rate and the hallucinated flag only grow with the number
+of unsupported claims, and leaving an unsure claim out of the denominator gives a rate (and a
+flag) between the two; so these two assignments are the extremes over every outcome, and a
+response is *decided* when its flag is the same under both.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, Sample, Usage
+
+
+class UnsureBounds(NamedTuple):
+    """What the claims judged without confidence can do to one response's numbers."""
+
+    n_unsure: int
+    #: The unsupported rate with every unsure claim counted supported / unsupported (None: no evaluated claim).
+    rate_low: float | None
+    rate_high: float | None
+    #: The hallucinated flag under the same two assignments.
+    flag_low: bool
+    flag_high: bool
+
+
+def unsure_bounds(verdicts: Iterable[ClaimVerdict], policy: Policy) -> UnsureBounds:
+    """The extremes of a response's rate and flag over every outcome of its unsure claims.
+
+    Error rows are left out, as they are from the rate. Unsure claims are counted as evaluated in
+    both extremes, whatever their best-guess label (an unevaluatable guess may be wrong too).
+    """
+    n_confident = n_unsupported = n_unsure = 0
+    for v in verdicts:
+        if not v.ok or v.label is None:
+            continue
+        if not v.confident:
+            n_unsure += 1
+        elif policy.is_evaluated(v.label):
+            n_confident += 1
+            n_unsupported += policy.is_unsupported(v.label)
+    total = n_confident + n_unsure
+    return UnsureBounds(
+        n_unsure=n_unsure,
+        rate_low=n_unsupported / total if total else None,
+        rate_high=(n_unsupported + n_unsure) / total if total else None,
+        flag_low=policy.is_hallucinated(n_unsupported, total),
+        flag_high=policy.is_hallucinated(n_unsupported + n_unsure, total),
+    )
+
+
+def decision_fields(
+    verdicts: Iterable[ClaimVerdict],
+    policy: Policy,
+    *,
+    rate: float | None,
+    hallucinated: bool | None,
+    error: str | None = None,
+) -> dict[str, float | bool | None]:
+    """``decided`` and the rate bounds of a response, as ``ResponseResult`` fields.
+
+    With every verdict confident the bounds equal ``rate`` and ``decided`` is True whenever
+    ``hallucinated`` is known, so runs of LLM judges carry no new uncertainty.
+    """
+    if error is not None:
+        return {"unsupported_rate_low": None, "unsupported_rate_high": None, "decided": None}
+    bounds = unsure_bounds(verdicts, policy)
+    if bounds.n_unsure == 0:
+        low = high = rate
+    else:
+        low, high = bounds.rate_low, bounds.rate_high
+    decided = None if hallucinated is None else bounds.flag_low == bounds.flag_high
+    return {"unsupported_rate_low": low, "unsupported_rate_high": high, "decided": decided}
 
 
 def summarise_response(
@@ -25,7 +97,8 @@ def summarise_response(
 
     Claims whose verdict is an error row are counted in ``n_errors`` and left out of the rate;
     a response with any error row gets ``hallucinated=None`` unless it is already hallucinated
-    on the claims that were judged (a missing verdict cannot make it clean).
+    on the claims that were judged (a missing verdict cannot make it clean). ``decided`` and the
+    rate bounds come from :func:`decision_fields`.
     """
     labels = Counter(v.label for v in verdicts if v.ok and v.label is not None)
     subtypes = Counter(v.subtype for v in verdicts if v.ok and v.subtype is not None)
@@ -42,6 +115,7 @@ def summarise_response(
         hallucinated = None
     else:
         hallucinated = False
+    decision = decision_fields(verdicts, policy, rate=rate, hallucinated=hallucinated, error=error)
     return ResponseResult(
         sample_id=sample.id,
         model=sample.model,
@@ -54,8 +128,11 @@ def summarise_response(
         n_unsupported=n_unsupported,
         n_errors=n_errors,
         unsupported_rate=rate,
+        unsupported_rate_low=decision["unsupported_rate_low"],
+        unsupported_rate_high=decision["unsupported_rate_high"],
         hallucinated=hallucinated,
         score=score,
+        decided=decision["decided"],
         error=error,
         usage=usage or Usage(),
     )
@@ -78,12 +155,43 @@ class RunSummary(BaseModel):
     subtype_counts: dict[Subtype, int]
     policy: str
     usage: Usage
+    n_unsure_claims: int = Field(default=0, description="claims a keyless judge could not tell (confident=False)")
+    n_decided: int = Field(default=0, description="responses whose hallucinated flag no unsure claim can change")
+    decided_share: float | None = Field(
+        default=None, description="decided responses among those with a hallucinated flag"
+    )
+    mean_unsupported_rate_low: float | None = Field(
+        default=None, description="mean unsupported rate with every unsure claim counted supported"
+    )
+    mean_unsupported_rate_high: float | None = Field(
+        default=None, description="mean unsupported rate with every unsure claim counted unsupported"
+    )
+    hallucinated_share_low: float | None = Field(
+        default=None, description="hallucinated share with every unsure claim counted supported"
+    )
+    hallucinated_share_high: float | None = Field(
+        default=None, description="hallucinated share with every unsure claim counted unsupported"
+    )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _or(value: float | None, fallback: float | None) -> float | None:
+    return fallback if value is None else value
 
 
 def summarise_run(results: Iterable[ResponseResult], policy: Policy) -> RunSummary:
+    """Point estimates of a run, with the bounds that its unsure claims leave open."""
     results = list(results)
     rates = [r.unsupported_rate for r in results if r.unsupported_rate is not None]
-    flags = [r.hallucinated for r in results if r.hallucinated is not None]
+    flagged = [r for r in results if r.hallucinated is not None]
+    flags = [bool(r.hallucinated) for r in flagged]
+    # A result that predates ``decided`` (None) was judged with confidence throughout.
+    decided = [r.decided is not False for r in flagged]
+    lows = [x for r in results if (x := _or(r.unsupported_rate_low, r.unsupported_rate)) is not None]
+    highs = [x for r in results if (x := _or(r.unsupported_rate_high, r.unsupported_rate)) is not None]
     labels: Counter[Label] = Counter()
     subtypes: Counter[Subtype] = Counter()
     usage = Usage()
@@ -98,10 +206,18 @@ def summarise_run(results: Iterable[ResponseResult], policy: Policy) -> RunSumma
         n_claim_errors=sum(r.n_errors for r in results),
         n_responses_with_errors=sum(1 for r in results if r.error is not None or r.n_errors > 0),
         n_rated=len(rates),
-        mean_unsupported_rate=sum(rates) / len(rates) if rates else None,
-        hallucinated_share=sum(flags) / len(flags) if flags else None,
+        mean_unsupported_rate=_mean(rates),
+        hallucinated_share=_mean(flags),
         label_counts=dict(sorted(labels.items())),
         subtype_counts=dict(sorted(subtypes.items())),
         policy=policy.describe(),
         usage=usage,
+        n_unsure_claims=sum(1 for r in results if r.error is None for v in r.verdicts if v.ok and not v.confident),
+        n_decided=sum(decided),
+        decided_share=_mean(decided),
+        mean_unsupported_rate_low=_mean(lows),
+        mean_unsupported_rate_high=_mean(highs),
+        # undecided means: not hallucinated with the unsure claims supported, hallucinated with them unsupported
+        hallucinated_share_low=_mean([f and d for f, d in zip(flags, decided, strict=True)]),
+        hallucinated_share_high=_mean([f or not d for f, d in zip(flags, decided, strict=True)]),
     )

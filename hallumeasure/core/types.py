@@ -65,6 +65,14 @@ class Sample(BaseModel):
     model: str | None = None
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: The id as the input wrote it, when ``id`` is a run key made unique by adding the model (the
+    #: same question answered by several models shares one id); None when ``id`` is that id.
+    input_id: str | None = None
+
+    @property
+    def given_id(self) -> str:
+        """The id the user wrote: ``input_id`` when the run keyed the sample by (id, model), else ``id``."""
+        return self.input_id or self.id
 
     @field_validator("id")
     @classmethod
@@ -221,6 +229,10 @@ class ResponseResult(BaseModel):
     n_unsupported: int = 0
     n_errors: int = 0
     unsupported_rate: float | None = None
+    #: The rate with every claim judged without confidence counted supported (low) or unsupported (high);
+    #: equal to ``unsupported_rate`` when every claim was judged with confidence.
+    unsupported_rate_low: float | None = None
+    unsupported_rate_high: float | None = None
     hallucinated: bool | None = None
     #: Response-level probability of hallucination, when the judge gives one.
     score: float | None = None

@@ -1,8 +1,9 @@
 """A cheap first-pass judge, with an LLM as constrained reasoner for the claims it flags (papers/slm-meets-llm.txt).
 
 Every claim is judged by the first pass (the offline judge by default). Only the claims it
-flags -- labelled unsupported under the policy, or with a probability of being unsupported at
-or above ``threshold`` -- go to the LLM through the ``cascade_explain`` prompt. The LLM does not
+flags -- labelled unsupported under the policy, with a probability of being unsupported at
+or above ``threshold``, or marked unsure (``confident=False``: the first pass could not tell)
+-- go to the LLM through the ``cascade_explain`` prompt. The LLM does not
 re-judge: it explains the flag by picking one category from a fixed list, which holds the ten
 error subtypes and ``no_problem_found``.
 
@@ -18,7 +19,10 @@ What the answer does to the verdict:
   category: hyperbole, overgeneralization and attribution_failure -> ``partially_supported``;
   other -> ``absent``; every other category -> ``contradicted``.
 - an answer that cannot be used (after re-asks): the first pass's verdict is kept and the
-  failure is counted.
+  failure is counted (an unsure verdict then stays unsure).
+
+A verdict the LLM settled is confident, like every LLM verdict. So a response is never cleared
+by a guess: it skips the LLM only when the first pass is sure of every claim and flags none.
 """
 
 from __future__ import annotations
@@ -114,6 +118,7 @@ class CascadeJudge:
         return {
             "claims_seen": seen,
             "flagged": flagged,
+            "flagged_unsure": self.counts["flagged_unsure"],
             "first_pass_errors": self.counts["first_pass_errors"],
             "llm_requests": self.counts["llm_requests"],
             "llm_provider_calls": self.counts["llm_provider_calls"],
@@ -126,9 +131,10 @@ class CascadeJudge:
         }
 
     def is_flagged(self, verdict: ClaimVerdict) -> bool:
+        """Whether the claim goes to the LLM: unsupported, likely unsupported, or unsure."""
         if not verdict.ok:
             return False
-        if self.policy.is_unsupported(verdict.label):  # type: ignore[arg-type]
+        if self.policy.is_unsupported(verdict.label) or not verdict.confident:  # type: ignore[arg-type]
             return True
         return self.threshold is not None and verdict.probability is not None and verdict.probability >= self.threshold
 
@@ -138,6 +144,8 @@ class CascadeJudge:
             flag += f"\nsubtype: {verdict.subtype}"
         if verdict.probability is not None:
             flag += f"\nprobability unsupported: {verdict.probability:.2f}"
+        if not verdict.confident:
+            flag += "\nfirst pass: could not tell; the label is its best guess"
         system, message = self.prompt.render(
             question_block=question_block(sample),
             context_block=fence("context", sample.context),
@@ -153,6 +161,7 @@ class CascadeJudge:
         self.counts["first_pass_errors"] += sum(1 for c in claims if c.id in by_id and not by_id[c.id].ok)
         flagged = [c for c in claims if c.id in by_id and self.is_flagged(by_id[c.id])]
         self.counts["flagged"] += len(flagged)
+        self.counts["flagged_unsure"] += sum(1 for c in flagged if not by_id[c.id].confident)
         explained = await asyncio.gather(*(self._explain(sample, c, by_id[c.id]) for c in flagged))
         usage = first.usage
         for claim, (verdict, extra) in zip(flagged, explained, strict=True):
@@ -184,6 +193,7 @@ class CascadeJudge:
                     "subtype": None,
                     "subtype_reason": None,
                     "judge": self.name,
+                    "confident": True,
                 }
             ), result.usage
         subtype = Subtype(category)
@@ -195,5 +205,6 @@ class CascadeJudge:
                 "subtype": subtype,
                 "subtype_reason": "Category chosen by the constrained reasoner.",
                 "judge": self.name,
+                "confident": True,
             }
         ), result.usage

@@ -5,7 +5,9 @@ Flow (``mitigate_run``):
 1. Read the source run: samples, results, manifest (policy, detector, stages).
 2. Every response with at least one unsupported claim under the run's policy is sent to the
    rewriter with those claims as issues. Other responses (and whole-sample error rows) are
-   never sent; they are copied unchanged, at no cost.
+   never sent; they are copied unchanged, at no cost. A claim its judge could not tell
+   (``confident=False``, from a keyless judge) is never an issue: its label is a guess, so it is
+   left for an LLM check and counted as such in the report.
 3. Each rewrite that differs from the response is measured again with the same extractor and
    judge (rebuilt from the manifest unless given).
 4. With ``rounds > 1`` this repeats on what is still unsupported, while it helps: it stops when

@@ -10,7 +10,7 @@ from hallumeasure.core.types import Claim, ResponseResult, Usage
 from hallumeasure.detectors.entities import value_tokens
 from hallumeasure.detectors.rewrite import Rewriter
 from hallumeasure.mitigate.report import FlaggedClaim, MitigationReport, ResponseMitigation, RunSide, Snapshot
-from hallumeasure.mitigate.rounds import MitigationOutcome, SampleState, hallucinated_share, mean_rate
+from hallumeasure.mitigate.rounds import MitigationOutcome, SampleState, hallucinated_share, mean_rate, unsure_claims
 
 #: Dice overlap of content words at or above which two claims count as the same claim. At 0.6 a
 #: claim with one value swapped ("42 km" -> "24 km") still aligns with its original, while a
@@ -75,12 +75,14 @@ def compare_response(state: SampleState, policy: Policy, threshold: float = ALIG
         after=_snapshot(after),
         rewrite_usage=state.rewrite_usage,
         measure_usage=state.measure_usage,
+        left_for_llm_check=unsure_claims(after),
     )
     if not row.rewritten or after.error is not None:
         return row
     row.emptied = before.n_evaluated > 0 and after.n_evaluated == 0
-    label_after = {v.claim_id: v for v in after.verdicts if v.ok}
-    label_before = {v.claim_id: v for v in before.verdicts if v.ok}
+    # unsure verdicts are guesses: they are neither fixed, kept nor new, only left for an LLM check
+    label_after = {v.claim_id: v for v in after.verdicts if v.ok and v.confident}
+    label_before = {v.claim_id: v for v in before.verdicts if v.ok and v.confident}
     for claim in before.claims:
         verdict = label_before.get(claim.id)
         if verdict is None:
@@ -159,6 +161,12 @@ def build_report(
             "hallucinated, but it was deleted rather than repaired, so the mitigation rate does not count "
             "it (the clean share does)."
         )
+    if any(r.left_for_llm_check for r in rows):
+        notes.append(
+            "Claims the judge could not tell (unsure) were never rewritten: their labels are guesses. They are "
+            "left for an LLM check; a response hallucinated only through unsure claims was not sent and counts "
+            "as not mitigated."
+        )
     if any(not r.kept for r in outcome.rounds):
         notes.append("A round that did not lower the mean unsupported rate was discarded (its cost is counted).")
     return MitigationReport(
@@ -192,6 +200,8 @@ def build_report(
         retention=retained / supported if supported else None,
         n_new_unsupported=sum(len(r.new_unsupported) for r in rows),
         n_responses_with_new_unsupported=sum(1 for r in rows if r.new_unsupported),
+        n_left_for_llm_check=sum(len(r.left_for_llm_check) for r in rows),
+        n_responses_left_for_llm_check=sum(1 for r in rows if r.left_for_llm_check),
         rewrite_usage=rewrite_usage,
         rewrite_requests=requests,
         mean_output_tokens_per_rewrite=rewrite_usage.output_tokens / requests if requests else None,

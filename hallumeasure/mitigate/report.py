@@ -46,6 +46,9 @@ class ResponseMitigation(BaseModel):
     removed: list[str] = Field(default_factory=list)
     still_unsupported: list[str] = Field(default_factory=list)
     new_unsupported: list[FlaggedClaim] = Field(default_factory=list)
+    left_for_llm_check: list[str] = Field(
+        default_factory=list, description="claims of the final text that the judge could not tell; never rewritten"
+    )
     rewrite_usage: Usage = Field(default_factory=Usage)
     measure_usage: Usage = Field(default_factory=Usage)
 
@@ -111,6 +114,11 @@ class MitigationReport(BaseModel):
     retention: float | None
     n_new_unsupported: int
     n_responses_with_new_unsupported: int
+    n_left_for_llm_check: int = Field(
+        default=0,
+        description="claims the judge could not tell (confident=False), never rewritten: left for an LLM check",
+    )
+    n_responses_left_for_llm_check: int = Field(default=0, description="responses with such claims")
     rewrite_usage: Usage
     rewrite_requests: int
     mean_output_tokens_per_rewrite: float | None

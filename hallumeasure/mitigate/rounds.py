@@ -49,15 +49,28 @@ class MitigationOutcome:
 
 
 def unsupported_issues(result: ResponseResult, policy: Policy) -> list[Issue]:
-    """The claims of ``result`` that are unsupported under ``policy``, with their verdicts."""
+    """The claims of ``result`` that are unsupported under ``policy``, with their verdicts.
+
+    A claim its judge could not tell (``confident=False``) is never an issue: its label is a guess,
+    and rewriting a claim that may be right would do harm. It is left for an LLM check instead
+    (:func:`unsure_claims`).
+    """
     if result.error is not None:
         return []
     claims = {c.id: c for c in result.claims}
     return [
         Issue(claims[v.claim_id], v)
         for v in result.verdicts
-        if v.ok and v.label is not None and v.claim_id in claims and policy.is_unsupported(v.label)
+        if v.ok and v.confident and v.label is not None and v.claim_id in claims and policy.is_unsupported(v.label)
     ]
+
+
+def unsure_claims(result: ResponseResult) -> list[str]:
+    """The texts of the claims of ``result`` that its judge could not tell: left for an LLM check."""
+    if result.error is not None:
+        return []
+    unsure = {v.claim_id for v in result.verdicts if v.ok and not v.confident}
+    return [c.text for c in result.claims if c.id in unsure]
 
 
 def mean_rate(results: Sequence[ResponseResult]) -> float | None:

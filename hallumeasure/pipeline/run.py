@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hallumeasure.core.aggregate import summarise_response, summarise_run
-from hallumeasure.core.errors import InputError, RunStoreError
+from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.judges.protocols import CacheWarmingJudge, ClaimExtractor, ClaimJudge, Extraction, WarmUp
+from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
 from hallumeasure.sources.rag import SourceOptions, finish, prepare, shown_whole, view
@@ -225,11 +226,12 @@ def run_measurement(
     manifest must describe the same input, stages, prompts and policy. With ``overwrite``, a run
     already in ``out`` is deleted first (under the run's lock, so never under a running writer).
     ``input_problems`` (the loader's ``RowProblem``s) are stored with the run and counted in the
-    manifest as ``skipped_input_rows``, so that the run accounts for every input row. Sample ids
-    must be unique.
+    manifest as ``skipped_input_rows``, so that the run accounts for every input row. Samples are
+    keyed by (id, model): an id shared by several models' samples is made unique by
+    :func:`~hallumeasure.runs.inputs.key_samples`, and the same (id, model) twice is refused.
     """
     policy = policy or Policy()
-    _check_unique_ids(samples)
+    samples = key_samples(samples)
     input_problems = list(input_problems)
     sources = sources or SourceOptions()
     with RunStore(out, write=True, overwrite=overwrite) as store:
@@ -325,17 +327,6 @@ def run_measurement(
 def _evidence_counts(results: Sequence[ResponseResult]) -> dict[str, int]:
     unverified, checked = count_unverified(v for r in results for v in r.verdicts)
     return {"claims_with_evidence": checked, "evidence_unverified": unverified}
-
-
-def _check_unique_ids(samples: Sequence[Sample]) -> None:
-    first: dict[str, int] = {}
-    for position, sample in enumerate(samples):
-        if sample.id in first:
-            raise InputError(
-                f"sample id {sample.id!r} appears twice (positions {first[sample.id]} and {position}); "
-                "ids must be unique within a run, or one result would replace the other"
-            )
-        first[sample.id] = position
 
 
 async def _measure_and_close(

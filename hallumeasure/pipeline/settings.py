@@ -20,6 +20,7 @@ its user wrote them). Nothing else.
 
 from __future__ import annotations
 
+import difflib
 import string
 import tomllib
 from collections.abc import Callable
@@ -344,14 +345,21 @@ def merge(
     """Defaults < file < options typed on the command line; validated, with one-line errors naming the keys."""
     unknown = sorted(set(from_file) - set(model.model_fields))
     if unknown:
-        valid = ", ".join(name.replace("_", "-") for name in model.model_fields)
-        raise ConfigError(f"{source}: unknown setting(s) {', '.join(unknown)}; valid settings: {valid}")
+        # Keys as the file documents them (kebab-case), with the closest valid one for a typo.
+        valid_keys = [name.replace("_", "-") for name in model.model_fields]
+        named = []
+        for key in unknown:
+            written = key.replace("_", "-")
+            close = difflib.get_close_matches(written, valid_keys, n=1)
+            named.append(written + (f" (did you mean {close[0]}?)" if close else ""))
+        raise ConfigError(f"{source}: unknown setting(s) {', '.join(named)}; valid settings: {', '.join(valid_keys)}")
     values = {**from_file, **{k: v for k, v in given.items() if k in explicit}}
     try:
         return model(**values)
     except ValidationError as exc:
 
         def spell(key: str) -> str:  # as its user wrote it: the option, or the key in the file
-            return f"{key} in {source}" if key in from_file and key not in explicit else "--" + key.replace("_", "-")
+            written = key.replace("_", "-")
+            return f"{written} in {source}" if key in from_file and key not in explicit else "--" + written
 
         raise ConfigError(error_message(exc.errors()[0], spell)) from None

@@ -1,20 +1,27 @@
 """Regression audit: compare a current run with a baseline run; each gated metric passes, regresses or is undecided.
 
-A gated metric (the mean unsupported rate; the hallucinated share when a margin is set for
-it) is decided from the one-sided interval, at level 1 - alpha, of its difference d =
-current - baseline (paired over shared samples when there are any):
+A gated metric (the mean unsupported rate, margin 0.02; the hallucinated share, margin 0.05)
+is decided from one-sided bounds, at level 1 - alpha, of its difference d = current -
+baseline (paired over shared samples):
 
 * ``pass`` — the rise is ruled out: the upper bound is at or below the tolerated rise (the
-  non-inferiority margin ``max_rate_rise``);
+  non-inferiority margin);
 * ``regression`` — the rise is shown: the lower bound is above the margin (above 0 with
   ``fail_on_any_significant_rise``);
-* ``inconclusive`` — neither: too few samples for the spread of d. The gate then says the
-  minimum detectable rise at this sample size and how many shared samples would decide.
+* ``inconclusive`` — neither. The gate then says the minimum detectable rise at this sample
+  size and how many shared samples would decide.
 
-So a large observed rise on few samples is never a pass: "no regression" must be shown.
-Intervals: Student t for per-response rates, Newcombe's score interval for yes/no shares
-(see ``hallumeasure.report.intervals``); their coverage is measured in
-``benchmarks/interval_coverage.py``.
+The bounds hold at every sample size and every true rate (``hallumeasure.report.audit_bounds``):
+exact Clopper-Pearson bounds of the discordant shares for the share, a betting bound for the
+rate. So P(pass) <= alpha whenever the true rise is at least the margin, and P(regression) <=
+alpha whenever there is no rise; with no differing pair a gate passes only once the sample size
+itself bounds the rise (about 3 / margin pairs). ``benchmarks/audit_operating.md`` computes this
+exactly for the share and by simulation for the rate. The subtype-shift gate (a significance
+test with no margin) is opt-in. The first line of every output names the gates that decided.
+
+The runs must be measured alike and over the same samples (``hallumeasure.report.audit_inputs``);
+responses a keyless judge left undecided are counted, and a regression that disappears when they
+count as unchanged is not called.
 
 Exit codes (``AuditResult.exit_code``):
 
@@ -35,165 +42,51 @@ Outputs: ``audit.json`` (everything), ``audit.md`` (for people) and ``audit.juni
 
 from __future__ import annotations
 
-import json
-import xml.etree.ElementTree as ET
+from collections.abc import Collection
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.core.errors import ConfigError
+from hallumeasure.report.audit_bounds import METHODS, paired_binary_sd, planning, rise_bounds, rise_outcome
+from hallumeasure.report.audit_inputs import SampleOverlap, check_audit_inputs, undecided_column
+from hallumeasure.report.audit_models import AuditGates, AuditResult, GateResult, RiseDecision, Status
+from hallumeasure.report.audit_outputs import junit_xml, write_audit, write_usage_error
 from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
-from hallumeasure.report.intervals import (
-    newcombe_independent,
-    one_sided_confidence,
-    paired_binary_interval,
-    t_interval,
-    welch_interval,
-)
-from hallumeasure.report.power import detectable_effect, difference_sd, samples_needed
-from hallumeasure.report.render import render_markdown
+from hallumeasure.report.power import difference_sd
 from hallumeasure.report.runs import (
     LoadedRun,
-    RunInfo,
-    check_comparable,
     judge_notes,
     pair_up,
     policy_lines,
     response_units,
     run_info,
 )
-from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats, sign_flip_greater
+from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
 from hallumeasure.runs.store import load_run
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
+__all__ = [
+    "AuditGates",
+    "AuditResult",
+    "GateResult",
+    "RiseDecision",
+    "Status",
+    "audit_runs",
+    "decide_rise",
+    "junit_xml",
+    "write_audit",
+    "write_usage_error",
+]
 
-Status = Literal["pass", "regression", "inconclusive", "incomplete", "usage_error"]
-Outcome = Literal["pass", "regression", "inconclusive"]
 #: What an inconclusive audit exits with: its own code 4, or that of a pass or a regression.
 INCONCLUSIVE_EXITS = {"exit4": EXIT_INCONCLUSIVE, "pass": EXIT_PASS, "fail": EXIT_REGRESSION}
 
 
-class AuditGates(BaseModel):
-    """The thresholds of a regression audit. Rises are absolute (0.02 = two percentage points)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_rate_rise: float = Field(
-        default=0.02,
-        ge=0.0,
-        le=1.0,
-        description="Tolerated rise of the mean unsupported rate (non-inferiority margin): pass when the "
-        "one-sided upper bound of the rise is at or below it, regression when the lower bound is "
-        "above it.",
-    )
-    alpha: float = Field(
-        default=0.05,
-        gt=0.0,
-        lt=0.5,
-        description="One-sided error level of each decision: the bounds are one-sided (1 - alpha) confidence bounds.",
-    )
-    max_hallucinated_share_rise: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=1.0,
-        description="Tolerated rise of the hallucinated-response share (decided like the rate); None = not gated.",
-    )
-    fail_on_any_significant_rise: bool = Field(
-        default=False, description="Regression as soon as the lower bound of a rise is above 0, even within the margin."
-    )
-    inconclusive: Literal["exit4", "pass", "fail"] = Field(
-        default="exit4", description="Exit code of an inconclusive audit: 4, or that of a pass (0) or a failure (1)."
-    )
-    power: float = Field(
-        default=0.8,
-        gt=0.0,
-        lt=1.0,
-        description="Power at which the minimum detectable rise and the samples needed are stated.",
-    )
-    subtype_shift: bool = Field(
-        default=True,
-        description="Fail when some error subtype becomes significantly more frequent per evaluated claim "
-        "(Holm-adjusted across subtypes).",
-    )
-    subtype_alpha: float | None = Field(
-        default=None, gt=0.0, le=1.0, description="Significance level of the subtype test; None = alpha."
-    )
-    min_samples: int = Field(
-        default=5, ge=1, description="Fewest compared samples (pairs, or responses per side when unpaired)."
-    )
-    max_error_share: float = Field(
-        default=0.05,
-        ge=0.0,
-        le=1.0,
-        description="Largest tolerated share of error rows (failed samples and claims "
-        "without a verdict) in either run.",
-    )
-
-
-class RiseDecision(BaseModel):
-    """How one gated metric was decided: its difference, one-sided bounds and what n could decide it."""
-
-    metric: str
-    outcome: Outcome
-    n: int = Field(description="Shared samples (paired) or responses in the smaller run (unpaired).")
-    paired: bool
-    difference: float | None = Field(description="current - baseline")
-    lower_bound: float | None = Field(description="One-sided lower confidence bound of the difference.")
-    upper_bound: float | None = Field(description="One-sided upper confidence bound of the difference.")
-    confidence: float = Field(description="Level of each one-sided bound (1 - alpha).")
-    margin: float = Field(description="Tolerated rise: pass when upper_bound <= margin.")
-    regression_above: float = Field(
-        description="Regression when lower_bound > this (the margin, or 0 with fail_on_any_significant_rise)."
-    )
-    sd_difference: float | None = Field(description="Standard deviation of the per-sample differences.")
-    min_detectable_rise: float | None = Field(
-        description="Smallest true rise flagged as a regression with the stated power at this n."
-    )
-    samples_needed: int | None = Field(
-        description="Shared samples that decide (pass or regression) with the stated power if the true rise is "
-        "the observed one; None when not computable (no spread, or observed rise = margin)."
-    )
-    power: float
-    method: str
-
-
-class GateResult(BaseModel):
-    name: str
-    kind: Literal["regression", "completeness"]
-    status: Literal["pass", "fail", "inconclusive", "skipped"]
-    observed: str
-    threshold: str
-    message: str
-    decision: RiseDecision | None = None
-
-
-class AuditResult(BaseModel):
-    """The outcome of an audit; ``exit_code`` follows the module's exit-code table."""
-
-    status: Status
-    exit_code: int
-    headline: str = Field(description="One line: the outcome and the minimum detectable rise.")
-    baseline: str
-    current: str
-    gates: list[GateResult]
-    settings: AuditGates
-    comparison: Comparison
-    baseline_stats: GroupStats
-    current_stats: GroupStats
-    runs: list[RunInfo]
-    mismatches: list[str]
-    policy: list[str]
-    notes: list[str]
-    resamples: int
-    seed: int
-    files: list[str] = []
-
-
 def _select(run: LoadedRun, model: str | None) -> tuple[pd.DataFrame, str]:
     units = response_units(run)
+    units["undecided"] = undecided_column(run)
     if model is None:
         return units, run.name
     chosen = units[units["model"] == model].reset_index(drop=True)
@@ -201,45 +94,6 @@ def _select(run: LoadedRun, model: str | None) -> tuple[pd.DataFrame, str]:
         known = ", ".join(sorted(set(units["model"]))) or "(none)"
         raise ConfigError(f"run {run.name} has no responses of model {model!r}; its models are: {known}")
     return chosen, f"{run.name} [{model}]"
-
-
-_METHODS = {
-    (True, False): "paired t interval of the per-sample differences (decisions also need the exact sign-flip test)",
-    (True, True): "Newcombe's paired score interval (method 10)",
-    (False, False): "Welch t interval (independent groups)",
-    (False, True): "Newcombe's score interval for independent shares (method 10)",
-}
-
-
-def _paired_binary_sd(base: np.ndarray, cur: np.ndarray) -> float:
-    """sd of 0/1 pair differences, from discordant shares with half a pseudo-pair each, so it is never 0."""
-    n = base.size
-    p10 = (np.sum((base > 0.5) & (cur < 0.5)) + 0.5) / (n + 1)
-    p01 = (np.sum((base < 0.5) & (cur > 0.5)) + 0.5) / (n + 1)
-    return float(np.sqrt(max(p10 + p01 - (p01 - p10) ** 2, 0.0)))
-
-
-def _sign_flip_guard(d: np.ndarray, margin: float, gates: AuditGates) -> tuple[bool, bool]:
-    """Whether the exact sign-flip test also shows the rise / rules it out at alpha (one-sided).
-
-    The t bounds decide; this guard keeps a few pairs from deciding on their own (a t interval
-    of three identical differences has zero width). It only ever turns a decision into
-    inconclusive, so it cannot raise the false-pass rate. Used up to 50 pairs.
-    """
-    if d.size == 0:
-        return False, False
-    if d.size > _GUARD_PAIRS:
-        return True, True  # the t bounds stand alone: the sign-flip distribution is close to normal by now
-    above = 0.0 if gates.fail_on_any_significant_rise else margin
-    rng = np.random.default_rng(0)
-    rise = sign_flip_greater(d, above, resamples=_GUARD_RESAMPLES, rng=rng)
-    fall = sign_flip_greater(-d, -margin, resamples=_GUARD_RESAMPLES, rng=rng)
-    return rise is not None and rise < gates.alpha, fall is not None and fall < gates.alpha
-
-
-#: Sign patterns of the Monte Carlo guard test beyond 12 pairs; beyond _GUARD_PAIRS pairs there is no guard.
-_GUARD_RESAMPLES = 4000
-_GUARD_PAIRS = 50
 
 
 def decide_rise(
@@ -252,50 +106,64 @@ def decide_rise(
     margin: float,
     gates: AuditGates,
     plan: bool = True,
+    unchanged: np.ndarray | None = None,
 ) -> RiseDecision:
     """Decide one metric from the one-sided bounds of ``cur - base`` (aligned pairs when ``paired``).
 
-    ``plan=False`` skips the minimum detectable rise and the samples needed (simulations).
+    The bounds hold at their level whatever the sample size and however rare the differences
+    (see ``_METHODS``): with no differing pair a gate passes only once n itself bounds the rise
+    below the margin (about 3 / margin pairs). ``unchanged`` marks pairs (or current responses,
+    unpaired) that the judge could not decide: a regression must still be shown with them set
+    to the baseline's value (paired) or left out (unpaired). ``plan=False`` skips the minimum
+    detectable rise and the samples needed (simulations).
     """
     base, cur = np.asarray(base, dtype=float), np.asarray(cur, dtype=float)
-    level = one_sided_confidence(gates.alpha)
-    exact = (True, True)
+    above = 0.0 if gates.fail_on_any_significant_rise else margin
+    flags = np.zeros(cur.size, dtype=bool) if unchanged is None else np.asarray(unchanged, dtype=bool)
     if paired:
         keep = np.isfinite(base) & np.isfinite(cur)
-        base, cur = base[keep], cur[keep]
+        base, cur, flags = base[keep], cur[keep], flags[keep]
         n = int(base.size)
-        if binary:
-            diff, low, high = paired_binary_interval(base, cur, level)
-            sd = _paired_binary_sd(base, cur) if n else None
-        else:
-            diff, low, high = t_interval(cur - base, level)
-            sd = difference_sd(base, cur)[0]
-            exact = _sign_flip_guard(cur - base, margin, gates)
     else:
+        flags = flags[np.isfinite(cur)]
         base, cur = base[np.isfinite(base)], cur[np.isfinite(cur)]
         n = int(min(base.size, cur.size))
-        if binary:
-            diff, low, high = newcombe_independent(
-                int(np.sum(base > 0.5)), base.size, int(np.sum(cur > 0.5)), cur.size, level
-            )
+    options = {"paired": paired, "binary": binary}
+    bounds = rise_bounds(base, cur, alpha=gates.alpha, **options)
+    diff, low, high = bounds
+    outcome = rise_outcome(base, cur, bounds, margin=margin, above=above, alpha=gates.alpha, **options)
+    rests_on_undecided = False
+    if outcome == "regression" and flags.any():
+        if paired:
+            alt_cur = np.where(flags, base, cur)
+            alt_base = base
         else:
-            diff, low, high = welch_interval(base, cur, level)
+            alt_cur, alt_base = cur[~flags], base
+        alt = rise_bounds(alt_base, alt_cur, alpha=gates.alpha, **options)
+        again = rise_outcome(alt_base, alt_cur, alt, margin=margin, above=above, alpha=gates.alpha, **options)
+        if again != "regression":
+            outcome, rests_on_undecided = "inconclusive", True
+    sd, mdr, needed = None, None, None
+    if paired and binary:
+        sd = paired_binary_sd(base, cur) if n else None
+    elif paired:
+        sd = difference_sd(base, cur)[0]
+    elif n >= 2:
         # A difference of one draw from each group: an audit of n per group behaves like n such pairs.
-        sd = float(np.sqrt(base.var(ddof=1) + cur.var(ddof=1))) if n >= 2 else None
-    above = 0.0 if gates.fail_on_any_significant_rise else margin
-    shows_rise, rules_out = exact
-    if low is not None and low > above and shows_rise:
-        outcome: Outcome = "regression"
-    elif high is not None and high <= margin and rules_out:
-        outcome = "pass"
-    else:
-        outcome = "inconclusive"
-    effect = detectable_effect(n, gates.alpha, gates.power) if n >= 2 and plan else None
-    mdr = above + effect * sd if effect is not None and sd else None
-    needed = None
-    if diff is not None and sd and plan:
-        gap = diff - above if diff > above else (margin - diff if diff < margin else 0.0)
-        needed = samples_needed(gap / sd, gates.alpha, gates.power) if gap > 0 else None
+        sd = float(np.sqrt(base.var(ddof=1) + cur.var(ddof=1)))
+    if plan and n >= 2 and diff is not None:
+        mdr, needed = planning(
+            base,
+            cur,
+            diff,
+            sd,
+            paired=paired,
+            binary=binary,
+            margin=margin,
+            above=above,
+            alpha=gates.alpha,
+            power=gates.power,
+        )
     return RiseDecision(
         metric=metric,
         outcome=outcome,
@@ -311,7 +179,9 @@ def decide_rise(
         min_detectable_rise=_r(mdr),
         samples_needed=needed,
         power=gates.power,
-        method=_METHODS[(paired, binary)],
+        method=METHODS[(paired, binary)],
+        undecided=int(flags.sum()),
+        rests_on_undecided=rests_on_undecided,
     )
 
 
@@ -447,7 +317,9 @@ def _error_gate(base: GroupStats, cur: GroupStats, gates: AuditGates) -> GateRes
     over = [k for k, v in shares.items() if v > gates.max_error_share]
     observed = "; ".join(f"{k} {counts[k]} error rows ({shares[k]:.3f})" for k in shares)
     message = (
-        f"too many error rows in the {' and '.join(over)} run; re-run or resume the measurement first"
+        f"too many error rows in the {' and '.join(over)} run ("
+        + ", ".join(f"{k} {shares[k]:.3f}" for k in over)
+        + f" > {gates.max_error_share:.3f}); re-run or resume the measurement first"
         if over
         else "error rows within the limit"
     )
@@ -481,23 +353,51 @@ def exit_code(status: Status, gates: AuditGates) -> int:
     ]
 
 
-def headline(status: Status, code: int, rate: RiseDecision | None) -> str:
-    """The first line of every audit output: outcome, exit code, the rate's change and what this n can detect."""
+def deciding_gates(status: Status, gates: list[GateResult]) -> list[GateResult]:
+    """The gates that made the status: the failing completeness gates of an incomplete audit, the failing
+    gates of a regression, the inconclusive ones of an inconclusive audit, every gate that ran for a pass."""
+    if status == "incomplete":
+        return [g for g in gates if g.kind == "completeness" and g.status == "fail"]
+    wanted = {"regression": "fail", "inconclusive": "inconclusive", "pass": "pass"}.get(status)
+    return [g for g in gates if g.status == wanted]
+
+
+def headline(
+    status: Status, code: int, gates: list[GateResult], rate: RiseDecision | None, context: list[str] | None = None
+) -> str:
+    """The first line of every audit output: outcome, exit code, the gates that decided and why, the rate's change.
+
+    ``context`` adds what a reader must know before trusting the line (independent groups,
+    undecided responses).
+    """
+    deciding = deciding_gates(status, gates)
     text = f"{status.upper()} (exit code {code})"
-    if rate is None or rate.difference is None:
-        return text
-    text += (
-        f": mean unsupported rate {rate.difference:+.3f}, {rate.confidence:.0%} one-sided bounds "
-        f"[{_bound(rate.lower_bound)}, {_bound(rate.upper_bound)}], margin {rate.margin:.3f}"
-    )
-    where = f"at {rate.n} {'shared ' if rate.paired else ''}samples"
-    if rate.min_detectable_rise is not None:
-        text += f"; minimum detectable rise {rate.min_detectable_rise:.3f} {where}"
-    else:
-        text += f"; minimum detectable rise not estimable {where} (the differences have no spread)"
-    if status == "inconclusive" and rate.samples_needed is not None:
-        text += f"; about {rate.samples_needed} would decide"
+    if deciding:
+        text += f", decided by {', '.join(g.name for g in deciding)}"
+    first = deciding[0] if deciding and status != "pass" else None
+    if first is not None and first.name != "unsupported_rate":
+        text += f": {first.message}"
+    if rate is not None and rate.difference is not None and status != "incomplete":
+        text += "; " if first is not None and first.name != "unsupported_rate" else ": "
+        text += (
+            f"mean unsupported rate {rate.difference:+.3f}, {rate.confidence:.0%} one-sided bounds "
+            f"[{_bound(rate.lower_bound)}, {_bound(rate.upper_bound)}], margin {rate.margin:.3f}"
+        )
+        where = f"at {rate.n} {'shared ' if rate.paired else ''}samples"
+        if rate.min_detectable_rise is not None:
+            text += f"; minimum detectable rise {rate.min_detectable_rise:.3f} {where}"
+        else:
+            text += f"; minimum detectable rise not estimable {where}"
+        if status == "inconclusive" and rate.outcome == "inconclusive" and rate.samples_needed is not None:
+            text += f"; about {rate.samples_needed} would decide"
+    for line in context or []:
+        text += f"; {line}"
     return text
+
+
+def _undecided_note(units: pd.DataFrame, name: str) -> str | None:
+    count = int(units["undecided"].sum())
+    return f"{count} of {len(units)} responses of {name} undecided by the judge" if count else None
 
 
 def audit_runs(
@@ -507,6 +407,7 @@ def audit_runs(
     *,
     out_dir: str | Path | None = None,
     allow_mismatch: bool = False,
+    allow_changes: Collection[str] = (),
     baseline_model: str | None = None,
     current_model: str | None = None,
     resamples: int = 2000,
@@ -514,17 +415,50 @@ def audit_runs(
 ) -> AuditResult:
     """Audit ``current_dir`` against ``baseline_dir``; write the audit files when ``out_dir`` is given.
 
-    Raises ``HalluMeasureError`` (exit code 2) when the runs cannot be audited as given.
+    The runs must be measured alike (``allow_changes`` names the fields of
+    ``hallumeasure.report.audit_inputs.CHANGE_FLAGS`` that may differ) and hold the same samples
+    (``allow_mismatch`` allows others; without shared samples they are then compared as
+    independent groups). Raises ``HalluMeasureError`` (exit code 2) when the runs cannot be
+    audited as given.
     """
+    base_run = LoadedRun(Path(baseline_dir).name, load_run(baseline_dir))
+    cur_run = LoadedRun(Path(current_dir).name, load_run(current_dir))
+    return audit_loaded(
+        base_run,
+        cur_run,
+        gates,
+        out_dir=out_dir,
+        allow_mismatch=allow_mismatch,
+        allow_changes=allow_changes,
+        baseline_model=baseline_model,
+        current_model=current_model,
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def audit_loaded(
+    base_run: LoadedRun,
+    cur_run: LoadedRun,
+    gates: AuditGates | None = None,
+    *,
+    out_dir: str | Path | None = None,
+    allow_mismatch: bool = False,
+    allow_changes: Collection[str] = (),
+    baseline_model: str | None = None,
+    current_model: str | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> AuditResult:
+    """``audit_runs`` on runs already loaded."""
     gates = gates or AuditGates()
     if resamples < 100:
         raise ConfigError(f"resamples must be at least 100 for a usable interval, got {resamples}")
-    base_run = LoadedRun(Path(baseline_dir).name, load_run(baseline_dir))
-    cur_run = LoadedRun(Path(current_dir).name, load_run(current_dir))
     runs = [base_run, cur_run]
-    found = check_comparable(runs, allow_mismatch)
     base_units, base_name = _select(base_run, baseline_model)
     cur_units, cur_name = _select(cur_run, current_model)
+    overlap = SampleOverlap(base_units, cur_units)
+    found = check_audit_inputs(base_run, cur_run, overlap, allow_changes=allow_changes, allow_mismatch=allow_mismatch)
     options = {"resamples": resamples, "seed": seed}
     base_stats = group_stats(base_units, base_name, **options)
     cur_stats = group_stats(cur_units, cur_name, **options)
@@ -532,7 +466,12 @@ def audit_runs(
 
     pa, pb, _ = pair_up(base_units, cur_units)
     paired = len(pa) >= MIN_PAIRS
-    ta, tb = (pa, pb) if paired else (base_units, cur_units)
+    if paired:
+        ta, tb = pa, pb
+        unchanged = (pa["undecided"].to_numpy() > 0) | (pb["undecided"].to_numpy() > 0)
+    else:
+        ta, tb = base_units, cur_units
+        unchanged = cur_units["undecided"].to_numpy() > 0
     margins = {"unsupported_rate": gates.max_rate_rise, "hallucinated_share": gates.max_hallucinated_share_rise}
     decisions = {
         name: None
@@ -545,6 +484,7 @@ def audit_runs(
             binary=name == "hallucinated_share",
             margin=margin,
             gates=gates,
+            unchanged=unchanged,
         )
         for name, column, margin in (
             ("unsupported_rate", "rate", margins["unsupported_rate"]),
@@ -560,10 +500,19 @@ def audit_runs(
     ]
     status = overall_status(results)
     code = exit_code(status, gates)
+    context = []
+    if not paired:
+        context.append(f"independent groups, not paired: {overlap.describe()}")
+    elif not overlap.complete:
+        context.append(f"paired over the {len(pa)} shared samples only: {overlap.describe()}")
+    notes = (_undecided_note(base_units, "the baseline"), _undecided_note(cur_units, "the current run"))
+    context += [x for x in notes if x]
     result = AuditResult(
         status=status,
         exit_code=code,
-        headline=headline(status, code, decisions["unsupported_rate"]),
+        headline=headline(status, code, results, decisions["unsupported_rate"], context),
+        decided_by=[g.name for g in deciding_gates(status, results)],
+        undecided={"baseline": int(base_units["undecided"].sum()), "current": int(cur_units["undecided"].sum())},
         baseline=base_name,
         current=cur_name,
         gates=results,
@@ -581,77 +530,3 @@ def audit_runs(
     if out_dir is not None:
         result = write_audit(result, out_dir)
     return result
-
-
-# --- outputs -------------------------------------------------------------------------------------
-
-
-def junit_xml(gates: list[GateResult], *, error: str | None = None, result: AuditResult | None = None) -> str:
-    """JUnit XML with one testcase per gate (or one errored testcase for a usage error).
-
-    An inconclusive gate is a ``<failure type="inconclusive">``, or ``<skipped>`` when the audit
-    treats inconclusive as a pass. The suite's properties carry the outcome, exit code and headline.
-    """
-    lenient = result is not None and result.settings.inconclusive == "pass"
-    failing = [g for g in gates if g.status == "fail" or (g.status == "inconclusive" and not lenient)]
-    skipped = sum(g.status == "skipped" or (g.status == "inconclusive" and lenient) for g in gates)
-    tests = len(gates) + (1 if error else 0)
-    counts = {
-        "tests": str(tests),
-        "failures": str(len(failing)),
-        "errors": str(int(error is not None)),
-        "skipped": str(skipped),
-        "time": "0",
-    }
-    root = ET.Element("testsuites", {"name": "hallumeasure audit", **counts})
-    suite = ET.SubElement(root, "testsuite", {"name": "hallumeasure.audit", **counts})
-    if result is not None:
-        properties = ET.SubElement(suite, "properties")
-        for name, value in (
-            ("outcome", result.status),
-            ("exit_code", str(result.exit_code)),
-            ("headline", result.headline),
-        ):
-            ET.SubElement(properties, "property", {"name": name, "value": value})
-    for gate in gates:
-        case = ET.SubElement(
-            suite, "testcase", {"classname": f"hallumeasure.audit.{gate.kind}", "name": gate.name, "time": "0"}
-        )
-        details = f"observed: {gate.observed}\nthreshold: {gate.threshold}"
-        if gate in failing:
-            kind = "inconclusive" if gate.status == "inconclusive" else gate.kind
-            failure = ET.SubElement(case, "failure", {"message": gate.message, "type": kind})
-            failure.text = details
-        elif gate.status in ("skipped", "inconclusive"):
-            ET.SubElement(case, "skipped", {"message": gate.message})
-        else:
-            ET.SubElement(case, "system-out").text = details
-    if error is not None:
-        case = ET.SubElement(suite, "testcase", {"classname": "hallumeasure.audit", "name": "usage", "time": "0"})
-        ET.SubElement(case, "error", {"message": error, "type": "usage_error"}).text = error
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def write_audit(result: AuditResult, out_dir: str | Path) -> AuditResult:
-    """Write ``audit.json``, ``audit.md`` and ``audit.junit.xml``; returns the result with ``files`` set."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    result = result.model_copy(update={"files": ["audit.json", "audit.md", "audit.junit.xml"]})
-    (out / "audit.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    subtypes = [
-        x for x in SUBTYPES if result.comparison.subtypes.counts_a.get(x) or result.comparison.subtypes.counts_b.get(x)
-    ]
-    (out / "audit.md").write_text(render_markdown("audit.md.j2", audit=result, subtypes=subtypes), encoding="utf-8")
-    (out / "audit.junit.xml").write_text(junit_xml(result.gates, result=result), encoding="utf-8")
-    return result
-
-
-def write_usage_error(out_dir: str | Path, message: str) -> None:
-    """Record an audit that could not run (exit code 2) in the same three files, so CI shows why."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    payload = {"status": "usage_error", "exit_code": EXIT_USAGE, "message": message}
-    (out / "audit.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    (out / "audit.md").write_text(render_markdown("audit_error.md.j2", message=message), encoding="utf-8")
-    (out / "audit.junit.xml").write_text(junit_xml([], error=message), encoding="utf-8")

@@ -9,8 +9,13 @@ Labels file (CSV or JSONL), one row per labelled claim or response:
 ``response_id`` is accepted for ``sample_id``. The report holds: the confusion matrix over the
 five labels and over supported/unsupported (under the run's policy), per-subtype agreement,
 Cohen's kappa, the judge's sensitivity and specificity (Wilson intervals), and the run's mean
-unsupported rate and hallucinated share corrected for the judge's errors, by prediction-powered
-inference (plain and power-tuned) and by Rogan-Gladen.
+unsupported rate and hallucinated share corrected for the judge's errors. Every corrected
+number lies in [0, 1] by construction, not by clipping: stratified prediction-powered inference
+with a Bayesian interval (``correction.stratified_ppi``), the labels alone with a Jeffreys
+interval, and a Bayesian Rogan-Gladen; power-tuned PPI (PPI++) with its normal interval is kept
+for comparison, clipped. Each corrected rate carries a ``CoverageCheck``: where the simulation
+grid of ``benchmarks/ppi_coverage.py`` says its interval covered less than 93% of runs at
+similar settings, or the run lies outside the grid, the report says so in its notes.
 
 PPI needs the labelled responses to be a random sample of the run, each labelled whole (all
 its claims): ``export_sample`` draws such a sample, stratified by model with proportional
@@ -32,7 +37,14 @@ from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, Policy, Subtype
-from hallumeasure.report.correction import cohen_kappa, labels_only_mean, ppi_mean, rogan_gladen
+from hallumeasure.report.correction import (
+    cohen_kappa,
+    labels_only_bounded,
+    ppi_mean,
+    rogan_gladen_bounded,
+    stratified_ppi,
+)
+from hallumeasure.report.coverage_check import CoverageCheck, check_coverage
 from hallumeasure.report.intervals import wilson_interval
 from hallumeasure.report.stats import Estimate
 from hallumeasure.runs.store import RunData, load_run
@@ -94,6 +106,7 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
         for s, t, c in zip(claims["sample_id"], claims["claim"], claims["claim_id"], strict=True)
     }
     samples = set(run.responses["sample_id"].astype(str))
+    keys = _sample_keys(run)
     out_claims: dict[str, tuple[str, str | None]] = {}
     out_responses: dict[str, bool] = {}
     unmatched: list[str] = []
@@ -103,6 +116,8 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
     for number, row in enumerate(rows, start=2 if path.suffix.lower() == ".csv" else 1):
         where = f"{path.name} row {number}"
         sample_id = row.get("sample_id") or row.get("response_id") or ""
+        # the id as written plus a model column finds a sample whose id several models share
+        sample_id = keys.get((sample_id, (row.get("model") or "").strip()), sample_id)
         label = (row.get("label") or "").strip().lower()
         flag = (row.get("hallucinated") or "").strip().lower()
         if label:
@@ -130,6 +145,15 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
         elif any(v for v in row.values()):
             raise ConfigError(f"{where}: give label (a claim label) or hallucinated (a response label)")
     return HumanLabels(claims=out_claims, responses=out_responses, unmatched=unmatched, n_rows=len(rows))
+
+
+def _sample_keys(run: RunData) -> dict[tuple[str, str], str]:
+    """(id as written, model) -> run key, for the samples a run keyed by (id, model)."""
+    r = run.responses
+    if "input_id" not in r.columns:
+        return {}
+    rows = zip(r["input_id"], r["model"], r["sample_id"], strict=True)
+    return {(str(i), m if isinstance(m, str) else ""): str(k) for i, m, k in rows if i != k}
 
 
 # --- the report ----------------------------------------------------------------------------------
@@ -163,11 +187,28 @@ class CorrectedRate(BaseModel):
 
     metric: str
     judge: Estimate = Field(description="The judge's value over the whole run (no interval).")
-    ppi: Estimate = Field(description="Prediction-powered estimate and interval (Angelopoulos et al. 2023).")
-    ppi_tuned: Estimate = Field(description="Power-tuned PPI (PPI++): the judge's part weighted by ppi_lambda.")
+    ppi: Estimate = Field(
+        description="Stratified prediction-powered estimate (posterior median) and Bayesian interval, "
+        "always within [0, 1]: the judge's share of flagged responses over the run times the human "
+        "rate among labelled flagged responses, plus the same for the responses it cleared."
+    )
+    ppi_tuned: Estimate = Field(
+        description="Power-tuned PPI (PPI++, Angelopoulos et al. 2023) with its normal interval, clipped to "
+        "[0, 1]: for comparison only; it under-covers with few labels or rare positives "
+        "(benchmarks/ppi_coverage.md)."
+    )
     ppi_lambda: float = Field(description="Weight of the judge's predictions in the tuned estimate (0 = labels only).")
-    labels_only: Estimate = Field(description="Mean over the labelled responses alone, normal interval.")
-    rogan_gladen: Estimate = Field(description="Rogan-Gladen correction with a delta-method interval.")
+    labels_only: Estimate = Field(
+        description="The labelled responses alone: Jeffreys interval (effective sample size for rates), within [0, 1]."
+    )
+    rogan_gladen: Estimate = Field(
+        description="Bayesian Rogan-Gladen: posterior median and interval over sensitivity, specificity and "
+        "the judge's share, keeping only draws within [0, 1]; a value even when no label is positive."
+    )
+    coverage: CoverageCheck = Field(
+        description="Whether the simulation grid (benchmarks/ppi_coverage.py) vouches for the PPI and "
+        "Rogan-Gladen intervals at this run's labels, judge error rates and rate."
+    )
     n_labelled: int = Field(description="Labelled responses used.")
     n_unlabelled: int
 
@@ -308,9 +349,7 @@ def calibrate(
             spec=(int(np.sum(~hf & ~jf)), int(np.sum(~hf))),
         ),
     ]
-    notes = []
-    if any(c.n_labelled < 30 for c in corrected):
-        notes.append("fewer than 30 labelled responses: the corrected intervals are rough (normal approximation)")
+    notes = [f"{c.metric}: {c.coverage.message}" for c in corrected if c.n_labelled and not c.coverage.holds]
     notes.append(
         "corrected rates assume the labelled responses are a random sample of the run "
         "(calibrate --export-sample draws one)"
@@ -354,25 +393,40 @@ def _corrected(
     has_judge = np.isfinite(judge)
     lab = np.isfinite(human) & has_judge
     rest = has_judge & ~lab
-    plain = ppi_mean(human[lab], judge[lab], judge[rest], confidence)
+    bounded = stratified_ppi(human[lab], judge[lab], judge[rest], confidence)
     *tuned, lam = ppi_mean(human[lab], judge[lab], judge[rest], confidence, tuned=True)
     observed = judge[has_judge]
     obs_mean = float(observed.mean()) if observed.size else None
     obs_var = float(observed.var(ddof=1)) / observed.size if observed.size > 1 else 0.0
     rg: tuple[float | None, float | None, float | None] = (None, None, None)
-    if obs_mean is not None and sens[1] and spec[1]:
-        rg = rogan_gladen(obs_mean, obs_var, sens[0] / sens[1], sens[1], spec[0] / spec[1], spec[1], confidence)
+    if obs_mean is not None and sens[1] + spec[1] > 0:  # error rates measured on labelled claims or responses
+        tp, n_pos = sens
+        tn, n_neg = spec
+        rg = rogan_gladen_bounded(obs_mean, obs_var, observed.size, (tp, n_pos - tp), (tn, n_neg - tn), confidence)
+    n_labelled = int(lab.sum())
     return CorrectedRate(
         metric=metric,
         judge=Estimate.of(obs_mean),
-        ppi=_estimate(plain),
-        ppi_tuned=_estimate(tuned),
+        ppi=_estimate(bounded),
+        ppi_tuned=_estimate([_clip(x) for x in tuned]),
         ppi_lambda=round(lam, 6),
-        labels_only=_estimate(labels_only_mean(human[lab], confidence)),
+        labels_only=_estimate(labels_only_bounded(human[lab], confidence)),
         rogan_gladen=_estimate(rg),
-        n_labelled=int(lab.sum()),
+        coverage=check_coverage(
+            "share" if metric == "hallucinated share" else "rate",
+            n_labelled=n_labelled,
+            sensitivity=sens[0] / sens[1] if sens[1] else None,
+            specificity=spec[0] / spec[1] if spec[1] else None,
+            rate=bounded[0],
+            confidence=confidence,
+        ),
+        n_labelled=n_labelled,
         n_unlabelled=int(rest.sum()),
     )
+
+
+def _clip(value: float | None) -> float | None:
+    return None if value is None else min(1.0, max(0.0, value))
 
 
 # --- the labelling template ----------------------------------------------------------------------

@@ -10,12 +10,12 @@ where the runs are stored, so the same runs and seed always give the same report
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 from markupsafe import Markup
 from pydantic import BaseModel
 
@@ -40,7 +40,8 @@ from hallumeasure.report.runs import (
     run_info,
 )
 from hallumeasure.report.stability import RunStability, runs_stability
-from hallumeasure.report.stats import SUBTYPES, GroupStats, Resampling, group_stats
+from hallumeasure.report.stats import CONFIDENCE, RESAMPLES, SEED, SUBTYPES, GroupStats, Resampling, group_stats
+from hallumeasure.report.unsure import UnsureStats, group_unsure_stats
 from hallumeasure.report.viewer import build_viewer_data, render_viewer
 from hallumeasure.sources.align import align_claim, highlight
 from hallumeasure.sources.rag import RagSummary
@@ -50,6 +51,8 @@ class ComparisonReport(BaseModel):
     """Everything a comparison report shows, also written as ``report.json``."""
 
     title: str
+    #: The group every other group is compared with (``--baseline``; the first group by default).
+    baseline: str | None = None
     runs: list[RunInfo]
     run_stats: list[GroupStats]
     model_stats: list[GroupStats]
@@ -66,6 +69,9 @@ class ComparisonReport(BaseModel):
     judge_stability: list[RunStability] = []
     #: Evidence, citation and passage-use numbers per run and model (empty when no run has any).
     rag: list[RagSummary] = []
+    #: Models and runs with claims a keyless judge could not tell: decided share and rate bounds.
+    unsure: list[UnsureStats] = []
+    run_unsure: list[UnsureStats] = []
 
 
 @dataclass
@@ -121,7 +127,7 @@ def worst_examples(
         example = Example(
             group=group.name,
             run=run.name,
-            sample_id=row["sample_id"],
+            sample_id=str(row.get("input_id") or row["sample_id"]),
             question=_text(row["question"]),
             response=row["response"],
             context=context,
@@ -152,17 +158,44 @@ def worst_examples(
     return examples
 
 
+def _frames(run: LoadedRun) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return run.data.responses, run.data.claims
+
+
+def _widened(stats: list[GroupStats], unsure: list[UnsureStats]) -> list[GroupStats]:
+    by_name = {u.name: u for u in unsure}
+    return [
+        s.model_copy(update={"mean_unsupported_rate": by_name[s.name].rate}) if s.name in by_name else s for s in stats
+    ]
+
+
+def pick_baseline(groups: list[Group], wanted: str | None) -> Group:
+    """The group named ``wanted`` (its group name, else its model, else its run), or the first group."""
+    if wanted is None:
+        return groups[0]
+    for field_name in ("name", "model", "run"):
+        found = [g for g in groups if getattr(g, field_name) == wanted]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            names = ", ".join(g.name for g in found)
+            raise ConfigError(f"--baseline {wanted!r} names several groups ({names}); give one of these names")
+    names = ", ".join(repr(g.name) for g in groups)
+    raise ConfigError(f"--baseline {wanted!r} is not a group of these runs; the groups are {names}")
+
+
 def compare_runs(
     run_dirs: Sequence[str | Path],
     out_dir: str | Path,
     allow_mismatch: bool = False,
     *,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
     worst: int = 3,
     title: str = "Model comparison",
     labels: Sequence[str | Path] | None = None,
+    baseline: str | None = None,
 ) -> ComparisonReport:
     """Compare the models in ``run_dirs`` and write the report files into ``out_dir``.
 
@@ -172,6 +205,9 @@ def compare_runs(
     Raises ``ConfigError`` when runs differ in both their samples and how they were measured,
     or in policy, unless ``allow_mismatch``. Each file in ``labels`` (human labels, see
     ``hallumeasure.report.calibrate``) adds a calibration section for the run it matches best.
+
+    With k groups there are k - 1 differences, each against one ``baseline`` group (named by its
+    group name, model or run; the first group by default), so 8 models give 7 differences.
     """
     if resamples < 100:
         raise ConfigError(f"resamples must be at least 100 for a usable interval, got {resamples}")
@@ -183,13 +219,26 @@ def compare_runs(
     run_stats = [group_stats(units[run.name], run.name, **options) for run in runs]
     model_stats = [group_stats(g.units, g.name, **options) for g in groups]
     by_name = {run.name: run for run in runs}
+    unsure = [u for g in groups if (u := group_unsure_stats(*_frames(by_name[g.run]), g.name, g.model, **options))]
+    run_unsure = [u for run in runs if (u := group_unsure_stats(*_frames(run), run.name, **options))]
+    # the rate's interval of a group with unsure claims covers both of its bounds
+    model_stats, run_stats = _widened(model_stats, unsure), _widened(run_stats, run_unsure)
+    base = pick_baseline(groups, baseline)
     # Without allow_mismatch, only pairs that differ in one thing: another model measured alike,
     # or the same model measured another way (model-a by CoNLI against model-b by the claim judge
     # would mix the two).
+    others = [g for g in groups if g is not base]
     comparisons = [
-        compare_groups(a.units, b.units, a.name, b.name, **options)
-        for a, b in itertools.combinations(groups, 2)
-        if allow_mismatch or comparable_groups(a, b, by_name)
+        compare_groups(base.units, g.units, base.name, g.name, **options)
+        for g in others
+        if allow_mismatch or comparable_groups(base, g, by_name)
+    ]
+    compared = {c.b for c in comparisons}
+    skipped = [
+        f"{g.name} is not compared with the baseline {base.name}: they differ in both the model and how it "
+        "was measured; choose another --baseline to compare it"
+        for g in others
+        if g.name not in compared
     ]
     rag = {run.name: load_rag(run.data.path) for run in runs}
     examples = [e for g in groups for e in worst_examples(by_name[g.run], g, worst, rag[g.run][1])]
@@ -205,13 +254,14 @@ def compare_runs(
     plots = save_report_plots(model_stats, comparisons, out)
     report = ComparisonReport(
         title=title,
+        baseline=base.name if len(groups) > 1 else None,
         runs=[run_info(r) for r in runs],
         run_stats=run_stats,
         model_stats=model_stats,
         comparisons=comparisons,
         mismatches=found,
         policy=policy_lines(runs),
-        notes=judge_notes(runs),
+        notes=[*judge_notes(runs), *skipped],
         resamples=resamples,
         seed=seed,
         confidence=confidence,
@@ -221,6 +271,8 @@ def compare_runs(
             calibrate_best_run([(r.name, r.data) for r in runs], path, confidence=confidence) for path in labels or []
         ],
         judge_stability=runs_stability(runs, groups, **options),
+        unsure=unsure,
+        run_unsure=run_unsure,
     )
     subtypes = [x for x in SUBTYPES if any(s.subtype_counts[x] for s in model_stats)]
     context = {
@@ -230,6 +282,8 @@ def compare_runs(
         "labels": LABEL_ORDER,
         "subtypes": subtypes,
         "passage_use": passage_use_line,
+        "unsure": {u.name: u for u in unsure},
+        "run_unsure": {u.name: u for u in run_unsure},
     }
     (out / "report.md").write_text(
         render_markdown("report.md.j2", plots=[{"file": f, "title": t} for f, t in plots], **context), encoding="utf-8"

@@ -18,7 +18,7 @@ from markupsafe import Markup, escape
 
 from hallumeasure.core.text import split_sentences
 from hallumeasure.report.runs import LoadedRun, model_groups, response_units
-from hallumeasure.report.stats import group_stats
+from hallumeasure.report.stats import RESAMPLES, SEED, group_stats
 from hallumeasure.runs.store import RunData
 from hallumeasure.sources.align import Alignment, align_claim, highlight
 
@@ -124,7 +124,7 @@ def _span(row: dict[str, Any]) -> Alignment:
     return Alignment(row["source_sentence"], int(row["source_start"]), int(row["source_end"]), float(row["overlap"]))
 
 
-def stats_table(data: RunData, *, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+def stats_table(data: RunData, *, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """Aggregates of the whole run and of each model in it, with 95% bootstrap intervals as text."""
     run = LoadedRun(data.path.name, data)
     units = response_units(run)

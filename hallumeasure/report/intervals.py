@@ -156,3 +156,145 @@ def paired_binary_interval(
     return newcombe_paired(
         int(np.sum(x & y)), int(np.sum(x & ~y)), int(np.sum(~x & y)), int(np.sum(~x & ~y)), confidence
     )
+
+
+# --- bounds that stay valid for discrete, mostly-zero data ----------------------------------------
+#
+# The audit decides with these. A t or score interval is an approximation that fails exactly where
+# production audits live: few or no differing pairs (a t interval of identical differences has zero
+# width). The bounds below hold at their level for every sample size and every true rate.
+
+
+def exact_upper(k: int, n: int, alpha: float) -> float:
+    """One-sided Clopper-Pearson upper bound at level ``1 - alpha`` of a share k of n (1 when n is 0)."""
+    if n <= 0 or k >= n:
+        return 1.0
+    return float(stats.beta.ppf(1.0 - alpha, k + 1, n - k))
+
+
+def exact_lower(k: int, n: int, alpha: float) -> float:
+    """One-sided Clopper-Pearson lower bound at level ``1 - alpha`` of a share k of n (0 when k is 0)."""
+    if n <= 0 or k <= 0:
+        return 0.0
+    return float(stats.beta.ppf(alpha, k, n - k + 1))
+
+
+def discordant_bounds(
+    first_only: int, second_only: int, n: int, alpha: float
+) -> tuple[float | None, float | None, float | None]:
+    """(p2 - p1, lower, upper) for paired yes/no outcomes, each bound valid at level ``1 - alpha``.
+
+    p2 - p1 is the difference of the two discordant shares (yes only the second time, minus yes
+    only the first time). Each bound spends alpha / 2 on an exact (Clopper-Pearson) bound of each
+    discordant share, so by the union bound it holds whatever the two shares are: no asymptotics,
+    and with no discordant pair the upper bound is the exact bound of 0 of n (about 3.7 / n).
+    """
+    if n <= 0:
+        return None, None, None
+    half = alpha / 2.0
+    diff = (second_only - first_only) / n
+    upper = exact_upper(second_only, n, half) - exact_lower(first_only, n, half)
+    lower = exact_lower(second_only, n, half) - exact_upper(first_only, n, half)
+    return diff, lower, upper
+
+
+def independent_exact_bounds(
+    k1: int, n1: int, k2: int, n2: int, alpha: float
+) -> tuple[float | None, float | None, float | None]:
+    """(k2/n2 - k1/n1, lower, upper) for independent shares: exact bounds of each at alpha / 2, combined."""
+    if n1 <= 0 or n2 <= 0:
+        return None, None, None
+    half = alpha / 2.0
+    upper = exact_upper(k2, n2, half) - exact_lower(k1, n1, half)
+    lower = exact_lower(k2, n2, half) - exact_upper(k1, n1, half)
+    return k2 / n2 - k1 / n1, lower, upper
+
+
+#: Orders of the values over which a betting bound averages its wealth (an average of e-values is one).
+BETTING_ORDERS = 8
+#: The variance a bet assumes before it has seen any value (a quarter of the largest a value in [-1, 1] can have).
+_PRIOR_VARIANCE = 0.25
+
+
+def _wealth(values: np.ndarray, m: float, alpha: float, orders: np.ndarray) -> float:
+    """Average wealth of betting that the mean of ``values`` (in [-1, 1]) is below ``m``.
+
+    Each order of the values bets a predictable fraction of its wealth on every next value being
+    below m (the predictable plug-in of Waudby-Smith and Ramdas 2023, tuned to the sample size),
+    at most c / (1 - m) so a value of 1 cannot bankrupt it. If the true mean is m or more, the
+    wealth is a nonnegative supermartingale, so it reaches 1 / alpha with probability at most
+    alpha (Ville's inequality); so does the average over orders.
+    """
+    n = values.size
+    cap = 0.99 / (1.0 - m) if m < 1.0 else np.inf
+    total = 0.0
+    for order in orders:
+        x = values[order]
+        # Running mean and variance of what was seen before each value (a prior pseudo-observation first).
+        seen = np.arange(1, n + 1, dtype=float)
+        mean_after = np.cumsum(x) / seen
+        var_terms = np.concatenate(([_PRIOR_VARIANCE], (x[:-1] - mean_after[:-1]) ** 2))
+        var_before = np.cumsum(var_terms) / seen
+        bet = np.minimum(np.sqrt(2.0 * math.log(1.0 / alpha) / (n * var_before)), cap)
+        factors = 1.0 + bet * (m - x)
+        # capped in log space: past 1e300 the wealth has long cleared any 1 / alpha
+        total += float(np.exp(min(float(np.sum(np.log(np.maximum(factors, 1e-300)))), 690.0)))
+    return total / len(orders)
+
+
+def betting_rejects(values: np.ndarray, m: float, alpha: float, *, seed: int = 0) -> bool:
+    """Whether the bet rules out a mean of ``m`` or more at level ``alpha`` (values in [-1, 1], NaN left out).
+
+    The same as ``betting_upper(values, alpha) <= m`` up to the bisection's tolerance, without the
+    bisection: the audit decides with this, and shows the bounds.
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0 or m >= 1.0:
+        return bool(x.size and m >= 1.0)
+    return _wealth(x, m, alpha, _orders(x.size, seed)) >= 1.0 / alpha
+
+
+def _orders(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.array([np.arange(n)] + [rng.permutation(n) for _ in range(BETTING_ORDERS - 1)])
+
+
+def betting_upper(values: np.ndarray, alpha: float, *, seed: int = 0) -> float | None:
+    """Upper bound at level ``1 - alpha`` of the mean of values in [-1, 1], valid for any n (betting).
+
+    The bound is the smallest m whose bet against "mean >= m" has grown the wealth to 1 / alpha;
+    the wealth grows with m, so bisection finds it. With no spread at all it still needs about
+    log(1 / alpha) / m values to reach m: zeros bound the mean below m only from n near 3 / m on.
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return None
+    if np.any(np.abs(x) > 1.0 + 1e-12):
+        raise ValueError("betting bounds need values in [-1, 1]")
+    orders = _orders(x.size, seed)
+    goal = 1.0 / alpha
+    low, high = float(x.min()) - 1e-9, 1.0
+    if _wealth(x, high - 1e-9, alpha, orders) < goal:
+        return 1.0
+    for _ in range(40):
+        mid = (low + high) / 2.0
+        if _wealth(x, mid, alpha, orders) >= goal:
+            high = mid
+        else:
+            low = mid
+    return min(1.0, high)
+
+
+def betting_bounds(
+    values: np.ndarray, alpha: float, *, seed: int = 0
+) -> tuple[float | None, float | None, float | None]:
+    """(mean, lower, upper) of values in [-1, 1]; each one-sided bound valid at level ``1 - alpha``."""
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return None, None, None
+    upper = betting_upper(x, alpha, seed=seed)
+    lower = betting_upper(-x, alpha, seed=seed)
+    return float(x.mean()), None if lower is None else -lower, upper

@@ -75,53 +75,63 @@ def draw_estimates(ax: Axes, names: list[str], estimates: list[Estimate], title:
 
 
 def draw_label_mix(ax: Axes, stats: list[GroupStats]) -> None:
-    """One stacked bar per group: the share of judged claims with each label."""
+    """One stacked bar per group: the share of judged claims with each label.
+
+    The legend sits in the figure, below the axes (``outside lower center``), so that with any
+    number of groups it neither covers a bar nor gets cut at the figure's edge.
+    """
     names = [s.name for s in stats]
     y = np.arange(len(names))
     left = np.zeros(len(names))
     for label in LABEL_ORDER:
         share = np.array([s.label_shares[label].value or 0.0 for s in stats])
-        ax.barh(y, share, left=left, color=LABEL_COLOURS[label], label=label)
+        ax.barh(y, share, left=left, color=LABEL_COLOURS[label], label=label.replace("_", " "))
         left += share
     ax.set_yticks(y, names)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of judged claims")
     ax.set_title("Label mix", loc="left", fontsize=10)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncols=3, fontsize=8, frameon=False)
+    ax.figure.legend(loc="outside lower center", ncols=len(LABEL_ORDER), fontsize=8, frameon=False)
 
 
-def draw_subtype_mix(ax: Axes, names: list[str], counts: list[dict[str, int]]) -> None:
-    """Grouped bars: for each subtype, its share of each group's subtyped claims."""
+def draw_subtype_mix(ax: Axes, names: list[str], counts: list[dict[str, int]], judged: list[int] | None = None) -> None:
+    """A grid with one row per group and one column per subtype: the count of claims with that
+    subtype and, given each group's number of ``judged`` claims, their share of them.
+
+    The colour follows the share of all judged claims (the count when ``judged`` is not given),
+    so one subtyped claim among fifty is a pale 2% cell, not a full bar; a grid also stays
+    readable with many groups, where grouped bars do not.
+    """
     present = [x for x in SUBTYPES if any(c.get(x, 0) for c in counts)] or SUBTYPES
-    x = np.arange(len(present))
-    width = 0.8 / max(len(names), 1)
-    colours = [f"C{i % 10}" for i in range(len(names))]
-    top = 0.0
-    for i, (name, group_counts) in enumerate(zip(names, counts, strict=True)):
-        total = sum(group_counts.values())
-        share = [group_counts.get(s, 0) / total if total else 0.0 for s in present]
-        where = x + (i - (len(names) - 1) / 2) * width
-        # The legend gives each group's number of subtyped claims, each bar its count: 100% of 2 is not 100% of 200.
-        ax.bar(
-            where, share, width, label=f"{name} ({total} subtyped claim{'s' if total != 1 else ''})", color=colours[i]
-        )
-        for bx, value, subtype in zip(where, share, present, strict=True):
-            n = group_counts.get(subtype, 0)
-            if n:
-                ax.text(bx, value + 0.015, str(n), ha="center", va="bottom", fontsize=7, color="#222")
-        top = max(top, *share) if share else top
-    ax.set_xticks(x, [s.replace("_", "\n") for s in present], fontsize=8)
-    ax.set_ylim(0, min(1.0, top) * 1.18 + 0.02)
-    ax.set_ylabel("share of subtyped claims")
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.set_title("Error-subtype mix", loc="left", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
+    table = np.array([[c.get(x, 0) for x in present] for c in counts], dtype=float).reshape(len(names), len(present))
+    if judged is not None:
+        totals = np.array(judged, dtype=float)[:, None]
+        shade = np.divide(table, totals, out=np.zeros_like(table), where=totals > 0)
+    else:
+        shade = table
+    top = max(float(shade.max(initial=0.0)), 0.05 if judged is not None else 1.0)
+    ax.imshow(shade, cmap="Reds", vmin=0.0, vmax=top, aspect="auto")
+    for row in range(len(names)):
+        for col in range(len(present)):
+            k = int(table[row, col])
+            text = f"{k} ({shade[row, col]:.0%})" if k and judged is not None else str(k)
+            colour = "white" if shade[row, col] > top * 0.6 else "#222"
+            ax.text(col, row, text, ha="center", va="center", fontsize=7, color=colour)
+    ax.set_xticks(np.arange(len(present)), [x.replace("_", " ") for x in present], fontsize=8, rotation=30, ha="right")
+    rows = names if judged is None else [f"{name} ({n} judged)" for name, n in zip(names, judged, strict=True)]
+    ax.set_yticks(np.arange(len(names)), rows)
+    ax.tick_params(length=0)
+    ax.spines[:].set_visible(False)
+    what = "claims (share of judged claims)" if judged is not None else "claims"
+    # a figure title: the grid may be narrower than the sentence
+    _figure_title(ax, f"Error subtypes: {what}")
 
 
 def draw_differences(ax: Axes, comparisons: list[Comparison]) -> None:
-    """Forest plot of ``b - a`` in mean unsupported rate, with intervals; right of zero means b is worse."""
-    names = [f"{c.b} - {c.a}" for c in comparisons]
+    """Forest plot of each group against the baseline (``b - a`` in mean unsupported rate, with
+    intervals); right of zero means the group is worse than the baseline."""
+    names = [c.b for c in comparisons]
     y = np.arange(len(names))
     for i, c in enumerate(comparisons):
         d = c.unsupported_rate.diff
@@ -144,8 +154,14 @@ def draw_differences(ax: Axes, comparisons: list[Comparison]) -> None:
     ax.invert_yaxis()
     ax.set_ylim(len(names) - 0.4, -0.7)  # room above the first point for its label
     ax.set_xlim(-1.05, 1.05)
-    ax.set_xlabel("difference in mean unsupported rate")
-    ax.set_title("Differences between models", loc="left", fontsize=10)
+    baseline = comparisons[0].a if comparisons else ""
+    ax.set_xlabel("difference in mean unsupported rate (group - baseline)")
+    _figure_title(ax, f"Each group against the baseline {baseline}")
+
+
+def _figure_title(ax: Axes, text: str) -> None:
+    """A title over the whole figure, left-aligned: unlike an axes title it may be wider than the plot."""
+    ax.figure.suptitle(text, x=0.01, ha="left", fontsize=10)
 
 
 def _width(labels: list[str]) -> float:
@@ -153,12 +169,12 @@ def _width(labels: list[str]) -> float:
     return max(7.0, 3.5 + 0.075 * max((len(x) for x in labels), default=0))
 
 
-def save_report_plots(stats: list[GroupStats], comparisons: list[Comparison], out_dir: Path) -> list[tuple[str, str]]:
-    """Write the report's PNG files into ``out_dir``; returns (file name, title) pairs in display order."""
+def report_figures(stats: list[GroupStats], comparisons: list[Comparison]) -> list[tuple[str, str, Figure]]:
+    """The report's figures as (file name, title, figure), in display order, drawn but not saved."""
     names = [s.name for s in stats]
     height = 1.2 + 0.45 * len(names)
     width = _width(names)
-    written = []
+    figures = []
 
     figure = new_figure(width, height)
     draw_estimates(
@@ -168,8 +184,7 @@ def save_report_plots(stats: list[GroupStats], comparisons: list[Comparison], ou
         "Mean claim-level unsupported rate (95% CI)",
         xlabel="unsupported claims / evaluated claims",
     )
-    save(figure, out_dir / "unsupported_rate.png")
-    written.append(("unsupported_rate.png", "Mean unsupported rate per model"))
+    figures.append(("unsupported_rate.png", "Mean unsupported rate per model", figure))
 
     figure = new_figure(width, height)
     draw_estimates(
@@ -179,22 +194,31 @@ def save_report_plots(stats: list[GroupStats], comparisons: list[Comparison], ou
         "Share of hallucinated responses (95% CI)",
         xlabel="hallucinated responses / responses",
     )
-    save(figure, out_dir / "hallucinated_share.png")
-    written.append(("hallucinated_share.png", "Hallucinated share per model"))
+    figures.append(("hallucinated_share.png", "Hallucinated share per model", figure))
 
-    figure = new_figure(width, height + 0.9)
+    figure = new_figure(max(width, 7.5), height + 0.6)  # 7.5 in: the five labels fit on one legend line
     draw_label_mix(figure.add_subplot(), stats)
-    save(figure, out_dir / "label_mix.png")
-    written.append(("label_mix.png", "Label mix per model"))
+    figures.append(("label_mix.png", "Label mix per model", figure))
 
-    figure = new_figure(width, 3.6)
-    draw_subtype_mix(figure.add_subplot(), names, [s.subtype_counts for s in stats])
-    save(figure, out_dir / "subtype_mix.png")
-    written.append(("subtype_mix.png", "Error-subtype mix per model"))
+    judged = [sum(s.label_counts.values()) for s in stats]
+    present = sum(1 for x in SUBTYPES if any(s.subtype_counts.get(x, 0) for s in stats)) or len(SUBTYPES)
+    rows = [f"{name} ({n} judged)" for name, n in zip(names, judged, strict=True)]
+    # at least 4.5 in, the width of the figure title
+    figure = new_figure(max(_width(rows) - 3.5 + 0.9 * present, 4.5), 1.8 + 0.4 * len(names))
+    draw_subtype_mix(figure.add_subplot(), names, [s.subtype_counts for s in stats], judged)
+    figures.append(("subtype_mix.png", "Error subtypes per model", figure))
 
     if comparisons:
-        figure = new_figure(_width([f"{c.b} - {c.a}" for c in comparisons]), 1.2 + 0.45 * len(comparisons))
+        figure = new_figure(_width([c.b for c in comparisons]), 1.4 + 0.45 * len(comparisons))
         draw_differences(figure.add_subplot(), comparisons)
-        save(figure, out_dir / "differences.png")
-        written.append(("differences.png", "Differences in mean unsupported rate"))
+        figures.append(("differences.png", "Difference in mean unsupported rate from the baseline", figure))
+    return figures
+
+
+def save_report_plots(stats: list[GroupStats], comparisons: list[Comparison], out_dir: Path) -> list[tuple[str, str]]:
+    """Write the report's PNG files into ``out_dir``; returns (file name, title) pairs in display order."""
+    written = []
+    for name, title, figure in report_figures(stats, comparisons):
+        save(figure, out_dir / name)
+        written.append((name, title))
     return written

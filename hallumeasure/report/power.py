@@ -15,6 +15,7 @@ give sigma^2 = s1^2 + s2^2 - 2 rho s1 s2.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypeGuard, get_args
@@ -109,7 +110,7 @@ class PlanCost(BaseModel):
 
 
 class SamplePlan(BaseModel):
-    """How many shared samples an audit needs to decide, for one metric."""
+    """How many shared samples an audit needs for each outcome, for one metric, each with its meaning."""
 
     metric: Metric
     source: str = Field(description="Where the spread of the differences came from (runs or a baseline rate).")
@@ -122,13 +123,28 @@ class SamplePlan(BaseModel):
     power: float
     sd_difference: float
     correlation: float | None
+    method: str = Field(description="How the chances were computed: exact (the share gate) or normal theory.")
     samples_to_flag: int | None = Field(
-        description="Shared samples that flag the rise as a regression with "
-        "the given power (None when rise <= margin or out of reach)."
+        description="To flag a rise of R: shared samples at which a true rise of `rise` is flagged as a "
+        "regression with the given power (None when rise <= the regression threshold or out of reach)."
     )
     samples_to_pass: int | None = Field(
-        description="Shared samples that let an unchanged model (true rise 0) "
-        "pass with the given power (None when margin is 0)."
+        description="To pass when unchanged: shared samples at which a model with true rise 0 passes "
+        "with the given power (None when margin is 0)."
+    )
+    samples_to_pass_at_rise: int | None = Field(
+        default=None,
+        description="To pass a rise of R within the margin: shared samples at which a true rise of `rise` "
+        "(< margin) passes with the given power.",
+    )
+    pass_chance_at_rise: float | None = Field(
+        default=None,
+        description="Chance that a true rise of `rise` passes at samples_to_pass (the unchanged count).",
+    )
+    pass_chance_at_margin: float | None = Field(
+        default=None,
+        description="Chance that a true rise equal to the margin passes at the largest planned count "
+        "(the audit promises at most alpha).",
     )
     cost: PlanCost | None = None
     notes: list[str] = []
@@ -145,16 +161,63 @@ def plan_samples(
     alpha: float = 0.05,
     power: float = 0.8,
     correlation: float | None = None,
+    exact: bool = True,
 ) -> SamplePlan:
-    """The sample counts that decide ``rise`` (flag it) and no rise (pass it) against ``margin``."""
+    """The sample counts that flag ``rise``, pass an unchanged model, and pass ``rise`` when within ``margin``.
+
+    The hallucinated share is planned exactly (``share_outcomes``, the audit's own decision rule,
+    with the pairing given by ``correlation``, 0 when unknown) unless ``exact`` is False; the rate
+    with the normal-theory power of a one-sided t test at ``sd``.
+    """
     notes = []
-    to_flag = samples_needed((rise - margin) / sd, alpha, power) if sd > 0 and rise > margin else None
-    to_pass = samples_needed(margin / sd, alpha, power) if sd > 0 and margin > 0 else None
-    if rise <= margin:
-        notes.append(f"a rise of {rise:g} is within the margin {margin:g}: the audit is meant to pass it, not flag it")
-    if sd == 0:
+    above = margin
+    if metric == "hallucinated_share" and exact:
+        method = "exact: the share gate's outcome probabilities summed over the discordant counts"
+        rho = 0.0 if correlation is None else correlation
+        current = min(1.0, baseline_rate + rise)
+        at_rise = discordant_shares(baseline_rate, current, rho)
+        unchanged = discordant_shares(baseline_rate, baseline_rate, rho)
+        at_margin = discordant_shares(baseline_rate, min(1.0, baseline_rate + margin), rho)
+
+        def samples(outcome: Literal["pass", "regression"], shares: tuple[float, float]) -> int | None:
+            return share_samples_for(outcome, *shares, margin=margin, above=above, alpha=alpha, power=power)
+
+        to_flag = samples("regression", at_rise) if rise > above else None
+        to_pass = samples("pass", unchanged) if margin > 0 else None
+        to_pass_rise = samples("pass", at_rise) if 0 < rise < margin else None
+
+        def pass_chance(shares: tuple[float, float], n: int) -> float:
+            return share_outcomes(n, *shares, margin=margin, above=above, alpha=alpha).p_pass
+
+    else:
+        method = "normal theory: one-sided t test at the given spread (the audit's betting bound needs more)"
+        to_flag = samples_needed((rise - margin) / sd, alpha, power) if sd > 0 and rise > margin else None
+        to_pass = samples_needed(margin / sd, alpha, power) if sd > 0 and margin > 0 else None
+        to_pass_rise = samples_needed((margin - rise) / sd, alpha, power) if sd > 0 and 0 < rise < margin else None
+        at_rise, at_margin = (baseline_rate, rise), (baseline_rate, margin)
+
+        def pass_chance(shares: tuple[float, float], n: int) -> float:
+            return t_power((margin - shares[1]) / sd, n, alpha) if sd > 0 else float("nan")
+
+    chance_at_rise = round(pass_chance(at_rise, to_pass), 4) if to_pass is not None and rise > 0 else None
+    largest = max([n for n in (to_flag, to_pass, to_pass_rise) if n is not None], default=None)
+    chance_at_margin = round(pass_chance(at_margin, largest), 4) if largest is not None and margin > 0 else None
+    if 0 < rise < margin and to_pass is not None:
         notes.append(
-            "the differences have no spread, so any number of samples decides; measure a baseline run "
+            f"a true rise of {rise:g} is within the margin {margin:g}, so the audit should pass it, but less often "
+            f"than an unchanged model: at the {to_pass:,} samples that pass an unchanged model it passes with "
+            f"chance {chance_at_rise:.3f}; "
+            + (
+                f"{to_pass_rise:,} samples pass it with {power:.0%} chance"
+                if to_pass_rise
+                else "no count in reach passes it"
+            )
+        )
+    elif rise == margin:
+        notes.append(f"a true rise equal to the margin {margin:g} passes with chance at most {alpha:g} at any n")
+    if sd == 0 and not (metric == "hallucinated_share" and exact):
+        notes.append(
+            "the differences have no spread, so this plan cannot size the audit; measure a baseline run "
             "with more samples for a usable plan"
         )
     return SamplePlan(
@@ -167,8 +230,12 @@ def plan_samples(
         power=power,
         sd_difference=round(sd, 6),
         correlation=correlation,
+        method=method,
         samples_to_flag=to_flag,
         samples_to_pass=to_pass,
+        samples_to_pass_at_rise=to_pass_rise,
+        pass_chance_at_rise=chance_at_rise,
+        pass_chance_at_margin=chance_at_margin,
         notes=notes,
     )
 
@@ -199,3 +266,155 @@ def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str,
         prices_as_of=PRICES_AS_OF,
         assumptions=[f"samples as long as the {est.n_samples} priced ones", *est.assumptions],
     )
+
+
+# --- exact operating characteristics of the hallucinated-share gate --------------------------------
+#
+# For paired yes/no flags the audit's decision depends only on the two discordant counts: b
+# responses flagged only in the baseline, c only in the current run (see
+# ``hallumeasure.report.intervals.discordant_bounds``). (b, c) is trinomial, so the chance of each
+# outcome is a finite sum, computed here exactly rather than simulated.
+
+
+class ShareOutcomes(BaseModel):
+    """Exact chances of the share gate's three outcomes at ``n`` shared samples."""
+
+    n: int
+    p_pass: float
+    p_regression: float
+    p_inconclusive: float
+
+
+def discordant_shares(baseline: float, current: float, correlation: float) -> tuple[float, float]:
+    """(flagged only in the baseline, flagged only in the current) shares of two yes/no outcomes.
+
+    The correlation is clipped to what two outcomes with these means can have.
+    """
+    s = math.sqrt(baseline * (1 - baseline) * current * (1 - current))
+    both = baseline * current + correlation * s
+    both = min(max(both, max(0.0, baseline + current - 1.0)), min(baseline, current))
+    return max(baseline - both, 0.0), max(current - both, 0.0)
+
+
+@functools.lru_cache(maxsize=64)
+def _exact_bounds(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson upper and lower bounds of k of n for every k, as ``exact_upper`` / ``exact_lower``."""
+    from hallumeasure.report.intervals import exact_lower, exact_upper
+
+    k = np.arange(n + 1)
+    with np.errstate(all="ignore"):
+        upper = np.where(k >= n, 1.0, stats.beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1)))
+        lower = np.where(k <= 0, 0.0, stats.beta.ppf(alpha, np.maximum(k, 1), n - k + 1))
+    # the vectorised values are the scalar ones; checked on the ends so a scipy change cannot split them
+    assert upper[0] == exact_upper(0, n, alpha) and lower[n] == exact_lower(n, n, alpha)
+    upper.setflags(write=False)
+    lower.setflags(write=False)
+    return upper, lower
+
+
+def share_outcomes(
+    n: int, first_only: float, second_only: float, *, margin: float, above: float, alpha: float
+) -> ShareOutcomes:
+    """Exact P(pass), P(regression), P(inconclusive) of the share gate at n pairs with these discordant shares.
+
+    Pass: upper bound <= margin; regression: lower bound > ``above`` (the margin, or 0 when any
+    significant rise fails); the bounds are those of ``discordant_bounds`` at level 1 - alpha.
+    """
+    counts = np.arange(n + 1)
+    upper, lower = _exact_bounds(n, alpha / 2.0)  # both rise with the count
+    upper_c, lower_c, upper_b, lower_b = upper, lower, upper, lower
+    # c given b is binomial over the n - b pairs not flagged only in the baseline.
+    q = second_only / (1.0 - first_only) if first_only < 1.0 else 0.0
+    q = min(max(q, 0.0), 1.0)
+    p_b = stats.binom.pmf(counts, n, first_only)
+    rest = n - counts
+    # pass when upper_c[c] - lower_b[b] <= margin: c up to the last c whose bound fits (bounds rise with c)
+    last_pass = np.searchsorted(upper_c, margin + lower_b, side="right") - 1
+    last_pass = np.minimum(last_pass, rest)
+    p_pass = float(np.sum(p_b * np.where(last_pass >= 0, stats.binom.cdf(last_pass, rest, q), 0.0)))
+    # regression when lower_c[c] - upper_b[b] > above: c from the first c whose bound clears it
+    first_reg = np.searchsorted(lower_c, above + upper_b, side="right")
+    p_reg = float(np.sum(p_b * np.where(first_reg <= rest, stats.binom.sf(first_reg - 1, rest, q), 0.0)))
+    p_pass, p_reg = min(max(p_pass, 0.0), 1.0), min(max(p_reg, 0.0), 1.0)
+    return ShareOutcomes(n=n, p_pass=p_pass, p_regression=p_reg, p_inconclusive=max(0.0, 1.0 - p_pass - p_reg))
+
+
+#: Pairing correlations over which the worst case of a promise is taken (0 = independent flags).
+PAIRINGS = tuple(round(x, 2) for x in np.linspace(-1.0, 1.0, 41))
+
+
+def worst_share_outcomes(
+    n: int, baseline: float, rise: float, *, margin: float, above: float, alpha: float
+) -> tuple[ShareOutcomes, ShareOutcomes]:
+    """The outcomes at the pairing most favourable to a pass and at the one most favourable to a regression.
+
+    The pairing (how often both runs flag the same response) is unknown to the audit, so its
+    promises must hold for every pairing; this scans the correlations in ``PAIRINGS``.
+    """
+    current = min(1.0, baseline + rise)
+    seen = [
+        share_outcomes(n, *discordant_shares(baseline, current, r), margin=margin, above=above, alpha=alpha)
+        for r in PAIRINGS
+    ]
+    return max(seen, key=lambda o: o.p_pass), max(seen, key=lambda o: o.p_regression)
+
+
+def share_samples_for(
+    outcome: Literal["pass", "regression"],
+    first_only: float,
+    second_only: float,
+    *,
+    margin: float,
+    above: float,
+    alpha: float,
+    power: float,
+    limit: int = 200_000,
+) -> int | None:
+    """Smallest n at which the share gate reaches ``outcome`` with probability ``power`` (None above ``limit``).
+
+    The chance rises with n apart from small saw-teeth of discrete data, so a doubling search and a
+    bisection find an n at which it reaches ``power`` while n - 1 falls short.
+    """
+
+    def chance(n: int) -> float:
+        o = share_outcomes(n, first_only, second_only, margin=margin, above=above, alpha=alpha)
+        return o.p_pass if outcome == "pass" else o.p_regression
+
+    high = 8
+    while chance(high) < power:
+        high *= 2
+        if high > limit:
+            return None
+    low = high // 2
+    while high - low > 1:  # bisection; the chance rises with n apart from small saw-teeth
+        mid = (low + high) // 2
+        if chance(mid) >= power:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def share_detectable_rise(
+    n: int, first_only: float, *, margin: float, above: float, alpha: float, power: float
+) -> float | None:
+    """Smallest true rise of the share that n pairs flag as a regression with probability ``power``.
+
+    The rise adds responses flagged only in the current run to the observed ``first_only`` share
+    (responses flagged only in the baseline). None when even the largest rise is not flagged so often.
+    """
+
+    def chance(rise: float) -> float:
+        return share_outcomes(n, first_only, first_only + rise, margin=margin, above=above, alpha=alpha).p_regression
+
+    top = 1.0 - 2.0 * first_only
+    if top <= above or chance(top) < power:
+        return None
+    low, high = above, top
+    for _ in range(30):
+        mid = (low + high) / 2.0
+        if chance(mid) >= power:
+            high = mid
+        else:
+            low = mid
+    return high

@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from hallumeasure.core.text import md_escape
 from hallumeasure.report.stats import Estimate
-from hallumeasure.report.summary import audit_summary, comparison_summary
+from hallumeasure.report.summary import audit_summary, bounds_note, comparison_summary
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -67,7 +67,7 @@ def _environment(*, html: bool) -> Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(est=format_estimate, p=format_p, num=format_number, signed=format_signed, md=md_escape)
-    env.globals.update(comparison_summary=comparison_summary, audit_summary=audit_summary)
+    env.globals.update(comparison_summary=comparison_summary, audit_summary=audit_summary, bounds_note=bounds_note)
     return env
 
 

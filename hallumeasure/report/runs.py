@@ -151,15 +151,21 @@ def _show(field: str, value: object) -> str:
     return str(value)
 
 
-def _inputs(run: LoadedRun) -> dict[str, str]:
-    """Sample id -> digest of what was measured for it (model, question, context, response)."""
+def input_ids(responses: pd.DataFrame) -> pd.Series:
+    """The id each sample had in its input (old runs, keyed by id alone, have only ``sample_id``)."""
+    column = "input_id" if "input_id" in responses.columns else "sample_id"
+    return responses[column].astype(str)
+
+
+def _inputs(run: LoadedRun) -> dict[tuple[str, str], str]:
+    """(input id, model) -> digest of what was measured for it (model, question, context, response)."""
     r = run.data.responses
     out = {}
     for sid, model, question, context, response in zip(
-        r["sample_id"], r["model"], r["question"], r["context"], r["response"], strict=True
+        input_ids(r), r["model"], r["question"], r["context"], r["response"], strict=True
     ):
         parts = [x if isinstance(x, str) else "" for x in (model, question, context, response)]
-        out[str(sid)] = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+        out[(sid, parts[0])] = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
     return out
 
 
@@ -274,7 +280,7 @@ def content_key(context: str, question: object) -> str:
 
 
 def _counts(cell: object, names: list[str]) -> list[int]:
-    counts = json.loads(cell) if isinstance(cell, str) else {}
+    counts = json.loads(cell) if isinstance(cell, str) else cell if isinstance(cell, dict) else {}
     return [int(counts.get(name, 0)) for name in names]
 
 
@@ -289,11 +295,13 @@ def response_units(run: LoadedRun) -> pd.DataFrame:
             "run": run.name,
             "model": r["model"].fillna(NO_MODEL).astype(str),
             "sample_id": r["sample_id"].astype(str),
+            "input_id": input_ids(r),
             "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"], strict=True)],
             "rate": pd.to_numeric(r["unsupported_rate"], errors="coerce").astype(float),
             "hallucinated": r["hallucinated"].astype("Float64").astype(float),
             "n_claims": r["n_claims"].fillna(0).astype(int),
             "n_evaluated": r["n_evaluated"].fillna(0).astype(int),
+            "n_unsupported": r["n_unsupported"].fillna(0).astype(int),
             "failed": failed.astype(int),
             "error_rows": claim_errors + failed.astype(int),
         }
@@ -340,24 +348,39 @@ def model_groups(runs: list[LoadedRun], units: dict[str, pd.DataFrame]) -> list[
     return groups
 
 
+def _id_keys(t: pd.DataFrame) -> list[str]:
+    """Each row's id as written, with its model added where the id repeats within the table."""
+    ids = input_ids(t)
+    repeated = set(ids[ids.duplicated()])
+    if not repeated:
+        return list(ids)
+    models = t["model"].astype(str) if "model" in t.columns else pd.Series([""] * len(t), index=t.index)
+    return [f"{i}\x00{m}" if i in repeated else i for i, m in zip(ids, models, strict=True)]
+
+
 def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Align two response tables on shared samples, row by row.
 
-    Samples pair when they have the same sample id or, failing that, the same context and
-    question. Repeats of one key within a group are averaged. Returns the aligned tables
-    (possibly empty) and a description of how they were paired.
+    Samples pair when they have the same id as the input wrote it (so one row per question and
+    model, the models sharing ids, pairs each model's answer to a question) or, failing that, the
+    same context and question. In a table that holds several models (an id repeats), the key is
+    the pair (id, model), so each model's answer pairs with the same model's answer in the other
+    table rather than with an average over models. Repeats of one key within a group are
+    averaged. Returns the aligned tables (possibly empty) and a description of how they were paired.
     """
-    shared_ids = set(a["sample_id"]) & set(b["sample_id"])
+    ids_a, ids_b = _id_keys(a), _id_keys(b)
+    shared_ids = set(ids_a) & set(ids_b)
 
-    def keyed(t: pd.DataFrame) -> pd.DataFrame:
+    def keyed(t: pd.DataFrame, ids: list[str]) -> pd.DataFrame:
         t = t.copy()
         t["pair_key"] = [
-            "id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(t["sample_id"], t["content_key"], strict=True)
+            "id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(ids, t["content_key"], strict=True)
         ]
-        numeric = [c for c in t.columns if c not in ("run", "model", "sample_id", "content_key", "pair_key")]
+        text = ("run", "model", "sample_id", "input_id", "content_key", "pair_key")
+        numeric = [c for c in t.columns if c not in text]
         return t.groupby("pair_key", sort=False)[numeric].mean()
 
-    ka, kb = keyed(a), keyed(b)
+    ka, kb = keyed(a, ids_a), keyed(b, ids_b)
     shared = [k for k in ka.index if k in kb.index]
     by_id = sum(1 for k in shared if k.startswith("id:"))
     how = {

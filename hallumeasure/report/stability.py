@@ -35,7 +35,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.labels import Label, Policy
-from hallumeasure.report.stats import Estimate, bootstrap_weights, percentile_interval
+from hallumeasure.report.stats import CONFIDENCE, RESAMPLES, SEED, Estimate, bootstrap_weights, percentile_interval
 
 if TYPE_CHECKING:
     from hallumeasure.report.runs import Group, LoadedRun
@@ -239,9 +239,9 @@ class StabilityReport(BaseModel):
     tie_rule: str | None = None
     error_rule: str | None = None
     interval_method: str = INTERVAL_METHOD
-    confidence: float = 0.95
-    resamples: int = 2000
-    seed: int = 0
+    confidence: float = CONFIDENCE
+    resamples: int = RESAMPLES
+    seed: int = SEED
 
 
 def has_votes(votes: pd.DataFrame) -> bool:
@@ -361,9 +361,9 @@ def judge_variance_stats(
     combined_rates: pd.Series,
     policy: Policy,
     *,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> JudgeVarianceStats:
     """The per-vote rate and hallucinated share of a group of responses, and its combined rate, with
     intervals from one bootstrap over responses (each drawn with all its votes).
@@ -450,9 +450,9 @@ def stability_report(
     *,
     vote_settings: dict[str, Any] | None = None,
     groups: dict[str, list[str]] | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> StabilityReport | None:
     """The judge stability of a run, or None when it has one vote per claim.
 
@@ -498,7 +498,7 @@ def stability_report(
 
 
 def run_stability(
-    data: RunData, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+    data: RunData, *, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
 ) -> StabilityReport | None:
     """``stability_report`` of a loaded run (``hallumeasure.runs.store.RunData``)."""
     manifest = data.manifest
@@ -599,9 +599,9 @@ def runs_stability(
     runs: Sequence[LoadedRun],
     groups: Sequence[Group],
     *,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> list[RunStability]:
     """The stability of each run (``report.runs.LoadedRun``) that has repeats or a panel, with intervals
     for the report's model groups (``report.runs.Group``) of that run."""

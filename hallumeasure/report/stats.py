@@ -29,6 +29,13 @@ LABELS = [label.value for label in Label]
 SUBTYPES = [subtype.value for subtype in Subtype]
 
 
+#: The one interval procedure of every report (measure, show, view, compare, audit): this many
+#: bootstrap resamples from this seed at this confidence, so one run always gets one interval.
+RESAMPLES = 2000
+SEED = 0
+CONFIDENCE = 0.95
+
+
 class Resampling(TypedDict):
     """The bootstrap's settings, passed on as keyword arguments to the functions here."""
 
@@ -81,11 +88,14 @@ class GroupStats(BaseModel):
     n_rated: int
     n_claims: int
     n_error_rows: int
+    #: Unsupported claims under the run's policy (the count a ratio of rates rests on).
+    n_unsupported: int = 0
     mean_unsupported_rate: Estimate
     hallucinated_share: Estimate
     error_rows: Estimate
     error_share: Estimate
     label_shares: dict[str, Estimate]
+    #: Claims with each subtype per judged claim (the denominator of ``label_shares``, the same for every subtype).
     subtype_shares: dict[str, Estimate]
     label_counts: dict[str, int]
     subtype_counts: dict[str, int]
@@ -177,7 +187,9 @@ def _mean_draws(values: np.ndarray, resamples: int, rng: np.random.Generator) ->
     return np.concatenate(draws) if draws else np.array([])
 
 
-def bootstrap_mean(values: np.ndarray, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> Estimate:
+def bootstrap_mean(
+    values: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
+) -> Estimate:
     """Mean of ``values`` (NaN = undefined, left out) with a percentile bootstrap interval."""
     values = np.asarray(values, dtype=float)
     valid = np.isfinite(values)
@@ -205,7 +217,7 @@ def _sign_flip_sums(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
 
 
 def sign_flip_test(
-    d: np.ndarray, *, confidence: float = 0.95, resamples: int = 10000, rng: np.random.Generator
+    d: np.ndarray, *, confidence: float = CONFIDENCE, resamples: int = 10000, rng: np.random.Generator
 ) -> tuple[float | None, float | None, float | None]:
     """Sign-flip test of paired differences ``d``: (p-value that their mean is zero, interval low, high).
 
@@ -303,7 +315,7 @@ def holm(p_values: dict[str, float | None]) -> dict[str, float | None]:
 
 
 def group_stats(
-    units: pd.DataFrame, name: str, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+    units: pd.DataFrame, name: str, *, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
 ) -> GroupStats:
     """Every aggregate of one group of responses, with bootstrap intervals over responses.
 
@@ -320,7 +332,7 @@ def group_stats(
     judged = units["judged_units"].to_numpy(dtype=float)
     labels = units[[f"label_{x}" for x in LABELS]].to_numpy(dtype=float)
     subtypes = units[[f"subtype_{x}" for x in SUBTYPES]].to_numpy(dtype=float)
-    label_total, subtype_total = labels.sum(axis=1), subtypes.sum(axis=1)
+    label_total = labels.sum(axis=1)
 
     def evaluate(w: np.ndarray) -> dict[str, np.ndarray]:
         """All statistics for weight rows ``w`` (shape (k, n)); the point estimate uses ones."""
@@ -330,7 +342,8 @@ def group_stats(
             "errors": w @ errors,
             "error_share": _ratio(w @ errors, w @ judged),
             "labels": _ratio(w @ labels, (w @ label_total)[:, None]),
-            "subtypes": _ratio(w @ subtypes, (w @ subtype_total)[:, None]),
+            # per judged claim, not per subtyped claim: one subtyped claim among 50 is 2%, not a full bar
+            "subtypes": _ratio(w @ subtypes, (w @ label_total)[:, None]),
         }
 
     point = {k: v[0] for k, v in evaluate(np.ones((1, n))).items()} if n else None
@@ -351,6 +364,7 @@ def group_stats(
         n_rated=int(rated.sum()),
         n_claims=int(units["n_claims"].sum()),
         n_error_rows=int(errors.sum()),
+        n_unsupported=int(units["n_unsupported"].sum()) if "n_unsupported" in units.columns else 0,
         mean_unsupported_rate=estimate("rate"),
         hallucinated_share=estimate("flag"),
         error_rows=estimate("errors"),
@@ -366,7 +380,13 @@ def group_stats(
 
 
 def paired_difference(
-    a: np.ndarray, b: np.ndarray, metric: str, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+    a: np.ndarray,
+    b: np.ndarray,
+    metric: str,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> Difference:
     """Mean of ``b - a`` over pairs where both are defined, with the sign-flip test and its inverted interval.
 
@@ -396,7 +416,13 @@ def paired_difference(
 
 
 def unpaired_difference(
-    a: np.ndarray, b: np.ndarray, metric: str, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+    a: np.ndarray,
+    b: np.ndarray,
+    metric: str,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> Difference:
     """``mean(b) - mean(a)`` for independent groups: bootstrap of each group, permutation p-value."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -442,8 +468,8 @@ def subtype_shift(
     evaluated_b: np.ndarray,
     *,
     paired: bool,
-    resamples: int = 2000,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> SubtypeShift:
     """Test whether the error-subtype mix and each subtype's rate differ between two groups.
 

@@ -7,8 +7,11 @@ the report's own numbers; names come from runs and are escaped by the templates 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hallumeasure.report.comparison import Comparison
 from hallumeasure.report.stats import GroupStats
+from hallumeasure.report.unsure import UnsureStats
 
 
 def _share(value: float | None) -> str:
@@ -17,6 +20,11 @@ def _share(value: float | None) -> str:
 
 def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None or low == high else f" [{low:+.3f}, {high:+.3f}]"
+
+
+#: Fewest unsupported claims each side needs before a sentence says "5.3x the rate": below it a
+#: ratio rests on one or two claims and swings wildly, so only the difference is given.
+RATIO_FLOOR = 5
 
 
 def _how_many(a: float, b: float) -> str:
@@ -41,6 +49,13 @@ def rate_sentence(worse_first: Comparison, stats: dict[str, GroupStats], alpha: 
             head = (
                 f"{high_name}'s responses have unsupported claims where {low_name}'s have none: mean "
                 f"unsupported-claim rate {high:.3f} vs {low:.3f}"
+            )
+        elif min(stats[c.a].n_unsupported, stats[c.b].n_unsupported) < RATIO_FLOOR:
+            fewest = min((stats[c.a], stats[c.b]), key=lambda s: s.n_unsupported)
+            head = (
+                f"{high_name}'s responses have a higher mean unsupported-claim rate than {low_name}'s: "
+                f"{high:.3f} vs {low:.3f} (no ratio: {fewest.name} has {fewest.n_unsupported} unsupported "
+                f"claim{'s' if fewest.n_unsupported != 1 else ''}, fewer than {RATIO_FLOOR})"
             )
         elif (words := _how_many(low, high)) == "about the same":
             head = (
@@ -90,6 +105,35 @@ def subtype_sentence(stats: list[GroupStats], top: int = 3) -> str | None:
     return f"Most frequent error subtypes: {'; '.join(parts)}." if parts else None
 
 
+def unsure_sentence(u: UnsureStats, confidence: float) -> str:
+    """A group's unsure claims in words: how many, the decided share, the rate's bounds and its covering interval."""
+    plural = "s" if u.n_claims != 1 else ""
+    text = (
+        f"{u.name}: {u.n_unsure_claims} of {u.n_claims} claim{plural} unsure (the keyless judge could not tell; "
+        f"an LLM check would settle them), {_share(u.decided_share.value)} of responses decided"
+    )
+    rate, low, high = u.rate, u.rate_low.value, u.rate_high.value
+    if rate.value is None or low is None or high is None:
+        return text + "."
+    text += (
+        f"; mean unsupported-claim rate {rate.value:.3f}, between {low:.3f} (every unsure claim supported) "
+        f"and {high:.3f} (every unsure claim unsupported)"
+    )
+    if rate.low is None or rate.high is None:
+        return text + "."
+    return (
+        text + f"; its {confidence:.0%} interval [{rate.low:.3f}, {rate.high:.3f}] runs from the lower limit of the "
+        "first bound's interval to the upper limit of the second's."
+    )
+
+
+def bounds_note(u: UnsureStats) -> str:
+    """``(bounds 0.150-0.300, 70% decided)``: what a table shows beside the rate of a group with unsure claims."""
+    low, high = u.rate_low.value, u.rate_high.value
+    bounds = f"bounds {low:.3f}-{high:.3f}, " if low is not None and high is not None else ""
+    return f"({bounds}{_share(u.decided_share.value)} decided)"
+
+
 def error_sentence(stats: list[GroupStats]) -> str:
     with_errors = [f"{s.name} {s.n_error_rows}" for s in stats if s.n_error_rows]
     if not with_errors:
@@ -97,8 +141,13 @@ def error_sentence(stats: list[GroupStats]) -> str:
     return f"Error rows (not judged, counted apart): {', '.join(with_errors)}."
 
 
-def comparison_summary(model_stats: list[GroupStats], comparisons: list[Comparison], confidence: float) -> list[str]:
-    """The sentences that open a comparison report."""
+def comparison_summary(
+    model_stats: list[GroupStats],
+    comparisons: list[Comparison],
+    confidence: float,
+    unsure: Sequence[UnsureStats] = (),
+) -> list[str]:
+    """The sentences that open a comparison report; ``unsure``: the groups with claims a judge could not tell."""
     by_name = {s.name: s for s in model_stats}
     alpha = round(1 - confidence, 6)
     lines = [rate_sentence(c, by_name, alpha) for c in comparisons]
@@ -110,6 +159,7 @@ def comparison_summary(model_stats: list[GroupStats], comparisons: list[Comparis
                 f"over {s.n_responses} responses."
             )
     lines += [x for x in (share_sentence(model_stats), subtype_sentence(model_stats)) if x]
+    lines += [unsure_sentence(u, confidence) for u in unsure]
     lines.append(error_sentence(model_stats))
     return lines
 

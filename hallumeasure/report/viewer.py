@@ -10,11 +10,11 @@ so neither ``</script>`` nor ``<!--`` can end the block), the script builds the 
 ``textContent`` only, and a Content-Security-Policy lets only this page's own script and style
 run (by hash), so even a mistake in escaping could not run injected script.
 
-The data (``ViewerData``) is versioned and every field that only some runs have is optional:
-passages, evidence quotes with offsets and citations (RAG runs) render when present. To add
-them, fill ``ViewerClaim.evidence`` (``source="judge"``, offsets into the context or into a
-passage named by ``passage``) and ``ViewerResponse.passages`` / ``citations`` in
-``_response`` below; the page already shows them.
+The data (``ViewerData``) is versioned and every field that only some runs have is optional. The
+judge's own evidence (its quotes, located in the context or in a named passage by
+``sources.evidence.verify``), the passages with their ids and titles, and the citation findings are
+read from the run store's verdicts and samples; a claim whose judge gave no quote gets the context
+sentence sharing most content words instead, marked as a reading aid.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import pandas as pd
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
-from hallumeasure import __version__
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.text import split_sentences
-from hallumeasure.core.types import Span
+from hallumeasure.core.types import PASSAGE_SEPARATOR, ClaimVerdict, Passage, Span, joined_text
+from hallumeasure.judges.nli import KEYLESS_JUDGES
 from hallumeasure.report.render import TEMPLATES, render_html
 from hallumeasure.report.runs import (
     NO_MODEL,
@@ -45,27 +45,33 @@ from hallumeasure.report.runs import (
     model_groups,
     response_units,
 )
-from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate, group_stats
+from hallumeasure.report.stats import LABELS, RESAMPLES, SEED, SUBTYPES, Estimate, group_stats
+from hallumeasure.runs.store import RunStore
 from hallumeasure.sources.align import align_claim
+from hallumeasure.version import __version__
 
 #: Bumped when the embedded data changes shape in a way the page must know about.
 FORMAT = 1
 #: Responses embedded per view by default; more are cut with a note (the file stays a few MB).
 DEFAULT_MAX_RESPONSES = 2000
-#: Bootstrap resamples for the header's intervals (enough for a header; reports use 2000).
-RESAMPLES = 1000
 
 
 class ViewerEvidence(BaseModel):
-    """A stretch of source text that bears on a claim: [start, end) in the context, or in a passage."""
+    """A stretch of source text that bears on a claim: [start, end) in the context, or in a passage.
 
-    start: int
-    end: int
+    A judge's quote that could not be found in the source has no offsets and ``verified`` False.
+    """
+
+    start: int | None = None
+    end: int | None = None
     #: ``overlap``: the context sentence sharing most content words (a reading aid, not the judge's);
     #: ``judge``: a quote the judge gave as evidence, checked against the source.
     source: Literal["overlap", "judge"] = "overlap"
     passage: str | None = None
+    #: The passage's title, when the passages have titles.
+    title: str | None = None
     quote: str | None = None
+    verified: bool = True
 
 
 class ViewerClaim(BaseModel):
@@ -79,7 +85,11 @@ class ViewerClaim(BaseModel):
     probability: float | None = None
     error: str | None = None
     evidence: list[ViewerEvidence] = Field(default_factory=list)
+    #: Passage ids the claim's sentence cites, and what the citations say next to the label.
     citations: list[str] = Field(default_factory=list)
+    citation: str | None = None
+    #: False when a keyless judge could not tell: the label is its best guess, and an LLM should check it.
+    confident: bool = True
     #: Side-by-side only: ``changed`` (the matched claim of the other run has another label), ``new`` (a
     #: claim of the second run that matches none of the first) or ``gone`` (the other way round).
     change: Literal["changed", "new", "gone"] | None = None
@@ -135,7 +145,8 @@ class ViewerRun(BaseModel):
     policy: str
     status: str | None = None
     notes: list[str] = Field(default_factory=list)
-    #: ``offline`` or ``fake`` when the labels do not come from an LLM judge.
+    #: ``offline`` when a keyless judge (offline, nli, offline+nli) gave the labels, ``fake`` for the
+    #: scripted fake model; None for an LLM judge.
     banner: Literal["offline", "fake"] | None = None
     models: list[ViewerModel]
     n_total: int
@@ -188,26 +199,75 @@ def _spans(cell: Any) -> list[tuple[int, int]]:
     return [(int(s["start"]), int(s["end"])) for s in items if int(s["end"]) > int(s["start"])]
 
 
-def _evidence(claim: dict[str, Any], context: str, sentences: list[tuple[str, Span]]) -> list[ViewerEvidence]:
-    """Evidence for a claim: the judge's checked quotes when the run has them, else the closest sentence.
+def _judge_evidence(verdict: ClaimVerdict | None, passages: dict[str, Passage]) -> list[ViewerEvidence]:
+    """The judge's quotes, located where ``sources.evidence.verify`` found them (or marked unverified).
 
-    A run that stores evidence (a JSON list of ``{"start", "end", "passage"?, "quote"?}`` in an
-    ``evidence`` column of the claims table) is shown as the judge's; otherwise the context
-    sentence sharing the most content words is shown, marked as a reading aid.
+    Without passages the context is passage "1" (``Sample.sources``), so those offsets are into the context.
     """
-    stored = claim.get("evidence")
-    if isinstance(stored, str) and stored.strip():
-        try:
-            items = json.loads(stored)
-            return [
-                ViewerEvidence(source="judge", **{k: item.get(k) for k in ("start", "end", "passage", "quote")})
-                for item in items
-                if isinstance(item, dict)
-            ]
-        except (ValueError, TypeError):
-            pass  # unreadable evidence: fall back to the reading aid rather than fail the page
+    out = []
+    for item in verdict.evidence if verdict is not None else ():
+        passage = passages.get(item.passage_id) if item.passage_id is not None else None
+        located = item.verified and item.start is not None and item.end is not None
+        out.append(
+            ViewerEvidence(
+                source="judge",
+                start=item.start if located else None,
+                end=item.end if located else None,
+                passage=passage.id if passage is not None else (item.passage_id if passages else None),
+                title=passage.title if passage is not None else None,
+                quote=item.quote,
+                verified=bool(located),
+            )
+        )
+    return out
+
+
+def _evidence(
+    claim: dict[str, Any],
+    verdict: ClaimVerdict | None,
+    passages: dict[str, Passage],
+    context: str,
+    sentences: list[tuple[str, Span]],
+) -> list[ViewerEvidence]:
+    """The judge's quotes when it gave any; else the context sentence sharing most content words (a reading aid)."""
+    judged = _judge_evidence(verdict, passages)
+    if judged:
+        return judged
     aligned = align_claim(claim["claim"], context, sentences)
-    return [ViewerEvidence(start=aligned.start, end=aligned.end)] if aligned else []
+    if aligned is None:
+        return []
+    return [_in_passage(aligned.start, aligned.end, list(passages.values()), context)]
+
+
+def _in_passage(start: int, end: int, passages: list[Passage], context: str) -> ViewerEvidence:
+    """A reading-aid range of the context, moved into its passage when the context is the passages joined
+    (the page shows passages, not the joined text, for a RAG response)."""
+    if passages and context == joined_text(passages):
+        at = 0
+        for passage in passages:
+            if at <= start and end <= at + len(passage.text):
+                return ViewerEvidence(start=start - at, end=end - at, passage=passage.id, title=passage.title)
+            at += len(passage.text) + len(PASSAGE_SEPARATOR)
+    return ViewerEvidence(start=start, end=end)
+
+
+def _confident(claim: dict[str, Any], verdict: ClaimVerdict | None) -> bool:
+    """The claims table's ``confident`` column, else the stored verdict's; a run with neither counts as confident."""
+    if "confident" not in claim:
+        return verdict.confident if verdict is not None else True
+    value = claim["confident"]
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return True
+    return bool(value)
+
+
+class _Stored:
+    """What the claims frame leaves out and the page shows: every verdict's evidence, every sample's passages."""
+
+    def __init__(self, run: LoadedRun) -> None:
+        with RunStore(run.data.path) as store:
+            self.passages = {s.id: s.passages for s in store.samples()}
+            self.verdicts = {v.claim_id: v for r in store.results() for v in r.verdicts}
 
 
 def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
@@ -216,7 +276,7 @@ def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
     groups = model_groups([run], units)
     models = []
     for group in groups:
-        stats = group_stats(group.units, group.name, resamples=RESAMPLES, seed=0)
+        stats = group_stats(group.units, group.name, resamples=RESAMPLES, seed=SEED)
         models.append(
             ViewerModel(
                 name=group.model if group.model != NO_MODEL else group.name,
@@ -230,7 +290,7 @@ def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
             )
         )
     judge = m.judge if m else None
-    banner = "fake" if judge and judge.startswith("fake") else "offline" if judge == "offline" else None
+    banner = "fake" if judge and judge.startswith("fake") else "offline" if judge in KEYLESS_JUDGES else None
     return ViewerRun(
         name=run.name,
         judge=judge,
@@ -248,13 +308,16 @@ def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
 
 
 def _response(
-    run: LoadedRun, index: int, row: dict[str, Any], claims: list[dict[str, Any]], context_index: int
+    stored: _Stored, index: int, row: dict[str, Any], claims: list[dict[str, Any]], context_index: int
 ) -> ViewerResponse:
     context = row["context"]
     sentences = split_sentences(context)
+    sample_passages = stored.passages.get(str(row["sample_id"]), ())
+    passages = {p.id: p for p in sample_passages}
     out = []
     for claim in claims:
         label = _text(claim["label"])
+        verdict = stored.verdicts.get(str(claim["claim_id"]))
         out.append(
             ViewerClaim(
                 index=int(claim["claim_index"]),
@@ -266,7 +329,10 @@ def _response(
                 subtype_reason=_text(claim["subtype_reason"]),
                 probability=_number(claim["probability"]),
                 error=_text(claim["error"]) if label is None else None,
-                evidence=_evidence(claim, context, sentences),
+                evidence=_evidence(claim, verdict, passages, context, sentences),
+                citations=list(verdict.citations) if verdict is not None else [],
+                citation=verdict.citation.value if verdict is not None and verdict.citation else None,
+                confident=_confident(claim, verdict),
             )
         )
     hallucinated = row["hallucinated"]
@@ -274,7 +340,7 @@ def _response(
     return ViewerResponse(
         key=f"{index}/{row['sample_id']}",
         run=index,
-        sample_id=str(row["sample_id"]),
+        sample_id=str(row.get("input_id") or row["sample_id"]),  # the id as written; ``key`` is unique
         model=_text(row["model"]) or NO_MODEL,
         question=_text(row["question"]),
         context=context_index,
@@ -286,6 +352,7 @@ def _response(
         n_unsupported=int(_number(row["n_unsupported"]) or 0),
         error=_text(row["error"]) if measured else "not measured yet (the run is unfinished)",
         claims=out,
+        passages=[ViewerPassage(id=p.id, title=p.title, text=p.text) for p in sample_passages],
     )
 
 
@@ -346,9 +413,10 @@ def build_viewer_data(
         claims_by_sample: dict[str, list[dict[str, Any]]] = {}
         for claim in run.data.claims.to_dict(orient="records"):
             claims_by_sample.setdefault(claim["sample_id"], []).append(claim)
+        stored = _Stored(run)
         for row in shown.to_dict(orient="records"):
             context_index = contexts.setdefault(row["context"], len(contexts))
-            responses.append(_response(run, index, row, claims_by_sample.get(row["sample_id"], []), context_index))
+            responses.append(_response(stored, index, row, claims_by_sample.get(row["sample_id"], []), context_index))
         summaries.append(_run_summary(run, index, len(shown)))
 
     notes = []
@@ -361,7 +429,8 @@ def build_viewer_data(
 
     pairing = None
     if len(runs) == 2:
-        by_id = [{r.sample_id: r for r in responses if r.run == i} for i in (0, 1)]
+        # keyed by (id, model): models that answered the same question share its id
+        by_id = [{(r.sample_id, r.model): r for r in responses if r.run == i} for i in (0, 1)]
         shared = [sid for sid in by_id[0] if sid in by_id[1]]
         if shared:
             n_changed = n_rewritten = 0

@@ -13,7 +13,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -217,9 +217,10 @@ def load_samples(
 
     Bad rows are reported as ``problems`` (row number, id, what is wrong) and skipped; the others
     load. Rows that are unreadable (not UTF-8, not JSON, not CSV), that lack a context (missing,
-    empty or whitespace only) or a response field, whose fields are not text, or whose id repeats an
-    earlier row's are problems. An empty (or whitespace-only) response loads as ``""``: a result
-    with no claims. With ``strict`` the first problem raises ``InputError``. A file
+    empty or whitespace only) or a response field, whose fields are not text, or whose (id, model)
+    pair repeats an earlier row's are problems. Rows may share an id when their models differ (one
+    row per question and model): see :func:`key_samples`. An empty (or whitespace-only) response
+    loads as ``""``: a result with no claims. With ``strict`` the first problem raises ``InputError``. A file
     with no usable row, or whose header lacks a required column, raises.
     """
     path = Path(path)
@@ -238,7 +239,7 @@ def load_samples(
     aliases = {f: names for f, names in ALIASES.items() if f not in (columns or {})}
     samples: list[Sample] = []
     problems: list[RowProblem] = []
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str | None], int] = {}
 
     # CSV and Parquet columns are checked once for the whole file; JSONL rows one by one, since each
     # line may have its own fields.
@@ -254,13 +255,13 @@ def load_samples(
         except _UnusableRowError as exc:
             problems.append(RowProblem(number, _row_id(record, mapping), str(exc)))
             continue
-        if sample.id in seen:
-            problems.append(
-                RowProblem(number, sample.id, f"duplicate id {sample.id!r} (first seen at row {seen[sample.id]})")
-            )
+        pair = (sample.id, sample.model)
+        if pair in seen:
+            problems.append(RowProblem(number, sample.id, duplicate_message(sample, seen[pair])))
             continue
-        seen[sample.id] = number
+        seen[pair] = number
         samples.append(sample)
+    samples = key_samples(samples)
     if strict and problems:
         p = problems[0]
         raise InputError(f"{path}: row {p.row}{f' (id {p.sample_id})' if p.sample_id else ''}: {p.message}")
@@ -269,6 +270,63 @@ def load_samples(
         hint = f" {_MAPPING_HINT}" if problems and problems[0].message.startswith("has no ") else ""
         raise InputError(f"{path}: no usable rows{detail}.{hint}")
     return LoadedInput(samples=samples, problems=problems, sha256=file_sha256(path), path=str(path))
+
+
+#: Joins an id and a model into the run key of a sample whose id other models' samples share.
+KEY_SEPARATOR = "@"
+
+
+def duplicate_message(sample: Sample, first_row: int) -> str:
+    """The problem of a row whose (id, model) pair an earlier row (``first_row``) already has."""
+    model = f" for model {sample.model!r}" if sample.model else ""
+    return (
+        f"duplicate id {sample.id!r}{model} (first seen at row {first_row}); give each row a unique id per "
+        "model, or add a model column (rows may share an id when their models differ)"
+    )
+
+
+def sample_key(sample_id: str, model: str | None) -> str:
+    """The run key of a sample whose id is shared by other models' samples: ``id@model``."""
+    return f"{sample_id}{KEY_SEPARATOR}{model}" if model else sample_id
+
+
+def key_samples(samples: Sequence[Sample]) -> list[Sample]:
+    """Samples keyed by (id, model): ids that several models share get a unique run key.
+
+    A run stores, resumes and joins samples by ``Sample.id``, so it must be unique. When one id is
+    used by samples of different models (one row per question and model), each of them gets the
+    key ``id@model`` as ``id`` and keeps the id as written in ``input_id``; ids used once stay as
+    they are, so runs whose ids were unique are keyed as before. The same (id, model) twice, or a
+    key that clashes with another sample's id, raises ``InputError`` naming both (0-based) positions.
+    """
+    counts: dict[str, int] = {}
+    for sample in samples:
+        counts[sample.given_id] = counts.get(sample.given_id, 0) + 1
+    out: list[Sample] = []
+    first: dict[str, int] = {}
+    pairs: dict[tuple[str, str | None], int] = {}
+    for position, sample in enumerate(samples):
+        given = sample.given_id
+        pair = (given, sample.model)
+        if pair in pairs:
+            model = f" with model {sample.model!r}" if sample.model else ""
+            raise InputError(
+                f"sample id {given!r}{model} appears twice (positions {pairs[pair]} and {position}); ids must "
+                "be unique per model within a run, or one result would replace the other: give each sample a "
+                "unique id per model, or set its model"
+            )
+        pairs[pair] = position
+        if counts[given] > 1 and sample.input_id is None:
+            sample = sample.model_copy(update={"id": sample_key(given, sample.model), "input_id": given})
+        if sample.id in first:
+            raise InputError(
+                f"the key {sample.id!r} of the sample at position {position} is also the id of the sample at "
+                f"position {first[sample.id]}; "
+                f"rename one of them (a shared id gets the key id{KEY_SEPARATOR}model)"
+            )
+        first[sample.id] = position
+        out.append(sample)
+    return out
 
 
 def _resolve(mapping: Mapping[str, str], aliases: Mapping[str, tuple[str, ...]], present: Any) -> dict[str, str]:

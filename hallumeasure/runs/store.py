@@ -10,6 +10,7 @@ Text is stored as UTF-8: lone surrogates (which cannot be encoded) become U+FFFD
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -24,8 +25,9 @@ import pandas as pd
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
+from hallumeasure.core.aggregate import decision_fields, summarise_run
 from hallumeasure.core.errors import RunStoreError
-from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.run_files import DATABASE as DATABASE  # re-exported: the store's own names
 from hallumeasure.core.run_files import MANIFEST as MANIFEST
 from hallumeasure.core.text import encodable
@@ -55,13 +57,15 @@ CREATE TABLE IF NOT EXISTS results (
   sample_id TEXT PRIMARY KEY REFERENCES samples(sample_id), model TEXT, n_claims INTEGER NOT NULL,
   n_evaluated INTEGER NOT NULL, n_unsupported INTEGER NOT NULL, n_errors INTEGER NOT NULL,
   unsupported_rate REAL, hallucinated INTEGER, score REAL, error TEXT,
-  label_counts TEXT NOT NULL, subtype_counts TEXT NOT NULL, usage TEXT NOT NULL);
+  label_counts TEXT NOT NULL, subtype_counts TEXT NOT NULL, usage TEXT NOT NULL,
+  decided INTEGER, unsupported_rate_low REAL, unsupported_rate_high REAL);
 CREATE TABLE IF NOT EXISTS claims (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL,
   spans TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS verdicts (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, label_reason TEXT, label TEXT,
-  subtype_reason TEXT, subtype TEXT, probability REAL, judge TEXT NOT NULL, error TEXT, raw_output TEXT);
+  subtype_reason TEXT, subtype TEXT, probability REAL, judge TEXT NOT NULL, error TEXT, raw_output TEXT,
+  confident INTEGER);
 CREATE TABLE IF NOT EXISTS votes (
   claim_id TEXT NOT NULL, sample_id TEXT NOT NULL, judge TEXT NOT NULL, repeat INTEGER NOT NULL, label_reason TEXT,
   label TEXT, subtype_reason TEXT, subtype TEXT, probability REAL, error TEXT, raw_output TEXT,
@@ -72,10 +76,22 @@ CREATE TABLE IF NOT EXISTS passages (
   sample_id TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS verdict_evidence (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS input_ids (
+  sample_id TEXT PRIMARY KEY, input_id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
 CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
 CREATE INDEX IF NOT EXISTS votes_by_sample ON votes(sample_id);
 """
+
+
+#: Columns added after the first runs were written: (table, column, type). A run opened for writing
+#: (a resume) gets them added; reading an older run fills them in (see ``_column``).
+_ADDED_COLUMNS = (
+    ("results", "decided", "INTEGER"),
+    ("results", "unsupported_rate_low", "REAL"),
+    ("results", "unsupported_rate_high", "REAL"),
+    ("verdicts", "confident", "INTEGER"),
+)
 
 
 def write_json_atomic(path: Path, text: str) -> None:
@@ -168,6 +184,9 @@ class RunStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
+            for table, column, kind in _ADDED_COLUMNS:
+                if not self._has_column(table, column):
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             self.db.commit()
 
     def __enter__(self) -> RunStore:
@@ -179,7 +198,19 @@ class RunStore:
     def close(self) -> None:
         self.db.close()
         if self._lock is not None:
+            # The lock files mean "being written" only while a writer runs: a finished (or stopped) run keeps
+            # none. They go while the lock is still held, so no other writer can be between the two steps.
+            for name in (LOCK_OWNER, LOCK):
+                with contextlib.suppress(OSError):
+                    (self.path / name).unlink()
             self._lock.release()
+
+    def _has_column(self, table: str, column: str) -> bool:
+        return any(row[1] == column for row in self.db.execute(f"PRAGMA table_info({table})"))
+
+    def _column(self, table: str, column: str, default: str = "NULL") -> str:
+        """``column`` for a SELECT, or ``default`` when the run was written before the column existed."""
+        return column if self._has_column(table, column) else f"{default} AS {column}"
 
     def _owner(self) -> str:
         try:
@@ -251,6 +282,11 @@ class RunStore:
                 "INSERT OR IGNORE INTO passages VALUES (?, ?)",
                 [(s.id, _s(passages_json(s))) for s in samples if s.passages],
             )
+            # Samples keyed by (id, model) keep the id the user wrote; runs with unique ids have no rows here.
+            self.db.executemany(
+                "INSERT OR IGNORE INTO input_ids VALUES (?, ?)",
+                [(s.id, _s(s.input_id)) for s in samples if s.input_id is not None],
+            )
 
     def write_input_problems(self, problems: Iterable[Any]) -> None:
         """Record the input rows that could not become samples (``row``, ``sample_id``, ``message``)."""
@@ -275,7 +311,7 @@ class RunStore:
                 ],
             )
             self.db.executemany(
-                "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     tuple(
                         map(
@@ -291,6 +327,7 @@ class RunStore:
                                 v.judge,
                                 v.error,
                                 v.raw_output,
+                                int(v.confident),
                             ),
                         )
                     )
@@ -326,7 +363,7 @@ class RunStore:
                 [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))],
             )
             self.db.execute(
-                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 tuple(
                     map(
                         _s,
@@ -344,6 +381,9 @@ class RunStore:
                             json.dumps(result.label_counts),
                             json.dumps(result.subtype_counts),
                             result.usage.model_dump_json(),
+                            None if result.decided is None else int(result.decided),
+                            result.unsupported_rate_low,
+                            result.unsupported_rate_high,
                         ),
                     )
                 ),
@@ -386,9 +426,11 @@ class RunStore:
             "SELECT sample_id, model, context, response, question, tags, metadata FROM samples ORDER BY position"
         )
         passages = self._json_rows("SELECT sample_id, data FROM passages")
+        given = self.input_ids()
         return [
             Sample(
                 id=r[0],
+                input_id=given.get(r[0]),
                 model=r[1],
                 context=r[2],
                 response=r[3],
@@ -399,6 +441,13 @@ class RunStore:
             )
             for r in rows
         ]
+
+    def input_ids(self) -> dict[str, str]:
+        """Run key -> the id as written, for samples keyed by (id, model); empty for runs with unique ids."""
+        try:
+            return dict(self.db.execute("SELECT sample_id, input_id FROM input_ids"))
+        except sqlite3.OperationalError:  # a run written before samples were keyed by (id, model)
+            return {}
 
     def _json_rows(self, query: str) -> dict[str, Any]:
         """key -> parsed JSON of a two-column query; empty for runs written before the table existed."""
@@ -416,8 +465,12 @@ class RunStore:
             )
         verdicts: dict[str, dict[str, ClaimVerdict]] = {}
         extras = self._json_rows("SELECT claim_id, data FROM verdict_evidence")
-        for row in self.db.execute("SELECT * FROM verdicts"):
-            cid, sid, lr, label, sr, subtype, prob, judge, error, raw = row
+        confident_column = self._column("verdicts", "confident", "1")
+        for row in self.db.execute(
+            "SELECT claim_id, sample_id, label_reason, label, subtype_reason, subtype, probability, judge, error,"
+            f" raw_output, {confident_column} FROM verdicts"
+        ):
+            cid, sid, lr, label, sr, subtype, prob, judge, error, raw, confident = row
             verdicts.setdefault(sid, {})[cid] = ClaimVerdict(
                 claim_id=cid,
                 label_reason=lr,
@@ -428,6 +481,7 @@ class RunStore:
                 judge=judge,
                 error=error,
                 raw_output=raw,
+                confident=confident is None or bool(confident),
                 **extras.get(cid, {}),
             )
         votes: dict[str, list[Vote]] = {}
@@ -449,11 +503,25 @@ class RunStore:
                     )
                 )
         out = []
-        query = "SELECT r.* FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
+        added = [self._column("results", column) for table, column, _ in _ADDED_COLUMNS if table == "results"]
+        query = (
+            "SELECT r.sample_id, r.model, r.n_claims, r.n_evaluated, r.n_unsupported, r.n_errors, r.unsupported_rate,"
+            f" r.hallucinated, r.score, r.error, r.label_counts, r.subtype_counts, r.usage, {', '.join(added)}"
+            " FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
+        )
+        policy: Policy | None = None
         for row in self.db.execute(query):
-            (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row
+            (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row[:13]
+            decided, rate_low, rate_high = row[13:]
             sample_claims = claims.get(sid, [])
             by_claim = verdicts.get(sid, {})
+            flag = None if hall is None else bool(hall)
+            decision: dict[str, Any] = {"decided": decided, "unsupported_rate_low": rate_low}
+            decision["unsupported_rate_high"] = rate_high
+            if decided is None and rate_low is None and rate_high is None:
+                # written before decisions were stored (or nothing to decide): work them out again
+                policy = policy or self._policy()
+                decision = decision_fields(by_claim.values(), policy, rate=rate, hallucinated=flag, error=error)
             out.append(
                 ResponseResult(
                     sample_id=sid,
@@ -468,13 +536,21 @@ class RunStore:
                     n_unsupported=n_unsup,
                     n_errors=n_err,
                     unsupported_rate=rate,
-                    hallucinated=None if hall is None else bool(hall),
+                    hallucinated=flag,
                     score=score,
                     error=error,
                     usage=Usage.model_validate_json(usage),
+                    **decision,
                 )
             )
         return out
+
+    def _policy(self) -> Policy:
+        """The run's policy (the default without a readable manifest)."""
+        try:
+            return getattr(self.read_manifest(), "policy", None) or Policy()
+        except RunStoreError:
+            return Policy()
 
 
 @dataclass
@@ -577,10 +653,29 @@ def _add_evidence_columns(claims: pd.DataFrame, results: list[ResponseResult]) -
     claims["citation"] = [v.citation.value if v and v.citation else None for v in rows]
 
 
-def _load_run(store: RunStore, path: Path) -> RunData:
-    from hallumeasure.core.aggregate import summarise_run
-    from hallumeasure.core.labels import Policy
+def _add_decision_columns(responses: pd.DataFrame, claims: pd.DataFrame, results: list[ResponseResult]) -> None:
+    """``confident`` on the claims frame; ``decided`` and the rate bounds on the responses frame."""
+    by_claim = {v.claim_id: v for r in results for v in r.verdicts}
+    claims["confident"] = pd.array(
+        [v.confident if (v := by_claim.get(cid)) else None for cid in claims["claim_id"]], dtype="boolean"
+    )
+    by_sample = {r.sample_id: r for r in results}
+    rows = [by_sample.get(sid) for sid in responses["sample_id"]]
+    responses["decided"] = pd.array([r.decided if r else None for r in rows], dtype="boolean")
+    for column in ("unsupported_rate_low", "unsupported_rate_high"):
+        responses[column] = pd.array([getattr(r, column) if r else None for r in rows], dtype="Float64").astype(float)
 
+
+def _decode_json_columns(responses: pd.DataFrame, claims: pd.DataFrame) -> None:
+    """Counts and spans as Python objects, not the JSON text they are stored as: ``label_counts`` and
+    ``subtype_counts`` become dicts (empty for a sample not measured yet), ``spans`` a list of
+    ``{"start", "end"}`` dicts."""
+    for column in ("label_counts", "subtype_counts"):
+        responses[column] = [json.loads(x) if isinstance(x, str) else {} for x in responses[column]]
+    claims["spans"] = [json.loads(x) if isinstance(x, str) else [] for x in claims["spans"]]
+
+
+def _load_run(store: RunStore, path: Path) -> RunData:
     manifest = store.read_manifest()
     responses = pd.read_sql_query(
         "SELECT s.sample_id, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
@@ -596,10 +691,16 @@ def _load_run(store: RunStore, path: Path) -> RunData:
         " ORDER BY s.position, c.idx",
         store.db,
     )
+    given = store.input_ids()
+    # ``sample_id`` is the run key (unique); ``input_id`` the id as written, which several models' rows may share.
+    responses["input_id"] = [given.get(k, k) for k in responses["sample_id"]]
+    claims["input_id"] = [given.get(k, k) for k in claims["sample_id"]]
     results = store.results()
     _add_evidence_columns(claims, results)
+    _add_decision_columns(responses, claims, results)
     skipped = store.input_problems()
     responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
+    _decode_json_columns(responses, claims)
     policy = manifest.policy if manifest else Policy()
     rows = []
     groups: dict[str, list[ResponseResult]] = {"(all)": results}
@@ -616,6 +717,10 @@ def _load_run(store: RunStore, path: Path) -> RunData:
                 "n_claim_errors": s.n_claim_errors,
                 "mean_unsupported_rate": s.mean_unsupported_rate,
                 "hallucinated_share": s.hallucinated_share,
+                "n_unsure_claims": s.n_unsure_claims,
+                "decided_share": s.decided_share,
+                "mean_unsupported_rate_low": s.mean_unsupported_rate_low,
+                "mean_unsupported_rate_high": s.mean_unsupported_rate_high,
                 **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
             }
         )

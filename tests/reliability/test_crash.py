@@ -143,7 +143,7 @@ def test_a_second_process_on_the_same_run_directory_is_refused(held_writer, tmp_
     assert f"pid {pid}" in message, message  # names the process that holds the run
     assert finish() == 0  # the first writer, released, completes its run
     check_nothing_lost(run_dir, SAMPLES)
-    assert (run_dir / LOCK).exists()
+    assert not (run_dir / LOCK).exists()  # a finished run keeps no lock file (issue #25)
 
 
 def test_overwrite_happens_under_the_lock_and_refuses_a_directory_that_is_not_a_run(tmp_path):

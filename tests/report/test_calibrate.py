@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from hallumeasure.cli import app
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.calibrate import calibrate, export_sample
-from hallumeasure.report.correction import ppi_mean
+from hallumeasure.report.correction import ppi_mean, stratified_ppi
 from hallumeasure.report.schemas import SCHEMA_DIR
 
 # Judge verdicts per sample (3 claims each) and what people said about the same claims.
@@ -110,16 +110,41 @@ def test_claims_match_by_text_and_responses_by_flag(tmp_path):
     assert flags.response_sensitivity.k == 1 and flags.response_specificity.k == 1
 
 
-def test_corrected_rates_are_ppi_over_the_fully_labelled_responses(tmp_path):
+def test_corrected_rates_are_stratified_ppi_over_the_fully_labelled_responses(tmp_path):
     run = _run(tmp_path, n_extra=6)
     report = calibrate(run, _labels(tmp_path, _human_rows()))
     rate = next(c for c in report.corrected if c.metric == "mean unsupported rate")
     human = np.array([1 / 3, 0.0, 1 / 3, 0.5])  # unevaluatable left out of the last one
     judge = np.array([1 / 3, 1 / 3, 0.0, 0.5])
-    estimate, low, high, _ = ppi_mean(human, judge, np.zeros(6))
+    estimate, low, high = stratified_ppi(human, judge, np.zeros(6))
     assert rate.n_labelled == 4 and rate.n_unlabelled == 6
     assert (rate.ppi.value, rate.ppi.low, rate.ppi.high) == pytest.approx((estimate, low, high), abs=1e-6)
     assert rate.judge.value == pytest.approx((1 / 3 + 1 / 3 + 0.5) / 10, abs=1e-6)
+    # Issue #25: the additive PPI interval here runs below zero; every reported number stays in [0, 1].
+    assert ppi_mean(human, judge, np.zeros(6))[1] < 0
+    for c in report.corrected:
+        for e in (c.ppi, c.ppi_tuned, c.labels_only, c.rogan_gladen):
+            assert all(0.0 <= v <= 1.0 for v in (e.value, e.low, e.high) if v is not None), (c.metric, e)
+    # Four labels is far below the grid the coverage was simulated on: the report says so.
+    assert not rate.coverage.checked and "not checked" in rate.coverage.message
+    assert any("fewer than the 50" in note for note in report.notes)
+
+
+def test_no_positive_label_still_gives_bounded_corrected_rates(tmp_path):
+    rows = [
+        (sample(i, "m"), [(f"Claim {i}.", ("absent", "entity") if i % 10 == 0 else "supported")]) for i in range(300)
+    ]
+    run = write_run(tmp_path / "run", rows)
+    labels = [{"claim_id": f"s{i}:c0", "label": "supported"} for i in range(0, 300, 3)]  # 100, every one supported
+    report = calibrate(run, _labels(tmp_path, labels))
+    share = next(c for c in report.corrected if c.metric == "hallucinated share")
+    assert share.n_labelled == 100 and report.response_sensitivity.n == 0
+    for e in (share.ppi, share.labels_only, share.rogan_gladen):
+        assert e.value is not None and 0.0 <= e.low <= e.value <= e.high <= 1.0, e
+    # The judge flags 10% of the run; people found nothing in 100 labels: the corrected share is near 0.
+    assert share.judge.value == pytest.approx(0.1) and share.ppi.high < 0.1
+    assert share.coverage.checked  # sensitivity unknown: every sensitivity of the grid is consulted
+    assert "sensitivity 0.7/0.85/0.95" in share.coverage.cells
 
 
 @pytest.mark.parametrize(
@@ -171,6 +196,7 @@ def test_calibrate_command_json_validates_against_its_schema(tmp_path):
     jsonschema.validate(json.loads(result.output), schema)
     text = CliRunner().invoke(app, ["calibrate", str(run), "--labels", str(labels)])
     assert text.exit_code == 0 and "Cohen's kappa" in text.output and "Rogan-Gladen" in text.output
+    assert "coverage not checked" in text.output  # four labelled responses: below the simulated grid
     both = CliRunner().invoke(app, ["calibrate", str(run)])
     assert both.exit_code == 2 and "--labels FILE" in both.output
     sample_out = tmp_path / "template.csv"
@@ -216,6 +242,11 @@ def test_labels_can_be_jsonl(tmp_path):
     # People call s2 hallucinated (the judge does not) and s1 faithful (the judge flags it).
     assert (report.response_sensitivity.k, report.response_sensitivity.n) == (0, 1)
     assert (report.response_specificity.k, report.response_specificity.n) == (0, 1)
+    # No response has all its claims labelled: no PPI for the rate, and no coverage note about it;
+    # Rogan-Gladen still works from the one labelled claim's error rates.
+    rate = next(c for c in report.corrected if c.metric == "mean unsupported rate")
+    assert rate.n_labelled == 0 and rate.ppi.value is None and rate.rogan_gladen.value is not None
+    assert not any(note.startswith("mean unsupported rate") for note in report.notes)
     path.write_text("{not json\n")
     with pytest.raises(ConfigError, match="line 1 is not JSON"):
         calibrate(run, path)

@@ -11,9 +11,9 @@ from hallumeasure.cli import app
 COMMANDS = {(c.name or c.callback.__name__) for c in app.registered_commands}
 
 
-def _run(path, unsupported):
+def _run(path, unsupported, n=12):
     specs = [("contradicted", "number")] * unsupported + ["supported"] * (4 - unsupported)
-    rows = [(sample(i, "m"), [(f"Claim {j}.", spec) for j, spec in enumerate(specs)]) for i in range(12)]
+    rows = [(sample(i, "m"), [(f"Claim {j}.", spec) for j, spec in enumerate(specs)]) for i in range(n)]
     return write_run(path, rows)
 
 
@@ -36,7 +36,8 @@ def test_compare_command_writes_the_report(tmp_path):
 
 @pytest.mark.skipif("audit" not in COMMANDS, reason="the audit command is not in hallumeasure.cli yet")
 def test_audit_command_exit_codes(tmp_path):
-    base, worse, same = _run(tmp_path / "base", 1), _run(tmp_path / "worse", 3), _run(tmp_path / "same", 1)
+    # 200 samples: identical runs pass only once n itself rules out a rise of the margins (about 3 / margin)
+    base, worse, same = (_run(tmp_path / name, bad, n=200) for name, bad in (("base", 1), ("worse", 3), ("same", 1)))
 
     def audit(current, *extra):
         return CliRunner().invoke(
@@ -57,10 +58,10 @@ def test_audit_command_exit_codes(tmp_path):
 
     assert audit(same).exit_code == 0
     assert audit(worse).exit_code == 1
-    assert audit(worse, "--min-samples", "50").exit_code == 1  # a shown regression stands on few samples
-    assert audit(same, "--min-samples", "50").exit_code == 4  # too few samples to pass: inconclusive
-    assert audit(same, "--min-samples", "50", "--inconclusive", "pass").exit_code == 0
-    assert audit(same, "--min-samples", "50", "--inconclusive", "fail").exit_code == 1
+    assert audit(worse, "--min-samples", "500").exit_code == 1  # a shown regression stands on few samples
+    assert audit(same, "--min-samples", "500").exit_code == 4  # too few samples to pass: inconclusive
+    assert audit(same, "--min-samples", "500", "--inconclusive", "pass").exit_code == 0
+    assert audit(same, "--min-samples", "500", "--inconclusive", "fail").exit_code == 1
     missing = audit(tmp_path / "missing")
     assert missing.exit_code == 2
     assert json.loads((tmp_path / "out" / "audit.json").read_text())["status"] == "usage_error"

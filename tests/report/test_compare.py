@@ -176,9 +176,11 @@ def test_same_samples_under_other_detectors_compare_without_the_flag(tmp_path):
     names = [s.name for s in report.model_stats]
     assert "m1 (conli: detector conli, judge test-judge)" in names
     assert "m2 (cascade: detector cascade, judge test-judge+llm)" in names
-    # Each comparison varies one thing: the model within a run, or the detector for one model.
+    # Each comparison is against the baseline (the first group) and varies one thing: the model
+    # within a run, or the detector for one model; the groups that differ in both are named in a note.
     pairs = {(c.a, c.b) for c in report.comparisons}
-    assert len(pairs) == 3 + 2 * 3
+    assert len(pairs) == 3 and {a for a, _ in pairs} == {report.baseline}
+    assert sum("not compared with the baseline" in n for n in report.notes) == 2
     assert all(a.split(" (")[0] == b.split(" (")[0] or a.split(": ")[1] == b.split(": ")[1] for a, b in pairs)
     assert "WARNING" not in (tmp_path / "out" / "report.md").read_text()
 

@@ -62,3 +62,22 @@ def test_committed_notebook_is_executed():
     assert any("image/png" in o.get("data", {}) for o in outputs)
     # Outputs must not leak where the notebook was executed.
     assert "/tmp/" not in json.dumps(nb) and str(REPO) not in json.dumps(nb)
+
+
+def test_notebook_uses_only_the_public_api():
+    import ast
+
+    import hallumeasure
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    source = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+    tree = ast.parse(source)
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    assert {name for name in imported if name.startswith("hallumeasure")} == {"hallumeasure"}
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "hallumeasure"
+    }
+    assert used and used <= set(hallumeasure.__all__)

@@ -18,9 +18,11 @@ from hallumeasure.cli import app
 from hallumeasure.report.power import (
     detectable_effect,
     difference_sd,
+    discordant_shares,
     plan_samples,
     samples_needed,
     sd_from_rates,
+    share_outcomes,
     t_power,
 )
 
@@ -71,12 +73,52 @@ def test_plan_counts_follow_the_margin():
     assert plan.samples_to_flag == samples_needed(0.03 / 0.2) and plan.samples_to_pass == samples_needed(0.02 / 0.2)
     within = plan_samples(metric="unsupported_rate", baseline_rate=0.1, rise=0.01, margin=0.02, sd=0.2, source="x")
     assert within.samples_to_flag is None and "within the margin" in within.notes[0]
+    # the count that passes an unchanged model is not the one that passes a rise within the margin
+    assert within.samples_to_pass_at_rise == samples_needed(0.01 / 0.2) > within.samples_to_pass
+    assert within.pass_chance_at_rise == pytest.approx(t_power(0.01 / 0.2, within.samples_to_pass, 0.05), abs=1e-4)
+    assert within.pass_chance_at_margin == pytest.approx(0.05, abs=1e-4)
     assert (
         plan_samples(
             metric="hallucinated_share", baseline_rate=0.1, rise=0.05, margin=0.0, sd=0.2, source="x"
         ).samples_to_pass
         is None
     )
+
+
+def test_the_issue_plan_states_the_chance_of_passing_a_rise_within_the_margin():
+    """#28: at baseline 0.1 and rise 0.01, 2,906 samples pass an unchanged model but pass the rise with chance 0.345."""
+    plan = plan_samples(
+        metric="unsupported_rate",
+        baseline_rate=0.1,
+        rise=0.01,
+        margin=0.02,
+        sd=sd_from_rates(0.1, 0.01, 0.0),
+        source="x",
+    )
+    assert plan.samples_to_pass == 2906 and plan.pass_chance_at_rise == pytest.approx(0.345, abs=0.002)
+    assert "passes with chance 0.34" in plan.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("p0", "rise", "rho"), [(0.01, 0.0, 0.0), (0.05, 0.0, 0.5), (0.01, 0.04, 0.0), (0.1, 0.01, 0.3)]
+)
+def test_the_share_plan_is_the_exact_table(p0, rise, rho):
+    """The share plan's counts are where the exact outcome probabilities (share_outcomes) first reach the power."""
+    margin = 0.02
+    plan = plan_samples(
+        metric="hallucinated_share", baseline_rate=p0, rise=rise, margin=margin, sd=0.1, source="x", correlation=rho
+    )
+    unchanged = discordant_shares(p0, p0, rho)
+    n = plan.samples_to_pass
+    assert share_outcomes(n, *unchanged, margin=margin, above=margin, alpha=0.05).p_pass >= 0.8
+    assert share_outcomes(n - 1, *unchanged, margin=margin, above=margin, alpha=0.05).p_pass < 0.8
+    if rise > margin:
+        shares = discordant_shares(p0, p0 + rise, rho)
+        flag = plan.samples_to_flag
+        assert share_outcomes(flag, *shares, margin=margin, above=margin, alpha=0.05).p_regression >= 0.8
+        assert share_outcomes(flag - 1, *shares, margin=margin, above=margin, alpha=0.05).p_regression < 0.8
+    assert plan.pass_chance_at_margin <= 0.05
+    assert plan.method.startswith("exact")
 
 
 def _run(path, unsupported, n=20):
@@ -103,7 +145,7 @@ def test_plan_command_from_runs_and_from_a_rate(tmp_path):
     assert cost["judge"] == "anthropic:claude-sonnet-4-5" and cost["dollars"] > 0
     assert cost["samples"] == max(plan["samples_to_flag"], plan["samples_to_pass"])
     text = CliRunner().invoke(app, ["plan", "--baseline-rate", "0.1", "--rise", "0.05"])
-    assert text.exit_code == 0 and "shared samples to flag a true rise of 0.05" in text.output
+    assert text.exit_code == 0 and "to flag a rise of 0.05 (shared samples at which a true rise of 0.05" in text.output
     assert "give --baseline RUN or --samples FILE" in text.output
     refused = CliRunner().invoke(app, ["plan", "--rise", "0.05"])
     assert refused.exit_code == 2 and "--baseline-rate" in refused.output

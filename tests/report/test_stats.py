@@ -124,7 +124,8 @@ def test_group_stats_point_estimates_on_a_hand_made_group():
     assert s.mean_unsupported_rate.value == pytest.approx(0.5)
     assert s.hallucinated_share.value == pytest.approx(2 / 3)
     assert s.label_shares["supported"].value == pytest.approx(3 / 6)
-    assert s.subtype_shares["number"].value == pytest.approx(0.5)
+    # a subtype's share is of every judged claim (1 of 6), not of the 2 subtyped claims
+    assert s.subtype_shares["number"].value == pytest.approx(1 / 6, abs=1e-6)
     assert s.error_rows.value == 2
     assert s.label_counts["absent"] == 1 and s.subtype_counts["entity"] == 1
     for est in (s.mean_unsupported_rate, s.hallucinated_share, s.label_shares["supported"]):

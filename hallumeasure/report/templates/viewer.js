@@ -59,6 +59,9 @@
   }
 
   function labelOf(claim) { return claim.label || "error"; }
+  // The colour a claim is shown in: neutral when a keyless judge could not tell (its label is a guess).
+  function colourOf(claim) { return claim.label && claim.confident === false ? "unsure" : labelOf(claim); }
+  var UNSURE = "needs an LLM check";
   function pretty(label) { return String(label).replace(/_/g, " "); }
 
   // --- data indexes ------------------------------------------------------------------------------
@@ -73,24 +76,40 @@
     r._changed = !!r.diff || r.claims.some(function (c) { return !!c.change; });
   });
   var paired = !!DATA.pairing;
+  var started = false;
+  var anyUnsure = DATA.responses.some(function (r) { return r.claims.some(function (c) { return colourOf(c) === "unsure"; }); });
 
   function runName(r) { return DATA.runs[r.run].name; }
   function fragmentOf(r) { return encodeURIComponent(runName(r)) + "/" + encodeURIComponent(r.sample_id); }
 
   // --- header ------------------------------------------------------------------------------------
 
+  var KEYLESS_TEXT = {
+    offline: "the offline judge, a trained lexical/numeric model",
+    nli: "the NLI judge, a local entailment model",
+    "offline+nli": "the offline judge with an NLI check, two local models"
+  };
+
   function renderHeader() {
     $("title").textContent = DATA.title;
     document.title = DATA.title;
     var notes = clear($("notes"));
-    ["fake", "offline"].forEach(function (kind) {
-      var names = DATA.runs.filter(function (run) { return run.banner === kind; }).map(function (run) { return run.name; });
-      if (!names.length) return;
-      var who = (names.length > 1 ? "Runs " : "Run ") + names.join(", ") + (names.length > 1 ? " were" : " was");
-      var text = kind === "fake"
+    // One banner per kind of judge that is not an LLM, naming its runs.
+    var groups = [];
+    DATA.runs.forEach(function (run) {
+      if (!run.banner) return;
+      var kind = run.banner === "fake" ? "fake" : run.judge;
+      var group = groups.filter(function (g) { return g.kind === kind; })[0];
+      if (!group) groups.push(group = { kind: kind, banner: run.banner, names: [] });
+      group.names.push(run.name);
+    });
+    groups.forEach(function (g) {
+      var who = (g.names.length > 1 ? "Runs " : "Run ") + g.names.join(", ") + (g.names.length > 1 ? " were" : " was");
+      var text = g.banner === "fake"
         ? who + " judged by the scripted fake model: the labels demonstrate the viewer, they are not a measurement."
-        : who + " judged by the offline judge, a trained lexical/numeric model, not an LLM: read the labels as a cheap first pass (see the README for its measured quality).";
-      add(notes, el("p", { "class": "banner " + kind, text: text }));
+        : who + " judged by " + (KEYLESS_TEXT[g.kind] || "a keyless judge (" + g.kind + ")") +
+          ", not an LLM: read the labels as a cheap first pass (see the README for its measured quality).";
+      add(notes, el("p", { "class": "banner " + g.banner, "data-judge": g.kind, text: text }));
     });
     DATA.notes.forEach(function (n) { add(notes, el("p", { "class": "note", text: n })); });
     if (paired) {
@@ -99,52 +118,62 @@
         p.n_shared + " shared samples (" + p.how + "); " + p.n_changed_claims + " claim(s) changed verdict or have no match in the other run, " +
         p.n_rewritten + " response(s) differ (shown as a word diff)." }));
     }
+    // One compact table: a row per run and model, so that the context stays above the fold with several runs.
     var runs = clear($("runs"));
+    var several = DATA.runs.length > 1;
+    var table = el("table", { "class": "summary" }, el("thead", null, el("tr", null,
+      (several ? ["run"] : []).concat(["model", "label mix", "responses", "claims", "mean unsupported rate [95% CI]",
+        "hallucinated share [95% CI]", "error rows"]).map(function (h) { return el("th", { text: h }); }))));
+    var body = el("tbody");
     DATA.runs.forEach(function (run) {
-      var box = el("div", { "class": "run" }, el("strong", { text: run.name }));
-      var meta = "judge " + (run.judge || "?") + " (" + (run.mode || "?") + "), extractor " + (run.extractor || "?") +
-        (run.detector && run.detector !== "claims" ? ", detector " + run.detector : "") + "; status " + (run.status || "?");
-      add(box, el("div", { "class": "meta", text: meta }));
-      add(box, el("div", { "class": "meta", text: "policy: " + run.policy }));
-      var table = el("table", null, el("thead", null, el("tr", null,
-        ["model and label mix", "responses", "claims", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"].map(function (h) {
-          return el("th", { text: h });
-        }))));
-      var body = el("tbody");
-      run.models.forEach(function (m) {
+      run.models.forEach(function (m, i) {
         var subtypes = Object.keys(m.subtypes).filter(function (k) { return m.subtypes[k] > 0; })
           .sort(function (a, b) { return m.subtypes[b] - m.subtypes[a]; })
           .map(function (k) { return pretty(k) + " " + m.subtypes[k]; }).join(", ");
-        add(body, el("tr", null,
-          el("td", { "class": "model" }, el("strong", { text: m.name }), labelMix(m.labels),
-            subtypes ? el("div", { "class": "subtypes", text: "subtypes: " + subtypes }) : null),
+        var mix = labelMix(m);
+        add(body, el("tr", { "data-run": run.name },
+          several ? el("td", { "class": "run-name", text: i === 0 ? run.name : "" }) : null,
+          el("td", { "class": "model", text: m.name }),
+          el("td", { "class": "mix-cell", title: mix.words + (subtypes ? "\nsubtypes: " + subtypes : "") },
+            el("div", { "class": "mix-line" }, mix.bar, el("span", { "class": "subtypes", text: mix.words }))),
           el("td", { "class": "num", text: String(m.n_responses) }),
           el("td", { "class": "num", text: String(m.n_claims) }),
           el("td", { "class": "num rate", text: estimate(m.rate) }),
           el("td", { "class": "num rate", text: estimate(m.share) }),
           el("td", { "class": "num", text: String(m.n_error_rows) })));
       });
-      add(table, body);
-      add(box, table);
-      if (run.n_shown < run.n_total) add(box, el("div", { "class": "meta", text: "showing " + run.n_shown + " of " + run.n_total + " responses" }));
-      add(runs, box);
     });
+    add(table, body);
+    add(runs, el("div", { "class": "summary-wrap" }, table));
+    var settings = el("ul", { "class": "meta" });
+    DATA.runs.forEach(function (run) {
+      var meta = (several ? run.name + ": " : "") + "judge " + (run.judge || "?") + " (" + (run.mode || "?") + "), extractor " +
+        (run.extractor || "?") + (run.detector && run.detector !== "claims" ? ", detector " + run.detector : "") +
+        "; status " + (run.status || "?") + "; policy: " + run.policy +
+        (run.n_shown < run.n_total ? "; showing " + run.n_shown + " of " + run.n_total + " responses" : "");
+      add(settings, el("li", { text: meta }));
+      run.notes.forEach(function (n) { add(settings, el("li", { text: n })); });
+    });
+    add(runs, el("details", { "class": "settings" }, el("summary", { text: "how " + (several ? "these runs were" : "this run was") + " measured" }), settings));
   }
 
-  function labelMix(counts) {
-    var total = 0;
-    DATA.labels.forEach(function (l) { total += counts[l] || 0; });
+  // The bar and words of a label mix; claims without a label (error rows) are counted too.
+  function labelMix(m) {
+    var counts = m.labels, labelled = 0;
+    DATA.labels.forEach(function (l) { labelled += counts[l] || 0; });
+    var errors = Math.max(0, m.n_claims - labelled);
+    var total = labelled + errors;
     var bar = el("div", { "class": "mix" });
     var words = [];
-    DATA.labels.forEach(function (l) {
-      var n = counts[l] || 0;
+    DATA.labels.concat(["error"]).forEach(function (l) {
+      var n = l === "error" ? errors : counts[l] || 0;
       if (!n) return;
       var part = el("span", { "class": "lab-" + l, title: pretty(l) + ": " + n });
       part.style.width = (100 * n / total).toFixed(2) + "%";
       add(bar, part);
       words.push(pretty(l) + " " + n);
     });
-    return [bar, el("div", { "class": "subtypes", text: words.join(", ") || "no claims" })];
+    return { bar: bar, words: words.join(", ") || "no claims" };
   }
 
   // --- filters and the list ----------------------------------------------------------------------
@@ -225,6 +254,13 @@
     state.items = visibleResponses();
     state.shown = PAGE;
     renderList();
+    // The detail pane never shows a response the filters removed: the first one listed takes its place.
+    // (While the page starts, the link's fragment picks the response instead.)
+    var listed = !started || state.items.some(function (r) { return r.key === state.selected; });
+    if (!listed) {
+      if (state.items.length) select(state.items[0].key);
+      else { state.selected = null; state.claim = null; renderDetail(); }
+    }
   }
 
   function filtering() { return !!(state.label || state.subtype || state.search); }
@@ -252,7 +288,7 @@
           var ul = el("ul", { "class": "hits" });
           hits.slice(0, 3).forEach(function (hit) {
             var li = el("li", { "class": "hit", "data-claim": hit[1].index, "data-side": hit[0].key },
-              el("span", { "class": "pill lab-" + labelOf(hit[1]), text: pretty(labelOf(hit[1])) }), " ", hit[1].text);
+              el("span", { "class": "pill lab-" + colourOf(hit[1]), text: pretty(labelOf(hit[1])) + (colourOf(hit[1]) === "unsure" ? "?" : "") }), " ", hit[1].text);
             li.addEventListener("click", function (event) { event.stopPropagation(); select(r.key, hit[0].key, hit[1].index); });
             add(ul, li);
           });
@@ -352,6 +388,7 @@
   function legend() {
     var box = el("div", { "class": "legend" });
     DATA.labels.concat(["error"]).forEach(function (l) { add(box, el("span", { "class": "lab-" + l, text: pretty(l) })); });
+    if (anyUnsure) add(box, el("span", { "class": "lab-unsure", text: UNSURE }));
     return box;
   }
 
@@ -373,15 +410,17 @@
     r.claims.forEach(function (c) {
       var active = state.claim && state.claim.side === r.key && state.claim.index === c.index;
       var tag = pretty(labelOf(c)) + (c.subtype ? " · " + pretty(c.subtype) : "");
-      var li = el("li", { "class": "lab-" + labelOf(c) + (active ? " active" : ""), "data-claim": c.index, "data-label": labelOf(c) },
+      var li = el("li", { "class": "lab-" + colourOf(c) + (active ? " active" : ""), "data-claim": c.index, "data-label": labelOf(c) },
         el("span", { "class": "claim-text", text: c.text }), el("span", { "class": "tag", text: tag }));
+      if (colourOf(c) === "unsure") add(li, el("span", { "class": "tag unsure", text: UNSURE }));
+      if (c.citation) add(li, el("span", { "class": "tag citation", text: "citation: " + pretty(c.citation) }));
       if (c.change === "changed") add(li, el("span", { "class": "tag changed", text: "changed (other run: " + pretty(c.was) + ")" }));
       if (c.change === "new") add(li, el("span", { "class": "tag changed", text: "new: not in the other run" }));
       if (c.change === "gone") add(li, el("span", { "class": "tag changed", text: "gone: not in the other run" }));
       li.addEventListener("click", function () { selectClaim(r.key, c.index); });
       add(list, li);
     });
-    if (!r.claims.length) add(list, el("li", { "class": "empty", text: r.error ? "no claims (error row)" : "no claims" }));
+    if (!r.claims.length) add(list, el("li", { "class": "empty", text: r.error ? "no claims (the whole response is an error row)" : "no claims" }));
     add(box, el("h3", { text: "claims (" + r.claims.length + ")" }), list);
     return box;
   }
@@ -401,12 +440,15 @@
         return c.spans.some(function (s) { return s[0] <= start && s[1] >= end; });
       });
       if (!covering.length) { out.push(piece); continue; }
-      covering.sort(function (a, b) { return SEVERITY.indexOf(labelOf(a)) - SEVERITY.indexOf(labelOf(b)); });
-      var worst = labelOf(covering[0]);
+      // Confident claims first, then by severity: a guess never paints over a decided label.
+      covering.sort(function (a, b) {
+        return (colourOf(a) === "unsure") - (colourOf(b) === "unsure") || SEVERITY.indexOf(labelOf(a)) - SEVERITY.indexOf(labelOf(b));
+      });
+      var worst = labelOf(covering[0]), paint = colourOf(covering[0]);
       var isActive = covering.some(function (c) { return state.claim && state.claim.side === r.key && state.claim.index === c.index; });
       var seg = el("span", {
-        "class": "seg lab-" + worst + (isActive ? " active" : ""), "data-label": worst,
-        title: covering.map(function (c) { return pretty(labelOf(c)) + ": " + c.text; }).join("\n")
+        "class": "seg lab-" + paint + (isActive ? " active" : ""), "data-label": worst,
+        title: covering.map(function (c) { return pretty(labelOf(c)) + (colourOf(c) === "unsure" ? " (" + UNSURE + ")" : "") + ": " + c.text; }).join("\n")
       }, piece);
       (function (claims) {
         seg.addEventListener("click", function () {
@@ -433,7 +475,7 @@
     var dl = el("dl");
     function row(name, value, cls) { if (value !== null && value !== undefined && value !== "") add(dl, el("dt", { text: name }), el("dd", { "class": cls || "", text: String(value) })); }
     row("claim", c.text);
-    row("label", pretty(labelOf(c)), "lab-text");
+    row("label", pretty(labelOf(c)) + (colourOf(c) === "unsure" ? " (a guess: " + UNSURE + ")" : ""), "lab-text");
     row("subtype", c.subtype ? pretty(c.subtype) : "");
     row("probability", c.probability === null ? "" : num(c.probability) + " (that the claim is unsupported)");
     row("reason", c.reason);
@@ -441,28 +483,62 @@
     row("error", c.error, "error-text");
     if (c.change === "changed") row("change", "the other run labels the matching claim " + pretty(c.was));
     if (c.change === "new" || c.change === "gone") row("change", "no matching claim in the other run");
-    if (c.citations && c.citations.length) row("citations", c.citations.join(", "));
+    if (c.citations && c.citations.length) row("cites", c.citations.map(function (id) { return passageName(side, id); }).join("; "));
+    if (c.citation) row("citation finding", pretty(c.citation) + " (" + (CITATION[c.citation] || "") + ")");
     var context = DATA.contexts[side.context];
-    var ev = c.evidence.map(function (e) {
-      var where = e.passage ? passageText(side, e.passage) : context;
-      var quote = where === null ? (e.quote || "") : where.slice(e.start, e.end);
-      return (e.source === "judge" ? "quoted by the judge" : "closest context sentence (shared words; a reading aid, not the judge's)") +
-        (e.passage ? " [passage " + e.passage + "]" : "") + ": " + quote;
-    });
-    row("evidence", ev.length ? ev.join("\n") : "no context sentence shares a content word with this claim");
+    var judged = c.evidence.filter(function (e) { return e.source === "judge"; });
+    if (judged.length) {
+      var items = el("ul", { "class": "evidence judge" });
+      judged.forEach(function (e) {
+        var where = e.passage ? passageName(side, e.passage, e.title) : "the context";
+        var text = e.verified ? "verified in " + where : "not found in " + where + " (the quote could not be verified)";
+        add(items, el("li", { "class": e.verified ? "verified" : "unverified" },
+          el("q", { text: e.quote || textAt(side, e) }), el("span", { "class": "tag", text: text })));
+      });
+      add(dl, el("dt", { text: "judge's evidence" }), el("dd", null, items));
+    } else {
+      var ev = c.evidence.map(function (e) { return textAt(side, e); });
+      row("closest sentence", ev.length ? ev.join("\n") + "\n(shares most words with the claim: a reading aid; the judge quoted nothing)"
+        : "the judge quoted nothing, and no context sentence shares a content word with this claim");
+    }
     add(box, dl);
     return box;
   }
 
-  function passageText(r, id) {
+  function passageOf(r, id) {
     var found = null;
-    (r.passages || []).forEach(function (p) { if (p.id === id) found = p.text; });
+    (r.passages || []).forEach(function (p) { if (p.id === id) found = p; });
     return found;
   }
 
+  // "passage 2 · Title" for a passage id, with the title when the passages have one.
+  function passageName(r, id, title) {
+    var p = passageOf(r, id);
+    var t = title || (p && p.title);
+    return "passage " + id + (t ? " · " + t : "") + (p || !(r.passages || []).length ? "" : " (no such passage)");
+  }
+
+  // The source text an evidence item points at.
+  function textAt(r, e) {
+    if (e.start === null || e.start === undefined) return e.quote || "";
+    var p = e.passage ? passageOf(r, e.passage) : null;
+    var where = e.passage ? (p ? p.text : null) : DATA.contexts[r.context];
+    return where === null ? (e.quote || "") : where.slice(e.start, e.end);
+  }
+
+  var CITATION = {
+    correct: "a cited passage supports the claim",
+    wrong_passage: "the cited passages do not support it, another passage does",
+    uncited: "the response cites passages, but not in this claim's sentence",
+    cited_contradicts: "a cited passage contradicts the claim",
+    cited_unsupported: "it cites passages, but no passage supports it",
+    unknown_passage: "it cites only ids that are not among the passages",
+    unchecked: "supported, but no verified quote says which passage"
+  };
+
   // The text with [start, end) ranges wrapped in <mark> (class says whose evidence).
   function marked(text, ranges) {
-    ranges = ranges.filter(function (x) { return x.end > x.start; }).sort(function (a, b) { return a.start - b.start; });
+    ranges = ranges.filter(function (x) { return x.start !== null && x.start !== undefined && x.end > x.start; }).sort(function (a, b) { return a.start - b.start; });
     var out = [], cursor = 0;
     ranges.forEach(function (x) {
       var start = Math.max(x.start, cursor), end = Math.min(x.end, text.length);
@@ -478,13 +554,19 @@
   function renderContext(r, active) {
     var box = el("div", { "class": "context-box" });
     var evidence = active ? active.claim.evidence : [];
-    if (r.passages && r.passages.length) {
-      add(box, el("h3", { text: "passages (" + r.passages.length + ")" }));
-      r.passages.forEach(function (p) {
+    var cited = active ? active.claim.citations || [] : [];
+    // Side by side, the passages are the selected side's (the same sample, so the same passages).
+    var source = active ? active.side : r;
+    if (source.passages && source.passages.length) {
+      add(box, el("h3", { text: "passages (" + source.passages.length + ")" }));
+      source.passages.forEach(function (p) {
         var mine = evidence.filter(function (e) { return e.passage === p.id; });
         var body = el("div", { "class": "context" }, marked(p.text, mine));
-        var head = el("summary", null, el("strong", { text: p.id }), p.title ? " · " : "", p.title ? el("span", { text: p.title }) : null);
-        add(box, el("details", { open: mine.length > 0 || r.passages.length === 1 }, head, body));
+        var head = el("summary", null, el("strong", { "class": "passage-id", text: "passage " + p.id }),
+          p.title ? " · " : "", p.title ? el("span", { "class": "passage-title", text: p.title }) : null,
+          mine.length ? el("span", { "class": "tag", text: "judge's evidence" }) : null,
+          cited.indexOf(p.id) >= 0 ? el("span", { "class": "tag", text: "cited by this claim" }) : null);
+        add(box, el("details", { "class": "passage", "data-passage": p.id, open: mine.length > 0 || source.passages.length === 1 }, head, body));
       });
       return box;
     }
@@ -495,10 +577,11 @@
       add(box, el("div", { "class": "context", id: "context" }, marked(context, ranges)));
       return box;
     }
+    ranges = ranges.filter(function (e) { return e.start !== null && e.start !== undefined; });
     if (ranges.length) {
       var lo = Math.max(0, Math.min.apply(null, ranges.map(function (e) { return e.start; })) - 300);
       var hi = Math.min(context.length, Math.max.apply(null, ranges.map(function (e) { return e.end; })) + 300);
-      var shifted = ranges.map(function (e) { return { start: e.start - lo, end: e.end - lo, source: e.source }; });
+      var shifted = ranges.map(function (e) { return { start: e.start === null ? null : e.start - lo, end: e.end === null ? null : e.end - lo, source: e.source }; });
       add(box, el("div", { "class": "context excerpt" }, lo > 0 ? "… " : "", marked(context.slice(lo, hi), shifted), hi < context.length ? " …" : ""));
     }
     add(box, el("details", null, el("summary", { text: "whole context" }), el("div", { "class": "context", id: "context" }, marked(context, ranges))));
@@ -552,5 +635,6 @@
   fillFilters();
   refresh();
   if (!readHash() && state.items.length) select(state.items[0].key, undefined, undefined, true);
+  started = true;
   document.body.setAttribute("data-ready", "1");
 })();

@@ -1,0 +1,299 @@
+"""``check`` and ``acheck``: one response against its source, answered in memory (nothing is stored).
+
+Repeated calls are cheap: the extractor and judge of each (judge, extractor, settings) are built once
+and kept, so a keyless judge loads its model once and an LLM judge keeps its connection pool and its
+request cache. They are kept together with the provider environment they were built under (endpoint
+and key variables, hashed), and built again when it changes.
+
+Kept stages all run on one private event loop on a daemon thread, because an LLM client belongs to
+the loop it was opened on: ``check`` hands the coroutine to that loop and waits, ``acheck`` awaits it
+from the caller's loop. Neither runs or patches the caller's loop, so both work from a script, a
+notebook and an async app alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Coroutine, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from markupsafe import Markup
+from pydantic import BaseModel, Field
+
+from hallumeasure.api.stages import build_stages_from, measure_settings, sources_of
+from hallumeasure.core.errors import InputError
+from hallumeasure.core.labels import Label, Policy, Subtype
+from hallumeasure.core.types import Evidence, Passage, ResponseResult, Sample, Usage
+from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.sources.rag import SourceOptions
+
+#: Environment variables that change what a built stage talks to; the stages are rebuilt when one changes.
+PROVIDER_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "AWS_PROFILE",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "HALLUMEASURE_BEDROCK_ENDPOINT",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "HALLUMEASURE_CACHE_DIR",
+)
+
+
+class CheckedClaim(BaseModel):
+    """One claim of a checked response with its verdict."""
+
+    index: int
+    text: str
+    label: Label | None
+    subtype: Subtype | None = None
+    label_reason: str | None = None
+    subtype_reason: str | None = None
+    #: Quotes of the source that the verdict rests on.
+    evidence: tuple[Evidence, ...] = ()
+    #: Probability that the claim is unsupported, when the judge gives one.
+    probability: float | None = None
+    #: False when a keyless judge cannot tell: ``label`` is then its best guess.
+    confident: bool = True
+    #: Whether the claim counts as unsupported under the policy; None for an error row.
+    unsupported: bool | None = None
+    #: Why the claim has no verdict (an error row).
+    error: str | None = None
+    #: Character ranges of the claim in the response.
+    spans: tuple[tuple[int, int], ...] = ()
+
+
+class Result(BaseModel):
+    """What ``check`` found in one response: its claims and verdicts, and the response's numbers."""
+
+    response: str
+    claims: list[CheckedClaim] = Field(default_factory=list)
+    n_claims: int = 0
+    n_evaluated: int = 0
+    n_unsupported: int = 0
+    n_errors: int = 0
+    #: Unsupported claims among those evaluated; None when none was.
+    unsupported_rate: float | None = None
+    hallucinated: bool | None = None
+    #: Whether ``hallucinated`` holds whatever the claims judged without confidence turn out to be.
+    decided: bool | None = None
+    judge: str
+    extractor: str
+    #: Set when the whole response could not be checked (the extraction failed, for example).
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def unsupported(self) -> list[CheckedClaim]:
+        """The claims counted as unsupported."""
+        return [c for c in self.claims if c.unsupported]
+
+    @property
+    def grounded(self) -> bool:
+        """True when the response was checked and no claim is unsupported."""
+        return self.error is None and self.n_errors == 0 and self.n_unsupported == 0
+
+    def __repr__(self) -> str:
+        rate = "-" if self.unsupported_rate is None else f"{self.unsupported_rate:.3f}"
+        return (
+            f"<Result: {self.n_claims} claims, {self.n_unsupported} unsupported (rate {rate}), "
+            f"{self.n_errors} error rows; judge {self.judge}>"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = Markup("").join(
+            Markup("<tr><td>{}</td><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td></tr>").format(
+                c.index + 1,
+                c.text,
+                c.label.value if c.label else "error",
+                c.subtype.value if c.subtype else "",
+                c.label_reason or c.error or "",
+            )
+            for c in self.claims
+        )
+        return str(
+            Markup(
+                "<div><p>{}</p><table><tr><th>#</th><th>claim</th><th>label</th><th>subtype</th>"
+                "<th>reason</th></tr>{}</table></div>"
+            ).format(repr(self), rows)
+        )
+
+
+def result_of(response: str, result: ResponseResult, policy: Policy, *, judge: str, extractor: str) -> Result:
+    """The ``Result`` of one measured response (claims joined with their verdicts)."""
+    verdicts = {v.claim_id: v for v in result.verdicts}
+    claims = []
+    for claim in result.claims:
+        v = verdicts.get(claim.id)
+        ok = v is not None and v.ok
+        claims.append(
+            CheckedClaim(
+                index=claim.index,
+                text=claim.text,
+                label=v.label if v is not None else None,
+                subtype=v.subtype if v is not None else None,
+                label_reason=v.label_reason if v is not None else None,
+                subtype_reason=v.subtype_reason if v is not None else None,
+                evidence=v.evidence if v is not None else (),
+                probability=v.probability if v is not None else None,
+                confident=v.confident if v is not None else True,
+                unsupported=policy.is_unsupported(v.label) if ok and v is not None and v.label else None,
+                error=(v.error if v is not None else "the judge returned no verdict") if not ok else None,
+                spans=tuple((s.start, s.end) for s in claim.spans),
+            )
+        )
+    return Result(
+        response=response,
+        claims=claims,
+        n_claims=result.n_claims,
+        n_evaluated=result.n_evaluated,
+        n_unsupported=result.n_unsupported,
+        n_errors=result.n_errors,
+        unsupported_rate=result.unsupported_rate,
+        hallucinated=result.hallucinated,
+        decided=result.decided,
+        judge=judge,
+        extractor=extractor,
+        error=result.error,
+        usage=result.usage,
+    )
+
+
+# --- the kept stages, and the loop they run on ----------------------------------------------------
+
+
+class _Checker:
+    """Built stages for one (judge, extractor, settings), used only on the private loop."""
+
+    def __init__(self, extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy, sources: SourceOptions) -> None:
+        self.extractor, self.judge, self.policy, self.sources = extractor, judge, policy, sources
+
+    async def check(self, sample: Sample) -> Result:
+        from hallumeasure.pipeline.run import measure_sample
+
+        result = await measure_sample(sample, self.extractor, self.judge, self.policy, sources=self.sources)
+        return result_of(sample.response, result, self.policy, judge=self.judge.name, extractor=self.extractor.name)
+
+
+_lock = threading.Lock()
+_checkers: dict[str, _Checker] = {}
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _private_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    with _lock:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="hallumeasure-check", daemon=True).start()
+            _loop = loop
+        return _loop
+
+
+def _submit(coro: Coroutine[Any, Any, Result]) -> Future[Result]:
+    return asyncio.run_coroutine_threadsafe(coro, _private_loop())
+
+
+def _environment() -> str:
+    values = [os.environ.get(name, "") for name in PROVIDER_ENV]
+    return hashlib.sha256("\x00".join(values).encode("utf-8")).hexdigest()
+
+
+def _checker(values: dict[str, Any]) -> _Checker:
+    settings = measure_settings(values)
+    key = json.dumps([settings.model_dump(mode="json"), _environment()], sort_keys=True)
+    with _lock:
+        found = _checkers.get(key)
+    if found is not None:
+        return found
+    extractor, judge, policy = build_stages_from(settings)
+    checker = _Checker(extractor, judge, policy, sources_of(settings))
+    with _lock:
+        return _checkers.setdefault(key, checker)
+
+
+def forget_stages() -> None:
+    """Close and drop every kept stage (they are built again on the next call)."""
+    from hallumeasure.pipeline.run import close_stage_models
+
+    with _lock:
+        kept = list(_checkers.values())
+        _checkers.clear()
+        loop = _loop
+    if loop is not None and not loop.is_closed() and kept:
+        stages = [stage for c in kept for stage in (c.extractor, c.judge)]
+        asyncio.run_coroutine_threadsafe(close_stage_models(*stages), loop).result(timeout=30)
+
+
+atexit.register(forget_stages)
+
+
+def _sample(
+    response: str | Sample,
+    context: str | None,
+    passages: Sequence[str | Passage | dict[str, Any]] | None,
+    question: str | None,
+) -> Sample:
+    if isinstance(response, Sample):
+        if context is not None or passages is not None or question is not None:
+            raise InputError("a Sample carries its own source: pass context, passages and question only with a string")
+        return response
+    if not isinstance(response, str):
+        raise InputError(f"response must be text or a Sample, not {type(response).__name__}")
+    if context is None and not passages:
+        raise InputError("check needs the source the response should be grounded in: pass context= or passages=")
+    items = tuple(
+        p if isinstance(p, Passage) else Passage(id=str(i), text=p) if isinstance(p, str) else Passage(**p)
+        for i, p in enumerate(passages or (), start=1)
+    )
+    return Sample(id="checked", context=context or "", passages=items, response=response, question=question)
+
+
+def check(
+    response: str | Sample,
+    *,
+    context: str | None = None,
+    passages: Sequence[str | Passage | dict[str, Any]] | None = None,
+    question: str | None = None,
+    judge: str | list[str] = "offline",
+    extractor: str = "offline",
+    mode: str = "cot-one",
+    **settings: Any,
+) -> Result:
+    """Check one response against ``context`` (or ``passages``, a list of texts or ``Passage``s).
+
+    ``settings`` are fields of ``MeasureSettings`` (``unsupported_labels``, ``timeout``, ``no_cache`` ...).
+    A response whose claims could not all be judged comes back with error rows (``n_errors``), not an
+    exception. Works inside a running event loop too.
+    """
+    sample = _sample(response, context, passages, question)
+    checker = _checker(dict(settings, judge=judge, extractor=extractor, mode=mode))
+    return _submit(checker.check(sample)).result()
+
+
+async def acheck(
+    response: str | Sample,
+    *,
+    context: str | None = None,
+    passages: Sequence[str | Passage | dict[str, Any]] | None = None,
+    question: str | None = None,
+    judge: str | list[str] = "offline",
+    extractor: str = "offline",
+    mode: str = "cot-one",
+    **settings: Any,
+) -> Result:
+    """``check`` for async code: awaits the check without blocking the caller's loop."""
+    sample = _sample(response, context, passages, question)
+    checker = await asyncio.to_thread(_checker, dict(settings, judge=judge, extractor=extractor, mode=mode))
+    return await asyncio.wrap_future(_submit(checker.check(sample)))

@@ -1,0 +1,220 @@
+"""``measure`` and ``ameasure``: a whole input into a stored run, from a script, a notebook or an async app.
+
+How it runs inside an event loop: the measurement itself is async, and ``measure`` drives it with
+``pipeline.run.run_sync``. From plain code that is ``asyncio.run``; when the calling thread already runs
+a loop (Jupyter, IPython, an async web app), the coroutine runs to completion in a fresh event loop on
+one worker thread, and ``measure`` waits for it. The caller's loop is never patched or re-entered
+(no nest_asyncio), so nothing leaks to it. ``ameasure`` hands the same blocking call to a worker
+thread with ``asyncio.to_thread``, so the caller's loop keeps serving while the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hallumeasure.api.run import Run
+from hallumeasure.api.stages import build_stages_from, measure_settings, sources_of
+from hallumeasure.core.config import cache_path
+from hallumeasure.core.errors import InputError
+from hallumeasure.core.types import ResponseResult, Sample
+from hallumeasure.runs.inputs import LoadedInput, load_samples
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def measure(
+    data: str | Path | pd.DataFrame | Iterable[Mapping[str, Any] | Sample],
+    *,
+    judge: str | list[str] = "offline",
+    extractor: str = "offline",
+    mode: str = "cot-one",
+    out: str | Path | None = None,
+    columns: Mapping[str, str] | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    config: str | Path | None = None,
+    progress: Callable[[ResponseResult], None] | None = None,
+    **settings: Any,
+) -> Run:
+    """Measure every sample of ``data`` into a run directory and return the loaded ``Run``.
+
+    ``data`` is a file path (JSONL, CSV, Parquet), a pandas DataFrame, or a list of dicts (the input
+    file's fields: ``context`` or ``contexts``, ``response``, ``question``, ``id``, ``model`` ...) or of
+    ``Sample``s. ``columns`` maps those field names to yours (``{"response": "answer"}``).
+    ``settings`` are the fields of ``MeasureSettings`` (``repeats``, ``detector``, ``concurrency``,
+    ``max_context_tokens``, ``no_cache`` ...), validated as the command line validates them; ``config``
+    reads more from a hallumeasure.toml or pyproject.toml first (keywords win).
+
+    With ``out=None`` the run goes to a new directory under the cache folder
+    (``$HALLUMEASURE_CACHE_DIR/runs/``); the request cache applies either way, so measuring the same
+    data again with an LLM judge pays nothing. A directory that already holds a run needs ``resume``
+    (go on where it stopped) or ``overwrite``. Works inside a running event loop (see the module).
+    """
+    return _measure(
+        data,
+        dict(settings, judge=judge, extractor=extractor, mode=mode),
+        out=out,
+        columns=columns,
+        resume=resume,
+        overwrite=overwrite,
+        config=config,
+        progress=progress,
+    )
+
+
+async def ameasure(
+    data: str | Path | pd.DataFrame | Iterable[Mapping[str, Any] | Sample],
+    *,
+    judge: str | list[str] = "offline",
+    extractor: str = "offline",
+    mode: str = "cot-one",
+    out: str | Path | None = None,
+    columns: Mapping[str, str] | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    config: str | Path | None = None,
+    progress: Callable[[ResponseResult], None] | None = None,
+    **settings: Any,
+) -> Run:
+    """``measure`` for async code: the run goes on in a worker thread while the caller's loop keeps serving."""
+    return await asyncio.to_thread(
+        _measure,
+        data,
+        dict(settings, judge=judge, extractor=extractor, mode=mode),
+        out=out,
+        columns=columns,
+        resume=resume,
+        overwrite=overwrite,
+        config=config,
+        progress=progress,
+    )
+
+
+def _measure(
+    data: Any,
+    values: dict[str, Any],
+    *,
+    out: str | Path | None,
+    columns: Mapping[str, str] | None,
+    resume: bool,
+    overwrite: bool,
+    config: str | Path | None,
+    progress: Callable[[ResponseResult], None] | None,
+) -> Run:
+    from hallumeasure.detectors import save_detector_stats
+    from hallumeasure.pipeline.run import run_measurement
+    from hallumeasure.runs.store import existing_run_error, holds_run
+
+    s = measure_settings(values, config=config)
+    loaded = load_input(data, columns=columns, model=s.model_name, strict=s.strict_input, delimiter=s.delimiter)
+    run_dir = Path(out) if out is not None else default_run_dir(loaded.sha256)
+    if resume and overwrite:
+        raise InputError("resume and overwrite cannot be used together: resume continues the run, overwrite deletes it")
+    if not resume and not overwrite and holds_run(run_dir):
+        raise existing_run_error(run_dir, resumable=True)
+    sources = sources_of(s)
+    extractor, judge, policy = build_stages_from(s, run_dir=run_dir)
+    run_measurement(
+        loaded.samples,
+        run_dir,
+        extractor,
+        judge,
+        mode=s.mode,
+        input_sha256=loaded.sha256,
+        input_path=loaded.path,
+        policy=policy,
+        resume=resume,
+        concurrency=max(s.concurrency, len(loaded.samples)) if s.batch else s.concurrency,
+        settings={
+            "skipped_input_rows": len(loaded.problems),
+            "cache": not s.no_cache,
+            "batch": s.batch,
+            "config_file": str(config) if config is not None else None,
+            "effective": s.model_dump(mode="json"),
+        },
+        detector=s.detector,
+        progress=progress,
+        sources=sources,
+        input_problems=loaded.problems,
+        overwrite=overwrite,
+    )
+    save_detector_stats(run_dir, judge)
+    return Run.load(run_dir)
+
+
+def default_run_dir(input_sha256: str) -> Path:
+    """A new directory for a run given no ``out``: under the cache folder, named by time and input."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return cache_path().parent / "runs" / f"{stamp}-{input_sha256[:8]}-{secrets.token_hex(3)}"
+
+
+def load_input(
+    data: Any,
+    *,
+    columns: Mapping[str, str] | None = None,
+    model: str | None = None,
+    strict: bool = False,
+    delimiter: str | None = None,
+) -> LoadedInput:
+    """Samples from a path, a DataFrame, or a list of dicts or ``Sample``s.
+
+    A DataFrame or a list of dicts goes through the same reader as a JSONL file (the same row checks,
+    problems and column map); its hash is that of those JSON lines, so the same data resumes the same run.
+    """
+    if isinstance(data, (str, Path)):
+        return load_samples(data, columns=columns, model=model, strict=strict, delimiter=delimiter)
+    if _is_frame(data):
+        text = data.to_json(orient="records", lines=True, force_ascii=False, date_format="iso")
+        return _from_jsonl(text, f"<DataFrame of {len(data)} rows>", columns, model, strict)
+    if isinstance(data, (Mapping, Sample)):
+        raise InputError("measure takes a list of samples; wrap one dict or Sample in a list, or use check()")
+    try:
+        items = list(data)
+    except TypeError:
+        raise InputError(
+            f"measure cannot read a {type(data).__name__}: give a file path, a DataFrame, or a list of dicts or Samples"
+        ) from None
+    if not items:
+        raise InputError("no samples to measure: the list is empty")
+    if all(isinstance(x, Sample) for x in items):
+        samples = [x if model is None or x.model else x.model_copy(update={"model": model}) for x in items]
+        canonical = "\n".join(x.model_dump_json() for x in samples)
+        return LoadedInput(
+            samples=samples,
+            sha256=hashlib.sha256(canonical.encode("utf-8")).hexdigest(),
+            path=f"<list of {len(items)} samples>",
+        )
+    if all(isinstance(x, Mapping) for x in items):
+        text = "\n".join(json.dumps(dict(x), ensure_ascii=False, default=str) for x in items)
+        return _from_jsonl(text, f"<list of {len(items)} records>", columns, model, strict)
+    kinds = sorted({type(x).__name__ for x in items})
+    raise InputError(f"measure takes a list of dicts or a list of Samples, not a list of {', '.join(kinds)}")
+
+
+def _is_frame(data: Any) -> bool:
+    return type(data).__name__ == "DataFrame" and hasattr(data, "to_json")
+
+
+def _from_jsonl(
+    text: str, name: str, columns: Mapping[str, str] | None, model: str | None, strict: bool
+) -> LoadedInput:
+    with tempfile.TemporaryDirectory(prefix="hallumeasure-input-") as folder:
+        path = Path(folder) / "input.jsonl"
+        path.write_text(text + "\n", encoding="utf-8")
+        try:
+            loaded = load_samples(path, columns=columns, model=model, strict=strict)
+        except InputError as exc:  # the message names the temporary file: name the data instead
+            raise InputError(str(exc).replace(str(path), name)) from None
+    for problem in loaded.problems:
+        problem.message = problem.message.replace(str(path), name)
+    loaded.path = name
+    return loaded

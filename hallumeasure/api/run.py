@@ -1,0 +1,445 @@
+"""``Run``: a stored run as a notebook or a script sees it, with its tables, numbers and reports.
+
+Every table is a pandas DataFrame whose count and span columns hold Python dicts and lists; every
+attribute is data (no attribute is a method in disguise), and every method writes or computes something.
+In Jupyter a run shows itself as a short table: its counts, its rates with 95% intervals, its judge.
+"""
+
+from __future__ import annotations
+
+import webbrowser
+from collections.abc import Iterable
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from markupsafe import Markup, escape
+from pydantic import BaseModel
+
+from hallumeasure.core.config import cache_path
+from hallumeasure.core.errors import RunStoreError
+from hallumeasure.core.types import RunManifest
+from hallumeasure.report.audit import AuditGates, AuditResult
+from hallumeasure.report.compare import ComparisonReport
+from hallumeasure.runs.store import RunData, RunStore, load_run
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+    from hallumeasure.report.calibrate import CalibrationReport
+    from hallumeasure.report.stability import StabilityReport
+
+#: Bootstrap resamples and seed of the intervals a run shows (the command line's defaults).
+RESAMPLES, SEED = 2000, 0
+
+
+class Html:
+    """A piece of escaped HTML that Jupyter renders (``_repr_html_``) and ``str()`` gives as text."""
+
+    def __init__(self, markup: Markup) -> None:
+        self.markup = markup
+
+    def _repr_html_(self) -> str:
+        return str(self.markup)
+
+    def __html__(self) -> str:
+        return str(self.markup)
+
+    def __str__(self) -> str:
+        return str(self.markup)
+
+    def __repr__(self) -> str:
+        return f"<Html: {len(self.markup)} characters>"
+
+
+class ErrorReason(BaseModel):
+    """One distinct reason of a run's error rows and how many rows gave it."""
+
+    reason: str
+    count: int
+    #: Whether the rows are whole responses (the sample failed) or single claims (no verdict).
+    rows: Literal["response", "claim"]
+
+
+def _table(header: list[str], rows: Iterable[Iterable[object]]) -> Markup:
+    head = Markup("").join(Markup("<th>{}</th>").format(h) for h in header)
+    body = Markup("").join(
+        Markup("<tr>{}</tr>").format(Markup("").join(Markup("<td>{}</td>").format(cell) for cell in row))
+        for row in rows
+    )
+    return Markup("<table><tr>{}</tr>{}</table>").format(head, body)
+
+
+def _share(value: object) -> str:
+    return "-" if value is None or value != value else f"{float(value):.3f}"  # type: ignore[arg-type]
+
+
+class Run:
+    """A run directory loaded for analysis. Get one from ``measure`` or ``load_run``."""
+
+    def __init__(self, data: RunData) -> None:
+        self._data = data
+        #: The run directory.
+        self.path: Path = data.path
+        #: The directory's name, which reports use to name the run.
+        self.name: str = data.path.name
+        #: How the run was measured (stages, policy, settings, counts, usage); None for a damaged run.
+        self.manifest: RunManifest | None = data.manifest
+        #: One row per sample: the response, its counts (``label_counts`` and ``subtype_counts`` are dicts),
+        #: ``unsupported_rate``, ``hallucinated`` and ``error``.
+        self.responses: pd.DataFrame = data.responses
+        #: One row per claim with its verdict: ``label``, ``subtype``, reasons, ``spans`` (a list of dicts),
+        #: evidence and citation columns; a claim without a verdict has ``error`` set.
+        self.claims: pd.DataFrame = data.claims
+        #: The whole run and each model: responses, claims, error rows, mean rate, hallucinated share, labels.
+        self.summary: pd.DataFrame = data.summary
+        #: Input rows that could not become samples: row number, id when known, and why.
+        self.skipped: pd.DataFrame = data.skipped
+        #: Every vote on every claim (repeats or a panel); one per claim when one judge answered once.
+        self.votes: pd.DataFrame = data.votes
+        #: Distinct reasons of the error rows, most frequent first (redacted, shortened to 300 characters).
+        self.error_reasons: list[ErrorReason] = [ErrorReason(**x) for x in data.error_reasons()]
+
+    @classmethod
+    def load(cls, path: str | Path) -> Run:
+        """Load the run in ``path`` (a directory written by ``measure``)."""
+        return cls(load_run(path))
+
+    # --- plain facts ----------------------------------------------------------------------------
+
+    @property
+    def judge(self) -> str | None:
+        return self.manifest.judge if self.manifest else None
+
+    @property
+    def extractor(self) -> str | None:
+        return self.manifest.extractor if self.manifest else None
+
+    @property
+    def status(self) -> str | None:
+        """``complete``, or ``running`` / ``interrupted`` / ``incomplete`` for a run that did not finish."""
+        return self.manifest.status if self.manifest else None
+
+    @property
+    def unfinished(self) -> bool:
+        return self._data.unfinished
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        """The claims that ended as error rows (no verdict), with why."""
+        return self.claims[self.claims["label"].isna()]
+
+    # --- numbers with intervals -------------------------------------------------------------------
+
+    @cached_property
+    def rates(self) -> pd.DataFrame:
+        """The whole run and each model: responses, claims, mean unsupported rate and hallucinated share with
+        95% bootstrap intervals over responses (as text), error rows."""
+        from hallumeasure.report.drilldown import stats_table
+
+        return stats_table(self._data, resamples=RESAMPLES, seed=SEED)
+
+    @property
+    def subtype_mix(self) -> pd.DataFrame:
+        """Claims per model (rows) and error subtype (columns)."""
+        from hallumeasure.report.drilldown import subtype_counts
+
+        return subtype_counts(self.claims)
+
+    @cached_property
+    def citations(self) -> pd.DataFrame:
+        """Citation precision and recall, unverified evidence and passage use: the run, then each model
+        (empty for a run without passages or citations)."""
+        import pandas as pd
+
+        from hallumeasure.report.rag import load_rag
+
+        summaries, _ = load_rag(self.path)
+        return pd.DataFrame(
+            [
+                s.model_dump(
+                    include={
+                        "model",
+                        "n_citing_responses",
+                        "citation_precision",
+                        "citation_recall",
+                        "n_evidence_unverified",
+                        "n_claims_with_evidence",
+                        "n_passages_used",
+                        "n_passages",
+                    }
+                )
+                | {f"n_{k.value}": v for k, v in s.findings.items()}
+                for s in summaries
+                if s.applies
+            ]
+        )
+
+    @cached_property
+    def stability(self) -> StabilityReport | None:
+        """How stable the judge was, for a run with repeats or a panel (flip rates, kappas, intervals that
+        include the judge's variance); None for one judge asked once."""
+        from hallumeasure.report.stability import run_stability
+
+        return run_stability(self._data, resamples=RESAMPLES, seed=SEED)
+
+    # --- claims, found and shown ----------------------------------------------------------------------
+
+    def filter(
+        self,
+        *,
+        model: str | Iterable[str] | None = None,
+        label: str | Iterable[str] | None = None,
+        subtype: str | Iterable[str] | None = None,
+        sample_id: str | Iterable[str] | None = None,
+        errors: bool | None = None,
+    ) -> pd.DataFrame:
+        """Claims matching every filter (one value or several each), beside their response, context and the
+        context sentence each aligns to (``source_sentence``; a reading aid, not part of the verdict).
+        ``errors=True`` keeps only error rows, ``False`` drops them."""
+        from hallumeasure.report.drilldown import filter_claims
+
+        return filter_claims(
+            self._claims_with_sources, model=model, label=label, subtype=subtype, sample_id=sample_id, errors=errors
+        )
+
+    @cached_property
+    def _claims_with_sources(self) -> pd.DataFrame:
+        from hallumeasure.report.drilldown import claims_with_sources
+
+        return claims_with_sources(self._data)
+
+    def claims_html(self, claims: pd.DataFrame | None = None, *, limit: int = 50) -> Html:
+        """A table of claims (default: all; else rows of ``filter``) beside label, reasons and the source
+        sentence marked in the context. Everything from the run is escaped."""
+        from hallumeasure.report.drilldown import claims_html
+
+        rows = self._claims_with_sources if claims is None else claims
+        if "source_start" not in rows:  # rows of run.claims: add the context columns
+            rows = self._claims_with_sources[self._claims_with_sources["claim_id"].isin(rows["claim_id"])]
+        return Html(claims_html(rows, limit=limit))
+
+    def evidence_html(self, claims: pd.DataFrame | None = None, *, limit: int = 20) -> Html:
+        """A table of claims with their citation finding and their evidence quote marked in its passage."""
+        from hallumeasure.report.rag import evidence_table_html, load_rag
+
+        _, evidence = load_rag(self.path)
+        return Html(evidence_table_html(self.claims if claims is None else claims, evidence, limit=limit))
+
+    def plot_subtypes(self, ax: Axes | None = None) -> Axes:
+        """Draw the error-subtype mix per model (on ``ax``, or on a new figure) and return the axes."""
+        import matplotlib.pyplot as plt
+
+        from hallumeasure.report.plots import draw_subtype_mix
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 3.5), layout="constrained")
+        counts = self.subtype_mix
+        draw_subtype_mix(ax, [str(m) for m in counts.index], [row.to_dict() for _, row in counts.iterrows()])
+        return ax
+
+    # --- reports ----------------------------------------------------------------------------------
+
+    def view(self, out: str | Path | None = None, *, open: bool = True, max_responses: int = 2000) -> Path:  # noqa: A002
+        """Write the viewer page (default: ``view.html`` in the run) and open it in the browser; returns its path."""
+        from hallumeasure.report.viewer import write_viewer
+
+        page = write_viewer(
+            [self.path], Path(out) if out is not None else self.path / "view.html", max_responses=max_responses
+        )
+        if open:
+            webbrowser.open(page.resolve().as_uri())
+        return page
+
+    def calibrate(self, labels: str | Path, *, confidence: float = 0.95) -> CalibrationReport:
+        """The judge against human labels (a CSV or JSONL of ``calibrate --export-sample``): agreement and
+        rates corrected for the judge's errors, each with its interval."""
+        from hallumeasure.report.calibrate import calibrate
+
+        return calibrate(self.name, labels, confidence=confidence, run=self._data)
+
+    def compare(
+        self,
+        *others: Run | str | Path,
+        out: str | Path | None = None,
+        allow_mismatch: bool = False,
+        resamples: int = RESAMPLES,
+        seed: int = SEED,
+        worst: int = 3,
+        labels: Iterable[str | Path] = (),
+    ) -> RunComparison:
+        """Compare the models of this run and ``others``: rates with intervals, paired differences, subtype
+        mix. The report files go to ``out`` (default: a new folder under the cache directory)."""
+        from hallumeasure.report.compare import compare_runs
+
+        paths = [self.path, *(_path_of(x) for x in others)]
+        _refuse_unfinished(paths)
+        target = Path(out) if out is not None else _new_folder("compare")
+        report = compare_runs(
+            paths,
+            target,
+            allow_mismatch=allow_mismatch,
+            resamples=resamples,
+            seed=seed,
+            worst=worst,
+            labels=list(labels),
+        )
+        return RunComparison(**report.model_dump(), out=str(target))
+
+    def audit(
+        self,
+        baseline: Run | str | Path,
+        *,
+        out: str | Path | None = None,
+        gates: AuditGates | None = None,
+        baseline_model: str | None = None,
+        current_model: str | None = None,
+        allow_mismatch: bool = False,
+        resamples: int = RESAMPLES,
+        seed: int = SEED,
+        **gate_settings: Any,
+    ) -> RunAudit:
+        """Audit this run against ``baseline``: pass, regression, inconclusive or incomplete, with the exit
+        code the command line would give. ``gate_settings`` are fields of ``AuditGates`` (``max_rate_rise``,
+        ``alpha`` ...). The audit files (JSON, Markdown, JUnit) go to ``out`` when it is given."""
+        from hallumeasure.report.audit import audit_runs
+
+        base = _path_of(baseline)
+        _refuse_unfinished([base, self.path])
+        if gates is not None and gate_settings:
+            raise TypeError("give either gates= or gate settings as keywords, not both")
+        result = audit_runs(
+            base,
+            self.path,
+            gates if gates is not None else AuditGates(**gate_settings),
+            out_dir=out,
+            allow_mismatch=allow_mismatch,
+            baseline_model=baseline_model,
+            current_model=current_model,
+            resamples=resamples,
+            seed=seed,
+        )
+        return RunAudit(**result.model_dump())
+
+    # --- how it shows itself ------------------------------------------------------------------------
+
+    def _overall(self) -> dict[str, Any]:
+        rows = self.summary.to_dict(orient="records")
+        return rows[0] if rows else {}
+
+    def __repr__(self) -> str:
+        s = self._overall()
+        return (
+            f"<Run {self.name!r}: {s.get('n_responses', 0)} responses, {s.get('n_claims', 0)} claims, "
+            f"mean unsupported rate {_share(s.get('mean_unsupported_rate'))}, "
+            f"{int(s.get('n_error_responses', 0)) + int(s.get('n_claim_errors', 0))} error rows; "
+            f"judge {self.judge}, {self.status}>"
+        )
+
+    def _repr_html_(self) -> str:
+        m = self.manifest
+        how = (
+            Markup("judge <b>{}</b> ({}, detector {}), extractor {}; {}").format(
+                m.judge, m.mode.value, m.detector, m.extractor, m.status
+            )
+            if m is not None
+            else Markup("no manifest")
+        )
+        header = list(self.rates.columns)
+        table = _table(header, self.rates.itertuples(index=False))
+        note = Markup("")
+        if self.error_reasons:
+            top = self.error_reasons[0]
+            note = Markup("<p>most frequent error reason ({} {} rows): {}</p>").format(top.count, top.rows, top.reason)
+        return str(
+            Markup("<div><p><b>Run {}</b>: {}</p>{}{}<p>{}</p></div>").format(
+                self.name, how, table, note, escape(m.policy.describe()) if m is not None else ""
+            )
+        )
+
+
+class RunComparison(ComparisonReport):
+    """A comparison of models (``Run.compare``); its files are in ``out``."""
+
+    out: str
+
+    def __repr__(self) -> str:
+        return f"<RunComparison of {len(self.model_stats)} models, {len(self.comparisons)} pairs; files in {self.out}>"
+
+    def _repr_html_(self) -> str:
+        models = _table(
+            ["model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"],
+            (
+                (s.name, s.n_responses, s.mean_unsupported_rate.format(), s.hallucinated_share.format(), s.n_error_rows)
+                for s in self.model_stats
+            ),
+        )
+        pairs = _table(
+            ["b - a", "rate difference [CI]", "p", "pairing", "shared samples"],
+            (
+                (
+                    f"{c.b} - {c.a}",
+                    c.unsupported_rate.diff.format() if c.unsupported_rate.diff else "-",
+                    "-" if c.unsupported_rate.p_value is None else f"{c.unsupported_rate.p_value:.3g}",
+                    c.pairing,
+                    c.n_shared,
+                )
+                for c in self.comparisons
+            ),
+        )
+        return str(
+            Markup("<div><p><b>{}</b></p>{}{}<p>files: {}</p></div>").format(self.title, models, pairs, self.out)
+        )
+
+
+class RunAudit(AuditResult):
+    """The outcome of ``Run.audit``; ``exit_code`` is what ``hallumeasure audit`` exits with."""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def __repr__(self) -> str:
+        return f"<RunAudit {self.status} (exit code {self.exit_code}): {self.headline}>"
+
+    def _repr_html_(self) -> str:
+        gates = _table(
+            ["gate", "result", "observed", "threshold", "message"],
+            ((g.name, g.status.upper(), g.observed, g.threshold, g.message) for g in self.gates),
+        )
+        return str(
+            Markup("<div><p><b>Audit {} against {}</b>: {}</p>{}</div>").format(
+                self.current, self.baseline, self.headline, gates
+            )
+        )
+
+
+def _path_of(run: Run | str | Path) -> Path:
+    return run.path if isinstance(run, Run) else Path(run)
+
+
+def _refuse_unfinished(paths: list[Path]) -> None:
+    """Numbers from a run that never finished would read as a result: compare and audit refuse them."""
+    for path in paths:
+        with RunStore(path) as store:
+            manifest = store.read_manifest()
+            if manifest is not None and manifest.status != "complete":
+                raise RunStoreError(
+                    f"{path} is an unfinished run (status {manifest.status!r}, {len(store.done_ids())} of "
+                    f"{manifest.n_samples} samples stored); finish it with measure(..., out={str(path)!r}, "
+                    "resume=True) first"
+                )
+
+
+def _new_folder(kind: str) -> Path:
+    import secrets
+    from datetime import UTC, datetime
+
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return cache_path().parent / kind / f"{stamp}-{secrets.token_hex(3)}"
+
+
+def load(path: str | Path) -> Run:
+    """Load the run in ``path`` (a directory written by ``measure`` or ``hallumeasure measure``)."""
+    return Run.load(path)

@@ -1,0 +1,193 @@
+"""How one gated metric is decided: its bounds, its outcome, and what sample size would decide it.
+
+The bounds hold at their level for every sample size and every true rate (no asymptotics), so
+the audit's promises hold where production audits live: rare hallucinations, few differing
+pairs. Paired yes/no flags (the hallucinated share) use exact Clopper-Pearson bounds of the two
+discordant shares; per-response rates (the unsupported rate, which sums several claims per
+response) use a betting bound of the mean difference, valid for any values in [-1, 1].
+Independent groups bound each run at alpha / 2 and combine. ``benchmarks/audit_operating.py``
+computes the share gate's outcome probabilities exactly and simulates the rate gate.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+from hallumeasure.report.intervals import (
+    betting_bounds,
+    betting_rejects,
+    discordant_bounds,
+    independent_exact_bounds,
+)
+from hallumeasure.report.power import (
+    detectable_effect,
+    samples_needed,
+    share_detectable_rise,
+    share_samples_for,
+)
+
+Outcome = Literal["pass", "regression", "inconclusive"]
+#: Largest sample count the audit looks for when it says how many samples would decide.
+_LIMIT = 100_000
+
+METHODS = {
+    (True, False): "betting bound of the mean per-sample difference (Waudby-Smith and Ramdas; valid at every n)",
+    (True, True): "exact (Clopper-Pearson) bounds of the two discordant shares, combined (valid at every n)",
+    (False, False): "betting bounds of each run's mean at alpha / 2, combined (independent groups)",
+    (False, True): "exact (Clopper-Pearson) bounds of each run's share at alpha / 2, combined (independent groups)",
+}
+
+
+def paired_binary_sd(base: np.ndarray, cur: np.ndarray) -> float:
+    """sd of 0/1 pair differences, from discordant shares with half a pseudo-pair each, so it is never 0."""
+    n = base.size
+    p10 = (np.sum((base > 0.5) & (cur < 0.5)) + 0.5) / (n + 1)
+    p01 = (np.sum((base < 0.5) & (cur > 0.5)) + 0.5) / (n + 1)
+    return float(np.sqrt(max(p10 + p01 - (p01 - p10) ** 2, 0.0)))
+
+
+def rise_bounds(
+    base: np.ndarray, cur: np.ndarray, *, paired: bool, binary: bool, alpha: float
+) -> tuple[float | None, float | None, float | None]:
+    """(difference, lower, upper) of ``cur - base``; each bound one-sided at level 1 - alpha, valid at every n."""
+    if paired and binary:
+        b, c = int(np.sum((base > 0.5) & (cur < 0.5))), int(np.sum((base < 0.5) & (cur > 0.5)))
+        return discordant_bounds(b, c, int(base.size), alpha)
+    if paired:
+        return betting_bounds(cur - base, alpha)
+    if binary:
+        return independent_exact_bounds(int(np.sum(base > 0.5)), base.size, int(np.sum(cur > 0.5)), cur.size, alpha)
+    if base.size == 0 or cur.size == 0:
+        return None, None, None
+    _, cur_low, cur_high = betting_bounds(cur, alpha / 2)
+    _, base_low, base_high = betting_bounds(base, alpha / 2)
+    assert cur_low is not None and cur_high is not None and base_low is not None and base_high is not None
+    return float(cur.mean() - base.mean()), cur_low - base_high, cur_high - base_low
+
+
+def rise_outcome(
+    base: np.ndarray,
+    cur: np.ndarray,
+    bounds: tuple[float | None, float | None, float | None],
+    *,
+    paired: bool,
+    binary: bool,
+    margin: float,
+    above: float,
+    alpha: float,
+) -> Outcome:
+    """pass, regression or inconclusive from the bounds (a regression wins: it is checked first)."""
+    _, low, high = bounds
+    if paired and not binary and base.size:
+        # The bet itself decides (the shown bounds are its bisection, equal up to 1e-12).
+        d = cur - base
+        shows_rise = betting_rejects(-d, -above, alpha)
+        rules_out = betting_rejects(d, margin, alpha)
+    else:
+        shows_rise = low is not None and low > above
+        rules_out = high is not None and high <= margin
+    return "regression" if shows_rise else "pass" if rules_out else "inconclusive"
+
+
+def planning(
+    base: np.ndarray,
+    cur: np.ndarray,
+    diff: float,
+    sd: float | None,
+    *,
+    paired: bool,
+    binary: bool,
+    margin: float,
+    above: float,
+    alpha: float,
+    power: float,
+) -> tuple[float | None, int | None]:
+    """(minimum detectable rise, samples that would decide if the truth is what was observed).
+
+    Exact for the paired share (``hallumeasure.report.power.share_outcomes`` at the observed
+    discordant shares). For the paired rate, the betting bound itself, run on the observed
+    differences repeated to n values with their mean moved against the decision by z(power)
+    standard errors (an approximation of its power). A normal-theory t estimate for independent
+    groups, which the finite-sample bounds need more samples than.
+    """
+    n = int(min(base.size, cur.size))
+    common = {"margin": margin, "above": above, "alpha": alpha, "power": power}
+    if paired and binary:
+        first_only = float(np.mean((base > 0.5) & (cur < 0.5)))
+        second_only = float(np.mean((base < 0.5) & (cur > 0.5)))
+        mdr = share_detectable_rise(n, first_only, **common)
+        if diff > above:
+            needed = share_samples_for("regression", first_only, second_only, limit=_LIMIT, **common)
+        elif diff < margin:
+            needed = share_samples_for("pass", first_only, second_only, limit=_LIMIT, **common)
+        else:
+            needed = None
+        return mdr, needed
+    if paired:
+        d = cur - base
+        return _bet_detectable(d, n, above, alpha, power), _bet_samples(d, diff, margin, above, alpha, power)
+    effect = detectable_effect(n, alpha, power)
+    mdr = above + effect * sd if effect is not None and sd else None
+    gap = diff - above if diff > above else (margin - diff if diff < margin else 0.0)
+    needed = samples_needed(gap / sd, alpha, power) if sd and gap > 0 else None
+    return mdr, needed
+
+
+def _planned(d: np.ndarray, n: int, mean: float, shift: float) -> np.ndarray:
+    """n differences shaped like ``d`` (its deviations, repeated), with mean ``mean + shift``, kept in [-1, 1]."""
+    shape = np.resize(d - d.mean(), n)
+    return np.clip(shape + mean + shift, -1.0, 1.0)
+
+
+def _bet_samples(d: np.ndarray, diff: float, margin: float, above: float, alpha: float, power: float) -> int | None:
+    """Shared samples at which the betting bound decides with about ``power`` if the truth is what was observed.
+
+    The observed differences are repeated to n values and their mean moved against the decision
+    by z(power) standard errors, so the decision at n stands for that quantile of the mean.
+    """
+    if margin <= diff <= above:
+        return None
+    z = float(stats.norm.ppf(power))
+    sd = float(d.std())
+
+    def decides(n: int) -> bool:
+        if diff > above:
+            return betting_rejects(-_planned(d, n, diff, -z * sd / np.sqrt(n)), -above, alpha)
+        return betting_rejects(_planned(d, n, diff, z * sd / np.sqrt(n)), margin, alpha)
+
+    high = 2
+    while not decides(high):
+        high *= 2
+        if high > _LIMIT:
+            return None
+    low = high // 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        if decides(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def _bet_detectable(d: np.ndarray, n: int, above: float, alpha: float, power: float) -> float | None:
+    """Smallest true rise that n differences shaped like ``d`` show above ``above`` with about ``power``."""
+    z = float(stats.norm.ppf(power))
+    shift = -z * float(d.std()) / np.sqrt(n)
+
+    def shows(rise: float) -> bool:
+        return betting_rejects(-_planned(d, n, rise, shift), -above, alpha)
+
+    if not shows(1.0):
+        return None
+    low, high = above, 1.0
+    for _ in range(30):
+        mid = (low + high) / 2
+        if shows(mid):
+            high = mid
+        else:
+            low = mid
+    return high

@@ -1,0 +1,135 @@
+"""What an audit may compare: two runs measured alike, over the same samples.
+
+An audit answers one question, "did the model get worse?", so everything else must be held
+fixed. A run judged by another judge, extractor, mode, detector, prompt version, vote rule or
+policy measures differently, and the audit would report the change of instrument as a change of
+the model; runs over different samples compare different tasks. Each difference is refused
+(exit code 2) with the flag that allows it; an allowed difference is listed in the outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import numpy as np
+import pandas as pd
+
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.report.runs import LoadedRun, pair_up, votes_of
+
+#: Each way of measuring a run, and the flag that lets an audit compare runs that differ in it.
+CHANGE_FLAGS = {
+    "judge": "--allow-judge-change",
+    "extractor": "--allow-extractor-change",
+    "mode": "--allow-mode-change",
+    "detector": "--allow-detector-change",
+    "prompts": "--allow-prompt-change",
+    "votes": "--allow-votes-change",
+    "policy": "--allow-policy-change",
+}
+
+
+def _measured(run: LoadedRun) -> dict[str, str] | None:
+    m = run.data.manifest
+    if m is None:
+        return None
+    prompts = ", ".join(f"{k}@{v[:12]}" for k, v in sorted(m.prompts.items())) or "(none)"
+    return {
+        "judge": m.judge,
+        "extractor": m.extractor,
+        "mode": m.mode.value,
+        "detector": str(m.detector),
+        "prompts": prompts,
+        "votes": votes_of(m),
+        "policy": m.policy.describe(),
+    }
+
+
+def measurement_changes(base: LoadedRun, cur: LoadedRun) -> list[tuple[str, str]]:
+    """(field, sentence) for every way in which the two runs were measured differently."""
+    a, b = _measured(base), _measured(cur)
+    if a is None or b is None:
+        return []
+    return [
+        (field, f"{field} differs (baseline {base.name}: {a[field]}; current {cur.name}: {b[field]})")
+        for field in CHANGE_FLAGS
+        if a[field] != b[field]
+    ]
+
+
+def _distinct(units: pd.DataFrame) -> int:
+    """How many samples a response table holds, counted as ``pair_up`` counts them."""
+    return len(pair_up(units, units)[0])
+
+
+class SampleOverlap:
+    """How the two response tables' samples overlap: shared, and in each run."""
+
+    def __init__(self, base_units: pd.DataFrame, cur_units: pd.DataFrame) -> None:
+        self.shared = len(pair_up(base_units, cur_units)[0])
+        self.base = _distinct(base_units)
+        self.current = _distinct(cur_units)
+
+    @property
+    def complete(self) -> bool:
+        return self.shared == self.base == self.current
+
+    def describe(self) -> str:
+        if self.shared == 0:
+            return f"the runs share no samples ({self.base} in the baseline, {self.current} in the current run)"
+        return (
+            f"the runs share {self.shared} samples; {self.base - self.shared} are only in the baseline and "
+            f"{self.current - self.shared} only in the current run"
+        )
+
+
+def check_audit_inputs(
+    base: LoadedRun,
+    cur: LoadedRun,
+    overlap: SampleOverlap,
+    *,
+    allow_changes: Collection[str] = (),
+    allow_mismatch: bool = False,
+) -> list[str]:
+    """Raise ``ConfigError`` naming every difference not allowed; return the allowed ones as sentences.
+
+    ``allow_changes`` holds fields of ``CHANGE_FLAGS``; ``allow_mismatch`` allows different or
+    partly shared samples and runs without a manifest.
+    """
+    unknown = sorted(set(allow_changes) - set(CHANGE_FLAGS))
+    if unknown:
+        raise ConfigError(f"unknown changes to allow: {', '.join(unknown)}; known: {', '.join(CHANGE_FLAGS)}")
+    refused: list[str] = []
+    allowed: list[str] = []
+    for run in (base, cur):
+        if run.data.manifest is None:
+            text = f"run {run.name} has no manifest, so how it was measured is unknown"
+            (allowed if allow_mismatch else refused).append(text + ("" if allow_mismatch else " (--allow-mismatch)"))
+    for field, text in measurement_changes(base, cur):
+        if field in allow_changes:
+            allowed.append(text)
+        else:
+            refused.append(f"{text} ({CHANGE_FLAGS[field]})")
+    if not overlap.complete:
+        if allow_mismatch:
+            allowed.append(overlap.describe())
+        else:
+            refused.append(f"{overlap.describe()} (--allow-mismatch)")
+    if refused:
+        raise ConfigError(
+            "the audit compares like with like, and these runs differ: "
+            + "; ".join(refused)
+            + ". Each difference names the flag that allows it."
+        )
+    return allowed
+
+
+def undecided_column(run: LoadedRun) -> np.ndarray:
+    """1.0 for responses a keyless judge marked undecided (``decided`` is false), else 0.0, in table order.
+
+    Runs without a ``decided`` column (LLM judges, older runs) have no undecided responses.
+    """
+    responses = run.data.responses
+    if "decided" not in responses.columns:
+        return np.zeros(len(responses))
+    return np.array([0.0 if pd.isna(value) or bool(value) else 1.0 for value in responses["decided"].astype(object)])

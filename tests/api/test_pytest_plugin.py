@@ -1,0 +1,168 @@
+"""The pytest plugin, run in test sessions of their own (pytester): inert until used, the fixture and its settings,
+readable failures, the session summary, JUnit properties and one test per sample of a data file."""
+
+from __future__ import annotations
+
+import importlib
+import tomllib
+import xml.etree.ElementTree as ET
+from importlib.metadata import entry_points
+
+import pytest
+from testdata import REPO
+
+from hallumeasure.testing import AnthropicServer
+
+pytest_plugins = ["pytester"]
+
+PLUGIN = "hallumeasure.api.pytest_plugin"
+CONTEXT = "The Storebaelt bridge is 6.8 km long. It opened to traffic in 1998."
+WRONG = "The Storebaelt bridge is 42 km long. It opened in 1998."
+
+
+def _plugin_args() -> list[str]:
+    """Load the plugin by name unless the installed distribution already does through its entry point."""
+    installed = {ep.value for ep in entry_points(group="pytest11")}
+    return [] if PLUGIN in installed else ["-p", PLUGIN]
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(*_plugin_args(), "-p", "no:cacheprovider", *args)
+
+
+def test_the_entry_point_names_the_plugin_module():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["entry-points"]["pytest11"] == {"hallumeasure": PLUGIN}
+    module = importlib.import_module(PLUGIN)
+    assert callable(module.pytest_addoption) and callable(module.hallumeasure)
+
+
+def test_a_session_that_checks_nothing_sees_nothing(pytester):
+    pytester.makepyfile(
+        """
+        import sys
+
+        def test_plain():
+            assert "hallumeasure.api.check" not in sys.modules  # no judge was loaded
+            assert "pandas" not in sys.modules
+        """
+    )
+    result = _run(pytester)
+    result.assert_outcomes(passed=1)
+    assert "hallumeasure" not in result.stdout.str().lower()
+    assert "--hallumeasure-judge" in _run(pytester, "--help").stdout.str()
+
+
+def test_a_failing_assertion_lists_the_claims_and_the_session_is_summed_up(pytester):
+    pytester.makepyfile(
+        f"""
+        import hallumeasure
+
+        CONTEXT = {CONTEXT!r}
+
+        def test_grounded():
+            hallumeasure.assert_grounded("The Storebaelt bridge is 6.8 km long.", context=CONTEXT)
+
+        def test_wrong_length():
+            hallumeasure.assert_grounded({WRONG!r}, context=CONTEXT)
+        """
+    )
+    result = _run(pytester, "--junitxml=report.xml")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "response not grounded: 1 unsupported (at most 0 allowed)" in out
+    assert "claim 1: 'The Storebaelt bridge is 42 km long.'" in out and "label: contradicted / number" in out
+    result.stdout.fnmatch_lines(
+        [
+            "*hallumeasure*",
+            "2 responses, 3 claims checked: 1 unsupported (rate 0.333), 0 error rows; judge offline",
+            "cost: $0 (no provider was called)",
+        ]
+    )
+    cases = {case.get("name"): case for case in ET.parse(pytester.path / "report.xml").iter("testcase")}
+    properties = {p.get("name"): p.get("value") for p in cases["test_wrong_length"].iter("property")}
+    assert properties == {
+        "hallumeasure_claims": "2",
+        "hallumeasure_unsupported": "1",
+        "hallumeasure_unsupported_rate": "0.5000",
+        "hallumeasure_judge": "offline",
+    }
+    assert {p.get("name") for p in cases["test_grounded"].iter("property")} >= {"hallumeasure_unsupported"}
+
+
+def test_the_fixture_takes_its_judge_from_pyproject_and_the_option_wins(pytester, monkeypatch):
+    pytester.makefile(".toml", pyproject='[tool.hallumeasure]\njudge = "offline"\nunsupported_labels = "absent"\n')
+    pytester.makepyfile(
+        f"""
+        import os
+
+        def test_judged(hallumeasure):
+            result = hallumeasure.check({WRONG!r}, context={CONTEXT!r})
+            assert result.judge == os.environ["EXPECTED_JUDGE"]
+            assert hallumeasure.settings["unsupported_labels"] == "absent"
+            hallumeasure.assert_grounded({WRONG!r}, context={CONTEXT!r}, max_errors=2)
+        """
+    )
+    monkeypatch.setenv("EXPECTED_JUDGE", "offline")
+    _run(pytester).assert_outcomes(passed=1)  # contradicted does not count under this file's policy
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-dummy-key")
+    monkeypatch.setenv("EXPECTED_JUDGE", "anthropic:claude-sonnet-4-sim")
+    cache = pytester.path / "requests.sqlite"
+    with AnthropicServer() as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        args = ("--hallumeasure-judge", "anthropic:claude-sonnet-4-sim", f"--hallumeasure-cache={cache}")
+        result = _run(pytester, *args)
+        result.assert_outcomes(passed=1)
+        assert srv.requests and cache.exists()
+        result.stdout.fnmatch_lines(
+            ["*judge anthropic:claude-sonnet-4-sim", "cost: $0.0* at list prices (* provider calls*"]
+        )
+        calls = len(srv.requests)
+        _run(pytester, *args).stdout.fnmatch_lines(
+            ["cost: $0.0000 at list prices (0 provider calls, * from the request cache*"]
+        )
+        assert len(srv.requests) == calls
+
+
+def test_one_test_per_sample_of_a_data_file(pytester):
+    data = pytester.path / "answers.jsonl"
+    data.write_text(
+        "\n".join(
+            [
+                f'{{"id": "good", "context": "{CONTEXT}", "response": "It opened in 1998."}}',
+                f'{{"id": "bad", "context": "{CONTEXT}", "response": "It opened in 1990."}}',
+                f'{{"id": "cited", "contexts": ["{CONTEXT}"], "response": "The bridge is 6.8 km long [1]."}}',
+            ]
+        )
+    )
+    pytester.makepyfile(
+        """
+        import hallumeasure
+
+        @hallumeasure.parametrize_samples("answers.jsonl")
+        def test_answer(sample, hallumeasure):
+            hallumeasure.assert_grounded(sample)
+        """
+    )
+    result = _run(pytester, "-v")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*test_answer?good? PASSED*", "*test_answer?bad? FAILED*", "*test_answer?cited? PASSED*"]
+    )
+
+
+def test_a_bad_row_in_the_data_file_stops_collection_with_its_reason(pytester):
+    (pytester.path / "answers.jsonl").write_text('{"id": "x", "response": "no source"}\n')
+    pytester.makepyfile(
+        """
+        import hallumeasure
+
+        @hallumeasure.parametrize_samples("answers.jsonl")
+        def test_answer(sample):
+            pass
+        """
+    )
+    result = _run(pytester)
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*answers.jsonl: row 1 (id x): has no context*"])
