@@ -1,13 +1,12 @@
 """A real-time guard: check responses in the serving path, then pass, flag, block or rewrite them."""
 
-from hallumeasure.guard.core import CheckRequest, CheckResult, ClaimResult, Guard
+from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
 from hallumeasure.guard.settings import Action, Decision, GuardPolicy, GuardSettings, PolicyOverride
 
 __all__ = [
     "Action",
     "CheckRequest",
     "CheckResult",
-    "ClaimResult",
     "Decision",
     "Guard",
     "GuardPolicy",

@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hallumeasure.api.check import Result, result_of
+from hallumeasure.api.stages import build_stages_from, measure_settings
 from hallumeasure.core.aggregate import summarise_response
-from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.types import Claim, ClaimVerdict, Passage, ResponseResult, Sample
 from hallumeasure.detectors.rewrite import Issue, build_rewriter
 from hallumeasure.guard.settings import (
@@ -26,7 +27,7 @@ from hallumeasure.guard.settings import (
     PolicyOverride,
     ResolvedPolicy,
 )
-from hallumeasure.judges.build import build_extractor, build_judge, build_model
+from hallumeasure.judges.build import build_model
 from hallumeasure.judges.protocols import Judgement
 from hallumeasure.pipeline.run import run_sync
 
@@ -57,38 +58,16 @@ class CheckRequest(BaseModel):
         return self
 
 
-class ClaimResult(BaseModel):
-    """One claim of the checked response and what the judge said of it."""
-
-    id: str
-    text: str
-    label: Label | None
-    subtype: Subtype | None = None
-    #: False when a keyless judge cannot tell (the label is its best guess; an LLM should check it).
-    confident: bool = True
-    reason: str | None = None
-    evidence: list[str] = Field(default_factory=list)
-    error: str | None = None
-
-
-class CheckResult(BaseModel):
-    """What ``POST /v1/check`` and ``Guard.check`` return."""
+class CheckResult(Result):
+    """What ``POST /v1/check`` and ``Guard.check`` return: ``check``'s ``Result`` and the guard's decision."""
 
     request_id: str
     decision: Decision
-    #: Whether the hallucinated flag cannot change whatever the unsure claims turn out to be.
-    decided: bool | None
-    hallucinated: bool | None
-    unsupported_rate: float | None
     #: The judge's response-level P(hallucinated), when it gives one.
-    score: float | None
-    n_claims: int
-    n_unsupported: int
-    claims: list[ClaimResult]
+    score: float | None = None
     #: The rewritten response, when the decision is ``rewrite``.
     rewritten: str | None = None
     policy: ResolvedPolicy
-    judge: str
     #: Milliseconds per stage: extract, judge, explain and rewrite (when run) and total.
     latency_ms: dict[str, float]
     #: Whether an LLM explained the flagged claims (the verdicts then carry its categories and reasons).
@@ -96,20 +75,6 @@ class CheckResult(BaseModel):
     #: Why the LLM step's answer is not used (it failed, or passed its deadline): the fast verdict stands,
     #: and the decision follows ``on_llm_failure``. None when it answered, or when there is no LLM step.
     fallback: str | None = None
-
-
-def is_decided(result: ResponseResult, verdicts: Sequence[ClaimVerdict], policy: Policy) -> bool | None:
-    """Whether ``result.hallucinated`` holds whatever the claims judged without confidence turn out to be."""
-    if result.hallucinated is None:
-        return None
-    unsure = [v for v in verdicts if v.ok and not v.confident and v.label is not None and policy.is_evaluated(v.label)]
-    if not unsure:
-        return True
-    sure_unsupported = sum(1 for v in verdicts if v.ok and v.confident and v.label and policy.is_unsupported(v.label))
-    n = result.n_evaluated
-    low = policy.is_hallucinated(sure_unsupported, n)  # every unsure claim supported
-    high = policy.is_hallucinated(sure_unsupported + len(unsure), n)  # every unsure claim unsupported
-    return low == high
 
 
 class Guard:
@@ -121,10 +86,10 @@ class Guard:
 
     def __init__(self, settings: GuardSettings | None = None, **options: Any) -> None:
         self.settings = settings or GuardSettings(**options)
-        self.extractor = build_extractor(self.settings.extractor)
-        self.judge = build_judge(self.settings.judge)
+        # The same settings model, validation and stage building as hallumeasure.measure and check.
+        measured = measure_settings({"judge": [self.settings.judge], "extractor": self.settings.extractor})
+        self.extractor, self.judge, self.policy = build_stages_from(measured)
         self.rewriter = build_rewriter(self.settings.rewriter)
-        self.policy = Policy()
         #: The explainer's LLM; each check gets its own constrained reasoner over it (they share no state).
         self.explainer = build_model(self.settings.explainer) if self.settings.explainer is not None else None
 
@@ -188,27 +153,19 @@ class Guard:
             score=judgement.score if judgement is not None else None,
             error=extraction.error,
         )
-        decided = is_decided(result, verdicts, self.policy)
-        decision, rewritten, rewrite_fallback = await self._decide(
-            sample, claims, verdicts, result, decided, resolved, latency
-        )
+        decision, rewritten, rewrite_fallback = await self._decide(sample, claims, verdicts, result, resolved, latency)
         fallback = fallback or rewrite_fallback
         if fallback is not None and self.settings.on_llm_failure is FailMode.CLOSED and result.hallucinated:
             decision, rewritten = Decision.BLOCK, None
         latency["total"] = _ms_since(started)
+        found = result_of(request.response, result, self.policy, judge=self.judge.name, extractor=self.extractor.name)
         return CheckResult(
+            **dict(found),
             request_id=request_id or uuid.uuid4().hex,
             decision=decision,
-            decided=decided,
-            hallucinated=result.hallucinated,
-            unsupported_rate=result.unsupported_rate,
             score=result.score,
-            n_claims=result.n_claims,
-            n_unsupported=result.n_unsupported,
-            claims=_claim_results(claims, verdicts),
             rewritten=rewritten,
             policy=resolved,
-            judge=self.judge.name,
             latency_ms=latency,
             explained=explained,
             fallback=fallback,
@@ -242,7 +199,6 @@ class Guard:
         claims: Sequence[Claim],
         verdicts: Sequence[ClaimVerdict],
         result: ResponseResult,
-        decided: bool | None,
         policy: ResolvedPolicy,
         latency: dict[str, float],
     ) -> tuple[Decision, str | None, str | None]:
@@ -253,7 +209,7 @@ class Guard:
             return Decision.FLAG, None, None
         level = result.score if result.score is not None else (result.unsupported_rate or 0.0)
         # Act (block or rewrite) only on a decided response above the threshold; else flag it for a look.
-        if not decided or level < policy.threshold:
+        if not result.decided or level < policy.threshold:
             return Decision.FLAG, None, None
         if policy.policy is GuardPolicy.DETECT:
             return Decision(policy.action.value), None, None
@@ -300,26 +256,6 @@ def _sample(request: CheckRequest) -> Sample:
         response=request.response,
         question=request.question,
     )
-
-
-def _claim_results(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]) -> list[ClaimResult]:
-    by_claim = {v.claim_id: v for v in verdicts}
-    out = []
-    for claim in claims:
-        v = by_claim.get(claim.id)
-        out.append(
-            ClaimResult(
-                id=claim.id,
-                text=claim.text,
-                label=v.label if v else None,
-                subtype=v.subtype if v else None,
-                confident=v.confident if v else True,
-                reason=v.label_reason if v else None,
-                evidence=[e.quote for e in v.evidence] if v else [],
-                error=v.error if v else "no verdict",
-            )
-        )
-    return out
 
 
 def _ms_since(start: float) -> float:

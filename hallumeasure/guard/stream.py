@@ -20,9 +20,11 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hallumeasure.api.check import result_of
+from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import Sample
-from hallumeasure.guard.core import CheckRequest, CheckResult, Guard, _claim_results, _sample
+from hallumeasure.guard.core import CheckRequest, CheckResult, Guard, _sample
 
 
 @dataclass
@@ -100,8 +102,13 @@ async def _sentence_event(guard: Guard, stream: SentenceStream, sentence: tuple[
     claims = [c for c in extraction.claims if _starts_in(c.spans, start)]
     judgement = await guard.judge.judge(sample, claims) if claims else None
     verdicts = judgement.verdicts if judgement is not None else []
-    results = _claim_results(claims, verdicts)
-    unsupported = sum(1 for r in results if r.label is not None and guard.policy.is_unsupported(r.label))
+    found = result_of(
+        text,
+        summarise_response(sample, claims, verdicts, guard.policy),
+        guard.policy,
+        judge=guard.judge.name,
+        extractor=guard.extractor.name,
+    )
     return Event(
         "sentence",
         {
@@ -109,8 +116,8 @@ async def _sentence_event(guard: Guard, stream: SentenceStream, sentence: tuple[
             "text": text,
             "start": start,
             "end": end,
-            "unsupported": unsupported,
-            "claims": [json.loads(r.model_dump_json()) for r in results],
+            "unsupported": found.n_unsupported,
+            "claims": [json.loads(c.model_dump_json()) for c in found.claims],
         },
     )
 

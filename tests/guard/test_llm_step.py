@@ -44,7 +44,7 @@ def test_the_explainer_confirms_a_flag_with_its_category(llm_env, monkeypatch) -
         asked = [c for c in srv.calls if c.tool and c.tool["name"] == "record_explanation"]
     assert result.explained and result.fallback is None
     assert result.decision is Decision.FLAG
-    assert result.claims[0].subtype is Subtype.NUMBER and result.claims[0].reason == "The counts differ."
+    assert result.claims[0].subtype is Subtype.NUMBER and result.claims[0].label_reason == "The counts differ."
     assert len(asked) == 1  # only the flagged claim goes to the LLM
 
 
