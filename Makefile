@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,nli]'
+	$(BIN)/pip install --quiet -e '.[dev,nli,serve]'
 	touch $@
 
 install: $(BIN)/.installed

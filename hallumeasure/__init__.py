@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         Sample,
     )
     from hallumeasure.detectors import build_stages
+    from hallumeasure.guard import CheckResult, Guard, GuardSettings
     from hallumeasure.judges.build import build_extractor, build_judge, build_model
     from hallumeasure.mitigate import mitigate_run
     from hallumeasure.pipeline.run import measure_samples, run_measurement
@@ -60,6 +61,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "assert_grounded": ("hallumeasure.api.grounded", "assert_grounded"),
     "GroundednessError": ("hallumeasure.api.grounded", "GroundednessError"),
     "parametrize_samples": ("hallumeasure.api.grounded", "parametrize_samples"),
+    # in the serving path (hallumeasure serve runs the same guard over HTTP)
+    "Guard": ("hallumeasure.guard", "Guard"),
+    "GuardSettings": ("hallumeasure.guard", "GuardSettings"),
+    "CheckResult": ("hallumeasure.guard", "CheckResult"),
     # the records
     "Sample": ("hallumeasure.core.types", "Sample"),
     "Passage": ("hallumeasure.core.types", "Passage"),
@@ -87,12 +92,15 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "AuditGates",
+    "CheckResult",
     "CheckedClaim",
     "Claim",
     "ClaimVerdict",
     "ErrorReason",
     "Evidence",
     "GroundednessError",
+    "Guard",
+    "GuardSettings",
     "Label",
     "MeasureSettings",
     "Mode",

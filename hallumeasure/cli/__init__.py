@@ -22,6 +22,8 @@ from hallumeasure.cli import (  # noqa: F401 - imported for the commands they re
     audit,
     plan,
     calibrate,
+    serve,
+    monitor,
 )
 
 # isort: on

@@ -1,0 +1,81 @@
+"""The ``monitor`` command: the guard's logged traffic re-judged by an LLM judge, and its figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hallumeasure.cli.common import EXIT_FAILURE, _fail, _model_factory, _one_line, app, out
+from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.core.types import Mode
+
+
+@app.command()
+def monitor(
+    log_dir: Annotated[Path, typer.Argument(help="The guard's --log-dir (it holds traffic.jsonl).")],
+    judge: Annotated[str, typer.Option(help="The reference judge, e.g. anthropic:<model> (an LLM).")],
+    extractor: Annotated[
+        str | None, typer.Option(help="Claim extractor (default: the judge's model; 'offline' for rules).")
+    ] = None,
+    mode: Annotated[str, typer.Option(help="The judge's prompt mode.")] = Mode.COT_ONE.value,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory (default LOG_DIR/monitor).")] = None,
+    export_disagreements: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the responses where guard and judge disagree, labelled by the judge, as JSONL "
+            "in the labelled-data format (for training the keyless judges)."
+        ),
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Responses judged at once.")] = 4,
+    cache: Annotated[Path | None, typer.Option(help="Request cache file (default: the shared cache).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Re-judge the guard's sampled traffic with a reference judge: precision, recall, block and rewrite rates."""
+    from hallumeasure.guard.monitor import monitor_traffic
+    from hallumeasure.judges.build import build_extractor, build_judge
+    from hallumeasure.pipeline.run import run_sync
+
+    try:
+        model_for = _model_factory(cache, False)
+        extractor_spec = extractor or judge
+        built_judge = build_judge(judge, Mode(mode), model=None if judge == "offline" else model_for(judge))
+        built_extractor = build_extractor(
+            extractor_spec, model=None if extractor_spec == "offline" else model_for(extractor_spec)
+        )
+        report = monitor_traffic(
+            log_dir,
+            built_extractor,
+            built_judge,
+            out=out_dir,
+            mode=Mode(mode),
+            concurrency=concurrency,
+            export_disagreements=export_disagreements,
+        )
+    except (HalluMeasureError, OSError, ValueError) as exc:
+        raise _fail(_one_line(exc)) from None
+    finally:
+        from hallumeasure.pipeline.run import close_stage_models
+
+        if "built_judge" in locals():
+            run_sync(close_stage_models(*(s for s in (locals().get("built_extractor"), built_judge) if s)))
+    if as_json:
+        out.print_json(report.model_dump_json())
+        return
+    lines = [
+        f"guard ({report.guard_judge}) against {report.reference_judge}: {report.n_logged} logged responses, "
+        f"{report.n_judged} judged" + (f", {report.n_unreadable} unreadable log lines" if report.n_unreadable else ""),
+        f"  precision        {report.precision.text()}",
+        f"  recall           {report.recall.text()}",
+        f"  block rate       {report.block_rate.text()}",
+        f"  rewrite rate     {report.rewrite_rate.text()}",
+        f"  flag rate        {report.flag_rate.text()}",
+        f"  rewrite success  {report.rewrite_success.text()}",
+        f"  disagreements    {report.n_disagreements}"
+        + (f" (written to {export_disagreements})" if export_disagreements else ""),
+        f"run: {report.run_dir} (hallumeasure view {report.run_dir})",
+    ]
+    out.print("\n".join(lines), markup=False, highlight=False)
+    if report.n_judged == 0:
+        raise typer.Exit(EXIT_FAILURE)

@@ -1,0 +1,131 @@
+"""The ``serve`` command: the real-time guard over HTTP (needs the ``serve`` extra)."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+
+from hallumeasure.cli.common import EXIT_USAGE, _fail, _one_line, app, console
+from hallumeasure.core.errors import ConfigError
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@app.command()
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Address to bind. Without API keys only a loopback address is allowed.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
+    config: Annotated[
+        Path | None,
+        typer.Option(help="A hallumeasure.toml or pyproject.toml whose [serve] table holds the guard's settings."),
+    ] = None,
+    judge: Annotated[str | None, typer.Option(help="The fast-path judge (default offline).")] = None,
+    policy: Annotated[str | None, typer.Option(help="detect (flag or block) or rewrite (default detect).")] = None,
+    action: Annotated[str | None, typer.Option(help="With --policy detect: flag or block (default flag).")] = None,
+    threshold: Annotated[
+        float | None, typer.Option(help="Response score at or above which a response is acted on (default 0.5).")
+    ] = None,
+    api_key_file: Annotated[
+        Path | None, typer.Option(help="File of API keys, one per line; also read: $HALLUMEASURE_API_KEYS.")
+    ] = None,
+    max_concurrency: Annotated[
+        int | None, typer.Option(help="Checks at once (default 8); more wait, then get 429.")
+    ] = None,
+    log_sample: Annotated[
+        float | None,
+        typer.Option(help="Share of checks logged with their text into --log-dir, for hallumeasure monitor (0-1)."),
+    ] = None,
+    log_dir: Annotated[Path | None, typer.Option(help="Folder of the sampled traffic log (traffic.jsonl).")] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes (the keyless judges are CPU-bound: one per core).")
+    ] = 1,
+) -> None:
+    """Serve the guard: POST /v1/check and /v1/check/stream, GET /healthz, /readyz and /metrics."""
+    try:
+        import uvicorn
+
+        from hallumeasure.guard.app import create_app
+        from hallumeasure.guard.settings import GuardSettings, read_keys
+    except ImportError as exc:
+        raise _fail(f"serve needs the serve extra: pip install 'hallumeasure[serve]' ({exc.name} is missing)") from None
+    from hallumeasure.pipeline.settings import read_config
+
+    values: dict[str, Any] = {}
+    try:
+        if config is not None:
+            values.update(read_config(config, section="serve"))
+            console.print(f"settings: \\[serve] of {config}", markup=True, highlight=False)
+        given = {
+            "judge": judge,
+            "policy": policy,
+            "action": action,
+            "threshold": threshold,
+            "max_concurrency": max_concurrency,
+            "log_sample": log_sample,
+            "log_dir": log_dir,
+        }
+        values.update({k: v for k, v in given.items() if v is not None})
+        values["api_keys"] = read_keys(api_key_file)
+        settings = GuardSettings(**values)
+    except (ConfigError, OSError, ValueError, ValidationError) as exc:
+        raise _fail(_one_line(exc)) from None
+    if not settings.api_keys:
+        if not _loopback(host):
+            raise _fail(
+                f"no API key is configured, so the guard binds to loopback only (asked: {host}); give "
+                "--api-key-file FILE or HALLUMEASURE_API_KEYS to serve other machines",
+                EXIT_USAGE,
+            )
+        console.print(
+            "[bold yellow]WARNING: no API key configured: anyone on this machine can call the guard "
+            f"(bound to {host} only)[/]"
+        )
+    console.print(
+        f"guard: judge {settings.judge}, policy {settings.policy.value}"
+        + (f" ({settings.action.value})" if settings.policy.value == "detect" else "")
+        + f", threshold {settings.threshold:g}, at most {settings.max_concurrency} checks at once"
+        + (f" in each of {workers} workers" if workers > 1 else "")
+        + "; "
+        f"http://{host}:{port}/docs",
+        markup=False,
+        highlight=False,
+    )
+    logging.getLogger("hallumeasure.guard").setLevel(logging.INFO)
+    options: dict[str, Any] = {}
+    if workers > 1:
+        import json
+        import os
+
+        from hallumeasure.guard.app import SETTINGS_ENV
+
+        # Worker processes rebuild the app from the settings (keys included) in their inherited environment.
+        data = settings.model_dump(mode="json")
+        data["api_keys"] = [k.get_secret_value() for k in settings.api_keys]
+        os.environ[SETTINGS_ENV] = json.dumps(data)
+        target: Any = "hallumeasure.guard.app:app_from_env"
+        options = {"factory": True, "workers": workers}
+    else:
+        target = create_app(settings)
+    uvicorn.run(
+        target,
+        host=host,
+        port=port,
+        **options,
+        log_level="info",
+        timeout_graceful_shutdown=30,  # SIGTERM: stop accepting, let in-flight checks finish
+        access_log=True,  # method, path and status only: never a request body
+    )

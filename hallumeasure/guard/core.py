@@ -1,0 +1,262 @@
+"""The guard's pipeline, in process: extract, judge, decide, and rewrite when the policy says so.
+
+``Guard`` builds its extractor, judge and rewriter once and reuses them for every check, so a
+check costs only the work on its own text. The server (``guard/app.py``) is a thin shell over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from hallumeasure.api.check import Result, result_of
+from hallumeasure.api.stages import build_stages_from, measure_settings
+from hallumeasure.core.aggregate import summarise_response
+from hallumeasure.core.types import Claim, ClaimVerdict, Passage, ResponseResult, Sample
+from hallumeasure.detectors.rewrite import Issue, build_rewriter
+from hallumeasure.guard.settings import (
+    Decision,
+    FailMode,
+    GuardPolicy,
+    GuardSettings,
+    PolicyOverride,
+    ResolvedPolicy,
+)
+from hallumeasure.judges.build import build_model
+from hallumeasure.judges.protocols import Judgement
+from hallumeasure.pipeline.run import run_sync
+
+
+class PassageIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    title: str | None = None
+
+
+class CheckRequest(BaseModel):
+    """One response to check against its source: a ``context`` string or a list of ``passages``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    response: str = Field(min_length=1)
+    context: str | None = None
+    passages: list[PassageIn] | None = None
+    question: str | None = None
+    policy: PolicyOverride | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CheckRequest:
+        if bool(self.context and self.context.strip()) == bool(self.passages):
+            raise ValueError("give the source as exactly one of 'context' (a string) or 'passages' (a list)")
+        return self
+
+
+class CheckResult(Result):
+    """What ``POST /v1/check`` and ``Guard.check`` return: ``check``'s ``Result`` and the guard's decision."""
+
+    request_id: str
+    decision: Decision
+    #: The judge's response-level P(hallucinated), when it gives one.
+    score: float | None = None
+    #: The rewritten response, when the decision is ``rewrite``.
+    rewritten: str | None = None
+    policy: ResolvedPolicy
+    #: Milliseconds per stage: extract, judge, explain and rewrite (when run) and total.
+    latency_ms: dict[str, float]
+    #: Whether an LLM explained the flagged claims (the verdicts then carry its categories and reasons).
+    explained: bool = False
+    #: Why the LLM step's answer is not used (it failed, or passed its deadline): the fast verdict stands,
+    #: and the decision follows ``on_llm_failure``. None when it answered, or when there is no LLM step.
+    fallback: str | None = None
+
+
+class Guard:
+    """Check responses against their sources and decide: pass, flag, block or rewrite.
+
+    >>> guard = Guard()                                          # the keyless offline judge
+    >>> guard.check(response="...", context="...").decision      # doctest: +SKIP
+    """
+
+    def __init__(self, settings: GuardSettings | None = None, **options: Any) -> None:
+        self.settings = settings or GuardSettings(**options)
+        # The same settings model, validation and stage building as hallumeasure.measure and check.
+        measured = measure_settings({"judge": [self.settings.judge], "extractor": self.settings.extractor})
+        self.extractor, self.judge, self.policy = build_stages_from(measured)
+        self.rewriter = build_rewriter(self.settings.rewriter)
+        #: The explainer's LLM; each check gets its own constrained reasoner over it (they share no state).
+        self.explainer = build_model(self.settings.explainer) if self.settings.explainer is not None else None
+
+    async def aclose(self) -> None:
+        """Close the LLM clients of the explainer and an LLM rewriter (a keyless guard holds none)."""
+        for model in (self.explainer, getattr(self.rewriter, "model", None)):
+            if model is not None:
+                await model.aclose()
+
+    def check(self, response: str, **source: Any) -> CheckResult:
+        """``acheck`` from synchronous code (the same arguments); it works inside a running event loop too."""
+        return run_sync(self.acheck(response, **source))
+
+    async def acheck(
+        self,
+        response: str,
+        *,
+        context: str | None = None,
+        passages: Sequence[PassageIn | dict[str, Any]] | None = None,
+        question: str | None = None,
+        policy: PolicyOverride | dict[str, Any] | None = None,
+    ) -> CheckResult:
+        """Check ``response`` against ``context`` (a string) or ``passages`` (dicts or ``PassageIn``)."""
+        request = CheckRequest.model_validate(
+            {
+                "response": response,
+                "context": context,
+                "passages": [p.model_dump() if isinstance(p, PassageIn) else p for p in passages]
+                if passages is not None
+                else None,
+                "question": question,
+                "policy": policy.model_dump() if isinstance(policy, PolicyOverride) else policy,
+            }
+        )
+        return await self.run(request)
+
+    async def run(self, request: CheckRequest, request_id: str | None = None) -> CheckResult:
+        """The pipeline on a validated request."""
+        resolved = self.settings.resolve(request.policy)
+        started = time.perf_counter()
+        sample = _sample(request)
+        latency: dict[str, float] = {}
+        extraction = await self.extractor.extract(sample)
+        latency["extract"] = _ms_since(started)
+        at = time.perf_counter()
+        claims = extraction.claims
+        judgement = await self.judge.judge(sample, claims) if claims else None
+        latency["judge"] = _ms_since(at)
+        verdicts = judgement.verdicts if judgement is not None else []
+        explained, fallback = False, None
+        if self.explainer is not None and judgement is not None:
+            at = time.perf_counter()
+            verdicts, fallback, asked = await self._explain(sample, claims, judgement)
+            explained = asked and fallback is None
+            latency["explain"] = _ms_since(at)
+        result = summarise_response(
+            sample,
+            claims,
+            verdicts,
+            self.policy,
+            score=judgement.score if judgement is not None else None,
+            error=extraction.error,
+        )
+        decision, rewritten, rewrite_fallback = await self._decide(sample, claims, verdicts, result, resolved, latency)
+        fallback = fallback or rewrite_fallback
+        if fallback is not None and self.settings.on_llm_failure is FailMode.CLOSED and result.hallucinated:
+            decision, rewritten = Decision.BLOCK, None
+        latency["total"] = _ms_since(started)
+        found = result_of(request.response, result, self.policy, judge=self.judge.name, extractor=self.extractor.name)
+        return CheckResult(
+            **dict(found),
+            request_id=request_id or uuid.uuid4().hex,
+            decision=decision,
+            score=result.score,
+            rewritten=rewritten,
+            policy=resolved,
+            latency_ms=latency,
+            explained=explained,
+            fallback=fallback,
+        )
+
+    async def _explain(
+        self, sample: Sample, claims: Sequence[Claim], judgement: Judgement
+    ) -> tuple[list[ClaimVerdict], str | None, bool]:
+        """The flagged claims explained by the LLM within the deadline, else the fast verdicts and why; and
+        whether the LLM was asked at all (it is not when nothing was flagged)."""
+        from hallumeasure.detectors.cascade import CascadeJudge
+
+        assert self.explainer is not None
+        reasoner = CascadeJudge(_Replay(self.judge.name, judgement), self.explainer, policy=self.policy)
+        if not any(reasoner.is_flagged(v) for v in judgement.verdicts):
+            return list(judgement.verdicts), None, False
+        try:
+            explained = await asyncio.wait_for(reasoner.judge(sample, claims), timeout=self.settings.llm_deadline_s)
+        except TimeoutError:
+            return list(judgement.verdicts), f"the LLM did not answer within {self.settings.llm_deadline_s:g} s", True
+        except Exception as exc:  # noqa: BLE001 - any provider failure falls back to the fast verdict
+            return list(judgement.verdicts), f"the LLM step failed: {type(exc).__name__}", True
+        if reasoner.counts["explain_errors"]:
+            n = reasoner.counts["explain_errors"]
+            return list(judgement.verdicts), f"the LLM gave no usable answer for {n} flagged claim(s)", True
+        return list(explained.verdicts), None, True
+
+    async def _decide(
+        self,
+        sample: Sample,
+        claims: Sequence[Claim],
+        verdicts: Sequence[ClaimVerdict],
+        result: ResponseResult,
+        policy: ResolvedPolicy,
+        latency: dict[str, float],
+    ) -> tuple[Decision, str | None, str | None]:
+        """The decision, the rewritten text (for ``rewrite``) and why an LLM rewriter's answer is not used."""
+        if result.hallucinated is False:
+            return Decision.PASS, None, None
+        if result.hallucinated is None:  # a stage failed: say so rather than pass unchecked text
+            return Decision.FLAG, None, None
+        level = result.score if result.score is not None else (result.unsupported_rate or 0.0)
+        # Act (block or rewrite) only on a decided response above the threshold; else flag it for a look.
+        if not result.decided or level < policy.threshold:
+            return Decision.FLAG, None, None
+        if policy.policy is GuardPolicy.DETECT:
+            return Decision(policy.action.value), None, None
+        by_id = {c.id: c for c in claims}
+        issues = [
+            Issue(by_id[v.claim_id], v)
+            for v in verdicts
+            if v.ok and v.confident and v.label is not None and self.policy.is_unsupported(v.label)
+        ]
+        at = time.perf_counter()
+        try:
+            outcome = await asyncio.wait_for(self.rewriter.rewrite(sample, issues), self.settings.llm_deadline_s)
+        except TimeoutError:
+            latency["rewrite"] = _ms_since(at)
+            return Decision.FLAG, None, f"the rewriter did not answer within {self.settings.llm_deadline_s:g} s"
+        latency["rewrite"] = _ms_since(at)
+        if outcome.text is None:
+            return Decision.FLAG, None, f"the rewriter failed: {outcome.error or 'no text'}"
+        if outcome.text.strip() == sample.response.strip():
+            return Decision(policy.action.value), None, None  # no edit could be made: detection decides
+        return Decision.REWRITE, outcome.text, None
+
+
+class _Replay:
+    """The explainer's "first pass": the verdicts the guard's fast judge already gave, returned again."""
+
+    def __init__(self, name: str, known: Judgement) -> None:
+        self.name = name
+        self.known = known
+
+    def settings(self) -> dict[str, Any]:
+        return {"replays": self.name}
+
+    async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
+        return self.known
+
+
+def _sample(request: CheckRequest) -> Sample:
+    passages = tuple(Passage(id=p.id, text=p.text, title=p.title) for p in request.passages or ())
+    return Sample(
+        id="guard",
+        context=request.context or "",
+        passages=passages,
+        response=request.response,
+        question=request.question,
+    )
+
+
+def _ms_since(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)

@@ -1,0 +1,76 @@
+"""Prometheus metrics of one guard app, in a registry of its own (two apps in one process never mix).
+
+Every label takes values from a fixed set (endpoint paths, status codes, decisions, stage names),
+never from request text, so hostile input cannot reach a label or blow up the series count.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from hallumeasure.guard.core import CheckResult
+
+#: Seconds; the fast keyless path sits in the low milliseconds, a rewrite or an LLM step far above.
+BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+ENDPOINTS = frozenset({"/v1/check", "/v1/check/stream", "/healthz", "/readyz", "/metrics"})
+
+
+class GuardMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "hallumeasure_guard_requests",
+            "HTTP requests by endpoint and status",
+            ["endpoint", "status"],
+            registry=self.registry,
+        )
+        self.decisions = Counter(
+            "hallumeasure_guard_decisions", "Checked responses by decision", ["decision"], registry=self.registry
+        )
+        self.undecided = Counter(
+            "hallumeasure_guard_undecided",
+            "Checked responses the keyless judge could not decide",
+            registry=self.registry,
+        )
+        self.stage_seconds = Histogram(
+            "hallumeasure_guard_stage_seconds",
+            "Time per stage of a check",
+            ["stage"],
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+        self.rejected = Counter(
+            "hallumeasure_guard_rejected", "Requests refused with 429 at the concurrency limit", registry=self.registry
+        )
+        self.timeouts = Counter(
+            "hallumeasure_guard_timeouts", "Checks that passed their deadline", registry=self.registry
+        )
+        self.fallbacks = Counter(
+            "hallumeasure_guard_llm_fallbacks",
+            "Checks whose LLM step failed or passed its deadline",
+            registry=self.registry,
+        )
+        self.explained = Counter(
+            "hallumeasure_guard_llm_explained", "Checks whose flagged claims an LLM explained", registry=self.registry
+        )
+        self.queue_depth = Gauge(
+            "hallumeasure_guard_queue_depth", "Checks running or waiting for a slot", registry=self.registry
+        )
+
+    def observe(self, result: CheckResult) -> None:
+        self.decisions.labels(decision=result.decision.value).inc()
+        if result.decided is False:
+            self.undecided.inc()
+        if result.fallback is not None:
+            self.fallbacks.inc()
+        if result.explained:
+            self.explained.inc()
+        for stage, ms in result.latency_ms.items():
+            self.stage_seconds.labels(stage=stage).observe(ms / 1000)
+
+    def render(self) -> tuple[bytes, str]:
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def endpoint_label(path: str) -> str:
+    return path if path in ENDPOINTS else "other"

@@ -1,0 +1,184 @@
+"""Monitoring the guard: its logged traffic re-judged later by an LLM judge.
+
+The production papers measure a deployed detector by re-judging a sample of its traffic with a
+stronger model. ``monitor_traffic`` does that for the guard's traffic log: every logged response
+(and every rewrite the guard made) is measured by the given judge into a run directory, then the
+guard's decisions are scored against that judge:
+
+* precision: of the responses the guard flagged, blocked or rewrote, the share the judge finds
+  hallucinated; recall: of the responses the judge finds hallucinated, the share the guard acted on;
+* the block, rewrite and flag rates of the logged traffic;
+* the rewrite success rate: of the rewrites, the share the judge finds free of unsupported claims.
+
+Each rate comes with a 95% Wilson score interval (scipy), which stays inside [0, 1] and behaves
+at the low rates of production traffic. The judge is a reference, not the truth: with human labels
+for part of the traffic, correct its rates with ``hallumeasure calibrate``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+from scipy.stats import binomtest
+
+from hallumeasure.core.types import Mode, Passage, ResponseResult, Sample
+from hallumeasure.guard.traffic import TrafficRecord, read_traffic, shared_record
+from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.pipeline.run import run_measurement
+
+ACTED = frozenset({"flag", "block", "rewrite"})
+REWRITE_SUFFIX = ":rewrite"
+
+
+class Share(BaseModel):
+    """``k`` of ``n``, with a 95% Wilson score interval (None when ``n`` is 0)."""
+
+    k: int
+    n: int
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+    @classmethod
+    def of(cls, k: int, n: int) -> Share:
+        if n == 0:
+            return cls(k=k, n=n)
+        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        return cls(k=k, n=n, value=k / n, low=float(ci.low), high=float(ci.high))
+
+    def text(self) -> str:
+        if self.value is None:
+            return f"- (0 of {self.n})"
+        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}] ({self.k} of {self.n})"
+
+
+class MonitorReport(BaseModel):
+    """The guard's operating figures against a reference judge, over its logged traffic."""
+
+    log_dir: str
+    run_dir: str
+    guard_judge: str
+    reference_judge: str
+    n_logged: int
+    n_unreadable: int = Field(description="log lines that could not be read (a line torn by a crash)")
+    n_judged: int = Field(description="logged responses the reference judge rated (no error row)")
+    precision: Share
+    recall: Share
+    block_rate: Share
+    rewrite_rate: Share
+    flag_rate: Share
+    rewrite_success: Share
+    n_disagreements: int
+
+
+def _sample(record: TrafficRecord, *, response: str | None = None, suffix: str = "") -> Sample:
+    req = record.request
+    passages = tuple(Passage(id=p.id, text=p.text, title=p.title) for p in req.passages or ())
+    return Sample(
+        id=record.request_id + suffix,
+        model="guard-rewrite" if suffix else "guard",
+        context=req.context or "",
+        passages=passages,
+        response=response if response is not None else req.response,
+        question=req.question,
+    )
+
+
+def monitor_traffic(
+    log_dir: Path,
+    extractor: ClaimExtractor,
+    judge: ClaimJudge,
+    *,
+    out: Path | None = None,
+    mode: Mode = Mode.COT_ONE,
+    concurrency: int = 4,
+    export_disagreements: Path | None = None,
+) -> MonitorReport:
+    """Re-judge the guard's traffic log in ``log_dir`` with ``judge``; write the run into ``out``.
+
+    The run directory is remade from the log each time; the request cache keeps responses judged
+    before from being paid for again.
+    """
+    records, unreadable = read_traffic(log_dir)
+    if not records:
+        raise ValueError(f"{log_dir} has no readable traffic record yet")
+    samples = [_sample(r) for r in records]
+    samples += [_sample(r, response=r.rewritten, suffix=REWRITE_SUFFIX) for r in records if r.rewritten]
+    run_dir = out or log_dir / "monitor"
+    digest = hashlib.sha256("\n".join(s.model_dump_json() for s in samples).encode()).hexdigest()
+    _, results = run_measurement(
+        samples,
+        run_dir,
+        extractor,
+        judge,
+        mode=mode,
+        input_sha256=digest,
+        input_path=str(log_dir),
+        concurrency=concurrency,
+        overwrite=True,
+    )
+    by_id = {r.sample_id: r for r in results}
+    report = _score(records, by_id, unreadable, log_dir, run_dir, judge.name)
+    if export_disagreements is not None:
+        _export(records, by_id, export_disagreements, judge.name)
+    return report
+
+
+def _score(
+    records: list[TrafficRecord],
+    by_id: dict[str, ResponseResult],
+    unreadable: int,
+    log_dir: Path,
+    run_dir: Path,
+    reference: str,
+) -> MonitorReport:
+    rated = [
+        (r, by_id[r.request_id])
+        for r in records
+        if by_id.get(r.request_id) and by_id[r.request_id].hallucinated is not None
+    ]
+    acted = [(r, res) for r, res in rated if r.decision in ACTED]
+    positive = [(r, res) for r, res in rated if res.hallucinated]
+    both = sum(1 for r, res in rated if r.decision in ACTED and res.hallucinated)
+    rewrites = [by_id.get(r.request_id + REWRITE_SUFFIX) for r in records if r.rewritten]
+    rewrites_rated = [res for res in rewrites if res is not None and res.hallucinated is not None]
+    n = len(records)
+    decisions = [r.decision for r in records]
+    return MonitorReport(
+        log_dir=str(log_dir),
+        run_dir=str(run_dir),
+        guard_judge=", ".join(sorted({r.judge for r in records})),
+        reference_judge=reference,
+        n_logged=n,
+        n_unreadable=unreadable,
+        n_judged=len(rated),
+        precision=Share.of(both, len(acted)),
+        recall=Share.of(both, len(positive)),
+        block_rate=Share.of(decisions.count("block"), n),
+        rewrite_rate=Share.of(decisions.count("rewrite"), n),
+        flag_rate=Share.of(decisions.count("flag"), n),
+        rewrite_success=Share.of(sum(1 for res in rewrites_rated if not res.hallucinated), len(rewrites_rated)),
+        n_disagreements=sum(1 for r, res in rated if (r.decision in ACTED) != bool(res.hallucinated)),
+    )
+
+
+def _export(records: list[TrafficRecord], by_id: dict[str, ResponseResult], path: Path, reference: str) -> int:
+    """Write the responses where the guard and the judge disagree, labelled by the judge, as JSONL."""
+    rows: list[dict[str, Any]] = []
+    for record in records:
+        result = by_id.get(record.request_id)
+        if result is None or result.hallucinated is None:
+            continue
+        if (record.decision in ACTED) == result.hallucinated:
+            continue
+        labels = {v.claim_id: v.label.value for v in result.verdicts if v.ok and v.label is not None}
+        claims = [{"text": c.text, "label": labels[c.id]} for c in result.claims if c.id in labels]
+        meta = {"guard_decision": record.decision, "guard_judge": record.judge, "reference_judge": reference}
+        rows.append(shared_record(record, int(result.hallucinated), claims, meta))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    return len(rows)

@@ -1,0 +1,152 @@
+"""The guard's settings: one pydantic model for the server, the config file and in-process use.
+
+A deployment fixes the judge, the policy and the limits; a request may only tighten or loosen
+the policy within what the deployment allows (``overridable``).
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+#: The environment variable that may hold the server's API keys, comma-separated.
+KEYS_ENV = "HALLUMEASURE_API_KEYS"
+
+
+class GuardPolicy(StrEnum):
+    """What the guard does with a response it finds unsupported claims in."""
+
+    #: Detection only: report, and flag or block above the threshold.
+    DETECT = "detect"
+    #: Detection, then the rewriter removes or fixes the confidently unsupported claims.
+    REWRITE = "rewrite"
+
+
+class Action(StrEnum):
+    """What detection-only does above its threshold."""
+
+    FLAG = "flag"
+    BLOCK = "block"
+
+
+class FailMode(StrEnum):
+    """What a response gets when the LLM step fails or passes its deadline."""
+
+    #: The fast path's decision stands (the response is served, flagged if it was).
+    OPEN = "open"
+    #: A response the fast path flagged is blocked.
+    CLOSED = "closed"
+
+
+class Decision(StrEnum):
+    PASS = "pass"
+    FLAG = "flag"
+    BLOCK = "block"
+    REWRITE = "rewrite"
+
+
+class PolicyOverride(BaseModel):
+    """The per-request part of the policy (every field optional; unset means the deployment's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: GuardPolicy | None = None
+    action: Action | None = None
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class GuardSettings(BaseModel):
+    """How a guard judges, decides and protects itself."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: The fast path: a keyless judge by default (offline, nli or offline+nli), or any judge spec.
+    judge: str = "offline"
+    extractor: str = "offline"
+    policy: GuardPolicy = GuardPolicy.DETECT
+    action: Action = Action.FLAG
+    #: The response-level score (the judge's P(hallucinated), else the unsupported-claim rate) at or
+    #: above which a response with an unsupported claim is acted on. Below it the response is flagged
+    #: at most. Choose it for precision on your own traffic (``hallumeasure monitor`` measures it).
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: The rewriter for ``policy=rewrite``: ``offline`` (rules) or a model spec.
+    rewriter: str = "offline"
+    #: An LLM (model spec) that explains each flagged claim as a constrained reasoner: it names an error
+    #: category or "no problem found" (which withdraws the flag). None: the fast verdict is final.
+    explainer: str | None = None
+    #: Deadline of the LLM step (explaining or an LLM rewrite), seconds; past it the fast verdict is used.
+    llm_deadline_s: float = Field(default=2.0, gt=0.0)
+    #: What a flagged response gets when the LLM step fails or passes its deadline.
+    on_llm_failure: FailMode = FailMode.OPEN
+    #: Which policy fields a request may override.
+    overridable: frozenset[str] = frozenset({"policy", "action", "threshold"})
+    max_request_bytes: int = Field(default=1_000_000, ge=1_000)
+    #: Checks running at once; further requests wait in a queue of ``max_queue``, then get 429.
+    max_concurrency: int = Field(default=8, ge=1)
+    max_queue: int = Field(default=32, ge=0)
+    #: Deadline of one check, seconds.
+    timeout_s: float = Field(default=10.0, gt=0.0)
+    api_keys: tuple[SecretStr, ...] = ()
+    #: Share of checks logged (request text and decision) into ``log_dir`` for ``hallumeasure monitor``;
+    #: 0 logs nothing. The ordinary logs never carry request text.
+    log_sample: float = Field(default=0.0, ge=0.0, le=1.0)
+    log_dir: Path | None = None
+
+    @field_validator("overridable")
+    @classmethod
+    def _known_fields(cls, value: frozenset[str]) -> frozenset[str]:
+        unknown = value - set(PolicyOverride.model_fields)
+        if unknown:
+            raise ValueError(f"overridable may name {sorted(PolicyOverride.model_fields)}; got {sorted(unknown)}")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if not self.judge.strip() or not self.extractor.strip():
+            raise ValueError("judge and extractor must name a judge spec, e.g. 'offline'")
+        if self.log_sample > 0 and self.log_dir is None:
+            raise ValueError("log_sample needs log_dir: the folder the sampled traffic is written to")
+        return self
+
+    def resolve(self, override: PolicyOverride | None) -> ResolvedPolicy:
+        """The policy of one request: the deployment's, changed where the request may change it."""
+        given = override.model_dump(exclude_none=True) if override is not None else {}
+        refused = sorted(set(given) - self.overridable)
+        if refused:
+            raise PolicyError(f"this deployment does not let a request set {', '.join(refused)}")
+        return ResolvedPolicy(
+            policy=given.get("policy", self.policy),
+            action=given.get("action", self.action),
+            threshold=given.get("threshold", self.threshold),
+        )
+
+
+class ResolvedPolicy(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    policy: GuardPolicy
+    action: Action
+    threshold: float
+
+
+class PolicyError(ValueError):
+    """A request asked for a policy change that the deployment does not allow."""
+
+
+def read_keys(key_file: Path | None = None) -> tuple[SecretStr, ...]:
+    """API keys from ``key_file`` (one per line, ``#`` comments) and ``$HALLUMEASURE_API_KEYS`` (comma-separated)."""
+    keys: list[str] = []
+    if key_file is not None:
+        for line in key_file.read_text(encoding="utf-8").splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                keys.append(line)
+    keys += [k.strip() for k in os.environ.get(KEYS_ENV, "").split(",") if k.strip()]
+    short = [k for k in keys if len(k) < 16]
+    if short:
+        raise ValueError(f"{len(short)} API key(s) shorter than 16 characters: use long random keys")
+    return tuple(SecretStr(k) for k in dict.fromkeys(keys))

@@ -1,0 +1,100 @@
+"""The guard in process: decisions per policy, the undecided rule, rewrites, and use inside an event loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import ValidationError
+
+from hallumeasure.core.labels import Label
+from hallumeasure.guard import Decision, Guard, GuardSettings, PolicyOverride
+from hallumeasure.guard.settings import PolicyError, read_keys
+
+CONTEXT = (
+    "The Kessler Public Library opens at 9 a.m. and closes at 9 p.m. on weekdays. It holds 120,000 books. "
+    "The city council voted 7 to 2 to fund a new wing."
+)
+FAITHFUL = "The library closes at 9 p.m. on weekdays. It holds 120,000 books."
+WRONG_NUMBER = "The library holds 300,000 books. It opens at 9 a.m."
+
+
+@pytest.fixture(scope="module")
+def guard() -> Guard:
+    return Guard()
+
+
+def test_a_faithful_response_passes(guard: Guard) -> None:
+    result = guard.check(FAITHFUL, context=CONTEXT)
+    assert result.decision is Decision.PASS
+    assert result.hallucinated is False
+    assert result.n_claims == 2 and result.n_unsupported == 0
+    assert set(result.latency_ms) >= {"extract", "judge", "total"}
+    assert result.judge == "offline"
+
+
+def test_a_changed_number_is_flagged_by_default_and_blocked_when_asked(guard: Guard) -> None:
+    flagged = guard.check(WRONG_NUMBER, context=CONTEXT)
+    assert flagged.decision is Decision.FLAG
+    wrong = [c for c in flagged.claims if "300,000" in c.text]
+    assert wrong and wrong[0].label is Label.CONTRADICTED
+    blocked = guard.check(WRONG_NUMBER, context=CONTEXT, policy={"action": "block"})
+    assert blocked.decision is Decision.BLOCK
+    assert blocked.policy.action.value == "block"
+
+
+def test_below_the_threshold_the_guard_only_flags(guard: Guard) -> None:
+    result = guard.check(WRONG_NUMBER, context=CONTEXT, policy=PolicyOverride(action="block", threshold=1.0))
+    assert result.hallucinated is True
+    assert result.decision is Decision.FLAG
+
+
+def test_the_rewrite_policy_fixes_the_value_from_the_source() -> None:
+    guard = Guard(GuardSettings(policy="rewrite"))
+    result = guard.check(WRONG_NUMBER, context=CONTEXT)
+    assert result.decision is Decision.REWRITE
+    assert result.rewritten is not None
+    assert "120,000" in result.rewritten and "300,000" not in result.rewritten
+    assert "rewrite" in result.latency_ms
+
+
+def test_passages_work_like_a_context(guard: Guard) -> None:
+    passages = [{"id": "a", "text": "The Kessler Public Library holds 120,000 books.", "title": "Library"}]
+    result = guard.check("The library holds 300,000 books.", passages=passages)
+    assert result.hallucinated is True
+
+
+def test_exactly_one_source_is_required(guard: Guard) -> None:
+    with pytest.raises(ValidationError, match="exactly one of 'context'"):
+        guard.check(FAITHFUL)
+    with pytest.raises(ValidationError, match="exactly one of 'context'"):
+        guard.check(FAITHFUL, context=CONTEXT, passages=[{"id": "1", "text": CONTEXT}])
+
+
+def test_a_deployment_can_refuse_per_request_overrides() -> None:
+    guard = Guard(GuardSettings(overridable=frozenset({"threshold"})))
+    with pytest.raises(PolicyError, match="policy"):
+        guard.check(WRONG_NUMBER, context=CONTEXT, policy={"policy": "rewrite"})
+    assert guard.check(WRONG_NUMBER, context=CONTEXT, policy={"threshold": 0.9}).policy.threshold == 0.9
+
+
+def test_check_works_inside_a_running_event_loop(guard: Guard) -> None:
+    async def inside() -> Decision:
+        loop = asyncio.get_running_loop()
+        decision = guard.check(FAITHFUL, context=CONTEXT).decision  # sync call from async code
+        assert asyncio.get_running_loop() is loop  # the caller's loop is untouched
+        return decision
+
+    assert asyncio.run(inside()) is Decision.PASS
+
+
+def test_keys_come_from_a_file_and_the_environment(tmp_path, monkeypatch) -> None:
+    keys = tmp_path / "keys"
+    keys.write_text("# ops team\nk" + "1" * 20 + "\n\nk" + "2" * 20 + "  # ci\n")
+    monkeypatch.setenv("HALLUMEASURE_API_KEYS", "k" + "3" * 20 + ", k" + "1" * 20)
+    found = [k.get_secret_value() for k in read_keys(keys)]
+    assert found == ["k" + "1" * 20, "k" + "2" * 20, "k" + "3" * 20]
+    assert "k111" not in repr(read_keys(keys))  # SecretStr hides them
+    monkeypatch.setenv("HALLUMEASURE_API_KEYS", "short")
+    with pytest.raises(ValueError, match="shorter than 16"):
+        read_keys(None)

@@ -1,0 +1,123 @@
+"""``hallumeasure serve`` as a real process: it starts, answers, refuses unsafe binds and drains on SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+CONTEXT = "The Kessler Public Library opens at 9 a.m. and closes at 9 p.m. on weekdays. It holds 120,000 books."
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hallumeasure.cli", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def _wait_ready(base: str, proc: subprocess.Popen[str], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        try:
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("the server never became ready")
+
+
+def test_no_key_means_loopback_only() -> None:
+    proc = _serve("--host", "0.0.0.0", "--port", str(_free_port()))
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "loopback only" in out
+
+
+def test_serve_answers_the_readme_example_and_drains_on_sigterm(tmp_path: Path) -> None:
+    key = "k-" + "s" * 30
+    (tmp_path / "keys").write_text(key + "\n")
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = _serve("--port", str(port), "--api-key-file", str(tmp_path / "keys"), "--judge", "offline")
+    try:
+        _wait_ready(base, proc)
+        headers = {"Authorization": f"Bearer {key}"}
+        payload = {"response": "The library holds 300,000 books.", "context": CONTEXT}
+        r = httpx.post(f"{base}/v1/check", json=payload, headers=headers, timeout=10)
+        assert r.status_code == 200 and r.json()["decision"] == "flag"
+        assert httpx.post(f"{base}/v1/check", json=payload, timeout=10).status_code == 401
+
+        # A long streamed request is in flight when SIGTERM arrives: it is answered whole.
+        answers: list[httpx.Response] = []
+
+        def slow_body():
+            yield (json.dumps({"context": CONTEXT}) + "\n").encode()
+            for _ in range(6):
+                time.sleep(0.25)
+                yield (json.dumps({"text": "It holds 120,000 books. "}) + "\n").encode()
+
+        def call() -> None:
+            answers.append(httpx.post(f"{base}/v1/check/stream", content=slow_body(), headers=headers, timeout=30))
+
+        worker = threading.Thread(target=call)
+        worker.start()
+        time.sleep(0.6)
+        proc.send_signal(signal.SIGTERM)
+        worker.join(timeout=30)
+        # uvicorn drains, then ends by the signal it caught (as process managers expect).
+        assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
+        assert answers and answers[0].status_code == 200
+        assert answers[0].text.rstrip().split("\n\n")[-1].startswith("event: done")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        out = proc.stdout.read() if proc.stdout else ""
+    assert key not in out  # the key never reaches the server's output
+    assert "300,000" not in out  # nor does request text
+
+
+@pytest.mark.parametrize("bad", [["--policy", "delete"], ["--threshold", "2"]])
+def test_bad_settings_exit_2(bad: list[str]) -> None:
+    proc = _serve("--port", str(_free_port()), *bad)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out
+
+
+def test_several_workers_serve_the_same_settings(tmp_path: Path) -> None:
+    key = "k-" + "w" * 30
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = _serve("--port", str(port), "--workers", "2", "--policy", "rewrite", env={"HALLUMEASURE_API_KEYS": key})
+    try:
+        _wait_ready(base, proc)
+        payload = {"response": "The library holds 300,000 books.", "context": CONTEXT}
+        answers = [
+            httpx.post(f"{base}/v1/check", json=payload, headers={"Authorization": f"Bearer {key}"}, timeout=10)
+            for _ in range(4)
+        ]
+        assert all(a.status_code == 200 and a.json()["decision"] == "rewrite" for a in answers)
+        assert httpx.post(f"{base}/v1/check", json=payload, timeout=10).status_code == 401
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
