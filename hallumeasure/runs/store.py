@@ -32,6 +32,7 @@ from hallumeasure.core.run_files import DATABASE as DATABASE  # re-exported: the
 from hallumeasure.core.run_files import MANIFEST as MANIFEST
 from hallumeasure.core.text import encodable
 from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, RunManifest, Sample, Span, Usage, Vote
+from hallumeasure.runs.schema import ADDED_COLUMNS, SCHEMA
 
 LOCK = ".lock"
 #: Who holds the lock (process id and host), for the message a second writer gets.
@@ -47,51 +48,6 @@ def existing_run_error(path: Path, *, resumable: bool) -> RunStoreError:
     """The error for an output directory that already holds a run, naming the flags that go on from there."""
     how = "pass --resume to continue it, --overwrite to replace it" if resumable else "pass --overwrite to replace it"
     return RunStoreError(f"{path} already holds a run; {how}, or choose another --out")
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS samples (
-  sample_id TEXT PRIMARY KEY, position INTEGER NOT NULL, model TEXT, context TEXT NOT NULL,
-  response TEXT NOT NULL, question TEXT, tags TEXT NOT NULL, metadata TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS results (
-  sample_id TEXT PRIMARY KEY REFERENCES samples(sample_id), model TEXT, n_claims INTEGER NOT NULL,
-  n_evaluated INTEGER NOT NULL, n_unsupported INTEGER NOT NULL, n_errors INTEGER NOT NULL,
-  unsupported_rate REAL, hallucinated INTEGER, score REAL, error TEXT,
-  label_counts TEXT NOT NULL, subtype_counts TEXT NOT NULL, usage TEXT NOT NULL,
-  decided INTEGER, unsupported_rate_low REAL, unsupported_rate_high REAL);
-CREATE TABLE IF NOT EXISTS claims (
-  claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL,
-  spans TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS verdicts (
-  claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, label_reason TEXT, label TEXT,
-  subtype_reason TEXT, subtype TEXT, probability REAL, judge TEXT NOT NULL, error TEXT, raw_output TEXT,
-  confident INTEGER);
-CREATE TABLE IF NOT EXISTS votes (
-  claim_id TEXT NOT NULL, sample_id TEXT NOT NULL, judge TEXT NOT NULL, repeat INTEGER NOT NULL, label_reason TEXT,
-  label TEXT, subtype_reason TEXT, subtype TEXT, probability REAL, error TEXT, raw_output TEXT,
-  PRIMARY KEY (claim_id, judge, repeat));
-CREATE TABLE IF NOT EXISTS input_problems (
-  row INTEGER PRIMARY KEY, sample_id TEXT, message TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS passages (
-  sample_id TEXT PRIMARY KEY, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS verdict_evidence (
-  claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS input_ids (
-  sample_id TEXT PRIMARY KEY, input_id TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
-CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
-CREATE INDEX IF NOT EXISTS votes_by_sample ON votes(sample_id);
-"""
-
-
-#: Columns added after the first runs were written: (table, column, type). A run opened for writing
-#: (a resume) gets them added; reading an older run fills them in (see ``_column``).
-_ADDED_COLUMNS = (
-    ("results", "decided", "INTEGER"),
-    ("results", "unsupported_rate_low", "REAL"),
-    ("results", "unsupported_rate_high", "REAL"),
-    ("verdicts", "confident", "INTEGER"),
-)
 
 
 def write_json_atomic(path: Path, text: str) -> None:
@@ -183,8 +139,8 @@ class RunStore:
         if write:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
-            for table, column, kind in _ADDED_COLUMNS:
+            self.db.executescript(SCHEMA)
+            for table, column, kind in ADDED_COLUMNS:
                 if not self._has_column(table, column):
                     self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             self.db.commit()
@@ -503,7 +459,7 @@ class RunStore:
                     )
                 )
         out = []
-        added = [self._column("results", column) for table, column, _ in _ADDED_COLUMNS if table == "results"]
+        added = [self._column("results", column) for table, column, _ in ADDED_COLUMNS if table == "results"]
         query = (
             "SELECT r.sample_id, r.model, r.n_claims, r.n_evaluated, r.n_unsupported, r.n_errors, r.unsupported_rate,"
             f" r.hallucinated, r.score, r.error, r.label_counts, r.subtype_counts, r.usage, {', '.join(added)}"
