@@ -63,7 +63,7 @@ from hallumeasure.report.runs import (
     response_units,
     run_info,
 )
-from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
+from hallumeasure.report.stats import RESAMPLES, SEED, SUBTYPES, GroupStats, group_stats
 from hallumeasure.runs.store import load_run
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
@@ -410,8 +410,8 @@ def audit_runs(
     allow_changes: Collection[str] = (),
     baseline_model: str | None = None,
     current_model: str | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> AuditResult:
     """Audit ``current_dir`` against ``baseline_dir``; write the audit files when ``out_dir`` is given.
 
@@ -447,8 +447,8 @@ def audit_loaded(
     allow_changes: Collection[str] = (),
     baseline_model: str | None = None,
     current_model: str | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> AuditResult:
     """``audit_runs`` on runs already loaded."""
     gates = gates or AuditGates()

@@ -7,6 +7,8 @@ from pydantic import BaseModel
 
 from hallumeasure.report.runs import pair_up
 from hallumeasure.report.stats import (
+    RESAMPLES,
+    SEED,
     SUBTYPES,
     Difference,
     Resampling,
@@ -39,8 +41,8 @@ def compare_groups(
     name_a: str,
     name_b: str,
     *,
-    resamples: int = 2000,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
     confidence: float = 0.95,
 ) -> Comparison:
     """Compare two response tables (see :func:`hallumeasure.report.runs.response_units`)."""
