@@ -30,6 +30,7 @@ from hallumeasure.guard.settings import (
 from hallumeasure.judges.build import build_model
 from hallumeasure.judges.protocols import Judgement
 from hallumeasure.pipeline.run import run_sync
+from hallumeasure.sources.evidence import verify, with_evidence
 
 
 class PassageIn(BaseModel):
@@ -138,7 +139,7 @@ class Guard:
         claims = extraction.claims
         judgement = await self.judge.judge(sample, claims) if claims else None
         latency["judge"] = _ms_since(at)
-        verdicts = judgement.verdicts if judgement is not None else []
+        verdicts = located(sample, judgement.verdicts if judgement is not None else [])
         explained, fallback = False, None
         if self.explainer is not None and judgement is not None:
             at = time.perf_counter()
@@ -245,6 +246,14 @@ class _Replay:
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         return self.known
+
+
+def located(sample: Sample, verdicts: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
+    """Verdicts whose quotes are located and verified in the sample's passages, as a batch run's are."""
+    return [
+        with_evidence(v, [verify(sample, e.passage_id, e.quote) for e in v.evidence]) if v.evidence else v
+        for v in verdicts
+    ]
 
 
 def _sample(request: CheckRequest) -> Sample:

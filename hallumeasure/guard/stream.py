@@ -24,7 +24,7 @@ from hallumeasure.api.check import result_of
 from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import Sample
-from hallumeasure.guard.core import CheckRequest, CheckResult, Guard, _sample
+from hallumeasure.guard.core import CheckRequest, CheckResult, Guard, _sample, located
 
 
 @dataclass
@@ -101,7 +101,7 @@ async def _sentence_event(guard: Guard, stream: SentenceStream, sentence: tuple[
     extraction = await guard.extractor.extract(sample)
     claims = [c for c in extraction.claims if _starts_in(c.spans, start)]
     judgement = await guard.judge.judge(sample, claims) if claims else None
-    verdicts = judgement.verdicts if judgement is not None else []
+    verdicts = located(sample, judgement.verdicts if judgement is not None else [])
     found = result_of(
         text,
         summarise_response(sample, claims, verdicts, guard.policy),

@@ -38,6 +38,9 @@ def test_a_changed_number_is_flagged_by_default_and_blocked_when_asked(guard: Gu
     assert flagged.decision is Decision.FLAG
     wrong = [c for c in flagged.claims if "300,000" in c.text]
     assert wrong and wrong[0].label is Label.CONTRADICTED
+    # the judge's quote is located and verified in the source, as in a batch run
+    (quote,) = wrong[0].evidence
+    assert quote.verified and quote.quote == "It holds 120,000 books." and quote.passage_id == "1"
     blocked = guard.check(WRONG_NUMBER, context=CONTEXT, policy={"action": "block"})
     assert blocked.decision is Decision.BLOCK
     assert blocked.policy.action.value == "block"
