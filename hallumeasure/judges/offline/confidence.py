@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
 from hallumeasure.core.types import ClaimVerdict, Evidence
+from hallumeasure.judges.offline.derived import explained_numbers
 from hallumeasure.judges.offline.lexicon import (
     ATTRIBUTION,
     HEDGES,
@@ -471,21 +472,31 @@ def _source_stems(s: ClaimSignals) -> set[str]:
 
 
 def _value_conflict(s: ClaimSignals) -> bool:
-    """A value, date, name or closed-set member of the claim that the aligned source sentence gives otherwise."""
+    """A value, date, name or closed-set member of the claim that the aligned source sentence gives otherwise.
+
+    A number conflict counts only when the claim's numbers cannot be reached from the source's by arithmetic or
+    a unit change, and are read reliably (derived.py): "ten years" against "opened in 1990" is no conflict."""
     stems = _source_stems(s)
+    derived = explained_numbers(s.claim, s.context_sentences)
     named = [
         c
         for c in s.conflicts
         if c.kind in _VALUE_KINDS
         # "Alex Salmond" against "Mr Salmond": a name one of whose words the source holds may be the same one
         and not (c.kind == "name" and _same_name_maybe(c.claim, c.context, stems))
+        and not (derived and c.kind in _QUANTITY_KINDS)
     ]
+    kinds = {"number", "temporal", "name", "exclusive"}
     return bool(
         named
         or s.swaps
         or s.conflicting_date is not None
-        or any(d.kinds & {"number", "temporal", "name", "exclusive"} for d in s.differences if not d.edge)
+        or any(d.kinds & kinds and not (derived and d.kinds <= {"number"}) for d in s.differences if not d.edge)
     )
+
+
+#: Conflict kinds that compare plain quantities, which a derived number explains.
+_QUANTITY_KINDS = frozenset({"number", "share", "money", "year"})
 
 
 def _cue_conflict(s: ClaimSignals) -> bool:
@@ -539,8 +550,15 @@ def _absent_names(s: ClaimSignals) -> list[str]:
         for name in s.missing_entities
         if name.lower() not in cue_words
         and name.lower().rstrip("s") not in _CALENDAR  # "Sundays" is a day, compared as a value
+        and not _is_number_word(name)  # "Three of the staff": a number, compared as a value
         and not any(stem(w) in stems for w in re.split(r"[\s\-]+", name) if w)
     ]
+
+
+def _is_number_word(name: str) -> bool:
+    from hallumeasure.judges.offline.slots import read_values
+
+    return any(v.kind == "number" and v.text == name for v in read_values(name, names=False))
 
 
 def _mostly_absent(s: ClaimSignals) -> bool:
@@ -554,7 +572,9 @@ def _mostly_absent(s: ClaimSignals) -> bool:
 
 def confidently_unsupported(s: ClaimSignals) -> bool:
     """A named conflict that the source cannot be read to allow, or a clear absence."""
-    if _absent_names(s) or (s.missing_numbers and not _own_value_elsewhere(s)):
+    if _absent_names(s):
+        return True
+    if s.missing_numbers and not _own_value_elsewhere(s) and not explained_numbers(s.claim, s.context_sentences):
         return True
     if _mostly_absent(s):
         return True
