@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
 from hallumeasure.core.types import ClaimVerdict, Evidence
-from hallumeasure.judges.offline.derived import explained_numbers
+from hallumeasure.judges.offline.alignment import Difference
+from hallumeasure.judges.offline.derived import APPROXIMATORS, explained_numbers
 from hallumeasure.judges.offline.lexicon import (
     ATTRIBUTION,
     HEDGES,
@@ -491,8 +492,16 @@ def _value_conflict(s: ClaimSignals) -> bool:
         named
         or s.swaps
         or s.conflicting_date is not None
-        or any(d.kinds & kinds and not (derived and d.kinds <= {"number"}) for d in s.differences if not d.edge)
+        or any(d.kinds & kinds and not (derived and _about_numbers(d)) for d in s.differences if not d.edge)
     )
+
+
+def _about_numbers(d: Difference) -> bool:
+    """Whether both sides of a difference hold a number ("1,200 metres" for "1.2 kilometres"): the difference is
+    the number's own wording, which ``explained_numbers`` has checked."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    return all(read_values(" ".join(side), names=False) for side in (d.claim_words, d.context_words))
 
 
 #: Conflict kinds that compare plain quantities, which a derived number explains.
@@ -551,6 +560,7 @@ def _absent_names(s: ClaimSignals) -> list[str]:
         if name.lower() not in cue_words
         and name.lower().rstrip("s") not in _CALENDAR  # "Sundays" is a day, compared as a value
         and not _is_number_word(name)  # "Three of the staff": a number, compared as a value
+        and name.lower() not in APPROXIMATORS  # "Around 500 adults": a capital, not a name
         and not any(stem(w) in stems for w in re.split(r"[\s\-]+", name) if w)
     ]
 
@@ -567,6 +577,9 @@ def _mostly_absent(s: ClaimSignals) -> bool:
     cue_stems = {stem(w) for family in CUES.values() for w in family}
     claim_stems = set(content_stems(words(s.claim))) - cue_stems
     novel = set(s.novel_words) & claim_stems
+    if explained_numbers(s.claim, s.context_sentences):
+        # a number the source's numbers give ("fell by 7 points" for "38%, down from 45%") ties the claim to them
+        return False
     return len(novel) >= 2 and len(novel) / max(1, len(claim_stems)) > ABSENT_SHARE
 
 

@@ -46,31 +46,31 @@ _BEFORE = frozenset({"past", "to", "quarter", "half"})
 _SCALES = (10.0, 100.0, 1000.0, 1_000_000.0)
 #: Relative tolerance of a match; wider when the claim hedges its number ("about", "nearly", "just over").
 _EXACT, _ROUGH = 1e-6, 0.1
-_ROUGH_WORDS = frozenset(
+APPROXIMATORS = frozenset(
     {"about", "around", "roughly", "nearly", "almost", "approximately", "some", "over", "under", "just", "close"}
 )
 
 
-def _quantities(values: list[Value]) -> set[float]:
-    return {float(v.norm) for v in values if v.kind in _NUMERIC and isinstance(v.norm, int | float)}
+def _quantities(values: list[Value]) -> list[float]:
+    return [float(v.norm) for v in values if v.kind in _NUMERIC and isinstance(v.norm, int | float)]
 
 
-def source_numbers(sentences: list[str]) -> set[float]:
+def source_numbers(sentences: list[str]) -> list[float]:
     """Every quantity the source gives: its numbers, its fraction words, clock hours, and the length of a span of
-    weekdays ("Monday to Saturday" is six days)."""
-    out: set[float] = set()
+    weekdays ("Monday to Saturday" is six days). A number given twice counts twice ("drew 2-2": four goals)."""
+    out: list[float] = []
     for sentence in sentences:
         values = list(read_values(sentence, names=False))
-        out |= _quantities(values)
+        out += _quantities(values)
         for w in words(sentence):
             share = _FRACTIONS.get(w.lower())
             if share is not None:
-                out |= {share, share * 100}
+                out += [share, share * 100]
         for v in values:
             if v.kind == "time" and isinstance(v.norm, frozenset):
-                out |= {m / 60 for m in v.norm if isinstance(m, int | float)}
+                out += sorted(m / 60 for m in v.norm if isinstance(m, int | float))
         days = [min(v.norm) for v in values if v.kind == "days" and isinstance(v.norm, frozenset) and len(v.norm) == 1]
-        out |= {float((b - a) % 7 + 1) for a, b in zip(days, days[1:], strict=False)}
+        out += [float((b - a) % 7 + 1) for a, b in zip(days, days[1:], strict=False)]
     return out
 
 
@@ -78,7 +78,7 @@ def _close(a: float, b: float, tolerance: float) -> bool:
     return abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-9)
 
 
-def derivable(value: float, pool: set[float], rough: bool = False) -> bool:
+def derivable(value: float, pool: list[float], rough: bool = False) -> bool:
     """Whether ``value`` is a source number in another unit, or the sum, difference, ratio or share of two."""
     tolerance = _ROUGH if rough else _EXACT
     numbers = sorted(pool)
@@ -123,7 +123,7 @@ def explained_numbers(claim: str, sentences: list[str]) -> bool:
             continue
         at = claim.find(v.text)
         near = {w.lower() for w in words(claim[:at])[-3:]} if at >= 0 else set()
-        rough = bool(near & _ROUGH_WORDS) or "more" in lower and "than" in lower
+        rough = bool(near & APPROXIMATORS) or "more" in lower and "than" in lower
         if not isinstance(v.norm, int | float) or not derivable(float(v.norm), pool, rough):
             return False
     return True
