@@ -14,7 +14,7 @@ counts; a conflict resting on such a reading is no evidence either.
 from __future__ import annotations
 
 import re
-from itertools import combinations
+from itertools import combinations, pairwise
 
 from hallumeasure.judges.offline.slots import Value, read_values
 from hallumeasure.judges.offline.tokens import words
@@ -43,55 +43,89 @@ _AFTER = frozenset({"quarter", "quarters", "third", "thirds", "fifths", "tenths"
 _AFTER_PHRASE = re.compile(r"^\s*(?:in the (?:morning|afternoon|evening)|at night)\b", re.IGNORECASE)
 _BEFORE = frozenset({"past", "to", "quarter", "half"})
 #: Unit changes: 1.2 km is 1,200 m, 2.5 million is 2,500 thousand, 0.25 is 25%.
-_SCALES = (10.0, 100.0, 1000.0, 1_000_000.0)
-#: Relative tolerance of a match; wider when the claim hedges its number ("about", "nearly", "just over").
-_EXACT, _ROUGH = 1e-6, 0.1
+_SCALES = (1000.0, 1_000_000.0)
+_POINTS = frozenset({"point", "points", "percentag"})
+#: Relative tolerance of a match: derived numbers must match exactly (a near miss is a changed value).
+_EXACT = 1e-6
+#: Words that hedge a number ("about 500"): not names, though they may open a sentence with a capital.
 APPROXIMATORS = frozenset(
     {"about", "around", "roughly", "nearly", "almost", "approximately", "some", "over", "under", "just", "close"}
 )
 
 
-def _quantities(values: list[Value]) -> list[float]:
-    return [float(v.norm) for v in values if v.kind in _NUMERIC and isinstance(v.norm, int | float)]
+#: A quantity with its kind and unit stems: sums and differences combine like with like ("30 tonnes" and
+#: "12 tonnes"; two years give a span; two clock times give hours), never a price with a count.
+Quantity = tuple[float, str, frozenset[str]]
 
 
-def source_numbers(sentences: list[str]) -> list[float]:
+def source_numbers(sentences: list[str]) -> list[Quantity]:
     """Every quantity the source gives: its numbers, its fraction words, clock hours, and the length of a span of
     weekdays ("Monday to Saturday" is six days). A number given twice counts twice ("drew 2-2": four goals)."""
-    out: list[float] = []
+    out: list[Quantity] = []
     for sentence in sentences:
         values = list(read_values(sentence, names=False))
-        out += _quantities(values)
+        out += [
+            (float(v.norm), v.kind, v.unit) for v in values if v.kind in _NUMERIC and isinstance(v.norm, int | float)
+        ]
         for w in words(sentence):
             share = _FRACTIONS.get(w.lower())
             if share is not None:
-                out += [share, share * 100]
+                out += [(share, "factor", frozenset()), (share * 100, "share", frozenset())]
         for v in values:
             if v.kind == "time" and isinstance(v.norm, frozenset):
-                out += sorted(m / 60 for m in v.norm if isinstance(m, int | float))
+                out += [(m / 60, "clock", frozenset()) for m in sorted(v.norm) if isinstance(m, int | float)]
         days = [min(v.norm) for v in values if v.kind == "days" and isinstance(v.norm, frozenset) and len(v.norm) == 1]
-        out += [float((b - a) % 7 + 1) for a, b in zip(days, days[1:], strict=False)]
+        out += [(float((b - a) % 7 + 1), "number", frozenset()) for a, b in pairwise(days)]
     return out
 
 
-def _close(a: float, b: float, tolerance: float) -> bool:
-    return abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-9)
+def _fits(a: frozenset[str], b: frozenset[str]) -> bool:
+    return not a or not b or a == b
 
 
-def derivable(value: float, pool: list[float], rough: bool = False) -> bool:
-    """Whether ``value`` is a source number in another unit, or the sum, difference, ratio or share of two."""
-    tolerance = _ROUGH if rough else _EXACT
-    numbers = sorted(pool)
-    candidates = list(numbers)
-    candidates += [n * k for n in numbers for k in _SCALES] + [n / k for n in numbers for k in _SCALES]
-    for a, b in combinations(numbers, 2):
-        candidates += [a + b, abs(a - b), a * b / 100]
-        if a:
-            candidates.append(b / a)
-        if b:
-            candidates.append(a / b)
-        candidates += [a * b] if min(a, b) <= 3 else []  # "twice", "half": a multiple, not a product of counts
-    return any(_close(value, c, tolerance) for c in candidates)
+def _candidates(pool: list[Quantity]) -> list[Quantity]:
+    out = list(pool)
+    for value, kind, unit in pool:
+        if unit:  # a unit change: 1.2 km is 1,200 m (held only against a claim of another unit)
+            out += [(value * k, kind, frozenset({"other unit"})) for k in _SCALES]
+            out += [(value / k, kind, frozenset({"other unit"})) for k in _SCALES]
+    for (a, ka, ua), (b, kb, ub) in combinations(pool, 2):
+        if "factor" in (ka, kb):  # "twice the first estimate", "cut by a quarter"
+            x, kind, unit = (b, kb, ub) if ka == "factor" else (a, ka, ua)
+            f = a if ka == "factor" else b
+            out += [(x * f, kind, unit), (x / f, kind, unit)]
+            continue
+        if "share" in (ka, kb) and ka != kb:  # 25% of 2,000 adults
+            x, unit = (b, ub) if ka == "share" else (a, ua)
+            out.append((a * b / 100, "number", unit))
+            continue
+        if a and b and ka == kb:  # 840 pupils and 56 teachers: 15 pupils a teacher
+            out += [(a / b, "number", frozenset()), (b / a, "number", frozenset())]
+        if ka != kb or not _fits(ua, ub):
+            continue
+        unit = ua or ub
+        # two years or two clock times give a span; two shares give percentage points
+        span = {"year": "number", "clock": "number", "share": "points"}.get(ka, ka)
+        # a sum needs one unit on both sides ("four boats" and "two of its captains" make no six boats)
+        out += [(abs(a - b), span, unit)] + ([(a + b, span, unit)] if ua == ub else [])
+    return out
+
+
+def derivable(value: float, kind: str, unit: frozenset[str], pool: list[Quantity]) -> bool:
+    """Whether a claim quantity is a source quantity in another unit, or the sum, difference, ratio or share of two
+    of like kind (module doc)."""
+    for c, ckind, cunit in _candidates(pool):
+        if abs(value - c) > _EXACT * max(abs(value), abs(c), 1e-9):
+            continue
+        if cunit == frozenset({"other unit"}):
+            if unit and all(u != unit for _, _, u in pool if u):
+                return True
+            continue
+        if ckind == "points":  # "by 7 points", "by 7 percentage points", "by 7%"
+            ckind, cunit = ("number", unit) if unit & _POINTS else ("share", cunit)
+        if (ckind == kind or {ckind, kind} <= {"number", "year"}) and _fits(unit, cunit):
+            return True
+    return False
 
 
 def unreliable_reading(v: Value, claim: str) -> bool:
@@ -114,16 +148,12 @@ def explained_numbers(claim: str, sentences: list[str]) -> bool:
     numbers or read unreliably (module doc)."""
     pool = source_numbers(sentences)
     held = {(v.kind, v.norm) for s in sentences for v in read_values(s, names=False)}
-    lower = [w.lower() for w in words(claim)]
     unheld = [v for v in read_values(claim, names=False) if v.kind in _NUMERIC and (v.kind, v.norm) not in held]
     if not unheld:
         return False
     for v in unheld:
         if unreliable_reading(v, claim):
             continue
-        at = claim.find(v.text)
-        near = {w.lower() for w in words(claim[:at])[-3:]} if at >= 0 else set()
-        rough = bool(near & APPROXIMATORS) or "more" in lower and "than" in lower
-        if not isinstance(v.norm, int | float) or not derivable(float(v.norm), pool, rough):
+        if not isinstance(v.norm, int | float) or not derivable(float(v.norm), v.kind, v.unit, pool):
             return False
     return True

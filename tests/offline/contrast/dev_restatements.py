@@ -157,7 +157,11 @@ DEV_RESTATEMENTS: list[tuple[str, str, str]] = [
     ("faithful:inference", _FACTORY, "The Brenner plant was open for ten years."),
     ("faithful:inference", _LIBRARY, "The library lent 300 more books in June than in May."),
     ("faithful:inference", _LIBRARY, "Six of the library's 9 staff work full-time."),
-    ("faithful:inference", _LIBRARY, "The library stayed at its first site for 26 years before moving to Carter Street."),
+    (
+        "faithful:inference",
+        _LIBRARY,
+        "The library stayed at its first site for 26 years before moving to Carter Street.",
+    ),
     ("faithful:inference", _VOTE, "Nine councillors voted on the bus lane."),
     ("faithful:inference", _VOTE, "The bus lane was approved by a majority of three votes."),
     ("faithful:inference", _MATCH, "Luis Ortega scored two goals for Harlow on Saturday."),
@@ -216,7 +220,11 @@ DEV_RESTATEMENTS: list[tuple[str, str, str]] = [
     # kept attribution
     ("faithful:attribution_kept", _LIBRARY, "Priya Desai said the reading room will reopen on 2 September."),
     ("faithful:attribution_kept", _FACTORY, "Kessel Metals blamed falling steel prices for the plant's closure."),
-    ("faithful:attribution_kept", _MUSEUM, "According to Felix Grant, attendance rose after the dinosaur hall reopened."),
+    (
+        "faithful:attribution_kept",
+        _MUSEUM,
+        "According to Felix Grant, attendance rose after the dinosaur hall reopened.",
+    ),
     ("faithful:attribution_kept", _SCHOOL, "Rachel Moore said a steel shortage caused the delay."),
     ("faithful:attribution_kept", _TRIAL, "Anika Shah said that larger trials are needed."),
     ("changed:attribution", _MUSEUM, "Attendance rose because the dinosaur hall reopened."),
