@@ -490,10 +490,22 @@ def _value_conflict(s: ClaimSignals) -> bool:
     kinds = {"number", "temporal", "name", "exclusive"}
     return bool(
         named
-        or s.swaps
+        or [w for w, _ in s.swaps if not (derived and _is_unit(w, _value_units(s.claim)))]
         or s.conflicting_date is not None
         or any(d.kinds & kinds and not (derived and _about_numbers(d)) for d in s.differences if not d.edge)
     )
+
+
+def _value_units(text: str) -> set[str]:
+    """Unit stems of the numbers of ``text`` ("metr" of "1,200 metres"): a swapped unit is the unit change."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    return {u for v in read_values(text, names=False) for u in v.unit}
+
+
+def _is_unit(word: str, units: set[str]) -> bool:
+    w = stem(word)
+    return any(u.startswith(w) or w.startswith(u) for u in units)
 
 
 def _about_numbers(d: Difference) -> bool:

@@ -6,7 +6,8 @@ sees a number the source never gives; arithmetic on the source's own numbers fin
 number that such arithmetic reaches may be right or wrong (the words around it decide which), so a
 keyless judge must not call it a clear conflict. Some number words are also read unreliably: "three
 quarters of an hour", "three in the afternoon", "half past six" are a fraction and clock times, not
-counts; a conflict resting on such a reading is no evidence either.
+counts; a conflict resting on such a reading is no evidence either. Nor is a bound ("more than 20 years")
+that no source quantity of its unit breaks.
 
 ``explained_numbers`` tells whether every claim number the source lacks is of one of these kinds.
 """
@@ -96,7 +97,7 @@ def _candidates(pool: list[Quantity]) -> list[Quantity]:
             out += [(x * f, kind, unit), (x / f, kind, unit)]
             continue
         if "share" in (ka, kb) and ka != kb:  # 25% of 2,000 adults
-            x, unit = (b, ub) if ka == "share" else (a, ua)
+            unit = ub if ka == "share" else ua
             out.append((a * b / 100, "number", unit))
             continue
         if a and b and ka == kb:  # 840 pupils and 56 teachers: 15 pupils a teacher
@@ -143,9 +144,54 @@ def unreliable_reading(v: Value, claim: str) -> bool:
     return bool(before) and before[-1].lower() in _BEFORE and not v.text[:1].isdigit()
 
 
+#: Words that make a claim number a bound ("more than 20 years", "nearly 500 seats"), by the side it bounds.
+_BOUNDS = {
+    "over": ">",
+    "above": ">",
+    "exceeding": ">",
+    "more than": ">",
+    "at least": ">",
+    "under": "<",
+    "below": "<",
+    "less than": "<",
+    "fewer than": "<",
+    "at most": "<",
+    "up to": "<",
+    "nearly": "~<",
+    "almost": "~<",
+}
+
+
+def bound_of(v: Value, claim: str) -> str | None:
+    """ ">" or "<" when the claim gives ``v`` as a lower or upper bound, "~<" for "nearly"; None for a value."""
+    at = claim.find(v.text)
+    before = [w.lower() for w in words(claim[:at])] if at >= 0 else []
+    for size in (2, 1):
+        bound = _BOUNDS.get(" ".join(before[-size:])) if len(before) >= size else None
+        if bound is not None:
+            return bound
+    return None
+
+
+def bound_allowed(v: Value, bound: str, pool: list[Quantity]) -> bool:
+    """Whether a bounded claim number may hold: the source gives no quantity of its kind and unit (a bound on
+    something the source leaves to be worked out, "more than 20 years" since 2004), or one that meets the bound."""
+    if not isinstance(v.norm, int | float) or not v.unit:
+        return not v.unit
+    value = float(v.norm)
+    same = [c for c, kind, unit in _candidates(pool) if kind == v.kind and unit == v.unit]
+    if not same:
+        return True
+    if bound == ">":
+        return any(c > value for c in same)
+    if bound == "<":
+        return any(c < value for c in same)
+    return any(0.9 * value <= c < value for c in same)
+
+
 def explained_numbers(claim: str, sentences: list[str]) -> bool:
     """Whether the claim has a number the source lacks and every such number is derivable from the source's
-    numbers or read unreliably (module doc)."""
+    numbers, read unreliably, or a bound the source's numbers allow (module doc)."""
     pool = source_numbers(sentences)
     held = {(v.kind, v.norm) for s in sentences for v in read_values(s, names=False)}
     unheld = [v for v in read_values(claim, names=False) if v.kind in _NUMERIC and (v.kind, v.norm) not in held]
@@ -153,6 +199,9 @@ def explained_numbers(claim: str, sentences: list[str]) -> bool:
         return False
     for v in unheld:
         if unreliable_reading(v, claim):
+            continue
+        bound = bound_of(v, claim)
+        if bound is not None and bound_allowed(v, bound, pool):
             continue
         if not isinstance(v.norm, int | float) or not derivable(float(v.norm), v.kind, v.unit, pool):
             return False
