@@ -44,7 +44,7 @@ _AFTER = frozenset({"quarter", "quarters", "third", "thirds", "fifths", "tenths"
 _AFTER_PHRASE = re.compile(r"^\s*(?:in the (?:morning|afternoon|evening)|at night)\b", re.IGNORECASE)
 _BEFORE = frozenset({"past", "to", "quarter", "half"})
 #: Unit changes: 1.2 km is 1,200 m, 2.5 million is 2,500 thousand, 0.25 is 25%.
-_SCALES = (1000.0, 1_000_000.0)
+_SCALES = (10.0, 100.0, 1000.0, 1_000_000.0)
 _POINTS = frozenset({"point", "points", "percentag"})
 #: Relative tolerance of a match: derived numbers must match exactly (a near miss is a changed value).
 _EXACT = 1e-6
@@ -80,16 +80,20 @@ def source_numbers(sentences: list[str]) -> list[Quantity]:
     return out
 
 
+_OTHER = "<another unit>"
+
+
 def _fits(a: frozenset[str], b: frozenset[str]) -> bool:
-    return not a or not b or a == b
+    """Whether two unit sets may name one unit: one is missing or they share a word."""
+    return not a or not b or bool(a & b)
 
 
 def _candidates(pool: list[Quantity]) -> list[Quantity]:
     out = list(pool)
     for value, kind, unit in pool:
         if unit:  # a unit change: 1.2 km is 1,200 m (held only against a claim of another unit)
-            out += [(value * k, kind, frozenset({"other unit"})) for k in _SCALES]
-            out += [(value / k, kind, frozenset({"other unit"})) for k in _SCALES]
+            other = frozenset({_OTHER, *unit})
+            out += [(value * k, kind, other) for k in _SCALES] + [(value / k, kind, other) for k in _SCALES]
     for (a, ka, ua), (b, kb, ub) in combinations(pool, 2):
         if "factor" in (ka, kb):  # "twice the first estimate", "cut by a quarter"
             x, kind, unit = (b, kb, ub) if ka == "factor" else (a, ka, ua)
@@ -104,11 +108,12 @@ def _candidates(pool: list[Quantity]) -> list[Quantity]:
             out += [(a / b, "number", frozenset()), (b / a, "number", frozenset())]
         if ka != kb or not _fits(ua, ub):
             continue
-        unit = ua or ub
-        # two years or two clock times give a span; two shares give percentage points
+        # two years give a span of years, two clock times one of hours; two shares give percentage points
+        unit = {"year": frozenset({"year"}), "clock": frozenset({"hour"})}.get(ka, ua or ub)
         span = {"year": "number", "clock": "number", "share": "points"}.get(ka, ka)
         # a sum needs one unit on both sides ("four boats" and "two of its captains" make no six boats)
-        out += [(abs(a - b), span, unit)] + ([(a + b, span, unit)] if ua == ub else [])
+        # (two years or two times have a span, not a sum)
+        out += [(abs(a - b), span, unit)] + ([(a + b, span, unit)] if ua == ub and ka not in ("year", "clock") else [])
     return out
 
 
@@ -118,8 +123,9 @@ def derivable(value: float, kind: str, unit: frozenset[str], pool: list[Quantity
     for c, ckind, cunit in _candidates(pool):
         if abs(value - c) > _EXACT * max(abs(value), abs(c), 1e-9):
             continue
-        if cunit == frozenset({"other unit"}):
-            if unit and all(u != unit for _, _, u in pool if u):
+        if _OTHER in cunit:  # each side has a unit word the other lacks ("centimetres" for "metres")
+            theirs = cunit - {_OTHER}
+            if unit - theirs and theirs - unit:
                 return True
             continue
         if ckind == "points":  # "by 7 points", "by 7 percentage points", "by 7%"
@@ -174,12 +180,12 @@ def bound_of(v: Value, claim: str) -> str | None:
 
 
 def bound_allowed(v: Value, bound: str, pool: list[Quantity]) -> bool:
-    """Whether a bounded claim number may hold: the source gives no quantity of its kind and unit (a bound on
-    something the source leaves to be worked out, "more than 20 years" since 2004), or one that meets the bound."""
+    """Whether a bounded claim number may hold: the source gives no quantity of its kind and unit, given or
+    derived (a bound on what the source leaves open, "more than 20 years" since 2004), or one that meets it."""
     if not isinstance(v.norm, int | float) or not v.unit:
         return not v.unit
     value = float(v.norm)
-    same = [c for c, kind, unit in _candidates(pool) if kind == v.kind and unit == v.unit]
+    same = [c for c, kind, unit in _candidates(pool) if kind == v.kind and unit & v.unit]
     if not same:
         return True
     if bound == ">":
@@ -201,8 +207,10 @@ def explained_numbers(claim: str, sentences: list[str]) -> bool:
         if unreliable_reading(v, claim):
             continue
         bound = bound_of(v, claim)
-        if bound is not None and bound_allowed(v, bound, pool):
-            continue
+        if bound is not None:
+            if bound_allowed(v, bound, pool):
+                continue
+            return False
         if not isinstance(v.norm, int | float) or not derivable(float(v.norm), v.kind, v.unit, pool):
             return False
     return True
