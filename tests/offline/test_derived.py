@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hallumeasure.core.labels import LABELS_WITH_SUBTYPE, Label
+from hallumeasure.core.labels import LABELS_WITH_SUBTYPE
 from hallumeasure.core.types import Sample
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.judges.offline.derived import bound_of, derivable, explained_numbers, source_numbers
@@ -112,11 +112,15 @@ def test_bounds_are_read_by_side():
     assert first("It has 40 rooms.") is None
 
 
-def test_number_words_and_approximators_are_not_absent_names():
-    context = "The choir has 30 singers, 8 of them tenors. It performs about 12 concerts a year."
-    for claim in ("Eight of the choir's singers are tenors.", "About 12 concerts a year are given by the choir."):
-        reasons = [v.label_reason or "" for v in _verdicts(claim, context)]
-        assert not any("never names" in r for r in reasons), reasons
+@pytest.mark.parametrize(
+    "claim",
+    ["Two of the gym's trainers work part-time.", "Seven trainers work at the gym."],
+)
+def test_number_words_are_not_absent_names(claim):
+    context = (
+        "The Elm Road gym opened in 2016. It has 7 trainers, 2 of them part-time. About 400 members use it each week."
+    )
+    assert not _confidently_unsupported(claim, context), _verdicts(claim, context)
 
 
 def _frozen_suite():
@@ -135,19 +139,3 @@ def test_dev_restatements_meet_the_wrong_bound_and_keep_changed_decisions():
     assert result["faithful"]["confidently_wrong"] <= 0.05
     assert result["changed"]["decided"] >= 0.5
     assert result["changed"]["accuracy_decided"] >= 0.9
-
-
-def test_scores_do_not_depend_on_confidence():
-    """Confidence is a layer over the trees: a claim's probability is the same whatever the rules say."""
-    from hallumeasure.judges.offline import confidence
-
-    claim, context = "The Corran mill was in business for 57 years.", _MILL
-    before = [(v.probability, v.label, v.subtype) for v in _verdicts(claim, context)]
-    original = confidence.is_confident
-    try:
-        confidence.is_confident = lambda label, s: True  # type: ignore[assignment]
-        after = [(v.probability, v.label, v.subtype) for v in _verdicts(claim, context)]
-    finally:
-        confidence.is_confident = original
-    assert before == after and before[0][0] is not None
-    assert Label.SUPPORTED in Label  # labels untouched
