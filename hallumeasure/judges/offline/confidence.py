@@ -478,7 +478,7 @@ def _value_conflict(s: ClaimSignals) -> bool:
     A number conflict counts only when the claim's numbers cannot be reached from the source's by arithmetic or
     a unit change, and are read reliably (derived.py): "ten years" against "opened in 1990" is no conflict."""
     stems = _source_stems(s)
-    derived = explained_numbers(s.claim, s.context_sentences)
+    derived = _numbers_explained(s)
     named = [
         c
         for c in s.conflicts
@@ -514,6 +514,12 @@ def _about_numbers(d: Difference) -> bool:
     from hallumeasure.judges.offline.slots import read_values
 
     return all(read_values(" ".join(side), names=False) for side in (d.claim_words, d.context_words))
+
+
+def _numbers_explained(s: ClaimSignals) -> bool:
+    """``explained_numbers`` of the claim, near the sentence that gives one of its quantities another value."""
+    near = next((c.sentence for c in s.conflicts if c.kind in _QUANTITY_KINDS and c.sentence is not None), None)
+    return explained_numbers(s.claim, s.context_sentences, near)
 
 
 #: Conflict kinds that compare plain quantities, which a derived number explains.
@@ -589,7 +595,7 @@ def _mostly_absent(s: ClaimSignals) -> bool:
     cue_stems = {stem(w) for family in CUES.values() for w in family}
     claim_stems = set(content_stems(words(s.claim))) - cue_stems
     novel = set(s.novel_words) & claim_stems
-    if explained_numbers(s.claim, s.context_sentences):
+    if _numbers_explained(s):
         # a number the source's numbers give ("fell by 7 points" for "38%, down from 45%") ties the claim to them
         return False
     return len(novel) >= 2 and len(novel) / max(1, len(claim_stems)) > ABSENT_SHARE
@@ -599,7 +605,7 @@ def confidently_unsupported(s: ClaimSignals) -> bool:
     """A named conflict that the source cannot be read to allow, or a clear absence."""
     if _absent_names(s):
         return True
-    if s.missing_numbers and not _own_value_elsewhere(s) and not explained_numbers(s.claim, s.context_sentences):
+    if s.missing_numbers and not _own_value_elsewhere(s) and not _numbers_explained(s):
         return True
     if _mostly_absent(s):
         return True

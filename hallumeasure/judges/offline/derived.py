@@ -105,15 +105,16 @@ def _candidates(pool: list[Quantity]) -> list[Quantity]:
             out.append((a * b / 100, "number", unit))
             continue
         if a and b and ka == kb:  # 840 pupils and 56 teachers: 15 pupils a teacher
-            out += [(a / b, "number", frozenset()), (b / a, "number", frozenset())]
+            out += [(a / b, "number", ua), (b / a, "number", ub)]
         if ka != kb or not _fits(ua, ub):
             continue
         # two years give a span of years, two clock times one of hours; two shares give percentage points
         unit = {"year": frozenset({"year"}), "clock": frozenset({"hour"})}.get(ka, ua or ub)
         span = {"year": "number", "clock": "number", "share": "points"}.get(ka, ka)
         # a sum needs one unit on both sides ("four boats" and "two of its captains" make no six boats)
-        # (two years or two times have a span, not a sum)
-        out += [(abs(a - b), span, unit)] + ([(a + b, span, unit)] if ua == ub and ka not in ("year", "clock") else [])
+        # (two years or two times have a span, not a sum; two prices are rarely restated as their sum)
+        summed = ua == ub and ka not in ("year", "clock", "money")
+        out += [(abs(a - b), span, unit)] + ([(a + b, span, unit)] if summed else [])
     return out
 
 
@@ -147,7 +148,7 @@ def unreliable_reading(v: Value, claim: str) -> bool:
         return True
     if _AFTER_PHRASE.match(after_text):
         return True
-    return bool(before) and before[-1].lower() in _BEFORE and not v.text[:1].isdigit()
+    return bool(before) and before[-1].lower() in _BEFORE and v.text[:1].isalpha()
 
 
 #: Words that make a claim number a bound ("more than 20 years", "nearly 500 seats"), by the side it bounds.
@@ -180,12 +181,15 @@ def bound_of(v: Value, claim: str) -> str | None:
 
 
 def bound_allowed(v: Value, bound: str, pool: list[Quantity]) -> bool:
-    """Whether a bounded claim number may hold: the source gives no quantity of its kind and unit, given or
-    derived (a bound on what the source leaves open, "more than 20 years" since 2004), or one that meets it."""
-    if not isinstance(v.norm, int | float) or not v.unit:
-        return not v.unit
+    """Whether a bounded claim number may hold: the source gives no quantity of its kind that may share its unit
+    (a bound on what the source leaves open, "more than 20 years" since 2004), or one that meets the bound.
+    Quantities are those given, and spans of years or times with their unit."""
+    if not isinstance(v.norm, int | float):
+        return False
     value = float(v.norm)
-    same = [c for c, kind, unit in _candidates(pool) if kind == v.kind and unit & v.unit]
+    given = [c for c, kind, unit in pool if kind == v.kind and _fits(unit, v.unit)]
+    spans = [c for c, kind, unit in _candidates(pool) if kind == v.kind and unit & v.unit]
+    same = given + spans
     if not same:
         return True
     if bound == ">":
@@ -195,10 +199,20 @@ def bound_allowed(v: Value, bound: str, pool: list[Quantity]) -> bool:
     return any(0.9 * value <= c < value for c in same)
 
 
-def explained_numbers(claim: str, sentences: list[str]) -> bool:
+def explained_numbers(claim: str, sentences: list[str], near: int | None = None) -> bool:
     """Whether the claim has a number the source lacks and every such number is derivable from the source's
-    numbers, read unreliably, or a bound the source's numbers allow (module doc)."""
-    pool = source_numbers(sentences)
+    numbers, read unreliably, or a bound the source's numbers allow (module doc).
+
+    With ``near`` (the index of the sentence that gives the claim's slot another value: "nine years" against the
+    claim's "four years"), only numbers of that sentence and its neighbours may derive the claim's, so that a
+    chance sum elsewhere in a long source does not excuse a changed value."""
+    # two numbers are combined only when one sentence or two neighbouring ones give them: a long source holds
+    # many numbers, and sums and ratios of far-apart ones would reach almost any claim number by chance
+    starts = range(max(1, len(sentences) - 1))
+    if near is not None:
+        starts = range(max(0, near - 1), min(near, len(sentences) - 1) + 1)
+    windows = [source_numbers(sentences[i : i + 2]) for i in starts]
+    pool = [q for window in windows for q in window] if near is not None else source_numbers(sentences)
     held = {(v.kind, v.norm) for s in sentences for v in read_values(s, names=False)}
     unheld = [v for v in read_values(claim, names=False) if v.kind in _NUMERIC and (v.kind, v.norm) not in held]
     if not unheld:
@@ -211,6 +225,8 @@ def explained_numbers(claim: str, sentences: list[str]) -> bool:
             if bound_allowed(v, bound, pool):
                 continue
             return False
-        if not isinstance(v.norm, int | float) or not derivable(float(v.norm), v.kind, v.unit, pool):
+        if not isinstance(v.norm, int | float):
+            return False
+        if not any(derivable(float(v.norm), v.kind, v.unit, window) for window in windows):
             return False
     return True
