@@ -139,3 +139,32 @@ def test_dev_restatements_meet_the_wrong_bound_and_keep_changed_decisions():
     assert result["faithful"]["confidently_wrong"] <= 0.05
     assert result["changed"]["decided"] >= 0.5
     assert result["changed"]["accuracy_decided"] >= 0.9
+
+
+_PHARMACY = (
+    "The Brook Street pharmacy opened on 04/09/2019. It is open Monday to Friday from 8 a.m. to 6 p.m. "
+    "Its founder, Lena Ortiz, trained in the 1980s."
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The Brook Street pharmacy opened on 09/04/2019.",  # the same date, day and month read the other way
+        "The Brook Street pharmacy is closed on Sundays.",  # days the source leaves out
+        "Lena Ortiz trained in the early 1980s.",  # a decade, not the year 1980
+    ],
+)
+def test_dates_that_read_two_ways_and_days_left_out_are_no_confident_conflict(claim):
+    assert not _confidently_unsupported(claim, _PHARMACY), _verdicts(claim, _PHARMACY)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The Brook Street pharmacy opened on 23/09/2019.",  # one reading only, and another day
+        "The Brook Street pharmacy is open on Saturdays.",
+    ],
+)
+def test_a_changed_date_or_day_stays_a_confident_conflict(claim):
+    assert _confidently_unsupported(claim, _PHARMACY), _verdicts(claim, _PHARMACY)

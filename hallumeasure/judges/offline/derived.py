@@ -9,7 +9,9 @@ quarters of an hour", "three in the afternoon", "half past six" are a fraction a
 counts; a conflict resting on such a reading is no evidence either. Nor is a bound ("more than 20 years")
 that no source quantity of its unit breaks.
 
-``explained_numbers`` tells whether every claim number the source lacks is of one of these kinds.
+``explained_numbers`` tells whether every claim number the source lacks is of one of these kinds. The
+helpers at the end read other values that word overlap misjudges: a date in figures that reads two
+ways ("12/01/2025"), a decade, days told as those the source leaves out ("closed on Sundays").
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from __future__ import annotations
 import re
 from itertools import combinations, pairwise
 
+from hallumeasure.judges.offline.alignment import Difference
 from hallumeasure.judges.offline.slots import Value, read_values
-from hallumeasure.judges.offline.tokens import words
+from hallumeasure.judges.offline.tokens import stem, words
 
 #: Value kinds compared as plain quantities.
 _NUMERIC = frozenset({"number", "share", "money", "year"})
@@ -146,7 +149,7 @@ def unreliable_reading(v: Value, claim: str) -> bool:
     after = words(after_text)
     if after and after[0].lower() in _AFTER:
         return True
-    if _AFTER_PHRASE.match(after_text):
+    if _AFTER_PHRASE.match(after_text) or re.match(r"'?s\b", after_text):  # "the 1960s": a decade
         return True
     return bool(before) and before[-1].lower() in _BEFORE and v.text[:1].isalpha()
 
@@ -230,3 +233,48 @@ def explained_numbers(claim: str, sentences: list[str], near: int | None = None)
         if not any(derivable(float(v.norm), v.kind, v.unit, window) for window in windows):
             return False
     return True
+
+
+#: A date in figures whose day and month may be read either way ("03/04/2025"), and a decade ("the 1960s").
+_AMBIGUOUS_DATE = re.compile(r"\b(?:(?:0?[1-9]|1[0-2])[/.-](?:0?[1-9]|1[0-2])[/.-]\d{2,4}|\d{3}0'?s)\b")
+#: Words that turn a claim about days to the days the source leaves out ("closed on Sundays" against "open
+#: Monday to Saturday"; "every day but Monday").
+_COMPLEMENT = frozenset({"closed", "shut", "not", "except", "but", "apart", "besides", "other"})
+
+
+def ambiguous_date(claim: str) -> bool:
+    """Whether the claim writes a date in figures that reads two ways, or a decade (module doc)."""
+    return bool(_AMBIGUOUS_DATE.search(claim))
+
+
+def in_ambiguous_date(value: str, claim: str) -> bool:
+    """Whether ``value`` is a piece of such a date ("12" of "12/01/2025")."""
+    return any(value in m.group(0) for m in _AMBIGUOUS_DATE.finditer(claim))
+
+
+def has_complement(text: str) -> bool:
+    """Whether ``text`` speaks of what is left out or shut ("closed", "except", "not")."""
+    low = [w.lower() for w in words(text)]
+    return bool(set(low) & _COMPLEMENT) or any(w.endswith("n't") for w in low)
+
+
+def value_units(text: str) -> set[str]:
+    """Unit stems of the numbers of ``text`` ("metre" of "1,200 metres"): a swapped unit is the unit change."""
+    return {u for v in read_values(text, names=False) for u in v.unit}
+
+
+def is_unit(word: str, units: set[str]) -> bool:
+    """Whether ``word`` is one of ``units`` in another form."""
+    w = stem(word)
+    return any(u.startswith(w) or w.startswith(u) for u in units)
+
+
+def about_numbers(d: Difference) -> bool:
+    """Whether both sides of a difference hold a number ("1,200 metres" for "1.2 kilometres"): the difference is
+    the number's own wording, which ``explained_numbers`` checks."""
+    return all(read_values(" ".join(side), names=False) for side in (d.claim_words, d.context_words))
+
+
+def is_number_word(name: str) -> bool:
+    """Whether a capitalised "name" is a number ("Three of the staff")."""
+    return any(v.kind == "number" and v.text == name for v in read_values(name, names=False))
