@@ -142,8 +142,8 @@ def test_dev_restatements_meet_the_wrong_bound_and_keep_changed_decisions():
 
 
 _PHARMACY = (
-    "The Brook Street pharmacy opened on 04/09/2019. It is open Monday to Friday from 8 a.m. to 6 p.m. "
-    "Its founder, Lena Ortiz, trained in the 1980s."
+    "The Brook Street pharmacy opened on 04/09/2019. It opens at 8 a.m. and closes at 6 p.m., Monday to Friday. "
+    "Its founder, Lena Ortiz, trained in 1982."
 )
 
 
@@ -163,7 +163,7 @@ def test_dates_that_read_two_ways_and_days_left_out_are_no_confident_conflict(cl
     "claim",
     [
         "The Brook Street pharmacy opened on 23/09/2019.",  # one reading only, and another day
-        "The Brook Street pharmacy is open on Saturdays.",
+        "The Brook Street pharmacy opens at 8 a.m. on Saturdays.",
     ],
 )
 def test_a_changed_date_or_day_stays_a_confident_conflict(claim):
