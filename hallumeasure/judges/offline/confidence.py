@@ -25,6 +25,17 @@ from dataclasses import dataclass
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
 from hallumeasure.core.types import ClaimVerdict, Evidence
+from hallumeasure.judges.offline.derived import (
+    APPROXIMATORS,
+    about_numbers,
+    ambiguous_date,
+    explained_numbers,
+    has_complement,
+    in_ambiguous_date,
+    is_number_word,
+    is_unit,
+    value_units,
+)
 from hallumeasure.judges.offline.lexicon import (
     ATTRIBUTION,
     HEDGES,
@@ -471,21 +482,49 @@ def _source_stems(s: ClaimSignals) -> set[str]:
 
 
 def _value_conflict(s: ClaimSignals) -> bool:
-    """A value, date, name or closed-set member of the claim that the aligned source sentence gives otherwise."""
+    """A value, date, name or closed-set member of the claim that the aligned source sentence gives otherwise.
+
+    A number conflict counts only when the claim's numbers cannot be reached from the source's by arithmetic or
+    a unit change, and are read reliably (derived.py): "ten years" against "opened in 1990" is no conflict. A
+    date in figures that reads two ways, a decade, and days told as the ones the source leaves out ("closed on
+    Sundays") are no conflict either."""
     stems = _source_stems(s)
+    derived = _numbers_explained(s)
+    ambiguous = ambiguous_date(s.claim)
+    complement = has_complement(s.claim)
     named = [
         c
         for c in s.conflicts
         if c.kind in _VALUE_KINDS
         # "Alex Salmond" against "Mr Salmond": a name one of whose words the source holds may be the same one
         and not (c.kind == "name" and _same_name_maybe(c.claim, c.context, stems))
+        and not (derived and c.kind in _QUANTITY_KINDS)
+        and not (c.kind == "date" and ambiguous)
+        and not (c.kind in _QUANTITY_KINDS and in_ambiguous_date(c.claim, s.claim))
+        # "closed on Sundays" against "open Monday to Saturday"; not against "shut on Mondays"
+        and not (c.kind == "days" and complement and not has_complement(_sentence_of(s, c.sentence)))
     ]
+    kinds = {"number", "temporal", "name", "exclusive"} - ({"temporal", "number"} if ambiguous else set())
     return bool(
         named
-        or s.swaps
-        or s.conflicting_date is not None
-        or any(d.kinds & {"number", "temporal", "name", "exclusive"} for d in s.differences if not d.edge)
+        or [w for w, _ in s.swaps if not (derived and is_unit(w, value_units(s.claim)))]
+        or (s.conflicting_date is not None and not ambiguous)
+        or any(d.kinds & kinds and not (derived and about_numbers(d)) for d in s.differences if not d.edge)
     )
+
+
+def _sentence_of(s: ClaimSignals, number: int | None) -> str:
+    return s.context_sentences[number] if number is not None else s.best_sentence
+
+
+def _numbers_explained(s: ClaimSignals) -> bool:
+    """``explained_numbers`` of the claim, near the sentence that gives one of its quantities another value."""
+    near = next((c.sentence for c in s.conflicts if c.kind in _QUANTITY_KINDS and c.sentence is not None), None)
+    return explained_numbers(s.claim, s.context_sentences, near)
+
+
+#: Conflict kinds that compare plain quantities, which a derived number explains.
+_QUANTITY_KINDS = frozenset({"number", "share", "money", "year"})
 
 
 def _cue_conflict(s: ClaimSignals) -> bool:
@@ -539,6 +578,8 @@ def _absent_names(s: ClaimSignals) -> list[str]:
         for name in s.missing_entities
         if name.lower() not in cue_words
         and name.lower().rstrip("s") not in _CALENDAR  # "Sundays" is a day, compared as a value
+        and not is_number_word(name)  # "Three of the staff": a number, compared as a value
+        and name.lower() not in APPROXIMATORS  # "Around 500 adults": a capital, not a name
         and not any(stem(w) in stems for w in re.split(r"[\s\-]+", name) if w)
     ]
 
@@ -549,12 +590,18 @@ def _mostly_absent(s: ClaimSignals) -> bool:
     cue_stems = {stem(w) for family in CUES.values() for w in family}
     claim_stems = set(content_stems(words(s.claim))) - cue_stems
     novel = set(s.novel_words) & claim_stems
+    if _numbers_explained(s):
+        # a number the source's numbers give ("fell by 7 points" for "38%, down from 45%") ties the claim to them
+        return False
     return len(novel) >= 2 and len(novel) / max(1, len(claim_stems)) > ABSENT_SHARE
 
 
 def confidently_unsupported(s: ClaimSignals) -> bool:
     """A named conflict that the source cannot be read to allow, or a clear absence."""
-    if _absent_names(s) or (s.missing_numbers and not _own_value_elsewhere(s)):
+    if _absent_names(s):
+        return True
+    missing = [m for m in s.missing_numbers if not in_ambiguous_date(m, s.claim)]
+    if missing and not _own_value_elsewhere(s) and not _numbers_explained(s):
         return True
     if _mostly_absent(s):
         return True
