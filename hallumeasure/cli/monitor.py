@@ -28,6 +28,13 @@ def monitor(
             "in the labelled-data format (for training the keyless judges)."
         ),
     ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Human labels of some logged responses: a CSV with columns request_id and hallucinated (1/0, "
+            "true/false); adds the corrected hallucination rate and the guard against people."
+        ),
+    ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Responses judged at once.")] = 4,
     cache: Annotated[Path | None, typer.Option(help="Request cache file (default: the shared cache).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -38,6 +45,7 @@ def monitor(
     from hallumeasure.pipeline.run import run_sync
 
     try:
+        human = _read_labels(labels) if labels is not None else None
         model_for = _model_factory(cache, False)
         extractor_spec = extractor or judge
         built_judge = build_judge(judge, Mode(mode), model=None if judge == "offline" else model_for(judge))
@@ -52,6 +60,7 @@ def monitor(
             mode=Mode(mode),
             concurrency=concurrency,
             export_disagreements=export_disagreements,
+            human_labels=human,
         )
     except (HalluMeasureError, OSError, ValueError) as exc:
         raise _fail(_one_line(exc)) from None
@@ -72,10 +81,37 @@ def monitor(
         f"  rewrite rate     {report.rewrite_rate.text()}",
         f"  flag rate        {report.flag_rate.text()}",
         f"  rewrite success  {report.rewrite_success.text()}",
+        f"  hallucinated     {report.hallucination_rate.text()} (by the reference judge)",
         f"  disagreements    {report.n_disagreements}"
         + (f" (written to {export_disagreements})" if export_disagreements else ""),
         f"run: {report.run_dir} (hallumeasure view {report.run_dir})",
     ]
+    if report.n_human_labels:
+        est, low, high = report.hallucination_rate_corrected or (None, None, None)
+        corrected = "-" if est is None else f"{est:.3f} [{low:.3f}, {high:.3f}]"
+        lines[-1:-1] = [
+            f"with {report.n_human_labels} human labels:",
+            f"  hallucinated, corrected by the labels (stratified PPI)  {corrected}",
+            f"  precision against people  {report.precision_vs_people.text() if report.precision_vs_people else '-'}",
+            f"  recall against people     {report.recall_vs_people.text() if report.recall_vs_people else '-'}",
+        ]
     out.print("\n".join(lines), markup=False, highlight=False)
     if report.n_judged == 0:
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _read_labels(path: Path) -> dict[str, bool]:
+    """``request_id -> hallucinated`` from a CSV; a clear error for a missing column or an unreadable value."""
+    import pandas as pd
+
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = {"request_id", "hallucinated"} - set(table.columns)
+    if missing:
+        raise ValueError(f"{path} needs the columns request_id and hallucinated; missing: {', '.join(sorted(missing))}")
+    values = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+    out: dict[str, bool] = {}
+    for row, (rid, value) in enumerate(zip(table["request_id"], table["hallucinated"], strict=True), start=2):
+        if value.strip().lower() not in values:
+            raise ValueError(f"{path}, row {row}: hallucinated must be 1/0, true/false or yes/no; got {value!r}")
+        out[rid.strip()] = values[value.strip().lower()]
+    return out

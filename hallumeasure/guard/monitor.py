@@ -11,17 +11,22 @@ guard's decisions are scored against that judge:
 * the rewrite success rate: of the rewrites, the share the judge finds free of unsupported claims.
 
 Each rate comes with a 95% Wilson score interval (scipy), which stays inside [0, 1] and behaves
-at the low rates of production traffic. The judge is a reference, not the truth: with human labels
-for part of the traffic, correct its rates with ``hallumeasure calibrate``.
+at the low rates of production traffic. The judge is a reference, not the truth. With human labels
+for part of the logged traffic (``human_labels``: request id -> hallucinated), the report adds the
+traffic's hallucination rate corrected by those labels (stratified PPI, the estimator of
+``hallumeasure calibrate``: the judge's verdicts on every logged response, the people's on the
+labelled ones) and the guard's precision and recall against the people on the labelled responses.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field
 from scipy.stats import binomtest
 
@@ -29,6 +34,7 @@ from hallumeasure.core.types import Mode, Passage, ResponseResult, Sample
 from hallumeasure.guard.traffic import TrafficRecord, read_traffic, shared_record
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.pipeline.run import run_measurement
+from hallumeasure.report.correction import stratified_ppi
 
 ACTED = frozenset({"flag", "block", "rewrite"})
 REWRITE_SUFFIX = ":rewrite"
@@ -73,6 +79,14 @@ class MonitorReport(BaseModel):
     flag_rate: Share
     rewrite_success: Share
     n_disagreements: int
+    #: Share of the logged responses the reference judge finds hallucinated.
+    hallucination_rate: Share
+    #: With human labels: how many logged responses they cover, the hallucination rate corrected by
+    #: them (stratified PPI; estimate and 95% interval, always in [0, 1]), and the guard against them.
+    n_human_labels: int = 0
+    hallucination_rate_corrected: tuple[float | None, float | None, float | None] | None = None
+    precision_vs_people: Share | None = None
+    recall_vs_people: Share | None = None
 
 
 def _sample(record: TrafficRecord, *, response: str | None = None, suffix: str = "") -> Sample:
@@ -97,6 +111,7 @@ def monitor_traffic(
     mode: Mode = Mode.COT_ONE,
     concurrency: int = 4,
     export_disagreements: Path | None = None,
+    human_labels: Mapping[str, bool] | None = None,
 ) -> MonitorReport:
     """Re-judge the guard's traffic log in ``log_dir`` with ``judge``; write the run into ``out``.
 
@@ -106,6 +121,9 @@ def monitor_traffic(
     records, unreadable = read_traffic(log_dir)
     if not records:
         raise ValueError(f"{log_dir} has no readable traffic record yet")
+    unknown = sorted(set(human_labels or {}) - {r.request_id for r in records})
+    if unknown:  # before anything is paid for
+        raise ValueError(f"{len(unknown)} labelled request id(s) are not in the traffic log, e.g. {unknown[0]!r}")
     samples = [_sample(r) for r in records]
     samples += [_sample(r, response=r.rewritten, suffix=REWRITE_SUFFIX) for r in records if r.rewritten]
     run_dir = out or log_dir / "monitor"
@@ -123,6 +141,8 @@ def monitor_traffic(
     )
     by_id = {r.sample_id: r for r in results}
     report = _score(records, by_id, unreadable, log_dir, run_dir, judge.name)
+    if human_labels:
+        report = _with_people(report, records, by_id, human_labels)
     if export_disagreements is not None:
         _export(records, by_id, export_disagreements, judge.name)
     return report
@@ -163,6 +183,35 @@ def _score(
         flag_rate=Share.of(decisions.count("flag"), n),
         rewrite_success=Share.of(sum(1 for res in rewrites_rated if not res.hallucinated), len(rewrites_rated)),
         n_disagreements=sum(1 for r, res in rated if (r.decision in ACTED) != bool(res.hallucinated)),
+        hallucination_rate=Share.of(len(positive), len(rated)),
+    )
+
+
+def _with_people(
+    report: MonitorReport,
+    records: list[TrafficRecord],
+    by_id: dict[str, ResponseResult],
+    labels: Mapping[str, bool],
+) -> MonitorReport:
+    """``report`` with the figures that human labels allow (see the module docstring)."""
+    judged = {r.request_id: bool(by_id[r.request_id].hallucinated) for r in records
+              if by_id.get(r.request_id) and by_id[r.request_id].hallucinated is not None}  # fmt: skip
+    labelled = [rid for rid in labels if rid in judged]
+    truth = np.array([float(labels[rid]) for rid in labelled])
+    corrected = stratified_ppi(
+        truth,
+        np.array([float(judged[rid]) for rid in labelled]),
+        np.array([float(v) for rid, v in judged.items() if rid not in labels]),
+    )
+    acted = {r.request_id: r.decision in ACTED for r in records}
+    both = sum(1 for rid in labels if acted[rid] and labels[rid])
+    return report.model_copy(
+        update={
+            "n_human_labels": len(labels),
+            "hallucination_rate_corrected": corrected if labelled else None,
+            "precision_vs_people": Share.of(both, sum(1 for rid in labels if acted[rid])),
+            "recall_vs_people": Share.of(both, sum(1 for rid in labels if labels[rid])),
+        }
     )
 
 

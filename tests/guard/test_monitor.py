@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from scipy.stats import binomtest
@@ -17,6 +18,7 @@ from hallumeasure.guard import Guard, GuardSettings
 from hallumeasure.guard.app import create_app
 from hallumeasure.guard.monitor import Share
 from hallumeasure.guard.traffic import TRAFFIC_FILE, read_traffic
+from hallumeasure.report.correction import stratified_ppi
 from hallumeasure.testing import AnthropicServer, default_answer
 from hallumeasure.testing.calls import Answer, Call
 
@@ -108,3 +110,54 @@ def test_monitor_rejudges_the_traffic_and_exports_disagreements(log_dir: Path, t
         assert row["label"] == int("300,000" in row["response"])
         assert row["meta"]["reference_judge"].startswith("anthropic")
     assert "sk-test-" not in done.stdout + done.stderr
+
+
+def _monitor(log_dir: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    with AnthropicServer(answer=reference_answer) as srv:
+        env = {
+            **os.environ,
+            "ANTHROPIC_API_KEY": "sk-test-" + "m" * 30,
+            "ANTHROPIC_BASE_URL": srv.base_url,
+            "HALLUMEASURE_CACHE_DIR": str(tmp_path / "cache"),
+        }
+        cmd = [sys.executable, "-m", "hallumeasure.cli", "monitor", str(log_dir), "--judge", "anthropic:claude-test",
+               "--extractor", "offline", *extra]  # fmt: skip
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_human_labels_correct_the_rate_and_score_the_guard_against_people(log_dir: Path, tmp_path: Path) -> None:
+    records, _ = read_traffic(log_dir)
+    # People label three of the four: the changed number and the invented garden are hallucinated.
+    people = {r.request_id: ("300,000" in r.request.response or "garden" in r.request.response) for r in records[1:]}
+    labels = tmp_path / "labels.csv"
+    labels.write_text("request_id,hallucinated\n" + "".join(f"{k},{int(v)}\n" for k, v in people.items()))
+    done = _monitor(log_dir, tmp_path, "--json", "--labels", str(labels))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["n_human_labels"] == 3
+    acted = {r.request_id: r.decision != "pass" for r in records}
+    both = sum(acted[k] and v for k, v in people.items())
+    assert report["precision_vs_people"]["k"] == both and report["precision_vs_people"]["n"] == sum(
+        acted[k] for k in people
+    )
+    assert report["recall_vs_people"] == {**report["recall_vs_people"], "k": both, "n": sum(people.values())}
+    # The corrected rate is the calibrate estimator on the judge's verdicts (only "300,000" is hallucinated to it).
+    judge = {r.request_id: "300,000" in r.request.response for r in records}
+    expected = stratified_ppi(
+        np.array([float(v) for v in people.values()]),
+        np.array([float(judge[k]) for k in people]),
+        np.array([float(v) for k, v in judge.items() if k not in people]),
+    )
+    assert report["hallucination_rate_corrected"] == pytest.approx(list(expected))
+    assert all(0.0 <= x <= 1.0 for x in report["hallucination_rate_corrected"])
+    assert report["hallucination_rate"]["k"] == 1 and report["hallucination_rate"]["n"] == 4
+
+
+def test_a_bad_labels_file_is_a_usage_error(log_dir: Path, tmp_path: Path) -> None:
+    labels = tmp_path / "labels.csv"
+    labels.write_text("id,label\nx,1\n")
+    done = _monitor(log_dir, tmp_path, "--labels", str(labels))
+    assert done.returncode == 2 and "request_id and hallucinated" in done.stderr
+    labels.write_text("request_id,hallucinated\nnot-in-the-log,1\n")
+    done = _monitor(log_dir, tmp_path, "--labels", str(labels))
+    assert done.returncode == 2 and "not in the traffic log" in done.stderr
