@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -24,10 +25,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def _serve(*args: str, env: dict[str, str] | None = None, output: Any = subprocess.PIPE) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "hallumeasure.cli", "serve", *args],
-        stdout=subprocess.PIPE,
+        stdout=output,
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, **(env or {})},
@@ -121,3 +122,57 @@ def test_several_workers_serve_the_same_settings(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_sigterm_under_load_answers_every_accepted_request_and_logs_it_whole(tmp_path: Path) -> None:
+    """Concurrent clients; SIGTERM mid-way: every request the server accepted is answered, every answered
+    request is in the traffic log as one whole line, and the log reads back without a torn line."""
+    from hallumeasure.guard.traffic import read_traffic
+
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    log_dir = tmp_path / "traffic"
+    # Under load the access log is long: into a file, not a pipe nobody reads while the test runs.
+    output = (tmp_path / "server.log").open("w")
+    proc = _serve("--port", str(port), "--log-sample", "1", "--log-dir", str(log_dir), output=output)
+    answered: list[str] = []
+    refused = 0
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def client(i: int) -> None:
+        nonlocal refused
+        with httpx.Client(timeout=30) as c:
+            k = 0
+            while not stop.is_set():
+                payload = {"response": f"The library holds {i * 1000 + k} books.", "context": CONTEXT}
+                k += 1
+                try:
+                    r = c.post(f"{base}/v1/check", json=payload)
+                except httpx.TransportError:  # not accepted: the server had stopped listening
+                    with lock:
+                        refused += 1
+                    return
+                assert r.status_code == 200, r.text
+                with lock:
+                    answered.append(r.json()["request_id"])
+
+    try:
+        _wait_ready(base, proc)
+        workers = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+        for w in workers:
+            w.start()
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
+        stop.set()
+        for w in workers:
+            w.join(timeout=30)
+    finally:
+        stop.set()
+        if proc.poll() is None:
+            proc.kill()
+        output.close()
+    records, torn = read_traffic(log_dir)
+    assert len(answered) > 20 and torn == 0
+    assert sorted(r.request_id for r in records) == sorted(answered)
