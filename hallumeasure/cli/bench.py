@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
@@ -21,9 +21,6 @@ from hallumeasure.cli.output import _print_estimate
 from hallumeasure.core.config import cache_path
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.judges.nli import KEYLESS_JUDGES
-
-if TYPE_CHECKING:
-    pass
 
 
 @app.command()

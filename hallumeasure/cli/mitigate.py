@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -26,9 +26,6 @@ from hallumeasure.cli.common import (
 )
 from hallumeasure.cli.output import usage_line
 from hallumeasure.core.errors import HalluMeasureError
-
-if TYPE_CHECKING:
-    pass
 
 
 @app.command()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -14,9 +14,6 @@ from hallumeasure.cli.common import (
     out,
 )
 from hallumeasure.core.errors import HalluMeasureError
-
-if TYPE_CHECKING:
-    pass
 
 
 @app.command()
