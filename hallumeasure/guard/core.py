@@ -30,7 +30,7 @@ from hallumeasure.guard.settings import (
 from hallumeasure.judges.build import build_model
 from hallumeasure.judges.protocols import Judgement
 from hallumeasure.pipeline.run import run_sync
-from hallumeasure.sources.evidence import verify, with_evidence
+from hallumeasure.sources.evidence import verified
 
 
 class PassageIn(BaseModel):
@@ -51,6 +51,17 @@ class CheckRequest(BaseModel):
     passages: list[PassageIn] | None = None
     question: str | None = None
     policy: PolicyOverride | None = None
+
+    def sample(self, *, id: str = "guard", model: str | None = None, response: str | None = None) -> Sample:  # noqa: A002
+        """The request as a ``Sample`` (``response`` replaces the request's own, e.g. a rewrite)."""
+        return Sample(
+            id=id,
+            model=model,
+            context=self.context or "",
+            passages=tuple(Passage(id=p.id, text=p.text, title=p.title) for p in self.passages or ()),
+            response=self.response if response is None else response,
+            question=self.question,
+        )
 
     @model_validator(mode="after")
     def _one_source(self) -> CheckRequest:
@@ -131,7 +142,7 @@ class Guard:
         """The pipeline on a validated request."""
         resolved = self.settings.resolve(request.policy)
         started = time.perf_counter()
-        sample = _sample(request)
+        sample = request.sample()
         latency: dict[str, float] = {}
         extraction = await self.extractor.extract(sample)
         latency["extract"] = _ms_since(started)
@@ -139,7 +150,7 @@ class Guard:
         claims = extraction.claims
         judgement = await self.judge.judge(sample, claims) if claims else None
         latency["judge"] = _ms_since(at)
-        verdicts = located(sample, judgement.verdicts if judgement is not None else [])
+        verdicts = [verified(sample, v) for v in (judgement.verdicts if judgement is not None else [])]
         explained, fallback = False, None
         if self.explainer is not None and judgement is not None:
             at = time.perf_counter()
@@ -246,25 +257,6 @@ class _Replay:
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         return self.known
-
-
-def located(sample: Sample, verdicts: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
-    """Verdicts whose quotes are located and verified in the sample's passages, as a batch run's are."""
-    return [
-        with_evidence(v, [verify(sample, e.passage_id, e.quote) for e in v.evidence]) if v.evidence else v
-        for v in verdicts
-    ]
-
-
-def _sample(request: CheckRequest) -> Sample:
-    passages = tuple(Passage(id=p.id, text=p.text, title=p.title) for p in request.passages or ())
-    return Sample(
-        id="guard",
-        context=request.context or "",
-        passages=passages,
-        response=request.response,
-        question=request.question,
-    )
 
 
 def _ms_since(start: float) -> float:

@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy.stats import binomtest
 
-from hallumeasure.core.types import Mode, Passage, ResponseResult, Sample
+from hallumeasure.core.types import Mode, ResponseResult
 from hallumeasure.guard.traffic import TrafficRecord, read_traffic, shared_record
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.pipeline.run import run_measurement
@@ -89,19 +89,6 @@ class MonitorReport(BaseModel):
     recall_vs_people: Share | None = None
 
 
-def _sample(record: TrafficRecord, *, response: str | None = None, suffix: str = "") -> Sample:
-    req = record.request
-    passages = tuple(Passage(id=p.id, text=p.text, title=p.title) for p in req.passages or ())
-    return Sample(
-        id=record.request_id + suffix,
-        model="guard-rewrite" if suffix else "guard",
-        context=req.context or "",
-        passages=passages,
-        response=response if response is not None else req.response,
-        question=req.question,
-    )
-
-
 def monitor_traffic(
     log_dir: Path,
     extractor: ClaimExtractor,
@@ -124,8 +111,12 @@ def monitor_traffic(
     unknown = sorted(set(human_labels or {}) - {r.request_id for r in records})
     if unknown:  # before anything is paid for
         raise ValueError(f"{len(unknown)} labelled request id(s) are not in the traffic log, e.g. {unknown[0]!r}")
-    samples = [_sample(r) for r in records]
-    samples += [_sample(r, response=r.rewritten, suffix=REWRITE_SUFFIX) for r in records if r.rewritten]
+    samples = [r.request.sample(id=r.request_id, model="guard") for r in records]
+    samples += [
+        r.request.sample(id=r.request_id + REWRITE_SUFFIX, model="guard-rewrite", response=r.rewritten)
+        for r in records
+        if r.rewritten
+    ]
     run_dir = out or log_dir / "monitor"
     digest = hashlib.sha256("\n".join(s.model_dump_json() for s in samples).encode()).hexdigest()
     _, results = run_measurement(

@@ -24,7 +24,8 @@ from hallumeasure.api.check import result_of
 from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import Sample
-from hallumeasure.guard.core import CheckRequest, CheckResult, Guard, _sample, located
+from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
+from hallumeasure.sources.evidence import verified
 
 
 @dataclass
@@ -97,11 +98,11 @@ async def sentence_events(
 
 async def _sentence_event(guard: Guard, stream: SentenceStream, sentence: tuple[str, int, int], index: int) -> Event:
     text, start, end = sentence
-    sample = _sample(stream.head.model_copy(update={"response": stream.text[:end]}))
+    sample = stream.head.sample(response=stream.text[:end])
     extraction = await guard.extractor.extract(sample)
     claims = [c for c in extraction.claims if _starts_in(c.spans, start)]
     judgement = await guard.judge.judge(sample, claims) if claims else None
-    verdicts = located(sample, judgement.verdicts if judgement is not None else [])
+    verdicts = [verified(sample, v) for v in (judgement.verdicts if judgement is not None else [])]
     found = result_of(
         text,
         summarise_response(sample, claims, verdicts, guard.policy),

@@ -152,6 +152,13 @@ def with_evidence(verdict: ClaimVerdict, evidence: Sequence[Evidence]) -> ClaimV
     return verdict.model_copy(update={"evidence": tuple(evidence), "evidence_verified": all_verified(evidence)})
 
 
+def verified(sample: Sample, verdict: ClaimVerdict) -> ClaimVerdict:
+    """``verdict`` with each of its quotes located and verified in ``sample``'s full passages."""
+    if not verdict.evidence:
+        return verdict
+    return with_evidence(verdict, [verify(sample, e.passage_id, e.quote) for e in verdict.evidence])
+
+
 def count_unverified(verdicts: Iterable[ClaimVerdict]) -> tuple[int, int]:
     """(claims whose evidence failed verification, claims with evidence to check)."""
     checked = [v.evidence_verified for v in verdicts if v.evidence_verified is not None]

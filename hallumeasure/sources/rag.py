@@ -28,7 +28,7 @@ from hallumeasure.sources.citations import (
     strip_markers,
     supporting,
 )
-from hallumeasure.sources.evidence import verify, with_evidence
+from hallumeasure.sources.evidence import verified
 from hallumeasure.sources.retrieval import SourceView, context_budget, sentence_spans, source_tokens, view_for
 
 
@@ -89,9 +89,8 @@ def finish(
     """Verdicts with evidence located and checked in ``sample``'s passages, what was shown, and citations."""
     out = []
     for verdict in verdicts:
-        if verdict.evidence:
-            # Quotes are checked against the full passages, wherever in them the judge saw the text.
-            verdict = with_evidence(verdict, [verify(sample, e.passage_id, e.quote) for e in verdict.evidence])
+        # Quotes are checked against the full passages, wherever in them the judge saw the text.
+        verdict = verified(sample, verdict)
         if shown.cut:
             verdict = verdict.model_copy(update={"shown": shown.shown})
         out.append(verdict)
