@@ -33,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,7 +45,7 @@ sys.path.insert(0, str(HERE))
 
 from guard_locustfile import TRAFFIC
 
-from hallumeasure.guard import Guard, GuardSettings
+from hallumeasure.guard import CheckResult, Guard, GuardSettings
 
 
 def _free_port() -> int:
@@ -52,21 +54,29 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(port: int, *args: str) -> subprocess.Popen[bytes]:
+@contextmanager
+def _server(*args: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """A ``hallumeasure serve`` on a free port, ready; stopped (SIGTERM, then waited for) on exit."""
+    port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "hallumeasure.cli", "serve", "--port", str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("the server did not become ready")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the server did not become ready") from None
+                time.sleep(0.2)
+        yield port, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
 
 
 def _rss_mb(pid: int) -> float:
@@ -110,14 +120,19 @@ def _percentiles(ms: list[float]) -> dict[str, float]:
     return {"p50_ms": round(q[49], 2), "p95_ms": round(q[94], 2), "p98_ms": round(q[97], 2)}
 
 
-def in_process(rounds: int) -> dict:
-    guard = Guard()
-    times = []
+def _timed(guard: Guard, rounds: int) -> tuple[list[float], list[CheckResult]]:
+    """Milliseconds per ``guard.check`` and the results, over the traffic ``rounds`` times."""
+    times, results = [], []
     for _ in range(rounds):
         for req in TRAFFIC:
             start = time.perf_counter()
-            guard.check(**{k: v for k, v in req.items() if v is not None})
+            results.append(guard.check(**{k: v for k, v in req.items() if v is not None}))
             times.append((time.perf_counter() - start) * 1000)
+    return times, results
+
+
+def in_process(rounds: int) -> dict:
+    times, _ = _timed(Guard(), rounds)
     return {"calls": len(times), **_percentiles(times)}
 
 
@@ -127,14 +142,8 @@ def policies(rounds: int) -> list[dict]:
         ("detection only (block)", GuardSettings(policy="detect", action="block")),
         ("detection + rewrite (offline)", GuardSettings(policy="rewrite")),
     ]:
-        guard = Guard(settings)
-        times, decisions = [], []
-        for _ in range(rounds):
-            for req in TRAFFIC:
-                start = time.perf_counter()
-                result = guard.check(**{k: v for k, v in req.items() if v is not None})
-                times.append((time.perf_counter() - start) * 1000)
-                decisions.append(result.decision.value)
+        times, results = _timed(Guard(settings), rounds)
+        decisions = [r.decision.value for r in results]
         n = len(decisions)
         out.append(
             {
@@ -168,26 +177,19 @@ def llm_phases(rounds: int, deadline: float = 1.0) -> list[dict]:
                 guard = Guard(
                     GuardSettings(explainer="anthropic:claude-bench", llm_deadline_s=deadline, on_llm_failure=mode)
                 )
-                times, decisions, fallbacks, answered = [], [], 0, 0
-                for _ in range(rounds):
-                    for req in TRAFFIC:
-                        start = time.perf_counter()
-                        result = guard.check(**{k: v for k, v in req.items() if v is not None})
-                        times.append((time.perf_counter() - start) * 1000)
-                        decisions.append(result.decision.value)
-                        fallbacks += result.fallback is not None
-                        answered += 1
+                times, results = _timed(guard, rounds)
+            decisions = [r.decision.value for r in results]
             q = statistics.quantiles(times, n=100, method="inclusive")
             out.append(
                 {
                     "phase": name,
                     "fail_mode": mode.value,
                     "requests": len(times),
-                    "answered": answered,
+                    "answered": len(results),
                     "p50_ms": round(q[49], 1),
                     "p99_ms": round(q[98], 1),
                     "deadline_ms": deadline * 1000,
-                    "fallbacks": fallbacks,
+                    "fallbacks": sum(r.fallback is not None for r in results),
                     "blocked": decisions.count("block"),
                     "flagged": decisions.count("flag"),
                 }
@@ -210,33 +212,18 @@ def main() -> None:
         "traffic": f"{len(TRAFFIC)} bundled examples (summaries and RAG answers), chosen at random",
     }
     res["in_process"] = in_process(rounds=30)
-    port = _free_port()
-    proc = _start(port, "--max-concurrency", "8")
-    try:
+    with _server("--max-concurrency", "8") as (port, _):
         res["load"] = [_locust(port, users, args.seconds) for users in (1, 8, 32)]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-    port = _free_port()
-    proc = _start(port, "--max-concurrency", "4")  # queue 32 by default: 64 users overflow it
-    try:
+    with _server("--max-concurrency", "4") as (port, _):  # queue 32 by default: 64 users overflow it
         res["backpressure"] = _locust(port, 64, args.seconds)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
     if args.soak_seconds:
-        port = _free_port()
-        proc = _start(port)
-        try:
+        with _server() as (port, proc):
             _locust(port, 8, 30)  # warm-up
             before = _rss_mb(proc.pid)
             soak = _locust(port, 8, args.soak_seconds)
             after = _rss_mb(proc.pid)
             res["soak"] = {**soak, "rss_mb_start": round(before, 1), "rss_mb_end": round(after, 1),
                            "rss_growth": round(after / before - 1, 4)}  # fmt: skip
-        finally:
-            proc.terminate()
-            proc.wait(timeout=60)
     res["policies"] = policies(rounds=30)
     res["llm"] = llm_phases(rounds=2)
     res["seconds"] = round(time.monotonic() - started)

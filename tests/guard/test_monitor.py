@@ -79,8 +79,7 @@ def test_wilson_share_matches_scipy() -> None:
     assert Share.of(0, 10).low == 0.0 and 0 < Share.of(0, 10).high < 0.35
 
 
-def test_monitor_rejudges_the_traffic_and_exports_disagreements(log_dir: Path, tmp_path: Path) -> None:
-    disagreements = tmp_path / "disagree.jsonl"
+def _monitor(log_dir: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     with AnthropicServer(answer=reference_answer) as srv:
         env = {
             **os.environ,
@@ -89,8 +88,13 @@ def test_monitor_rejudges_the_traffic_and_exports_disagreements(log_dir: Path, t
             "HALLUMEASURE_CACHE_DIR": str(tmp_path / "cache"),
         }
         cmd = [sys.executable, "-m", "hallumeasure.cli", "monitor", str(log_dir), "--judge", "anthropic:claude-test",
-               "--extractor", "offline", "--json", "--export-disagreements", str(disagreements)]  # fmt: skip
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+               "--extractor", "offline", *extra]  # fmt: skip
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_monitor_rejudges_the_traffic_and_exports_disagreements(log_dir: Path, tmp_path: Path) -> None:
+    disagreements = tmp_path / "disagree.jsonl"
+    done = _monitor(log_dir, tmp_path, "--json", "--export-disagreements", str(disagreements))
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     records, _ = read_traffic(log_dir)
@@ -110,19 +114,6 @@ def test_monitor_rejudges_the_traffic_and_exports_disagreements(log_dir: Path, t
         assert row["label"] == int("300,000" in row["response"])
         assert row["meta"]["reference_judge"].startswith("anthropic")
     assert "sk-test-" not in done.stdout + done.stderr
-
-
-def _monitor(log_dir: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    with AnthropicServer(answer=reference_answer) as srv:
-        env = {
-            **os.environ,
-            "ANTHROPIC_API_KEY": "sk-test-" + "m" * 30,
-            "ANTHROPIC_BASE_URL": srv.base_url,
-            "HALLUMEASURE_CACHE_DIR": str(tmp_path / "cache"),
-        }
-        cmd = [sys.executable, "-m", "hallumeasure.cli", "monitor", str(log_dir), "--judge", "anthropic:claude-test",
-               "--extractor", "offline", *extra]  # fmt: skip
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_human_labels_correct_the_rate_and_score_the_guard_against_people(log_dir: Path, tmp_path: Path) -> None:
