@@ -19,11 +19,15 @@ from hallumeasure.core.config import cache_path
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, Policy
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.models.batch import BatchProgress
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.settings import MeasureSettings, error_message, read_config
 from hallumeasure.sources.rag import SourceOptions
 
 log = logging.getLogger(__name__)
+
+#: Told of a batch's progress while it runs.
+BatchCallback = Callable[[BatchProgress], None]
 
 
 def measure_settings(values: Mapping[str, Any], *, config: str | Path | None = None) -> MeasureSettings:
@@ -74,10 +78,13 @@ def sources_of(settings: MeasureSettings) -> SourceOptions:
     return SourceOptions(max_context_tokens=settings.max_context_tokens, **extra)
 
 
-def model_factory(settings: MeasureSettings, *, run_dir: Path | None = None) -> Callable[[str], Model]:
+def model_factory(
+    settings: MeasureSettings, *, run_dir: Path | None = None, batch_progress: BatchCallback | None = None
+) -> Callable[[str], Model]:
     """``model_for(spec)``: one ``Model`` per spec with the settings' cache, retries, deadline and limits.
 
-    ``run_dir`` is where a batch ledger lives (``batch=True`` needs one).
+    ``run_dir`` is where a batch ledger lives (``batch=True`` needs one); ``batch_progress`` hears of each
+    batch's progress (the command line prints it).
     """
     from hallumeasure.detectors.scripted import fake_model_options
     from hallumeasure.judges.build import build_model
@@ -109,7 +116,10 @@ def model_factory(settings: MeasureSettings, *, run_dir: Path | None = None) -> 
                 from hallumeasure.models.batch import Batcher, BatchLedger
 
                 model.batch = Batcher(
-                    model.api, ledger=BatchLedger.for_run(run_dir), poll_interval=settings.batch_poll, progress=None
+                    model.api,
+                    ledger=BatchLedger.for_run(run_dir),
+                    poll_interval=settings.batch_poll,
+                    progress=batch_progress,
                 )
             models[spec] = model
         return models[spec]
@@ -118,7 +128,7 @@ def model_factory(settings: MeasureSettings, *, run_dir: Path | None = None) -> 
 
 
 def build_stages_from(
-    settings: MeasureSettings, *, run_dir: Path | None = None
+    settings: MeasureSettings, *, run_dir: Path | None = None, batch_progress: BatchCallback | None = None
 ) -> tuple[ClaimExtractor, ClaimJudge, Policy]:
     """The extractor, the judge (a voting judge for repeats or a panel) and the policy of ``settings``."""
     from hallumeasure.detectors import build_stages
@@ -128,7 +138,7 @@ def build_stages_from(
     policy = policy_of(settings)
     extractor = with_options(settings.extractor, settings.extractor_option or [])
     judges = [with_options(name, settings.judge_option or []) for name in settings.judge or ["offline"]]
-    model_for = model_factory(settings, run_dir=run_dir)
+    model_for = model_factory(settings, run_dir=run_dir, batch_progress=batch_progress)
     ext, jud = build_stages(
         settings.detector,
         extractor=extractor,

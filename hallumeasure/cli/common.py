@@ -290,13 +290,12 @@ def _model_factory(
     rpm: str | None = None,
     tpm: str | None = None,
     otpm: str | None = None,
-    batch: dict[str, Any] | None = None,
     **wrapper: Any,
 ) -> Callable[[str], Model]:
     """``model_for(spec)``: one ``Model`` per spec, sharing the request cache, so stages share usage and cache.
 
-    ``rpm`` / ``tpm`` put one shared rate limiter per provider and model in front of the calls;
-    ``batch`` (from ``_batch_options``) sends them through the provider's batch service instead.
+    ``rpm`` / ``tpm`` put one shared rate limiter per provider and model in front of the calls. (``measure``
+    builds its stages from its settings with ``hallumeasure.api.stages``, batches included.)
     """
     from hallumeasure.detectors.scripted import fake_model_options
     from hallumeasure.judges.build import build_model
@@ -312,26 +311,10 @@ def _model_factory(
             limited = rpm_value or tpm_value or otpm_value
             limiter = shared_limiter(spec, rpm_value, tpm_value, output_tpm=otpm_value) if limited else None
             options = fake_model_options(spec)  # a fake answers the rewrite, NLI and cascade prompts too
-            if batch is not None and spec.startswith("bedrock:"):
-                options = {"batch_s3_uri": batch["s3"], "batch_role_arn": batch["role"]}
-            model = build_model(spec, cache=request_cache, model_options=options, limiter=limiter, **wrapper)
-            if batch is not None:
-                from hallumeasure.models.batch import Batcher, BatchLedger
-
-                model.batch = Batcher(
-                    model.api,
-                    ledger=BatchLedger.for_run(batch["run_dir"]),
-                    poll_interval=batch["poll"],
-                    progress=_batch_progress,
-                )
-            models[spec] = model
+            models[spec] = build_model(spec, cache=request_cache, model_options=options, limiter=limiter, **wrapper)
         return models[spec]
 
     return model_for
-
-
-def _batch_options(run_dir: Path, s3: str | None, role: str | None, poll: float) -> dict[str, Any]:
-    return {"run_dir": run_dir, "s3": s3, "role": role, "poll": poll}
 
 
 def _batch_progress(progress: BatchProgress) -> None:

@@ -12,10 +12,9 @@ from rich.markup import escape
 from hallumeasure.cli.common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
-    _batch_options,
+    _batch_progress,
     _columns,
     _fail,
-    _model_factory,
     _one_line,
     app,
     console,
@@ -31,25 +30,10 @@ from hallumeasure.cli.output import (
 )
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
-from hallumeasure.core.labels import Label, Policy, UnevaluatablePolicy
 from hallumeasure.pipeline.settings import MeasureSettings
 
 if TYPE_CHECKING:
     from hallumeasure.sources.rag import SourceOptions
-
-
-def _policy(unsupported: str, unevaluatable: UnevaluatablePolicy, min_claims: int, min_rate: float) -> Policy:
-    """The policy of the settings (their labels and choice already checked by ``MeasureSettings``)."""
-    try:
-        labels = frozenset(Label(x.strip()) for x in unsupported.split(",") if x.strip())
-        return Policy(
-            unsupported_labels=labels,
-            unevaluatable=unevaluatable,
-            min_unsupported_claims=min_claims,
-            min_unsupported_rate=min_rate,
-        )
-    except ValueError as exc:
-        raise _fail(f"invalid policy: {exc}") from exc
 
 
 @app.command()
@@ -81,8 +65,8 @@ def measure(
     pyproject.toml; an option given here wins.
     """
     s = settings  # validated by MeasureSettings: its closed sets of values and the combinations that cannot run
-    from hallumeasure.detectors import build_stages, save_detector_stats
-    from hallumeasure.judges.votes import build_voting_judge
+    from hallumeasure.api.stages import build_stages_from
+    from hallumeasure.detectors import save_detector_stats
     from hallumeasure.models.model import ProviderUnreachableError
     from hallumeasure.models.registry import with_options
     from hallumeasure.pipeline.run import run_measurement
@@ -105,7 +89,6 @@ def measure(
         judge = judges[0]
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from None
-    policy = _policy(s.unsupported_labels, s.unevaluatable, s.min_unsupported_claims, s.min_unsupported_rate)
     sources = _source_options(s.max_context_tokens, s.citation_pattern)
     try:
         loaded = load_samples(
@@ -132,34 +115,7 @@ def measure(
             )
         return
     try:
-        model_for = _model_factory(
-            s.cache,
-            s.no_cache,
-            max_concurrency=s.max_concurrency,
-            max_retries=s.max_retries,
-            timeout=s.timeout,
-            rpm=s.rpm,
-            tpm=s.tpm,
-            otpm=s.otpm,
-            batch=_batch_options(out_dir, s.batch_s3, s.batch_role, s.batch_poll) if s.batch else None,
-        )
-        ext, jud = build_stages(
-            s.detector,
-            extractor=extractor,
-            judge=judge,
-            mode=run_mode,
-            first_pass=s.first_pass or "offline",
-            policy=policy,
-            threshold=0.5 if s.flag_threshold is None else s.flag_threshold,
-            model_for=model_for,
-        )
-        if voting:
-            jud = build_voting_judge(
-                judges, run_mode, repeats=s.repeats, rule=s.panel_rule, policy=policy, model_for=model_for
-            )
-        for member in getattr(jud, "voters", [jud]):
-            if s.no_warm_cache and hasattr(member, "warm_cache"):
-                member.warm_cache = False  # recorded in the manifest through the judge's settings
+        ext, jud, policy = build_stages_from(s, run_dir=out_dir, batch_progress=_batch_progress)
         with _Progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
             manifest, _ = run_measurement(
                 loaded.samples,
