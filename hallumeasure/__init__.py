@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     )
     from hallumeasure.detectors import build_stages
     from hallumeasure.guard import CheckResult, Guard, GuardSettings
-    from hallumeasure.judges.build import build_extractor, build_judge, build_model
+    from hallumeasure.judges.build import build_extractor, build_judge
     from hallumeasure.mitigate import mitigate_run
+    from hallumeasure.models.factory import build_model
     from hallumeasure.pipeline.run import measure_samples, run_measurement
     from hallumeasure.pipeline.settings import MeasureSettings
     from hallumeasure.report.audit import AuditGates
@@ -82,7 +83,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "load_samples": ("hallumeasure.runs.inputs", "load_samples"),
     "build_extractor": ("hallumeasure.judges.build", "build_extractor"),
     "build_judge": ("hallumeasure.judges.build", "build_judge"),
-    "build_model": ("hallumeasure.judges.build", "build_model"),
+    "build_model": ("hallumeasure.models.factory", "build_model"),
     "build_stages": ("hallumeasure.detectors", "build_stages"),
     "measure_samples": ("hallumeasure.pipeline.run", "measure_samples"),
     "run_measurement": ("hallumeasure.pipeline.run", "run_measurement"),

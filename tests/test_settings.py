@@ -163,11 +163,13 @@ def test_the_model_refuses_each_rule_with_its_message(values, message):
 def test_closed_sets_are_typed_and_valid_combinations_pass():
     from hallumeasure.core.labels import UnevaluatablePolicy
     from hallumeasure.core.types import Mode
-    from hallumeasure.detectors import DETECTORS
     from hallumeasure.judges.votes import PanelRule
-    from hallumeasure.pipeline.settings import DETECTORS as SETTINGS_DETECTORS
+    from hallumeasure.registry import PartKind, registry
 
-    assert SETTINGS_DETECTORS == DETECTORS  # the model's closed set is the detectors that exist
+    # the settings' closed set of detectors is the registered detectors
+    assert {"claims", "conli", "cascade"} <= set(registry().names(PartKind.DETECTOR))
+    with pytest.raises(ValidationError, match="detector must be one of"):
+        MeasureSettings(detector="nosuch")
     s = MeasureSettings(mode="nocot-all", panel_rule="unanimous", unevaluatable="supported", judge=["fake", "offline"])
     assert (s.mode, s.panel_rule) == (Mode.NOCOT_ALL, PanelRule.UNANIMOUS)
     assert s.unevaluatable == UnevaluatablePolicy.SUPPORTED

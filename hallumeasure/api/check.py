@@ -26,11 +26,11 @@ from typing import Any
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
-from hallumeasure.api.stages import build_stages_from, measure_settings, sources_of
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.types import Evidence, Passage, ResponseResult, Sample, Usage
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.sources.rag import SourceOptions
 
 #: Environment variables that change what a built stage talks to; the stages are rebuilt when one changes.
@@ -217,8 +217,9 @@ def _checker(values: dict[str, Any]) -> _Checker:
         found = _checkers.get(key)
     if found is not None:
         return found
-    extractor, judge, policy = build_stages_from(settings)
-    checker = _Checker(extractor, judge, policy, sources_of(settings))
+    measurement = Measurement(settings)
+    stages = measurement.stages()
+    checker = _Checker(stages.extractor, stages.judge, stages.policy, measurement.sources)
     with _lock:
         return _checkers.setdefault(key, checker)
 

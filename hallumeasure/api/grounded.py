@@ -46,7 +46,7 @@ class Tally:
     usage: dict[str, Usage] = field(default_factory=dict)
 
     def add(self, result: Result) -> None:
-        from hallumeasure.judges.nli import KEYLESS_JUDGES
+        from hallumeasure.registry import is_keyless
 
         self.responses += 1
         self.claims += result.n_claims
@@ -54,7 +54,7 @@ class Tally:
         self.unsupported += result.n_unsupported
         self.errors += result.n_errors + (1 if result.error else 0)
         self.judges.add(result.judge)
-        billed = result.judge if result.judge not in KEYLESS_JUDGES else result.extractor
+        billed = result.judge if not is_keyless(result.judge) else result.extractor
         self.usage[billed] = self.usage.get(billed, Usage()) + result.usage
 
     @property

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hallumeasure.api.run import Run
-from hallumeasure.api.stages import build_stages_from, measure_settings, sources_of
 from hallumeasure.core.config import cache_path
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.types import ResponseResult, Sample
+from hallumeasure.pipeline.measurement import Measurement
 from hallumeasure.runs.inputs import LoadedInput, load_samples
 
 if TYPE_CHECKING:
@@ -110,44 +110,11 @@ def _measure(
     config: str | Path | None,
     progress: Callable[[ResponseResult], None] | None,
 ) -> Run:
-    from hallumeasure.detectors import save_detector_stats
-    from hallumeasure.pipeline.run import run_measurement
-    from hallumeasure.runs.store import existing_run_error, holds_run
-
-    s = measure_settings(values, config=config)
+    measurement = Measurement.from_values(values, config=config)
+    s = measurement.settings
     loaded = load_input(data, columns=columns, model=s.model_name, strict=s.strict_input, delimiter=s.delimiter)
     run_dir = Path(out) if out is not None else default_run_dir(loaded.sha256)
-    if resume and overwrite:
-        raise InputError("resume and overwrite cannot be used together: resume continues the run, overwrite deletes it")
-    if not resume and not overwrite and holds_run(run_dir):
-        raise existing_run_error(run_dir, resumable=True)
-    sources = sources_of(s)
-    extractor, judge, policy = build_stages_from(s, run_dir=run_dir)
-    run_measurement(
-        loaded.samples,
-        run_dir,
-        extractor,
-        judge,
-        mode=s.mode,
-        input_sha256=loaded.sha256,
-        input_path=loaded.path,
-        policy=policy,
-        resume=resume,
-        concurrency=max(s.concurrency, len(loaded.samples)) if s.batch else s.concurrency,
-        settings={
-            "skipped_input_rows": len(loaded.problems),
-            "cache": not s.no_cache,
-            "batch": s.batch,
-            "config_file": str(config) if config is not None else None,
-            "effective": s.model_dump(mode="json"),
-        },
-        detector=s.detector,
-        progress=progress,
-        sources=sources,
-        input_problems=loaded.problems,
-        overwrite=overwrite,
-    )
-    save_detector_stats(run_dir, judge)
+    measurement.run(loaded, run_dir, resume=resume, overwrite=overwrite, progress=progress)
     return Run.load(run_dir)
 
 

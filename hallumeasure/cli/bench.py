@@ -18,9 +18,8 @@ from hallumeasure.cli.common import (
     out,
 )
 from hallumeasure.cli.output import _print_estimate
-from hallumeasure.core.config import cache_path
 from hallumeasure.core.errors import HalluMeasureError
-from hallumeasure.judges.nli import KEYLESS_JUDGES
+from hallumeasure.registry import is_keyless
 
 
 @app.command()
@@ -63,19 +62,24 @@ def bench(
     from hallumeasure.bench.run import run_bench
     from hallumeasure.bench.tables import bench_markdown, save_bench
     from hallumeasure.core.types import Mode
-    from hallumeasure.judges.build import build_extractor, build_judge, build_model
-    from hallumeasure.models.cache import RequestCache
+    from hallumeasure.pipeline.measurement import Measurement
     from hallumeasure.runs.datasets import load_labelled, resolve_dataset, subsample
 
     modes = mode or ["cot-one"]
     for name in modes:
         if name not in {m.value for m in Mode}:
             raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
-    extractor = extractor or ("offline" if judge in KEYLESS_JUDGES else judge)
+    extractor = extractor or ("offline" if is_keyless(judge) else judge)
     check_specs({"--judge": [judge], "--extractor": [extractor]})
     try:
         run_modes = [Mode(m) for m in modes]
-        request_cache = None if no_cache else RequestCache(cache or cache_path())
+        setups = {
+            m: Measurement.from_values(
+                {"judge": [judge], "extractor": extractor, "mode": m.value, "cache": cache, "no_cache": no_cache}
+            )
+            for m in run_modes
+        }
+        models = setups[run_modes[0]].models()  # one Model per spec for every dataset and mode: one cache
         for name in datasets:
             samples = subsample(load_labelled(resolve_dataset(name), columns=_columns(column or [])), limit, seed=seed)
             for run_mode in run_modes:
@@ -83,11 +87,8 @@ def bench(
                     out.print(f"[bold]{name}[/bold]")
                     _print_estimate(samples, run_mode, judge, extractor, gold_claims=gold_claims)
                     continue
-                models = {
-                    spec: build_model(spec, cache=request_cache) for spec in {judge, extractor} - set(KEYLESS_JUDGES)
-                }
-                jud = build_judge(judge, run_mode, model=models.get(judge))
-                ext = None if gold_claims else build_extractor(extractor, model=models.get(extractor))
+                stages = setups[run_mode].stages(models=models)
+                jud, ext = stages.judge, None if gold_claims else stages.extractor
                 result = run_bench(
                     samples,
                     jud,

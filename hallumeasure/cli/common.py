@@ -7,10 +7,8 @@ the command modules never import each other in a circle.
 from __future__ import annotations
 
 import copy
-import difflib
 import logging
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -20,15 +18,12 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
-from hallumeasure.core.config import RedactingFilter, cache_path, redact
+from hallumeasure.core.config import RedactingFilter, redact
 from hallumeasure.core.errors import HalluMeasureError
-from hallumeasure.judges.nli import KEYLESS_JUDGES
-from hallumeasure.models.registry import PROVIDERS
 
 if TYPE_CHECKING:
     from hallumeasure.core.types import RunManifest
     from hallumeasure.models.batch import BatchProgress
-    from hallumeasure.models.model import Model
 
 #: -v / --verbose: accepted by the app and by every command, so it works before or after the command's name.
 VERBOSE_FLAGS = ("-v", "--verbose")
@@ -136,41 +131,17 @@ app = typer.Typer(
 )
 
 
-#: What a model spec may be: a keyless judge, the bare fake model, or a provider and its model.
-KNOWN_SPECS = (*KEYLESS_JUDGES, "fake")
-PROVIDER_PREFIXES = tuple(f"{name}:" for name in PROVIDERS)
-
-
-def spec_suggestion(spec: str) -> str | None:
-    """For a judge or extractor spec that names nothing known, the closest known spec; else None."""
-    base = spec.split("?", 1)[0].strip()
-    if base in KNOWN_SPECS or base.startswith(PROVIDER_PREFIXES):
-        return None
-    provider, colon, rest = base.partition(":")
-    if colon:
-        close = difflib.get_close_matches(provider + ":", PROVIDER_PREFIXES, n=1, cutoff=0.6)
-        return close[0] + rest + spec[len(base) :] if close else None
-    close = difflib.get_close_matches(base, KNOWN_SPECS + tuple(p.rstrip(":") for p in PROVIDER_PREFIXES), n=1)
-    if not close:
-        return None
-    return close[0] + (":<model>" if close[0] + ":" in PROVIDER_PREFIXES and close[0] != "fake" else "")
-
-
 def check_specs(specs: dict[str, list[str]]) -> None:
-    """Refuse a spec that names no judge or provider, with the closest known one ("did you mean")."""
+    """Refuse a spec that names no registered judge or provider, with the closest known one ("did you mean")."""
+    from hallumeasure.registry import PartKind, registry
+
+    kinds = {"--extractor": PartKind.EXTRACTOR, "--rewriter": PartKind.REWRITER}
     for option, values in specs.items():
         for spec in values:
-            base = spec.split("?", 1)[0].strip()
-            if base in KNOWN_SPECS or base.startswith(PROVIDER_PREFIXES):
-                continue
-            hint = spec_suggestion(spec)
-            known = ", ".join([*KNOWN_SPECS, *(p + "<model>" for p in PROVIDER_PREFIXES)])
-            provider = base.partition(":")[0]
-            raise _fail(
-                f"{option}: unknown model provider {provider!r} in {spec!r}"
-                + (f"; did you mean {hint!r}?" if hint else "")
-                + f" (known: {known})"
-            )
+            try:
+                registry().resolve(spec, kinds.get(option, PartKind.JUDGE))
+            except HalluMeasureError as exc:
+                raise _fail(f"{option}: {exc}") from None
 
 
 console = Console(stderr=True)
@@ -281,40 +252,6 @@ def _columns(pairs: list[str]) -> dict[str, str]:
             raise _fail(f"--column takes field=name, got {pair!r}")
         mapping[field.strip()] = column.strip()
     return mapping
-
-
-def _model_factory(
-    cache: Path | None,
-    no_cache: bool,
-    *,
-    rpm: str | None = None,
-    tpm: str | None = None,
-    otpm: str | None = None,
-    **wrapper: Any,
-) -> Callable[[str], Model]:
-    """``model_for(spec)``: one ``Model`` per spec, sharing the request cache, so stages share usage and cache.
-
-    ``rpm`` / ``tpm`` put one shared rate limiter per provider and model in front of the calls. (``measure``
-    builds its stages from its settings with ``hallumeasure.api.stages``, batches included.)
-    """
-    from hallumeasure.detectors.scripted import fake_model_options
-    from hallumeasure.judges.build import build_model
-    from hallumeasure.models.cache import RequestCache
-    from hallumeasure.models.limits import parse_limit, shared_limiter
-
-    request_cache = None if no_cache else RequestCache(cache or cache_path())
-    rpm_value, tpm_value, otpm_value = parse_limit(rpm), parse_limit(tpm), parse_limit(otpm)
-    models: dict[str, Model] = {}
-
-    def model_for(spec: str) -> Model:
-        if spec not in models:
-            limited = rpm_value or tpm_value or otpm_value
-            limiter = shared_limiter(spec, rpm_value, tpm_value, output_tpm=otpm_value) if limited else None
-            options = fake_model_options(spec)  # a fake answers the rewrite, NLI and cascade prompts too
-            models[spec] = build_model(spec, cache=request_cache, model_options=options, limiter=limiter, **wrapper)
-        return models[spec]
-
-    return model_for
 
 
 def _batch_progress(progress: BatchProgress) -> None:

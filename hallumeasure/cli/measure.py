@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -31,9 +31,6 @@ from hallumeasure.cli.output import (
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.pipeline.settings import MeasureSettings
-
-if TYPE_CHECKING:
-    from hallumeasure.sources.rag import SourceOptions
 
 
 @app.command()
@@ -64,38 +61,21 @@ def measure(
     The options from --extractor on can also be set in hallumeasure.toml or in the tool.hallumeasure table of
     pyproject.toml; an option given here wins.
     """
-    s = settings  # validated by MeasureSettings: its closed sets of values and the combinations that cannot run
-    from hallumeasure.api.stages import build_stages_from
-    from hallumeasure.detectors import save_detector_stats
     from hallumeasure.models.model import ProviderUnreachableError
-    from hallumeasure.models.registry import with_options
-    from hallumeasure.pipeline.run import run_measurement
+    from hallumeasure.pipeline.measurement import Measurement, check_run_dir
     from hallumeasure.runs.inputs import load_samples
-    from hallumeasure.runs.store import existing_run_error, holds_run
 
-    judges = s.judge or ["offline"]
-    voting = len(judges) > 1 or s.repeats > 1
-    run_mode = s.mode
-    if resume and overwrite:
-        raise _fail(
-            "--resume and --overwrite cannot be used together: --resume continues the run in --out, "
-            "--overwrite deletes it; pass one"
-        )
-    if not resume and not overwrite and not dry_run and holds_run(out_dir):
-        raise _fail(str(existing_run_error(out_dir, resumable=True)))
-    try:  # the options join the specs, so that the manifest and --resume carry them
-        extractor = with_options(s.extractor, s.extractor_option or [])
-        judges = [with_options(name, s.judge_option or []) for name in judges]  # every judge of a panel
-        judge = judges[0]
-    except HalluMeasureError as exc:
-        raise _fail(str(exc)) from None
-    sources = _source_options(s.max_context_tokens, s.citation_pattern)
-    try:
+    s = settings  # validated by MeasureSettings: its closed sets of values and the combinations that cannot run
+    try:  # the refusals of the one door: resume with overwrite, a run already in --out, an unknown spec
+        if not dry_run:
+            check_run_dir(out_dir, resume=resume, overwrite=overwrite)
+        measurement = Measurement(s, config_file=config_file, batch_progress=_batch_progress)
+        measurement.check_specs()
         loaded = load_samples(
             input, columns=_columns(column or []), model=s.model_name, strict=s.strict_input, delimiter=s.delimiter
         )
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise _fail(str(exc)) from None
     for problem in loaded.problems:
         who = f" (id {problem.sample_id})" if problem.sample_id else ""
         console.print(
@@ -103,11 +83,13 @@ def measure(
             highlight=False,
             soft_wrap=True,
         )
+    judges = measurement.judges
     if dry_run:
         from hallumeasure.sources.rag import capped_for_estimate
 
-        _print_estimate(capped_for_estimate(loaded.samples, judge, sources), run_mode, judge, extractor, batch=s.batch)
-        if voting:
+        samples = capped_for_estimate(loaded.samples, judges[0], measurement.sources)
+        _print_estimate(samples, s.mode, judges[0], measurement.extractor, batch=s.batch)
+        if measurement.voting:
             out.print(
                 f"votes: each claim is judged {s.repeats} time(s) by each of {len(judges)} judge(s); the judge "
                 f"calls above are for one judge asked once: multiply them by {s.repeats * len(judges)} "
@@ -115,34 +97,8 @@ def measure(
             )
         return
     try:
-        ext, jud, policy = build_stages_from(s, run_dir=out_dir, batch_progress=_batch_progress)
         with _Progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
-            manifest, _ = run_measurement(
-                loaded.samples,
-                out_dir,
-                ext,
-                jud,
-                mode=run_mode,
-                input_sha256=loaded.sha256,
-                input_path=str(input),
-                policy=policy,
-                resume=resume,
-                # In batch mode every sample starts at once, so that each stage becomes one batch.
-                concurrency=max(s.concurrency, len(loaded.samples)) if s.batch else s.concurrency,
-                settings={
-                    "skipped_input_rows": len(loaded.problems),
-                    "cache": not s.no_cache,
-                    "batch": s.batch,
-                    "config_file": str(config_file) if config_file else None,
-                    "effective": settings.model_dump(mode="json"),
-                },
-                detector=s.detector,
-                progress=advance,
-                sources=sources,
-                input_problems=loaded.problems,
-                overwrite=overwrite,
-            )
-        save_detector_stats(out_dir, jud)  # conli / cascade counters, known only after the run
+            manifest = measurement.run(loaded, out_dir, resume=resume, overwrite=overwrite, progress=advance)
     except KeyboardInterrupt:
         stored = _stored_count(out_dir)
         console.print(
@@ -173,19 +129,6 @@ def measure(
         )
         _print_error_reasons(data, console, run_dir=out_dir)
         raise typer.Exit(EXIT_INCOMPLETE)
-
-
-def _source_options(max_context_tokens: int | None, patterns: list[str] | None) -> SourceOptions:
-    from hallumeasure.sources.citations import compile_patterns
-    from hallumeasure.sources.rag import SourceOptions
-
-    try:
-        compile_patterns(patterns)
-    except ValueError as exc:
-        raise _fail(f"--citation-pattern: {exc}") from None
-    return SourceOptions(
-        max_context_tokens=max_context_tokens, **({"citation_patterns": tuple(patterns)} if patterns else {})
-    )
 
 
 def _stored_count(run_dir: Path) -> int:

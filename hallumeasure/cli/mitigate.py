@@ -17,7 +17,6 @@ from hallumeasure.cli.common import (
     NoCache,
     Timeout,
     _fail,
-    _model_factory,
     _one_line,
     app,
     check_specs,
@@ -58,6 +57,7 @@ def mitigate(
     """
     from hallumeasure.detectors.rewrite import build_rewriter
     from hallumeasure.mitigate import mitigate_run
+    from hallumeasure.pipeline.measurement import Measurement
 
     check_specs({"--rewriter": [rewriter]})
     from hallumeasure.report.render import format_number
@@ -78,10 +78,10 @@ def mitigate(
         except OSError as exc:
             raise _fail(f"cannot delete {out_dir} for --overwrite: {exc.strerror or _one_line(exc)}") from None
     try:
-        model_for = _model_factory(
-            cache, no_cache, max_concurrency=max_concurrency, max_retries=max_retries, timeout=timeout
-        )
-        rw = build_rewriter(rewriter, model=None if rewriter == "offline" else model_for(rewriter))
+        settings: dict[str, object] = {"cache": cache, "no_cache": no_cache, "max_concurrency": max_concurrency}
+        settings |= {"max_retries": max_retries, "timeout": timeout}
+        model_for = Measurement.from_values(settings).models()
+        rw = build_rewriter(rewriter, model_for=model_for)
         report = mitigate_run(run_dir, out_dir, rw, rounds=rounds, concurrency=concurrency, model_for=model_for)
     except HalluMeasureError as exc:
         raise _fail(str(exc)) from exc

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hallumeasure.cli.common import EXIT_FAILURE, _fail, _model_factory, _one_line, app, out
+from hallumeasure.cli.common import EXIT_FAILURE, _fail, _one_line, app, out
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.types import Mode
 
@@ -41,17 +41,16 @@ def monitor(
 ) -> None:
     """Re-judge the guard's sampled traffic with a reference judge: precision, recall, block and rewrite rates."""
     from hallumeasure.guard.monitor import monitor_traffic
-    from hallumeasure.judges.build import build_extractor, build_judge
+    from hallumeasure.pipeline.measurement import Measurement
     from hallumeasure.pipeline.run import run_sync
+    from hallumeasure.registry import is_keyless
 
     try:
         human = _read_labels(labels) if labels is not None else None
-        model_for = _model_factory(cache, False)
-        extractor_spec = extractor or judge
-        built_judge = build_judge(judge, Mode(mode), model=None if judge == "offline" else model_for(judge))
-        built_extractor = build_extractor(
-            extractor_spec, model=None if extractor_spec == "offline" else model_for(extractor_spec)
-        )
+        extractor_spec = extractor or ("offline" if is_keyless(judge) else judge)
+        settings = {"judge": [judge], "extractor": extractor_spec, "mode": mode, "cache": cache}
+        stages = Measurement.from_values(settings).stages()
+        built_judge, built_extractor = stages.judge, stages.extractor
         report = monitor_traffic(
             log_dir,
             built_extractor,

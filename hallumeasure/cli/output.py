@@ -23,7 +23,7 @@ from hallumeasure.cli.common import (
     console,
     out,
 )
-from hallumeasure.judges.nli import KEYLESS_JUDGES
+from hallumeasure.registry import PartKind, is_keyless, is_scripted
 
 if TYPE_CHECKING:
     from hallumeasure.core.types import Mode, RunManifest, Sample, Usage
@@ -71,7 +71,7 @@ def _print_estimate(
     from hallumeasure.models.pricing import PRICES_AS_OF, price_for
 
     est = estimate_bench(samples, mode, gold_claims=gold_claims)
-    if judge in KEYLESS_JUDGES and extractor in ("offline", None):
+    if is_keyless(judge) and (extractor is None or is_keyless(extractor, PartKind.EXTRACTOR)):
         out.print(
             f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims; the {judge} judge and the "
             "offline extractor call no provider: no tokens to pay for, cost 0"
@@ -226,12 +226,12 @@ def _print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
             f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",
             f"policy: {manifest.policy.describe()}",
         ]
-        if manifest.judge in KEYLESS_JUDGES:
+        if is_keyless(manifest.judge):
             lines.append(
                 f"note: the {manifest.judge} judge runs locally without a key, not an LLM; "
                 "see the README for its measured quality."
             )
-        if manifest.judge.startswith("fake"):
+        if is_scripted(manifest.judge):
             lines.append("note: the fake model is a demo for tests; its labels are not a measurement.")
         for line in lines:  # wrapped to the terminal (80 columns when piped)
             out.print(line, markup=False, highlight=False, soft_wrap=False)
@@ -253,7 +253,7 @@ def usage_line(usage: Usage, specs: Sequence[str], *, batch: bool = False) -> st
 
     if not usage.calls and not usage.cached_calls:
         return None
-    paid = [spec for spec in dict.fromkeys(specs) if spec and spec not in KEYLESS_JUDGES]
+    paid = [spec for spec in dict.fromkeys(specs) if spec and not is_keyless(spec)]
     prices = {spec: price_for(spec) for spec in paid}
     line = (
         f"provider usage: {usage.calls:,} call(s) sent, {usage.cached_calls:,} answered from the request cache; "

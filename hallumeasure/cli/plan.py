@@ -19,7 +19,7 @@ from hallumeasure.cli.common import (
     out,
 )
 from hallumeasure.core.errors import HalluMeasureError
-from hallumeasure.judges.nli import KEYLESS_JUDGES
+from hallumeasure.registry import PartKind, is_keyless
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -253,7 +253,7 @@ def plan(
     for note in result.notes:
         out.print(f"note: {note}", markup=False, highlight=False)
     cost = result.cost
-    if cost is not None and cost.judge in KEYLESS_JUDGES and cost.extractor in KEYLESS_JUDGES:
+    if cost is not None and is_keyless(cost.judge) and is_keyless(cost.extractor, PartKind.EXTRACTOR):
         # No provider is called: a token count would only suggest a bill that never comes.
         out.print(
             f"measuring {cost.samples:,} samples with judge {cost.judge} and extractor {cost.extractor} calls no "

@@ -47,3 +47,23 @@ class RedactingFilter:
             record.msg = redact(record.getMessage())
             record.args = ()
         return True
+
+
+#: Fragments of option names that hold secrets; such options are never taken from a spec.
+SECRET_NAME_FRAGMENTS = (
+    "api_key",
+    "apikey",
+    "access_key",
+    "secret",
+    "password",
+    "credential",
+    "auth_token",
+    "access_token",
+    "session_token",
+    "bearer",
+)
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an option or field name holds a secret."""
+    return any(fragment in name.lower() for fragment in SECRET_NAME_FRAGMENTS)

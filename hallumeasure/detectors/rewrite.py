@@ -9,7 +9,7 @@ is removed, everything else stays as it was. ``LLMRewriter`` asks a model (promp
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -288,10 +288,21 @@ def _tidy(text: str) -> str:
     return text.strip()
 
 
-def build_rewriter(spec: str, *, model: Model | None = None, **options: Any) -> Rewriter:
-    """``offline`` for the rule-based rewriter, else an LLM rewriter for the model spec."""
-    if spec == "offline":
-        return OfflineRewriter()
-    from hallumeasure.judges.build import build_model
+def build_rewriter(
+    spec: str, *, model: Model | None = None, model_for: Callable[[str], Model] | None = None
+) -> Rewriter:
+    """The rewriter ``spec`` names: a registered keyless rewriter (``offline``), else the LLM rewriter over the
+    model of the provider spec (``model``, else ``model_for(spec)``, else a new ``Model``)."""
+    from hallumeasure.registry import PartKind, registry
 
-    return LLMRewriter(model or build_model(spec, **options))
+    rewriters = registry().parts[PartKind.REWRITER]
+    named = rewriters.get(spec.partition("?")[0])
+    if named is not None and named.keyless:
+        built: Rewriter = named.load()()
+        return built
+    if model is None:
+        from hallumeasure.models.factory import build_model
+
+        model = (model_for or build_model)(spec)
+    llm: Rewriter = rewriters["llm"].load()(model)
+    return llm

@@ -18,16 +18,17 @@ plausible but imperfect model, and every answer says it comes from a fake:
 
 The fake provider (``hallumeasure.models.fake``) knows nothing of these prompts: the model layer does
 not depend on the detectors. Whoever builds a fake for the rewrite, NLI or cascade stages hands it
-``demo_responder_with_scripted_tools`` (the CLI and ``build_stages`` do, through ``fake_model_options``).
+``demo_responder_with_scripted_tools`` (the registry builds the ``fake`` provider so, through ``scripted_fake_api``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from hallumeasure.models.base import GenerateRequest
-from hallumeasure.models.fake import Answer, demo_responder, prompt_blocks
+from hallumeasure.models.fake import Answer, FakeAPI, Responder, demo_responder, prompt_blocks
 
 FAKE = "[fake scripted model, not a measurement]"
 
@@ -228,10 +229,19 @@ def demo_responder_with_scripted_tools(request: GenerateRequest) -> Answer:
     return demo_responder(request)
 
 
-def fake_model_options(spec: str) -> dict[str, Any]:
-    """Provider options for ``spec``: a fake gets the scripted answers to every prompt of the package."""
-    return (
-        {"responder": demo_responder_with_scripted_tools, "demo_claims": True}
-        if spec.split(":", 1)[0] == "fake"
-        else {}
-    )
+def scripted_fake_api(
+    model_name: str = "demo",
+    *,
+    responder: Responder | None = None,
+    script: Iterable[Answer] | None = None,
+    demo_claims: bool | None = None,
+) -> FakeAPI:
+    """The ``fake`` provider as the registry builds it: scripted answers to every prompt of the package.
+
+    A ``responder`` or ``script`` given in code replaces the scripted answers (tests decide them).
+    """
+    scripted = responder is None and script is None
+    if scripted:
+        responder = demo_responder_with_scripted_tools
+    claims = scripted if demo_claims is None else demo_claims
+    return FakeAPI(model_name or "demo", responder=responder, script=script, demo_claims=claims)

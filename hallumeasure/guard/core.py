@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hallumeasure.api.check import Result, result_of
-from hallumeasure.api.stages import build_stages_from, measure_settings
 from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.types import Claim, ClaimVerdict, Passage, ResponseResult, Sample
 from hallumeasure.detectors.rewrite import Issue, build_rewriter
@@ -27,8 +26,9 @@ from hallumeasure.guard.settings import (
     PolicyOverride,
     ResolvedPolicy,
 )
-from hallumeasure.judges.build import build_model
 from hallumeasure.judges.protocols import Judgement
+from hallumeasure.models.factory import ModelFactory, ModelOptions
+from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import run_sync
 from hallumeasure.sources.evidence import verified
 
@@ -100,10 +100,13 @@ class Guard:
         self.settings = settings or GuardSettings(**options)
         # The same settings model, validation and stage building as hallumeasure.measure and check.
         measured = measure_settings({"judge": [self.settings.judge], "extractor": self.settings.extractor})
-        self.extractor, self.judge, self.policy = build_stages_from(measured)
-        self.rewriter = build_rewriter(self.settings.rewriter)
+        stages = Measurement(measured).stages()
+        self.extractor, self.judge, self.policy = stages.extractor, stages.judge, stages.policy
+        # The LLM steps answer live traffic under a deadline: their models read and write no request cache.
+        live = ModelFactory(ModelOptions(no_cache=True))
+        self.rewriter = build_rewriter(self.settings.rewriter, model_for=live)
         #: The explainer's LLM; each check gets its own constrained reasoner over it (they share no state).
-        self.explainer = build_model(self.settings.explainer) if self.settings.explainer is not None else None
+        self.explainer = live(self.settings.explainer) if self.settings.explainer is not None else None
 
     async def aclose(self) -> None:
         """Close the LLM clients of the explainer and an LLM rewriter (a keyless guard holds none)."""

@@ -1,4 +1,5 @@
-"""Build the extractor and judge that a spec string names (``offline``, ``fake``, ``anthropic:...`` ...)."""
+"""Build the extractor and judge a spec names: a keyless part (``offline``, ``nli``, a plugin's judge) or an
+LLM (``anthropic:...``, any registered provider), through the registry."""
 
 from __future__ import annotations
 
@@ -7,44 +8,44 @@ from typing import Any
 from hallumeasure.core.types import Mode
 from hallumeasure.judges.llm.classify import LLMJudge
 from hallumeasure.judges.llm.extract import LLMExtractor
-from hallumeasure.judges.nli import NLI, OFFLINE_NLI
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
-from hallumeasure.models.cache import RequestCache
+from hallumeasure.models.factory import build_model, check_options
 from hallumeasure.models.model import Model
-from hallumeasure.models.registry import build_model_api
+from hallumeasure.registry import PartKind, registry
+
+__all__ = ["OFFLINE", "build_extractor", "build_judge", "build_model"]
 
 OFFLINE = "offline"
 
 
-def build_model(
-    spec: str, *, cache: RequestCache | None = None, model_options: dict[str, Any] | None = None, **wrapper_options: Any
-) -> Model:
-    """A ``Model`` wrapper around the provider named by ``spec``."""
-    return Model(build_model_api(spec, **(model_options or {})), cache=cache, **wrapper_options)
+def _keyless(spec: str, kind: PartKind) -> Any | None:
+    """The keyless part ``spec`` names, built with the spec's options; None for an LLM spec."""
+    resolved = registry().resolve(spec, kind)
+    if resolved.is_provider:
+        return None
+    factory = resolved.part.load()
+    options = dict(resolved.options)
+    check_options(factory, resolved.part.name, options)
+    return factory(**options)
 
 
 def build_extractor(spec: str, *, model: Model | None = None, **options: Any) -> ClaimExtractor:
-    if spec == OFFLINE:
-        from hallumeasure.judges.offline import OfflineExtractor
-
-        return OfflineExtractor()
+    """The claim extractor ``spec`` names; ``model`` (or ``build_model(spec, **options)``) serves an LLM spec."""
+    part = _keyless(spec, PartKind.EXTRACTOR)
+    if part is not None:
+        if not isinstance(part, ClaimExtractor):
+            raise TypeError(f"extractor {spec!r} does not implement ClaimExtractor (name, extract, settings)")
+        return part
     return LLMExtractor(model or build_model(spec, **options))
 
 
 def build_judge(
     spec: str, mode: Mode | str = Mode.COT_ONE, *, model: Model | None = None, **options: Any
 ) -> ClaimJudge:
-    if spec == OFFLINE:
-        from hallumeasure.judges.offline import OfflineJudge
-
-        return OfflineJudge()
-    if spec == NLI:
-        from hallumeasure.judges.nli.judge import NliClaimJudge
-
-        return NliClaimJudge()
-    if spec == OFFLINE_NLI:
-        from hallumeasure.judges.nli.judge import NliClaimJudge
-        from hallumeasure.judges.offline import OfflineJudge
-
-        return OfflineJudge(assist=NliClaimJudge())
+    """The claim judge ``spec`` names; an LLM spec judges in ``mode`` with ``model`` (or a new one)."""
+    part = _keyless(spec, PartKind.JUDGE)
+    if part is not None:
+        if not isinstance(part, ClaimJudge):
+            raise TypeError(f"judge {spec!r} does not implement ClaimJudge (name, judge, settings)")
+        return part
     return LLMJudge(model or build_model(spec, **options), Mode(mode))

@@ -37,8 +37,8 @@ from pydantic import BaseModel, Field
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage, Vote
-from hallumeasure.judges.nli import KEYLESS_JUDGES
 from hallumeasure.judges.protocols import ClaimJudge, Judgement
+from hallumeasure.registry import is_keyless
 
 if TYPE_CHECKING:
     from hallumeasure.judges.llm.prompts import Prompt
@@ -86,7 +86,7 @@ def repeat_refusal(judge_name: str, repeats: int) -> str:
     """Why ``--repeats`` cannot be used with a judge that cannot be repeated (a keyless judge: offline, nli)."""
     why = (
         "is deterministic, so its repeats would agree by construction"
-        if judge_name in KEYLESS_JUDGES
+        if is_keyless(judge_name)
         else "cannot be repeated (repeats need an LLM claim judge, --detector claims)"
     )
     return (
@@ -309,10 +309,10 @@ def build_voting_judge(
 ) -> ClaimJudge:
     """The claim judge for ``--judge A [--judge B ...] --repeats K``: the plain judge when one judge
     answers once (a run without votes, as before), else a ``VotingJudge``."""
-    from hallumeasure.judges.build import OFFLINE, build_judge, build_model
+    from hallumeasure.judges.build import build_judge, build_model
 
     model_for = model_for or build_model
-    judges = [build_judge(spec, mode, model=None if spec == OFFLINE else model_for(spec)) for spec in specs]
+    judges = [build_judge(spec, mode, model=None if is_keyless(spec) else model_for(spec)) for spec in specs]
     if len(judges) == 1 and repeats == 1:
         return judges[0]
     return VotingJudge(judges, repeats=repeats, rule=rule, policy=policy)

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.core.types import Usage
-from hallumeasure.models.caching import min_cache_tokens
+from hallumeasure.registry import facts as model_facts
 
 #: The deadline of the attempt in progress in this task, and its length in seconds (set by ``Model``).
 ATTEMPT_DEADLINE: ContextVar[tuple[asyncio.Timeout, float] | None] = ContextVar("hallumeasure_deadline", default=None)
@@ -153,7 +153,7 @@ class ModelAPI(ABC):
         self.model_name = model_name
         #: The shortest prompt prefix (tokens) the provider caches for this model; None: it caches nothing.
         #: Stages skip cache warm-ups below it; settable, for a provider whose documented minimum differs.
-        self.min_cache_tokens: int | None = min_cache_tokens(self.provider, model_name)
+        self.min_cache_tokens: int | None = model_facts(f"{self.provider}:{model_name}").min_cache_tokens
 
     @property
     def spec(self) -> str:

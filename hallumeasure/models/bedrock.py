@@ -112,7 +112,8 @@ class BedrockAPI(ModelAPI):
         self.batch_s3_uri = batch_s3_uri
         self.batch_role_arn = batch_role_arn
         self.batch_min_requests = batch_min_requests
-        self._endpoint_url = endpoint_url
+        # A Bedrock-compatible endpoint (a gateway, a simulator) from the environment when not given.
+        self._endpoint_url = endpoint_url or os.environ.get("HALLUMEASURE_BEDROCK_ENDPOINT") or None
         self._batch_clients: tuple[Any, Any] | None = None
         if session is not None and profile is not None:
             raise ConfigError(f"{self.spec}: pass either an AWS profile or a boto3 session, not both")

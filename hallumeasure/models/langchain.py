@@ -28,6 +28,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import SecretStr
 
+from hallumeasure.core.config import looks_secret
 from hallumeasure.core.errors import ConfigError, ProviderError
 from hallumeasure.core.types import Usage
 from hallumeasure.models.base import (
@@ -39,7 +40,7 @@ from hallumeasure.models.base import (
     ToolResultBlock,
     ToolSpec,
 )
-from hallumeasure.models.wire import looks_secret, public_url
+from hallumeasure.models.wire import public_url
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Prices per million tokens, kept in one table (Decimal), dated, and overridable from a JSON file.
 
-The numbers are list prices as published by the providers when this table was written
-(see ``PRICES_AS_OF``); check them before quoting a cost. Override with
+The list prices themselves are model facts, kept with the other facts in ``hallumeasure.registry.facts``
+(as of ``PRICES_AS_OF``); check them before quoting a cost. Override with
 ``HALLUMEASURE_PRICES=/path/prices.json`` or ``load_prices(path)``; the file maps a model
 spec (or a prefix of one ending in ``*``) to the fields of ``Price``.
 """
@@ -11,56 +11,35 @@ from __future__ import annotations
 import json
 import os
 from decimal import Decimal
+from fnmatch import fnmatchcase
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from hallumeasure.core.types import Usage
+from hallumeasure.registry import registry
+from hallumeasure.registry.facts import PRICES_AS_OF, Price
 
-PRICES_AS_OF = "2025-10-15"
 MILLION = Decimal(1_000_000)
 
-
-class Price(BaseModel):
-    """US dollars per million tokens. Cache multipliers follow the providers' documentation."""
-
-    model_config = ConfigDict(frozen=True)
-
-    input: Decimal
-    output: Decimal
-    cache_write_multiplier: Decimal = Decimal("1.25")
-    cache_read_multiplier: Decimal = Decimal("0.10")
-    batch_discount: Decimal = Decimal("0.50")
-
-
-def _p(inp: str, out: str) -> Price:
-    return Price(input=Decimal(inp), output=Decimal(out))
+__all__ = [
+    "MILLION",
+    "PRICES_AS_OF",
+    "Price",
+    "billed_input_tokens",
+    "cost",
+    "default_prices",
+    "load_prices",
+    "price_for",
+]
 
 
-#: Longest matching prefix wins. Bedrock ids carry the same Anthropic list prices.
-DEFAULT_PRICES: dict[str, Price] = {
-    "anthropic:claude-opus-4*": _p("15", "75"),
-    "anthropic:claude-sonnet-4*": _p("3", "15"),
-    "anthropic:claude-3-7-sonnet*": _p("3", "15"),
-    "anthropic:claude-3-5-sonnet*": _p("3", "15"),
-    "anthropic:claude-haiku-4*": _p("1", "5"),
-    "anthropic:claude-3-5-haiku*": _p("0.80", "4"),
-    "anthropic:claude-3-haiku*": _p("0.25", "1.25"),
-    "bedrock:anthropic.claude-opus-4*": _p("15", "75"),
-    "bedrock:anthropic.claude-sonnet-4*": _p("3", "15"),
-    "bedrock:anthropic.claude-3-5-sonnet*": _p("3", "15"),
-    "bedrock:anthropic.claude-3-sonnet*": _p("3", "15"),
-    "bedrock:anthropic.claude-haiku-4*": _p("1", "5"),
-    "bedrock:anthropic.claude-3-haiku*": _p("0.25", "1.25"),
-    "bedrock:us.anthropic.claude-sonnet-4*": _p("3", "15"),
-    "fake*": _p("0", "0"),
-    "offline": _p("0", "0"),
-}
+def default_prices() -> dict[str, Price]:
+    """List prices of every registered model pattern (the registry's facts table)."""
+    return {pattern: facts.price for pattern, facts in registry().facts_table().items() if facts.price is not None}
 
 
 def load_prices(path: str | Path | None = None) -> dict[str, Price]:
     """The default table, updated from ``path`` (or $HALLUMEASURE_PRICES) when given."""
-    table = dict(DEFAULT_PRICES)
+    table = default_prices()
     path = path or os.environ.get("HALLUMEASURE_PRICES")
     if path:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -69,12 +48,12 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
 
 
 def price_for(spec: str, table: dict[str, Price] | None = None) -> Price | None:
-    """The price of ``spec``, by exact key or the longest ``prefix*`` key; None when unknown."""
+    """The price of ``spec``, by exact key or the longest matching pattern (``prefix*``); None when unknown."""
     spec = spec.partition("?")[0]  # constructor options (base URL, temperature ...) do not change the price
     table = table if table is not None else load_prices()
     if spec in table:
         return table[spec]
-    matches = [k for k in table if k.endswith("*") and spec.startswith(k[:-1])]
+    matches = [k for k in table if fnmatchcase(spec, k)]
     return table[max(matches, key=len)] if matches else None
 
 
@@ -93,7 +72,7 @@ def cost(usage: Usage, price: Price, *, batch: bool = False) -> Decimal:
 
 def billed_input_tokens(usage: Usage, price: Price | None = None) -> Decimal:
     """Input tokens weighted by the cache multipliers (what the input side is billed as)."""
-    price = price or _p("1", "1")
+    price = price or Price(input=Decimal(1), output=Decimal(1))
     return (
         Decimal(usage.input_tokens)
         + Decimal(usage.cache_write_tokens) * price.cache_write_multiplier

@@ -14,26 +14,6 @@ from hallumeasure.core.config import redact
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
 
-#: Fragments of option names that hold secrets; such options are never taken from a spec.
-SECRET_NAME_FRAGMENTS = (
-    "api_key",
-    "apikey",
-    "access_key",
-    "secret",
-    "password",
-    "credential",
-    "auth_token",
-    "access_token",
-    "session_token",
-    "bearer",
-)
-
-
-def looks_secret(name: str) -> bool:
-    """Whether an option or field name holds a secret."""
-    return any(fragment in name.lower() for fragment in SECRET_NAME_FRAGMENTS)
-
-
 def is_retryable_status(status: int | None) -> bool:
     """Whether an HTTP status is worth another try."""
     return status is not None and (status in RETRYABLE_STATUSES or status >= 500)

@@ -26,7 +26,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import ErrorDetails, PydanticCustomError
@@ -34,14 +34,11 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, UnevaluatablePolicy
 from hallumeasure.core.types import Mode
-from hallumeasure.judges.nli import KEYLESS_JUDGES
 from hallumeasure.judges.votes import PanelRule
+from hallumeasure.registry import PartKind, is_keyless, registry
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
-#: What ``measure --detector`` runs (``hallumeasure.detectors`` builds each one).
-Detector = Literal["claims", "conli", "cascade"]
-DETECTORS: tuple[str, ...] = get_args(Detector)
 
 CONFIG_FILE = "hallumeasure.toml"
 
@@ -97,7 +94,7 @@ class MeasureSettings(BaseModel):
         "of a panel); as --extractor-option.",
     )
     mode: Mode = Field(Mode.COT_ONE, description="Classifier prompt: cot-one, cot-all, nocot-one, nocot-all.")
-    detector: Detector = Field(
+    detector: str = Field(
         "claims",
         description="claims (extract + judge claims), conli (sentence then entity NLI "
         "with --judge), cascade (--first-pass judge, then --judge explains "
@@ -192,7 +189,7 @@ class MeasureSettings(BaseModel):
     @field_validator("panel_rule", "mode", "detector", mode="before")
     @classmethod
     def _one_of(cls, value: Any, info: ValidationInfo) -> Any:
-        choices = _CHOICES[info.field_name or ""]
+        choices = _choices(info.field_name or "")
         if value not in choices:
             raise _refuse(
                 f"{{{info.field_name}}} must be one of {{choices}}, got {{got!r}}", choices=choices, got=value
@@ -231,7 +228,7 @@ class MeasureSettings(BaseModel):
                 "{repeats} and several {judge} work with {detector} claims only; this run uses {detector} {got}",
                 got=self.detector,
             )
-        deterministic = [name for name in judges if name in KEYLESS_JUDGES]
+        deterministic = [name for name in judges if is_keyless(name)]
         if self.repeats > 1 and deterministic:  # VotingJudge refuses it too, but only once the input is read
             raise _refuse(
                 "{repeats} {n}: the {name} judge is deterministic, so its repeats would agree by construction; "
@@ -251,10 +248,16 @@ class MeasureSettings(BaseModel):
         return self
 
 
+def _choices(field: str) -> list[str]:
+    """The closed set of a field; the detectors are the registered ones (plugins add theirs)."""
+    if field == "detector":
+        return registry().names(PartKind.DETECTOR)
+    return _CHOICES[field]
+
+
 _CHOICES: dict[str, list[str]] = {
     "panel_rule": [r.value for r in PanelRule],
     "mode": [m.value for m in Mode],
-    "detector": list(DETECTORS),
 }
 
 

@@ -244,11 +244,12 @@ def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str,
     """Price ``n`` samples like ``samples`` (scaled from the dry-run estimate of ``samples``)."""
     from hallumeasure.bench.estimate import estimate_bench, estimate_cost
     from hallumeasure.models.pricing import PRICES_AS_OF, price_for
+    from hallumeasure.registry import PartKind, is_keyless
 
     est = estimate_bench(samples, mode)
     scale = n / max(est.n_samples, 1)
     dollars = None
-    if judge == "offline" and extractor == "offline":
+    if is_keyless(judge) and is_keyless(extractor, PartKind.EXTRACTOR):
         dollars = 0.0
     else:
         price = price_for(judge)

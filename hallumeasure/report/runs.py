@@ -90,8 +90,10 @@ def run_info(run: LoadedRun) -> RunInfo:
 
 def judge_notes(runs: list[LoadedRun]) -> list[str]:
     """Warnings that a reader must see next to numbers from demo or non-LLM judges."""
-    fake = [r.name for r in runs if r.data.manifest and r.data.manifest.judge.startswith("fake")]
-    offline = [r.name for r in runs if r.data.manifest and r.data.manifest.judge == "offline"]
+    from hallumeasure.registry import is_keyless, is_scripted
+
+    fake = [r.name for r in runs if r.data.manifest and is_scripted(r.data.manifest.judge)]
+    offline = [r.name for r in runs if r.data.manifest and is_keyless(r.data.manifest.judge)]
     notes = []
     if fake:
         notes.append(

@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import PASSAGE_SEPARATOR, ClaimVerdict, Passage, Span, joined_text
-from hallumeasure.judges.nli import KEYLESS_JUDGES
+from hallumeasure.registry import is_keyless, is_scripted
 from hallumeasure.report.render import TEMPLATES, render_html
 from hallumeasure.report.runs import (
     NO_MODEL,
@@ -290,7 +290,7 @@ def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
             )
         )
     judge = m.judge if m else None
-    banner = "fake" if judge and judge.startswith("fake") else "offline" if judge in KEYLESS_JUDGES else None
+    banner = "fake" if is_scripted(judge) else "offline" if judge and is_keyless(judge) else None
     return ViewerRun(
         name=run.name,
         judge=judge,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from hallumeasure.core.text import count_tokens
 from hallumeasure.core.types import Claim, Passage, Sample
+from hallumeasure.registry import facts as model_facts
 
 if TYPE_CHECKING:  # imported where used: a run without passages never loads them
     import bm25s
@@ -33,17 +34,6 @@ CHUNK_TOKENS = 160
 OVERLAP_SENTENCES = 1
 #: Shown between two ranges of one passage that are not next to each other.
 GAP_MARK = "\n[...]\n"
-#: Token windows of judges by spec prefix; a judge without one is not limited.
-WINDOWS: tuple[tuple[str, int], ...] = (
-    ("anthropic:", 200_000),
-    ("bedrock:anthropic.", 200_000),
-    ("bedrock:us.anthropic.", 200_000),
-    ("bedrock:eu.anthropic.", 200_000),
-    ("bedrock:amazon.nova", 300_000),
-    ("bedrock:us.amazon.nova", 300_000),
-    ("bedrock:meta.llama3", 128_000),
-    ("bedrock:mistral.", 32_000),
-)
 #: Tokens of a window kept for instructions, claims and the answer.
 WINDOW_RESERVE = 16_000
 #: Real tokenizers count more tokens than the simulators' words-and-marks estimate; stay on the safe side.
@@ -85,10 +75,8 @@ def context_budget(judge_name: str, max_context_tokens: int | None = None) -> in
     """Source tokens the judge may be shown per call: the explicit budget, else what its window leaves."""
     if max_context_tokens is not None:
         return max_context_tokens
-    for prefix, window in WINDOWS:
-        if judge_name.startswith(prefix):
-            return int((window - WINDOW_RESERVE) / TOKEN_SAFETY)
-    return None
+    window = model_facts(judge_name).context_window  # the registry's facts of the judge's model; keyless: none
+    return int((window - WINDOW_RESERVE) / TOKEN_SAFETY) if window else None
 
 
 def source_tokens(sample: Sample) -> int:

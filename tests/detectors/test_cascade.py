@@ -10,7 +10,8 @@ from testdata import EXAMPLES
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample
-from hallumeasure.detectors import build_stages, save_detector_stats, stages_from_manifest
+from hallumeasure.detectors import build_stages, stages_from_manifest
+from hallumeasure.pipeline.measurement import save_detector_stats
 from hallumeasure.detectors.cascade import FLIPPED_NOTE, CascadeJudge
 from hallumeasure.detectors.scripted import scripted_responder
 from hallumeasure.judges.protocols import Judgement

@@ -10,7 +10,8 @@ from testdata import EXAMPLES
 
 from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.types import ClaimVerdict, Mode, Sample
-from hallumeasure.detectors import build_stages, save_detector_stats, stages_from_manifest
+from hallumeasure.detectors import build_stages, stages_from_manifest
+from hallumeasure.pipeline.measurement import save_detector_stats
 from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, OfflineNliJudge, SentenceExtractor
 from hallumeasure.detectors.entities import EntityKind, appears_in, find_entities
 from hallumeasure.detectors.scripted import scripted_responder

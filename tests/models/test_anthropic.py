@@ -23,8 +23,8 @@ from hallumeasure.judges.llm.outputs import CotVerdict, ExtractedClaims, PlainVe
 from hallumeasure.judges.llm.parsing import parse_output
 from hallumeasure.models.anthropic import AnthropicAPI
 from hallumeasure.models.base import Message, TextBlock, ToolSpec
+from hallumeasure.models.factory import build_model_api
 from hallumeasure.models.model import Model
-from hallumeasure.models.registry import build_model_api
 from hallumeasure.testing import AnthropicServer, Reply
 from hallumeasure.testing.anthropic_server import error_reply, overloaded_reply, text_reply, tool_reply
 

@@ -25,8 +25,8 @@ from hallumeasure.judges.llm.outputs import CotVerdict, ExtractedClaims, tool_sc
 from hallumeasure.judges.llm.parsing import parse_output
 from hallumeasure.models.base import Message, ToolSpec
 from hallumeasure.models.bedrock import BedrockAPI
+from hallumeasure.models.factory import build_model_api
 from hallumeasure.models.model import Model
-from hallumeasure.models.registry import build_model_api
 from hallumeasure.testing import BedrockServer, Reply
 from hallumeasure.testing.bedrock_server import error_reply, text_reply, throttling_reply, tool_reply
 

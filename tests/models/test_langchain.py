@@ -20,9 +20,9 @@ from pydantic import BaseModel, Field, SecretStr
 from hallumeasure.core.errors import ConfigError, ProviderError
 from hallumeasure.judges.llm.parsing import parse_output
 from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
+from hallumeasure.models.factory import build_model_api
 from hallumeasure.models.langchain import LangChainAPI
 from hallumeasure.models.model import Model
-from hallumeasure.models.registry import build_model_api
 
 SENTINEL = "lc-SENTINEL-never-print-me-0123456789"
 SCHEMA = {

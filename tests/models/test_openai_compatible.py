@@ -13,8 +13,9 @@ from pydantic import BaseModel
 from hallumeasure.core.errors import ConfigError, ProviderError
 from hallumeasure.judges.llm.parsing import ask_structured
 from hallumeasure.models.cache import RequestCache
+from hallumeasure.models.factory import build_model_api
 from hallumeasure.models.model import Model
-from hallumeasure.models.registry import build_model_api, with_options
+from hallumeasure.registry.specs import with_options
 from hallumeasure.testing import Fault, FaultPlan
 from hallumeasure.testing.openai_server import OpenAIServer, error_reply, raw_tool_reply, text_reply, tool_reply
 

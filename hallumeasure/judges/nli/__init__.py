@@ -7,8 +7,7 @@ and tokenizers; the weights ship in ``weights/``). Trained by scripts/train_nli.
 scripts/export_nli.py; measured in benchmarks/nli_quality.md.
 """
 
-#: The spec of the NLI judge, and the judges that call no provider.
+#: The spec of the NLI judge (registered in ``hallumeasure.registry.builtin``, like every judge).
 NLI = "nli"
 #: The offline judge, asking the entailment model where its own signals are unsure (assist.py).
 OFFLINE_NLI = "offline+nli"
-KEYLESS_JUDGES = ("offline", NLI, OFFLINE_NLI)

@@ -9,33 +9,13 @@ shell history, so keys come from the environment only.
 
 from __future__ import annotations
 
-import inspect
 import json
-import os
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
+from hallumeasure.core.config import looks_secret
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.models.base import ModelAPI
-from hallumeasure.models.wire import SECRET_NAME_FRAGMENTS, looks_secret  # noqa: F401 - looked up here too
-
-PROVIDERS = ("fake", "anthropic", "bedrock", "langchain")
-
-
-def parse_spec(spec: str) -> tuple[str, str]:
-    """Split ``provider:model`` at the first colon (Bedrock ids and import paths contain colons); options dropped."""
-    base, _ = split_options(spec)
-    provider, _, name = base.strip().partition(":")
-    if provider not in PROVIDERS:
-        raise ConfigError(
-            f"unknown model provider {provider!r} in {spec!r}; use one of "
-            + ", ".join(f"{p}:<model>" for p in PROVIDERS)
-            + " (or 'offline' / 'nli' / 'offline+nli' for the keyless judges)"
-        )
-    if provider in ("anthropic", "bedrock", "langchain") and not name:
-        raise ConfigError(f"{spec!r} names no model: write {provider}:<model>")
-    return provider, name
 
 
 def split_options(spec: str) -> tuple[str, dict[str, Any]]:
@@ -59,10 +39,6 @@ def with_options(spec: str, options: Iterable[str]) -> str:
     items = list(options)
     if not items:
         return spec
-    if spec.partition("?")[0].partition(":")[0] not in PROVIDERS:
-        raise ConfigError(
-            f"{spec!r} takes no model options: they are for {', '.join(p + ':' for p in PROVIDERS)} specs"
-        )
     pairs = []
     for item in items:
         key, sep, value = item.partition("=")
@@ -94,46 +70,3 @@ def _option_value(value: str) -> Any:
         return json.loads(value)
     except ValueError:
         return value
-
-
-def build_model_api(spec: str, **options: Any) -> ModelAPI:
-    """A provider for ``spec``; the spec's options and ``options`` go to the provider's constructor.
-
-    ``options`` given in code win over the spec's, and may hold secrets (they are never recorded).
-    """
-    provider, name = parse_spec(spec)
-    _, spec_options = split_options(spec)
-    options = {**spec_options, **options}
-    if provider == "langchain":
-        from hallumeasure.models.langchain import LangChainAPI
-
-        return LangChainAPI(name, **options)
-    if provider == "fake":
-        from hallumeasure.models.fake import FakeAPI
-
-        cls: type[ModelAPI] = FakeAPI
-        name = name or "demo"
-    elif provider == "anthropic":
-        from hallumeasure.models.anthropic import AnthropicAPI
-
-        cls = AnthropicAPI
-    else:
-        from hallumeasure.models.bedrock import BedrockAPI
-
-        cls = BedrockAPI
-        options.setdefault("endpoint_url", os.environ.get("HALLUMEASURE_BEDROCK_ENDPOINT") or None)
-    _check_options(cls, provider, options)
-    return cls(name, **options)
-
-
-def _check_options(cls: type, provider: str, options: dict[str, Any]) -> None:
-    parameters = inspect.signature(cls).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return
-    valid = [n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-    unknown = sorted(set(options) - set(valid))
-    if unknown:
-        raise ConfigError(
-            f"{provider}: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-            f"valid options: {', '.join(valid)}"
-        )

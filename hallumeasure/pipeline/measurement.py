@@ -1,0 +1,299 @@
+"""The one door to a run: ``Measurement(settings).run(loaded, out)`` turns settings and samples into a stored run.
+
+It owns what every front door used to repeat: reading the settings (a settings file, then keywords), the
+counting policy and source options, one ``Model`` per spec (``models.factory``), the stages of the
+registered detector (with a voting judge for repeats or a panel), the existing-run and
+resume/overwrite checks, the settings recorded in the manifest, and the detector's counters written
+after the run. ``hallumeasure measure``, ``hallumeasure.measure``, ``check``, ``bench``, ``mitigate``,
+``monitor`` and the guard all build their runs or stages here and only parse and print around it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from hallumeasure.core.errors import ConfigError, InputError
+from hallumeasure.core.labels import Label, Policy
+from hallumeasure.core.types import ResponseResult, RunManifest
+from hallumeasure.judges.protocols import (
+    ClaimExtractor,
+    ClaimJudge,
+    CountingJudge,
+    StageRequest,
+    VotingStage,
+    WarmableJudge,
+)
+from hallumeasure.models.batch import BatchProgress
+from hallumeasure.models.factory import BatchOptions, ModelFactory, ModelOptions
+from hallumeasure.pipeline.settings import MeasureSettings, error_message, read_config
+from hallumeasure.registry import PartKind, registry
+from hallumeasure.registry.specs import with_options
+from hallumeasure.runs.inputs import LoadedInput
+from hallumeasure.sources.rag import SourceOptions
+
+log = logging.getLogger(__name__)
+
+#: Told of a batch's progress while it runs.
+BatchCallback = Callable[[BatchProgress], None]
+
+
+def measure_settings(values: Mapping[str, Any], *, config: str | Path | None = None) -> MeasureSettings:
+    """Validated settings: the keys of ``config`` (a hallumeasure.toml or pyproject.toml), then ``values``.
+
+    Raises ``ConfigError`` with one line that names the setting (``judge``, ``repeats`` ...).
+    """
+    from_file = read_config(Path(config)) if config is not None else {}
+    unknown = sorted(set(from_file) - set(MeasureSettings.model_fields))
+    if unknown:
+        raise ConfigError(f"{config}: unknown setting(s) {', '.join(unknown)}")
+    unknown = sorted(set(values) - set(MeasureSettings.model_fields))
+    if unknown:
+        valid = ", ".join(MeasureSettings.model_fields)
+        raise ConfigError(f"unknown setting(s) {', '.join(unknown)}; valid settings: {valid}")
+    given = {k: v for k, v in values.items() if v is not None}
+    try:
+        return MeasureSettings(**{**from_file, **given})
+    except ValidationError as exc:
+
+        def spell(key: str) -> str:
+            return f"{key} in {config}" if key in from_file and key not in given else key
+
+        raise ConfigError(error_message(exc.errors()[0], spell)) from None
+
+
+def policy_of(settings: MeasureSettings) -> Policy:
+    """The counting policy of the settings (their labels already checked by ``MeasureSettings``)."""
+    labels = frozenset(Label(x.strip()) for x in settings.unsupported_labels.split(",") if x.strip())
+    return Policy(
+        unsupported_labels=labels,
+        unevaluatable=settings.unevaluatable,
+        min_unsupported_claims=settings.min_unsupported_claims,
+        min_unsupported_rate=settings.min_unsupported_rate,
+    )
+
+
+def sources_of(settings: MeasureSettings) -> SourceOptions:
+    """How sources are cut and citations read; a citation pattern that does not compile is a ``ConfigError``."""
+    from hallumeasure.sources.citations import compile_patterns
+
+    patterns = settings.citation_pattern
+    try:
+        compile_patterns(patterns)
+    except ValueError as exc:
+        raise ConfigError(f"citation_pattern: {exc}") from None
+    extra = {"citation_patterns": tuple(patterns)} if patterns else {}
+    return SourceOptions(max_context_tokens=settings.max_context_tokens, **extra)
+
+
+def model_options(
+    settings: MeasureSettings, *, run_dir: Path | None = None, batch_progress: BatchCallback | None = None
+) -> ModelOptions:
+    """How the run's models are wrapped: its cache, limits, retries, deadline and (with ``batch``) batches."""
+    batch = None
+    if settings.batch:
+        if run_dir is None:
+            raise ConfigError("batch needs a run directory for its ledger: pass out=")
+        batch = BatchOptions(
+            run_dir=run_dir,
+            s3_uri=settings.batch_s3,
+            role_arn=settings.batch_role,
+            poll_interval=settings.batch_poll,
+            progress=batch_progress,
+        )
+    return ModelOptions(
+        cache=settings.cache,
+        no_cache=settings.no_cache,
+        rpm=settings.rpm,
+        tpm=settings.tpm,
+        otpm=settings.otpm,
+        max_concurrency=settings.max_concurrency,
+        max_retries=settings.max_retries,
+        timeout=settings.timeout,
+        batch=batch,
+    )
+
+
+@dataclass
+class Stages:
+    """The built stages of a run: extractor, judge, counting policy, and the factory that made their models."""
+
+    extractor: ClaimExtractor
+    judge: ClaimJudge
+    policy: Policy
+    models: ModelFactory
+
+
+def detector_stats(judge: ClaimJudge) -> dict[str, Any] | None:
+    """The judge's counters (conli and cascade keep them), or None for judges without."""
+    return judge.stats() if isinstance(judge, CountingJudge) else None
+
+
+def save_detector_stats(run_dir: str | Path, judge: ClaimJudge) -> dict[str, Any] | None:
+    """Write the judge's counters into the run manifest as ``settings.detector_stats`` (after the run).
+
+    The manifest is written before any claim is judged, so counters that grow during the run are added once
+    it has finished.
+    """
+    from hallumeasure.runs.store import RunStore
+
+    stats = detector_stats(judge)
+    if stats is None:
+        return None
+    with RunStore(run_dir, write=True) as store:
+        manifest = store.read_manifest()
+        if manifest is None:
+            raise ConfigError(f"{run_dir} has no manifest to record detector stats in")
+        settings = {**manifest.settings, "detector_stats": stats}
+        store.write_manifest(manifest.model_copy(update={"settings": settings}))
+    return stats
+
+
+class Measurement:
+    """A run set up from ``MeasureSettings``: build its stages, then measure samples into a run directory.
+
+    >>> from hallumeasure.pipeline.measurement import Measurement, measure_settings
+    >>> m = Measurement(measure_settings({"judge": ["offline"]}))
+    >>> m.stages().judge.name
+    'offline'
+    """
+
+    def __init__(
+        self,
+        settings: MeasureSettings | None = None,
+        *,
+        config_file: str | Path | None = None,
+        batch_progress: BatchCallback | None = None,
+    ) -> None:
+        self.settings = settings or MeasureSettings()
+        self.config_file = config_file
+        self.batch_progress = batch_progress
+        self.policy = policy_of(self.settings)
+        self.sources = sources_of(self.settings)
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any], *, config: str | Path | None = None) -> Measurement:
+        """Settings from ``config`` then ``values`` (keyword names of ``MeasureSettings``), validated."""
+        return cls(measure_settings(values, config=config), config_file=config)
+
+    @property
+    def judges(self) -> list[str]:
+        """The judge specs (a panel has several), with their ``judge_option``s joined on."""
+        return [with_options(name, self.settings.judge_option or []) for name in self.settings.judge or ["offline"]]
+
+    @property
+    def extractor(self) -> str:
+        """The extractor spec with its ``extractor_option``s joined on."""
+        return with_options(self.settings.extractor, self.settings.extractor_option or [])
+
+    @property
+    def voting(self) -> bool:
+        """Whether claims are judged by votes (repeats or a panel)."""
+        return len(self.judges) > 1 or self.settings.repeats > 1
+
+    def check_specs(self) -> None:
+        """Refuse a judge or extractor spec that names no registered part or provider (did-you-mean)."""
+        for spec in self.judges:
+            registry().resolve(spec, PartKind.JUDGE)
+        registry().resolve(self.extractor, PartKind.EXTRACTOR)
+
+    def models(self, run_dir: Path | None = None) -> ModelFactory:
+        """One ``Model`` per spec, wrapped as the settings say (a batch ledger lives in ``run_dir``)."""
+        return ModelFactory(model_options(self.settings, run_dir=run_dir, batch_progress=self.batch_progress))
+
+    def stages(self, run_dir: Path | None = None, *, models: ModelFactory | None = None) -> Stages:
+        """The extractor, the judge (a voting judge for repeats or a panel) and the policy of the settings."""
+        from hallumeasure.judges.votes import build_voting_judge
+
+        s = self.settings
+        judges = self.judges
+        models = models or self.models(run_dir)
+        request = StageRequest(
+            model_for=models,
+            extractor=self.extractor,
+            judge=judges[0],
+            mode=s.mode,
+            first_pass=s.first_pass or "offline",
+            policy=self.policy,
+            threshold=0.5 if s.flag_threshold is None else s.flag_threshold,
+        )
+        extractor, judge = registry().part(PartKind.DETECTOR, s.detector).load()(request)
+        if self.voting:
+            judge = build_voting_judge(
+                judges, s.mode, repeats=s.repeats, rule=s.panel_rule, policy=self.policy, model_for=models
+            )
+        if s.no_warm_cache:
+            for member in judge.voters if isinstance(judge, VotingStage) else [judge]:
+                if isinstance(member, WarmableJudge):
+                    member.warm_cache = False
+        return Stages(extractor, judge, self.policy, models)
+
+    def recorded(self, loaded: LoadedInput) -> dict[str, Any]:
+        """What the manifest records of this measurement besides its stages."""
+        s = self.settings
+        return {
+            "skipped_input_rows": len(loaded.problems),
+            "cache": not s.no_cache,
+            "batch": s.batch,
+            "config_file": str(self.config_file) if self.config_file is not None else None,
+            "effective": s.model_dump(mode="json"),
+        }
+
+    def run(
+        self,
+        loaded: LoadedInput,
+        out: str | Path,
+        *,
+        resume: bool = False,
+        overwrite: bool = False,
+        progress: Callable[[ResponseResult], None] | None = None,
+        stages: Stages | None = None,
+    ) -> RunManifest:
+        """Measure ``loaded``'s samples into ``out`` and return the manifest (counters of the detector included).
+
+        A directory that already holds a run needs ``resume`` (go on where it stopped) or ``overwrite``.
+        """
+        from hallumeasure.pipeline.run import run_measurement
+
+        run_dir = Path(out)
+        check_run_dir(run_dir, resume=resume, overwrite=overwrite)
+        stages = stages or self.stages(run_dir)
+        s = self.settings
+        manifest, _ = run_measurement(
+            loaded.samples,
+            run_dir,
+            stages.extractor,
+            stages.judge,
+            mode=s.mode,
+            input_sha256=loaded.sha256,
+            input_path=loaded.path,
+            policy=stages.policy,
+            resume=resume,
+            # In batch mode every sample starts at once, so that each stage becomes one batch.
+            concurrency=max(s.concurrency, len(loaded.samples)) if s.batch else s.concurrency,
+            settings=self.recorded(loaded),
+            detector=s.detector,
+            progress=progress,
+            sources=self.sources,
+            input_problems=loaded.problems,
+            overwrite=overwrite,
+        )
+        stats = save_detector_stats(run_dir, stages.judge)
+        if stats is not None:
+            manifest = manifest.model_copy(update={"settings": {**manifest.settings, "detector_stats": stats}})
+        return manifest
+
+
+def check_run_dir(run_dir: Path, *, resume: bool, overwrite: bool) -> None:
+    """Refuse ``resume`` with ``overwrite``, and a directory holding a run when neither is given."""
+    from hallumeasure.runs.store import existing_run_error, holds_run
+
+    if resume and overwrite:
+        raise InputError("resume and overwrite cannot be used together: resume continues the run, overwrite deletes it")
+    if not resume and not overwrite and holds_run(run_dir):
+        raise existing_run_error(run_dir, resumable=True)

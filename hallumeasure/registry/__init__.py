@@ -1,0 +1,263 @@
+"""One registry of the parts a run is built from: providers, judges, extractors, detectors, rewriters, input formats.
+
+Every part registers once, with what builds it, what it can do (``keyless``, ``scripted``, the extra it
+needs) and, for providers, the facts of its models (context window, price, cache minimum, batch). Code
+elsewhere asks the registry (``resolve``, ``facts``, ``part``); it never reads a spec string's prefix.
+
+Built-in parts are listed in ``registry.builtin``. Third-party packages add theirs through entry points,
+one group per kind (``hallumeasure.providers``, ``hallumeasure.judges``, ``hallumeasure.extractors``,
+``hallumeasure.detectors``, ``hallumeasure.rewriters``, ``hallumeasure.input_formats``)::
+
+    [project.entry-points."hallumeasure.judges"]
+    toy = "hallumeasure_toy:part"          # a registry.Part, or a factory called as factory(**options)
+
+``hallumeasure plugins`` lists what is installed. A plugin that fails to load is reported there and named in
+the error of a run that asks for it; it never breaks other parts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.registry.facts import ModelFacts, facts_of
+from hallumeasure.registry.parts import BUILTIN, Part, PartKind, Spec
+from hallumeasure.registry.specs import split_options
+
+__all__ = [
+    "BUILTIN",
+    "ModelFacts",
+    "Part",
+    "PartKind",
+    "PluginProblem",
+    "Registry",
+    "Spec",
+    "registry",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PluginProblem:
+    """An entry point that could not be loaded or registered, and why."""
+
+    group: str
+    name: str
+    origin: str
+    message: str
+
+
+@dataclass
+class Registry:
+    """The parts known to this process, by kind and name."""
+
+    parts: dict[PartKind, dict[str, Part]] = field(default_factory=lambda: {kind: {} for kind in PartKind})
+    problems: list[PluginProblem] = field(default_factory=list)
+
+    def add(self, part: Part, *, replace_existing: bool = False) -> None:
+        """Register ``part``; a name taken by another part of the same kind is refused unless ``replace_existing``."""
+        if not part.name or any(c in part.name for c in ":?& \t\n"):
+            raise ConfigError(
+                f"{part.kind.value} name {part.name!r} must be non-empty, without ':', '?', '&' or spaces"
+            )
+        kind = self.parts[part.kind]
+        if part.name in kind and not replace_existing:
+            taken = kind[part.name]
+            raise ConfigError(
+                f"{part.kind.value} {part.name!r} from {part.origin} clashes with the one from {taken.origin}"
+            )
+        kind[part.name] = part
+
+    def remove(self, kind: PartKind, name: str) -> None:
+        """Forget a part (tests, and plugins replaced at run time)."""
+        self.parts[kind].pop(name, None)
+
+    def part(self, kind: PartKind, name: str) -> Part:
+        """The part of ``kind`` called ``name``; a ``ConfigError`` naming the closest known one otherwise."""
+        found = self.parts[kind].get(name)
+        if found is not None:
+            return found
+        known = sorted(self.parts[kind])
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown {kind.value} {name!r}{hint} (known: {', '.join(known) or 'none'})")
+
+    def names(self, kind: PartKind) -> list[str]:
+        """Names of the registered parts of ``kind``: the built-in ones in their order, then plugins'."""
+        return list(self.parts[kind])
+
+    def all_parts(self) -> list[Part]:
+        """Every registered part, by kind, in registration order."""
+        return [part for kind in PartKind for part in self.parts[kind].values()]
+
+    # Specs -----------------------------------------------------------------------------------------------
+
+    def resolve(self, spec: str, kind: PartKind = PartKind.JUDGE) -> Spec:
+        """Read a judge, extractor or model spec: a keyless part of ``kind`` (``offline``) or ``provider:model``.
+
+        Raises ``ConfigError`` naming the closest known spec when it names nothing registered.
+        """
+        base, options = split_options(spec)
+        base = base.strip()
+        own = self._own(kind).get(base)
+        if own is not None:
+            return Spec(spec, own, "", options)
+        provider_name, _, model = base.partition(":")
+        provider = self.parts[PartKind.PROVIDER].get(provider_name)
+        if provider is None:
+            raise ConfigError(self._unknown_spec(spec, base, kind))
+        if provider.needs_model and not model:
+            raise ConfigError(f"{spec!r} names no model: write {provider.name}:<model>")
+        return Spec(spec, provider, model, options)
+
+    def _own(self, kind: PartKind) -> dict[str, Part]:
+        """The keyless parts of ``kind`` a spec may name by itself (``offline``); providers need ``name:model``."""
+        if kind not in (PartKind.JUDGE, PartKind.EXTRACTOR, PartKind.REWRITER):
+            return {}
+        return {name: part for name, part in self.parts[kind].items() if part.keyless}
+
+    def known_specs(self, kind: PartKind = PartKind.JUDGE) -> list[str]:
+        """What a spec of ``kind`` may be: its keyless parts, then ``provider:<model>`` for each provider."""
+        own = sorted(self._own(kind))
+        providers = [
+            p.name if not p.needs_model else f"{p.name}:<model>" for p in self.parts[PartKind.PROVIDER].values()
+        ]
+        return [*own, *sorted(providers)]
+
+    def suggestion(self, spec: str, kind: PartKind = PartKind.JUDGE) -> str | None:
+        """For a spec that names nothing known, the closest known spec; else None."""
+        base = spec.split("?", 1)[0].strip()
+        own = sorted(self._own(kind))
+        providers = self.names(PartKind.PROVIDER)
+        provider, colon, rest = base.partition(":")
+        if base in own or provider in providers:
+            return None
+        if colon:
+            close = difflib.get_close_matches(provider, providers, n=1, cutoff=0.6)
+            return f"{close[0]}:{rest}{spec[len(base) :]}" if close else None
+        close = difflib.get_close_matches(base, [*own, *providers], n=1)
+        if not close:
+            return None
+        part = self.parts[PartKind.PROVIDER].get(close[0])
+        return close[0] + (":<model>" if part is not None and part.needs_model and close[0] not in own else "")
+
+    def _unknown_spec(self, spec: str, base: str, kind: PartKind) -> str:
+        hint = self.suggestion(spec, kind)
+        what = "model provider" if ":" in base else f"model provider or {kind.value}"
+        name = base.partition(":")[0] if ":" in base else base
+        return (
+            f"unknown {what} {name!r} in {spec!r}"
+            + (f"; did you mean {hint!r}?" if hint else "")
+            + f" (known: {', '.join(self.known_specs(kind))})"
+        )
+
+    def is_keyless(self, spec: str, kind: PartKind = PartKind.JUDGE) -> bool:
+        """Whether ``spec`` calls no provider (unknown specs are not keyless)."""
+        try:
+            return self.resolve(spec, kind).keyless
+        except ConfigError:
+            return False
+
+    def is_scripted(self, spec: str | None) -> bool:
+        """Whether ``spec`` names a scripted stand-in (the fake provider): a demo, not a measurement."""
+        if not spec:
+            return False
+        for kind in (PartKind.JUDGE, PartKind.EXTRACTOR):
+            try:
+                return self.resolve(spec, kind).scripted
+            except ConfigError:
+                continue
+        return False
+
+    # Facts -----------------------------------------------------------------------------------------------
+
+    def facts_table(self) -> dict[str, ModelFacts]:
+        """Every part's model facts in one table."""
+        table: dict[str, ModelFacts] = {}
+        for part in self.all_parts():
+            table.update(part.facts)
+        return table
+
+    def facts(self, spec: str) -> ModelFacts:
+        """What is known of the model ``spec`` names (window, price, cache minimum, batch); fields None if not."""
+        return facts_of(spec, self.facts_table())
+
+
+def _origin(entry: EntryPoint) -> str:
+    dist = entry.dist
+    return f"{dist.name} {dist.version}" if dist is not None else "unknown distribution"
+
+
+def _from_entry_point(kind: PartKind, entry: EntryPoint) -> Part:
+    obj = entry.load()
+    origin = _origin(entry)
+    if isinstance(obj, Part):
+        if obj.kind is not kind:
+            raise ConfigError(f"entry point {entry.name!r} in {kind.group} holds a {obj.kind.value} part")
+        return replace(obj, name=obj.name or entry.name, origin=origin)
+    if not callable(obj):
+        raise ConfigError(f"entry point {entry.name!r} in {kind.group} is neither a Part nor callable")
+    summary = (obj.__doc__ or "").strip().splitlines()[0] if obj.__doc__ else ""
+    return Part(kind, entry.name, obj, summary, keyless=kind in (PartKind.JUDGE, PartKind.EXTRACTOR), origin=origin)
+
+
+def load_plugins(target: Registry, groups: Mapping[PartKind, Iterable[EntryPoint]] | None = None) -> None:
+    """Add every installed entry-point part to ``target``; what fails is recorded in ``target.problems``."""
+    for kind in PartKind:
+        found = groups.get(kind, ()) if groups is not None else entry_points(group=kind.group)
+        for entry in found:
+            try:
+                target.add(_from_entry_point(kind, entry))
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the others; it is reported
+                origin = _origin(entry)
+                message = f"{type(exc).__name__}: {exc}"
+                target.problems.append(PluginProblem(kind.group, entry.name, origin, message))
+                log.warning("plugin %s in %s (%s) was not registered: %s", entry.name, kind.group, origin, message)
+
+
+def _build() -> Registry:
+    from hallumeasure.registry.builtin import BUILTIN_PARTS
+
+    built = Registry()
+    for part in BUILTIN_PARTS:
+        built.add(part)
+    load_plugins(built)
+    return built
+
+
+@cache
+def registry() -> Registry:
+    """The process's registry: the built-in parts, then every installed plugin (read once)."""
+    return _build()
+
+
+def resolve(spec: str, kind: PartKind = PartKind.JUDGE) -> Spec:
+    """``registry().resolve``: a spec read against the registered parts."""
+    return registry().resolve(spec, kind)
+
+
+def is_keyless(spec: str, kind: PartKind = PartKind.JUDGE) -> bool:
+    """``registry().is_keyless``: whether ``spec`` calls no provider."""
+    return registry().is_keyless(spec, kind)
+
+
+def is_scripted(spec: str | None) -> bool:
+    """``registry().is_scripted``: whether ``spec`` is a scripted stand-in rather than a measurement."""
+    return registry().is_scripted(spec)
+
+
+def facts(spec: str) -> ModelFacts:
+    """``registry().facts``: what is known of the model ``spec`` names."""
+    return registry().facts(spec)
+
+
+def build_part(kind: PartKind, name: str, *args: Any, **kwargs: Any) -> Any:
+    """Build the part of ``kind`` called ``name`` with its factory's arguments."""
+    return registry().part(kind, name).load()(*args, **kwargs)

@@ -1,0 +1,105 @@
+"""The parts that ship with hallumeasure. Third-party parts come from entry points (``registry.plugins``).
+
+A new built-in part is one row here; its code is imported only when a run first uses it.
+"""
+
+from __future__ import annotations
+
+from hallumeasure.registry.facts import BUILTIN_FACTS, ModelFacts
+from hallumeasure.registry.parts import Part, PartKind
+
+_P, _J, _E = PartKind.PROVIDER, PartKind.JUDGE, PartKind.EXTRACTOR
+_D, _R, _I = PartKind.DETECTOR, PartKind.REWRITER, PartKind.INPUT_FORMAT
+
+
+def _facts(prefix: str) -> dict[str, ModelFacts]:
+    return {p: f for p, f in BUILTIN_FACTS.items() if p.startswith(prefix)}
+
+
+BUILTIN_PARTS: tuple[Part, ...] = (
+    # Providers: `<name>:<model>` specs; the class is called as cls(model, **options).
+    Part(
+        _P,
+        "anthropic",
+        "hallumeasure.models.anthropic:AnthropicAPI",
+        "Anthropic Messages API (ANTHROPIC_API_KEY)",
+        facts=_facts("anthropic:"),
+    ),
+    Part(
+        _P,
+        "bedrock",
+        "hallumeasure.models.bedrock:BedrockAPI",
+        "Amazon Bedrock Converse API (AWS credentials)",
+        facts=_facts("bedrock:"),
+    ),
+    Part(
+        _P,
+        "langchain",
+        "hallumeasure.models.langchain:LangChainAPI",
+        "any LangChain chat model, by import path (langchain_openai:ChatOpenAI?model=...)",
+    ),
+    Part(
+        _P,
+        "fake",
+        "hallumeasure.detectors.scripted:scripted_fake_api",
+        "scripted stand-in for an LLM: answers every prompt of the package, calls nothing",
+        scripted=True,
+        needs_model=False,
+        facts=_facts("fake"),
+    ),
+    # Keyless judges and extractors: called as target(**options).
+    Part(
+        _J,
+        "offline",
+        "hallumeasure.judges.offline:OfflineJudge",
+        "keyless rule-and-trees judge (no provider, no key)",
+        keyless=True,
+        facts={"offline": BUILTIN_FACTS["offline"]},
+    ),
+    Part(
+        _J,
+        "nli",
+        "hallumeasure.judges.nli.judge:NliClaimJudge",
+        "keyless small entailment model (int8 ONNX on CPU)",
+        keyless=True,
+        extra="nli",
+    ),
+    Part(
+        _J,
+        "offline+nli",
+        "hallumeasure.judges.nli.assist:offline_with_nli",
+        "the offline judge, asking the entailment model where it is unsure",
+        keyless=True,
+        extra="nli",
+    ),
+    Part(
+        _E,
+        "offline",
+        "hallumeasure.judges.offline:OfflineExtractor",
+        "keyless sentence-and-clause claim splitter",
+        keyless=True,
+    ),
+    # Detectors: target(request: StageRequest) -> (extractor, judge).
+    Part(_D, "claims", "hallumeasure.detectors.stages:claims_stages", "claim extractor + claim judge (HalluMeasure)"),
+    Part(_D, "conli", "hallumeasure.detectors.stages:conli_stages", "sentence NLI, then entity checks (CoNLI)"),
+    Part(_D, "cascade", "hallumeasure.detectors.stages:cascade_stages", "keyless first pass, LLM for what it flags"),
+    # Rewriters: target(model: Model | None) -> Rewriter.
+    Part(
+        _R,
+        "offline",
+        "hallumeasure.detectors.rewrite:OfflineRewriter",
+        "rule-based rewriter: substitutes or deletes",
+        keyless=True,
+    ),
+    Part(_R, "llm", "hallumeasure.detectors.rewrite:LLMRewriter", "LLM rewriter (any provider spec)"),
+    # Input formats: target(path, *, delimiter, on_header) -> iterator of (row number, record or problem).
+    Part(
+        _I,
+        "jsonl",
+        "hallumeasure.runs.inputs:jsonl_rows",
+        "JSON Lines, one sample per line",
+        suffixes=(".jsonl", ".ndjson", ".json"),
+    ),
+    Part(_I, "csv", "hallumeasure.runs.inputs:csv_rows", "CSV or TSV with a header row", suffixes=(".csv", ".tsv")),
+    Part(_I, "parquet", "hallumeasure.runs.inputs:parquet_rows", "Parquet (needs pyarrow)", suffixes=(".parquet",)),
+)
