@@ -14,14 +14,14 @@ from rich.table import Table
 
 from hallumeasure.cli.common import (
     EXIT_USAGE,
-    _fail,
-    _one_line,
-    _one_sided_alpha,
-    _open_probability,
-    _open_unit,
-    _refuse_unfinished,
     app,
+    fail,
+    one_line,
+    one_sided_alpha,
+    open_probability,
+    open_unit,
     out,
+    refuse_unfinished,
 )
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
@@ -49,7 +49,7 @@ def audit(
         ),
     ] = 0.02,
     alpha: Annotated[
-        float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of each decision, in (0, 0.5).")
+        float, typer.Option(callback=one_sided_alpha, help="One-sided error level of each decision, in (0, 0.5).")
     ] = 0.05,
     max_hallucinated_share_rise: Annotated[
         float,
@@ -72,7 +72,7 @@ def audit(
     power: Annotated[
         float,
         typer.Option(
-            callback=_open_unit,
+            callback=open_unit,
             help="Power, in (0, 1), at which the minimum detectable rise and the samples needed are stated.",
         ),
     ] = 0.8,
@@ -87,7 +87,7 @@ def audit(
     subtype_alpha: Annotated[
         float | None,
         typer.Option(
-            callback=_open_probability, help="Significance level of the subtype test, in (0, 1] (default: --alpha)."
+            callback=open_probability, help="Significance level of the subtype test, in (0, 1] (default: --alpha)."
         ),
     ] = None,
     min_samples: Annotated[
@@ -170,7 +170,7 @@ def audit(
             | ({"max_hallucinated_share_rise"} if not share_gate else set()),
             source=source,
         )
-        _refuse_unfinished([baseline, current])
+        refuse_unfinished([baseline, current])
         result = audit_runs(
             baseline,
             current,
@@ -199,14 +199,14 @@ def audit(
         if isinstance(exc, HalluMeasureError):
             message = redact(str(exc))
         elif isinstance(exc, ValidationError):
-            message = redact(_one_line(exc))
+            message = redact(one_line(exc))
         else:
-            message = redact(f"the audit could not run: {type(exc).__name__}: {_one_line(exc)}")
+            message = redact(f"the audit could not run: {type(exc).__name__}: {one_line(exc)}")
         try:
             write_usage_error(out_dir, message)
         except Exception as write_exc:  # noqa: BLE001 - the message on stderr matters more than the files
-            message += f" (and {out_dir} cannot be written: {_one_line(write_exc)})"
-        raise _fail(message, EXIT_USAGE) from None
+            message += f" (and {out_dir} cannot be written: {one_line(write_exc)})"
+        raise fail(message, EXIT_USAGE) from None
     try:
         _print_result(result, out_dir)
     except BrokenPipeError:

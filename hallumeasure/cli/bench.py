@@ -9,15 +9,15 @@ import typer
 from pydantic import ValidationError
 
 from hallumeasure.cli.common import (
-    _columns,
-    _fail,
-    _one_line,
     app,
     check_specs,
+    column_mapping,
     console,
+    fail,
+    one_line,
     out,
 )
-from hallumeasure.cli.output import _print_estimate
+from hallumeasure.cli.output import print_estimate
 from hallumeasure.core.config import cache_path
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.judges.nli import KEYLESS_JUDGES
@@ -70,18 +70,20 @@ def bench(
     modes = mode or ["cot-one"]
     for name in modes:
         if name not in {m.value for m in Mode}:
-            raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
+            raise fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
     extractor = extractor or ("offline" if judge in KEYLESS_JUDGES else judge)
     check_specs({"--judge": [judge], "--extractor": [extractor]})
     try:
         run_modes = [Mode(m) for m in modes]
         request_cache = None if no_cache else RequestCache(cache or cache_path())
         for name in datasets:
-            samples = subsample(load_labelled(resolve_dataset(name), columns=_columns(column or [])), limit, seed=seed)
+            samples = subsample(
+                load_labelled(resolve_dataset(name), columns=column_mapping(column or [])), limit, seed=seed
+            )
             for run_mode in run_modes:
                 if dry_run:
                     out.print(f"[bold]{name}[/bold]")
-                    _print_estimate(samples, run_mode, judge, extractor, gold_claims=gold_claims)
+                    print_estimate(samples, run_mode, judge, extractor, gold_claims=gold_claims)
                     continue
                 models = {
                     spec: build_model(spec, cache=request_cache) for spec in {judge, extractor} - set(KEYLESS_JUDGES)
@@ -102,9 +104,9 @@ def bench(
                 out.print(bench_markdown(result), markup=False, highlight=False)
                 console.print(f"wrote {json_path} and {md_path}")
     except ValueError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
 
 
 @app.command("bench-compare")
@@ -118,21 +120,21 @@ def bench_compare(
     loaded = []
     for path in results:
         if not path.exists():
-            raise _fail(f"{path} does not exist; give the JSON files written by 'hallumeasure bench'")
+            raise fail(f"{path} does not exist; give the JSON files written by 'hallumeasure bench'")
         if path.is_dir():
-            raise _fail(f"{path} is a directory; give the JSON files in it, such as {path}/*.json")
+            raise fail(f"{path} is a directory; give the JSON files in it, such as {path}/*.json")
         try:
             loaded.append(load_bench(path))
         except (ValidationError, UnicodeDecodeError) as exc:
-            raise _fail(
-                f"{path} is not a bench result (a JSON file written by 'hallumeasure bench'): {_one_line(exc)}"
+            raise fail(
+                f"{path} is not a bench result (a JSON file written by 'hallumeasure bench'): {one_line(exc)}"
             ) from None
         except OSError as exc:
-            raise _fail(f"{path} cannot be read: {exc.strerror or _one_line(exc)}") from None
+            raise fail(f"{path} cannot be read: {exc.strerror or one_line(exc)}") from None
     try:
         table = compare_bench(loaded)
     except (ValueError, KeyError, HalluMeasureError) as exc:
-        raise _fail(_one_line(exc)) from exc
+        raise fail(one_line(exc)) from exc
     out.print(table, markup=False, highlight=False)
     if out_file:
         out_file.write_text(table + "\n", encoding="utf-8")

@@ -12,21 +12,21 @@ from rich.markup import escape
 from hallumeasure.cli.common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
-    _batch_progress,
-    _columns,
-    _fail,
-    _one_line,
     app,
+    batch_progress,
+    column_mapping,
     console,
+    fail,
+    one_line,
     out,
 )
 from hallumeasure.cli.options import with_settings
 from hallumeasure.cli.output import (
-    _print_error_reasons,
-    _print_estimate,
-    _print_summary,
-    _print_usage,
-    _Progress,
+    SampleProgress,
+    print_error_reasons,
+    print_estimate,
+    print_summary,
+    print_usage,
 )
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
@@ -77,25 +77,29 @@ def measure(
     voting = len(judges) > 1 or s.repeats > 1
     run_mode = s.mode
     if resume and overwrite:
-        raise _fail(
+        raise fail(
             "--resume and --overwrite cannot be used together: --resume continues the run in --out, "
             "--overwrite deletes it; pass one"
         )
     if not resume and not overwrite and not dry_run and holds_run(out_dir):
-        raise _fail(str(existing_run_error(out_dir, resumable=True)))
+        raise fail(str(existing_run_error(out_dir, resumable=True)))
     try:  # the options join the specs, so that the manifest and --resume carry them
         extractor = with_options(s.extractor, s.extractor_option or [])
         judges = [with_options(name, s.judge_option or []) for name in judges]  # every judge of a panel
         judge = judges[0]
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     sources = _source_options(s.max_context_tokens, s.citation_pattern)
     try:
         loaded = load_samples(
-            input, columns=_columns(column or []), model=s.model_name, strict=s.strict_input, delimiter=s.delimiter
+            input,
+            columns=column_mapping(column or []),
+            model=s.model_name,
+            strict=s.strict_input,
+            delimiter=s.delimiter,
         )
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     for problem in loaded.problems:
         who = f" (id {problem.sample_id})" if problem.sample_id else ""
         console.print(
@@ -106,7 +110,7 @@ def measure(
     if dry_run:
         from hallumeasure.sources.rag import capped_for_estimate
 
-        _print_estimate(capped_for_estimate(loaded.samples, judge, sources), run_mode, judge, extractor, batch=s.batch)
+        print_estimate(capped_for_estimate(loaded.samples, judge, sources), run_mode, judge, extractor, batch=s.batch)
         if voting:
             out.print(
                 f"votes: each claim is judged {s.repeats} time(s) by each of {len(judges)} judge(s); the judge "
@@ -115,8 +119,8 @@ def measure(
             )
         return
     try:
-        ext, jud, policy = build_stages_from(s, run_dir=out_dir, batch_progress=_batch_progress)
-        with _Progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
+        ext, jud, policy = build_stages_from(s, run_dir=out_dir, batch_progress=batch_progress)
+        with SampleProgress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
             manifest, _ = run_measurement(
                 loaded.samples,
                 out_dir,
@@ -155,14 +159,14 @@ def measure(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except ProviderUnreachableError as exc:  # a wrong endpoint: say where the run stands and how to go on
         stored = _stored_count(out_dir)
-        raise _fail(f"{exc}. {stored} sample(s) stored in {out_dir}; once the endpoint is right, add --resume") from exc
+        raise fail(f"{exc}. {stored} sample(s) stored in {out_dir}; once the endpoint is right, add --resume") from exc
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     except OSError as exc:  # the request cache or the run directory cannot be written
         where = f"{exc.filename}: " if exc.filename else ""
-        raise _fail(f"{where}{exc.strerror or _one_line(exc)}") from None
-    data = _print_summary(out_dir)
-    _print_usage(manifest)
+        raise fail(f"{where}{exc.strerror or one_line(exc)}") from None
+    data = print_summary(out_dir)
+    print_usage(manifest)
     out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
     if errors or loaded.problems:
@@ -171,7 +175,7 @@ def measure(
             f"{manifest.counts.get('claim_errors', 0)} claim(s) ended as error rows; "
             f"{len(loaded.problems)} input row(s) skipped[/yellow]"
         )
-        _print_error_reasons(data, console, run_dir=out_dir)
+        print_error_reasons(data, console, run_dir=out_dir)
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
@@ -182,7 +186,7 @@ def _source_options(max_context_tokens: int | None, patterns: list[str] | None) 
     try:
         compile_patterns(patterns)
     except ValueError as exc:
-        raise _fail(f"--citation-pattern: {exc}") from None
+        raise fail(f"--citation-pattern: {exc}") from None
     return SourceOptions(
         max_context_tokens=max_context_tokens, **({"citation_patterns": tuple(patterns)} if patterns else {})
     )

@@ -9,14 +9,14 @@ import typer
 from rich.markup import escape
 
 from hallumeasure.cli.common import (
-    _fail,
-    _one_line,
-    _one_sided_alpha,
-    _open_unit,
-    _refuse_unfinished,
     app,
     check_specs,
+    fail,
+    one_line,
+    one_sided_alpha,
+    open_unit,
     out,
+    refuse_unfinished,
 )
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.judges.nli import KEYLESS_JUDGES
@@ -94,10 +94,10 @@ def plan(
         ),
     ] = False,
     alpha: Annotated[
-        float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of the audit, in (0, 0.5).")
+        float, typer.Option(callback=one_sided_alpha, help="One-sided error level of the audit, in (0, 0.5).")
     ] = 0.05,
     power: Annotated[
-        float, typer.Option(callback=_open_unit, help="Wanted probability of reaching the decision, in (0, 1).")
+        float, typer.Option(callback=open_unit, help="Wanted probability of reaching the decision, in (0, 1).")
     ] = 0.8,
     judge: Annotated[
         str | None, typer.Option(help="Judge to price (default: the baseline run's, else offline).")
@@ -130,18 +130,18 @@ def plan(
 
     check_specs({"--judge": [judge] if judge else [], "--extractor": [extractor] if extractor else []})
     if not is_metric(metric):
-        raise _fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
+        raise fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if baseline is None and baseline_rate is None:
-        raise _fail("give --baseline RUN (measured spread) or --baseline-rate P (worst-case spread)")
+        raise fail("give --baseline RUN (measured spread) or --baseline-rate P (worst-case spread)")
     if current is not None and baseline is None:
-        raise _fail("--current needs --baseline: the spread comes from the pairs of the two runs")
+        raise fail("--current needs --baseline: the spread comes from the pairs of the two runs")
     column, what = METRICS[metric]
     margin = 0.0 if fail_on_any_significant_rise else max_rate_rise
     priced: list[Sample] = []
     manifest = None
     try:
         if baseline is not None:
-            _refuse_unfinished([baseline] + ([current] if current else []))
+            refuse_unfinished([baseline] + ([current] if current else []))
             data, units = _units(baseline)
             manifest = data.manifest
             values = units[column].to_numpy(dtype=float)
@@ -151,7 +151,7 @@ def plan(
                 pa, pb, _ = pair_up(units, cur_units)
                 sd, rho, n_pairs = difference_sd(pa[column].to_numpy(dtype=float), pb[column].to_numpy(dtype=float))
                 if sd is None:
-                    raise _fail(
+                    raise fail(
                         f"{baseline} and {current} share fewer than 2 rated samples; "
                         "give --baseline alone or --baseline-rate"
                     )
@@ -207,9 +207,9 @@ def plan(
                 update={"cost": plan_cost(priced, wanted, judge=judge, extractor=extractor, mode=run_mode.value)}
             )
     except ValueError as exc:
-        raise _fail(_one_line(exc)) from None
+        raise fail(one_line(exc)) from None
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     if as_json:
         out.print_json(result.model_dump_json())
         return
