@@ -53,6 +53,10 @@ def bench(
     column: Annotated[
         list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
     ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Folder of the shared sets that DATASETS names (default: $HALLUMEASURE_DATA)."),
+    ] = None,
     cache: Annotated[Path | None, typer.Option(help="Request cache file.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the request cache.")] = False,
     dry_run: Annotated[
@@ -78,7 +82,7 @@ def bench(
         request_cache = None if no_cache else RequestCache(cache or cache_path())
         for name in datasets:
             samples = subsample(
-                load_labelled(resolve_dataset(name), columns=column_mapping(column or [])), limit, seed=seed
+                load_labelled(resolve_dataset(name, data=data), columns=column_mapping(column or [])), limit, seed=seed
             )
             for run_mode in run_modes:
                 if dry_run:
