@@ -67,10 +67,10 @@ def print_estimate(
     gold_claims: bool = False,
     batch: bool = False,
 ) -> None:
-    from hallumeasure.bench.estimate import estimate_bench, estimate_cost
     from hallumeasure.models.pricing import PRICES_AS_OF, price_for
+    from hallumeasure.pipeline.estimate import estimate_cost, estimate_run
 
-    est = estimate_bench(samples, mode, gold_claims=gold_claims)
+    est = estimate_run(samples, mode, gold_claims=gold_claims)
     if judge in KEYLESS_JUDGES and extractor in ("offline", None):
         out.print(
             f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims; the {judge} judge and the "
