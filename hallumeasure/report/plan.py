@@ -135,7 +135,7 @@ def _samples_of(run: LoadedRun) -> list[Sample]:
 
 
 def _values(units: pd.DataFrame, column: str) -> np.ndarray:
-    return units[column].to_numpy(dtype=float)
+    return np.asarray(units[column].to_numpy(dtype=float), dtype=float)
 
 
 def plan_audit(
