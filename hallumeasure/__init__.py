@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from hallumeasure.mitigate import mitigate_run
     from hallumeasure.pipeline.run import measure_samples, run_measurement
     from hallumeasure.pipeline.settings import MeasureSettings
-    from hallumeasure.report.audit import AuditGates
+    from hallumeasure.report.audit import AuditGates, AuditSettings
     from hallumeasure.report.plan import PlanSettings
     from hallumeasure.report.power import SamplePlan
     from hallumeasure.runs.inputs import load_samples
@@ -60,6 +60,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RunAudit": ("hallumeasure.api.run", "RunAudit"),
     "ErrorReason": ("hallumeasure.api.run", "ErrorReason"),
     "AuditGates": ("hallumeasure.report.audit", "AuditGates"),
+    "AuditSettings": ("hallumeasure.report.audit", "AuditSettings"),
     # planning an audit
     "plan": ("hallumeasure.api.plan", "plan"),
     "PlanSettings": ("hallumeasure.report.plan", "PlanSettings"),
@@ -99,6 +100,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "AuditGates",
+    "AuditSettings",
     "CheckResult",
     "CheckedClaim",
     "Claim",

@@ -140,9 +140,18 @@ def audit(
     """
     from hallumeasure.cli.options import explicit_options
     from hallumeasure.pipeline.settings import find_config, merge, read_config
-    from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditGates, audit_runs, write_usage_error
+    from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditSettings, run_audit, write_usage_error
 
     out_dir = out_dir or Path("runs") / "audit" / f"{baseline.name}__{current.name}"
+    change_flags = {  # what AuditSettings.allow_changes names -> (the option's parameter, its value)
+        "judge": ("allow_judge_change", allow_judge_change),
+        "extractor": ("allow_extractor_change", allow_extractor_change),
+        "mode": ("allow_mode_change", allow_mode_change),
+        "detector": ("allow_detector_change", allow_detector_change),
+        "prompts": ("allow_prompt_change", allow_prompt_change),
+        "votes": ("allow_votes_change", allow_votes_change),
+        "policy": ("allow_policy_change", allow_policy_change),
+    }
     try:
         if inconclusive not in INCONCLUSIVE_EXITS:
             raise HalluMeasureError(
@@ -159,42 +168,29 @@ def audit(
             "fail_on_any_significant_rise": fail_on_any_significant_rise,
             "inconclusive": inconclusive,
             "power": power,
+            "allow_mismatch": allow_mismatch,
+            "allow_changes": frozenset(field for field, (_, allowed) in change_flags.items() if allowed),
+            "baseline_model": baseline_model,
+            "current_model": current_model,
+            "resamples": resamples,
+            "seed": seed,
         }
-        # gates not given as options come from the settings file's audit table, else AuditGates' defaults
+        # settings not given as options come from the settings file's audit table, else AuditSettings' defaults
+        explicit = explicit_options(ctx, list(given))
+        if not share_gate:
+            explicit.add("max_hallucinated_share_rise")
+        if explicit_options(ctx, [param for param, _ in change_flags.values()]):
+            explicit.add("allow_changes")
         source = config or find_config(Path.cwd())
-        gates = merge(
-            AuditGates,
+        settings = merge(
+            AuditSettings,
             read_config(source, section="audit") if source else {},
             given,
-            explicit=explicit_options(ctx, list(given))
-            | ({"max_hallucinated_share_rise"} if not share_gate else set()),
+            explicit=explicit,
             source=source,
         )
         refuse_unfinished([baseline, current])
-        result = audit_runs(
-            baseline,
-            current,
-            gates,
-            out_dir=out_dir,
-            allow_mismatch=allow_mismatch,
-            allow_changes={
-                field
-                for field, allowed in (
-                    ("judge", allow_judge_change),
-                    ("extractor", allow_extractor_change),
-                    ("mode", allow_mode_change),
-                    ("detector", allow_detector_change),
-                    ("prompts", allow_prompt_change),
-                    ("votes", allow_votes_change),
-                    ("policy", allow_policy_change),
-                )
-                if allowed
-            },
-            baseline_model=baseline_model,
-            current_model=current_model,
-            resamples=resamples,
-            seed=seed,
-        )
+        result = run_audit(baseline, current, settings, out_dir=out_dir)
     except Exception as exc:  # noqa: BLE001 - exit 1 means "regression" here, so no failure may escape as 1
         if isinstance(exc, HalluMeasureError):
             message = redact(str(exc))
