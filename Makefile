@@ -2,6 +2,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The labelled sets of a clone's ../shared/data, when they are there (hallumeasure.runs.datasets reads this).
+ifneq ($(wildcard ../shared/data),)
+export HALLUMEASURE_DATA ?= $(abspath ../shared/data)
+endif
 
 .PHONY: demo test lint install reports clean
 

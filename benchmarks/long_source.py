@@ -40,8 +40,10 @@ from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.run import measure_samples
-from hallumeasure.runs.datasets import load_labelled, resolve_dataset, subsample
+from hallumeasure.runs.datasets import data_dir, load_labelled, resolve_dataset, subsample
 from hallumeasure.sources.rag import SourceOptions
+
+CLONE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # a clone's labelled sets, beside it
 
 HERE = Path(__file__).resolve().parent
 MULTIPLIERS = (1, 2, 8, 32)
@@ -108,7 +110,7 @@ def main() -> int:
         Path(args.render).with_suffix(".md").write_text(render(saved["meta"], saved["rows"]))
         return 0
     try:
-        records = load_labelled(resolve_dataset(args.data))
+        records = load_labelled(resolve_dataset(args.data, data=data_dir() or CLONE_DATA))
     except Exception as exc:  # noqa: BLE001 - no shared data on this machine
         print(f"cannot load {args.data}: {exc}", file=sys.stderr)
         return 2

@@ -35,7 +35,9 @@ from hallumeasure.judges.nli.model import NliModel
 from hallumeasure.judges.nli.premises import hypothesis_sentences, premise_for
 from hallumeasure.judges.offline.model import BoostedTrees, OfflineModel
 from hallumeasure.judges.offline.training import featurize_all, fit_models
-from hallumeasure.runs.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
+from hallumeasure.runs.datasets import SHARED_SETS, data_dir, load_labelled, subsample
+
+CLONE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # a clone's labelled sets, beside it
 
 HERE = Path(__file__).resolve().parent
 TODAY = {"summedits": 0.643, "bump": 0.611, "cliff": 0.795, "wice": 0.728, "halueval_qa": 0.994}
@@ -297,7 +299,7 @@ Notes.
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=shared_data_dir())
+    parser.add_argument("--data", type=Path, default=data_dir() or CLONE_DATA)
     parser.add_argument(
         "--limit", type=int, default=None, help="a stratified sample per set (seed 13); default: the whole sets"
     )

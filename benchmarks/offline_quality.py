@@ -34,7 +34,9 @@ from hallumeasure.judges.offline.judge import DEFAULT_THRESHOLD
 from hallumeasure.judges.offline.model import BoostedTrees, OfflineModel
 from hallumeasure.judges.offline.signals import FEATURES
 from hallumeasure.judges.offline.training import featurize_all, fit_models
-from hallumeasure.runs.datasets import SHARED_SETS, load_labelled, shared_data_dir, subsample
+from hallumeasure.runs.datasets import SHARED_SETS, data_dir, load_labelled, subsample
+
+CLONE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # a clone's labelled sets, beside it
 
 HERE = Path(__file__).resolve().parent
 SUMMARISATION = ("summedits", "bump", "cliff")
@@ -323,7 +325,7 @@ NOTES = """Notes.
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=shared_data_dir())
+    parser.add_argument("--data", type=Path, default=data_dir() or CLONE_DATA)
     parser.add_argument("--limit", type=int, default=None, help="stratified sample of N records per set")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=13)

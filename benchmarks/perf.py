@@ -37,7 +37,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import perf_modes  # noqa: I001 - sibling modules, found through sys.path
-from perf_data import summeval_sized
+from perf_data import CLONE_DATA, summeval_sized
 
 from hallumeasure.models.batch import BatchLedger, Batcher
 from hallumeasure.models.anthropic import AnthropicAPI
@@ -317,11 +317,12 @@ def offline(throughput_n: int, stream_n: int, source: Path, label: str | None = 
     """Runs perf_offline.py in a child process, importing hallumeasure from ``source`` (a checkout)."""
     if not (source / "hallumeasure" / "offline" / "__init__.py").exists():
         return {"status": "pending", "reason": f"{source}/hallumeasure/judges/offline is not there yet"}
-    from hallumeasure.runs.datasets import shared_data_dir
+    from hallumeasure.runs.datasets import data_dir
 
     env = {**os.environ, "PYTHONPATH": str(source)}
-    if shared_data_dir() is not None:
-        env["HALLUMEASURE_DATA"] = str(shared_data_dir())
+    found = data_dir() or CLONE_DATA
+    if found.is_dir():
+        env["HALLUMEASURE_DATA"] = str(found)
     done = subprocess.run(
         [sys.executable, str(HERE / "perf_offline.py"), "--throughput", str(throughput_n), "--stream", str(stream_n)],
         capture_output=True,

@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
+from pathlib import Path
 
 from hallumeasure.core.types import Sample
-from hallumeasure.runs.datasets import shared_data_dir
+from hallumeasure.runs.datasets import data_dir
+
+CLONE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # a clone's labelled sets, beside it
 
 _NAMES = [
     "Harwick Council",
@@ -41,9 +44,8 @@ _VERBS = ["announced", "approved", "delayed", "criticised", "defended", "funded"
 
 def summeval_sized(n: int, *, seed: int = 13) -> tuple[list[Sample], str]:
     """``n`` SummEval-sized samples and a note saying where they came from."""
-    base = shared_data_dir()
-    path = base / "bump.jsonl" if base is not None else None
-    if path is not None and path.exists():
+    path = (data_dir() or CLONE_DATA) / "bump.jsonl"
+    if path.exists():
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         rows = [r for r in rows if r["context"].strip() and r["response"].strip()]
         random.Random(seed).shuffle(rows)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from hallumeasure.api.check import CheckedClaim, Result, acheck, check
     from hallumeasure.api.grounded import GroundednessError, assert_grounded, parametrize_samples
     from hallumeasure.api.measure import ameasure, measure
+    from hallumeasure.api.plan import plan
     from hallumeasure.api.run import ErrorReason, Run, RunAudit, RunComparison
     from hallumeasure.api.run import load as load_run
     from hallumeasure.core.labels import Label, Policy, Subtype, UnevaluatablePolicy
@@ -37,7 +38,9 @@ if TYPE_CHECKING:
     from hallumeasure.models.factory import build_model
     from hallumeasure.pipeline.run import measure_samples, run_measurement
     from hallumeasure.pipeline.settings import MeasureSettings
-    from hallumeasure.report.audit import AuditGates
+    from hallumeasure.report.audit import AuditGates, AuditSettings
+    from hallumeasure.report.plan import PlanSettings
+    from hallumeasure.report.power import SamplePlan
     from hallumeasure.runs.inputs import load_samples
     from hallumeasure.sources.rag import SourceOptions
 
@@ -58,6 +61,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RunAudit": ("hallumeasure.api.run", "RunAudit"),
     "ErrorReason": ("hallumeasure.api.run", "ErrorReason"),
     "AuditGates": ("hallumeasure.report.audit", "AuditGates"),
+    "AuditSettings": ("hallumeasure.report.audit", "AuditSettings"),
+    # planning an audit
+    "plan": ("hallumeasure.api.plan", "plan"),
+    "PlanSettings": ("hallumeasure.report.plan", "PlanSettings"),
+    "SamplePlan": ("hallumeasure.report.power", "SamplePlan"),
     # in a test suite
     "assert_grounded": ("hallumeasure.api.grounded", "assert_grounded"),
     "GroundednessError": ("hallumeasure.api.grounded", "GroundednessError"),
@@ -93,6 +101,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "AuditGates",
+    "AuditSettings",
     "CheckResult",
     "CheckedClaim",
     "Claim",
@@ -106,6 +115,7 @@ __all__ = [
     "MeasureSettings",
     "Mode",
     "Passage",
+    "PlanSettings",
     "Policy",
     "ResponseResult",
     "Result",
@@ -114,6 +124,7 @@ __all__ = [
     "RunComparison",
     "RunManifest",
     "Sample",
+    "SamplePlan",
     "SourceOptions",
     "Subtype",
     "UnevaluatablePolicy",
@@ -132,6 +143,7 @@ __all__ = [
     "measure_samples",
     "mitigate_run",
     "parametrize_samples",
+    "plan",
     "run_measurement",
 ]
 

@@ -16,12 +16,14 @@ from pathlib import Path
 
 from hallumeasure.judges.offline.model import MODEL_FILE
 from hallumeasure.judges.offline.training import GBM_PARAMS, SEED, featurize_all, fit_models
-from hallumeasure.runs.datasets import SHARED_SETS, load_labelled, shared_data_dir
+from hallumeasure.runs.datasets import SHARED_SETS, data_dir, load_labelled
+
+CLONE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # a clone's labelled sets, beside it
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=shared_data_dir(), help="folder of the labelled JSONL sets")
+    parser.add_argument("--data", type=Path, default=data_dir() or CLONE_DATA, help="folder of the labelled JSONL sets")
     parser.add_argument("--sets", nargs="*", default=list(SHARED_SETS))
     parser.add_argument("--out", type=Path, default=MODEL_FILE)
     args = parser.parse_args(argv)

@@ -12,6 +12,9 @@ from testdata import SHARED_DATA
 
 # Wide, stable terminal output for CLI assertions (rich reads this when its consoles are created).
 os.environ["COLUMNS"] = "200"
+# The labelled sets of a clone's ../shared/data, named by hallumeasure.runs.datasets (unless set already).
+if SHARED_DATA.is_dir():
+    os.environ.setdefault("HALLUMEASURE_DATA", str(SHARED_DATA))
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -66,9 +69,13 @@ def isolated_env(tmp_path, monkeypatch):
 
 @pytest.fixture
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip("../shared/data is not present beside the repository")
-    return SHARED_DATA
+    """The folder of the labelled sets ($HALLUMEASURE_DATA, which the suite sets to ../shared/data when present)."""
+    from hallumeasure.runs.datasets import data_dir
+
+    found = data_dir()
+    if found is None or not found.is_dir():
+        pytest.skip("no labelled data: set HALLUMEASURE_DATA or put ../shared/data beside the repository")
+    return found
 
 
 @pytest.fixture

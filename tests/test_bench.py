@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hallumeasure.bench.estimate import estimate_bench, estimate_cost
 from hallumeasure.bench.metrics import balanced_accuracy, precision_recall_f1
 from hallumeasure.bench.run import (
     BenchResult,
@@ -27,6 +26,7 @@ from hallumeasure.core.subtype_maps import map_error_types
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, Sample, Usage
 from hallumeasure.judges.protocols import Extraction, Judgement
 from hallumeasure.models.pricing import Price
+from hallumeasure.pipeline.estimate import estimate_cost, estimate_run
 from hallumeasure.runs.datasets import GoldClaim, LabelledSample, load_labelled, subsample
 
 FAST = {"n_resamples": 200, "seed": 0}
@@ -365,9 +365,9 @@ def test_auc_is_na_with_one_class() -> None:
 
 def test_estimate_counts_calls_and_tokens() -> None:
     samples = [LabelledSample(id="1", dataset="d", context="x" * 400, response="One. Two! Three?", label=0)]
-    one = estimate_bench(samples, Mode.COT_ONE, claims_per_sentence=1.0)
+    one = estimate_run(samples, Mode.COT_ONE, claims_per_sentence=1.0)
     assert one.claims == 3 and one.extraction_calls == 1 and one.judge_calls == 3 and one.calls == 4
-    allc = estimate_bench(samples, Mode.NOCOT_ALL, claims_per_sentence=1.0)
+    allc = estimate_run(samples, Mode.NOCOT_ALL, claims_per_sentence=1.0)
     assert allc.judge_calls == 1 and allc.calls == 2
     assert one.input_tokens > allc.input_tokens > 100 and one.output_tokens > allc.output_tokens
     gold = [
@@ -380,7 +380,7 @@ def test_estimate_counts_calls_and_tokens() -> None:
             claims=(GoldClaim(text="a", raw_label="1", unsupported=True),) * 5,
         )
     ]
-    g = estimate_bench(gold, "cot-one", gold_claims=True)
+    g = estimate_run(gold, "cot-one", gold_claims=True)
     assert g.claims == 5 and g.extraction_calls == 0 and g.judge_calls == 5
     assert estimate_cost(one, Price(input=Decimal("0"), output=Decimal("0"))) == 0.0
 

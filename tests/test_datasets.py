@@ -15,7 +15,14 @@ from hallumeasure.core.subtype_maps import (
     normalise_type_name,
 )
 from hallumeasure.core.types import Sample
-from hallumeasure.runs.datasets import SHARED_SETS, LabelledSample, load_labelled, resolve_dataset, subsample
+from hallumeasure.runs.datasets import (
+    SHARED_SETS,
+    LabelledSample,
+    data_dir,
+    load_labelled,
+    resolve_dataset,
+    subsample,
+)
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -200,3 +207,42 @@ def test_every_shared_set_loads(shared_data: Path, name: str) -> None:
         assert not map_error_types(s.dataset, s.gold_error_types() or []).unknown
         for claim in s.claims or ():
             assert claim.unsupported is not None
+
+
+def test_the_data_folder_comes_from_the_argument_before_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    given, from_env = tmp_path / "given", tmp_path / "env"
+    for folder in (given, from_env):
+        folder.mkdir()
+        _jsonl(folder / "bump.jsonl", ROWS)
+    monkeypatch.setenv("HALLUMEASURE_DATA", str(from_env))
+    assert data_dir() == from_env
+    assert data_dir(given) == given
+    assert resolve_dataset("bump") == from_env / "bump.jsonl"
+    assert resolve_dataset("bump", data=given) == given / "bump.jsonl"
+    monkeypatch.delenv("HALLUMEASURE_DATA")
+    assert data_dir() is None
+    assert resolve_dataset("bump", data=str(given)) == given / "bump.jsonl"
+
+
+def test_naming_a_set_without_a_data_folder_says_how_to_give_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HALLUMEASURE_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"set HALLUMEASURE_DATA=DIR") as missing:
+        resolve_dataset("bump")
+    assert "bench --data DIR" in str(missing.value) and "shared sets are" in str(missing.value)
+    _jsonl(tmp_path / "mine.jsonl", ROWS)
+    assert resolve_dataset(tmp_path / "mine.jsonl") == tmp_path / "mine.jsonl"  # a path needs no folder
+    monkeypatch.setenv("HALLUMEASURE_DATA", str(tmp_path / "nowhere"))
+    with pytest.raises(InputError, match=r"nowhere \(from HALLUMEASURE_DATA\) is not a folder"):
+        resolve_dataset("bump")
+
+
+def test_the_library_does_not_guess_a_folder_from_where_it_is_installed() -> None:
+    import hallumeasure.runs.datasets as datasets
+
+    source = Path(datasets.__file__).read_text(encoding="utf-8")
+    assert "parents[" not in source and "__file__" not in source

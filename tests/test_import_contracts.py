@@ -90,6 +90,8 @@ def _model_layer_contract() -> ForbiddenContract:
         ("hallumeasure.judges.build", "hallumeasure.pipeline.run"),
         ("hallumeasure.pipeline.run", "hallumeasure.detectors.conli"),
         ("hallumeasure.mitigate.rounds", "hallumeasure.report.render"),
+        ("hallumeasure.report.plan", "hallumeasure.bench.run"),  # reports and benchmarks are independent
+        ("hallumeasure.bench.run", "hallumeasure.report.stats"),
         ("hallumeasure.report.audit", "hallumeasure.cli.common"),
     ],
 )

@@ -14,14 +14,14 @@ from rich.table import Table
 
 from hallumeasure.cli.common import (
     EXIT_USAGE,
-    _fail,
-    _one_line,
-    _one_sided_alpha,
-    _open_probability,
-    _open_unit,
-    _refuse_unfinished,
     app,
+    fail,
+    one_line,
+    one_sided_alpha,
+    open_probability,
+    open_unit,
     out,
+    refuse_unfinished,
 )
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
@@ -49,7 +49,7 @@ def audit(
         ),
     ] = 0.02,
     alpha: Annotated[
-        float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of each decision, in (0, 0.5).")
+        float, typer.Option(callback=one_sided_alpha, help="One-sided error level of each decision, in (0, 0.5).")
     ] = 0.05,
     max_hallucinated_share_rise: Annotated[
         float,
@@ -72,7 +72,7 @@ def audit(
     power: Annotated[
         float,
         typer.Option(
-            callback=_open_unit,
+            callback=open_unit,
             help="Power, in (0, 1), at which the minimum detectable rise and the samples needed are stated.",
         ),
     ] = 0.8,
@@ -87,7 +87,7 @@ def audit(
     subtype_alpha: Annotated[
         float | None,
         typer.Option(
-            callback=_open_probability, help="Significance level of the subtype test, in (0, 1] (default: --alpha)."
+            callback=open_probability, help="Significance level of the subtype test, in (0, 1] (default: --alpha)."
         ),
     ] = None,
     min_samples: Annotated[
@@ -140,9 +140,18 @@ def audit(
     """
     from hallumeasure.cli.options import explicit_options
     from hallumeasure.pipeline.settings import find_config, merge, read_config
-    from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditGates, audit_runs, write_usage_error
+    from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditSettings, run_audit, write_usage_error
 
     out_dir = out_dir or Path("runs") / "audit" / f"{baseline.name}__{current.name}"
+    change_flags = {  # what AuditSettings.allow_changes names -> (the option's parameter, its value)
+        "judge": ("allow_judge_change", allow_judge_change),
+        "extractor": ("allow_extractor_change", allow_extractor_change),
+        "mode": ("allow_mode_change", allow_mode_change),
+        "detector": ("allow_detector_change", allow_detector_change),
+        "prompts": ("allow_prompt_change", allow_prompt_change),
+        "votes": ("allow_votes_change", allow_votes_change),
+        "policy": ("allow_policy_change", allow_policy_change),
+    }
     try:
         if inconclusive not in INCONCLUSIVE_EXITS:
             raise HalluMeasureError(
@@ -159,54 +168,41 @@ def audit(
             "fail_on_any_significant_rise": fail_on_any_significant_rise,
             "inconclusive": inconclusive,
             "power": power,
+            "allow_mismatch": allow_mismatch,
+            "allow_changes": frozenset(field for field, (_, allowed) in change_flags.items() if allowed),
+            "baseline_model": baseline_model,
+            "current_model": current_model,
+            "resamples": resamples,
+            "seed": seed,
         }
-        # gates not given as options come from the settings file's audit table, else AuditGates' defaults
+        # settings not given as options come from the settings file's audit table, else AuditSettings' defaults
+        explicit = explicit_options(ctx, list(given))
+        if not share_gate:
+            explicit.add("max_hallucinated_share_rise")
+        if explicit_options(ctx, [param for param, _ in change_flags.values()]):
+            explicit.add("allow_changes")
         source = config or find_config(Path.cwd())
-        gates = merge(
-            AuditGates,
+        settings = merge(
+            AuditSettings,
             read_config(source, section="audit") if source else {},
             given,
-            explicit=explicit_options(ctx, list(given))
-            | ({"max_hallucinated_share_rise"} if not share_gate else set()),
+            explicit=explicit,
             source=source,
         )
-        _refuse_unfinished([baseline, current])
-        result = audit_runs(
-            baseline,
-            current,
-            gates,
-            out_dir=out_dir,
-            allow_mismatch=allow_mismatch,
-            allow_changes={
-                field
-                for field, allowed in (
-                    ("judge", allow_judge_change),
-                    ("extractor", allow_extractor_change),
-                    ("mode", allow_mode_change),
-                    ("detector", allow_detector_change),
-                    ("prompts", allow_prompt_change),
-                    ("votes", allow_votes_change),
-                    ("policy", allow_policy_change),
-                )
-                if allowed
-            },
-            baseline_model=baseline_model,
-            current_model=current_model,
-            resamples=resamples,
-            seed=seed,
-        )
+        refuse_unfinished([baseline, current])
+        result = run_audit(baseline, current, settings, out_dir=out_dir)
     except Exception as exc:  # noqa: BLE001 - exit 1 means "regression" here, so no failure may escape as 1
         if isinstance(exc, HalluMeasureError):
             message = redact(str(exc))
         elif isinstance(exc, ValidationError):
-            message = redact(_one_line(exc))
+            message = redact(one_line(exc))
         else:
-            message = redact(f"the audit could not run: {type(exc).__name__}: {_one_line(exc)}")
+            message = redact(f"the audit could not run: {type(exc).__name__}: {one_line(exc)}")
         try:
             write_usage_error(out_dir, message)
         except Exception as write_exc:  # noqa: BLE001 - the message on stderr matters more than the files
-            message += f" (and {out_dir} cannot be written: {_one_line(write_exc)})"
-        raise _fail(message, EXIT_USAGE) from None
+            message += f" (and {out_dir} cannot be written: {one_line(write_exc)})"
+        raise fail(message, EXIT_USAGE) from None
     try:
         _print_result(result, out_dir)
     except BrokenPipeError:

@@ -9,15 +9,15 @@ import typer
 from pydantic import ValidationError
 
 from hallumeasure.cli.common import (
-    _columns,
-    _fail,
-    _one_line,
     app,
     check_specs,
+    column_mapping,
     console,
+    fail,
+    one_line,
     out,
 )
-from hallumeasure.cli.output import _print_estimate
+from hallumeasure.cli.output import print_estimate
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.registry import is_keyless
 
@@ -52,6 +52,10 @@ def bench(
     column: Annotated[
         list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
     ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Folder of the shared sets that DATASETS names (default: $HALLUMEASURE_DATA)."),
+    ] = None,
     cache: Annotated[Path | None, typer.Option(help="Request cache file.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the request cache.")] = False,
     dry_run: Annotated[
@@ -68,7 +72,7 @@ def bench(
     modes = mode or ["cot-one"]
     for name in modes:
         if name not in {m.value for m in Mode}:
-            raise _fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
+            raise fail(f"--mode must be one of {[m.value for m in Mode]}, got {name!r}")
     extractor = extractor or ("offline" if is_keyless(judge) else judge)
     check_specs({"--judge": [judge], "--extractor": [extractor]})
     try:
@@ -81,11 +85,13 @@ def bench(
         }
         models = setups[run_modes[0]].models()  # one Model per spec for every dataset and mode: one cache
         for name in datasets:
-            samples = subsample(load_labelled(resolve_dataset(name), columns=_columns(column or [])), limit, seed=seed)
+            samples = subsample(
+                load_labelled(resolve_dataset(name, data=data), columns=column_mapping(column or [])), limit, seed=seed
+            )
             for run_mode in run_modes:
                 if dry_run:
                     out.print(f"[bold]{name}[/bold]")
-                    _print_estimate(samples, run_mode, judge, extractor, gold_claims=gold_claims)
+                    print_estimate(samples, run_mode, judge, extractor, gold_claims=gold_claims)
                     continue
                 stages = setups[run_mode].stages(models=models)
                 jud, ext = stages.judge, None if gold_claims else stages.extractor
@@ -103,9 +109,9 @@ def bench(
                 out.print(bench_markdown(result), markup=False, highlight=False)
                 console.print(f"wrote {json_path} and {md_path}")
     except ValueError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
 
 
 @app.command("bench-compare")
@@ -119,21 +125,21 @@ def bench_compare(
     loaded = []
     for path in results:
         if not path.exists():
-            raise _fail(f"{path} does not exist; give the JSON files written by 'hallumeasure bench'")
+            raise fail(f"{path} does not exist; give the JSON files written by 'hallumeasure bench'")
         if path.is_dir():
-            raise _fail(f"{path} is a directory; give the JSON files in it, such as {path}/*.json")
+            raise fail(f"{path} is a directory; give the JSON files in it, such as {path}/*.json")
         try:
             loaded.append(load_bench(path))
         except (ValidationError, UnicodeDecodeError) as exc:
-            raise _fail(
-                f"{path} is not a bench result (a JSON file written by 'hallumeasure bench'): {_one_line(exc)}"
+            raise fail(
+                f"{path} is not a bench result (a JSON file written by 'hallumeasure bench'): {one_line(exc)}"
             ) from None
         except OSError as exc:
-            raise _fail(f"{path} cannot be read: {exc.strerror or _one_line(exc)}") from None
+            raise fail(f"{path} cannot be read: {exc.strerror or one_line(exc)}") from None
     try:
         table = compare_bench(loaded)
     except (ValueError, KeyError, HalluMeasureError) as exc:
-        raise _fail(_one_line(exc)) from exc
+        raise fail(one_line(exc)) from exc
     out.print(table, markup=False, highlight=False)
     if out_file:
         out_file.write_text(table + "\n", encoding="utf-8")

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from hallumeasure.cli.common import _fail, _one_line, _open_unit, _refuse_unfinished, app, out
+from hallumeasure.cli.common import app, fail, one_line, open_unit, out, refuse_unfinished
 from hallumeasure.core.errors import HalluMeasureError
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def calibrate(
     ] = False,
     seed: Annotated[int, typer.Option(help="--export-sample: seed of the random draw.")] = 0,
     confidence: Annotated[
-        float, typer.Option(callback=_open_unit, help="Two-sided confidence of the intervals, in (0, 1).")
+        float, typer.Option(callback=open_unit, help="Two-sided confidence of the intervals, in (0, 1).")
     ] = 0.95,
     as_json: Annotated[bool, typer.Option("--json", help="Print the calibration report as JSON.")] = False,
 ) -> None:
@@ -60,9 +60,9 @@ def calibrate(
     from hallumeasure.report.calibrate import export_sample as write_sample
 
     if (labels is None) == (export_sample is None):
-        raise _fail("give --labels FILE (calibrate) or --export-sample N (write a template to label), not both")
+        raise fail("give --labels FILE (calibrate) or --export-sample N (write a template to label), not both")
     try:
-        _refuse_unfinished([run_dir])
+        refuse_unfinished([run_dir])
         if export_sample is not None:
             target = out_file or Path("runs") / "labels" / f"{run_dir.name}-sample.csv"
             n_responses, n_claims = write_sample(run_dir, export_sample, target, show_judge=show_judge, seed=seed)
@@ -76,9 +76,9 @@ def calibrate(
         assert labels is not None  # exactly one of --labels and --export-sample, checked above
         report = run_calibration(run_dir, labels, confidence=confidence)
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     except (ValidationError, ValueError) as exc:
-        raise _fail(_one_line(exc)) from None
+        raise fail(one_line(exc)) from None
     if as_json:
         out.print_json(report.model_dump_json())
         return

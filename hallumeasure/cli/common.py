@@ -141,7 +141,7 @@ def check_specs(specs: dict[str, list[str]]) -> None:
             try:
                 registry().resolve(spec, kinds.get(option, PartKind.JUDGE))
             except HalluMeasureError as exc:
-                raise _fail(f"{option}: {exc}") from None
+                raise fail(f"{option}: {exc}") from None
 
 
 console = Console(stderr=True)
@@ -152,14 +152,14 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
 
 
-def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
+def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     # One line, always: a script greps it, a person reads it at once.
     message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
     console.print(f"[red]error:[/red] {escape(redact(message))}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     """A one-line message for an exception: the first pydantic error, or the first line of its text."""
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
@@ -185,7 +185,7 @@ def _resume_hint(path: Path, m: RunManifest) -> str:
     return " ".join(parts)
 
 
-def _unfinished_message(path: Path, manifest: RunManifest, n_stored: int) -> str:
+def unfinished_message(path: Path, manifest: RunManifest, n_stored: int) -> str:
     return (
         f"{path} is an unfinished run (status {manifest.status!r}: it crashed, was stopped, or is still being "
         f"written; {n_stored} of {manifest.n_samples} samples stored); finish it with: "
@@ -193,7 +193,7 @@ def _unfinished_message(path: Path, manifest: RunManifest, n_stored: int) -> str
     )
 
 
-def _refuse_unfinished(paths: list[Path]) -> None:
+def refuse_unfinished(paths: list[Path]) -> None:
     """compare / audit: numbers from a run that never finished would be read as a result; refuse them."""
     from hallumeasure.runs.store import RunStore
 
@@ -202,18 +202,18 @@ def _refuse_unfinished(paths: list[Path]) -> None:
             manifest = store.read_manifest()
             if manifest is not None and manifest.status != "complete":
                 raise HalluMeasureError(
-                    _unfinished_message(path, manifest, len(store.done_ids())) + ", then compare or audit it"
+                    unfinished_message(path, manifest, len(store.done_ids())) + ", then compare or audit it"
                 )
 
 
-def _open_unit(value: float | None) -> float | None:
+def open_unit(value: float | None) -> float | None:
     """Typer callback: a power or confidence, above 0 and below 1."""
     if value is not None and not 0 < value < 1:
         raise typer.BadParameter(f"{value} is not in the range 0<x<1.")
     return value
 
 
-def _one_sided_alpha(value: float | None) -> float | None:
+def one_sided_alpha(value: float | None) -> float | None:
     """Typer callback: a one-sided error level, above 0 and below 0.5."""
     if value is not None and not 0 < value < 0.5:
         raise typer.BadParameter(f"{value} is not in the range 0<x<0.5.")
@@ -227,7 +227,7 @@ def _positive(value: float | None) -> float | None:
     return value
 
 
-def _open_probability(value: float | None) -> float | None:
+def open_probability(value: float | None) -> float | None:
     """Typer callback: a significance level, above 0 and at most 1."""
     if value is not None and not 0 < value <= 1:
         raise typer.BadParameter(f"{value} is not in the range 0<x<=1.")
@@ -244,17 +244,17 @@ CacheFile = Annotated[
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
 
 
-def _columns(pairs: list[str]) -> dict[str, str]:
+def column_mapping(pairs: list[str]) -> dict[str, str]:
     mapping = {}
     for pair in pairs:
         field, sep, column = pair.partition("=")
         if not sep or not field or not column:
-            raise _fail(f"--column takes field=name, got {pair!r}")
+            raise fail(f"--column takes field=name, got {pair!r}")
         mapping[field.strip()] = column.strip()
     return mapping
 
 
-def _batch_progress(progress: BatchProgress) -> None:
+def batch_progress(progress: BatchProgress) -> None:
     status = progress.status
     resumed = " (submitted by an earlier run)" if progress.resumed else ""
     console.print(

@@ -11,12 +11,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from hallumeasure.cli.common import (
-    _fail,
-    _one_line,
-    _refuse_unfinished,
     app,
     console,
+    fail,
+    one_line,
     out,
+    refuse_unfinished,
 )
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.report.stats import RESAMPLES, SEED
@@ -61,7 +61,7 @@ def compare(
     from hallumeasure.report.render import format_p, format_signed
 
     try:
-        _refuse_unfinished(runs)
+        refuse_unfinished(runs)
         report = compare_runs(
             runs,
             out_dir,
@@ -73,9 +73,9 @@ def compare(
             baseline=baseline,
         )
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     except ValidationError as exc:
-        raise _fail(_one_line(exc)) from None
+        raise fail(one_line(exc)) from None
     table = Table(title="models", title_justify="left")
     for name in ("model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"):
         table.add_column(name, justify="left" if name == "model" else "right")

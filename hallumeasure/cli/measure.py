@@ -12,21 +12,21 @@ from rich.markup import escape
 from hallumeasure.cli.common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
-    _batch_progress,
-    _columns,
-    _fail,
-    _one_line,
     app,
+    batch_progress,
+    column_mapping,
     console,
+    fail,
+    one_line,
     out,
 )
 from hallumeasure.cli.options import with_settings
 from hallumeasure.cli.output import (
-    _print_error_reasons,
-    _print_estimate,
-    _print_summary,
-    _print_usage,
-    _Progress,
+    SampleProgress,
+    print_error_reasons,
+    print_estimate,
+    print_summary,
+    print_usage,
 )
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
@@ -69,13 +69,17 @@ def measure(
     try:  # the refusals of the one door: resume with overwrite, a run already in --out, an unknown spec
         if not dry_run:
             check_run_dir(out_dir, resume=resume, overwrite=overwrite)
-        measurement = Measurement(s, config_file=config_file, batch_progress=_batch_progress)
+        measurement = Measurement(s, config_file=config_file, batch_progress=batch_progress)
         measurement.check_specs()
         loaded = load_samples(
-            input, columns=_columns(column or []), model=s.model_name, strict=s.strict_input, delimiter=s.delimiter
+            input,
+            columns=column_mapping(column or []),
+            model=s.model_name,
+            strict=s.strict_input,
+            delimiter=s.delimiter,
         )
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     for problem in loaded.problems:
         who = f" (id {problem.sample_id})" if problem.sample_id else ""
         console.print(
@@ -88,7 +92,7 @@ def measure(
         from hallumeasure.sources.rag import capped_for_estimate
 
         samples = capped_for_estimate(loaded.samples, judges[0], measurement.sources)
-        _print_estimate(samples, s.mode, judges[0], measurement.extractor, batch=s.batch)
+        print_estimate(samples, s.mode, judges[0], measurement.extractor, batch=s.batch)
         if measurement.voting:
             out.print(
                 f"votes: each claim is judged {s.repeats} time(s) by each of {len(judges)} judge(s); the judge "
@@ -97,7 +101,7 @@ def measure(
             )
         return
     try:
-        with _Progress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
+        with SampleProgress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
             manifest = measurement.run(loaded, out_dir, resume=resume, overwrite=overwrite, progress=advance)
     except KeyboardInterrupt:
         stored = _stored_count(out_dir)
@@ -111,14 +115,14 @@ def measure(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except ProviderUnreachableError as exc:  # a wrong endpoint: say where the run stands and how to go on
         stored = _stored_count(out_dir)
-        raise _fail(f"{exc}. {stored} sample(s) stored in {out_dir}; once the endpoint is right, add --resume") from exc
+        raise fail(f"{exc}. {stored} sample(s) stored in {out_dir}; once the endpoint is right, add --resume") from exc
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     except OSError as exc:  # the request cache or the run directory cannot be written
         where = f"{exc.filename}: " if exc.filename else ""
-        raise _fail(f"{where}{exc.strerror or _one_line(exc)}") from None
-    data = _print_summary(out_dir)
-    _print_usage(manifest)
+        raise fail(f"{where}{exc.strerror or one_line(exc)}") from None
+    data = print_summary(out_dir)
+    print_usage(manifest)
     out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
     if errors or loaded.problems:
@@ -127,7 +131,7 @@ def measure(
             f"{manifest.counts.get('claim_errors', 0)} claim(s) ended as error rows; "
             f"{len(loaded.problems)} input row(s) skipped[/yellow]"
         )
-        _print_error_reasons(data, console, run_dir=out_dir)
+        print_error_reasons(data, console, run_dir=out_dir)
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

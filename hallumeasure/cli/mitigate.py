@@ -16,11 +16,11 @@ from hallumeasure.cli.common import (
     MaxRetries,
     NoCache,
     Timeout,
-    _fail,
-    _one_line,
     app,
     check_specs,
     console,
+    fail,
+    one_line,
     out,
 )
 from hallumeasure.cli.output import usage_line
@@ -64,19 +64,19 @@ def mitigate(
     from hallumeasure.runs.store import existing_run_error, holds_run
 
     if out_dir.exists() and out_dir.resolve() == run_dir.resolve():
-        raise _fail("--out must be a new directory, not the source run")
+        raise fail("--out must be a new directory, not the source run")
     if out_dir.exists() and not overwrite and holds_run(out_dir):
-        raise _fail(str(existing_run_error(out_dir, resumable=False)))
+        raise fail(str(existing_run_error(out_dir, resumable=False)))
     if overwrite and out_dir.exists():
         if out_dir.is_dir() and any(out_dir.iterdir()) and not holds_run(out_dir):
-            raise _fail(
+            raise fail(
                 f"{out_dir} is not empty and holds no hallumeasure run; refusing to delete it: "
                 "choose a new --out directory"
             )
         try:
             shutil.rmtree(out_dir) if out_dir.is_dir() else out_dir.unlink()
         except OSError as exc:
-            raise _fail(f"cannot delete {out_dir} for --overwrite: {exc.strerror or _one_line(exc)}") from None
+            raise fail(f"cannot delete {out_dir} for --overwrite: {exc.strerror or one_line(exc)}") from None
     try:
         settings: dict[str, object] = {"cache": cache, "no_cache": no_cache, "max_concurrency": max_concurrency}
         settings |= {"max_retries": max_retries, "timeout": timeout}
@@ -84,7 +84,7 @@ def mitigate(
         rw = build_rewriter(rewriter, model_for=model_for)
         report = mitigate_run(run_dir, out_dir, rw, rounds=rounds, concurrency=concurrency, model_for=model_for)
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     table = Table(title=f"mitigation {run_dir} -> {out_dir}", title_justify="left")
     for name in ("", "before", "after"):
         table.add_column(name, justify="left" if not name else "right")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hallumeasure.cli.common import EXIT_FAILURE, _fail, _one_line, app, out
+from hallumeasure.cli.common import EXIT_FAILURE, app, fail, one_line, out
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.types import Mode
 
@@ -62,7 +62,7 @@ def monitor(
             human_labels=human,
         )
     except (HalluMeasureError, OSError, ValueError) as exc:
-        raise _fail(_one_line(exc)) from None
+        raise fail(one_line(exc)) from None
     finally:
         from hallumeasure.pipeline.run import close_stage_models
 

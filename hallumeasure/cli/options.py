@@ -17,7 +17,7 @@ import typer
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from hallumeasure.cli.common import _fail, check_specs, console
+from hallumeasure.cli.common import check_specs, console, fail
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.pipeline.settings import CONFIG_FILE, Flag, find_config, merge, read_config
 
@@ -122,7 +122,7 @@ def with_settings(
                 from_file = read_config(path, section=file_section) if path is not None else {}
                 settings = merge(model, from_file, given, explicit=explicit_options(ctx, names), source=path)
             except ConfigError as exc:
-                raise _fail(str(exc)) from None  # one line, exit 2, like every other usage error
+                raise fail(str(exc)) from None  # one line, exit 2, like every other usage error
             if path is not None:
                 _say_settings_file(path, from_file, explicit_options(ctx, names))
             check_specs(

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 SHOWN_REASONS = 3
 
 
-def _print_error_reasons(data: RunData, where: Console, *, run_dir: Path) -> None:
+def print_error_reasons(data: RunData, where: Console, *, run_dir: Path) -> None:
     """The distinct reasons of the error rows, counted, most frequent first (the first few)."""
     reasons = data.error_reasons(width=240)
     if not reasons:
@@ -58,7 +58,7 @@ def _print_error_reasons(data: RunData, where: Console, *, run_dir: Path) -> Non
         )
 
 
-def _print_estimate(
+def print_estimate(
     samples: Sequence[Sample | LabelledSample],
     mode: Mode | str,
     judge: str,
@@ -67,10 +67,10 @@ def _print_estimate(
     gold_claims: bool = False,
     batch: bool = False,
 ) -> None:
-    from hallumeasure.bench.estimate import estimate_bench, estimate_cost
     from hallumeasure.models.pricing import PRICES_AS_OF, price_for
+    from hallumeasure.pipeline.estimate import estimate_cost, estimate_run
 
-    est = estimate_bench(samples, mode, gold_claims=gold_claims)
+    est = estimate_run(samples, mode, gold_claims=gold_claims)
     if is_keyless(judge) and (extractor is None or is_keyless(extractor, PartKind.EXTRACTOR)):
         out.print(
             f"{est.n_samples} samples, mode {est.mode}: about {est.claims} claims; the {judge} judge and the "
@@ -108,7 +108,7 @@ def duration(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-class _Progress:
+class SampleProgress:
     """Progress the pipeline advances once per finished sample: a rich bar on a terminal, else a line now and then.
 
     Off a terminal (a CI log, a pipe) a line goes to stderr at every 10% and at least every
@@ -186,7 +186,7 @@ def unsure_lines(unsure: dict[str, UnsureStats], judge: str | None) -> list[str]
     return lines
 
 
-def _print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
+def print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
     """Print a run's summary table and settings; returns the loaded ``RunData``."""
     from hallumeasure.report.unsure import run_unsure_stats
     from hallumeasure.runs.store import load_run
@@ -273,7 +273,7 @@ def usage_line(usage: Usage, specs: Sequence[str], *, batch: bool = False) -> st
     return line + f"; cost about ${dollars:,.4f} at {'batch' if batch else 'list'} prices of {PRICES_AS_OF}"
 
 
-def _print_usage(manifest: RunManifest) -> None:
+def print_usage(manifest: RunManifest) -> None:
     batch = bool(manifest.settings.get("batch"))
     judges = (manifest.settings.get("judge") or {}).get("votes", {}).get("judges") or [manifest.judge]
     line = usage_line(manifest.usage, [manifest.extractor, *judges], batch=batch)

@@ -1,43 +1,28 @@
-"""The ``plan`` command: the samples an audit needs to catch a rise; a thin shell over ``hallumeasure.report.power``."""
+"""The ``plan`` command: the samples an audit needs to catch a rise; a thin shell over ``hallumeasure.report.plan``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
 from hallumeasure.cli.common import (
-    _fail,
-    _one_line,
-    _one_sided_alpha,
-    _open_unit,
-    _refuse_unfinished,
     app,
     check_specs,
+    fail,
+    one_line,
+    one_sided_alpha,
+    open_unit,
     out,
+    refuse_unfinished,
 )
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.registry import PartKind, is_keyless
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from hallumeasure.runs.store import RunData
-
-METRICS = {
-    "unsupported_rate": ("rate", "mean unsupported rate"),
-    "hallucinated_share": ("hallucinated", "hallucinated share"),
-}
-
-
-def _units(run_dir: Path) -> tuple[RunData, pd.DataFrame]:
-    from hallumeasure.report.runs import LoadedRun, response_units
-    from hallumeasure.runs.store import load_run
-
-    data = load_run(run_dir)
-    return data, response_units(LoadedRun(run_dir.name, data))
+#: What the output calls each metric.
+METRICS = {"unsupported_rate": "mean unsupported rate", "hallucinated_share": "hallucinated share"}
 
 
 @app.command()
@@ -94,10 +79,10 @@ def plan(
         ),
     ] = False,
     alpha: Annotated[
-        float, typer.Option(callback=_one_sided_alpha, help="One-sided error level of the audit, in (0, 0.5).")
+        float, typer.Option(callback=one_sided_alpha, help="One-sided error level of the audit, in (0, 0.5).")
     ] = 0.05,
     power: Annotated[
-        float, typer.Option(callback=_open_unit, help="Wanted probability of reaching the decision, in (0, 1).")
+        float, typer.Option(callback=open_unit, help="Wanted probability of reaching the decision, in (0, 1).")
     ] = 0.8,
     judge: Annotated[
         str | None, typer.Option(help="Judge to price (default: the baseline run's, else offline).")
@@ -122,94 +107,39 @@ def plan(
     Each count says what it is for: to flag a true rise of RISE, to pass an unchanged model, and
     (when RISE is within the margin) to pass RISE. The hallucinated share is planned exactly.
     """
-    import numpy as np
-
-    from hallumeasure.core.types import Mode, Sample
-    from hallumeasure.report.power import difference_sd, is_metric, plan_cost, plan_samples, sd_from_rates
-    from hallumeasure.report.runs import pair_up
+    from hallumeasure.report.plan import PlanSettings, plan_audit
+    from hallumeasure.report.power import is_metric
 
     check_specs({"--judge": [judge] if judge else [], "--extractor": [extractor] if extractor else []})
     if not is_metric(metric):
-        raise _fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
+        raise fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if baseline is None and baseline_rate is None:
-        raise _fail("give --baseline RUN (measured spread) or --baseline-rate P (worst-case spread)")
+        raise fail("give --baseline RUN (measured spread) or --baseline-rate P (worst-case spread)")
     if current is not None and baseline is None:
-        raise _fail("--current needs --baseline: the spread comes from the pairs of the two runs")
-    column, what = METRICS[metric]
-    margin = 0.0 if fail_on_any_significant_rise else max_rate_rise
-    priced: list[Sample] = []
-    manifest = None
+        raise fail("--current needs --baseline: the spread comes from the pairs of the two runs")
+    what = METRICS[metric]
     try:
-        if baseline is not None:
-            _refuse_unfinished([baseline] + ([current] if current else []))
-            data, units = _units(baseline)
-            manifest = data.manifest
-            values = units[column].to_numpy(dtype=float)
-            rate = float(np.nanmean(values)) if np.isfinite(values).any() else 0.0
-            if current is not None:
-                _, cur_units = _units(current)
-                pa, pb, _ = pair_up(units, cur_units)
-                sd, rho, n_pairs = difference_sd(pa[column].to_numpy(dtype=float), pb[column].to_numpy(dtype=float))
-                if sd is None:
-                    raise _fail(
-                        f"{baseline} and {current} share fewer than 2 rated samples; "
-                        "give --baseline alone or --baseline-rate"
-                    )
-                correlation = rho if correlation is None else correlation
-                source = f"paired differences of {baseline.name} and {current.name} ({n_pairs} shared samples)"
-            else:
-                rho = 0.0 if correlation is None else correlation
-                spread = float(np.nanstd(values, ddof=1)) if np.isfinite(values).sum() > 1 else 0.0
-                sd = spread * float(np.sqrt(max(2 * (1 - rho), 0.0)))
-                correlation = rho
-                source = (
-                    f"spread of {baseline.name} ({int(np.isfinite(values).sum())} samples), the same spread "
-                    f"assumed for the current run, correlation {rho:g}"
-                )
-            priced = [
-                Sample(
-                    id=str(r["sample_id"]),
-                    context=r["context"],
-                    response=r["response"],
-                    question=r["question"] if isinstance(r["question"], str) else None,
-                )
-                for r in data.responses.to_dict(orient="records")
-            ]
-        else:
-            assert baseline_rate is not None  # refused above when both are missing
-            rate = float(baseline_rate)
-            correlation = 0.0 if correlation is None else correlation
-            sd = sd_from_rates(rate, rise, correlation)
-            source = f"baseline rate {rate:g}, largest spread of a share with that mean, correlation {correlation:g}"
-        if samples is not None:
-            from hallumeasure.runs.inputs import load_samples
-
-            priced = load_samples(samples).samples
-        result = plan_samples(
-            metric=metric,
-            baseline_rate=round(rate, 6),
+        settings = PlanSettings(
             rise=rise,
-            margin=margin,
-            sd=sd,
-            source=source,
+            baseline_rate=baseline_rate,
+            correlation=correlation,
+            metric=metric,
+            max_rate_rise=max_rate_rise,
+            fail_on_any_significant_rise=fail_on_any_significant_rise,
             alpha=alpha,
             power=power,
-            correlation=None if correlation is None else round(correlation, 6),
+            judge=judge,
+            extractor=extractor,
+            mode=mode,
         )
-        counts = (result.samples_to_flag, result.samples_to_pass, result.samples_to_pass_at_rise)
-        wanted = max([n for n in counts if n is not None], default=None)
-        if priced and wanted:
-            judge_given = judge is not None
-            judge = judge or (manifest.judge if manifest else "offline")
-            extractor = extractor or (judge if judge_given else manifest.extractor if manifest else judge)
-            run_mode = Mode(mode) if mode else (manifest.mode if manifest else Mode.COT_ONE)
-            result = result.model_copy(
-                update={"cost": plan_cost(priced, wanted, judge=judge, extractor=extractor, mode=run_mode.value)}
-            )
+        if baseline is not None:
+            refuse_unfinished([baseline] + ([current] if current else []))
+        result = plan_audit(settings, baseline=baseline, current=current, samples=samples)
     except ValueError as exc:
-        raise _fail(_one_line(exc)) from None
+        raise fail(one_line(exc)) from None
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
+    margin, source, wanted = settings.margin, result.source, result.largest_count
     if as_json:
         out.print_json(result.model_dump_json())
         return

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
-from hallumeasure.cli.common import EXIT_USAGE, _fail, _one_line, app, console
+from hallumeasure.cli.common import EXIT_USAGE, app, console, fail, one_line
 from hallumeasure.core.errors import ConfigError
 
 
@@ -61,7 +61,7 @@ def serve(
         from hallumeasure.guard.app import create_app
         from hallumeasure.guard.settings import GuardSettings, read_keys
     except ImportError as exc:
-        raise _fail(f"serve needs the serve extra: pip install 'hallumeasure[serve]' ({exc.name} is missing)") from None
+        raise fail(f"serve needs the serve extra: pip install 'hallumeasure[serve]' ({exc.name} is missing)") from None
     from hallumeasure.pipeline.settings import read_config
 
     values: dict[str, Any] = {}
@@ -82,10 +82,10 @@ def serve(
         values["api_keys"] = read_keys(api_key_file)
         settings = GuardSettings(**values)
     except (ConfigError, OSError, ValueError, ValidationError) as exc:
-        raise _fail(_one_line(exc)) from None
+        raise fail(one_line(exc)) from None
     if not settings.api_keys:
         if not _loopback(host):
-            raise _fail(
+            raise fail(
                 f"no API key is configured, so the guard binds to loopback only (asked: {host}); give "
                 "--api-key-file FILE or HALLUMEASURE_API_KEYS to serve other machines",
                 EXIT_USAGE,

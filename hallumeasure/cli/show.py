@@ -12,13 +12,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from hallumeasure.cli.common import (
-    _fail,
-    _unfinished_message,
     app,
     console,
+    fail,
     out,
+    unfinished_message,
 )
-from hallumeasure.cli.output import _print_error_reasons, _print_summary
+from hallumeasure.cli.output import print_error_reasons, print_summary
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.labels import Policy
@@ -52,11 +52,11 @@ def show(
     try:
         data = load_run(run_dir)
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     if data.unfinished and data.manifest is not None:  # exit 0: looking at a crashed run is how one finds out why
         stored = int(data.summary.iloc[0]["n_responses"]) if len(data.summary) else 0
         console.print(
-            f"[yellow]warning:[/yellow] {escape(redact(_unfinished_message(run_dir, data.manifest, stored)))}",
+            f"[yellow]warning:[/yellow] {escape(redact(unfinished_message(run_dir, data.manifest, stored)))}",
             highlight=False,
             soft_wrap=True,
         )
@@ -75,8 +75,8 @@ def show(
         return
     summaries, evidence = load_rag(run_dir)
     if summary:
-        _print_summary(run_dir, data)
-        _print_error_reasons(data, out, run_dir=run_dir)
+        print_summary(run_dir, data)
+        print_error_reasons(data, out, run_dir=run_dir)
         print_rag(out, summaries)
     if claims:
         _print_claims(data, run_dir, _with_votes(data, claim_votes), evidence)

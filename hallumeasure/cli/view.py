@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from hallumeasure.cli.common import (
-    _fail,
-    _one_line,
     app,
+    fail,
+    one_line,
     out,
 )
 from hallumeasure.core.errors import HalluMeasureError
@@ -37,9 +37,9 @@ def view(
     try:
         path = write_viewer(runs, target, max_responses=max_responses)
     except HalluMeasureError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     except OSError as exc:
-        raise _fail(f"{exc.filename or target}: {exc.strerror or _one_line(exc)}") from None
+        raise fail(f"{exc.filename or target}: {exc.strerror or one_line(exc)}") from None
     size = path.stat().st_size
     out.print(
         f"wrote {path} ({size / 1e6:.1f} MB, one file, works offline); open in a browser:",

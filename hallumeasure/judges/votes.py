@@ -235,7 +235,7 @@ def plurality(counts: Counter[Label]) -> Label:
     return max(counts, key=lambda label: (counts[label], -SEVERITY.index(label)))
 
 
-def _decide(ok: list[Label], n_failed: int, rule: PanelRule, policy: Policy) -> Label | None:
+def decide_label(ok: list[Label], n_failed: int, rule: PanelRule, policy: Policy) -> Label | None:
     """The combined label of the ``ok`` votes, or None when the ``n_failed`` failed votes could change it."""
     if rule is PanelRule.MAJORITY:
         counts = Counter(ok)
@@ -268,7 +268,7 @@ def combine_votes(votes: Sequence[Vote], rule: PanelRule | str, policy: Policy, 
             claim_id=claim_id, judge=judge, error=f"all {len(votes)} votes failed; the first: {failed[0].error}"
         )
     labels = [v.label for v in ok if v.label is not None]  # all of them: a vote is ok when it has a label
-    label = _decide(labels, len(failed), rule, policy)
+    label = decide_label(labels, len(failed), rule, policy)
     tally = ", ".join(f"{n} {lab.value}" for lab, n in Counter(labels).most_common())
     if label is None:
         return ClaimVerdict(

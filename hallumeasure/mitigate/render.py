@@ -18,7 +18,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 _TOKEN_RE = re.compile(r"\s+|\d+(?:[.,]\d+)*|\w+|[^\w\s]")
 
 
-def _diff_ops(before: str, after: str) -> list[tuple[str, str]]:
+def diff_ops(before: str, after: str) -> list[tuple[str, str]]:
     """(op, text) pieces of a word-level diff: op is ``=``, ``-`` or ``+``.
 
     Changes separated only by spaces are merged into one removal and one addition, so that a
@@ -59,7 +59,7 @@ def diff_html(before: str, after: str) -> Markup:
     """The word diff as safe HTML: every piece escaped, removals in ``<del>``, additions in ``<ins>``."""
     tags = {"-": "del", "+": "ins"}
     html = Markup("")
-    for op, text in _diff_ops(before, after):
+    for op, text in diff_ops(before, after):
         html += escape(text) if op == "=" else Markup(f"<{tags[op]}>") + escape(text) + Markup(f"</{tags[op]}>")
     return html
 
@@ -69,7 +69,7 @@ def diff_markdown(before: str, after: str) -> str:
     from hallumeasure.core.text import md_escape
 
     parts = []
-    for op, text in _diff_ops(before, after):
+    for op, text in diff_ops(before, after):
         core = md_escape(text)
         if not core:
             parts.append(" " if text.strip() == "" and text else "")

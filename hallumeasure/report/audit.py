@@ -51,7 +51,15 @@ import pandas as pd
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.audit_bounds import METHODS, paired_binary_sd, planning, rise_bounds, rise_outcome
 from hallumeasure.report.audit_inputs import SampleOverlap, check_audit_inputs, undecided_column
-from hallumeasure.report.audit_models import AuditGates, AuditResult, GateResult, RiseDecision, Status
+from hallumeasure.report.audit_models import (
+    MIN_RESAMPLES,
+    AuditGates,
+    AuditResult,
+    AuditSettings,
+    GateResult,
+    RiseDecision,
+    Status,
+)
 from hallumeasure.report.audit_outputs import junit_xml, write_audit, write_usage_error
 from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
 from hallumeasure.report.power import difference_sd
@@ -70,12 +78,14 @@ EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 
 __all__ = [
     "AuditGates",
     "AuditResult",
+    "AuditSettings",
     "GateResult",
     "RiseDecision",
     "Status",
     "audit_runs",
     "decide_rise",
     "junit_xml",
+    "run_audit",
     "write_audit",
     "write_usage_error",
 ]
@@ -437,6 +447,29 @@ def audit_runs(
     )
 
 
+def run_audit(
+    baseline_dir: str | Path,
+    current_dir: str | Path,
+    settings: AuditSettings | None = None,
+    *,
+    out_dir: str | Path | None = None,
+) -> AuditResult:
+    """Audit ``current_dir`` against ``baseline_dir`` with ``settings`` (see ``audit_runs``)."""
+    settings = settings or AuditSettings()
+    return audit_runs(
+        baseline_dir,
+        current_dir,
+        settings.gates,
+        out_dir=out_dir,
+        allow_mismatch=settings.allow_mismatch,
+        allow_changes=settings.allow_changes,
+        baseline_model=settings.baseline_model,
+        current_model=settings.current_model,
+        resamples=settings.resamples,
+        seed=settings.seed,
+    )
+
+
 def audit_loaded(
     base_run: LoadedRun,
     cur_run: LoadedRun,
@@ -452,8 +485,8 @@ def audit_loaded(
 ) -> AuditResult:
     """``audit_runs`` on runs already loaded."""
     gates = gates or AuditGates()
-    if resamples < 100:
-        raise ConfigError(f"resamples must be at least 100 for a usable interval, got {resamples}")
+    if resamples < MIN_RESAMPLES:
+        raise ConfigError(f"resamples must be at least {MIN_RESAMPLES} for a usable interval, got {resamples}")
     runs = [base_run, cur_run]
     base_units, base_name = _select(base_run, baseline_model)
     cur_units, cur_name = _select(cur_run, current_model)

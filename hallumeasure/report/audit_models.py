@@ -6,14 +6,15 @@ schema is ``schemas/audit_result.schema.json``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from hallumeasure.report.audit_bounds import Outcome
 from hallumeasure.report.comparison import Comparison
 from hallumeasure.report.runs import RunInfo
-from hallumeasure.report.stats import GroupStats
+from hallumeasure.report.stats import RESAMPLES, SEED, GroupStats
 
 Status = Literal["pass", "regression", "inconclusive", "incomplete", "usage_error"]
 
@@ -75,6 +76,51 @@ class AuditGates(BaseModel):
         description="Largest tolerated share of error rows (failed samples and claims "
         "without a verdict) in either run.",
     )
+
+
+#: What an audit may be told to accept as measured differently (``audit --allow-<field>-change``).
+ChangeField = Literal["judge", "extractor", "mode", "detector", "prompts", "votes", "policy"]
+
+#: Fewest bootstrap resamples that give a usable interval.
+MIN_RESAMPLES = 100
+
+
+class AuditSettings(AuditGates):
+    """Everything an audit runs with: its gates (``AuditGates``), the differences between the two runs it
+    accepts, the models it compares, and its resampling.
+
+    The command line (``hallumeasure audit``), a settings file's audit table (``[audit]`` in
+    hallumeasure.toml, ``[tool.hallumeasure.audit]`` in pyproject.toml) and Python callers fill it;
+    ``audit.json`` records its gates (``gates``).
+    """
+
+    allow_mismatch: bool = Field(
+        default=False,
+        description="Audit runs over different or partly shared samples (or without a manifest); the outputs say so.",
+    )
+    allow_changes: frozenset[ChangeField] = Field(
+        default=frozenset(), description="What may differ between how the two runs were measured."
+    )
+    baseline_model: str | None = Field(default=None, description="Audit only this model of the baseline run.")
+    current_model: str | None = Field(default=None, description="Audit only this model of the current run.")
+    resamples: int = Field(default=RESAMPLES, description="Bootstrap resamples per interval (at least 100).")
+    seed: int = Field(default=SEED, description="Seed of the bootstrap and permutation tests.")
+
+    @model_validator(mode="after")
+    def _usable_intervals(self) -> Self:
+        if self.resamples < MIN_RESAMPLES:
+            # No location: the message is the one the audit has always given, on the command line too.
+            raise PydanticCustomError(
+                "setting_rule",
+                "resamples must be at least {least} for a usable interval, got {got}",
+                {"least": MIN_RESAMPLES, "got": self.resamples},
+            )
+        return self
+
+    @property
+    def gates(self) -> AuditGates:
+        """The gates alone, as ``audit.json`` records them."""
+        return AuditGates(**self.model_dump(include=set(AuditGates.model_fields)))
 
 
 class RiseDecision(BaseModel):

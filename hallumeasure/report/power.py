@@ -149,6 +149,12 @@ class SamplePlan(BaseModel):
     cost: PlanCost | None = None
     notes: list[str] = []
 
+    @property
+    def largest_count(self) -> int | None:
+        """The largest of the planned counts (what the cost is for); None when none is in reach."""
+        counts = (self.samples_to_flag, self.samples_to_pass, self.samples_to_pass_at_rise)
+        return max([n for n in counts if n is not None], default=None)
+
 
 def plan_samples(
     *,
@@ -242,11 +248,11 @@ def plan_samples(
 
 def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str, extractor: str, mode: str) -> PlanCost:
     """Price ``n`` samples like ``samples`` (scaled from the dry-run estimate of ``samples``)."""
-    from hallumeasure.bench.estimate import estimate_bench, estimate_cost
     from hallumeasure.models.pricing import PRICES_AS_OF, price_for
+    from hallumeasure.pipeline.estimate import estimate_cost, estimate_run
     from hallumeasure.registry import PartKind, is_keyless
 
-    est = estimate_bench(samples, mode)
+    est = estimate_run(samples, mode)
     scale = n / max(est.n_samples, 1)
     dollars = None
     if is_keyless(judge) and is_keyless(extractor, PartKind.EXTRACTOR):

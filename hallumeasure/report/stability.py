@@ -291,12 +291,12 @@ def _complete_rows(votes: pd.DataFrame, key: list[str], rater: str, n_raters: in
 
 
 def _panel(votes: pd.DataFrame, judges: list[str], policy: Policy) -> PanelAgreement:
-    from hallumeasure.judges.votes import PanelRule, _decide  # the same majority as the verdicts
+    from hallumeasure.judges.votes import PanelRule, decide_label  # the same majority as the verdicts
 
     decided: dict[str, dict[str, str]] = {judge: {} for judge in judges}
     for (claim_id, judge), (labels, failed) in _ballots(votes, ("claim_id", "judge")).items():
         if labels:
-            label = _decide([Label(x) for x in labels], failed, PanelRule.MAJORITY, policy)
+            label = decide_label([Label(x) for x in labels], failed, PanelRule.MAJORITY, policy)
             if label is not None:
                 decided[judge][claim_id] = label.value
     shared = set.intersection(*(set(d) for d in decided.values())) if decided else set()

@@ -398,7 +398,7 @@ def build_viewer_data(
     of the first run is paired with the same sample of the second, claims whose verdict changed
     are marked, and a response that was rewritten (mitigation) carries a word diff.
     """
-    from hallumeasure.mitigate.render import _diff_ops
+    from hallumeasure.mitigate.render import diff_ops as _diff_ops
 
     if max_responses < 1:
         raise ConfigError(f"--max-responses must be at least 1, got {max_responses}")

@@ -11,6 +11,14 @@ Loading is strict: a labelled set with a bad row would give wrong numbers, so ev
 (missing column, bad label, unknown claim label, duplicate id) is listed in one ``InputError``.
 In CSV, ``claims``, ``error_types`` and ``meta`` cells hold JSON (``error_types`` may also be
 a ``;``-separated list); columns that are not mapped to a field are kept in ``meta``.
+
+Where the sets are: a set is named by its file stem (``bump``) and found in the data folder, which
+comes from an argument (``resolve_dataset(name, data=DIR)``, ``hallumeasure bench --data DIR``), else
+from the ``HALLUMEASURE_DATA`` environment variable; with neither, naming a set is an error that says
+how to give the folder (a file path always works). The library never guesses a folder from where it
+is installed. In a clone with ``../shared/data`` beside it, ``make`` and the test suite
+(``tests/conftest.py``) set ``HALLUMEASURE_DATA`` to that folder, and the benchmark scripts default
+their ``--data`` to it, so nothing changes there.
 """
 
 from __future__ import annotations
@@ -274,24 +282,37 @@ def _to_labelled(
         raise ValueError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
 
 
-def shared_data_dir() -> Path | None:
-    """The staged dev sets: ``$HALLUMEASURE_DATA``, else ``<repo>/../shared/data`` when present."""
-    env = os.environ.get("HALLUMEASURE_DATA")
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data")
-    return next((p for p in candidates if p.is_dir()), None)
+#: The environment variable naming the folder of the labelled sets (``bump`` -> ``$HALLUMEASURE_DATA/bump.jsonl``).
+DATA_ENV = "HALLUMEASURE_DATA"
 
 
-def resolve_dataset(name_or_path: str | Path) -> Path:
-    """A file path as given, or the shared set of that name (``bump`` -> ``<shared>/bump.jsonl``)."""
+def data_dir(data: str | Path | None = None) -> Path | None:
+    """The folder of the labelled sets: ``data`` when given, else ``$HALLUMEASURE_DATA``; None when neither is set."""
+    chosen = data if data is not None else os.environ.get(DATA_ENV) or None
+    return Path(chosen) if chosen is not None else None
+
+
+def resolve_dataset(name_or_path: str | Path, *, data: str | Path | None = None) -> Path:
+    """A file path as given, or the set of that name in the data folder (``bump`` -> ``<data>/bump.jsonl``).
+
+    The folder is ``data`` when given, else ``$HALLUMEASURE_DATA`` (see the module docstring).
+    """
     path = Path(name_or_path)
     if path.exists():
         return path
-    base = shared_data_dir()
-    if base is not None and (base / f"{name_or_path}.jsonl").exists():
+    base = data_dir(data)
+    if base is None:
+        raise InputError(
+            f"no labelled data file {name_or_path!r}, and no data folder to find a set of that name in: give the "
+            f"folder (bench --data DIR, or data= in Python) or set {DATA_ENV}=DIR (a clone's sets are in "
+            f"../shared/data); shared sets are {', '.join(SHARED_SETS)}"
+        )
+    if not base.is_dir():
+        source = "given" if data is not None else f"from {DATA_ENV}"
+        raise InputError(f"the data folder {base} ({source}) is not a folder; give the folder of the labelled sets")
+    if (base / f"{name_or_path}.jsonl").exists():
         return base / f"{name_or_path}.jsonl"
-    where = f" or in {base}" if base else " (no shared data directory found; set HALLUMEASURE_DATA)"
-    raise InputError(f"no labelled data file {name_or_path!r}{where}; shared sets are {', '.join(SHARED_SETS)}")
+    raise InputError(f"no labelled data file {name_or_path!r} or in {base}; shared sets are {', '.join(SHARED_SETS)}")
 
 
 def subsample(samples: Sequence[LabelledSample], n: int | None, *, seed: int = 13) -> list[LabelledSample]:

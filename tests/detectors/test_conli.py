@@ -11,13 +11,13 @@ from testdata import EXAMPLES
 from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.types import ClaimVerdict, Mode, Sample
 from hallumeasure.detectors import build_stages, stages_from_manifest
-from hallumeasure.pipeline.measurement import save_detector_stats
 from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, OfflineNliJudge, SentenceExtractor
 from hallumeasure.detectors.entities import EntityKind, appears_in, find_entities
 from hallumeasure.detectors.scripted import scripted_responder
 from hallumeasure.judges.protocols import Judgement
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
+from hallumeasure.pipeline.measurement import save_detector_stats
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.runs.inputs import load_samples
 from hallumeasure.runs.store import load_run

@@ -1,4 +1,4 @@
-"""Checks on the public labelled sets (skipped when ../shared/data is not beside the repository)."""
+"""Checks on the public labelled sets (skipped without $HALLUMEASURE_DATA or ../shared/data)."""
 
 import os
 import subprocess
@@ -11,15 +11,12 @@ from hallumeasure.judges.offline.extractor import split_claims
 from hallumeasure.runs.datasets import load_labelled, subsample
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / ".." / "shared" / "data"
 SLICE = ["--limit", "60", "--resamples", "200"]
 
 
 @pytest.fixture
-def data() -> Path:
-    if not DATA.is_dir():
-        pytest.skip("../shared/data is not present beside the repository")
-    return DATA.resolve()
+def data(shared_data: Path) -> Path:
+    return shared_data.resolve()
 
 
 def test_committed_slice_table_is_current(data, tmp_path):

@@ -1,4 +1,8 @@
-"""The dry run of a benchmark: expected calls and tokens before anything is spent."""
+"""The dry run of a measurement: expected calls and tokens before anything is spent.
+
+Used by ``measure --dry-run``, ``bench --dry-run`` (over labelled sets) and the audit planner
+(``hallumeasure.report.plan``), which prices the samples it asks for.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,8 @@ from hallumeasure.models.pricing import cost
 from hallumeasure.runs.datasets import LabelledSample
 
 
-class BenchEstimate(BaseModel):
-    """Rough expected calls and tokens of a benchmark, before spending anything."""
+class RunEstimate(BaseModel):
+    """Rough expected calls and tokens of a run (or a benchmark), before spending anything."""
 
     dataset: str
     mode: str
@@ -48,14 +52,14 @@ def _prompt_chars(prompt_id: str, fallback: int) -> int:
     return len(p.system) + len(p.user_prefix) + len(p.user_suffix) + standard
 
 
-def estimate_bench(
+def estimate_run(
     samples: Sequence[LabelledSample | Sample],
     mode: Mode | str = Mode.COT_ONE,
     *,
     gold_claims: bool = False,
     claims_per_sentence: float = 2.0,
     chars_per_token: float = 4.0,
-) -> BenchEstimate:
+) -> RunEstimate:
     """Expected calls and tokens: tokens = characters / 4; claims = sentences x ``claims_per_sentence``.
 
     One-claim modes: one extraction call plus one judge call per claim. All-claims modes: one
@@ -98,7 +102,7 @@ def estimate_bench(
         + ("" if gold_claims else f", {OUTPUT_TOKENS_PER_CLAIM['extract']} (extraction)"),
         "no prompt caching, re-asks or retries counted",
     ]
-    return BenchEstimate(
+    return RunEstimate(
         dataset="+".join(sorted({getattr(s, "dataset", "input") for s in samples})) or "empty",
         mode=mode.value,
         gold_claims=gold_claims,
@@ -112,7 +116,7 @@ def estimate_bench(
     )
 
 
-def estimate_cost(estimate: BenchEstimate, price: Any) -> float:
+def estimate_cost(estimate: RunEstimate, price: Any) -> float:
     """Dollar cost of an estimate at ``price`` (a ``hallumeasure.models.pricing.Price``), uncached."""
     usage = Usage(calls=estimate.calls, input_tokens=estimate.input_tokens, output_tokens=estimate.output_tokens)
     return float(cost(usage, price))

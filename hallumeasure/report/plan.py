@@ -1,0 +1,219 @@
+"""Planning an audit: from a measured run (or a baseline rate) and ``PlanSettings`` to a ``SamplePlan`` with its cost.
+
+The arithmetic is ``hallumeasure.report.power``'s; this module decides where its inputs come from,
+as ``hallumeasure plan`` and ``hallumeasure.plan`` both use it:
+
+* the spread of the per-sample differences: the paired differences of two runs over the same
+  samples (pairing included), else the spread of one run assumed for the current run too (with
+  ``correlation``, 0 by default), else the largest spread a share with mean ``baseline_rate`` can have;
+* the samples to price: ``samples`` when given, else the baseline run's;
+* the judge, extractor and mode to price: the settings', else the baseline run's, else the
+  keyless ``offline`` judge in ``cot-one`` mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from hallumeasure.core.errors import ConfigError, RunStoreError
+from hallumeasure.core.types import Mode, RunManifest, Sample
+from hallumeasure.report.power import (
+    Metric,
+    SamplePlan,
+    difference_sd,
+    plan_cost,
+    plan_samples,
+    sd_from_rates,
+)
+from hallumeasure.report.runs import LoadedRun, pair_up, response_units
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: A run to plan from: its directory, or a run already loaded for reporting.
+RunSource = str | Path | LoadedRun
+
+#: The per-response column each metric is planned on.
+METRIC_COLUMNS: dict[str, str] = {"unsupported_rate": "rate", "hallucinated_share": "hallucinated"}
+
+
+class PlanSettings(BaseModel):
+    """The knobs of a sample-size plan: the rise to catch, the audit's gate it is planned for, and what to price."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rise: float = Field(
+        ge=0.0, le=1.0, description="The true rise (current minus baseline) the audit must catch, absolute."
+    )
+    baseline_rate: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Without runs: the baseline's rate (the spread is then the largest a share with this mean can "
+        "have). Ignored when a baseline run is given.",
+    )
+    correlation: float | None = Field(
+        default=None,
+        ge=-1.0,
+        le=1.0,
+        description="Correlation of the two runs' per-sample values (default: measured from two runs, else 0, "
+        "which is conservative when it is positive).",
+    )
+    metric: Metric = Field(
+        default="unsupported_rate",
+        description="unsupported_rate (mean of per-response rates) or hallucinated_share (planned exactly).",
+    )
+    max_rate_rise: float = Field(
+        default=0.02, ge=0.0, le=1.0, description="The audit's tolerated rise (its margin) on the planned metric."
+    )
+    fail_on_any_significant_rise: bool = Field(
+        default=False, description="Plan for an audit that flags any significant rise (margin 0)."
+    )
+    alpha: float = Field(default=0.05, gt=0.0, lt=0.5, description="One-sided error level of the audit.")
+    power: float = Field(default=0.8, gt=0.0, lt=1.0, description="Wanted probability of reaching the decision.")
+    judge: str | None = Field(default=None, description="Judge to price (default: the baseline run's, else offline).")
+    extractor: str | None = Field(
+        default=None, description="Extractor to price (default: the baseline run's, else the judge)."
+    )
+    mode: Mode | None = Field(
+        default=None, description="Classifier mode to price (default: the baseline run's, else cot-one)."
+    )
+
+    @property
+    def margin(self) -> float:
+        """The audit's margin the plan is for: 0 when any significant rise fails the audit."""
+        return 0.0 if self.fail_on_any_significant_rise else self.max_rate_rise
+
+    def priced_stages(self, manifest: RunManifest | None) -> tuple[str, str, Mode]:
+        """(judge, extractor, mode) to price: these settings', else the run's, else offline in cot-one mode.
+
+        A judge given here without an extractor prices that judge as its own extractor.
+        """
+        judge = self.judge or (manifest.judge if manifest else "offline")
+        if self.extractor:
+            extractor = self.extractor
+        elif self.judge is not None or manifest is None:
+            extractor = judge
+        else:
+            extractor = manifest.extractor
+        mode = self.mode or (manifest.mode if manifest else Mode.COT_ONE)
+        return judge, extractor, mode
+
+
+def _loaded(run: RunSource) -> LoadedRun:
+    if isinstance(run, LoadedRun):
+        loaded = run
+    else:
+        from hallumeasure.runs.store import load_run
+
+        loaded = LoadedRun(Path(run).name, load_run(run))
+    if loaded.data.unfinished:
+        raise RunStoreError(f"{_label(run)} is an unfinished run: finish it (measure with resume) before planning")
+    return loaded
+
+
+def _label(run: RunSource) -> str:
+    """How messages name a run: the path as given, or a loaded run's name."""
+    return run.name if isinstance(run, LoadedRun) else str(run)
+
+
+def _samples_of(run: LoadedRun) -> list[Sample]:
+    return [
+        Sample(
+            id=str(r["sample_id"]),
+            context=r["context"],
+            response=r["response"],
+            question=r["question"] if isinstance(r["question"], str) else None,
+        )
+        for r in run.data.responses.to_dict(orient="records")
+    ]
+
+
+def _values(units: pd.DataFrame, column: str) -> np.ndarray:
+    return np.asarray(units[column].to_numpy(dtype=float), dtype=float)
+
+
+def plan_audit(
+    settings: PlanSettings,
+    *,
+    baseline: RunSource | None = None,
+    current: RunSource | None = None,
+    samples: str | Path | Sequence[Sample] | None = None,
+) -> SamplePlan:
+    """The shared samples an audit needs for each outcome, the chance to pass at the margin, and the cost.
+
+    ``baseline`` (a measured run) gives the spread, and its samples price the plan; ``current`` (a
+    second run over the same samples) gives the spread of the paired differences; without runs,
+    ``settings.baseline_rate`` gives the largest spread. ``samples`` (an input file or samples)
+    price the plan instead of the baseline's. Raises ``ConfigError`` when neither a baseline run
+    nor a baseline rate is given, or ``current`` comes without ``baseline``.
+    """
+    if baseline is None and settings.baseline_rate is None:
+        raise ConfigError("give a baseline run (its measured spread) or a baseline rate (the worst-case spread)")
+    if current is not None and baseline is None:
+        raise ConfigError("a current run needs a baseline run: the spread comes from the pairs of the two runs")
+    column = METRIC_COLUMNS[settings.metric]
+    correlation = settings.correlation
+    priced: list[Sample] = []
+    manifest = None
+    if baseline is not None:
+        base_run = _loaded(baseline)
+        cur_run, cur_label = (_loaded(current), _label(current)) if current is not None else (None, "")
+        manifest = base_run.data.manifest
+        units = response_units(base_run)
+        values = _values(units, column)
+        rate = float(np.nanmean(values)) if np.isfinite(values).any() else 0.0
+        if cur_run is not None:
+            pa, pb, _ = pair_up(units, response_units(cur_run))
+            sd, rho, n_pairs = difference_sd(_values(pa, column), _values(pb, column))
+            if sd is None:
+                raise ConfigError(
+                    f"{_label(baseline)} and {cur_label} share fewer than 2 rated samples; "
+                    "plan from the baseline alone or from a baseline rate"
+                )
+            correlation = rho if correlation is None else correlation
+            source = f"paired differences of {base_run.name} and {cur_run.name} ({n_pairs} shared samples)"
+        else:
+            rho = 0.0 if correlation is None else correlation
+            spread = float(np.nanstd(values, ddof=1)) if np.isfinite(values).sum() > 1 else 0.0
+            sd = spread * float(np.sqrt(max(2 * (1 - rho), 0.0)))
+            correlation = rho
+            source = (
+                f"spread of {base_run.name} ({int(np.isfinite(values).sum())} samples), the same spread "
+                f"assumed for the current run, correlation {rho:g}"
+            )
+        priced = _samples_of(base_run)
+    else:
+        assert settings.baseline_rate is not None  # refused above when both are missing
+        rate = float(settings.baseline_rate)
+        correlation = 0.0 if correlation is None else correlation
+        sd = sd_from_rates(rate, settings.rise, correlation)
+        source = f"baseline rate {rate:g}, largest spread of a share with that mean, correlation {correlation:g}"
+    if isinstance(samples, str | Path):
+        from hallumeasure.runs.inputs import load_samples
+
+        priced = load_samples(samples).samples
+    elif samples is not None:
+        priced = list(samples)
+    result = plan_samples(
+        metric=settings.metric,
+        baseline_rate=round(rate, 6),
+        rise=settings.rise,
+        margin=settings.margin,
+        sd=sd,
+        source=source,
+        alpha=settings.alpha,
+        power=settings.power,
+        correlation=None if correlation is None else round(correlation, 6),
+    )
+    wanted = result.largest_count
+    if priced and wanted:
+        judge, extractor, mode = settings.priced_stages(manifest)
+        cost = plan_cost(priced, wanted, judge=judge, extractor=extractor, mode=mode.value)
+        result = result.model_copy(update={"cost": cost})
+    return result
