@@ -289,11 +289,17 @@ class Measurement:
         return manifest
 
 
-def check_run_dir(run_dir: Path, *, resume: bool, overwrite: bool) -> None:
-    """Refuse ``resume`` with ``overwrite``, and a directory holding a run when neither is given."""
+def check_run_dir(
+    run_dir: Path, *, resume: bool, overwrite: bool, spell: Callable[[str], str] = lambda name: name
+) -> None:
+    """Refuse ``resume`` with ``overwrite``, and a directory holding a run when neither is given.
+
+    ``spell`` names a setting as the caller knows it (the command line passes ``--resume``).
+    """
     from hallumeasure.runs.store import existing_run_error, holds_run
 
     if resume and overwrite:
-        raise InputError("resume and overwrite cannot be used together: resume continues the run, overwrite deletes it")
+        r, o = spell("resume"), spell("overwrite")
+        raise InputError(f"{r} and {o} cannot be used together: {r} continues the run, {o} deletes it; pass one")
     if not resume and not overwrite and holds_run(run_dir):
         raise existing_run_error(run_dir, resumable=True)

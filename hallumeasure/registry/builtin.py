@@ -67,7 +67,7 @@ BUILTIN_PARTS: tuple[Part, ...] = (
     Part(
         _J,
         "offline+nli",
-        "hallumeasure.judges.nli.assist:offline_with_nli",
+        "hallumeasure.judges.nli.offline_nli:offline_with_nli",
         "the offline judge, asking the entailment model where it is unsure",
         keyless=True,
         extra="nli",

@@ -9,12 +9,7 @@ extra hold-out (benchmarks/nli_quality.md), and the model runs only on the unsur
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 import numpy as np
-
-if TYPE_CHECKING:
-    from hallumeasure.judges.offline import OfflineJudge
 
 #: The band of P(unsupported) in which the offline judge asks the entailment model.
 UNSURE = (0.3, 0.7)
@@ -36,10 +31,3 @@ def needs_nli(probabilities: Sequence[float], score: float | None, band: tuple[f
         return list(range(len(probabilities)))
     return [i for i, p in enumerate(probabilities) if unsure(p, band)]
 
-
-def offline_with_nli() -> OfflineJudge:
-    """The ``offline+nli`` judge: the offline judge, asking the entailment model where it is unsure."""
-    from hallumeasure.judges.nli.judge import NliClaimJudge
-    from hallumeasure.judges.offline import OfflineJudge
-
-    return OfflineJudge(assist=NliClaimJudge())
