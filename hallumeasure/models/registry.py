@@ -20,7 +20,7 @@ from hallumeasure.core.errors import ConfigError
 from hallumeasure.models.base import ModelAPI
 from hallumeasure.models.wire import SECRET_NAME_FRAGMENTS, looks_secret  # noqa: F401 - looked up here too
 
-PROVIDERS = ("fake", "anthropic", "bedrock", "langchain")
+PROVIDERS = ("fake", "anthropic", "bedrock", "langchain", "openai")
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -33,7 +33,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
             + ", ".join(f"{p}:<model>" for p in PROVIDERS)
             + " (or 'offline' / 'nli' / 'offline+nli' for the keyless judges)"
         )
-    if provider in ("anthropic", "bedrock", "langchain") and not name:
+    if provider != "fake" and not name:
         raise ConfigError(f"{spec!r} names no model: write {provider}:<model>")
     return provider, name
 
@@ -117,6 +117,10 @@ def build_model_api(spec: str, **options: Any) -> ModelAPI:
         from hallumeasure.models.anthropic import AnthropicAPI
 
         cls = AnthropicAPI
+    elif provider == "openai":
+        from hallumeasure.models.openai import OpenAIAPI
+
+        cls = OpenAIAPI
     else:
         from hallumeasure.models.bedrock import BedrockAPI
 
