@@ -97,7 +97,8 @@ class OpenAIAPI(ModelAPI):
     ``base_url`` (or $OPENAI_BASE_URL) points the client at another OpenAI-compatible server; such
     servers get ``max_tokens``, which all of them read, where OpenAI and Azure get
     ``max_completion_tokens``. ``strict=false`` sends the schema as given, without strict mode, for
-    servers that do not support it.
+    servers that do not support it. ``reasoning_effort`` (``minimal`` ... ``high``) is sent as is to
+    reasoning models; their reasoning counts against each request's ``max_tokens``.
 
     Batch mode (``hallumeasure.models.batch``) uploads a JSONL file and runs it through the Batch API;
     on Azure the deployment must be a batch ("global batch") deployment.
@@ -116,6 +117,7 @@ class OpenAIAPI(ModelAPI):
         azure_endpoint: str | None = None,
         api_version: str | None = None,
         strict: bool = True,
+        reasoning_effort: str | None = None,
         timeout: float | None = None,
         connect_timeout: float | None = None,
     ) -> None:
@@ -138,6 +140,7 @@ class OpenAIAPI(ModelAPI):
         )
         self._base_url = None if self._azure_endpoint else (base_url or os.environ.get("OPENAI_BASE_URL") or None)
         self.strict = strict
+        self.reasoning_effort = reasoning_effort
         # Only OpenAI's own service (and Azure's) is known to cache prompts: elsewhere, no warm-up calls.
         self.min_cache_tokens = OPENAI_MIN_CACHE_TOKENS if self._hosted else None
         self._fixed_timeout, self._fixed_connect = timeout, connect_timeout
@@ -154,6 +157,8 @@ class OpenAIAPI(ModelAPI):
     def settings(self) -> dict[str, Any]:
         # The endpoint and the API version are part of the cache key: another server may answer differently.
         settings: dict[str, Any] = {"model": self.model_name, "strict": self.strict}
+        if self.reasoning_effort is not None:
+            settings["reasoning_effort"] = self.reasoning_effort
         if self._azure_endpoint:
             settings.update(azure_endpoint=public_url(self._azure_endpoint), api_version=self._api_version)
         else:
@@ -227,6 +232,8 @@ class OpenAIAPI(ModelAPI):
             messages += _wire_messages(message)
         params: dict[str, Any] = {"model": self.model_name, "messages": messages}
         params["max_completion_tokens" if self._hosted else "max_tokens"] = request.max_tokens
+        if self.reasoning_effort is not None:
+            params["reasoning_effort"] = self.reasoning_effort
         if request.tool is not None:
             function: dict[str, Any] = {"name": request.tool.name, "description": request.tool.description}
             if self.strict:

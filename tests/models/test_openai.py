@@ -340,8 +340,14 @@ def test_settings_and_cache_minimum_name_the_endpoint(monkeypatch):
     hosted = build_model_api("openai:gpt-4o")
     assert hosted.settings() == {"model": "gpt-4o", "strict": True, "base_url": "https://api.openai.com/v1"}
     assert hosted.min_cache_tokens == 1024
-    local = build_model_api("openai:qwen?base_url=http://127.0.0.1:8000/v1&strict=false")
-    assert local.settings() == {"model": "qwen", "strict": False, "base_url": "http://127.0.0.1:8000/v1"}
+    local = build_model_api("openai:qwen?base_url=http://127.0.0.1:8000/v1&strict=false&reasoning_effort=low")
+    assert local.settings() == {
+        "model": "qwen",
+        "strict": False,
+        "reasoning_effort": "low",
+        "base_url": "http://127.0.0.1:8000/v1",
+    }
+    assert local.request_params(judge_request())["reasoning_effort"] == "low"
     assert local.min_cache_tokens is None  # no warm-up calls where caching is not known
     monkeypatch.setenv("OPENAI_BASE_URL", "http://gw.test/v1/")
     assert build_model_api("openai:gpt-4o").settings()["base_url"] == "http://gw.test/v1"
