@@ -49,7 +49,7 @@ def test_existing_run_needs_resume_or_overwrite(tmp_path):
 def test_usage_errors_exit_2_with_a_message(tmp_path):
     bad_mode = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(tmp_path / "r"), "--mode", "fast"])
     assert bad_mode.exit_code == 2 and "--mode must be one of" in bad_mode.output
-    bad_spec = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(tmp_path / "r"), "--judge", "openai:x"])
+    bad_spec = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(tmp_path / "r"), "--judge", "nosuch:x"])
     assert bad_spec.exit_code == 2 and "unknown model provider" in bad_spec.output
     missing = runner.invoke(app, ["measure", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "r")])
     assert missing.exit_code == 2 and "does not exist" in missing.output

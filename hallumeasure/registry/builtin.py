@@ -34,6 +34,14 @@ BUILTIN_PARTS: tuple[Part, ...] = (
     ),
     Part(
         _P,
+        "openai",
+        "hallumeasure.models.openai:OpenAIAPI",
+        "OpenAI Chat Completions, or Azure OpenAI with azure_endpoint= (OPENAI_API_KEY / AZURE_OPENAI_API_KEY)",
+        extra="openai",
+        facts=_facts("openai:"),
+    ),
+    Part(
+        _P,
         "langchain",
         "hallumeasure.models.langchain:LangChainAPI",
         "any LangChain chat model, by import path (langchain_openai:ChatOpenAI?model=...)",

@@ -49,6 +49,13 @@ def price(inp: str, out: str) -> Price:
     return Price(input=Decimal(inp), output=Decimal(out))
 
 
+def openai_price(inp: str, out: str, *, read: str) -> Price:
+    """An OpenAI list price: cached input is billed at ``read`` of the input price, and writing costs nothing."""
+    return Price(
+        input=Decimal(inp), output=Decimal(out), cache_write_multiplier=Decimal(1), cache_read_multiplier=Decimal(read)
+    )
+
+
 def _f(
     window: int | None = None, cost: Price | None = None, cache: int | None = None, batch: bool | None = None
 ) -> ModelFacts:
@@ -89,6 +96,13 @@ BUILTIN_FACTS: dict[str, ModelFacts] = {
     "bedrock:anthropic.claude-haiku-4*": _f(cost=price("1", "5")),
     "bedrock:anthropic.claude-3-haiku*": _f(cost=price("0.25", "1.25")),
     "bedrock:us.anthropic.claude-sonnet-4*": _f(cost=price("3", "15")),
+    # OpenAI: automatic prompt caching from 1,024 tokens (no write charge), Batch API at half price.
+    "openai:*": _f(128_000, cache=1024, batch=True),
+    "openai:gpt-4o*": _f(cost=openai_price("2.50", "10", read="0.50")),
+    "openai:gpt-4o-mini*": _f(cost=openai_price("0.15", "0.60", read="0.50")),
+    "openai:gpt-4.1*": _f(1_047_576, cost=openai_price("2", "8", read="0.25")),
+    "openai:gpt-4.1-mini*": _f(cost=openai_price("0.40", "1.60", read="0.25")),
+    "openai:gpt-4.1-nano*": _f(cost=openai_price("0.10", "0.40", read="0.25")),
     # Keyless parts and the fake provider cost nothing.
     "fake*": _f(cost=price("0", "0"), batch=True),
     "offline": _f(cost=price("0", "0")),

@@ -9,6 +9,7 @@ extra hold-out (benchmarks/nli_quality.md), and the model runs only on the unsur
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 import numpy as np
 
 #: The band of P(unsupported) in which the offline judge asks the entailment model.
@@ -30,4 +31,3 @@ def needs_nli(probabilities: Sequence[float], score: float | None, band: tuple[f
     if score is not None and unsure(score, band):
         return list(range(len(probabilities)))
     return [i for i, p in enumerate(probabilities) if unsure(p, band)]
-
