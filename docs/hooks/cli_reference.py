@@ -26,14 +26,12 @@ def _help(args: list[str]) -> str:
 
 def cli_reference() -> str:
     """The Markdown of the whole reference: the top-level help, then each command's."""
-    import click
     import typer
 
     from hallumeasure.cli import app
 
-    group = typer.main.get_command(app)
-    assert isinstance(group, click.Group)
-    context = click.Context(group, info_name="hallumeasure")
+    group: Any = typer.main.get_command(app)  # a click group (typer may carry its own copy of click)
+    context = group.context_class(group, info_name="hallumeasure")
     parts = ["## hallumeasure", "", "```text", _help([]), "```", ""]
     for name in group.list_commands(context):
         command = group.get_command(context, name)
