@@ -5,7 +5,7 @@ block) and each ```python block through this interpreter; a Python block that de
 runs under pytest, with the hallumeasure plugin. They run with this environment's ``bin`` first on PATH, in a
 scratch folder holding copies of ``examples/`` and ``scripts/`` and the demo run in ``runs/demo`` (measured
 once per session). The blocks of one page share one folder and run in page order, so a block may use what an
-earlier block of its page wrote.
+earlier block of its page wrote; pages run side by side.
 
 A command that cannot run here (it needs a key, a model server or the network) goes in a ```console block
 whose paragraph just above starts with "*Not run by the docs tests:" and gives the reason; their number is
@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -145,18 +146,11 @@ def demo_folder(docs_installed, tmp_path_factory) -> Path:
     return base
 
 
-@pytest.fixture(scope="session")
-def page_folders(demo_folder) -> dict[Path, Path]:
-    return {}
-
-
-def _folder_for(page: Path, demo_folder: Path, page_folders: dict[Path, Path]) -> Path:
+def _folder_for(page: Path, demo_folder: Path) -> Path:
     """One copy of the demo folder per page, so that pages never see each other's files."""
-    if page not in page_folders:
-        folder = demo_folder.parent / re.sub(r"\W", "_", str(page.relative_to(REPO)))
-        shutil.copytree(demo_folder, folder)
-        page_folders[page] = folder
-    return page_folders[page]
+    folder = demo_folder.parent / re.sub(r"\W", "_", str(page.relative_to(REPO)))
+    shutil.copytree(demo_folder, folder)
+    return folder
 
 
 def _pytest_plugin_args() -> list[str]:
@@ -164,27 +158,62 @@ def _pytest_plugin_args() -> list[str]:
     return [] if PLUGIN in installed else ["-p", PLUGIN]
 
 
-@pytest.mark.parametrize("block", RUN_BLOCKS, ids=[block.where for block in RUN_BLOCKS])
-def test_example_runs(block: Block, demo_folder, page_folders):
-    folder = _folder_for(block.page, demo_folder, page_folders)
-    env = _environment(demo_folder.parent / "cache")
-    script = folder / f"docs_block_{block.line}"
+def _command(block: Block, folder: Path) -> list[str]:
+    """Write the block into ``folder`` and return the command that runs it there."""
     if RUN[block.language] == "bash":
-        script = script.with_suffix(".sh")
+        script = folder / f"docs_block_{block.line}.sh"
         script.write_text(block.code, encoding="utf-8")
-        command = ["bash", "-e", script.name]
-    elif re.search(r"^def test_", block.code, re.MULTILINE):
+        return ["bash", "-e", script.name]
+    if re.search(r"^def test_", block.code, re.MULTILINE):
         script = folder / f"test_docs_block_{block.line}.py"
         script.write_text(block.code, encoding="utf-8")
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_pytest_plugin_args(), script.name]
-    else:
-        script = script.with_suffix(".py")
-        script.write_text(block.code, encoding="utf-8")
-        command = [sys.executable, script.name]
-    try:
-        result = _run(command, folder, env)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{block.where}: the example ran past {TIMEOUT_S} s")
-    if result.returncode != 0:
-        output = (result.stdout + result.stderr)[-3000:]
-        pytest.fail(f"{block.where}: the {block.language} example exited {result.returncode}\n{output}", pytrace=False)
+        return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_pytest_plugin_args(), script.name]
+    script = folder / f"docs_block_{block.line}.py"
+    script.write_text(block.code, encoding="utf-8")
+    return [sys.executable, script.name]
+
+
+def _run_page(blocks: list[Block], demo_folder: Path) -> dict[str, str | None]:
+    """Run one page's blocks in order in its own folder; each block's failure message, or None."""
+    folder = _folder_for(blocks[0].page, demo_folder)
+    env = _environment(demo_folder.parent / "cache")
+    outcomes: dict[str, str | None] = {}
+    for block in blocks:
+        try:
+            result = _run(_command(block, folder), folder, env)
+        except subprocess.TimeoutExpired:
+            outcomes[block.where] = f"{block.where}: the example ran past {TIMEOUT_S} s"
+            continue
+        outcomes[block.where] = (
+            None
+            if result.returncode == 0
+            else f"{block.where}: the {block.language} example exited {result.returncode}\n"
+            + (result.stdout + result.stderr)[-3000:]
+        )
+    return outcomes
+
+
+@pytest.fixture(scope="session")
+def outcomes(demo_folder, request) -> dict[str, str | None]:
+    """Run the selected examples once, pages side by side (one page's blocks in order), before reporting them.
+
+    A page runs from its first block up to its last selected block, since a block may use what an earlier
+    block of its page wrote."""
+    selected = {item.callspec.id for item in request.session.items if hasattr(item, "callspec")}
+    pages: dict[Path, list[Block]] = {}
+    for page in doc_pages():
+        blocks = [b for b in RUN_BLOCKS if b.page == page]
+        last = max((i for i, b in enumerate(blocks) if b.where in selected), default=-1)
+        if last >= 0:
+            pages[page] = blocks[: last + 1]
+    workers = max(1, min(4, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = pool.map(lambda blocks: _run_page(blocks, demo_folder), pages.values())
+        return {where: outcome for page_outcomes in results for where, outcome in page_outcomes.items()}
+
+
+@pytest.mark.parametrize("block", RUN_BLOCKS, ids=[block.where for block in RUN_BLOCKS])
+def test_example_runs(block: Block, outcomes):
+    failure = outcomes[block.where]
+    if failure:
+        pytest.fail(failure, pytrace=False)
