@@ -40,3 +40,23 @@ def test_every_results_file_the_docs_name_exists():
                 if not (REPO / path).exists():
                     missing.append(f"{page.relative_to(REPO)}:{number}: {path}")
     assert not missing, "the docs name results files that do not exist:\n" + "\n".join(missing)
+
+
+def _documented_objects(page: str) -> list[object]:
+    """The objects that the page's mkdocstrings directives (``::: module.name``) render."""
+    import importlib
+
+    objects = []
+    for path in re.findall(r"^::: ([\w.]+)", page, re.MULTILINE):
+        module, _, name = path.rpartition(".")
+        objects.append(getattr(importlib.import_module(module), name))
+    return objects
+
+
+def test_the_api_reference_documents_every_public_name():
+    import hallumeasure
+
+    documented = _documented_objects((DOCS / "python-api.md").read_text(encoding="utf-8"))
+    public = [name for name in hallumeasure.__all__ if name != "__version__"]
+    missing = [name for name in public if not any(getattr(hallumeasure, name) is obj for obj in documented)]
+    assert not missing, f"docs/python-api.md has no '::: module.name' entry for these public names: {missing}"
