@@ -7,12 +7,12 @@ ifneq ($(wildcard ../shared/data),)
 export HALLUMEASURE_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: demo test lint install reports clean
+.PHONY: demo test lint docs install reports clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,nli,serve]'
+	$(BIN)/pip install --quiet -e '.[dev,nli,serve,docs]'
 	touch $@
 
 install: $(BIN)/.installed
@@ -34,8 +34,12 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The docs site into site/ (mkdocs-material + mkdocstrings); --strict fails on any warning (broken link, missing page).
+docs: $(BIN)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf runs $(VENV)
+	rm -rf runs site $(VENV)
 
 reports: $(BIN)/.installed
 	$(BIN)/python scripts/make_reports.py
