@@ -24,6 +24,7 @@ from hallumeasure.cli import (  # noqa: F401 - imported for the commands they re
     calibrate,
     serve,
     monitor,
+    plugins,
 )
 
 # isort: on

@@ -25,6 +25,8 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from pydantic import BaseModel
+
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.registry.facts import ModelFacts, facts_of
 from hallumeasure.registry.parts import BUILTIN, Part, PartKind, Spec
@@ -34,11 +36,20 @@ __all__ = [
     "BUILTIN",
     "ModelFacts",
     "Part",
+    "PartInfo",
     "PartKind",
+    "PluginListing",
     "PluginProblem",
     "Registry",
     "Spec",
+    "build_part",
+    "facts",
+    "is_keyless",
+    "is_scripted",
+    "listing",
+    "load_plugins",
     "registry",
+    "resolve",
 ]
 
 log = logging.getLogger(__name__)
@@ -256,6 +267,61 @@ def is_scripted(spec: str | None) -> bool:
 def facts(spec: str) -> ModelFacts:
     """``registry().facts``: what is known of the model ``spec`` names."""
     return registry().facts(spec)
+
+
+class PartInfo(BaseModel):
+    """One line of ``hallumeasure plugins``: a registered part, where it comes from, and whether it loads."""
+
+    kind: str
+    name: str
+    origin: str
+    summary: str
+    keyless: bool
+    extra: str | None = None
+    #: Whether its factory imports (None: not checked).
+    loads: bool | None = None
+    problem: str | None = None
+
+
+class PluginListing(BaseModel):
+    """Every registered part, and the entry points that could not be registered."""
+
+    parts: list[PartInfo]
+    problems: list[PartInfo]
+
+
+def listing(*, check: bool = False) -> PluginListing:
+    """What ``hallumeasure plugins`` shows; with ``check``, each part's factory is imported to see that it loads."""
+    from hallumeasure.version import __version__
+
+    reg = registry()
+    infos = []
+    for part in reg.all_parts():
+        loads, problem = None, None
+        if check:
+            try:
+                part.load()
+                loads = True
+            except Exception as exc:  # noqa: BLE001 - reported, not raised: the listing shows what is broken
+                loads, problem = False, f"{type(exc).__name__}: {exc}"
+        origin = f"hallumeasure {__version__}" if part.origin == BUILTIN else part.origin
+        infos.append(
+            PartInfo(
+                kind=part.kind.value,
+                name=part.name,
+                origin=origin,
+                summary=part.summary,
+                keyless=part.keyless,
+                extra=part.extra,
+                loads=loads,
+                problem=problem,
+            )
+        )
+    broken = [
+        PartInfo(kind=p.group, name=p.name, origin=p.origin, summary="", keyless=False, loads=False, problem=p.message)
+        for p in reg.problems
+    ]
+    return PluginListing(parts=infos, problems=broken)
 
 
 def build_part(kind: PartKind, name: str, *args: Any, **kwargs: Any) -> Any:

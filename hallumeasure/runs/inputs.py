@@ -20,9 +20,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hallumeasure.core.errors import InputError
+from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.text import clean_text
 from hallumeasure.core.types import Passage, Sample
+from hallumeasure.registry import PartKind, registry
 
 FIELDS = ("id", "context", "contexts", "response", "question", "model", "tags", "metadata")
 REQUIRED = ("response",)
@@ -66,35 +67,47 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+#: Called once before the rows of a file with a header, with its columns and how it was read.
+OnHeader = Callable[[list[str], str], None]
+
+
 def read_rows(
-    path: Path, fmt: str, delimiter: str | None, *, on_header: Callable[[list[str], str], None] | None = None
+    path: Path, fmt: str, delimiter: str | None, *, on_header: OnHeader | None = None
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(1-based row number, record or an error message) for every row of the file.
+    """(1-based row number, record or an error message) for every row of the file, read by the registered
+    input format ``fmt`` (``jsonl``, ``csv``, ``parquet`` or a plugin's).
 
     JSONL rows are numbered by line; CSV rows by record, the header being row 1; Parquet rows from 1.
     ``on_header(columns, how)`` is called once before the rows of a CSV or Parquet file.
     """
-    if fmt == "jsonl":
-        yield from _jsonl_rows(path)
-    elif fmt == "csv":
-        yield from _csv_rows(path, delimiter, on_header)
-    elif fmt == "parquet":
-        import pandas as pd
-
-        try:
-            frame = pd.read_parquet(path)
-        except ImportError as exc:
-            raise InputError("reading Parquet needs pyarrow or fastparquet: pip install pyarrow") from exc
-        except Exception as exc:
-            raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})") from exc
-        if on_header is not None:
-            on_header([str(c) for c in frame.columns], "Parquet")
-        yield from enumerate(frame.to_dict(orient="records"), start=1)
-    else:
-        raise InputError(f"unknown input format {fmt!r}; use jsonl, csv or parquet")
+    try:
+        reader = registry().part(PartKind.INPUT_FORMAT, fmt).load()
+    except ConfigError as exc:
+        raise InputError(str(exc)) from None
+    yield from reader(path, delimiter=delimiter, on_header=on_header)
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def parquet_rows(
+    path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """The rows of a Parquet file (needs pyarrow or fastparquet)."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except ImportError as exc:
+        raise InputError("reading Parquet needs pyarrow or fastparquet: pip install pyarrow") from exc
+    except Exception as exc:
+        raise InputError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})") from exc
+    if on_header is not None:
+        on_header([str(c) for c in frame.columns], "Parquet")
+    yield from enumerate(frame.to_dict(orient="records"), start=1)
+
+
+def jsonl_rows(
+    path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """The rows of a JSON Lines file; a line that is not one JSON object is an error row."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
@@ -139,9 +152,10 @@ def sniff_delimiter(header_line: str) -> str:
     return best if counts[best] else ","
 
 
-def _csv_rows(
-    path: Path, delimiter: str | None, on_header: Callable[[list[str], str], None] | None
+def csv_rows(
+    path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """The rows of a CSV or TSV file with a header row (the delimiter detected unless given)."""
     # surrogateescape keeps undecodable bytes visible, so that the row holding them can be named.
     data = path.read_bytes().decode("utf-8", errors="surrogateescape")
     if data.startswith("\ufeff"):
@@ -193,15 +207,12 @@ def _csv_rows(
 
 
 def _format_of(path: Path) -> str:
+    """The registered input format that reads files with ``path``'s suffix; JSON Lines for any other."""
     suffix = path.suffix.lower()
-    return {
-        ".jsonl": "jsonl",
-        ".ndjson": "jsonl",
-        ".json": "jsonl",
-        ".csv": "csv",
-        ".tsv": "csv",
-        ".parquet": "parquet",
-    }.get(suffix, "jsonl")
+    for part in registry().parts[PartKind.INPUT_FORMAT].values():
+        if suffix in part.suffixes:
+            return part.name
+    return "jsonl"
 
 
 def load_samples(

@@ -1,0 +1,49 @@
+"""The ``plugins`` command: every registered part (built-in and from installed packages), with versions."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hallumeasure.cli.common import EXIT_FAILURE, app, console, out
+
+
+@app.command()
+def plugins(
+    check: Annotated[
+        bool, typer.Option("--check", help="Import each part's code to see that it loads (slower: imports SDKs).")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
+) -> None:
+    """List the providers, judges, extractors, detectors, rewriters and input formats that are installed.
+
+    Third-party packages add parts through entry points (groups hallumeasure.providers, hallumeasure.judges,
+    hallumeasure.extractors, hallumeasure.detectors, hallumeasure.rewriters, hallumeasure.input_formats).
+    Exit 1 when a plugin could not be registered or (with --check) a part does not load.
+    """
+    from hallumeasure.registry import listing
+
+    found = listing(check=check)
+    if as_json:
+        out.print(found.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True)
+    else:
+        for kind in dict.fromkeys(p.kind for p in found.parts):
+            out.print(f"{kind}s:", markup=False, highlight=False)
+            for part in (p for p in found.parts if p.kind == kind):
+                flags = [flag for flag, on in (("keyless", part.keyless), ("does not load", part.loads is False)) if on]
+                extra = f" [extra: {part.extra}]" if part.extra else ""
+                note = f" ({', '.join(flags)})" if flags else ""
+                line = f"  {part.name:<12} {part.origin:<32} {part.summary}{extra}{note}"
+                out.print(line, markup=False, highlight=False, soft_wrap=True)
+                if part.problem:
+                    out.print(f"    {part.problem}", markup=False, highlight=False, soft_wrap=True)
+        for problem in found.problems:
+            console.print(
+                f"plugin {problem.name} in {problem.kind} ({problem.origin}) was not registered: {problem.problem}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+    if found.problems or any(p.loads is False for p in found.parts):
+        raise typer.Exit(EXIT_FAILURE)
