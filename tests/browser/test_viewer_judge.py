@@ -153,7 +153,7 @@ def test_no_banner_for_an_llm_judge(page, tmp_path):
 
 def test_claims_a_keyless_judge_could_not_decide_are_neutral_and_need_an_llm_check(page, tmp_path):
     runs = load_runs([write_spanned_run(tmp_path / "k", bridge_rows(), judge="offline")])
-    claims = runs[0].data.claims
+    claims = runs[0].claims
     claims["confident"] = [i % 3 != 0 for i in range(len(claims))]  # the first claim of each response: unsure
     path = tmp_path / "k.html"
     path.write_text(render_viewer(build_viewer_data(runs)), encoding="utf-8")
