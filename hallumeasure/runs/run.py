@@ -35,7 +35,7 @@ from hallumeasure.core.config import redact
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Label, Policy
 from hallumeasure.core.types import ClaimVerdict, ResponseResult, RunManifest, Sample
-from hallumeasure.runs.store import DATABASE, RunStore, _first_line
+from hallumeasure.runs.store import DATABASE, RunStore, first_line
 
 #: Columns of the frames that hold counts (nullable integers) and numbers (nullable floats).
 INT_COLUMNS = frozenset({"n_claims", "n_evaluated", "n_unsupported", "n_errors", "claim_index", "repeat", "row"})
@@ -115,7 +115,7 @@ class Run:
             # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
             # longer parse: say which run, not a traceback from deep inside pandas.
             raise RunStoreError(
-                f"{path / DATABASE} cannot be read ({_first_line(exc)}); the run is damaged: "
+                f"{path / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
                 "measure it again into a new --out (or with --overwrite)"
             ) from None
         finally:

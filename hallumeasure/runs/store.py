@@ -74,7 +74,7 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     """A short reason: the first pydantic error, or the first line of the innermost error's text."""
     while exc.__cause__ is not None:  # pandas wraps sqlite's "file is not a database" with the whole query
         exc = exc.__cause__
@@ -201,7 +201,7 @@ class RunStore:
             return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValidationError) as exc:
             raise RunStoreError(
-                f"{self.manifest_path} cannot be read ({_first_line(exc)}); the run is damaged: "
+                f"{self.manifest_path} cannot be read ({first_line(exc)}); the run is damaged: "
                 "measure it again into a new --out (or with --overwrite)"
             ) from None
 
