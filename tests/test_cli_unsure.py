@@ -15,7 +15,7 @@ from hallumeasure.core.types import Mode
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.runs.inputs import load_samples
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import load_run
 
 runner = CliRunner()
 

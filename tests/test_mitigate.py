@@ -24,7 +24,7 @@ from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.runs.inputs import load_samples
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import load_run
 
 CONTEXT = "Alpha is red. Beta is blue. Delta has 40 rooms."
 

@@ -12,7 +12,8 @@ from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.runs.inputs import load_samples
-from hallumeasure.runs.store import RunStore, load_run
+from hallumeasure.runs.run import load_run
+from hallumeasure.runs.store import RunStore
 
 
 def _stages(api, cache):
@@ -136,9 +137,9 @@ def test_error_reasons_are_counted_shortened_and_redacted(tmp_path, monkeypatch)
     _measure(loaded.samples[:3], out, FakeAPI(responder=fail), None)
     data = load_run(out)
     assert not data.unfinished
-    [reason] = data.error_reasons()
-    assert reason["count"] == 3 and reason["rows"] == "response" and "quota exceeded" in reason["reason"]
+    [reason] = data.error_reasons
+    assert reason.count == 3 and reason.rows == "response" and "quota exceeded" in reason.reason
     data.responses.loc[0, "error"] = "leaked sk-secret-value-123456 " + "y" * 400
-    reasons = data.error_reasons(width=50)
-    assert all(len(r["reason"]) <= 50 for r in reasons) and "sk-secret" not in str(reasons)
-    assert sorted(r["count"] for r in reasons) == [1, 2]
+    reasons = data.error_reasons_within(50)
+    assert all(len(r.reason) <= 50 for r in reasons) and "sk-secret" not in str(reasons)
+    assert sorted(r.count for r in reasons) == [1, 2]

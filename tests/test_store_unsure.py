@@ -10,7 +10,8 @@ from hallumeasure.core.types import Mode
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.runs.inputs import load_samples
-from hallumeasure.runs.store import RunStore, load_run
+from hallumeasure.runs.run import load_run
+from hallumeasure.runs.store import RunStore
 
 
 def _every_second(claim, verdict):

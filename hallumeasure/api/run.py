@@ -1,5 +1,10 @@
 """``Run``: a stored run as a notebook or a script sees it, with its tables, numbers and reports.
 
+This ``Run`` is the read model ``hallumeasure.runs.run.Run`` (loaded once, from one open of the run's
+store) with the notebook face added: HTML reprs, intervals, drill-down, the viewer, comparison and
+audit. It adds methods, never data and never a second read: every report it makes is computed from
+the attributes it inherits, and the runs it compares or audits against are loaded the same way.
+
 Every table is a pandas DataFrame whose count and span columns hold Python dicts and lists; every
 attribute is data (no attribute is a method in disguise), and every method writes or computes something.
 In Jupyter a run shows itself as a short table: its counts, its rates with 95% intervals, its judge.
@@ -11,17 +16,16 @@ import webbrowser
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup, escape
-from pydantic import BaseModel
 
 from hallumeasure.core.config import cache_path
 from hallumeasure.core.errors import RunStoreError
-from hallumeasure.core.types import RunManifest
 from hallumeasure.report.audit import AuditGates, AuditResult
 from hallumeasure.report.compare import ComparisonReport
-from hallumeasure.runs.store import RunData, RunStore, load_run
+from hallumeasure.runs import run as read_model
+from hallumeasure.runs.run import ErrorReason as ErrorReason  # re-exported: part of the public API
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,15 +57,6 @@ class Html:
         return f"<Html: {len(self.markup)} characters>"
 
 
-class ErrorReason(BaseModel):
-    """One distinct reason of a run's error rows and how many rows gave it."""
-
-    reason: str
-    count: int
-    #: Whether the rows are whole responses (the sample failed) or single claims (no verdict).
-    rows: Literal["response", "claim"]
-
-
 def _table(header: list[str], rows: Iterable[Iterable[object]]) -> Markup:
     head = Markup("").join(Markup("<th>{}</th>").format(h) for h in header)
     body = Markup("").join(
@@ -75,60 +70,8 @@ def _share(value: object) -> str:
     return "-" if value is None or value != value else f"{float(value):.3f}"  # type: ignore[arg-type]
 
 
-class Run:
+class Run(read_model.Run):
     """A run directory loaded for analysis. Get one from ``measure`` or ``load_run``."""
-
-    def __init__(self, data: RunData) -> None:
-        self._data = data
-        #: The run directory.
-        self.path: Path = data.path
-        #: The directory's name, which reports use to name the run.
-        self.name: str = data.path.name
-        #: How the run was measured (stages, policy, settings, counts, usage); None for a damaged run.
-        self.manifest: RunManifest | None = data.manifest
-        #: One row per sample: the response, its counts (``label_counts`` and ``subtype_counts`` are dicts),
-        #: ``unsupported_rate``, ``hallucinated`` and ``error``.
-        self.responses: pd.DataFrame = data.responses
-        #: One row per claim with its verdict: ``label``, ``subtype``, reasons, ``spans`` (a list of dicts),
-        #: evidence and citation columns; a claim without a verdict has ``error`` set.
-        self.claims: pd.DataFrame = data.claims
-        #: The whole run and each model: responses, claims, error rows, mean rate, hallucinated share, labels.
-        self.summary: pd.DataFrame = data.summary
-        #: Input rows that could not become samples: row number, id when known, and why.
-        self.skipped: pd.DataFrame = data.skipped
-        #: Every vote on every claim (repeats or a panel); one per claim when one judge answered once.
-        self.votes: pd.DataFrame = data.votes
-        #: Distinct reasons of the error rows, most frequent first (redacted, shortened to 300 characters).
-        self.error_reasons: list[ErrorReason] = [ErrorReason(**x) for x in data.error_reasons()]
-
-    @classmethod
-    def load(cls, path: str | Path) -> Run:
-        """Load the run in ``path`` (a directory written by ``measure``)."""
-        return cls(load_run(path))
-
-    # --- plain facts ----------------------------------------------------------------------------
-
-    @property
-    def judge(self) -> str | None:
-        return self.manifest.judge if self.manifest else None
-
-    @property
-    def extractor(self) -> str | None:
-        return self.manifest.extractor if self.manifest else None
-
-    @property
-    def status(self) -> str | None:
-        """``complete``, or ``running`` / ``interrupted`` / ``incomplete`` for a run that did not finish."""
-        return self.manifest.status if self.manifest else None
-
-    @property
-    def unfinished(self) -> bool:
-        return self._data.unfinished
-
-    @property
-    def errors(self) -> pd.DataFrame:
-        """The claims that ended as error rows (no verdict), with why."""
-        return self.claims[self.claims["label"].isna()]
 
     # --- numbers with intervals -------------------------------------------------------------------
 
@@ -138,7 +81,7 @@ class Run:
         95% bootstrap intervals over responses (as text), error rows."""
         from hallumeasure.report.drilldown import stats_table
 
-        return stats_table(self._data, resamples=RESAMPLES, seed=SEED)
+        return stats_table(self, resamples=RESAMPLES, seed=SEED)
 
     @property
     def subtype_mix(self) -> pd.DataFrame:
@@ -155,7 +98,7 @@ class Run:
 
         from hallumeasure.report.rag import load_rag
 
-        summaries, _ = load_rag(self.path)
+        summaries, _ = load_rag(self)
         return pd.DataFrame(
             [
                 s.model_dump(
@@ -182,7 +125,7 @@ class Run:
         include the judge's variance); None for one judge asked once."""
         from hallumeasure.report.stability import run_stability
 
-        return run_stability(self._data, resamples=RESAMPLES, seed=SEED)
+        return run_stability(self, resamples=RESAMPLES, seed=SEED)
 
     # --- claims, found and shown ----------------------------------------------------------------------
 
@@ -208,7 +151,7 @@ class Run:
     def _claims_with_sources(self) -> pd.DataFrame:
         from hallumeasure.report.drilldown import claims_with_sources
 
-        return claims_with_sources(self._data)
+        return claims_with_sources(self)
 
     def claims_html(self, claims: pd.DataFrame | None = None, *, limit: int = 50) -> Html:
         """A table of claims (default: all; else rows of ``filter``) beside label, reasons and the source
@@ -224,7 +167,7 @@ class Run:
         """A table of claims with their citation finding and their evidence quote marked in its passage."""
         from hallumeasure.report.rag import evidence_table_html, load_rag
 
-        _, evidence = load_rag(self.path)
+        _, evidence = load_rag(self)
         return Html(evidence_table_html(self.claims if claims is None else claims, evidence, limit=limit))
 
     def plot_subtypes(self, ax: Axes | None = None) -> Axes:
@@ -246,7 +189,7 @@ class Run:
         from hallumeasure.report.viewer import write_viewer
 
         page = write_viewer(
-            [self.path], Path(out) if out is not None else self.path / "view.html", max_responses=max_responses
+            [self], Path(out) if out is not None else self.path / "view.html", max_responses=max_responses
         )
         if open:
             webbrowser.open(page.resolve().as_uri())
@@ -257,7 +200,7 @@ class Run:
         rates corrected for the judge's errors, each with its interval."""
         from hallumeasure.report.calibrate import calibrate
 
-        return calibrate(self.name, labels, confidence=confidence, run=self._data)
+        return calibrate(self, labels, confidence=confidence)
 
     def compare(
         self,
@@ -273,11 +216,11 @@ class Run:
         mix. The report files go to ``out`` (default: a new folder under the cache directory)."""
         from hallumeasure.report.compare import compare_runs
 
-        paths = [self.path, *(_path_of(x) for x in others)]
-        _refuse_unfinished(paths)
+        runs = [self, *(_loaded(x) for x in others)]
+        _refuse_unfinished(runs)
         target = Path(out) if out is not None else _new_folder("compare")
         report = compare_runs(
-            paths,
+            runs,
             target,
             allow_mismatch=allow_mismatch,
             resamples=resamples,
@@ -305,13 +248,13 @@ class Run:
         ``alpha`` ...). The audit files (JSON, Markdown, JUnit) go to ``out`` when it is given."""
         from hallumeasure.report.audit import audit_runs
 
-        base = _path_of(baseline)
-        _refuse_unfinished([base, self.path])
+        base = _loaded(baseline)
+        _refuse_unfinished([base, self])
         if gates is not None and gate_settings:
             raise TypeError("give either gates= or gate settings as keywords, not both")
         result = audit_runs(
             base,
-            self.path,
+            self,
             gates if gates is not None else AuditGates(**gate_settings),
             out_dir=out,
             allow_mismatch=allow_mismatch,
@@ -415,21 +358,21 @@ class RunAudit(AuditResult):
         )
 
 
-def _path_of(run: Run | str | Path) -> Path:
-    return run.path if isinstance(run, Run) else Path(run)
+def _loaded(run: read_model.Run | str | Path) -> read_model.Run:
+    """A run given to compare or audit: used as it is when loaded, else loaded (once) from its directory."""
+    return run if isinstance(run, read_model.Run) else Run.load(run)
 
 
-def _refuse_unfinished(paths: list[Path]) -> None:
+def _refuse_unfinished(runs: list[read_model.Run]) -> None:
     """Numbers from a run that never finished would read as a result: compare and audit refuse them."""
-    for path in paths:
-        with RunStore(path) as store:
-            manifest = store.read_manifest()
-            if manifest is not None and manifest.status != "complete":
-                raise RunStoreError(
-                    f"{path} is an unfinished run (status {manifest.status!r}, {len(store.done_ids())} of "
-                    f"{manifest.n_samples} samples stored); finish it with measure(..., out={str(path)!r}, "
-                    "resume=True) first"
-                )
+    for run in runs:
+        manifest = run.manifest
+        if manifest is not None and manifest.status != "complete":
+            raise RunStoreError(
+                f"{run.path} is an unfinished run (status {manifest.status!r}, {run.n_stored} of "
+                f"{manifest.n_samples} samples stored); finish it with measure(..., out={str(run.path)!r}, "
+                "resume=True) first"
+            )
 
 
 def _new_folder(kind: str) -> Path:

@@ -303,8 +303,8 @@ def score_bench(
 ) -> BenchResult:
     """Compare measured ``results`` with the human labels of ``samples`` (matched by sample id).
 
-    Also works on a stored run (``hallumeasure.runs.store.load_run``) of a labelled file. Without
-    ``extraction_usage`` the results' usage is taken as the judge's.
+    Also works on a stored run (``hallumeasure.runs.run.Run``: its ``samples`` and ``results``) of a labelled
+    file. Without ``extraction_usage`` the results' usage is taken as the judge's.
     """
     policy = policy or Policy()
     boot: _Bootstrap = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}

@@ -141,6 +141,7 @@ def audit(
     from hallumeasure.cli.options import explicit_options
     from hallumeasure.pipeline.settings import find_config, merge, read_config
     from hallumeasure.report.audit import INCONCLUSIVE_EXITS, AuditSettings, run_audit, write_usage_error
+    from hallumeasure.runs.run import Run
 
     out_dir = out_dir or Path("runs") / "audit" / f"{baseline.name}__{current.name}"
     change_flags = {  # what AuditSettings.allow_changes names -> (the option's parameter, its value)
@@ -189,8 +190,9 @@ def audit(
             explicit=explicit,
             source=source,
         )
-        refuse_unfinished([baseline, current])
-        result = run_audit(baseline, current, settings, out_dir=out_dir)
+        base_run, cur_run = Run.load(baseline), Run.load(current)
+        refuse_unfinished([base_run, cur_run])
+        result = run_audit(base_run, cur_run, settings, out_dir=out_dir)
     except Exception as exc:  # noqa: BLE001 - exit 1 means "regression" here, so no failure may escape as 1
         if isinstance(exc, HalluMeasureError):
             message = redact(str(exc))

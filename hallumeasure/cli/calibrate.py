@@ -58,14 +58,16 @@ def calibrate(
     """Measure RUN's judge against human labels and correct its rates (or --export-sample a template to label)."""
     from hallumeasure.report.calibrate import calibrate as run_calibration
     from hallumeasure.report.calibrate import export_sample as write_sample
+    from hallumeasure.runs.run import Run
 
     if (labels is None) == (export_sample is None):
         raise fail("give --labels FILE (calibrate) or --export-sample N (write a template to label), not both")
     try:
-        refuse_unfinished([run_dir])
+        run = Run.load(run_dir)
+        refuse_unfinished([run])
         if export_sample is not None:
             target = out_file or Path("runs") / "labels" / f"{run_dir.name}-sample.csv"
-            n_responses, n_claims = write_sample(run_dir, export_sample, target, show_judge=show_judge, seed=seed)
+            n_responses, n_claims = write_sample(run, export_sample, target, show_judge=show_judge, seed=seed)
             out.print(
                 f"wrote {target}: {n_claims} claims of {n_responses} responses to label (fill in label, and "
                 f"subtype when unsupported); then: hallumeasure calibrate {run_dir} --labels {target}",
@@ -74,7 +76,7 @@ def calibrate(
             )
             return
         assert labels is not None  # exactly one of --labels and --export-sample, checked above
-        report = run_calibration(run_dir, labels, confidence=confidence)
+        report = run_calibration(run, labels, confidence=confidence)
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     except (ValidationError, ValueError) as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,6 +25,7 @@ from hallumeasure.core.errors import HalluMeasureError
 if TYPE_CHECKING:
     from hallumeasure.core.types import RunManifest
     from hallumeasure.models.batch import BatchProgress
+    from hallumeasure.runs.run import Run
 
 #: -v / --verbose: accepted by the app and by every command, so it works before or after the command's name.
 VERBOSE_FLAGS = ("-v", "--verbose")
@@ -193,17 +195,13 @@ def unfinished_message(path: Path, manifest: RunManifest, n_stored: int) -> str:
     )
 
 
-def refuse_unfinished(paths: list[Path]) -> None:
+def refuse_unfinished(runs: Sequence[Run]) -> None:
     """compare / audit: numbers from a run that never finished would be read as a result; refuse them."""
-    from hallumeasure.runs.store import RunStore
-
-    for path in paths:
-        with RunStore(path) as store:
-            manifest = store.read_manifest()
-            if manifest is not None and manifest.status != "complete":
-                raise HalluMeasureError(
-                    unfinished_message(path, manifest, len(store.done_ids())) + ", then compare or audit it"
-                )
+    for run in runs:
+        manifest = run.manifest
+        if manifest is not None and manifest.status != "complete":
+            message = unfinished_message(run.path, manifest, run.n_stored)
+            raise HalluMeasureError(message + ", then compare or audit it")
 
 
 def open_unit(value: float | None) -> float | None:

@@ -59,11 +59,13 @@ def compare(
     """Compare models: rates with bootstrap intervals, paired differences, subtype mix, worst examples."""
     from hallumeasure.report.compare import compare_runs
     from hallumeasure.report.render import format_p, format_signed
+    from hallumeasure.report.runs import load_runs
 
     try:
-        refuse_unfinished(runs)
+        loaded = load_runs(runs)
+        refuse_unfinished(loaded)
         report = compare_runs(
-            runs,
+            loaded,
             out_dir,
             allow_mismatch=allow_mismatch,
             resamples=resamples,

@@ -29,23 +29,23 @@ if TYPE_CHECKING:
     from hallumeasure.core.types import Mode, RunManifest, Sample, Usage
     from hallumeasure.report.unsure import UnsureStats
     from hallumeasure.runs.datasets import LabelledSample
-    from hallumeasure.runs.store import RunData
+    from hallumeasure.runs.run import Run
 
 
 #: Distinct error reasons printed after a run or by 'show' ('show --json' lists them all).
 SHOWN_REASONS = 3
 
 
-def print_error_reasons(data: RunData, where: Console, *, run_dir: Path) -> None:
+def print_error_reasons(data: Run, where: Console, *, run_dir: Path) -> None:
     """The distinct reasons of the error rows, counted, most frequent first (the first few)."""
-    reasons = data.error_reasons(width=240)
+    reasons = data.error_reasons_within(240)
     if not reasons:
         return
     where.print(f"error rows by reason ({len(reasons)} distinct):", highlight=False)
     for item in reasons[:SHOWN_REASONS]:
-        noun = "response" if item["rows"] == "response" else "claim"
+        noun = "response" if item.rows == "response" else "claim"
         where.print(
-            f"  {item['count']} {noun}{'s' if item['count'] != 1 else ''}: {escape(item['reason'])}",
+            f"  {item.count} {noun}{'s' if item.count != 1 else ''}: {escape(item.reason)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -186,12 +186,12 @@ def unsure_lines(unsure: dict[str, UnsureStats], judge: str | None) -> list[str]
     return lines
 
 
-def print_summary(run_dir: Path, data: RunData | None = None) -> RunData:
-    """Print a run's summary table and settings; returns the loaded ``RunData``."""
+def print_summary(run_dir: Path, data: Run | None = None) -> Run:
+    """Print a run's summary table and settings; returns the loaded ``Run``."""
     from hallumeasure.report.unsure import run_unsure_stats
-    from hallumeasure.runs.store import load_run
+    from hallumeasure.runs.run import Run
 
-    data = data if data is not None else load_run(run_dir)
+    data = data if data is not None else Run.load(run_dir)
     manifest = data.manifest
     # Only a run with claims its keyless judge could not tell gets the bounds and the decided column.
     unsure = {s.name: s for s in run_unsure_stats(data.responses, data.claims)}

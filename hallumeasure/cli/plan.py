@@ -109,6 +109,7 @@ def plan(
     """
     from hallumeasure.report.plan import PlanSettings, plan_audit
     from hallumeasure.report.power import is_metric
+    from hallumeasure.runs.run import Run
 
     check_specs({"--judge": [judge] if judge else [], "--extractor": [extractor] if extractor else []})
     if not is_metric(metric):
@@ -132,9 +133,10 @@ def plan(
             extractor=extractor,
             mode=mode,
         )
-        if baseline is not None:
-            refuse_unfinished([baseline] + ([current] if current else []))
-        result = plan_audit(settings, baseline=baseline, current=current, samples=samples)
+        base_run = Run.load(baseline) if baseline is not None else None
+        cur_run = Run.load(current) if current is not None else None
+        refuse_unfinished([run for run in (base_run, cur_run) if run is not None])
+        result = plan_audit(settings, baseline=base_run, current=cur_run, samples=samples)
     except ValueError as exc:
         raise fail(one_line(exc)) from None
     except HalluMeasureError as exc:

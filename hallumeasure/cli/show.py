@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from hallumeasure.report.rag import ClaimEvidence
-    from hallumeasure.runs.store import RunData
+    from hallumeasure.runs.run import Run
 
 
 @app.command()
@@ -47,10 +47,10 @@ def show(
     with passages, the evidence and citation checks."""
     from hallumeasure.report.rag import load_rag, print_rag
     from hallumeasure.report.stability import claim_votes, run_stability
-    from hallumeasure.runs.store import load_run
+    from hallumeasure.runs.run import Run
 
     try:
-        data = load_run(run_dir)
+        data = Run.load(run_dir)
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     if data.unfinished and data.manifest is not None:  # exit 0: looking at a crashed run is how one finds out why
@@ -65,15 +65,15 @@ def show(
             "manifest": json.loads(data.manifest.model_dump_json()) if data.manifest else None,
             "unfinished": data.unfinished,
             "summary": json.loads(data.summary.to_json(orient="records")),
-            "error_reasons": data.error_reasons(),
+            "error_reasons": [reason.model_dump() for reason in data.error_reasons],
             "stability": json.loads(stability.model_dump_json()) if (stability := run_stability(data)) else None,
-            "rag": [s.model_dump(mode="json") for s in load_rag(run_dir)[0]],
+            "rag": [s.model_dump(mode="json") for s in load_rag(data)[0]],
         }
         if claims:
             payload["claims"] = _claim_records(_with_votes(data, claim_votes))
         out.print_json(data=payload)
         return
-    summaries, evidence = load_rag(run_dir)
+    summaries, evidence = load_rag(data)
     if summary:
         print_summary(run_dir, data)
         print_error_reasons(data, out, run_dir=run_dir)
@@ -83,7 +83,7 @@ def show(
 
 
 def _print_claims(
-    data: RunData,
+    data: Run,
     run_dir: Path,
     rows: pd.DataFrame | None = None,
     evidence: dict[str, ClaimEvidence] | None = None,
@@ -157,9 +157,9 @@ def _print_claims(
     )
 
 
-def _with_votes(data: RunData, claim_votes: Callable[[pd.DataFrame, Policy], pd.DataFrame | None]) -> pd.DataFrame:
+def _with_votes(data: Run, claim_votes: Callable[[pd.DataFrame, Policy], pd.DataFrame | None]) -> pd.DataFrame:
     """The run's claims, with each claim's vote tally and flip rate when it has repeats or a panel."""
-    votes = claim_votes(data.votes, data.manifest.policy if data.manifest else Policy())
+    votes = claim_votes(data.votes, data.policy)
     return data.claims if votes is None else data.claims.merge(votes, on="claim_id", how="left")
 
 

@@ -64,7 +64,6 @@ from hallumeasure.report.audit_outputs import junit_xml, write_audit, write_usag
 from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
 from hallumeasure.report.power import difference_sd
 from hallumeasure.report.runs import (
-    LoadedRun,
     judge_notes,
     pair_up,
     policy_lines,
@@ -72,7 +71,7 @@ from hallumeasure.report.runs import (
     run_info,
 )
 from hallumeasure.report.stats import RESAMPLES, SEED, SUBTYPES, GroupStats, group_stats
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import Run
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
 __all__ = [
@@ -94,7 +93,7 @@ __all__ = [
 INCONCLUSIVE_EXITS = {"exit4": EXIT_INCONCLUSIVE, "pass": EXIT_PASS, "fail": EXIT_REGRESSION}
 
 
-def _select(run: LoadedRun, model: str | None) -> tuple[pd.DataFrame, str]:
+def _select(run: Run, model: str | None) -> tuple[pd.DataFrame, str]:
     units = response_units(run)
     units["undecided"] = undecided_column(run)
     if model is None:
@@ -411,8 +410,8 @@ def _undecided_note(units: pd.DataFrame, name: str) -> str | None:
 
 
 def audit_runs(
-    baseline_dir: str | Path,
-    current_dir: str | Path,
+    baseline: Run | str | Path,
+    current: Run | str | Path,
     gates: AuditGates | None = None,
     *,
     out_dir: str | Path | None = None,
@@ -423,7 +422,8 @@ def audit_runs(
     resamples: int = RESAMPLES,
     seed: int = SEED,
 ) -> AuditResult:
-    """Audit ``current_dir`` against ``baseline_dir``; write the audit files when ``out_dir`` is given.
+    """Audit ``current`` against ``baseline`` (loaded runs or their directories); write the audit files when
+    ``out_dir`` is given.
 
     The runs must be measured alike (``allow_changes`` names the fields of
     ``hallumeasure.report.audit_inputs.CHANGE_FLAGS`` that may differ) and hold the same samples
@@ -431,11 +431,9 @@ def audit_runs(
     independent groups). Raises ``HalluMeasureError`` (exit code 2) when the runs cannot be
     audited as given.
     """
-    base_run = LoadedRun(Path(baseline_dir).name, load_run(baseline_dir))
-    cur_run = LoadedRun(Path(current_dir).name, load_run(current_dir))
     return audit_loaded(
-        base_run,
-        cur_run,
+        Run.of(baseline),
+        Run.of(current),
         gates,
         out_dir=out_dir,
         allow_mismatch=allow_mismatch,
@@ -448,8 +446,8 @@ def audit_runs(
 
 
 def run_audit(
-    baseline_dir: str | Path,
-    current_dir: str | Path,
+    baseline_dir: Run | str | Path,
+    current_dir: Run | str | Path,
     settings: AuditSettings | None = None,
     *,
     out_dir: str | Path | None = None,
@@ -471,8 +469,8 @@ def run_audit(
 
 
 def audit_loaded(
-    base_run: LoadedRun,
-    cur_run: LoadedRun,
+    base_run: Run,
+    cur_run: Run,
     gates: AuditGates | None = None,
     *,
     out_dir: str | Path | None = None,

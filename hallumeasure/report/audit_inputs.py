@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.report.runs import LoadedRun, pair_up, votes_of
+from hallumeasure.report.runs import pair_up, votes_of
+from hallumeasure.runs.run import Run
 
 #: Each way of measuring a run, and the flag that lets an audit compare runs that differ in it.
 CHANGE_FLAGS = {
@@ -29,8 +30,8 @@ CHANGE_FLAGS = {
 }
 
 
-def _measured(run: LoadedRun) -> dict[str, str] | None:
-    m = run.data.manifest
+def _measured(run: Run) -> dict[str, str] | None:
+    m = run.manifest
     if m is None:
         return None
     prompts = ", ".join(f"{k}@{v[:12]}" for k, v in sorted(m.prompts.items())) or "(none)"
@@ -45,7 +46,7 @@ def _measured(run: LoadedRun) -> dict[str, str] | None:
     }
 
 
-def measurement_changes(base: LoadedRun, cur: LoadedRun) -> list[tuple[str, str]]:
+def measurement_changes(base: Run, cur: Run) -> list[tuple[str, str]]:
     """(field, sentence) for every way in which the two runs were measured differently."""
     a, b = _measured(base), _measured(cur)
     if a is None or b is None:
@@ -84,8 +85,8 @@ class SampleOverlap:
 
 
 def check_audit_inputs(
-    base: LoadedRun,
-    cur: LoadedRun,
+    base: Run,
+    cur: Run,
     overlap: SampleOverlap,
     *,
     allow_changes: Collection[str] = (),
@@ -102,7 +103,7 @@ def check_audit_inputs(
     refused: list[str] = []
     allowed: list[str] = []
     for run in (base, cur):
-        if run.data.manifest is None:
+        if run.manifest is None:
             text = f"run {run.name} has no manifest, so how it was measured is unknown"
             (allowed if allow_mismatch else refused).append(text + ("" if allow_mismatch else " (--allow-mismatch)"))
     for field, text in measurement_changes(base, cur):
@@ -124,12 +125,12 @@ def check_audit_inputs(
     return allowed
 
 
-def undecided_column(run: LoadedRun) -> np.ndarray:
+def undecided_column(run: Run) -> np.ndarray:
     """1.0 for responses a keyless judge marked undecided (``decided`` is false), else 0.0, in table order.
 
     Runs without a ``decided`` column (LLM judges, older runs) have no undecided responses.
     """
-    responses = run.data.responses
+    responses = run.responses
     if "decided" not in responses.columns:
         return np.zeros(len(responses))
     return np.array([0.0 if pd.isna(value) or bool(value) else 1.0 for value in responses["decided"].astype(object)])

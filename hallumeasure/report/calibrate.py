@@ -47,7 +47,7 @@ from hallumeasure.report.correction import (
 from hallumeasure.report.coverage_check import CoverageCheck, check_coverage
 from hallumeasure.report.intervals import wilson_interval
 from hallumeasure.report.stats import Estimate
-from hallumeasure.runs.store import RunData, load_run
+from hallumeasure.runs.run import Run
 
 LABELS = [label.value for label in Label]
 SUBTYPES = [subtype.value for subtype in Subtype]
@@ -92,7 +92,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
     return [{k.strip(): (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(io.StringIO(text))]
 
 
-def read_labels(path: str | Path, run: RunData) -> HumanLabels:
+def read_labels(path: str | Path, run: Run) -> HumanLabels:
     """Read a labels file and match its rows to the claims and responses of ``run``.
 
     Raises ``ConfigError`` naming the row and the valid values for a bad label; rows that name
@@ -147,7 +147,7 @@ def read_labels(path: str | Path, run: RunData) -> HumanLabels:
     return HumanLabels(claims=out_claims, responses=out_responses, unmatched=unmatched, n_rows=len(rows))
 
 
-def _sample_keys(run: RunData) -> dict[tuple[str, str], str]:
+def _sample_keys(run: Run) -> dict[tuple[str, str], str]:
     """(id as written, model) -> run key, for the samples a run keyed by (id, model)."""
     r = run.responses
     if "input_id" not in r.columns:
@@ -252,27 +252,19 @@ def _estimate(triple: Sequence[float | None]) -> Estimate:
     return Estimate.of(*triple[:3])
 
 
-def calibrate_best_run(
-    runs: list[tuple[str, RunData]], labels_path: str | Path, *, confidence: float = 0.95
-) -> CalibrationReport:
-    """Calibrate the run (of ``(name, data)`` pairs) that the most label rows match."""
+def calibrate_best_run(runs: list[Run], labels_path: str | Path, *, confidence: float = 0.95) -> CalibrationReport:
+    """Calibrate the run that the most label rows match."""
 
-    def matched(data: RunData) -> int:
-        found = read_labels(labels_path, data)
+    def matched(run: Run) -> int:
+        found = read_labels(labels_path, run)
         return len(found.claims) + len(found.responses)
 
-    name, data = max(runs, key=lambda item: matched(item[1]))
-    return calibrate(name, labels_path, confidence=confidence, run=data)
+    return calibrate(max(runs, key=matched), labels_path, confidence=confidence)
 
 
-def calibrate(
-    run_dir: str | Path, labels_path: str | Path, *, confidence: float = 0.95, run: RunData | None = None
-) -> CalibrationReport:
-    """Measure the judge of the run in ``run_dir`` against the human labels in ``labels_path``.
-
-    With ``run`` given (already loaded), ``run_dir`` only names it in the report.
-    """
-    run = run or load_run(run_dir)
+def calibrate(run: Run | str | Path, labels_path: str | Path, *, confidence: float = 0.95) -> CalibrationReport:
+    """Measure the judge of ``run`` (loaded, or its directory) against the human labels in ``labels_path``."""
+    run = Run.of(run)
     policy = run.manifest.policy if run.manifest else Policy()
     human = read_labels(labels_path, run)
     if not human.claims and not human.responses:
@@ -356,7 +348,7 @@ def calibrate(
     )
     binary = np.array([[tp, fn], [fp, tn]])
     return CalibrationReport(
-        run=Path(run_dir).name,
+        run=Path(run.name).name,
         labels_file=Path(labels_path).name,
         policy=policy.describe(),
         confidence=confidence,
@@ -447,7 +439,7 @@ JUDGE_COLUMNS = ["judge_label", "judge_subtype", "judge_reason"]
 
 
 def export_sample(
-    run_dir: str | Path, n_responses: int, out_path: str | Path, *, show_judge: bool = False, seed: int = 0
+    run: Run | str | Path, n_responses: int, out_path: str | Path, *, show_judge: bool = False, seed: int = 0
 ) -> tuple[int, int]:
     """Write a CSV of every claim of ``n_responses`` randomly drawn responses (stratified by model).
 
@@ -456,12 +448,12 @@ def export_sample(
     label, subtype and reasons are left out unless ``show_judge`` (people who see them tend to
     agree with them). Returns (responses, claims) written.
     """
-    run = load_run(run_dir)
+    run = Run.of(run)
     claims = run.claims.assign(sample_id=run.claims["sample_id"].astype(str))
     eligible = run.responses.assign(sample_id=run.responses["sample_id"].astype(str))
     eligible = eligible[eligible["sample_id"].isin(set(claims["sample_id"]))]
     if eligible.empty:
-        raise ConfigError(f"{run_dir} has no response with claims to label")
+        raise ConfigError(f"{run.path} has no response with claims to label")
     n = min(n_responses, len(eligible))
     models = eligible["model"].fillna("(no model)").astype(str)
     sizes = models.value_counts().sort_index()
@@ -508,5 +500,5 @@ def export_sample(
 
 
 def _text(value: object) -> str:
-    """A cell as text: None and NaN become empty."""
-    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
+    """A cell as text: a missing value becomes empty."""
+    return "" if value is None else str(value)

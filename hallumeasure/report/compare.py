@@ -10,7 +10,6 @@ where the runs are stored, so the same runs and seed always give the same report
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,6 @@ from hallumeasure.report.rag import ClaimEvidence, load_rag, passage_use_line
 from hallumeasure.report.render import data_uri, render_html, render_markdown
 from hallumeasure.report.runs import (
     Group,
-    LoadedRun,
     RunInfo,
     check_comparable,
     comparable_groups,
@@ -43,6 +41,7 @@ from hallumeasure.report.stability import RunStability, runs_stability
 from hallumeasure.report.stats import CONFIDENCE, RESAMPLES, SEED, SUBTYPES, GroupStats, Resampling, group_stats
 from hallumeasure.report.unsure import UnsureStats, group_unsure_stats
 from hallumeasure.report.viewer import build_viewer_data, render_viewer
+from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import align_claim, highlight
 from hallumeasure.sources.rag import RagSummary
 
@@ -104,22 +103,22 @@ class Example:
 
 
 def _text(value: object) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None:
         return ""
     return str(value)
 
 
 def worst_examples(
-    run: LoadedRun, group: Group, limit: int, evidence: dict[str, ClaimEvidence] | None = None
+    run: Run, group: Group, limit: int, evidence: dict[str, ClaimEvidence] | None = None
 ) -> list[Example]:
     """The ``limit`` responses of a group with the highest unsupported rate, with their claims aligned."""
     if limit <= 0:
         return []
-    responses = run.data.responses
+    responses = run.responses
     mine = responses[(responses["sample_id"].isin(group.units["sample_id"])) & responses["unsupported_rate"].notna()]
     mine = mine[mine["unsupported_rate"] > 0].assign(position=lambda t: range(len(t)))
     mine = mine.sort_values(["unsupported_rate", "n_unsupported", "position"], ascending=[False, False, True])
-    claims = run.data.claims
+    claims = run.claims
     examples = []
     for row in mine.head(limit).to_dict(orient="records"):
         context = row["context"]
@@ -158,8 +157,8 @@ def worst_examples(
     return examples
 
 
-def _frames(run: LoadedRun) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return run.data.responses, run.data.claims
+def _frames(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return run.responses, run.claims
 
 
 def _widened(stats: list[GroupStats], unsure: list[UnsureStats]) -> list[GroupStats]:
@@ -185,7 +184,7 @@ def pick_baseline(groups: list[Group], wanted: str | None) -> Group:
 
 
 def compare_runs(
-    run_dirs: Sequence[str | Path],
+    run_dirs: Sequence[Run | str | Path],
     out_dir: str | Path,
     allow_mismatch: bool = False,
     *,
@@ -197,7 +196,8 @@ def compare_runs(
     labels: Sequence[str | Path] | None = None,
     baseline: str | None = None,
 ) -> ComparisonReport:
-    """Compare the models in ``run_dirs`` and write the report files into ``out_dir``.
+    """Compare the models in ``run_dirs`` (loaded runs or their directories) and write the report files into
+    ``out_dir``.
 
     Models come from the samples' ``model`` field and from the runs (a model in several runs
     is shown once per run, named with the settings its runs differ in). Runs over the same
@@ -240,7 +240,7 @@ def compare_runs(
         for g in others
         if g.name not in compared
     ]
-    rag = {run.name: load_rag(run.data.path) for run in runs}
+    rag = {run.name: load_rag(run) for run in runs}
     examples = [e for g in groups for e in worst_examples(by_name[g.run], g, worst, rag[g.run][1])]
     rag_rows = [
         s.model_copy(update={"model": f"{name}: {s.model}" if len(runs) > 1 else s.model})
@@ -267,9 +267,7 @@ def compare_runs(
         confidence=confidence,
         rag=rag_rows,
         files=["report.md", "report.html", "report.json", "view.html", *[name for name, _ in plots]],
-        calibrations=[
-            calibrate_best_run([(r.name, r.data) for r in runs], path, confidence=confidence) for path in labels or []
-        ],
+        calibrations=[calibrate_best_run(runs, path, confidence=confidence) for path in labels or []],
         judge_stability=runs_stability(runs, groups, **options),
         unsure=unsure,
         run_unsure=run_unsure,

@@ -1,9 +1,9 @@
 """Helpers for reading a run in a notebook: filter claims, align them to the context, show them safely.
 
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import Run
 from hallumeasure.report import drilldown
-data = load_run("runs/demo")
-claims = drilldown.claims_with_sources(data)
+run = Run.load("runs/demo")
+claims = drilldown.claims_with_sources(run)
 view = drilldown.filter_claims(claims, model="model-b", label="contradicted")
 HTML(drilldown.claims_html(view))
 """
@@ -17,21 +17,21 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from hallumeasure.core.text import split_sentences
-from hallumeasure.report.runs import LoadedRun, model_groups, response_units
+from hallumeasure.report.runs import model_groups, response_units
 from hallumeasure.report.stats import RESAMPLES, SEED, group_stats
-from hallumeasure.runs.store import RunData
+from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import Alignment, align_claim, highlight
 
 
-def claims_with_sources(data: RunData) -> pd.DataFrame:
+def claims_with_sources(run: Run) -> pd.DataFrame:
     """The run's claims with their response's context and response, and the aligned context sentence.
 
     Added columns: ``context``, ``response``, ``question``, ``source_sentence`` (empty when no
     sentence shares a content word), ``source_start`` / ``source_end`` (character offsets in the
     context, -1 when unaligned) and ``overlap`` (share of the claim's content words found there).
     """
-    responses = data.responses[["sample_id", "question", "context", "response"]]
-    claims = data.claims.merge(responses, on="sample_id", how="left")
+    responses = run.responses[["sample_id", "question", "context", "response"]]
+    claims = run.claims.merge(responses, on="sample_id", how="left")
     sentences = {
         sid: split_sentences(ctx) for sid, ctx in zip(responses["sample_id"], responses["context"], strict=True)
     }
@@ -77,7 +77,7 @@ def filter_claims(
 
 
 def _cell(value: object) -> Markup:
-    if value is None or (isinstance(value, float) and value != value):
+    if value is None:
         return Markup("")
     return escape(value)
 
@@ -124,9 +124,8 @@ def _span(row: dict[str, Any]) -> Alignment:
     return Alignment(row["source_sentence"], int(row["source_start"]), int(row["source_end"]), float(row["overlap"]))
 
 
-def stats_table(data: RunData, *, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
+def stats_table(run: Run, *, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """Aggregates of the whole run and of each model in it, with 95% bootstrap intervals as text."""
-    run = LoadedRun(data.path.name, data)
     units = response_units(run)
     stats = [group_stats(units, "(all)", resamples=resamples, seed=seed)]
     stats += [

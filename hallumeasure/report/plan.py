@@ -30,13 +30,14 @@ from hallumeasure.report.power import (
     plan_samples,
     sd_from_rates,
 )
-from hallumeasure.report.runs import LoadedRun, pair_up, response_units
+from hallumeasure.report.runs import pair_up, response_units
+from hallumeasure.runs.run import Run
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: A run to plan from: its directory, or a run already loaded for reporting.
-RunSource = str | Path | LoadedRun
+RunSource = str | Path | Run
 
 #: The per-response column each metric is planned on.
 METRIC_COLUMNS: dict[str, str] = {"unsupported_rate": "rate", "hallucinated_share": "hallucinated"}
@@ -105,24 +106,19 @@ class PlanSettings(BaseModel):
         return judge, extractor, mode
 
 
-def _loaded(run: RunSource) -> LoadedRun:
-    if isinstance(run, LoadedRun):
-        loaded = run
-    else:
-        from hallumeasure.runs.store import load_run
-
-        loaded = LoadedRun(Path(run).name, load_run(run))
-    if loaded.data.unfinished:
+def _loaded(run: RunSource) -> Run:
+    loaded = Run.of(run)
+    if loaded.unfinished:
         raise RunStoreError(f"{_label(run)} is an unfinished run: finish it (measure with resume) before planning")
     return loaded
 
 
 def _label(run: RunSource) -> str:
     """How messages name a run: the path as given, or a loaded run's name."""
-    return run.name if isinstance(run, LoadedRun) else str(run)
+    return run.name if isinstance(run, Run) else str(run)
 
 
-def _samples_of(run: LoadedRun) -> list[Sample]:
+def _samples_of(run: Run) -> list[Sample]:
     return [
         Sample(
             id=str(r["sample_id"]),
@@ -130,7 +126,7 @@ def _samples_of(run: LoadedRun) -> list[Sample]:
             response=r["response"],
             question=r["question"] if isinstance(r["question"], str) else None,
         )
-        for r in run.data.responses.to_dict(orient="records")
+        for r in run.responses.to_dict(orient="records")
     ]
 
 
@@ -164,7 +160,7 @@ def plan_audit(
     if baseline is not None:
         base_run = _loaded(baseline)
         cur_run, cur_label = (_loaded(current), _label(current)) if current is not None else (None, "")
-        manifest = base_run.data.manifest
+        manifest = base_run.manifest
         units = response_units(base_run)
         values = _values(units, column)
         rate = float(np.nanmean(values)) if np.isfinite(values).any() else 0.0

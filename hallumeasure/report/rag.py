@@ -4,13 +4,12 @@ and each claim's evidence quote highlighted in its passage."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
 
 from hallumeasure.core.types import CitationFinding, ClaimVerdict, Sample
-from hallumeasure.runs.store import RunStore
+from hallumeasure.runs.run import Run
 from hallumeasure.sources.evidence import find_quote
 from hallumeasure.sources.rag import RagSummary, rag_summaries
 
@@ -33,17 +32,16 @@ class ClaimEvidence:
     passage_html: Markup
 
 
-def load_rag(run_dir: str | Path) -> tuple[list[RagSummary], dict[str, ClaimEvidence]]:
+def load_rag(run: Run) -> tuple[list[RagSummary], dict[str, ClaimEvidence]]:
     """The run's RAG summaries (whole run, then per model) and the evidence of each claim, by claim id."""
-    with RunStore(run_dir) as store:
-        results, samples = store.results(), {s.id: s for s in store.samples()}
+    samples = {s.id: s for s in run.samples}
     evidence = {
         v.claim_id: view
-        for r in results
+        for r in run.results
         for v in r.verdicts
         if (view := claim_evidence(samples.get(r.sample_id), v)) is not None
     }
-    return rag_summaries(results, list(samples.values())), evidence
+    return rag_summaries(run.results, run.samples), evidence
 
 
 def claim_evidence(sample: Sample | None, verdict: ClaimVerdict) -> ClaimEvidence | None:
@@ -140,7 +138,7 @@ def quote_cell(evidence: ClaimEvidence | None) -> str:
 
 
 def evidence_table_html(claims: pd.DataFrame, evidence: dict[str, ClaimEvidence], limit: int = 20) -> Markup:
-    """An HTML table of claims (a DataFrame of ``load_run(...).claims``) with their citation finding and
+    """An HTML table of claims (a DataFrame of ``Run.claims``) with their citation finding and
     their evidence quote marked in its passage; every piece of run text is escaped."""
     rows = [
         Markup(

@@ -1,5 +1,7 @@
 """Runs as the report layer sees them: loaded, checked for comparability, cut into response tables.
 
+A run is ``hallumeasure.runs.run.Run``, the one read model of a stored run; nothing here reads the store.
+
 A *response table* has one row per sample of a run (measured or not) with the numbers the
 statistics need: rate, hallucinated flag, error rows, label and subtype counts. Rows of
 samples that have no result yet count as error rows, so an unfinished run cannot look clean.
@@ -23,34 +25,25 @@ from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import RunManifest
 from hallumeasure.report.stats import LABELS, SUBTYPES
-from hallumeasure.runs.store import RunData, load_run
+from hallumeasure.runs.run import Run
 
 NO_MODEL = "(no model)"
 
 
-@dataclass
-class LoadedRun:
-    """A run directory loaded for reporting; ``name`` is the directory name (never the full path)."""
-
-    name: str
-    data: RunData
-
-    @property
-    def policy(self) -> Policy:
-        manifest = self.data.manifest
-        return manifest.policy if manifest is not None else Policy()
-
-
-def load_runs(run_dirs: Sequence[str | Path]) -> list[LoadedRun]:
-    """Load run directories; two runs with the same directory name get their parent's name added."""
-    paths = [Path(p) for p in run_dirs]
+def load_runs(runs: Sequence[Run | str | Path]) -> list[Run]:
+    """Runs for a report of several: each path loaded once (a ``Run`` given is used as it is); two runs with the
+    same directory name get their parent's name added."""
+    paths = [r.path if isinstance(r, Run) else Path(r) for r in runs]
     if not paths:
         raise ConfigError("give at least one run directory")
     if len({p.resolve() for p in paths}) != len(paths):
         raise ConfigError("the same run directory was given twice")
     names = [p.name for p in paths]
     names = [f"{p.parent.name}/{p.name}" if names.count(p.name) > 1 else p.name for p in paths]
-    return [LoadedRun(name, load_run(path)) for name, path in zip(names, paths, strict=True)]
+    return [
+        (run if run.name == name else run.renamed(name)) if isinstance(run, Run) else Run.load(path, name=name)
+        for run, name, path in zip(runs, names, paths, strict=True)
+    ]
 
 
 # --- what a run is ------------------------------------------------------------------------------
@@ -71,9 +64,9 @@ class RunInfo(BaseModel):
     status: str | None
 
 
-def run_info(run: LoadedRun) -> RunInfo:
-    m = run.data.manifest
-    responses = run.data.responses
+def run_info(run: Run) -> RunInfo:
+    m = run.manifest
+    responses = run.responses
     return RunInfo(
         name=run.name,
         judge=m.judge if m else None,
@@ -88,12 +81,12 @@ def run_info(run: LoadedRun) -> RunInfo:
     )
 
 
-def judge_notes(runs: list[LoadedRun]) -> list[str]:
+def judge_notes(runs: list[Run]) -> list[str]:
     """Warnings that a reader must see next to numbers from demo or non-LLM judges."""
     from hallumeasure.registry import is_keyless, is_scripted
 
-    fake = [r.name for r in runs if r.data.manifest and is_scripted(r.data.manifest.judge)]
-    offline = [r.name for r in runs if r.data.manifest and is_keyless(r.data.manifest.judge)]
+    fake = [r.name for r in runs if r.manifest and is_scripted(r.manifest.judge)]
+    offline = [r.name for r in runs if r.manifest and is_keyless(r.manifest.judge)]
     notes = []
     if fake:
         notes.append(
@@ -122,8 +115,8 @@ MEASUREMENT_FIELDS = ("judge", "extractor", "mode", "detector", "prompts", "vote
 IDENTITY_FIELDS = (*MEASUREMENT_FIELDS, "policy")
 
 
-def _identity(run: LoadedRun) -> dict[str, object] | None:
-    m = run.data.manifest
+def _identity(run: Run) -> dict[str, object] | None:
+    m = run.manifest
     if m is None:
         return None
     return {
@@ -159,9 +152,9 @@ def input_ids(responses: pd.DataFrame) -> pd.Series:
     return responses[column].astype(str)
 
 
-def _inputs(run: LoadedRun) -> dict[tuple[str, str], str]:
+def _inputs(run: Run) -> dict[tuple[str, str], str]:
     """(input id, model) -> digest of what was measured for it (model, question, context, response)."""
-    r = run.data.responses
+    r = run.responses
     out = {}
     for sid, model, question, context, response in zip(
         input_ids(r), r["model"], r["question"], r["context"], r["response"], strict=True
@@ -171,7 +164,7 @@ def _inputs(run: LoadedRun) -> dict[tuple[str, str], str]:
     return out
 
 
-def input_difference(a: LoadedRun, b: LoadedRun) -> str | None:
+def input_difference(a: Run, b: Run) -> str | None:
     """How the inputs of two runs differ, or None when both measured the very same samples."""
     ia, ib = _inputs(a), _inputs(b)
     only_a, only_b = set(ia) - set(ib), set(ib) - set(ia)
@@ -183,7 +176,7 @@ def input_difference(a: LoadedRun, b: LoadedRun) -> str | None:
     return None
 
 
-def measured_differently(a: LoadedRun, b: LoadedRun) -> list[str]:
+def measured_differently(a: Run, b: Run) -> list[str]:
     """The measurement fields (see ``MEASUREMENT_FIELDS``) in which two runs with manifests differ."""
     ia, ib = _identity(a), _identity(b)
     if ia is None or ib is None:
@@ -191,16 +184,14 @@ def measured_differently(a: LoadedRun, b: LoadedRun) -> list[str]:
     return [f for f in MEASUREMENT_FIELDS if ia[f] != ib[f]]
 
 
-def mismatches(runs: list[LoadedRun]) -> list[str]:
+def mismatches(runs: list[Run]) -> list[str]:
     """One sentence per reason the runs' numbers are not comparable (empty when they are).
 
     Runs over the same inputs may differ in how they were measured (that is what such a
     comparison shows); runs measured alike may differ in their inputs. Differing in both, or
     in the policy, or having no manifest, is a mismatch.
     """
-    problems = [
-        f"run {r.name} has no manifest, so how it was measured is unknown" for r in runs if r.data.manifest is None
-    ]
+    problems = [f"run {r.name} has no manifest, so how it was measured is unknown" for r in runs if r.manifest is None]
     known = [(r, ident) for r in runs if (ident := _identity(r)) is not None]  # the runs with a manifest
     if len(known) < 2:
         return problems
@@ -224,7 +215,7 @@ def mismatches(runs: list[LoadedRun]) -> list[str]:
     return problems
 
 
-def check_comparable(runs: list[LoadedRun], allow_mismatch: bool) -> list[str]:
+def check_comparable(runs: list[Run], allow_mismatch: bool) -> list[str]:
     """Raise ``ConfigError`` naming every mismatch, unless ``allow_mismatch``; return the mismatches."""
     found = mismatches(runs)
     if found and not allow_mismatch:
@@ -238,9 +229,9 @@ def check_comparable(runs: list[LoadedRun], allow_mismatch: bool) -> list[str]:
     return found
 
 
-def run_labels(runs: list[LoadedRun]) -> dict[str, str]:
+def run_labels(runs: list[Run]) -> dict[str, str]:
     """Run name -> how to name it in tables: the name, plus the measurement settings that differ between runs."""
-    known = [r for r in runs if r.data.manifest is not None]
+    known = [r for r in runs if r.manifest is not None]
     differ = {f for a, b in itertools.combinations(known, 2) for f in measured_differently(a, b)}
     # The settings a reader compares; the extractor (CoNLI's is "sentences") and prompts are in the runs table.
     fields: list[str] = [f for f in ("detector", "judge", "mode", "votes") if f in differ] or [
@@ -254,14 +245,14 @@ def run_labels(runs: list[LoadedRun]) -> dict[str, str]:
     return labels
 
 
-def comparable_groups(a: Group, b: Group, by_name: dict[str, LoadedRun]) -> bool:
+def comparable_groups(a: Group, b: Group, by_name: dict[str, Run]) -> bool:
     """Whether two groups differ in one thing only: the model (one way of measuring) or the measurement (one model)."""
     if a.run == b.run or a.model == b.model:
         return True
     return not measured_differently(by_name[a.run], by_name[b.run])
 
 
-def policy_lines(runs: list[LoadedRun]) -> list[str]:
+def policy_lines(runs: list[Run]) -> list[str]:
     """The policy text to print under every table: one line, or one per run when they differ."""
     described = {r.name: r.policy.describe() for r in runs}
     if len(set(described.values())) == 1:
@@ -286,9 +277,9 @@ def _counts(cell: object, names: list[str]) -> list[int]:
     return [int(counts.get(name, 0)) for name in names]
 
 
-def response_units(run: LoadedRun) -> pd.DataFrame:
+def response_units(run: Run) -> pd.DataFrame:
     """The response table of a run: one row per sample, in input order."""
-    r = run.data.responses
+    r = run.responses
     measured = r["n_claims"].notna()
     failed = (~measured) | r["error"].notna()
     claim_errors = r["n_errors"].fillna(0).astype(int)
@@ -299,7 +290,8 @@ def response_units(run: LoadedRun) -> pd.DataFrame:
             "sample_id": r["sample_id"].astype(str),
             "input_id": input_ids(r),
             "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"], strict=True)],
-            "rate": pd.to_numeric(r["unsupported_rate"], errors="coerce").astype(float),
+            # the statistics work on numpy floats: a response without a rate is NaN from here on
+            "rate": r["unsupported_rate"].astype(float),
             "hallucinated": r["hallucinated"].astype("Float64").astype(float),
             "n_claims": r["n_claims"].fillna(0).astype(int),
             "n_evaluated": r["n_evaluated"].fillna(0).astype(int),
@@ -329,7 +321,7 @@ class Group:
     units: pd.DataFrame
 
 
-def model_groups(runs: list[LoadedRun], units: dict[str, pd.DataFrame]) -> list[Group]:
+def model_groups(runs: list[Run], units: dict[str, pd.DataFrame]) -> list[Group]:
     """One group per (run, model). A model found in several runs is named ``model (run)``.
 
     A run whose samples carry no model name becomes one group named after the run. When the

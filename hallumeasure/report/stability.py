@@ -1,7 +1,7 @@
 """How far a run's judge agrees with itself (repeats) and with other judges (a panel), and intervals
 that carry the judge's own variance.
 
-Inputs are the run's votes (``RunData.votes``): one row per claim, judge and repeat. A run measured
+Inputs are the run's votes (``Run.votes``): one row per claim, judge and repeat. A run measured
 without repeats or a panel has one vote per claim, and nothing here has anything to say about it.
 
 - *Flip rate* of a claim: the share of pairs of its votes (one judge's repeats) that disagree on the
@@ -38,8 +38,8 @@ from hallumeasure.core.labels import Label, Policy
 from hallumeasure.report.stats import CONFIDENCE, RESAMPLES, SEED, Estimate, bootstrap_weights, percentile_interval
 
 if TYPE_CHECKING:
-    from hallumeasure.report.runs import Group, LoadedRun
-    from hallumeasure.runs.store import RunData
+    from hallumeasure.report.runs import Group
+    from hallumeasure.runs.run import Run
 
 LABELS = [label.value for label in Label]
 INTERVAL_METHOD = (
@@ -498,16 +498,15 @@ def stability_report(
 
 
 def run_stability(
-    data: RunData, *, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
+    run: Run, *, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
 ) -> StabilityReport | None:
-    """``stability_report`` of a loaded run (``hallumeasure.runs.store.RunData``)."""
-    manifest = data.manifest
-    policy = manifest.policy if manifest is not None else Policy()
+    """``stability_report`` of a loaded run (``hallumeasure.runs.run.Run``)."""
+    manifest = run.manifest
     settings = (manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None
     return stability_report(
-        data.votes,
-        data.responses,
-        policy,
+        run.votes,
+        run.responses,
+        run.policy,
         vote_settings=settings,
         resamples=resamples,
         seed=seed,
@@ -596,23 +595,23 @@ class RunStability(BaseModel):
 
 
 def runs_stability(
-    runs: Sequence[LoadedRun],
+    runs: Sequence[Run],
     groups: Sequence[Group],
     *,
     resamples: int = RESAMPLES,
     seed: int = SEED,
     confidence: float = CONFIDENCE,
 ) -> list[RunStability]:
-    """The stability of each run (``report.runs.LoadedRun``) that has repeats or a panel, with intervals
+    """The stability of each run (``runs.run.Run``) that has repeats or a panel, with intervals
     for the report's model groups (``report.runs.Group``) of that run."""
     out = []
     for run in runs:
-        manifest = run.data.manifest
+        manifest = run.manifest
         settings = (manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None
         mine = {g.name: list(g.units["sample_id"]) for g in groups if g.run == run.name}
         report = stability_report(
-            run.data.votes,
-            run.data.responses,
+            run.votes,
+            run.responses,
             run.policy,
             vote_settings=settings,
             groups=mine,

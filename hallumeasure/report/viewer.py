@@ -10,11 +10,13 @@ so neither ``</script>`` nor ``<!--`` can end the block), the script builds the 
 ``textContent`` only, and a Content-Security-Policy lets only this page's own script and style
 run (by hash), so even a mistake in escaping could not run injected script.
 
-The data (``ViewerData``) is versioned and every field that only some runs have is optional. The
-judge's own evidence (its quotes, located in the context or in a named passage by
-``sources.evidence.verify``), the passages with their ids and titles, and the citation findings are
-read from the run store's verdicts and samples; a claim whose judge gave no quote gets the context
-sentence sharing most content words instead, marked as a reading aid.
+The data (``ViewerData``) is versioned and every field that only some runs have is optional. It is
+built from the run's read model (``runs.run.Run``, loaded once) and its typed records: the samples
+with their passages, the results with their claims and verdicts. The judge's own evidence (its
+quotes, located in the context or in a named passage by ``sources.evidence.verify``) and the
+citation findings come from the verdicts; a claim whose judge gave no quote gets the context
+sentence sharing most content words instead, marked as a reading aid. A value the run lacks (a
+sample not measured yet, a claim without a verdict) stays None on the page.
 """
 
 from __future__ import annotations
@@ -22,31 +24,36 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import pandas as pd
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.text import split_sentences
-from hallumeasure.core.types import PASSAGE_SEPARATOR, ClaimVerdict, Passage, Span, joined_text
+from hallumeasure.core.types import (
+    PASSAGE_SEPARATOR,
+    ClaimVerdict,
+    Passage,
+    ResponseResult,
+    Sample,
+    Span,
+    joined_text,
+)
 from hallumeasure.registry import is_keyless, is_scripted
 from hallumeasure.report.render import TEMPLATES, render_html
 from hallumeasure.report.runs import (
     NO_MODEL,
-    LoadedRun,
     judge_notes,
     load_runs,
     model_groups,
     response_units,
 )
 from hallumeasure.report.stats import LABELS, RESAMPLES, SEED, SUBTYPES, Estimate, group_stats
-from hallumeasure.runs.store import RunStore
+from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import align_claim
 from hallumeasure.version import __version__
 
@@ -178,25 +185,12 @@ class ViewerData(BaseModel):
 # --- building the data ----------------------------------------------------------------------------
 
 
-def _text(value: object) -> str | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return str(value)
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
-def _number(value: object) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else round(number, 4)
-
-
-def _spans(cell: Any) -> list[tuple[int, int]]:
-    items = json.loads(cell) if isinstance(cell, str) else (cell or [])
-    return [(int(s["start"]), int(s["end"])) for s in items if int(s["end"]) > int(s["start"])]
+def _spans(spans: Sequence[Span]) -> list[tuple[int, int]]:
+    return [(s.start, s.end) for s in spans if s.end > s.start]
 
 
 def _judge_evidence(verdict: ClaimVerdict | None, passages: dict[str, Passage]) -> list[ViewerEvidence]:
@@ -223,7 +217,7 @@ def _judge_evidence(verdict: ClaimVerdict | None, passages: dict[str, Passage]) 
 
 
 def _evidence(
-    claim: dict[str, Any],
+    claim: str,
     verdict: ClaimVerdict | None,
     passages: dict[str, Passage],
     context: str,
@@ -233,7 +227,7 @@ def _evidence(
     judged = _judge_evidence(verdict, passages)
     if judged:
         return judged
-    aligned = align_claim(claim["claim"], context, sentences)
+    aligned = align_claim(claim, context, sentences)
     if aligned is None:
         return []
     return [_in_passage(aligned.start, aligned.end, list(passages.values()), context)]
@@ -251,27 +245,8 @@ def _in_passage(start: int, end: int, passages: list[Passage], context: str) -> 
     return ViewerEvidence(start=start, end=end)
 
 
-def _confident(claim: dict[str, Any], verdict: ClaimVerdict | None) -> bool:
-    """The claims table's ``confident`` column, else the stored verdict's; a run with neither counts as confident."""
-    if "confident" not in claim:
-        return verdict.confident if verdict is not None else True
-    value = claim["confident"]
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
-        return True
-    return bool(value)
-
-
-class _Stored:
-    """What the claims frame leaves out and the page shows: every verdict's evidence, every sample's passages."""
-
-    def __init__(self, run: LoadedRun) -> None:
-        with RunStore(run.data.path) as store:
-            self.passages = {s.id: s.passages for s in store.samples()}
-            self.verdicts = {v.claim_id: v for r in store.results() for v in r.verdicts}
-
-
-def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
-    m = run.data.manifest
+def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
+    m = run.manifest
     units = {run.name: response_units(run)}
     groups = model_groups([run], units)
     models = []
@@ -302,57 +277,56 @@ def _run_summary(run: LoadedRun, index: int, n_shown: int) -> ViewerRun:
         notes=judge_notes([run]),
         banner=banner,
         models=models,
-        n_total=len(run.data.responses),
+        n_total=len(run.samples),
         n_shown=n_shown,
     )
 
 
 def _response(
-    stored: _Stored, index: int, row: dict[str, Any], claims: list[dict[str, Any]], context_index: int
+    run: Run, index: int, sample: Sample, result: ResponseResult | None, context_index: int
 ) -> ViewerResponse:
-    context = row["context"]
+    """One response as the page shows it, from the run's records: what a value lacks stays None."""
+    context = sample.context
     sentences = split_sentences(context)
-    sample_passages = stored.passages.get(str(row["sample_id"]), ())
-    passages = {p.id: p for p in sample_passages}
-    out = []
-    for claim in claims:
-        label = _text(claim["label"])
-        verdict = stored.verdicts.get(str(claim["claim_id"]))
-        out.append(
+    passages = {p.id: p for p in sample.passages}
+    claims = []
+    for claim in result.claims if result is not None else ():
+        verdict = run.verdicts.get(claim.id)
+        label = verdict.label.value if verdict is not None and verdict.label is not None else None
+        claims.append(
             ViewerClaim(
-                index=int(claim["claim_index"]),
-                text=claim["claim"],
-                spans=_spans(claim["spans"]),
+                index=claim.index,
+                text=claim.text,
+                spans=_spans(claim.spans),
                 label=label,
-                subtype=_text(claim["subtype"]),
-                reason=_text(claim["label_reason"]),
-                subtype_reason=_text(claim["subtype_reason"]),
-                probability=_number(claim["probability"]),
-                error=_text(claim["error"]) if label is None else None,
-                evidence=_evidence(claim, verdict, passages, context, sentences),
+                subtype=verdict.subtype.value if verdict is not None and verdict.subtype is not None else None,
+                reason=verdict.label_reason if verdict is not None else None,
+                subtype_reason=verdict.subtype_reason if verdict is not None else None,
+                probability=_rounded(verdict.probability) if verdict is not None else None,
+                error=verdict.error if verdict is not None and label is None else None,
+                evidence=_evidence(claim.text, verdict, passages, context, sentences),
                 citations=list(verdict.citations) if verdict is not None else [],
                 citation=verdict.citation.value if verdict is not None and verdict.citation else None,
-                confident=_confident(claim, verdict),
+                # a claim without a verdict, or of a judge that cannot be unsure, counts as confident
+                confident=verdict.confident if verdict is not None else True,
             )
         )
-    hallucinated = row["hallucinated"]
-    measured = _number(row["n_claims"]) is not None
     return ViewerResponse(
-        key=f"{index}/{row['sample_id']}",
+        key=f"{index}/{sample.id}",
         run=index,
-        sample_id=str(row.get("input_id") or row["sample_id"]),  # the id as written; ``key`` is unique
-        model=_text(row["model"]) or NO_MODEL,
-        question=_text(row["question"]),
+        sample_id=sample.given_id,  # the id as written; ``key`` is unique
+        model=sample.model or NO_MODEL,
+        question=sample.question,
         context=context_index,
-        response=row["response"],
-        rate=_number(row["unsupported_rate"]),
-        hallucinated=None if pd.isna(hallucinated) else bool(hallucinated),
-        n_claims=int(_number(row["n_claims"]) or 0),
-        n_evaluated=int(_number(row["n_evaluated"]) or 0),
-        n_unsupported=int(_number(row["n_unsupported"]) or 0),
-        error=_text(row["error"]) if measured else "not measured yet (the run is unfinished)",
-        claims=out,
-        passages=[ViewerPassage(id=p.id, title=p.title, text=p.text) for p in sample_passages],
+        response=sample.response,
+        rate=_rounded(result.unsupported_rate) if result is not None else None,
+        hallucinated=result.hallucinated if result is not None else None,
+        n_claims=result.n_claims if result is not None else 0,
+        n_evaluated=result.n_evaluated if result is not None else 0,
+        n_unsupported=result.n_unsupported if result is not None else 0,
+        error=result.error if result is not None else "not measured yet (the run is unfinished)",
+        claims=claims,
+        passages=[ViewerPassage(id=p.id, title=p.title, text=p.text) for p in sample.passages],
     )
 
 
@@ -390,7 +364,7 @@ def _mark_changes(a: ViewerResponse, b: ViewerResponse) -> int:
 
 
 def build_viewer_data(
-    runs: list[LoadedRun], *, max_responses: int = DEFAULT_MAX_RESPONSES, title: str | None = None
+    runs: list[Run], *, max_responses: int = DEFAULT_MAX_RESPONSES, title: str | None = None
 ) -> ViewerData:
     """The data the page shows: a header per run, every response (up to ``max_responses``) with its claims.
 
@@ -407,16 +381,12 @@ def build_viewer_data(
     responses: list[ViewerResponse] = []
     summaries = []
     for index, run in enumerate(runs):
-        table = run.data.responses
-        shown = table.head(max(budget, 0))
+        shown = run.samples[: max(budget, 0)]
         budget -= len(shown)
-        claims_by_sample: dict[str, list[dict[str, Any]]] = {}
-        for claim in run.data.claims.to_dict(orient="records"):
-            claims_by_sample.setdefault(claim["sample_id"], []).append(claim)
-        stored = _Stored(run)
-        for row in shown.to_dict(orient="records"):
-            context_index = contexts.setdefault(row["context"], len(contexts))
-            responses.append(_response(stored, index, row, claims_by_sample.get(row["sample_id"], []), context_index))
+        results = {r.sample_id: r for r in run.results}
+        for sample in shown:
+            context_index = contexts.setdefault(sample.context, len(contexts))
+            responses.append(_response(run, index, sample, results.get(sample.id), context_index))
         summaries.append(_run_summary(run, index, len(shown)))
 
     notes = []
@@ -500,13 +470,14 @@ def render_viewer(data: ViewerData) -> str:
 
 
 def write_viewer(
-    run_dirs: Sequence[str | Path],
+    run_dirs: Sequence[Run | str | Path],
     out: str | Path,
     *,
     max_responses: int = DEFAULT_MAX_RESPONSES,
     title: str | None = None,
 ) -> Path:
-    """Load ``run_dirs`` and write the viewer page to ``out`` (a file); returns its path."""
+    """Write the viewer page of ``run_dirs`` (loaded runs, or directories to load) to ``out`` (a file); returns
+    its path."""
     runs = load_runs(list(run_dirs))
     data = build_viewer_data(runs, max_responses=max_responses, title=title)
     out = Path(out)

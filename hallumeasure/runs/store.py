@@ -17,7 +17,6 @@ import shutil
 import socket
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ import pandas as pd
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from hallumeasure.core.aggregate import decision_fields, summarise_run
+from hallumeasure.core.aggregate import decision_fields
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.run_files import DATABASE as DATABASE  # re-exported: the store's own names
@@ -75,7 +74,7 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     """A short reason: the first pydantic error, or the first line of the innermost error's text."""
     while exc.__cause__ is not None:  # pandas wraps sqlite's "file is not a database" with the whole query
         exc = exc.__cause__
@@ -202,7 +201,7 @@ class RunStore:
             return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValidationError) as exc:
             raise RunStoreError(
-                f"{self.manifest_path} cannot be read ({_first_line(exc)}); the run is damaged: "
+                f"{self.manifest_path} cannot be read ({first_line(exc)}); the run is damaged: "
                 "measure it again into a new --out (or with --overwrite)"
             ) from None
 
@@ -509,79 +508,6 @@ class RunStore:
             return Policy()
 
 
-@dataclass
-class RunData:
-    """A run loaded for analysis: the manifest and DataFrames of responses, claims, summary and skipped rows."""
-
-    path: Path
-    manifest: RunManifest | None
-    responses: pd.DataFrame
-    claims: pd.DataFrame
-    summary: pd.DataFrame
-    #: Input rows that could not become samples: row number, id when known, and why.
-    skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["row", "sample_id", "message"]))
-    #: Every vote on every claim (judge, repeat, label, error); one per claim when one judge answered once.
-    votes: pd.DataFrame = field(
-        default_factory=lambda: pd.DataFrame(
-            columns=[
-                "sample_id",
-                "model",
-                "claim_id",
-                "claim_index",
-                "judge",
-                "repeat",
-                "label",
-                "subtype",
-                "label_reason",
-                "probability",
-                "error",
-            ]
-        )
-    )
-
-    @property
-    def unfinished(self) -> bool:
-        """The run never finished: it crashed, was killed, or is still being written."""
-        return self.manifest is not None and self.manifest.status not in ("complete",)
-
-    def error_reasons(self, width: int = 300) -> list[dict[str, Any]]:
-        """Distinct reasons of the error rows, most frequent first: ``{"reason", "count", "rows"}``.
-
-        ``rows`` says whether they are whole responses or single claims. Reasons are shortened to
-        ``width`` characters and redacted again (they were stored redacted; the environment may
-        hold a secret that was not set then).
-        """
-        from collections import Counter
-
-        from hallumeasure.core.config import redact
-
-        counts: Counter[tuple[str, str]] = Counter()
-        for rows, frame in (("response", self.responses), ("claim", self.claims)):
-            if "error" not in frame:
-                continue
-            for value in frame["error"]:
-                if isinstance(value, str) and value.strip():
-                    text = " ".join(redact(value).split())
-                    counts[(rows, text if len(text) <= width else text[: width - 1] + "\u2026")] += 1
-        return [{"reason": reason, "count": n, "rows": rows} for (rows, reason), n in counts.most_common()]
-
-
-def load_run(path: str | Path) -> RunData:
-    """Load a run directory as pandas DataFrames: ``responses``, ``claims`` (with verdicts) and ``summary``."""
-    store = RunStore(path)
-    try:
-        return _load_run(store, Path(path))
-    except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
-        # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
-        # longer parse: say which run, not a traceback from deep inside pandas.
-        raise RunStoreError(
-            f"{Path(path) / DATABASE} cannot be read ({_first_line(exc)}); the run is damaged: "
-            "measure it again into a new --out (or with --overwrite)"
-        ) from None
-    finally:
-        store.close()
-
-
 def passages_json(sample: Sample) -> str:
     return json.dumps([p.model_dump(exclude_none=True) for p in sample.passages], ensure_ascii=False)
 
@@ -594,90 +520,3 @@ def evidence_json(verdict: ClaimVerdict) -> str | None:
     """The verdict's evidence and citation fields as JSON, or None when it has none."""
     data = verdict.model_dump(mode="json", include=set(EVIDENCE_FIELDS), exclude_defaults=True)
     return json.dumps(data, ensure_ascii=False) if data else None
-
-
-def _add_evidence_columns(claims: pd.DataFrame, results: list[ResponseResult]) -> None:
-    """Evidence and citation columns on the claims frame: passage ids, first quote, verified, citations."""
-    by_id = {v.claim_id: v for r in results for v in r.verdicts}
-    rows = [by_id.get(cid) for cid in claims["claim_id"]]
-    claims["evidence_passages"] = [
-        tuple(dict.fromkeys(e.passage_id for e in v.evidence if e.passage_id)) if v else () for v in rows
-    ]
-    claims["evidence_quote"] = [v.evidence[0].quote if v and v.evidence else None for v in rows]
-    claims["evidence_verified"] = pd.array([v.evidence_verified if v else None for v in rows], dtype="boolean")
-    claims["citations"] = [v.citations if v else () for v in rows]
-    claims["citation"] = [v.citation.value if v and v.citation else None for v in rows]
-
-
-def _add_decision_columns(responses: pd.DataFrame, claims: pd.DataFrame, results: list[ResponseResult]) -> None:
-    """``confident`` on the claims frame; ``decided`` and the rate bounds on the responses frame."""
-    by_claim = {v.claim_id: v for r in results for v in r.verdicts}
-    claims["confident"] = pd.array(
-        [v.confident if (v := by_claim.get(cid)) else None for cid in claims["claim_id"]], dtype="boolean"
-    )
-    by_sample = {r.sample_id: r for r in results}
-    rows = [by_sample.get(sid) for sid in responses["sample_id"]]
-    responses["decided"] = pd.array([r.decided if r else None for r in rows], dtype="boolean")
-    for column in ("unsupported_rate_low", "unsupported_rate_high"):
-        responses[column] = pd.array([getattr(r, column) if r else None for r in rows], dtype="Float64").astype(float)
-
-
-def _decode_json_columns(responses: pd.DataFrame, claims: pd.DataFrame) -> None:
-    """Counts and spans as Python objects, not the JSON text they are stored as: ``label_counts`` and
-    ``subtype_counts`` become dicts (empty for a sample not measured yet), ``spans`` a list of
-    ``{"start", "end"}`` dicts."""
-    for column in ("label_counts", "subtype_counts"):
-        responses[column] = [json.loads(x) if isinstance(x, str) else {} for x in responses[column]]
-    claims["spans"] = [json.loads(x) if isinstance(x, str) else [] for x in claims["spans"]]
-
-
-def _load_run(store: RunStore, path: Path) -> RunData:
-    manifest = store.read_manifest()
-    responses = pd.read_sql_query(
-        "SELECT s.sample_id, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
-        " r.n_unsupported, r.n_errors, r.unsupported_rate, r.hallucinated, r.score, r.error,"
-        " r.label_counts, r.subtype_counts"
-        " FROM samples s LEFT JOIN results r USING (sample_id) ORDER BY s.position",
-        store.db,
-    )
-    claims = pd.read_sql_query(
-        "SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, c.text AS claim, c.spans, v.label,"
-        " v.subtype, v.label_reason, v.subtype_reason, v.probability, v.judge, v.error, v.raw_output"
-        " FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id)"
-        " ORDER BY s.position, c.idx",
-        store.db,
-    )
-    given = store.input_ids()
-    # ``sample_id`` is the run key (unique); ``input_id`` the id as written, which several models' rows may share.
-    responses["input_id"] = [given.get(k, k) for k in responses["sample_id"]]
-    claims["input_id"] = [given.get(k, k) for k in claims["sample_id"]]
-    results = store.results()
-    _add_evidence_columns(claims, results)
-    _add_decision_columns(responses, claims, results)
-    skipped = store.input_problems()
-    responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
-    _decode_json_columns(responses, claims)
-    policy = manifest.policy if manifest else Policy()
-    rows = []
-    groups: dict[str, list[ResponseResult]] = {"(all)": results}
-    for r in results:
-        groups.setdefault(r.model or "(no model)", []).append(r)
-    for name, group in groups.items():
-        s = summarise_run(group, policy)
-        rows.append(
-            {
-                "model": name,
-                "n_responses": s.n_responses,
-                "n_error_responses": s.n_error_responses,
-                "n_claims": s.n_claims,
-                "n_claim_errors": s.n_claim_errors,
-                "mean_unsupported_rate": s.mean_unsupported_rate,
-                "hallucinated_share": s.hallucinated_share,
-                "n_unsure_claims": s.n_unsure_claims,
-                "decided_share": s.decided_share,
-                "mean_unsupported_rate_low": s.mean_unsupported_rate_low,
-                "mean_unsupported_rate_high": s.mean_unsupported_rate_high,
-                **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
-            }
-        )
-    return RunData(Path(path), manifest, responses, claims, pd.DataFrame(rows), skipped, store.votes())

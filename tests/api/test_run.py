@@ -11,7 +11,7 @@ from testdata import REPO
 import hallumeasure
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.report.drilldown import stats_table
-from hallumeasure.runs.store import load_run as load_run_data
+from hallumeasure.runs.run import load_run as load_run_data
 
 EXAMPLES = REPO / "examples" / "samples.jsonl"
 

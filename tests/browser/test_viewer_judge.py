@@ -152,9 +152,12 @@ def test_no_banner_for_an_llm_judge(page, tmp_path):
 
 
 def test_claims_a_keyless_judge_could_not_decide_are_neutral_and_need_an_llm_check(page, tmp_path):
-    runs = load_runs([write_spanned_run(tmp_path / "k", bridge_rows(), judge="offline")])
-    claims = runs[0].data.claims
-    claims["confident"] = [i % 3 != 0 for i in range(len(claims))]  # the first claim of each response: unsure
+    run = write_spanned_run(tmp_path / "k", bridge_rows(), judge="offline")
+    with RunStore(run, write=True) as store:  # the first claim of each response: unsure
+        for result in store.results():
+            verdicts = [v.model_copy(update={"confident": v.claim_id[-3:] != ":c0"}) for v in result.verdicts]
+            store.write_result(result.model_copy(update={"verdicts": verdicts}))
+    runs = load_runs([run])
     path = tmp_path / "k.html"
     path.write_text(render_viewer(build_viewer_data(runs)), encoding="utf-8")
     _open(page, path)

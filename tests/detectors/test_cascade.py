@@ -19,7 +19,7 @@ from hallumeasure.models.model import Model
 from hallumeasure.pipeline.measurement import save_detector_stats
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.runs.inputs import load_samples
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import load_run
 
 SAMPLE = Sample(id="s", context="Some context.", response="unused")
 

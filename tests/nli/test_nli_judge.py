@@ -64,7 +64,7 @@ def test_conli_with_the_nli_model_and_its_manifest_round_trip(tmp_path):
         app, ["measure", str(EXAMPLES), "--detector", "conli", "--judge", "nli", "--out", str(tmp_path / "conli")]
     )
     assert result.exit_code == 0, result.output
-    from hallumeasure.runs.store import load_run
+    from hallumeasure.runs.run import load_run
 
     manifest = load_run(tmp_path / "conli").manifest
     _, rebuilt = stages_from_manifest(manifest)

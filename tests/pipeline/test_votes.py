@@ -14,7 +14,8 @@ from hallumeasure.models.cache import RequestCache
 from hallumeasure.models.fake import FakeAPI, demo_responder, prompt_blocks
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.run import measure_samples, run_measurement
-from hallumeasure.runs.store import RunStore, load_run
+from hallumeasure.runs.run import load_run
+from hallumeasure.runs.store import RunStore
 
 POLICY = Policy()
 SAMPLE = Sample(

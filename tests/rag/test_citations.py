@@ -155,7 +155,7 @@ def test_claims_inherit_the_citations_of_their_sentence_and_unknown_ids_are_mark
 
 def test_a_run_records_citations_and_the_patterns_it_used(tmp_path):
     from hallumeasure.pipeline.run import run_measurement
-    from hallumeasure.runs.store import load_run
+    from hallumeasure.runs.run import load_run
 
     samples = citation_samples()[:4]
     options = SourceOptions(citation_patterns=(r"\[(?P<ids>\d+)\]",))

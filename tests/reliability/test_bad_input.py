@@ -28,7 +28,7 @@ from hallumeasure.models.fake import FakeAPI, demo_responder
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.run import measure_samples, run_measurement
 from hallumeasure.runs.inputs import load_samples
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import load_run
 from hallumeasure.sources.rag import SourceOptions
 from hallumeasure.testing import AnthropicServer, BedrockServer, default_answer
 from hallumeasure.testing.anthropic_server import error_reply as anthropic_error

@@ -26,7 +26,7 @@ from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.audit import AuditGates, audit_runs, write_usage_error
 from hallumeasure.report.compare import compare_runs
 from hallumeasure.report.drilldown import claims_html, claims_with_sources
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import load_run
 
 FIELDS = ("id", "model", "question", "context", "response", "claim", "reason", "detail", "judge", "extractor", "run")
 

@@ -16,8 +16,7 @@ import pytest
 from report.helpers import sample, write_run
 
 from hallumeasure.report.audit import AuditGates, audit_loaded, audit_runs, decide_rise
-from hallumeasure.report.runs import LoadedRun
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import Run, load_run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -95,10 +94,10 @@ def test_the_subtype_gate_is_opt_in_and_named_when_it_decides(tmp_path):
     )
 
 
-def _with_decided(path, undecided: set[int]) -> LoadedRun:
-    data = load_run(path)
-    data.responses["decided"] = [i not in undecided for i in range(len(data.responses))]
-    return LoadedRun(path.name, data)
+def _with_decided(path, undecided: set[int]) -> Run:
+    run = load_run(path)
+    run.responses["decided"] = [i not in undecided for i in range(len(run.responses))]
+    return run
 
 
 def test_a_regression_resting_on_undecided_responses_alone_is_not_called(tmp_path):

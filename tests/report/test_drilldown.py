@@ -3,7 +3,7 @@
 from report.helpers import XSS_PAYLOADS, assert_escaped, sample, write_run
 
 from hallumeasure.report.drilldown import claims_html, claims_with_sources, filter_claims, stats_table, subtype_counts
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import load_run
 from hallumeasure.sources.align import align_claim, highlight
 
 CONTEXT = "The bridge is 24 km long. It opened in 2019. The mayor praised the builders."

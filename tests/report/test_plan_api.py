@@ -12,8 +12,7 @@ import hallumeasure
 from hallumeasure.cli import app
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.plan import PlanSettings, plan_audit
-from hallumeasure.report.runs import LoadedRun
-from hallumeasure.runs.store import load_run
+from hallumeasure.runs.run import Run
 
 
 def _run(path, unsupported, n=20):
@@ -39,7 +38,7 @@ def test_plan_from_two_runs_matches_the_command(tmp_path):
     assert from_python.cost is not None and from_python.cost.dollars and from_python.cost.dollars > 0
     # a Run and a run loaded for reports plan the same
     assert hallumeasure.plan(hallumeasure.load_run(base), str(cur), rise=0.1) == from_python
-    loaded = [LoadedRun(p.name, load_run(p)) for p in (base, cur)]
+    loaded = [Run.load(p) for p in (base, cur)]
     assert plan_audit(PlanSettings(rise=0.1), baseline=loaded[0], current=loaded[1]) == from_python
 
 

@@ -16,7 +16,8 @@ from hallumeasure.report.compare import compare_runs
 from hallumeasure.report.runs import load_runs, mismatches, model_groups, pair_up, response_units
 from hallumeasure.report.viewer import build_viewer_data
 from hallumeasure.runs.inputs import key_samples, load_samples
-from hallumeasure.runs.store import RunStore, load_run
+from hallumeasure.runs.run import load_run
+from hallumeasure.runs.store import RunStore
 
 CONTEXT = "The bridge is 24 km long. It opened in 2019. The mayor praised the builders."
 

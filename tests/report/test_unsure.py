@@ -33,26 +33,26 @@ def test_same_resamples_as_the_group_statistics(unsure_run):
     """The rate, and each bound taken as a rate, get exactly the intervals that group_stats gives them."""
     run = load_runs([unsure_run])[0]
     units = response_units(run)
-    u = group_unsure_stats(run.data.responses, run.data.claims, run.name, resamples=500, seed=3)
+    u = group_unsure_stats(run.responses, run.claims, run.name, resamples=500, seed=3)
     assert u is not None
     stats = group_stats(units, run.name, resamples=500, seed=3)
-    low_units = units.assign(rate=run.data.responses["unsupported_rate_low"].to_numpy())
-    high_units = units.assign(rate=run.data.responses["unsupported_rate_high"].to_numpy())
+    low_units = units.assign(rate=run.responses["unsupported_rate_low"].to_numpy())
+    high_units = units.assign(rate=run.responses["unsupported_rate_high"].to_numpy())
     assert u.rate_low == group_stats(low_units, "x", resamples=500, seed=3).mean_unsupported_rate
     assert u.rate_high == group_stats(high_units, "x", resamples=500, seed=3).mean_unsupported_rate
     assert u.rate.value == stats.mean_unsupported_rate.value
     assert (u.rate.low, u.rate.high) == (u.rate_low.low, u.rate_high.high)
     assert u.rate.low <= stats.mean_unsupported_rate.low and u.rate.high >= stats.mean_unsupported_rate.high
     assert u.rate_low.value < u.rate.value < u.rate_high.value
-    flagged = run.data.responses["hallucinated"].notna()
-    assert u.decided_share.value == pytest.approx(run.data.responses.loc[flagged, "decided"].mean())
+    flagged = run.responses["hallucinated"].notna()
+    assert u.decided_share.value == pytest.approx(run.responses.loc[flagged, "decided"].mean())
 
 
 def test_no_unsure_claims_means_no_unsure_stats(tmp_path):
     run_dir = _run(tmp_path / "run", lambda c, v: False)
     run = load_runs([run_dir])[0]
-    assert run_unsure_stats(run.data.responses, run.data.claims) == []
-    assert group_unsure_stats(run.data.responses, run.data.claims, "r") is None
+    assert run_unsure_stats(run.responses, run.claims) == []
+    assert group_unsure_stats(run.responses, run.claims, "r") is None
 
 
 def test_covering_interval_keeps_its_coverage_whatever_the_unsure_claims_are():

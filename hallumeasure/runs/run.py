@@ -1,0 +1,347 @@
+"""``Run``: the one read model of a stored run. Every reader of a run (show, view, compare, audit, calibrate,
+plan, the reports and the Python API) gets its data from here.
+
+``Run.load`` opens the run's store once, reads everything a reader needs, and closes it again: the
+manifest, the typed records (``samples`` with their passages, ``results`` with their claims, verdicts,
+evidence and votes) and the pandas frames built from the same read (``responses``, ``claims``,
+``summary``, ``skipped``, ``votes``). No reader opens the store a second time to get back what a frame
+left out: what the frames do not hold (a verdict's every quote, a sample's passages) is on the records.
+
+The frames are typed so that a missing value stays missing and reads as such: counts are nullable
+integers (``Int64``), rates and probabilities nullable floats (``Float64``), flags nullable booleans
+(``boolean``), and text columns hold ``str`` or ``None`` (never NaN). A sample not measured yet has
+``<NA>`` counts, not 0 or NaN; a claim without a verdict has ``None`` as its label.
+
+Layers above add ways to look at a run without adding data: the report functions take a ``Run``, and
+``hallumeasure.api.run.Run`` (what ``hallumeasure.load_run`` returns) is a subclass that adds the
+notebook face (HTML reprs, intervals, the viewer, comparison, audit) over the same attributes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal, Self
+
+import pandas as pd
+from pydantic import BaseModel
+
+from hallumeasure.core.aggregate import summarise_run
+from hallumeasure.core.config import redact
+from hallumeasure.core.errors import RunStoreError
+from hallumeasure.core.labels import Label, Policy
+from hallumeasure.core.types import ClaimVerdict, ResponseResult, RunManifest, Sample
+from hallumeasure.runs.store import DATABASE, RunStore, first_line
+
+#: Columns of the frames that hold counts (nullable integers) and numbers (nullable floats).
+INT_COLUMNS = frozenset({"n_claims", "n_evaluated", "n_unsupported", "n_errors", "claim_index", "repeat", "row"})
+FLOAT_COLUMNS = frozenset(
+    {
+        "unsupported_rate",
+        "score",
+        "probability",
+        "unsupported_rate_low",
+        "unsupported_rate_high",
+        "mean_unsupported_rate",
+        "hallucinated_share",
+        "decided_share",
+        "mean_unsupported_rate_low",
+        "mean_unsupported_rate_high",
+    }
+)
+
+
+class ErrorReason(BaseModel):
+    """One distinct reason of a run's error rows and how many rows gave it."""
+
+    reason: str
+    count: int
+    #: Whether the rows are whole responses (the sample failed) or single claims (no verdict).
+    rows: Literal["response", "claim"]
+
+
+class Run:
+    """A stored run, read once: its manifest, its typed records and its frames. Get one with ``Run.load``."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        manifest: RunManifest | None,
+        samples: list[Sample],
+        results: list[ResponseResult],
+        responses: pd.DataFrame,
+        claims: pd.DataFrame,
+        summary: pd.DataFrame,
+        skipped: pd.DataFrame,
+        votes: pd.DataFrame,
+        name: str | None = None,
+    ) -> None:
+        #: The run directory.
+        self.path: Path = path
+        #: The name reports give the run: the directory's name (its parent's added where two runs share one).
+        self.name: str = name if name is not None else path.name
+        #: How the run was measured (stages, policy, settings, counts, usage); None for a damaged run.
+        self.manifest: RunManifest | None = manifest
+        #: Every sample in input order, with its passages.
+        self.samples: list[Sample] = samples
+        #: Every stored result in input order, with its claims, verdicts (evidence and citations included) and votes.
+        self.results: list[ResponseResult] = results
+        #: One row per sample: the response, its counts (``label_counts`` and ``subtype_counts`` are dicts),
+        #: ``unsupported_rate``, ``hallucinated`` and ``error``; counts are ``<NA>`` for a sample not measured yet.
+        self.responses: pd.DataFrame = responses
+        #: One row per claim with its verdict: ``label``, ``subtype``, reasons, ``spans`` (a list of dicts),
+        #: evidence and citation columns; a claim without a verdict has ``error`` set.
+        self.claims: pd.DataFrame = claims
+        #: The whole run and each model: responses, claims, error rows, mean rate, hallucinated share, labels.
+        self.summary: pd.DataFrame = summary
+        #: Input rows that could not become samples: row number, id when known, and why.
+        self.skipped: pd.DataFrame = skipped
+        #: Every vote on every claim (repeats or a panel); one per claim when one judge answered once.
+        self.votes: pd.DataFrame = votes
+
+    @classmethod
+    def load(cls, path: str | Path, *, name: str | None = None) -> Self:
+        """Read the run in ``path`` (a directory written by ``measure``); its store is opened once."""
+        path = Path(path)
+        store = RunStore(path)
+        try:
+            return cls(path, name=name, **_read(store))
+        except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
+            # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
+            # longer parse: say which run, not a traceback from deep inside pandas.
+            raise RunStoreError(
+                f"{path / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
+                "measure it again into a new --out (or with --overwrite)"
+            ) from None
+        finally:
+            store.close()
+
+    @classmethod
+    def of(cls, run: Run | str | Path) -> Run:
+        """``run`` itself when it is loaded already, else the run loaded from that path."""
+        return run if isinstance(run, Run) else cls.load(run)
+
+    def renamed(self, name: str) -> Self:
+        """The same run (the same data, not a copy of it) under another name, for a report of several runs."""
+        return type(self)(
+            self.path,
+            name=name,
+            manifest=self.manifest,
+            samples=self.samples,
+            results=self.results,
+            responses=self.responses,
+            claims=self.claims,
+            summary=self.summary,
+            skipped=self.skipped,
+            votes=self.votes,
+        )
+
+    # --- plain facts ----------------------------------------------------------------------------
+
+    @property
+    def policy(self) -> Policy:
+        """The run's policy (the default for a run without a manifest)."""
+        return self.manifest.policy if self.manifest is not None else Policy()
+
+    @property
+    def judge(self) -> str | None:
+        return self.manifest.judge if self.manifest else None
+
+    @property
+    def extractor(self) -> str | None:
+        return self.manifest.extractor if self.manifest else None
+
+    @property
+    def status(self) -> str | None:
+        """``complete``, or ``running`` / ``interrupted`` / ``incomplete`` for a run that did not finish."""
+        return self.manifest.status if self.manifest else None
+
+    @property
+    def unfinished(self) -> bool:
+        """The run never finished: it crashed, was killed, or is still being written."""
+        return self.manifest is not None and self.manifest.status not in ("complete",)
+
+    @property
+    def n_stored(self) -> int:
+        """How many samples have a stored result."""
+        return len(self.results)
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        """The claims that ended as error rows (no verdict), with why."""
+        return self.claims[self.claims["label"].isna()]
+
+    @cached_property
+    def verdicts(self) -> dict[str, ClaimVerdict]:
+        """Claim id -> its verdict (claims without one are absent)."""
+        return {v.claim_id: v for r in self.results for v in r.verdicts}
+
+    @cached_property
+    def error_reasons(self) -> list[ErrorReason]:
+        """Distinct reasons of the error rows, most frequent first (redacted, shortened to 300 characters)."""
+        return self.error_reasons_within(300)
+
+    def error_reasons_within(self, width: int) -> list[ErrorReason]:
+        """Distinct reasons of the error rows, most frequent first, each shortened to ``width`` characters.
+
+        Reasons are redacted again (they were stored redacted; the environment may hold a secret that
+        was not set then).
+        """
+        counts: Counter[tuple[Literal["response", "claim"], str]] = Counter()
+        frames: tuple[tuple[Literal["response", "claim"], pd.DataFrame], ...] = (
+            ("response", self.responses),
+            ("claim", self.claims),
+        )
+        for rows, frame in frames:
+            for value in frame["error"]:
+                if isinstance(value, str) and value.strip():
+                    text = " ".join(redact(value).split())
+                    counts[(rows, text if len(text) <= width else text[: width - 1] + "\u2026")] += 1
+        return [ErrorReason(reason=reason, count=n, rows=rows) for (rows, reason), n in counts.most_common()]
+
+
+def load_run(path: str | Path) -> Run:
+    """``Run.load(path)``: the run in ``path`` as its read model."""
+    return Run.load(path)
+
+
+# --- reading the store, once ------------------------------------------------------------------------
+
+
+def _read(store: RunStore) -> dict[str, Any]:
+    """Everything ``Run`` holds, from one open store."""
+    manifest = store.read_manifest()
+    samples = store.samples()
+    results = store.results()
+    responses = pd.read_sql_query(
+        "SELECT s.sample_id, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
+        " r.n_unsupported, r.n_errors, r.unsupported_rate, r.hallucinated, r.score, r.error,"
+        " r.label_counts, r.subtype_counts"
+        " FROM samples s LEFT JOIN results r USING (sample_id) ORDER BY s.position",
+        store.db,
+    )
+    claims = pd.read_sql_query(
+        "SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, c.text AS claim, c.spans, v.label,"
+        " v.subtype, v.label_reason, v.subtype_reason, v.probability, v.judge, v.error, v.raw_output"
+        " FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id)"
+        " ORDER BY s.position, c.idx",
+        store.db,
+    )
+    # ``sample_id`` is the run key (unique); ``input_id`` the id as written, which several models' rows may share.
+    given = {s.id: s.given_id for s in samples}
+    responses["input_id"] = [given.get(k, k) for k in responses["sample_id"]]
+    claims["input_id"] = [given.get(k, k) for k in claims["sample_id"]]
+    responses["hallucinated"] = responses["hallucinated"].map({1: True, 0: False}).astype("boolean")
+    _add_evidence_columns(claims, results)
+    _add_decision_columns(responses, claims, results)
+    _decode_json_columns(responses, claims)
+    policy = manifest.policy if manifest else Policy()
+    return {
+        "manifest": manifest,
+        "samples": samples,
+        "results": results,
+        "responses": typed(responses),
+        "claims": typed(claims),
+        "summary": typed(_summary(results, policy)),
+        "skipped": typed(store.input_problems()),
+        "votes": typed(store.votes()),
+    }
+
+
+def typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with missing values that stay missing: counts ``Int64``, numbers ``Float64``, text ``str`` or None.
+
+    pandas reads a missing SQL number as NaN (turning counts into floats) and a missing text as NaN;
+    readers would have to tell NaN from a value. Here a missing count or number is ``<NA>`` and a
+    missing text ``None``.
+    """
+    for column in frame.columns:
+        series = frame[column]
+        if column in INT_COLUMNS:
+            frame[column] = series.astype("Int64")
+        elif column in FLOAT_COLUMNS:
+            frame[column] = series.astype("Float64")
+        elif pd.api.types.is_string_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+            frame[column] = pd.Series(
+                [None if value is None or value is pd.NA or value != value else value for value in series],
+                index=frame.index,
+                dtype=object,
+            )
+    return frame
+
+
+def _summary(results: list[ResponseResult], policy: Policy) -> pd.DataFrame:
+    """The whole run, then each model: counts, mean rate, hallucinated share, unsure claims, labels."""
+    rows = []
+    groups: dict[str, list[ResponseResult]] = {"(all)": results}
+    for r in results:
+        groups.setdefault(r.model or "(no model)", []).append(r)
+    for name, group in groups.items():
+        s = summarise_run(group, policy)
+        rows.append(
+            {
+                "model": name,
+                "n_responses": s.n_responses,
+                "n_error_responses": s.n_error_responses,
+                "n_claims": s.n_claims,
+                "n_claim_errors": s.n_claim_errors,
+                "mean_unsupported_rate": s.mean_unsupported_rate,
+                "hallucinated_share": s.hallucinated_share,
+                "n_unsure_claims": s.n_unsure_claims,
+                "decided_share": s.decided_share,
+                "mean_unsupported_rate_low": s.mean_unsupported_rate_low,
+                "mean_unsupported_rate_high": s.mean_unsupported_rate_high,
+                **{f"n_{label.value}": s.label_counts.get(label, 0) for label in Label},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _add_evidence_columns(claims: pd.DataFrame, results: Iterable[ResponseResult]) -> None:
+    """Evidence and citation columns on the claims frame: passage ids, first quote, verified, citations."""
+    by_id = {v.claim_id: v for r in results for v in r.verdicts}
+    rows = [by_id.get(cid) for cid in claims["claim_id"]]
+    claims["evidence_passages"] = pd.Series(
+        [tuple(dict.fromkeys(e.passage_id for e in v.evidence if e.passage_id)) if v else () for v in rows],
+        index=claims.index,
+        dtype=object,
+    )
+    claims["evidence_quote"] = [v.evidence[0].quote if v and v.evidence else None for v in rows]
+    claims["evidence_verified"] = pd.array([v.evidence_verified if v else None for v in rows], dtype="boolean")
+    claims["citations"] = pd.Series([v.citations if v else () for v in rows], index=claims.index, dtype=object)
+    claims["citation"] = [v.citation.value if v and v.citation else None for v in rows]
+
+
+def _add_decision_columns(responses: pd.DataFrame, claims: pd.DataFrame, results: list[ResponseResult]) -> None:
+    """``confident`` on the claims frame; ``decided`` and the rate bounds on the responses frame."""
+    by_claim = {v.claim_id: v for r in results for v in r.verdicts}
+    claims["confident"] = pd.array(
+        [v.confident if (v := by_claim.get(cid)) else None for cid in claims["claim_id"]], dtype="boolean"
+    )
+    by_sample = {r.sample_id: r for r in results}
+    rows = [by_sample.get(sid) for sid in responses["sample_id"]]
+    responses["decided"] = pd.array([r.decided if r else None for r in rows], dtype="boolean")
+    responses["unsupported_rate_low"] = pd.array([r.unsupported_rate_low if r else None for r in rows], dtype="Float64")
+    responses["unsupported_rate_high"] = pd.array(
+        [r.unsupported_rate_high if r else None for r in rows], dtype="Float64"
+    )
+
+
+def _decode_json_columns(responses: pd.DataFrame, claims: pd.DataFrame) -> None:
+    """Counts and spans as Python objects, not the JSON text they are stored as: ``label_counts`` and
+    ``subtype_counts`` become dicts (empty for a sample not measured yet), ``spans`` a list of
+    ``{"start", "end"}`` dicts."""
+    for column in ("label_counts", "subtype_counts"):
+        responses[column] = pd.Series(
+            [json.loads(x) if isinstance(x, str) else {} for x in responses[column]],
+            index=responses.index,
+            dtype=object,
+        )
+    claims["spans"] = pd.Series(
+        [json.loads(x) if isinstance(x, str) else [] for x in claims["spans"]], index=claims.index, dtype=object
+    )
