@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup, escape
 
 from hallumeasure.core.config import cache_path
-from hallumeasure.core.errors import RunStoreError
 from hallumeasure.report.audit import AuditGates, AuditResult
 from hallumeasure.report.compare import ComparisonReport
 from hallumeasure.runs import run as read_model
@@ -365,14 +364,7 @@ def _loaded(run: read_model.Run | str | Path) -> read_model.Run:
 
 def _refuse_unfinished(runs: list[read_model.Run]) -> None:
     """Numbers from a run that never finished would read as a result: compare and audit refuse them."""
-    for run in runs:
-        manifest = run.manifest
-        if manifest is not None and manifest.status != "complete":
-            raise RunStoreError(
-                f"{run.path} is an unfinished run (status {manifest.status!r}, {run.n_stored} of "
-                f"{manifest.n_samples} samples stored); finish it with measure(..., out={str(run.path)!r}, "
-                "resume=True) first"
-            )
+    read_model.refuse_unfinished(runs, lambda run: f"measure(..., out={str(run.path)!r}, resume=True)")
 
 
 def _new_folder(kind: str) -> Path:

@@ -187,21 +187,18 @@ def _resume_hint(path: Path, m: RunManifest) -> str:
     return " ".join(parts)
 
 
-def unfinished_message(path: Path, manifest: RunManifest, n_stored: int) -> str:
-    return (
-        f"{path} is an unfinished run (status {manifest.status!r}: it crashed, was stopped, or is still being "
-        f"written; {n_stored} of {manifest.n_samples} samples stored); finish it with: "
-        f"{_resume_hint(path, manifest)} (and the other options it was started with)"
-    )
+def resume_command(run: Run) -> str:
+    """How to finish ``run`` from the command line."""
+    if run.manifest is None:
+        return f"hallumeasure measure INPUT --out {run.path} --resume"
+    return f"{_resume_hint(run.path, run.manifest)} (and the other options it was started with)"
 
 
 def refuse_unfinished(runs: Sequence[Run]) -> None:
-    """compare / audit: numbers from a run that never finished would be read as a result; refuse them."""
-    for run in runs:
-        manifest = run.manifest
-        if manifest is not None and manifest.status != "complete":
-            message = unfinished_message(run.path, manifest, run.n_stored)
-            raise HalluMeasureError(message + ", then compare or audit it")
+    """compare / audit / plan / calibrate: refuse a run that never finished (``runs.run.refuse_unfinished``)."""
+    from hallumeasure.runs.run import refuse_unfinished as refuse
+
+    refuse(runs, resume_command, then=", then compare or audit it")
 
 
 def open_unit(value: float | None) -> float | None:

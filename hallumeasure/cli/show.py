@@ -16,12 +16,13 @@ from hallumeasure.cli.common import (
     console,
     fail,
     out,
-    unfinished_message,
+    resume_command,
 )
 from hallumeasure.cli.output import print_error_reasons, print_summary
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.labels import Policy
+from hallumeasure.runs.run import unfinished_message
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,9 +55,9 @@ def show(
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     if data.unfinished and data.manifest is not None:  # exit 0: looking at a crashed run is how one finds out why
-        stored = int(data.summary.iloc[0]["n_responses"]) if len(data.summary) else 0
+        message = unfinished_message(data, resume_command(data))
         console.print(
-            f"[yellow]warning:[/yellow] {escape(redact(unfinished_message(run_dir, data.manifest, stored)))}",
+            f"[yellow]warning:[/yellow] {escape(redact(message))}",
             highlight=False,
             soft_wrap=True,
         )

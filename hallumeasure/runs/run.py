@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -345,3 +345,22 @@ def _decode_json_columns(responses: pd.DataFrame, claims: pd.DataFrame) -> None:
     claims["spans"] = pd.Series(
         [json.loads(x) if isinstance(x, str) else [] for x in claims["spans"]], index=claims.index, dtype=object
     )
+
+
+def unfinished_message(run: Run, how_to_finish: str) -> str:
+    """Why ``run`` is unfinished and how to finish it (``how_to_finish``: the command or call that resumes it)."""
+    manifest = run.manifest
+    status = manifest.status if manifest is not None else "unknown"
+    total = manifest.n_samples if manifest is not None else "?"
+    return (
+        f"{run.path} is an unfinished run (status {status!r}: it crashed, was stopped, or is still being "
+        f"written; {run.n_stored} of {total} samples stored); finish it with: {how_to_finish}"
+    )
+
+
+def refuse_unfinished(runs: Iterable[Run], how_to_finish: Callable[[Run], str], *, then: str = "") -> None:
+    """Numbers from a run that never finished would read as a result: compare, audit, plan and calibrate
+    refuse them with ``unfinished_message`` (``then`` says what to do after finishing)."""
+    for run in runs:
+        if run.manifest is not None and run.manifest.status != "complete":
+            raise RunStoreError(unfinished_message(run, how_to_finish(run)) + then)

@@ -27,9 +27,9 @@ from hallumeasure.judges.llm.outputs import CotVerdict, ExtractedClaims, PlainVe
 from hallumeasure.judges.llm.parsing import parse_output
 from hallumeasure.models.base import Message, TextBlock, ToolCallBlock, ToolResultBlock, ToolSpec
 from hallumeasure.models.batch import Batcher, BatchLedger
+from hallumeasure.models.factory import build_model_api
 from hallumeasure.models.model import Model
 from hallumeasure.models.openai import OpenAIAPI, restore_optional, strict_schema
-from hallumeasure.models.factory import build_model_api
 from hallumeasure.testing import Fault, FaultPlan, OpenAIServer, Reply
 from hallumeasure.testing.openai_server import error_reply, raw_tool_reply, text_reply, tool_reply
 
