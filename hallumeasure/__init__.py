@@ -1,6 +1,6 @@
 """hallumeasure: claim-level hallucination measurement for grounded LLM responses.
 
-The public API is the functions and types listed in ``__all__`` (the README's "Python API" section
+The public API is the functions and types listed in ``__all__`` (docs/python-api.md
 documents them). Each is imported on first use, so ``import hallumeasure`` stays cheap: the pytest
 plugin, loaded into every test session of a project that installs hallumeasure, costs nothing until
 a test uses it.

@@ -23,7 +23,7 @@ from hallumeasure.cli.common import (
     console,
     out,
 )
-from hallumeasure.registry import PartKind, is_keyless, is_scripted
+from hallumeasure.registry import PartKind, is_keyless, is_scripted, registry
 
 if TYPE_CHECKING:
     from hallumeasure.core.types import Mode, RunManifest, Sample, Usage
@@ -226,11 +226,9 @@ def print_summary(run_dir: Path, data: Run | None = None) -> Run:
             f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",
             f"policy: {manifest.policy.describe()}",
         ]
-        if is_keyless(manifest.judge):
-            lines.append(
-                f"note: the {manifest.judge} judge runs locally without a key, not an LLM; "
-                "see the README for its measured quality."
-            )
+        keyless = registry().keyless_note(manifest.judge)
+        if keyless:
+            lines.append(f"note: {keyless}.")
         if is_scripted(manifest.judge):
             lines.append("note: the fake model is a demo for tests; its labels are not a measurement.")
         for line in lines:  # wrapped to the terminal (80 columns when piped)

@@ -189,6 +189,14 @@ class Registry:
 
     # Facts -----------------------------------------------------------------------------------------------
 
+    def keyless_note(self, spec: str) -> str | None:
+        """What a reader must know of numbers from a keyless judge: not an LLM, and where its quality is measured."""
+        if not self.is_keyless(spec):
+            return None
+        part = self.resolve(spec).part
+        where = f"see {part.quality} for its measured quality" if part.quality else "hallumeasure has not measured it"
+        return f"the {part.name} judge runs locally without a key, not an LLM; {where}"
+
     def facts_table(self) -> dict[str, ModelFacts]:
         """Every part's model facts in one table."""
         table: dict[str, ModelFacts] = {}

@@ -12,6 +12,10 @@ _P, _J, _E = PartKind.PROVIDER, PartKind.JUDGE, PartKind.EXTRACTOR
 _D, _R, _I = PartKind.DETECTOR, PartKind.REWRITER, PartKind.INPUT_FORMAT
 
 
+#: Where the keyless judges' measured quality is published.
+QUALITY = "docs/quality.md"
+
+
 def _facts(prefix: str) -> dict[str, ModelFacts]:
     return {p: f for p, f in BUILTIN_FACTS.items() if p.startswith(prefix)}
 
@@ -62,6 +66,7 @@ BUILTIN_PARTS: tuple[Part, ...] = (
         "hallumeasure.judges.offline:OfflineJudge",
         "keyless rule-and-trees judge (no provider, no key)",
         keyless=True,
+        quality=QUALITY,
         facts={"offline": BUILTIN_FACTS["offline"]},
     ),
     Part(
@@ -70,6 +75,7 @@ BUILTIN_PARTS: tuple[Part, ...] = (
         "hallumeasure.judges.nli.judge:NliClaimJudge",
         "keyless small entailment model (int8 ONNX on CPU)",
         keyless=True,
+        quality=QUALITY,
         extra="nli",
     ),
     Part(
@@ -78,6 +84,7 @@ BUILTIN_PARTS: tuple[Part, ...] = (
         "hallumeasure.judges.nli.offline_nli:offline_with_nli",
         "the offline judge, asking the entailment model where it is unsure",
         keyless=True,
+        quality=QUALITY,
         extra="nli",
     ),
     Part(

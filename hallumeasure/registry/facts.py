@@ -1,8 +1,8 @@
 """What is known of each model, in one table: context window, list price, prompt-cache minimum, batch service.
 
-One row per spec pattern (``fnmatch`` syntax on ``provider:model``, options dropped). A fact is read from
-the most specific row that states it (the longest matching pattern), so a row for a family can give the
-window while a row for one model gives its price. Plugins add rows through their provider's
+One row per spec pattern (``fnmatch`` syntax on ``provider:model``, options dropped). Rows run from general
+to specific, and a fact is read from the last matching row that states it, so a row for a family can give
+the window while a later row for one model gives its price. Plugins add rows through their provider's
 ``Part.facts``; ``HALLUMEASURE_PRICES`` still overrides prices (``models/pricing.py``).
 
 Prices are US dollars per million tokens as the providers listed them on ``PRICES_AS_OF``; check them
@@ -110,12 +110,12 @@ BUILTIN_FACTS: dict[str, ModelFacts] = {
 
 
 def facts_of(spec: str, table: Mapping[str, ModelFacts]) -> ModelFacts:
-    """The facts of ``spec`` (options dropped): each field from the longest matching pattern that states it."""
+    """The facts of ``spec`` (options dropped): each field from the last matching row that states it."""
     base = spec.partition("?")[0].strip()
-    matches = sorted((p for p in table if fnmatchcase(base, p)), key=len)
     merged: dict[str, object] = {}
-    for pattern in matches:  # shortest first, so the most specific row is applied last and wins
-        merged.update(table[pattern].model_dump(exclude_none=True))
+    for pattern, row in table.items():  # rows run from general to specific: a later match wins
+        if fnmatchcase(base, pattern):
+            merged.update(row.model_dump(exclude_none=True))
     return ModelFacts.model_validate(merged)
 
 

@@ -60,6 +60,8 @@ class Part:
     extra: str | None = None
     #: Providers: facts of their models, by spec pattern (see ``registry.facts``).
     facts: Mapping[str, ModelFacts] = field(default_factory=dict)
+    #: Judges: where their measured quality is published (a docs page); None when hallumeasure has not measured it.
+    quality: str | None = None
     #: Input formats: the file suffixes read by this part (``.jsonl`` ...).
     suffixes: tuple[str, ...] = ()
     #: Where the part comes from: ``built-in``, or the distribution and version that registered it.

@@ -83,7 +83,7 @@ def run_info(run: Run) -> RunInfo:
 
 def judge_notes(runs: list[Run]) -> list[str]:
     """Warnings that a reader must see next to numbers from demo or non-LLM judges."""
-    from hallumeasure.registry import is_keyless, is_scripted
+    from hallumeasure.registry import is_keyless, is_scripted, registry
 
     fake = [r.name for r in runs if r.manifest and is_scripted(r.manifest.judge)]
     offline = [r.name for r in runs if r.manifest and is_keyless(r.manifest.judge)]
@@ -93,11 +93,11 @@ def judge_notes(runs: list[Run]) -> list[str]:
             f"Judged by the scripted fake model ({', '.join(fake)}): the labels demonstrate the report, "
             "they are not a measurement."
         )
-    if offline:
-        notes.append(
-            f"Judged by the offline judge ({', '.join(offline)}), a trained lexical/numeric model, not an "
-            "LLM; see the README for its measured quality."
-        )
+    for name in offline:
+        run = next(r for r in runs if r.name == name)
+        note = registry().keyless_note(run.manifest.judge) if run.manifest else None
+        if note:
+            notes.append(f"{name}: {note[0].upper()}{note[1:]}.")
     return notes
 
 

@@ -1,0 +1,31 @@
+"""Parts that the registry tests load through real ``importlib.metadata`` entry points."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hallumeasure.core.types import Claim, Sample
+from hallumeasure.judges.protocols import Judgement
+from hallumeasure.registry import Part, PartKind
+
+
+class SilentJudge:
+    """Judges nothing: a judge with no verdicts (every claim becomes an error row downstream)."""
+
+    name = "silent"
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
+        return Judgement()
+
+
+part = Part(PartKind.JUDGE, "silent", SilentJudge, "a judge of the tests", keyless=True)
+provider_part = Part(PartKind.PROVIDER, "wrongkind", "x:y")
+not_callable = 42
+
+
+def broken() -> None:  # pragma: no cover - never called: its module attribute lookup is what fails
+    raise AssertionError
