@@ -22,7 +22,7 @@ PLUGIN = ROOT / "examples" / "plugin"
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("plugin-site")
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"] + [str(target), str(PLUGIN)],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(PLUGIN)],
         check=True,
         capture_output=True,
         text=True,
