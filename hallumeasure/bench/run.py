@@ -56,7 +56,7 @@ from hallumeasure.bench.metrics import (
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.subtype_maps import map_error_types
 from hallumeasure.core.types import Claim, Mode, ResponseResult, Sample, Usage
-from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge, Extraction
+from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge, Extraction, ModeJudge, model_to_close
 from hallumeasure.pipeline.run import measure_samples, run_sync
 from hallumeasure.runs.datasets import LabelledSample
 from hallumeasure.version import __version__
@@ -268,7 +268,7 @@ def run_bench(
         try:
             return await bench_async(samples, judge, extractor, **options)
         finally:
-            models = {id(m): m for m in (getattr(extractor, "model", None), getattr(judge, "model", None)) if m}
+            models = {id(m): m for m in (model_to_close(extractor), model_to_close(judge)) if m}
             for model in models.values():
                 await model.aclose()
 
@@ -276,7 +276,7 @@ def run_bench(
 
 
 def _mode_of(judge: ClaimJudge, mode: Mode | str | None) -> str:
-    value = mode if mode is not None else getattr(judge, "mode", None)
+    value = mode if mode is not None else judge.mode if isinstance(judge, ModeJudge) else None
     return str(Mode(value).value) if value is not None and value in {m.value for m in Mode} else str(value or "n/a")
 
 

@@ -39,7 +39,15 @@ from hallumeasure.judges.llm.classify import claim_block
 from hallumeasure.judges.llm.extract import question_block
 from hallumeasure.judges.llm.outputs import CascadeExplanation, tool_schema
 from hallumeasure.judges.llm.parsing import ask_structured
-from hallumeasure.judges.protocols import ClaimJudge, Judgement
+from hallumeasure.judges.llm.prompts import Prompt
+from hallumeasure.judges.protocols import (
+    ClaimJudge,
+    ComposedStage,
+    Judgement,
+    ModelStage,
+    MultiPromptStage,
+    PromptedStage,
+)
 from hallumeasure.models.base import GenerateRequest, ToolSpec
 from hallumeasure.models.model import Model
 
@@ -64,7 +72,7 @@ def label_for_category(category: Subtype) -> Label:
     return Label.ABSENT if category == Subtype.OTHER else Label.CONTRADICTED
 
 
-class CascadeJudge:
+class CascadeJudge(PromptedStage, MultiPromptStage, ModelStage, ComposedStage):
     """First pass on every claim; the LLM explains (or rejects) only the flags."""
 
     def __init__(
@@ -81,19 +89,23 @@ class CascadeJudge:
         from hallumeasure.judges.llm.prompts import load_prompt
 
         self.first_pass = first_pass
-        self.model = model
+        self.model: Model = model
         self.policy = policy or Policy()
         self.threshold = threshold
         self.flip_no_problem = flip_no_problem
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens
-        self.prompt = load_prompt("cascade_explain")
-        first_prompt = getattr(first_pass, "prompt", None)
-        self.extra_prompts = (first_prompt,) if first_prompt is not None else ()
+        self.prompt: Prompt = load_prompt("cascade_explain")
+        first_prompt = first_pass.prompt if isinstance(first_pass, PromptedStage) else None
+        self.extra_prompts: tuple[Prompt, ...] = (first_prompt,) if first_prompt is not None else ()
         self.name = f"{first_pass.name}+{model.spec}"
         self.counts: Counter[str] = Counter()
         self.categories: Counter[str] = Counter()
         self.feedback: Counter[str] = Counter()
+
+    def members(self) -> list[ClaimJudge]:
+        """The first-pass judge (its model is closed with the cascade's)."""
+        return [self.first_pass]
 
     def settings(self) -> dict[str, Any]:
         return {

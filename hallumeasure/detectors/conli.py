@@ -19,7 +19,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.text import fence, split_sentences, words
@@ -36,7 +36,15 @@ from hallumeasure.detectors.entities import (
 from hallumeasure.judges.llm.extract import question_block
 from hallumeasure.judges.llm.outputs import NliJudgement, tool_schema
 from hallumeasure.judges.llm.parsing import ask_structured
-from hallumeasure.judges.protocols import ClaimJudge, Extraction, Judgement
+from hallumeasure.judges.llm.prompts import Prompt
+from hallumeasure.judges.protocols import (
+    ClaimJudge,
+    Extraction,
+    InstantJudge,
+    Judgement,
+    ModelStage,
+    PromptedStage,
+)
 from hallumeasure.models.base import GenerateRequest, ToolSpec
 from hallumeasure.models.model import Model
 
@@ -84,14 +92,21 @@ class NliJudge(Protocol):
     def settings(self) -> dict[str, Any]: ...
 
 
-class LLMNliJudge:
+@runtime_checkable
+class ScoringNliJudge(Protocol):
+    """An NLI judge that also gives a response-level probability of a hallucination (the keyless one)."""
+
+    def response_score(self, sample: Sample) -> float | None: ...
+
+
+class LLMNliJudge(PromptedStage, ModelStage):
     """NLI with an LLM through the ``conli_sentence`` prompt; the focused entity is marked ``[ ]`` and fenced."""
 
     def __init__(self, model: Model, *, max_reasks: int = 2, max_tokens: int = 1024) -> None:
         from hallumeasure.judges.llm.prompts import load_prompt
 
-        self.model = model
-        self.prompt = load_prompt("conli_sentence")
+        self.model: Model = model
+        self.prompt: Prompt = load_prompt("conli_sentence")
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens
         self.name = model.spec
@@ -123,7 +138,7 @@ class LLMNliJudge:
         return NliCheck(label=result.value.label, reason=result.value.reason, usage=result.usage)
 
 
-class OfflineNliJudge:
+class OfflineNliJudge(ScoringNliJudge):
     """A keyless NLI stand-in: the offline claim judge for whole sentences, value look-ups for entities.
 
     Sentence level: the offline judge's label maps supported -> entailment, contradicted ->
@@ -152,13 +167,11 @@ class OfflineNliJudge:
 
     def response_score(self, sample: Sample) -> float | None:
         """The response-level probability ``--judge offline`` gives the same response (its own claims)."""
-        judge_now = getattr(self.sentence_judge, "judge_now", None)
-        if judge_now is None:
+        if not isinstance(self.sentence_judge, InstantJudge):
             return None
         from hallumeasure.judges.offline import OfflineExtractor
 
-        score: float | None = judge_now(sample, OfflineExtractor().claims(sample)).score
-        return score
+        return self.sentence_judge.judge_now(sample, OfflineExtractor().claims(sample)).score
 
     async def check(self, sample: Sample, hypothesis: str, focus: Entity | None = None) -> NliCheck:
         if focus is not None:
@@ -213,7 +226,7 @@ def is_checkable(sentence: str) -> bool:
     return not (text.endswith("!") and len(words(text)) <= 5)
 
 
-class ConliJudge:
+class ConliJudge(PromptedStage, ModelStage):
     """The hierarchical CoNLI judge: sentence check, then one focused re-check per entity of a passing sentence."""
 
     def __init__(
@@ -230,8 +243,8 @@ class ConliJudge:
         self.select = select
         self.name = nli.name
         # Seen by the run manifest (prompt hashes) and by run_measurement (closing the model).
-        self.prompt = getattr(nli, "prompt", None)
-        self.model = getattr(nli, "model", None)
+        self.prompt = nli.prompt if isinstance(nli, PromptedStage) else None
+        self.model = nli.model if isinstance(nli, ModelStage) else None
         self.counts: Counter[str] = Counter()
 
     def settings(self) -> dict[str, Any]:
@@ -262,8 +275,9 @@ class ConliJudge:
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         parts = await asyncio.gather(*(self._judge_sentence(sample, claim) for claim in claims))
         usage = sum((u for _, u in parts), Usage())
-        scorer = getattr(self.nli, "response_score", None)  # a keyless NLI gives the offline judge's score
-        return Judgement(verdicts=[v for v, _ in parts], usage=usage, score=scorer(sample) if scorer else None)
+        # A keyless NLI gives the offline judge's score.
+        score = self.nli.response_score(sample) if isinstance(self.nli, ScoringNliJudge) else None
+        return Judgement(verdicts=[v for v, _ in parts], usage=usage, score=score)
 
     async def _judge_sentence(self, sample: Sample, claim: Claim) -> tuple[ClaimVerdict, Usage]:
         self.counts["sentences"] += 1

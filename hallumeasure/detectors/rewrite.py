@@ -19,6 +19,8 @@ from hallumeasure.detectors.entities import FAMILY, Entity, appears_in, find_ent
 from hallumeasure.judges.llm.extract import question_block
 from hallumeasure.judges.llm.outputs import Rewrite, tool_schema
 from hallumeasure.judges.llm.parsing import ask_structured
+from hallumeasure.judges.llm.prompts import Prompt
+from hallumeasure.judges.protocols import ModelStage, PromptedStage
 from hallumeasure.models.base import GenerateRequest, ToolSpec
 from hallumeasure.models.model import Model
 
@@ -78,14 +80,14 @@ def issues_block(issues: Sequence[Issue], response: str) -> str:
     return f"<issues>\n{inner}\n</issues>"
 
 
-class LLMRewriter:
+class LLMRewriter(PromptedStage, ModelStage):
     """Rewrites a response with an LLM through the ``rewrite`` prompt, answered by a forced tool."""
 
     def __init__(self, model: Model, *, max_reasks: int = 2, max_tokens: int = 4096) -> None:
         from hallumeasure.judges.llm.prompts import load_prompt
 
-        self.model = model
-        self.prompt = load_prompt("rewrite")
+        self.model: Model = model
+        self.prompt: Prompt = load_prompt("rewrite")
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens
         self.name = model.spec

@@ -26,7 +26,7 @@ from hallumeasure.guard.settings import (
     PolicyOverride,
     ResolvedPolicy,
 )
-from hallumeasure.judges.protocols import Judgement
+from hallumeasure.judges.protocols import Judgement, model_to_close
 from hallumeasure.models.factory import ModelFactory, ModelOptions
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import run_sync
@@ -110,7 +110,7 @@ class Guard:
 
     async def aclose(self) -> None:
         """Close the LLM clients of the explainer and an LLM rewriter (a keyless guard holds none)."""
-        for model in (self.explainer, getattr(self.rewriter, "model", None)):
+        for model in (self.explainer, model_to_close(self.rewriter)):
             if model is not None:
                 await model.aclose()
 

@@ -1,11 +1,17 @@
 """The stage interfaces (LLM-backed and keyless implementations both satisfy them), the optional capabilities
-a stage may have, as protocols checked with ``isinstance``, and what a detector is built from."""
+a stage may have, as protocols checked with ``isinstance``, and what a detector is built from.
+
+A stage needs only ``ClaimExtractor`` or ``ClaimJudge``. Each capability below is optional: the run asks
+``isinstance(stage, Capability)`` and goes without it when a stage lacks it (never ``getattr`` by name,
+so that a stage cannot lose a feature silently by a misspelt attribute). The built-in stages name the
+capabilities they have among their bases.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -13,6 +19,9 @@ from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage, Vote
 from hallumeasure.models.model import Model
 from hallumeasure.registry import PartKind, is_keyless
+
+if TYPE_CHECKING:
+    from hallumeasure.judges.llm.prompts import Prompt
 
 
 class Extraction(BaseModel):
@@ -82,12 +91,83 @@ class WarmableJudge(Protocol):
 
     warm_cache: bool
 
+    @property
+    def warms_cache(self) -> bool:
+        """Whether it warms the cache in this run (``warm_cache``, unless something else rules it out)."""
+        ...
+
 
 @runtime_checkable
 class VotingStage(Protocol):
     """A judge made of several voters (repeats or a panel); each voter is a judge of its own."""
 
     voters: Sequence[Any]
+
+
+@runtime_checkable
+class PromptedStage(Protocol):
+    """A stage that asks through a versioned prompt (None: it asks through none, as CoNLI with a keyless
+    NLI judge); the prompt's hash is recorded in the run manifest."""
+
+    prompt: Prompt | None
+
+
+@runtime_checkable
+class MultiPromptStage(Protocol):
+    """A stage that asks through more prompts than its own (a panel's other judges, a cascade's first
+    pass); their hashes are recorded in the run manifest too."""
+
+    extra_prompts: Sequence[Prompt]
+
+
+@runtime_checkable
+class ModelStage(Protocol):
+    """A stage that calls a provider through ``model`` (None: it calls none); the run closes each model once."""
+
+    model: Model | None
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """What a run needs of a stage's model at its end (``Model`` has it)."""
+
+    async def aclose(self) -> None: ...
+
+
+def model_to_close(stage: object) -> Closeable | None:
+    """The model ``stage`` calls, to close after a run; None when it has none (a keyless stage), or when
+    its ``model`` is something that holds no connection."""
+    model = stage.model if isinstance(stage, ModelStage) else None
+    return model if isinstance(model, Closeable) else None
+
+
+@runtime_checkable
+class ComposedStage(Protocol):
+    """A stage built from other stages (a cascade's first pass, a panel's judges), whose models are closed too."""
+
+    def members(self) -> Sequence[object]: ...
+
+
+@runtime_checkable
+class RepeatableJudge(Protocol):
+    """A judge that can be asked again with a new repeat index (``--repeats``): the index is part of each
+    request's cache identity, so the repeats are new answers. Deterministic judges lack it."""
+
+    repeat: int
+
+
+@runtime_checkable
+class ModeJudge(Protocol):
+    """A judge that asks in one of the four classify modes (recorded by the benchmark)."""
+
+    mode: Mode
+
+
+@runtime_checkable
+class InstantJudge(Protocol):
+    """A judge with a synchronous core (no I/O): the keyless judges."""
+
+    def judge_now(self, sample: Sample, claims: Sequence[Claim]) -> Judgement: ...
 
 
 @dataclass(frozen=True)

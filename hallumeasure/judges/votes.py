@@ -37,7 +37,17 @@ from pydantic import BaseModel, Field
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage, Vote
-from hallumeasure.judges.protocols import ClaimJudge, Judgement
+from hallumeasure.judges.protocols import (
+    ClaimJudge,
+    ComposedStage,
+    Judgement,
+    ModelStage,
+    MultiPromptStage,
+    PromptedStage,
+    RepeatableJudge,
+    VotingStage,
+    WarmableJudge,
+)
 from hallumeasure.registry import is_keyless
 
 if TYPE_CHECKING:
@@ -79,7 +89,7 @@ class VoteSettings(BaseModel):
 
 def repeatable(judge: ClaimJudge) -> bool:
     """Whether ``judge`` can be asked again with a new repeat index (an LLM claim judge can)."""
-    return hasattr(judge, "repeat")
+    return isinstance(judge, RepeatableJudge)
 
 
 def repeat_refusal(judge_name: str, repeats: int) -> str:
@@ -98,20 +108,22 @@ def repeat_refusal(judge_name: str, repeats: int) -> str:
 def _sampling(judge: ClaimJudge) -> str:
     if not repeatable(judge):
         return "deterministic (no model is sampled; every repeat would give the same verdict)"
-    describe = getattr(getattr(getattr(judge, "model", None), "api", None), "sampling", None)
-    return describe() if callable(describe) else "unknown"
+    model = judge.model if isinstance(judge, ModelStage) else None
+    return model.api.sampling() if model is not None else "unknown"
 
 
 def _repeat_of(judge: ClaimJudge, repeat: int) -> ClaimJudge:
     """A copy of ``judge`` that asks repeat ``repeat`` (it shares the model, hence the cache and usage)."""
     if repeat == 0:
         return judge
+    if not isinstance(judge, RepeatableJudge):
+        raise ConfigError(repeat_refusal(judge.name, repeat + 1))
     twin = copy.copy(judge)
-    twin.repeat = repeat  # type: ignore[attr-defined]
+    twin.repeat = repeat
     return twin
 
 
-class VotingJudge:
+class VotingJudge(VotingStage, PromptedStage, MultiPromptStage, ComposedStage):
     """Asks every judge ``repeats`` times per claim and combines the votes by ``rule``.
 
     ``judges`` must have distinct names. A deterministic judge (offline) cannot be repeated: its
@@ -149,20 +161,15 @@ class VotingJudge:
         self.policy = policy or Policy()
         self.voters = [_repeat_of(j, k) for j in self.judges for k in range(repeats)]
         self.name = names[0] if len(names) == 1 else f"panel({self.rule.value}): {', '.join(names)}"
-        self.max_context_chars = min(
-            (m for j in self.judges if (m := getattr(j, "max_context_chars", None))), default=None
-        )
+        #: The first judge's prompt, recorded in the manifest like a single judge's; the other judges'
+        #: prompts (and the prompts behind them) are recorded too.
+        self.prompt: Prompt | None = _prompt_of(self.judges[0])
+        self.extra_prompts: list[Prompt] = [p for j in self.judges[1:] if (p := _prompt_of(j)) is not None]
+        self.extra_prompts += [p for j in self.judges if isinstance(j, MultiPromptStage) for p in j.extra_prompts]
 
-    @property
-    def prompt(self) -> Prompt | None:
-        """The first judge's prompt (recorded in the manifest like a single judge's)."""
-        return getattr(self.judges[0], "prompt", None)
-
-    @property
-    def extra_prompts(self) -> list[Prompt]:
-        """The other judges' prompts, recorded in the manifest too."""
-        prompts = [p for j in self.judges[1:] if (p := getattr(j, "prompt", None)) is not None]
-        return prompts + [p for j in self.judges for p in getattr(j, "extra_prompts", ())]
+    def members(self) -> list[ClaimJudge]:
+        """The panel's judges (their repeats share their models)."""
+        return self.judges
 
     def vote_settings(self) -> VoteSettings:
         return VoteSettings(
@@ -188,7 +195,7 @@ class VotingJudge:
         # the cache: --no-warm-cache, or batch mode, where it would cost a batch round trip).
         # Different judges go at once.
         async def one_judge(repeats: list[ClaimJudge]) -> list[Judgement | BaseException]:
-            if not getattr(repeats[0], "_warms", False):
+            if not (isinstance(repeats[0], WarmableJudge) and repeats[0].warms_cache):
                 return list(await asyncio.gather(*(_safe(j, sample, claims) for j in repeats)))
             first = await _safe(repeats[0], sample, claims)
             rest = await asyncio.gather(*(_safe(j, sample, claims) for j in repeats[1:]))
@@ -200,7 +207,7 @@ class VotingJudge:
         votes: list[Vote] = []
         usage = Usage()
         for voter, outcome in zip(self.voters, [o for group in per_judge for o in group], strict=True):
-            repeat = getattr(voter, "repeat", 0)
+            repeat = voter.repeat if isinstance(voter, RepeatableJudge) else 0
             if isinstance(outcome, BaseException):
                 error = f"{type(outcome).__name__}: {outcome}"
                 votes += [Vote(claim_id=c.id, judge=voter.name, repeat=repeat, error=error) for c in claims]
@@ -217,6 +224,10 @@ class VotingJudge:
             by_claim.setdefault(vote.claim_id, []).append(vote)
         verdicts = [combine_votes(by_claim[c.id], self.rule, self.policy, judge=self.name) for c in claims]
         return Judgement(verdicts=verdicts, usage=usage, votes=votes)
+
+
+def _prompt_of(stage: object) -> Prompt | None:
+    return stage.prompt if isinstance(stage, PromptedStage) else None
 
 
 async def _safe(judge: ClaimJudge, sample: Sample, claims: Sequence[Claim]) -> Judgement | BaseException:

@@ -49,7 +49,14 @@ from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Claim, ResponseResult, RunManifest, Sample, Usage
 from hallumeasure.detectors import ModelFor, stages_from_manifest
 from hallumeasure.detectors.rewrite import Rewriter
-from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge, Extraction, Judgement
+from hallumeasure.judges.protocols import (
+    ClaimExtractor,
+    ClaimJudge,
+    Extraction,
+    Judgement,
+    MultiPromptStage,
+    PromptedStage,
+)
 from hallumeasure.mitigate.metrics import ALIGN_THRESHOLD, best_match, build_report, compare_response, similarity
 from hallumeasure.mitigate.render import (
     diff_html,
@@ -87,15 +94,16 @@ __all__ = [
 ]
 
 
-class _Replay:
-    """Stands in for a stage while the new run is written: answers from results already measured."""
+class _Replay(PromptedStage, MultiPromptStage):
+    """Stands in for a stage while the new run is written: answers from results already measured.
+    It records the stage's prompts, as the stage would."""
 
     def __init__(self, stage: Any, results: dict[str, ResponseResult]) -> None:
         self.stage = stage
         self.results = results
         self.name = stage.name
-        self.prompt = getattr(stage, "prompt", None)
-        self.extra_prompts = getattr(stage, "extra_prompts", ())
+        self.prompt = stage.prompt if isinstance(stage, PromptedStage) else None
+        self.extra_prompts = stage.extra_prompts if isinstance(stage, MultiPromptStage) else ()
 
     def settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = self.stage.settings()

@@ -148,12 +148,13 @@ class ModelAPI(ABC):
     """One provider's wire format. Subclasses implement ``generate`` and nothing else of substance."""
 
     provider: ClassVar[str]
+    #: The shortest prompt prefix (tokens) the provider caches for this model; None: it caches nothing.
+    #: Stages skip cache warm-ups below it; settable, for a provider whose documented minimum differs.
+    min_cache_tokens: int | None = None
 
     def __init__(self, model_name: str) -> None:
         self.model_name = model_name
-        #: The shortest prompt prefix (tokens) the provider caches for this model; None: it caches nothing.
-        #: Stages skip cache warm-ups below it; settable, for a provider whose documented minimum differs.
-        self.min_cache_tokens: int | None = model_facts(f"{self.provider}:{model_name}").min_cache_tokens
+        self.min_cache_tokens = model_facts(f"{self.provider}:{model_name}").min_cache_tokens
 
     @property
     def spec(self) -> str:

@@ -39,11 +39,11 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeGuard, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from hallumeasure.core.errors import ConfigError, HalluMeasureError, ProviderError
 from hallumeasure.core.types import Usage
-from hallumeasure.models.base import GenerateRequest, GenerateResponse
+from hallumeasure.models.base import GenerateRequest, GenerateResponse, ModelAPI
 
 log = logging.getLogger(__name__)
 
@@ -86,9 +86,12 @@ class BatchAPI(Protocol):
         """Results of an ended batch for the custom ids in ``requests`` (others are skipped)."""
 
 
-def _has_batch_service(api: object) -> TypeGuard[BatchAPI]:
-    """Whether ``api`` (any provider) has the batch service's methods."""
-    return all(callable(getattr(api, name, None)) for name in ("submit_batch", "poll_batch", "batch_results"))
+@runtime_checkable
+class CheckedBatchAPI(Protocol):
+    """A batch service that needs settings of its own (Bedrock: an S3 location and a role), checked up front."""
+
+    def validate_batch(self) -> None:
+        """Raise ``ConfigError`` unless batch mode has what it needs."""
 
 
 @dataclass(frozen=True)
@@ -261,11 +264,11 @@ class Batcher:
         max_wait: float = 25 * 3600.0,
         progress: Callable[[BatchProgress], None] | None = None,
     ) -> None:
-        if not _has_batch_service(api):
-            raise ConfigError(f"{getattr(api, 'spec', api)} has no batch service; run without --batch")
-        validate = getattr(api, "validate_batch", None)
-        if callable(validate):
-            validate()  # a missing setting fails now, not after the first stage
+        if not isinstance(api, BatchAPI):
+            name = api.spec if isinstance(api, ModelAPI) else api
+            raise ConfigError(f"{name} has no batch service; run without --batch")
+        if isinstance(api, CheckedBatchAPI):
+            api.validate_batch()  # a missing setting fails now, not after the first stage
         self.api = api
         self.ledger = ledger or BatchLedger(":memory:")
         self.collect_window = collect_window

@@ -164,7 +164,7 @@ class Model:
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
-        retry_after = getattr(exc, "retry_after", None)
+        retry_after = exc.retry_after if isinstance(exc, ProviderError) else None  # only they are retried
         if retry_after is not None:
             # Honour the server, capped, plus a little jitter so that callers do not stampede.
             return min(self.backoff_max, float(retry_after)) + self._random.uniform(0, self.backoff_base / 4)

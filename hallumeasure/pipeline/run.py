@@ -21,7 +21,17 @@ from hallumeasure.core.aggregate import summarise_response, summarise_run
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
-from hallumeasure.judges.protocols import CacheWarmingJudge, ClaimExtractor, ClaimJudge, Extraction, WarmUp
+from hallumeasure.judges.protocols import (
+    CacheWarmingJudge,
+    ClaimExtractor,
+    ClaimJudge,
+    ComposedStage,
+    Extraction,
+    MultiPromptStage,
+    PromptedStage,
+    WarmUp,
+    model_to_close,
+)
 from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
@@ -169,8 +179,8 @@ def _store(store: RunStore, sample: Sample, result: ResponseResult, policy: Poli
 
 def prompt_hashes(extractor: ClaimExtractor, judge: ClaimJudge) -> dict[str, str]:
     """Prompt ids and hashes that the stages use (offline stages use none)."""
-    keys = [getattr(stage, "prompt", None) for stage in (extractor, judge)]
-    keys += list(getattr(judge, "extra_prompts", ()))
+    keys = [stage.prompt for stage in (extractor, judge) if isinstance(stage, PromptedStage)]
+    keys += list(judge.extra_prompts) if isinstance(judge, MultiPromptStage) else []
     out = {}
     for prompt in keys:
         if prompt is not None:
@@ -351,19 +361,8 @@ async def _measure_and_close(
 
 
 async def close_stage_models(*stages: object) -> None:
-    """Close each provider model of ``stages`` (and of a cascade's first pass, a panel's judges) once.
-
-    Stages without one (offline) may hold other things called ``model``: only objects with ``aclose`` count.
-    """
-    stages = (
-        *stages,
-        *(getattr(stage, "first_pass", None) for stage in stages),
-        *(judge for stage in stages for judge in getattr(stage, "judges", ())),
-    )  # a panel's judges
-    models = {
-        id(m): m
-        for stage in stages
-        if (m := getattr(stage, "model", None)) is not None and callable(getattr(m, "aclose", None))
-    }
+    """Close each provider model of ``stages`` (and of a cascade's first pass, a panel's judges) once."""
+    stages = (*stages, *(member for stage in stages if isinstance(stage, ComposedStage) for member in stage.members()))
+    models = {id(m): m for stage in stages if (m := model_to_close(stage)) is not None}
     for model in models.values():
         await model.aclose()

@@ -36,7 +36,16 @@ from hallumeasure.judges.llm.extract import question_block
 from hallumeasure.judges.llm.outputs import CotVerdict, CotVerdicts, PlainVerdict, PlainVerdicts, tool_schema
 from hallumeasure.judges.llm.parsing import ask_structured
 from hallumeasure.judges.llm.prompts import Prompt, load_prompt
-from hallumeasure.judges.protocols import Judgement, WarmUp
+from hallumeasure.judges.protocols import (
+    CacheWarmingJudge,
+    Judgement,
+    ModeJudge,
+    ModelStage,
+    PromptedStage,
+    RepeatableJudge,
+    WarmableJudge,
+    WarmUp,
+)
 from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
 from hallumeasure.models.cache import request_key
 from hallumeasure.models.limits import text_tokens
@@ -105,7 +114,7 @@ def _short_id(claim: Claim) -> str:
     return f"c{claim.index}"
 
 
-class LLMJudge:
+class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJudge, CacheWarmingJudge):
     """Judges claims against the context with an LLM in one of the four modes."""
 
     def __init__(
@@ -120,7 +129,7 @@ class LLMJudge:
         warm_cache: bool = True,
         warm_up_retries: int | None = None,
     ) -> None:
-        self.model = model
+        self.model: Model = model
         self.mode = Mode(mode)
         self.spec = MODES[self.mode]
         self.prompt: Prompt = load_prompt(self.spec.prompt_id)
@@ -151,18 +160,18 @@ class LLMJudge:
             "max_reasks": self.max_reasks,
             "max_tokens": self.max_tokens,
             "prompt": self.prompt.key,
-            "warm_cache": self._warms,
+            "warm_cache": self.warms_cache,
         }
 
     @property
-    def _warms(self) -> bool:
+    def warms_cache(self) -> bool:
         """Whether the cache is warmed (batch mode skips it: it would cost a whole extra batch round trip)."""
-        return self.warm_cache and not getattr(self.model, "batched", False)
+        return self.warm_cache and not self.model.batched
 
     def _cacheable_prefix(self, sample: Sample) -> GenerateRequest | None:
         """The warm-up request for ``sample``'s claims, or None when their shared prefix cannot be cached."""
-        minimum = getattr(self.model.api, "min_cache_tokens", None)
-        if not (self.mode.one_claim and self._warms) or minimum is None:
+        minimum = self.model.api.min_cache_tokens
+        if not (self.mode.one_claim and self.warms_cache) or minimum is None:
             return None
         system, message = self._render(sample, claim_block=_WARM_UP_CLAIM)
         first = message.content[0]

@@ -8,8 +8,8 @@ from hallumeasure.core.text import clean_text, fence, locate, split_sentences, w
 from hallumeasure.core.types import Claim, Sample, Span
 from hallumeasure.judges.llm.outputs import ExtractedClaims, tool_schema
 from hallumeasure.judges.llm.parsing import ask_structured
-from hallumeasure.judges.llm.prompts import load_prompt
-from hallumeasure.judges.protocols import Extraction
+from hallumeasure.judges.llm.prompts import Prompt, load_prompt
+from hallumeasure.judges.protocols import Extraction, ModelStage, PromptedStage
 from hallumeasure.models.base import GenerateRequest, ToolSpec
 from hallumeasure.models.model import Model
 
@@ -75,14 +75,14 @@ def _coverage(claim: str, response: str, spans: tuple[Span, ...]) -> float:
     return len(wanted & held) / len(wanted)
 
 
-class LLMExtractor:
+class LLMExtractor(PromptedStage, ModelStage):
     """Extracts atomic claims from a whole response with one structured call."""
 
     def __init__(
         self, model: Model, *, max_reasks: int = 2, max_tokens: int = 2048, max_tokens_retry: int = 8192
     ) -> None:
-        self.model = model
-        self.prompt = load_prompt("extract")
+        self.model: Model = model
+        self.prompt: Prompt = load_prompt("extract")
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens
         #: A claim list cut off at ``max_tokens`` is asked for once more with this budget.

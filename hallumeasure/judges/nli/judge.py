@@ -25,10 +25,10 @@ from hallumeasure.judges.offline.confidence import confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
 from hallumeasure.judges.offline.judge import flagged_verdict, in_claim_order, with_sentence
 from hallumeasure.judges.offline.signals import ClaimSignals, claim_signals
-from hallumeasure.judges.protocols import Judgement
+from hallumeasure.judges.protocols import InstantJudge, Judgement
 
 
-class NliClaimJudge:
+class NliClaimJudge(InstantJudge):
     """A keyless claim judge built on a small trained entailment model (all-MiniLM-L6-v2, int8 ONNX)."""
 
     name = "nli"

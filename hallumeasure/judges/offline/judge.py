@@ -19,7 +19,7 @@ from hallumeasure.judges.offline.extractor import is_unevaluatable
 from hallumeasure.judges.offline.model import OfflineModel, load_model
 from hallumeasure.judges.offline.reasons import definite, explain, support_reason
 from hallumeasure.judges.offline.signals import ClaimSignals, claim_signals
-from hallumeasure.judges.protocols import Judgement
+from hallumeasure.judges.protocols import InstantJudge, Judgement
 
 #: The default decision threshold on a claim's calibrated P(unsupported). The calibration gives both classes
 #: equal weight, and a single short claim with no telling signal sits near 0.5, so 0.5 flags far more
@@ -38,7 +38,7 @@ class Assistant(Protocol):
     def settings(self) -> dict[str, Any]: ...
 
 
-class OfflineJudge:
+class OfflineJudge(InstantJudge):
     """``--judge offline``: a keyless judge trained on public labelled data. Not an LLM.
 
     ``probability`` on each verdict is the calibrated P(unsupported) of that claim alone;
