@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/contrast.py            # writes benchmarks/contrast.md and contrast.json
 
-The pairs are hand-written in tests/offline/contrast/stories.py. Every claim is judged twice: as a
+The pairs are hand-written in tests/judges/offline/contrast/stories.py. Every claim is judged twice: as a
 one-sentence response, and inside a longer response whose other sentences are faithful
 restatements of the same source. A changed fact counts as flagged when the offline judge labels
 a claim of the response unsupported (contradicted, absent or partially supported); its subtype
@@ -30,7 +30,7 @@ from hallumeasure.core.types import Sample
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 
 HERE = Path(__file__).resolve().parent
-STORIES_FILE = HERE.parent / "tests" / "offline" / "contrast" / "stories.py"
+STORIES_FILE = HERE.parent / "tests" / "judges" / "offline" / "contrast" / "stories.py"
 #: Targets from issue #13.
 FLAG_TARGET, SUBTYPE_TARGET, FAITHFUL_TARGET = 0.95, 0.80, 0.10
 _UNSUPPORTED = {Label.CONTRADICTED, Label.ABSENT, Label.PARTIALLY_SUPPORTED}
@@ -137,9 +137,9 @@ def markdown(result: dict, command: str) -> str:
     lines = [
         "# Offline judge: minimal-pair contrast suite (dev: tuned on, in-sample)",
         "",
-        f"Command: `{command}`. Hand-written pairs in tests/offline/contrast/stories.py; each claim judged alone "
-        "(short) and inside a response whose other sentences are faithful (long). tests/offline/test_contrast.py "
-        "reruns it and holds the targets.",
+        f"Command: `{command}`. Hand-written pairs in tests/judges/offline/contrast/stories.py; each claim judged "
+        "alone (short) and inside a response whose other sentences are faithful (long). "
+        "tests/judges/offline/test_contrast.py reruns it and holds the targets.",
         "",
         f"- Changed facts flagged: **{ch['flagged']:.1%}** of {ch['n']} (target >= {FLAG_TARGET:.0%}); "
         f"short {o['changed_short']['flagged']:.1%}, long {o['changed_long']['flagged']:.1%}.",

@@ -3,8 +3,8 @@
     PYTHONPATH=. .venv/bin/python benchmarks/frozen_suite.py     # writes benchmarks/frozen_suite.md and .json
     PYTHONPATH=. .venv/bin/python benchmarks/frozen_suite.py --judges offline   # one judge only
 
-The suite (tests/offline/contrast/frozen/pairs.jsonl) was written blind and is never tuned on;
-its hash is checked by tests/offline/test_frozen_suite.py. Each pair is a context and one claim
+The suite (tests/judges/offline/contrast/frozen/pairs.jsonl) was written blind and is never tuned on;
+its hash is checked by tests/judges/offline/test_frozen_suite.py. Each pair is a context and one claim
 that either changes one fact of it (``changed:<kind>``) or restates it faithfully
 (``faithful:<kind>``). The claim alone is the response: the offline extractor splits it into
 claims and each judge judges them against the context. The response is *decided* when a claim is
@@ -29,7 +29,7 @@ from hallumeasure.judges.build import build_judge
 from hallumeasure.judges.offline import OfflineExtractor
 
 HERE = Path(__file__).resolve().parent
-FROZEN = HERE.parent / "tests" / "offline" / "contrast" / "frozen" / "pairs.jsonl"
+FROZEN = HERE.parent / "tests" / "judges" / "offline" / "contrast" / "frozen" / "pairs.jsonl"
 JUDGES = ("offline", "nli", "offline+nli")
 #: Bounds from issue #24 over all pairs.
 WRONG_BOUND, UNDECIDED_BOUND = 0.05, 0.30
@@ -106,7 +106,8 @@ def markdown(result: dict[str, Any], command: str) -> str:
     lines = [
         "# Keyless judges on the frozen minimal-pair suite",
         "",
-        f"Command: `{command}`. Pairs: tests/offline/contrast/frozen/pairs.jsonl (written blind, never tuned on). "
+        f"Command: `{command}`. Pairs: tests/judges/offline/contrast/frozen/pairs.jsonl "
+        "(written blind, never tuned on). "
         "A pair is decided when a claim is confidently unsupported (hallucinated) or every evaluated claim is "
         "confidently supported (faithful); undecided pairs are left for an LLM. Confidently wrong = wrong "
         f"decisions over all pairs (bound <= {WRONG_BOUND:.0%}); undecided share bound <= {UNDECIDED_BOUND:.0%}.",

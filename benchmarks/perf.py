@@ -678,7 +678,7 @@ _HOW = """
 - **Prompt caching, with breakpoints where the shared prefix ends.** Every classify request is tools +
   system prompt (instructions, definitions, examples: shared by the whole run) | instructions +
   context (shared by the claims of one response) | the claim. Both providers get a breakpoint after
-  the system prompt and after the context (`cache_control` / `cachePoint`); `tests/perf/
+  the system prompt and after the context (`cache_control` / `cachePoint`); `tests/models/
   test_cache_breakpoints.py` checks the request bodies.
 - **Warm-up during extraction, then one fan-out** (`LLMJudge.warm_up`, on by default, recorded in the
   manifest as `warm_cache`). A provider can read a cached prefix only once the request that writes it has

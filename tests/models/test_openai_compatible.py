@@ -282,7 +282,7 @@ def test_malformed_request_bodies_are_refused_like_a_server_would():
 
 @pytest.mark.parametrize("mode", ["cot-all", "cot-one"])
 def test_the_pipeline_loses_nothing_under_every_fault_on_the_openai_wire(mode):
-    from reliability.samples import SAMPLES
+    from pipeline.reliability.samples import SAMPLES
 
     from hallumeasure.core.types import Mode
     from hallumeasure.judges.llm.classify import LLMJudge

@@ -74,7 +74,7 @@ def test_bodies_always_truncated_end_as_error_rows_not_empty_answers(provider, t
         options = {"model_options": provider.options(srv), "max_retries": 2, "backoff_base": 0.0}
         extractor = build_extractor(provider.spec, **options)
         judge = build_judge(provider.spec, Mode.COT_ONE, **options)
-        judge.warm_cache = False  # the counts below are per claim (tests/perf/test_warm_up.py covers warm-ups)
+        judge.warm_cache = False  # the counts below are per claim (tests/judges/test_warm_up.py covers warm-ups)
         (result,) = asyncio.run(measure_samples([sample], extractor, judge))
         calls = len(srv.requests)
     if tool == "record_claims":  # the sample fails as a whole after three attempts of its extraction

@@ -39,7 +39,7 @@ SAMPLE = Sample(
 
 def _run(api, mode=Mode.COT_ONE, samples=(SAMPLE,)):
     model = Model(api, backoff_base=0.0)
-    # The request counts below are per claim: no cache warm-up (tests/perf/test_warm_up.py covers it).
+    # The request counts below are per claim: no cache warm-up (tests/judges/test_warm_up.py covers it).
     judge = LLMJudge(model, mode, warm_cache=False)
     return asyncio.run(measure_samples(list(samples), LLMExtractor(model), judge))
 

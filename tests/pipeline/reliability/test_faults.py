@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from reliability.faultcases import (
+from pipeline.reliability.faultcases import (
     CASES,
     FAULTS,
     PICK_SEED,

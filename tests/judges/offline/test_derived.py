@@ -17,9 +17,9 @@ from hallumeasure.core.types import Sample
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.judges.offline.derived import bound_of, derivable, explained_numbers, source_numbers
 from hallumeasure.judges.offline.slots import read_values
-from tests.offline.contrast.dev_restatements import pairs as restatements
+from tests.judges.offline.contrast.dev_restatements import pairs as restatements
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 _MILL = (
     "The Corran mill opened in 1874 and shut in 1931. It ground 220 tonnes of wheat and 80 tonnes of barley a "

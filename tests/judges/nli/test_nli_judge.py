@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from nli.conftest import require_nli
+from judges.nli.conftest import require_nli
 from testdata import EXAMPLES
 from typer.testing import CliRunner
 

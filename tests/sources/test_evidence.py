@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from reliability.faultcases import provider_api
+from pipeline.reliability.faultcases import provider_api
 
 from hallumeasure.core.types import Mode, Passage, Sample
 from hallumeasure.detectors.conli import SentenceExtractor

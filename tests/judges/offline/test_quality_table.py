@@ -10,7 +10,7 @@ import pytest
 from hallumeasure.judges.offline.extractor import split_claims
 from hallumeasure.runs.datasets import load_labelled, subsample
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SLICE = ["--limit", "60", "--resamples", "200"]
 
 

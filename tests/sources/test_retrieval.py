@@ -6,7 +6,7 @@ import asyncio
 import itertools
 import re
 
-from reliability.faultcases import provider_api
+from pipeline.reliability.faultcases import provider_api
 
 from hallumeasure.core.text import count_tokens
 from hallumeasure.core.types import Claim, Mode, Passage, Sample

@@ -1,4 +1,4 @@
-"""The hand-written contrast suite (tests/offline/contrast/stories.py) meets issue #13's targets, and the
+"""The hand-written contrast suite (tests/judges/offline/contrast/stories.py) meets issue #13's targets, and the
 issue's own probes are flagged with both values named."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.types import Sample
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _benchmark():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import boto3
 import pytest
-from reliability.samples import SAMPLES
+from pipeline.reliability.samples import SAMPLES
 from testdata import REPO
 
 from hallumeasure.core.errors import ProviderError

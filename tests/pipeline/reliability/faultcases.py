@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-from reliability.samples import SAMPLES
+from pipeline.reliability.samples import SAMPLES
 
 from hallumeasure.core.types import Mode, Sample
 from hallumeasure.judges.llm.classify import LLMJudge

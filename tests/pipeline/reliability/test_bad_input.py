@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from reliability.faultcases import check_nothing_lost, provider_api
+from pipeline.reliability.faultcases import check_nothing_lost, provider_api
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app

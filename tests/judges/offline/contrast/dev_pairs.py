@@ -86,7 +86,7 @@ def _pair(number: int, kind: str, context: str, claim: str) -> dict[str, Any]:
 
 def pairs() -> list[dict[str, Any]]:
     """The dev pairs of this file and every claim of stories.py, in the frozen suite's format."""
-    from tests.offline.contrast.stories import STORIES
+    from tests.judges.offline.contrast.stories import STORIES
 
     out = [_pair(i, kind, context, claim) for i, (kind, context, claim) in enumerate(DEV_PAIRS)]
     for story in STORIES:

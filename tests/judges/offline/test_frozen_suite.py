@@ -1,4 +1,4 @@
-"""The frozen test suite (tests/offline/contrast/frozen/) is never edited after it was committed: tuning
+"""The frozen test suite (tests/judges/offline/contrast/frozen/) is never edited after it was committed: tuning
 happens on the dev suite only, so that its figures stay out of sample."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ SHA256 = "a23764e23493fe41f813514ac98089a2b23c11e9980abe752cd8f6a909a8f46f"
 
 def test_the_frozen_suite_is_unchanged() -> None:
     assert hashlib.sha256(FROZEN.read_bytes()).hexdigest() == SHA256, (
-        "tests/offline/contrast/frozen/pairs.jsonl changed: the frozen suite must never be edited"
+        "tests/judges/offline/contrast/frozen/pairs.jsonl changed: the frozen suite must never be edited"
     )
 
 

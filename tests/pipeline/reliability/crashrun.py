@@ -26,7 +26,7 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from reliability.samples import SAMPLES
+from pipeline.reliability.samples import SAMPLES
 
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Mode, RunManifest

@@ -17,9 +17,9 @@ from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Sample
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.judges.offline.confidence import cue_conflicts
-from tests.offline.contrast.dev_pairs import pairs
+from tests.judges.offline.contrast.dev_pairs import pairs
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 _HARBOUR = (
     "The Pelham ferry company runs four boats between Arden and Coll. Two of its captains voted to strike and "

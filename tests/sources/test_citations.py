@@ -1,4 +1,4 @@
-"""Citation checks on the hand-written set of 40 RAG answers (tests/rag/citation_cases.py), and the marker rules."""
+"""Citation checks on the hand-written set of 40 RAG answers (tests/sources/citation_cases.py), and the marker rules."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from collections import Counter
 
 import pytest
-from rag.citation_cases import ANSWERS, TOPICS, citation_samples, expected_findings
+from sources.citation_cases import ANSWERS, TOPICS, citation_samples, expected_findings
 
 from hallumeasure.core.types import Claim, Passage, Sample, Span
 from hallumeasure.judges.llm.classify import LLMJudge

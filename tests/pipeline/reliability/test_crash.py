@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability import crashrun
-from reliability.crashrun import measure
-from reliability.faultcases import check_nothing_lost
-from reliability.samples import SAMPLES
+from pipeline.reliability import crashrun
+from pipeline.reliability.crashrun import measure
+from pipeline.reliability.faultcases import check_nothing_lost
+from pipeline.reliability.samples import SAMPLES
 from testdata import REPO
 
 from hallumeasure.core.types import RunManifest

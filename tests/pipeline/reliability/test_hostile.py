@@ -18,8 +18,8 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from pipeline.reliability.faultcases import provider_api
 from pydantic import Field
-from reliability.faultcases import provider_api
 
 from hallumeasure.core.errors import OutputError
 from hallumeasure.core.text import RESERVED_TAGS, fence, has_delimiter, neutralise

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_mitigate import ROUND_ONE, SAMPLES, TableJudge, rewriter_for, sent_responses
+from mitigate.test_mitigate import ROUND_ONE, SAMPLES, TableJudge, rewriter_for, sent_responses
 from unsure_judge import UnsureJudge
 
 from hallumeasure.core.types import Mode
