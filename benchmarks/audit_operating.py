@@ -184,7 +184,7 @@ def _markdown(shares: list[dict], needed: list[dict], rates: list[dict], seconds
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=300, help="simulated audits per rate cell (default 300)")
-    parser.add_argument("--out", type=Path, default=HERE, help="directory for audit_operating.md and .json")
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="directory for audit_operating.md and .json")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     shares = [

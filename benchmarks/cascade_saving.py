@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="stratified sample of N records per set")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--out", type=Path, default=HERE / "cascade_saving")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "cascade_saving")
     parser.add_argument("--render", action="store_true", help="only rewrite OUT.md from OUT.json")
     args = parser.parse_args(argv)
     if args.render:

@@ -1,6 +1,6 @@
 """What a repeated ``hallumeasure.check`` costs once its stages are built, against the first call.
 
-    .venv/bin/python benchmarks/check_reuse.py            # writes benchmarks/check_reuse.md and check_reuse.json
+    .venv/bin/python benchmarks/check_reuse.py      # writes benchmarks/results/check_reuse.md and .json
 
 For the offline judge and for an LLM judge served by the local Anthropic simulator (hallumeasure.testing,
 20 ms per answer, the request cache off so that every call reaches it), the first call of a process
@@ -82,7 +82,7 @@ def measure(judge: str, repeats: int, **settings: object) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=HERE / "check_reuse")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "check_reuse")
     args = parser.parse_args()
     from hallumeasure.testing import AnthropicServer
 

@@ -1,6 +1,6 @@
 """Minimal-pair DEV suite of the offline judge: one changed fact must be flagged, a faithful restatement not.
 
-    .venv/bin/python benchmarks/contrast.py            # writes benchmarks/contrast.md and contrast.json
+    .venv/bin/python benchmarks/contrast.py            # writes benchmarks/results/contrast.md and contrast.json
 
 The pairs are hand-written in tests/judges/offline/contrast/stories.py. Every claim is judged twice: as a
 one-sentence response, and inside a longer response whose other sentences are faithful
@@ -150,7 +150,7 @@ def markdown(result: dict, command: str) -> str:
         f"confidently wrong {ch['confidently_wrong']:.1%} and {fa['confidently_wrong']:.1%}.",
         "",
         "These are in-sample figures (the rules were tuned on this suite); out-of-sample figures are in "
-        "benchmarks/frozen_suite.md.",
+        "benchmarks/results/frozen_suite.md.",
         "",
         "| case kind | n | flagged | right subtype (of flagged) | decided | confidently wrong |",
         "|---|---:|---:|---:|---:|---:|",
@@ -173,7 +173,7 @@ def markdown(result: dict, command: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=HERE / "contrast")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "contrast")
     args = parser.parse_args(argv)
     result = evaluate()
     args.out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")

@@ -1,6 +1,6 @@
 """The keyless judges on the frozen minimal-pair suite: how often they decide, and how often they are right.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/frozen_suite.py     # writes benchmarks/frozen_suite.md and .json
+    PYTHONPATH=. .venv/bin/python benchmarks/frozen_suite.py     # writes benchmarks/results/frozen_suite.md and .json
     PYTHONPATH=. .venv/bin/python benchmarks/frozen_suite.py --judges offline   # one judge only
 
 The suite (tests/judges/offline/contrast/frozen/pairs.jsonl) was written blind and is never tuned on;
@@ -140,7 +140,7 @@ def markdown(result: dict[str, Any], command: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--out", type=Path, default=HERE / "frozen_suite")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "frozen_suite")
     parser.add_argument("--judges", nargs="+", default=list(JUDGES), choices=JUDGES)
     args = parser.parse_args(argv)
     result = evaluate(tuple(args.judges))

@@ -1,7 +1,7 @@
 """Load, soak and policy benchmark of the guard (hallumeasure serve) on the fast keyless path.
 
     .venv/bin/pip install locust             # the load tool (not a dependency of the package)
-    .venv/bin/python benchmarks/guard_load.py                    # writes benchmarks/guard_load.md and .json
+    .venv/bin/python benchmarks/guard_load.py                    # writes benchmarks/results/guard_load.md and .json
     .venv/bin/python benchmarks/guard_load.py --soak-seconds 600 # with the 10-minute soak
 
 What it measures, against a real server started on 127.0.0.1 with the default offline judge:
@@ -201,7 +201,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=20, help="duration of each load level")
     parser.add_argument("--soak-seconds", type=int, default=0, help="soak duration (0: no soak)")
-    parser.add_argument("--out", type=Path, default=HERE / "guard_load")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "guard_load")
     args = parser.parse_args()
     started = time.monotonic()
     res: dict = {

@@ -155,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--render", action="store_true", help="only rewrite the .md from the committed .json")
     args = parser.parse_args(argv)
     if args.render:
-        result = json.loads((HERE / "interval_coverage.json").read_text(encoding="utf-8"))
-        (HERE / "interval_coverage.md").write_text(markdown(result), encoding="utf-8")
+        result = json.loads((HERE / "results" / "interval_coverage.json").read_text(encoding="utf-8"))
+        (HERE / "results" / "interval_coverage.md").write_text(markdown(result), encoding="utf-8")
         return 0
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
@@ -181,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         "calibration": calibration_rows,
     }
     if not args.no_write:
-        (HERE / "interval_coverage.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        (HERE / "interval_coverage.md").write_text(markdown(result), encoding="utf-8")
+        (HERE / "results" / "interval_coverage.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        (HERE / "results" / "interval_coverage.md").write_text(markdown(result), encoding="utf-8")
     print(f"{seconds:.0f} s")
     return 0
 

@@ -4,7 +4,7 @@ Command (the committed results; about 30 minutes on a loaded 2-core machine, 10 
 
     nice .venv/bin/python benchmarks/judge_stability.py --runs 3000
 
-writes ``benchmarks/judge_stability.json`` and ``benchmarks/judge_stability.md``.
+writes ``benchmarks/results/judge_stability.json`` and ``benchmarks/results/judge_stability.md``.
 
 The simulated world: a response has 2 + Poisson(3) claims; its share of truly unsupported claims is
 p ~ Beta(2, 6); a claim is unsupported with probability p. The judge is stable on clear claims (it
@@ -194,7 +194,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=14)
-    parser.add_argument("--out", type=Path, default=HERE / "judge_stability")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "judge_stability")
     args = parser.parse_args()
     started = time.perf_counter()
     results = [run_setting(n, k, a, args.runs, args.resamples, args.seed + i) for i, (n, k, a) in enumerate(SETTINGS)]

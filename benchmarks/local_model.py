@@ -6,7 +6,7 @@ Not run in CI (it compiles llama.cpp and runs a model on the CPU). The protocol 
 the quality of the judge: every sample must end as a result or an error row that says why, with one
 retry layer, bounded output, and re-asks that reach the model.
 
-    python benchmarks/local_model.py                  # build if needed, run, write benchmarks/local_model.md
+    python benchmarks/local_model.py                  # build if needed, run, write benchmarks/results/local_model.md
     python benchmarks/local_model.py --samples 2 --modes cot-all
 
 What it does:
@@ -22,7 +22,7 @@ What it does:
    recording proxy in front of it, so that every request and answer is seen (re-asks, finish
    reasons, ``max_completion_tokens``).
 4. Runs ``hallumeasure measure`` (the installed CLI, this repository's code) per mode and writes
-   ``benchmarks/local_model.md`` and ``.json``: exit code, error rows and their reasons, calls,
+   ``benchmarks/results/local_model.md`` and ``.json``: exit code, error rows and their reasons, calls,
    re-asks, tokens, wall time, and the load average (the machine is shared).
 """
 

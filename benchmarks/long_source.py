@@ -103,7 +103,7 @@ def main() -> int:
     parser.add_argument("--data", default="cliff")
     parser.add_argument("--limit", type=int, default=150, help="records (stratified by label, seed 13)")
     parser.add_argument("--max-context-tokens", type=int, default=1000)
-    parser.add_argument("--out", default=str(HERE / "long_source"))
+    parser.add_argument("--out", default=str(HERE / "results" / "long_source"))
     args = parser.parse_args()
     if args.render:
         saved = json.loads(Path(args.render).read_text())

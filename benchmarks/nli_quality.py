@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--cache", type=Path, default=Path("runs/nli_quality_cache.json"))
-    parser.add_argument("--out", type=Path, default=HERE / "nli_quality")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "nli_quality")
     parser.add_argument(
         "--curve-log",
         type=Path,

@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/offline_quality.py        # full run: offline_quality.{md,json}
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/offline_quality.py --limit 60 --resamples 200 \\
-        --out benchmarks/offline_quality_slice                             # the small slice CI reruns
+        --out benchmarks/results/offline_quality_slice                             # the small slice CI reruns
     .venv/bin/python benchmarks/offline_quality.py --render                # only re-render the .md from the .json
 
 For each set: train on the other sets (same code, parameters and seed as the shipped model),
@@ -280,7 +280,7 @@ NOTES = """Notes.
   the context does not hold is a *definite error* (with a negation, opposite or exclusive value swapped in
   aligned text). A definite error flags the claim whatever the trees say, and its measured precision on the
   training sets (evidence rule "definite") is the claim's probability floor. The hand-written minimal pairs
-  in benchmarks/contrast.md measure this layer. The response score is raised by the original evidence rules
+  in benchmarks/results/contrast.md measure this layer. The response score is raised by the original evidence rules
   only: raising it by the value-slot rules too lowered CLIFF to 0.784 and HaluEval QA to 0.980 in a
   development run. Against the table before this layer: wice 0.728 -> 0.738, summedits 0.643 -> 0.643,
   bump 0.611 -> 0.614, cliff 0.795 -> 0.793, halueval_qa 0.994 -> 0.994.
@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="stratified sample of N records per set")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--out", type=Path, default=HERE / "offline_quality")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "offline_quality")
     parser.add_argument(
         "--render", action="store_true", help="only rewrite OUT.md from OUT.json (after the default threshold changed)"
     )

@@ -1,6 +1,6 @@
 """Speed and memory of the offline judge on SummEval-sized inputs (~400-word context, ~60-word response).
 
-    .venv/bin/python benchmarks/offline_speed.py                  # writes benchmarks/offline_speed.md
+    .venv/bin/python benchmarks/offline_speed.py                  # writes benchmarks/results/offline_speed.md
     .venv/bin/python benchmarks/offline_speed.py --stream 100000  # also: 100,000 responses, streamed, peak RSS
 
 Synthetic inputs (deterministic): each response has its own context, so no context cache helps.
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         default=5,
         help="timed runs of each case; the median is reported with the range (this VM's speed varies)",
     )
-    parser.add_argument("--out", type=Path, default=HERE / "offline_speed.md")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "offline_speed.md")
     args = parser.parse_args(argv)
     measure(50)  # warm up: imports, model load
     load_before = os.getloadavg()[0]

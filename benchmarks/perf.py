@@ -1,6 +1,6 @@
 """Performance at scale, measured against the local provider simulators (no network).
 
-    .venv/bin/python benchmarks/perf.py                  # P1-P6, writes benchmarks/RESULTS.md and perf_results.json
+    .venv/bin/python benchmarks/perf.py     # P1-P6, writes benchmarks/results/RESULTS.md and perf_results.json
     .venv/bin/python benchmarks/perf.py --only p3,p5     # re-measure some sections into the saved results
     .venv/bin/python benchmarks/perf.py --p6-stream 100000   # the full offline streaming run (slow)
 
@@ -592,7 +592,7 @@ def main() -> None:
         help="import the offline judge from this checkout (default: this repository)",
     )
     parser.add_argument("--p6-label", default=None, help="how the report names --p6-source")
-    parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument(
         "--render", action="store_true", help="measure nothing: rewrite RESULTS.md from the saved perf_results.json"
     )

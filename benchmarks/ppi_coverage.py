@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--render", action="store_true", help="only rewrite the .md and the grid module from the .json")
     args = parser.parse_args(argv)
     if args.render:
-        result = json.loads((HERE / "ppi_coverage.json").read_text(encoding="utf-8"))
+        result = json.loads((HERE / "results" / "ppi_coverage.json").read_text(encoding="utf-8"))
         _write(result)
         return 0
     cells = [
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         "cells": rows,
     }
     if not args.no_write:
-        (HERE / "ppi_coverage.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        (HERE / "results" / "ppi_coverage.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         _write(result)
     print(f"{seconds:.0f} s")
     return 0
@@ -396,7 +396,7 @@ def grid_module(result: dict) -> str:
 
 
 def _write(result: dict) -> None:
-    (HERE / "ppi_coverage.md").write_text(markdown(result), encoding="utf-8")
+    (HERE / "results" / "ppi_coverage.md").write_text(markdown(result), encoding="utf-8")
     GRID_MODULE.write_text(grid_module(result), encoding="utf-8")
 
 

@@ -1,4 +1,4 @@
-"""Measure the fault matrix and write the README's reliability table to benchmarks/reliability.md.
+"""Measure the fault matrix and write the README's reliability table to benchmarks/results/reliability.md.
 
     .venv/bin/python benchmarks/reliability_table.py
 
@@ -60,7 +60,7 @@ says why (the provider's error code, "the model refused to answer", "the answer 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "reliability.md")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "reliability.md")
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)  # the runs log every injected fault; the table is the output
     outcomes = []

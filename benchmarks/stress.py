@@ -38,7 +38,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "examples" / "samples.jsonl"
-OUT = Path(__file__).resolve().parent
+OUT = Path(__file__).resolve().parent / "results"
 MODEL_PATHS = ("/v1/messages", "/converse", "/chat/completions")
 
 

@@ -373,7 +373,8 @@ def score_bench(
     if seen:
         notes.append(
             f"in-sample: the keyless judge {judge} was trained on {', '.join(seen)}; these figures overstate its "
-            "quality (use the leave-one-dataset-out figures of benchmarks/offline_quality.md and nli_quality.md)"
+            "quality (use the leave-one-dataset-out figures of benchmarks/results/offline_quality.md and "
+            "nli_quality.md)"
         )
     return BenchResult(
         dataset=dataset or "+".join(names) or "empty",

@@ -45,8 +45,8 @@ def bench(
         Path,
         typer.Option(
             "--out",
-            help="Where the JSON and Markdown tables go (the committed tables in benchmarks/bench are written "
-            "with an explicit --out benchmarks/bench).",
+            help="Where the JSON and Markdown tables go (the committed tables in benchmarks/results/bench are written "
+            "with an explicit --out benchmarks/results/bench).",
         ),
     ] = Path("runs/bench"),
     column: Annotated[

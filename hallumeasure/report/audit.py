@@ -15,7 +15,7 @@ The bounds hold at every sample size and every true rate (``hallumeasure.report.
 exact Clopper-Pearson bounds of the discordant shares for the share, a betting bound for the
 rate. So P(pass) <= alpha whenever the true rise is at least the margin, and P(regression) <=
 alpha whenever there is no rise; with no differing pair a gate passes only once the sample size
-itself bounds the rise (about 3 / margin pairs). ``benchmarks/audit_operating.md`` computes this
+itself bounds the rise (about 3 / margin pairs). ``benchmarks/results/audit_operating.md`` computes this
 exactly for the share and by simulation for the rate. The subtype-shift gate (a significance
 test with no margin) is opt-in. The first line of every output names the gates that decided.
 

@@ -195,7 +195,7 @@ class CorrectedRate(BaseModel):
     ppi_tuned: Estimate = Field(
         description="Power-tuned PPI (PPI++, Angelopoulos et al. 2023) with its normal interval, clipped to "
         "[0, 1]: for comparison only; it under-covers with few labels or rare positives "
-        "(benchmarks/ppi_coverage.md)."
+        "(benchmarks/results/ppi_coverage.md)."
     )
     ppi_lambda: float = Field(description="Weight of the judge's predictions in the tuned estimate (0 = labels only).")
     labels_only: Estimate = Field(

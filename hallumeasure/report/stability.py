@@ -432,7 +432,7 @@ def expanded_confidence(confidence: float, n: int) -> float:
     The percentile bootstrap runs narrow for small and moderate ``n`` (its spread is the plug-in one,
     short by sqrt((n-1)/n), and it uses normal rather than t tails). Hesterberg's expanded percentile
     interval (The American Statistician 69(4), 2015) takes the bootstrap quantiles at
-    Phi(sqrt(n/(n-1)) * t_{n-1}) instead; in ``benchmarks/judge_stability.md`` it brings coverage to nominal.
+    Phi(sqrt(n/(n-1)) * t_{n-1}) instead; in ``benchmarks/results/judge_stability.md`` it brings coverage to nominal.
     """
     if n < 3:
         return confidence

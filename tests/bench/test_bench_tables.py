@@ -1,4 +1,4 @@
-"""The committed bench tables under benchmarks/bench equal what the committed command prints."""
+"""The committed bench tables under benchmarks/results/bench equal what the committed command prints."""
 
 import subprocess
 import sys
@@ -30,5 +30,7 @@ def test_committed_bench_tables_are_current(shared_data, tmp_path):
     assert result.returncode == 0, result.stderr
     for name in SETS:
         fresh = (tmp_path / f"{name}__offline__cot-one.md").read_text()
-        committed = (REPO / "benchmarks" / "bench" / f"{name}__offline__cot-one.md").read_text()
-        assert fresh == committed, f"benchmarks/bench/{name} is stale: rerun the command in benchmarks/bench/README.md"
+        committed = (REPO / "benchmarks" / "results" / "bench" / f"{name}__offline__cot-one.md").read_text()
+        assert fresh == committed, (
+            f"benchmarks/results/bench/{name} is stale: rerun the command in benchmarks/results/bench/README.md"
+        )

@@ -1,4 +1,4 @@
-"""The committed operating table (benchmarks/audit_operating.json) covers the promised grid, keeps every
+"""The committed operating table (benchmarks/results/audit_operating.json) covers the promised grid, keeps every
 promise, and is what the package computes today (a few cells recomputed)."""
 
 import importlib.util
@@ -7,7 +7,7 @@ import json
 import pytest
 from testdata import REPO
 
-RESULTS = REPO / "benchmarks" / "audit_operating.json"
+RESULTS = REPO / "benchmarks" / "results" / "audit_operating.json"
 
 
 def _benchmark():

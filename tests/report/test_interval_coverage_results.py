@@ -20,14 +20,14 @@ def _module():
 
 
 def test_results_file_is_rendered_from_the_committed_numbers():
-    result = json.loads((BENCH / "interval_coverage.json").read_text())
-    assert (BENCH / "interval_coverage.md").read_text() == _module().markdown(result), (
+    result = json.loads((BENCH / "results" / "interval_coverage.json").read_text())
+    assert (BENCH / "results" / "interval_coverage.md").read_text() == _module().markdown(result), (
         "run: python benchmarks/interval_coverage.py --render"
     )
 
 
 def test_committed_study_meets_the_quality_bar():
-    result = json.loads((BENCH / "interval_coverage.json").read_text())
+    result = json.loads((BENCH / "results" / "interval_coverage.json").read_text())
     assert result["runs_per_setting"] >= 1000
     for row in result["audit"]:
         assert 0.93 <= row["coverage_rate_diff"] <= 0.97 and 0.93 <= row["coverage_share_diff"] <= 0.97

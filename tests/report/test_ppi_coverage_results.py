@@ -23,12 +23,12 @@ def _module():
 
 
 def _result():
-    return json.loads((BENCH / "ppi_coverage.json").read_text())
+    return json.loads((BENCH / "results" / "ppi_coverage.json").read_text())
 
 
 def test_results_and_the_grid_module_are_rendered_from_the_committed_numbers():
     result, module = _result(), _module()
-    assert (BENCH / "ppi_coverage.md").read_text() == module.markdown(result), (
+    assert (BENCH / "results" / "ppi_coverage.md").read_text() == module.markdown(result), (
         "run: python benchmarks/ppi_coverage.py --render"
     )
     assert module.GRID_MODULE.read_text() == module.grid_module(result), (

@@ -4,7 +4,7 @@
 NLI (``--detector conli --judge nli``), and the offline judge's assistant where its own signals are unsure
 (``--judge offline+nli``, assist.py). Needs the optional extra: ``pip install 'hallumeasure[nli]'`` (onnxruntime
 and tokenizers; the weights ship in ``weights/``). Trained by scripts/train_nli.py, exported by
-scripts/export_nli.py; measured in benchmarks/nli_quality.md.
+scripts/export_nli.py; measured in benchmarks/results/nli_quality.md.
 """
 
 #: The spec of the NLI judge (registered in ``hallumeasure.registry.builtin``, like every judge).

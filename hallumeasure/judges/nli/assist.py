@@ -3,7 +3,7 @@
 The trees decide alone when they are confident. When a probability (a claim's, or the response
 score) falls inside ``UNSURE``, the entailment model is asked too and the two probabilities are
 averaged. The rule is fixed, fitted on nothing, so its leave-one-dataset-out measure needs no
-extra hold-out (benchmarks/nli_quality.md), and the model runs only on the unsure part of a run.
+extra hold-out (benchmarks/results/nli_quality.md), and the model runs only on the unsure part of a run.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ gradient-boosted trees over cheap, explainable signals (signals.py: n-gram overl
 fragments and what differs between them, numbers and dates, names, negation, opposites,
 hedges, intensity, attribution), raised by evidence rules of measured precision (model.py),
 then labels and explains it from the signal that fired (reasons.py). Trained on public
-labelled sets by scripts/train_offline.py. It is not an LLM: benchmarks/offline_quality.md
+labelled sets by scripts/train_offline.py. It is not an LLM: benchmarks/results/offline_quality.md
 has its measured quality, next to simple baselines.
 """
 

@@ -11,7 +11,7 @@ typed checks (numbers, dates, names, negation, opposites, hedges, intensity, att
 Plain word novelty and response length are left out on purpose: on the public sets their
 relation to the label flips from one set to another (faithful paraphrases use new words; in
 one QA set the wrong answers are simply longer), so a model that leans on them does not
-transfer. benchmarks/offline_quality.md shows them as baselines.
+transfer. benchmarks/results/offline_quality.md shows them as baselines.
 """
 
 from __future__ import annotations

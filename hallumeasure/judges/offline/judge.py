@@ -3,8 +3,8 @@
 Not an LLM. It sees words, numbers, names and a few cue words; it cannot follow a paraphrase
 or an argument, so every verdict also says whether those signals are evidence enough
 (``ClaimVerdict.confident``, set by confidence.py): a label is a best guess, and an unsure one
-needs an LLM. Its measured quality is in benchmarks/offline_quality.md (leave one dataset out)
-and benchmarks/frozen_suite.md (minimal pairs never tuned on).
+needs an LLM. Its measured quality is in benchmarks/results/offline_quality.md (leave one dataset out)
+and benchmarks/results/frozen_suite.md (minimal pairs never tuned on).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from hallumeasure.judges.protocols import InstantJudge, Judgement
 #: The default decision threshold on a claim's calibrated P(unsupported). The calibration gives both classes
 #: equal weight, and a single short claim with no telling signal sits near 0.5, so 0.5 flags far more
 #: responses than are hallucinated; 0.65 is the grid value whose flagged share tracks each dev set's positive
-#: share best in the leave-one-dataset-out run (benchmarks/offline_quality.md) and keeps faithful
-#: restatements of the contrast suite under 10% (benchmarks/contrast.md). Definite errors are flagged at any
+#: share best in the leave-one-dataset-out run (benchmarks/results/offline_quality.md) and keeps faithful
+#: restatements of the contrast suite under 10% (benchmarks/results/contrast.md). Definite errors are flagged at any
 #: threshold (their measured precision is their probability floor).
 DEFAULT_THRESHOLD = 0.65
 

@@ -93,7 +93,7 @@ def test_entailed_hypotheses_rank_above_the_others(nli):
     """The direction of the whole chain (tokenizer pairing, ONNX export, calibration sign) on hand-written pairs.
 
     The model is small and makes mistakes on single pairs (its measured quality is in
-    benchmarks/nli_quality.md), so the check is on the share ranked right: a swapped premise and
+    benchmarks/results/nli_quality.md), so the check is on the share ranked right: a swapped premise and
     hypothesis, an inverted calibration or a broken export ranks about half or fewer right.
     """
     pairs = [(premise, hyp) for premise, *hyps in TRIPLES for hyp in hyps]

@@ -21,7 +21,7 @@ def data(shared_data: Path) -> Path:
 
 def test_committed_slice_table_is_current(data, tmp_path):
     """The committed LODO slice is what the committed code and command produce (a small, fast rerun)."""
-    committed = REPO / "benchmarks" / "offline_quality_slice.md"
+    committed = REPO / "benchmarks" / "results" / "offline_quality_slice.md"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(
         [
@@ -41,9 +41,9 @@ def test_committed_slice_table_is_current(data, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "slice.md").read_text() == committed.read_text(), (
-        "benchmarks/offline_quality_slice.md is stale: rerun "
+        "benchmarks/results/offline_quality_slice.md is stale: rerun "
         "'OMP_NUM_THREADS=1 python benchmarks/offline_quality.py --limit 60 --resamples 200 "
-        "--out benchmarks/offline_quality_slice'"
+        "--out benchmarks/results/offline_quality_slice'"
     )
 
 

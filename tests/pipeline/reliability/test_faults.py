@@ -44,7 +44,7 @@ from hallumeasure.models.model import Model
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.testing import AnthropicServer, BedrockServer, Burst, Fault, FaultPlan
 
-TABLE = REPO / "benchmarks" / "reliability.md"
+TABLE = REPO / "benchmarks" / "results" / "reliability.md"
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_the_matrix_covers_every_fault_on_both_providers():
 
 
 def test_the_committed_reliability_table_lists_every_case_and_lost_is_zero():
-    """benchmarks/reliability.md is written by benchmarks/reliability_table.py from these same cases."""
+    """benchmarks/results/reliability.md is written by benchmarks/reliability_table.py from these same cases."""
     assert TABLE.exists(), "run: .venv/bin/python benchmarks/reliability_table.py"
     rows = [
         line.split("|")[1:-1]
