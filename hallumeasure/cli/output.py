@@ -228,7 +228,7 @@ def print_summary(run_dir: Path, data: Run | None = None) -> Run:
         ]
         keyless = registry().keyless_note(manifest.judge)
         if keyless:
-            lines.append(f"note: {keyless}.")
+            lines.append(f"note: the {manifest.judge} judge: {keyless}.")
         if is_scripted(manifest.judge):
             lines.append("note: the fake model is a demo for tests; its labels are not a measurement.")
         for line in lines:  # wrapped to the terminal (80 columns when piped)

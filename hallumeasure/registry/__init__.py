@@ -195,7 +195,7 @@ class Registry:
             return None
         part = self.resolve(spec).part
         where = f"see {part.quality} for its measured quality" if part.quality else "hallumeasure has not measured it"
-        return f"the {part.name} judge runs locally without a key, not an LLM; {where}"
+        return f"it runs locally without a key, not an LLM; {where}"
 
     def facts_table(self) -> dict[str, ModelFacts]:
         """Every part's model facts in one table."""

@@ -86,18 +86,18 @@ def judge_notes(runs: list[Run]) -> list[str]:
     from hallumeasure.registry import is_keyless, is_scripted, registry
 
     fake = [r.name for r in runs if r.manifest and is_scripted(r.manifest.judge)]
-    offline = [r.name for r in runs if r.manifest and is_keyless(r.manifest.judge)]
+    keyless: dict[str, list[str]] = {}  # judge -> the runs it judged
+    for r in runs:
+        if r.manifest and is_keyless(r.manifest.judge):
+            keyless.setdefault(r.manifest.judge, []).append(r.name)
     notes = []
     if fake:
         notes.append(
             f"Judged by the scripted fake model ({', '.join(fake)}): the labels demonstrate the report, "
             "they are not a measurement."
         )
-    for name in offline:
-        run = next(r for r in runs if r.name == name)
-        note = registry().keyless_note(run.manifest.judge) if run.manifest else None
-        if note:
-            notes.append(f"{name}: {note[0].upper()}{note[1:]}.")
+    for judge, names in keyless.items():
+        notes.append(f"Judged by the {judge} judge ({', '.join(names)}): {registry().keyless_note(judge)}.")
     return notes
 
 
