@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import socket
 from pathlib import Path
@@ -65,6 +66,20 @@ def isolated_env(tmp_path, monkeypatch):
         "ANTHROPIC_BASE_URL",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def restored_logging():
+    """The CLI's -v handling sets our logger's level and adds a handler (in-process CliRunner tests): undo it
+    after each test, so a later test that captures our log records sees them whatever ran before it."""
+    ours = logging.getLogger("hallumeasure")
+    root = logging.getLogger()
+    level, root_level, handlers = ours.level, root.level, list(root.handlers)
+    yield
+    ours.setLevel(level)
+    root.setLevel(root_level)
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
 
 
 @pytest.fixture
