@@ -33,10 +33,9 @@ from hallumeasure.detectors.entities import (
     mark,
     other_values,
 )
-from hallumeasure.judges.llm.extract import question_block
+from hallumeasure.judges.llm.extract import OnePromptStage, question_block
 from hallumeasure.judges.llm.outputs import NliJudgement, tool_schema
 from hallumeasure.judges.llm.parsing import ask_structured
-from hallumeasure.judges.llm.prompts import Prompt
 from hallumeasure.judges.protocols import (
     ClaimJudge,
     Extraction,
@@ -99,26 +98,11 @@ class ScoringNliJudge(Protocol):
     def response_score(self, sample: Sample) -> float | None: ...
 
 
-class LLMNliJudge(PromptedStage, ModelStage):
+class LLMNliJudge(OnePromptStage):
     """NLI with an LLM through the ``conli_sentence`` prompt; the focused entity is marked ``[ ]`` and fenced."""
 
     def __init__(self, model: Model, *, max_reasks: int = 2, max_tokens: int = 1024) -> None:
-        from hallumeasure.judges.llm.prompts import load_prompt
-
-        self.model: Model = model
-        self.prompt: Prompt = load_prompt("conli_sentence")
-        self.max_reasks = max_reasks
-        self.max_tokens = max_tokens
-        self.name = model.spec
-
-    def settings(self) -> dict[str, Any]:
-        return {
-            "model": self.model.spec,
-            **self.model.settings(),
-            "max_reasks": self.max_reasks,
-            "max_tokens": self.max_tokens,
-            "prompt": self.prompt.key,
-        }
+        super().__init__(model, "conli_sentence", max_reasks=max_reasks, max_tokens=max_tokens)
 
     def request(self, sample: Sample, hypothesis: str, focus: Entity | None = None) -> GenerateRequest:
         system, message = self.prompt.render(

@@ -16,11 +16,9 @@ from typing import Any, Protocol, runtime_checkable
 from hallumeasure.core.text import fence, locate, split_sentences, words
 from hallumeasure.core.types import Claim, ClaimVerdict, Sample, Span, Usage
 from hallumeasure.detectors.entities import FAMILY, Entity, appears_in, find_entities, other_values
-from hallumeasure.judges.llm.extract import question_block
+from hallumeasure.judges.llm.extract import OnePromptStage, question_block
 from hallumeasure.judges.llm.outputs import Rewrite, tool_schema
 from hallumeasure.judges.llm.parsing import ask_structured
-from hallumeasure.judges.llm.prompts import Prompt
-from hallumeasure.judges.protocols import ModelStage, PromptedStage
 from hallumeasure.models.base import GenerateRequest, ToolSpec
 from hallumeasure.models.model import Model
 
@@ -80,17 +78,11 @@ def issues_block(issues: Sequence[Issue], response: str) -> str:
     return f"<issues>\n{inner}\n</issues>"
 
 
-class LLMRewriter(PromptedStage, ModelStage):
+class LLMRewriter(OnePromptStage):
     """Rewrites a response with an LLM through the ``rewrite`` prompt, answered by a forced tool."""
 
     def __init__(self, model: Model, *, max_reasks: int = 2, max_tokens: int = 4096) -> None:
-        from hallumeasure.judges.llm.prompts import load_prompt
-
-        self.model: Model = model
-        self.prompt: Prompt = load_prompt("rewrite")
-        self.max_reasks = max_reasks
-        self.max_tokens = max_tokens
-        self.name = model.spec
+        super().__init__(model, "rewrite", max_reasks=max_reasks, max_tokens=max_tokens)
 
     def settings(self) -> dict[str, Any]:
         return {

@@ -88,17 +88,23 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _environment(*, html: bool) -> Environment:
-    from hallumeasure.core.text import md_escape
-
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
+def template_environment(templates: Path, *, html: bool) -> Environment:
+    """A Jinja environment for the templates in ``templates``, as the reports use it: HTML escaped (or not,
+    for Markdown), an undefined name an error, block tags leaving no blank lines behind."""
+    return Environment(
+        loader=FileSystemLoader(templates),
         autoescape=html,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+
+
+def _environment(*, html: bool) -> Environment:
+    from hallumeasure.core.text import md_escape
+
+    env = template_environment(TEMPLATES, html=html)
     env.filters.update(num=_num, pct=_pct, md=md_escape)
     return env
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 
@@ -16,16 +14,14 @@ from hallumeasure.models.base import (
     Block,
     GenerateRequest,
     GenerateResponse,
-    ModelAPI,
+    SDKModelAPI,
     ToolCallBlock,
     ToolResultBlock,
 )
-from hallumeasure.models.wire import is_retryable_status, parse_retry_after, public_url, scrub_secrets
+from hallumeasure.models.wire import public_url, scrub_secrets
 
 if TYPE_CHECKING:
     from hallumeasure.models.batch import BatchResults, BatchStatus
-
-T = TypeVar("T")
 
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -42,10 +38,13 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 _RETRYABLE_ERROR_TYPES = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
 
 
-class AnthropicAPI(ModelAPI):
+class AnthropicAPI(SDKModelAPI[anthropic.AsyncAnthropic]):
     """``anthropic:<model>``. The key comes from ``api_key`` or $ANTHROPIC_API_KEY and is never recorded."""
 
     provider = "anthropic"
+    sdk = anthropic
+    sdk_error = anthropic.AnthropicError
+    service = "the Anthropic API"
     #: The Message Batches API takes up to 100,000 requests per batch.
     batch_min_requests = 1
     batch_max_requests = 100_000
@@ -59,7 +58,7 @@ class AnthropicAPI(ModelAPI):
         timeout: float | None = None,
         connect_timeout: float | None = None,
     ) -> None:
-        super().__init__(model_name)
+        super().__init__(model_name, timeout=timeout, connect_timeout=connect_timeout)
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             raise ConfigError(
@@ -68,73 +67,18 @@ class AnthropicAPI(ModelAPI):
             )
         self._api_key = key
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        # Given here, they win over what ``bound`` derives from the wrapper's deadline.
-        self._fixed_timeout, self._fixed_connect = timeout, connect_timeout
-        self._max_connections = 16
-        self._timeout = self._sdk_timeout(timeout or 120.0)
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def settings(self) -> dict[str, Any]:
         # The endpoint is part of the cache key: a proxy or gateway may answer differently.
         return {"model": self.model_name, "base_url": public_url(self._base_url or DEFAULT_BASE_URL)}
 
-    def _sdk_timeout(self, deadline: float) -> anthropic.Timeout:
-        read = self._fixed_timeout or deadline
-        return anthropic.Timeout(read, connect=min(self._fixed_connect or 10.0, read))
-
-    def bound(self, *, timeout: float, max_concurrency: int) -> None:
-        """The SDK's timeouts from the wrapper's deadline; a pool of twice ``max_concurrency`` connections
-        (a cancelled request's connection is closed, not returned, so the pool is never the wait)."""
-        self._timeout = self._sdk_timeout(timeout)
-        self._max_connections = 2 * max_concurrency
-        self._client = None
-
-    def _client_for_loop(self) -> anthropic.AsyncAnthropic:
-        # An async HTTP pool belongs to one event loop; sync wrappers run a fresh loop per call.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self._base_url,
-                max_retries=0,  # the Model wrapper is the only layer that retries
-                timeout=self._timeout,
-                http_client=anthropic.DefaultAsyncHttpxClient(
-                    # The SDK's own HTTP package's Limits type (which package that is differs between releases).
-                    limits=type(anthropic.DEFAULT_CONNECTION_LIMITS)(
-                        max_connections=self._max_connections, max_keepalive_connections=self._max_connections
-                    ),
-                    timeout=self._timeout,
-                ),
-            )
-            self._client_loop = loop
-        return self._client
+    def new_client(self, options: dict[str, Any]) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(base_url=self._base_url, **options)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         params = self.request_params(request)
         message = await self._call(lambda: self._client_for_loop().messages.create(**params))
         return self._response(message, request)
-
-    async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
-        """Await ``make()``; an SDK error becomes a ``ProviderError`` that keeps nothing of it.
-
-        The SDK's exception keeps the request (its headers hold the API key) and the reply as it
-        came, unscrubbed. Raising ours inside the ``except`` block would keep it as ``__context__``
-        even with ``from None``, so ours is built there (from chosen, scrubbed fields) and raised
-        after the block has ended.
-
-        The SDK decodes a 200's body without wrapping what goes wrong: a body cut short on the way
-        raises the decoder's own error, which becomes a retryable ``ProviderError`` here.
-        """
-        try:
-            return await make()
-        except anthropic.AnthropicError as exc:
-            error = self._provider_error(exc)
-        except (json.JSONDecodeError, UnicodeDecodeError):  # the error keeps the body: nothing of it is kept
-            error = ProviderError(
-                f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True, cause="unreadable_body"
-            )
-        raise error
 
     def request_params(self, request: GenerateRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request``."""
@@ -244,36 +188,9 @@ class AnthropicAPI(ModelAPI):
             model=f"{self.provider}:{message.model or self.model_name}",
         )
 
-    def _provider_error(self, exc: anthropic.AnthropicError) -> ProviderError:
-        # Messages are built from chosen fields, then scrubbed, so that no key can slip through.
-        if isinstance(exc, anthropic.APIStatusError):
-            status = exc.status_code
-            kind = exc.type or type(exc).__name__
-            detail = (exc.api_message or (exc.body if isinstance(exc.body, str) else "") or "no details")[:500]
-            message = f"{self.spec}: HTTP {status} {kind}: {detail}"
-            return ProviderError(
-                scrub_secrets(message, [self._api_key]),
-                retryable=is_retryable_status(status),
-                retry_after=parse_retry_after(exc.response.headers),
-                status=status,
-                cause=kind,
-            )
-        if isinstance(exc, anthropic.APITimeoutError):
-            return ProviderError(f"{self.spec}: the request timed out", retryable=True, cause="timeout")
-        if isinstance(exc, anthropic.APIConnectionError):
-            reason = exc.__cause__ or exc.__context__
-            detail = f" ({type(reason).__name__})" if reason is not None else ""
-            return ProviderError(
-                f"{self.spec}: could not connect to the Anthropic API{detail}", retryable=True, cause="connection"
-            )
-        return ProviderError(
-            scrub_secrets(f"{self.spec}: {type(exc).__name__}: {exc}", [self._api_key]), cause=type(exc).__name__
-        )
-
-    async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None and self._client_loop is asyncio.get_running_loop():
-            await client.close()
+    def status_error(self, exc: anthropic.APIStatusError) -> tuple[str, str]:
+        detail = exc.api_message or (exc.body if isinstance(exc.body, str) else "") or "no details"
+        return exc.type or type(exc).__name__, detail
 
 
 def _content_blocks(blocks: Iterable[Block]) -> list[dict[str, Any]]:

@@ -10,13 +10,25 @@ from __future__ import annotations
 import asyncio
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any, ClassVar, Literal
+from types import ModuleType
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hallumeasure.core.errors import ProviderError
 from hallumeasure.core.types import Usage
+from hallumeasure.models.wire import is_retryable_status, parse_retry_after, scrub_secrets
 from hallumeasure.registry import facts as model_facts
+
+
+class _AsyncClient(Protocol):
+    async def close(self) -> None: ...
+
+
+T = TypeVar("T")
+ClientT = TypeVar("ClientT", bound=_AsyncClient)
 
 #: The deadline of the attempt in progress in this task, and its length in seconds (set by ``Model``).
 ATTEMPT_DEADLINE: ContextVar[tuple[asyncio.Timeout, float] | None] = ContextVar("hallumeasure_deadline", default=None)
@@ -185,3 +197,118 @@ class ModelAPI(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
+
+
+class SDKModelAPI(ModelAPI, Generic[ClientT]):
+    """A provider behind one of the Stainless-built HTTP SDKs (``anthropic``, ``openai``), which share
+    their shape: the client per event loop with the SDK's own retries off, its timeouts and pool from
+    ``bound``, and the SDK's errors mapped to a ``ProviderError`` that keeps nothing of them are here.
+    A subclass names its SDK, builds its client (``new_client``) and reads its wire format."""
+
+    #: The SDK module: its ``Timeout``, HTTP client, connection limits and error types are used.
+    sdk: ModuleType
+    #: The SDK's base error type (``anthropic.AnthropicError``, ``openai.OpenAIError``).
+    sdk_error: ClassVar[type[Exception]]
+    #: What a connection error says could not be reached, such as ``the Anthropic API``.
+    service: str
+    _api_key: str
+
+    def __init__(self, model_name: str, *, timeout: float | None, connect_timeout: float | None) -> None:
+        super().__init__(model_name)
+        # Given here, they win over what ``bound`` derives from the wrapper's deadline.
+        self._fixed_timeout, self._fixed_connect = timeout, connect_timeout
+        self._max_connections = 16
+        self._timeout = self._sdk_timeout(timeout or 120.0)
+        self._client: ClientT | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _sdk_timeout(self, deadline: float) -> Any:
+        read = self._fixed_timeout or deadline
+        return self.sdk.Timeout(read, connect=min(self._fixed_connect or 10.0, read))
+
+    def bound(self, *, timeout: float, max_concurrency: int) -> None:
+        """The SDK's timeouts from the wrapper's deadline; a pool of twice ``max_concurrency`` connections
+        (a cancelled request's connection is closed, not returned, so the pool is never the wait)."""
+        self._timeout = self._sdk_timeout(timeout)
+        self._max_connections = 2 * max_concurrency
+        self._client = None
+
+    @abstractmethod
+    def new_client(self, options: dict[str, Any]) -> ClientT:
+        """The SDK's async client, given ``options`` (key, retries off, timeouts, HTTP pool) as keywords."""
+
+    def _client_for_loop(self) -> ClientT:
+        # An async HTTP pool belongs to one event loop; sync wrappers run a fresh loop per call.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            http_client = self.sdk.DefaultAsyncHttpxClient(
+                # The SDK's own HTTP package's Limits type (which package that is differs between releases).
+                limits=type(self.sdk.DEFAULT_CONNECTION_LIMITS)(
+                    max_connections=self._max_connections, max_keepalive_connections=self._max_connections
+                ),
+                timeout=self._timeout,
+            )
+            self._client = self.new_client(
+                {
+                    "api_key": self._api_key,
+                    "max_retries": 0,  # the Model wrapper is the only layer that retries
+                    "timeout": self._timeout,
+                    "http_client": http_client,
+                }
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Await ``make()``; an SDK error becomes a ``ProviderError`` that keeps nothing of it.
+
+        The SDK's exception keeps the request (its headers hold the API key) and the reply as it
+        came, unscrubbed. Raising ours inside the ``except`` block would keep it as ``__context__``
+        even with ``from None``, so ours is built there (from chosen, scrubbed fields) and raised
+        after the block has ended.
+
+        The SDK decodes a 200's body without wrapping what goes wrong: a body cut short on the way
+        raises the decoder's own error, which becomes a retryable ``ProviderError`` here.
+        """
+        try:
+            return await make()
+        except self.sdk_error as exc:
+            error = self._provider_error(exc)
+        except (json.JSONDecodeError, UnicodeDecodeError):  # the error keeps the body: nothing of it is kept
+            error = ProviderError(
+                f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True, cause="unreadable_body"
+            )
+        raise error
+
+    @abstractmethod
+    def status_error(self, exc: Any) -> tuple[str, str]:
+        """The kind of the SDK's ``APIStatusError`` ``exc`` and the detail its body gives."""
+
+    def _provider_error(self, exc: Exception) -> ProviderError:
+        # Messages are built from chosen fields, then scrubbed, so that no key can slip through.
+        if isinstance(exc, self.sdk.APIStatusError):
+            status = exc.status_code
+            kind, detail = self.status_error(exc)
+            return ProviderError(
+                scrub_secrets(f"{self.spec}: HTTP {status} {kind}: {detail[:500]}", [self._api_key]),
+                retryable=is_retryable_status(status),
+                retry_after=parse_retry_after(exc.response.headers),
+                status=status,
+                cause=kind,
+            )
+        if isinstance(exc, self.sdk.APITimeoutError):
+            return ProviderError(f"{self.spec}: the request timed out", retryable=True, cause="timeout")
+        if isinstance(exc, self.sdk.APIConnectionError):
+            reason = exc.__cause__ or exc.__context__
+            detail = f" ({type(reason).__name__})" if reason is not None else ""
+            return ProviderError(
+                f"{self.spec}: could not connect to {self.service}{detail}", retryable=True, cause="connection"
+            )
+        return ProviderError(
+            scrub_secrets(f"{self.spec}: {type(exc).__name__}: {exc}", [self._api_key]), cause=type(exc).__name__
+        )
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.close()

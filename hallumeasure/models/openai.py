@@ -15,12 +15,11 @@ switches the client to ``AsyncAzureOpenAI``, and the model name is the deploymen
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import openai
 
@@ -30,17 +29,15 @@ from hallumeasure.models.base import (
     GenerateRequest,
     GenerateResponse,
     Message,
-    ModelAPI,
+    SDKModelAPI,
     StopReason,
     ToolCallBlock,
     ToolResultBlock,
 )
-from hallumeasure.models.wire import is_retryable_status, parse_retry_after, public_url, scrub_secrets
+from hallumeasure.models.wire import is_retryable_status, public_url, scrub_secrets
 
 if TYPE_CHECKING:
     from hallumeasure.models.batch import BatchResults, BatchStatus
-
-T = TypeVar("T")
 
 #: Where the SDK sends requests when no base URL is given.
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -90,7 +87,7 @@ STRICT_KEYWORDS = frozenset(
 )
 
 
-class OpenAIAPI(ModelAPI):
+class OpenAIAPI(SDKModelAPI[openai.AsyncOpenAI]):
     """``openai:<model>``, or ``openai:<deployment>?azure_endpoint=https://<resource>.openai.azure.com``.
 
     The key comes from $OPENAI_API_KEY (Azure: $AZURE_OPENAI_API_KEY) and is never recorded.
@@ -105,6 +102,8 @@ class OpenAIAPI(ModelAPI):
     """
 
     provider = "openai"
+    sdk = openai
+    sdk_error = openai.OpenAIError
     #: The Batch API takes up to 50,000 requests per input file.
     batch_min_requests = 1
     batch_max_requests = 50_000
@@ -121,7 +120,7 @@ class OpenAIAPI(ModelAPI):
         timeout: float | None = None,
         connect_timeout: float | None = None,
     ) -> None:
-        super().__init__(model_name)
+        super().__init__(model_name, timeout=timeout, connect_timeout=connect_timeout)
         if azure_endpoint and base_url:
             raise ConfigError(f"{self.spec}: give either base_url or azure_endpoint, not both")
         self._azure_endpoint = azure_endpoint or None
@@ -143,11 +142,7 @@ class OpenAIAPI(ModelAPI):
         self.reasoning_effort = reasoning_effort
         # Only OpenAI's own service (and Azure's) is known to cache prompts: elsewhere, no warm-up calls.
         self.min_cache_tokens = OPENAI_MIN_CACHE_TOKENS if self._hosted else None
-        self._fixed_timeout, self._fixed_connect = timeout, connect_timeout
-        self._max_connections = 16
-        self._timeout = self._sdk_timeout(timeout or 120.0)
-        self._client: openai.AsyncOpenAI | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self.service = "Azure OpenAI" if self._azure_endpoint else "the OpenAI API"
 
     @property
     def _hosted(self) -> bool:
@@ -165,65 +160,17 @@ class OpenAIAPI(ModelAPI):
             settings["base_url"] = public_url(self._base_url or DEFAULT_BASE_URL)
         return settings
 
-    def _sdk_timeout(self, deadline: float) -> openai.Timeout:
-        read = self._fixed_timeout or deadline
-        return openai.Timeout(read, connect=min(self._fixed_connect or 10.0, read))
-
-    def bound(self, *, timeout: float, max_concurrency: int) -> None:
-        """The SDK's timeouts from the wrapper's deadline; a pool of twice ``max_concurrency`` connections
-        (a cancelled request's connection is closed, not returned, so the pool is never the wait)."""
-        self._timeout = self._sdk_timeout(timeout)
-        self._max_connections = 2 * max_concurrency
-        self._client = None
-
-    def _client_for_loop(self) -> openai.AsyncOpenAI:
-        # An async HTTP pool belongs to one event loop; sync wrappers run a fresh loop per call.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            http_client = openai.DefaultAsyncHttpxClient(
-                # The SDK's own HTTP package's Limits type (which package that is differs between releases).
-                limits=type(openai.DEFAULT_CONNECTION_LIMITS)(
-                    max_connections=self._max_connections, max_keepalive_connections=self._max_connections
-                ),
-                timeout=self._timeout,
+    def new_client(self, options: dict[str, Any]) -> openai.AsyncOpenAI:
+        if self._azure_endpoint:
+            return openai.AsyncAzureOpenAI(
+                azure_endpoint=self._azure_endpoint, api_version=self._api_version, **options
             )
-            common: dict[str, Any] = {
-                "api_key": self._api_key,
-                "max_retries": 0,  # the Model wrapper is the only layer that retries
-                "timeout": self._timeout,
-                "http_client": http_client,
-            }
-            if self._azure_endpoint:
-                self._client = openai.AsyncAzureOpenAI(
-                    azure_endpoint=self._azure_endpoint, api_version=self._api_version, **common
-                )
-            else:
-                self._client = openai.AsyncOpenAI(base_url=self._base_url, **common)
-            self._client_loop = loop
-        return self._client
+        return openai.AsyncOpenAI(base_url=self._base_url, **options)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         params = self.request_params(request)
         completion = await self._call(lambda: self._client_for_loop().chat.completions.create(**params))
         return self._response(completion.to_dict(), request)
-
-    async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
-        """Await ``make()``; an SDK error becomes a ``ProviderError`` that keeps nothing of it.
-
-        The SDK's exception keeps the request (its headers hold the key) and the reply unscrubbed, so
-        ours is built inside the ``except`` block from chosen fields and raised after it has ended
-        (raised inside, it would keep the SDK's as ``__context__``). A 200 whose body was cut short
-        raises the JSON decoder's own error, which becomes a retryable ``ProviderError`` here.
-        """
-        try:
-            return await make()
-        except openai.OpenAIError as exc:
-            error = self._provider_error(exc)
-        except (json.JSONDecodeError, UnicodeDecodeError):  # the error keeps the body: nothing of it is kept
-            error = ProviderError(
-                f"{self.spec}: reply body was not valid JSON (truncated?)", retryable=True, cause="unreadable_body"
-            )
-        raise error
 
     def request_params(self, request: GenerateRequest) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``request`` (the body of a batch line)."""
@@ -388,37 +335,10 @@ class OpenAIAPI(ModelAPI):
             scrub_secrets(message[:600], [self._api_key]), retryable=code in _NOT_RUN_CODES, cause=code
         )
 
-    def _provider_error(self, exc: openai.OpenAIError) -> ProviderError:
-        # Messages are built from chosen fields, then scrubbed, so that no key can slip through.
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            body = exc.body if isinstance(exc.body, dict) else {}
-            kind = exc.code or exc.type or type(exc).__name__
-            detail = str(body.get("message") or (exc.body if isinstance(exc.body, str) else "") or "no details")
-            return ProviderError(
-                scrub_secrets(f"{self.spec}: HTTP {status} {kind}: {detail[:500]}", [self._api_key]),
-                retryable=is_retryable_status(status),
-                retry_after=parse_retry_after(exc.response.headers),
-                status=status,
-                cause=kind,
-            )
-        if isinstance(exc, openai.APITimeoutError):
-            return ProviderError(f"{self.spec}: the request timed out", retryable=True, cause="timeout")
-        if isinstance(exc, openai.APIConnectionError):
-            reason = exc.__cause__ or exc.__context__
-            detail = f" ({type(reason).__name__})" if reason is not None else ""
-            where = "Azure OpenAI" if self._azure_endpoint else "the OpenAI API"
-            return ProviderError(
-                f"{self.spec}: could not connect to {where}{detail}", retryable=True, cause="connection"
-            )
-        return ProviderError(
-            scrub_secrets(f"{self.spec}: {type(exc).__name__}: {exc}", [self._api_key]), cause=type(exc).__name__
-        )
-
-    async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None and self._client_loop is asyncio.get_running_loop():
-            await client.close()
+    def status_error(self, exc: openai.APIStatusError) -> tuple[str, str]:
+        body = exc.body if isinstance(exc.body, dict) else {}
+        detail = body.get("message") or (exc.body if isinstance(exc.body, str) else "") or "no details"
+        return exc.code or exc.type or type(exc).__name__, str(detail)
 
 
 async def _file_content(client: openai.AsyncOpenAI, file_id: str) -> bytes:

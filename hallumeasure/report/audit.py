@@ -431,57 +431,7 @@ def audit_runs(
     independent groups). Raises ``HalluMeasureError`` (exit code 2) when the runs cannot be
     audited as given.
     """
-    return audit_loaded(
-        Run.of(baseline),
-        Run.of(current),
-        gates,
-        out_dir=out_dir,
-        allow_mismatch=allow_mismatch,
-        allow_changes=allow_changes,
-        baseline_model=baseline_model,
-        current_model=current_model,
-        resamples=resamples,
-        seed=seed,
-    )
-
-
-def run_audit(
-    baseline_dir: Run | str | Path,
-    current_dir: Run | str | Path,
-    settings: AuditSettings | None = None,
-    *,
-    out_dir: str | Path | None = None,
-) -> AuditResult:
-    """Audit ``current_dir`` against ``baseline_dir`` with ``settings`` (see ``audit_runs``)."""
-    settings = settings or AuditSettings()
-    return audit_runs(
-        baseline_dir,
-        current_dir,
-        settings.gates,
-        out_dir=out_dir,
-        allow_mismatch=settings.allow_mismatch,
-        allow_changes=settings.allow_changes,
-        baseline_model=settings.baseline_model,
-        current_model=settings.current_model,
-        resamples=settings.resamples,
-        seed=settings.seed,
-    )
-
-
-def audit_loaded(
-    base_run: Run,
-    cur_run: Run,
-    gates: AuditGates | None = None,
-    *,
-    out_dir: str | Path | None = None,
-    allow_mismatch: bool = False,
-    allow_changes: Collection[str] = (),
-    baseline_model: str | None = None,
-    current_model: str | None = None,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
-) -> AuditResult:
-    """``audit_runs`` on runs already loaded."""
+    base_run, cur_run = Run.of(baseline), Run.of(current)
     gates = gates or AuditGates()
     if resamples < MIN_RESAMPLES:
         raise ConfigError(f"resamples must be at least {MIN_RESAMPLES} for a usable interval, got {resamples}")
@@ -561,3 +511,30 @@ def audit_loaded(
     if out_dir is not None:
         result = write_audit(result, out_dir)
     return result
+
+
+#: ``audit_runs`` on runs already loaded (it takes them as they are).
+audit_loaded = audit_runs
+
+
+def run_audit(
+    baseline_dir: Run | str | Path,
+    current_dir: Run | str | Path,
+    settings: AuditSettings | None = None,
+    *,
+    out_dir: str | Path | None = None,
+) -> AuditResult:
+    """Audit ``current_dir`` against ``baseline_dir`` with ``settings`` (see ``audit_runs``)."""
+    settings = settings or AuditSettings()
+    return audit_runs(
+        baseline_dir,
+        current_dir,
+        settings.gates,
+        out_dir=out_dir,
+        allow_mismatch=settings.allow_mismatch,
+        allow_changes=settings.allow_changes,
+        baseline_model=settings.baseline_model,
+        current_model=settings.current_model,
+        resamples=settings.resamples,
+        seed=settings.seed,
+    )

@@ -12,9 +12,10 @@ import base64
 import re
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
 from hallumeasure.core.text import md_escape
+from hallumeasure.mitigate.render import template_environment
 from hallumeasure.report.stats import Estimate
 from hallumeasure.report.summary import audit_summary, bounds_note, comparison_summary
 
@@ -58,14 +59,7 @@ def data_uri(path: Path) -> str:
 
 
 def _environment(*, html: bool) -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        autoescape=html,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    env = template_environment(TEMPLATES, html=html)
     env.filters.update(est=format_estimate, p=format_p, num=format_number, signed=format_signed, md=md_escape)
     env.globals.update(comparison_summary=comparison_summary, audit_summary=audit_summary, bounds_note=bounds_note)
     return env

@@ -498,9 +498,15 @@ def stability_report(
 
 
 def run_stability(
-    run: Run, *, resamples: int = RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
+    run: Run,
+    *,
+    groups: dict[str, list[str]] | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> StabilityReport | None:
-    """``stability_report`` of a loaded run (``hallumeasure.runs.run.Run``)."""
+    """``stability_report`` of a loaded run (``hallumeasure.runs.run.Run``), with intervals for ``groups``
+    (group name -> sample ids) too where given."""
     manifest = run.manifest
     settings = (manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None
     return stability_report(
@@ -508,6 +514,7 @@ def run_stability(
         run.responses,
         run.policy,
         vote_settings=settings,
+        groups=groups,
         resamples=resamples,
         seed=seed,
         confidence=confidence,
@@ -606,19 +613,8 @@ def runs_stability(
     for the report's model groups (``report.runs.Group``) of that run."""
     out = []
     for run in runs:
-        manifest = run.manifest
-        settings = (manifest.settings.get("judge") or {}).get("votes") if manifest is not None else None
         mine = {g.name: list(g.units["sample_id"]) for g in groups if g.run == run.name}
-        report = stability_report(
-            run.votes,
-            run.responses,
-            run.policy,
-            vote_settings=settings,
-            groups=mine,
-            resamples=resamples,
-            seed=seed,
-            confidence=confidence,
-        )
+        report = run_stability(run, groups=mine, resamples=resamples, seed=seed, confidence=confidence)
         if report is not None:
             out.append(RunStability(run=run.name, stability=report))
     return out

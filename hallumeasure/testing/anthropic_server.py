@@ -154,21 +154,15 @@ class AnthropicServer(SimServer):
         if match is None:
             return None
         batch_id, action = match["id"], match["action"]
-        if batch_id is None:
-            if method != "POST":
-                return error_reply(405, "listing batches is not simulated")
-            return self._create(body)
-        job = self.find_batch(batch_id)
-        if job is None:
-            return error_reply(404, f"no message batch {batch_id}")
+        job = self.batch_or_reply(method, batch_id, body, self._create, f"no message batch {batch_id}")
+        if isinstance(job, Reply):
+            return job
         if action == "results":
             if not job.ended():
                 return error_reply(400, f"batch {batch_id} is still in progress; results are not ready")
             return Reply(200, raw=_results_jsonl(job), content_type="application/binary")
-        if action == "cancel" and not job.ended():
-            for item in job.items:  # nothing has ended yet, so every request is canceled
-                item.outcome = "canceled"
-            job.canceled = True
+        if action == "cancel":
+            job.cancel()
         return Reply(200, self._batch_json(job))
 
     def _create(self, body: Any) -> Reply:

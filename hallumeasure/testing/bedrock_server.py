@@ -187,10 +187,7 @@ class BedrockServer(SimServer):
         if job is None:
             return error_reply(404, f"no model invocation job {job_id}", code="ResourceNotFoundException")
         if match["action"] == "stop":
-            if not job.ended():
-                for item in job.items:
-                    item.outcome = "canceled"
-                job.canceled = True
+            job.cancel()
             return Reply(200, {})
         return Reply(200, self._job_json(job))
 

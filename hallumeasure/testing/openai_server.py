@@ -334,17 +334,11 @@ class OpenAIServer(SimServer):
     # --- the Batch API ---
 
     def _batches(self, method: str, batch_id: str | None, cancel: bool, body: Any) -> Reply:
-        if batch_id is None:
-            if method != "POST":
-                return error_reply(405, "listing batches is not simulated")
-            return self._create(body)
-        job = self.find_batch(batch_id)
-        if job is None:
-            return error_reply(404, f"No batch found with id '{batch_id}'.")
-        if cancel and not job.ended():
-            for item in job.items:  # nothing has ended yet, so every request is cancelled
-                item.outcome = "canceled"
-            job.canceled = True
+        job = self.batch_or_reply(method, batch_id, body, self._create, f"No batch found with id '{batch_id}'.")
+        if isinstance(job, Reply):
+            return job
+        if cancel:
+            job.cancel()
         return Reply(200, self._batch_json(job))
 
     def _create(self, body: Any) -> Reply:

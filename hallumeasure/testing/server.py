@@ -179,6 +179,13 @@ class BatchJob:
     def ended(self, now: float | None = None) -> bool:
         return self.canceled or (time.monotonic() if now is None else now) >= self.ends_at
 
+    def cancel(self) -> None:
+        """Cancel the job unless it has ended: nothing has ended yet, so every request is canceled."""
+        if not self.ended():
+            for item in self.items:
+                item.outcome = "canceled"
+            self.canceled = True
+
     def counts(self) -> dict[str, int]:
         counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         if not self.ended():
@@ -539,6 +546,18 @@ class SimServer:
         with self._lock:
             self.batches[job.id] = job
         return job
+
+    def batch_or_reply(
+        self, method: str, batch_id: str | None, body: Any, create: Callable[[Any], Reply], missing: str
+    ) -> BatchJob | Reply:
+        """The batch ``batch_id`` names, or the reply when there is none to act on: without an id, a POST
+        creates one (``create(body)``) and listing is not simulated; an unknown id is a 404 (``missing``)."""
+        if batch_id is None:
+            if method != "POST":
+                return self.protocol.error_reply(405, "listing batches is not simulated")
+            return create(body)
+        job = self.find_batch(batch_id)
+        return self.protocol.error_reply(404, missing) if job is None else job
 
     def find_batch(self, job_id: str) -> BatchJob | None:
         with self._lock:

@@ -75,29 +75,42 @@ def _coverage(claim: str, response: str, spans: tuple[Span, ...]) -> float:
     return len(wanted & held) / len(wanted)
 
 
-class LLMExtractor(PromptedStage, ModelStage):
-    """Extracts atomic claims from a whole response with one structured call."""
+class OnePromptStage(PromptedStage, ModelStage):
+    """A stage that asks ``model`` through one prompt for a structured answer of at most ``max_tokens``
+    tokens, re-asking up to ``max_reasks`` times; it is named after the model."""
 
-    def __init__(
-        self, model: Model, *, max_reasks: int = 2, max_tokens: int = 2048, max_tokens_retry: int = 8192
-    ) -> None:
+    def __init__(self, model: Model, prompt: str, *, max_reasks: int, max_tokens: int) -> None:
         self.model: Model = model
-        self.prompt: Prompt = load_prompt("extract")
+        self.prompt: Prompt = load_prompt(prompt)
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens
-        #: A claim list cut off at ``max_tokens`` is asked for once more with this budget.
-        self.max_tokens_retry = max_tokens_retry
         self.name = model.spec
 
     def settings(self) -> dict[str, Any]:
         return {
             "model": self.model.spec,
             **self.model.settings(),
-            "max_reasks": self.max_reasks,
-            "max_tokens": self.max_tokens,
-            "max_tokens_retry": self.max_tokens_retry,
+            **self.budgets(),
             "prompt": self.prompt.key,
         }
+
+    def budgets(self) -> dict[str, Any]:
+        """The budgets recorded in the settings, in order (after the model's settings, before the prompt)."""
+        return {"max_reasks": self.max_reasks, "max_tokens": self.max_tokens}
+
+
+class LLMExtractor(OnePromptStage):
+    """Extracts atomic claims from a whole response with one structured call."""
+
+    def __init__(
+        self, model: Model, *, max_reasks: int = 2, max_tokens: int = 2048, max_tokens_retry: int = 8192
+    ) -> None:
+        super().__init__(model, "extract", max_reasks=max_reasks, max_tokens=max_tokens)
+        #: A claim list cut off at ``max_tokens`` is asked for once more with this budget.
+        self.max_tokens_retry = max_tokens_retry
+
+    def budgets(self) -> dict[str, Any]:
+        return {**super().budgets(), "max_tokens_retry": self.max_tokens_retry}
 
     def request(self, sample: Sample) -> GenerateRequest:
         system, message = self.prompt.render(

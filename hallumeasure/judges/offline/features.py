@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from hallumeasure.judges.offline.signals import FEATURES
+from hallumeasure.judges.offline.signals import ERROR_DIFFERENCE_FEATURES, FEATURES
 
 #: Higher is safer: aggregated by the worst (min) and the average claim.
 _SAFER = ("bigram_recall", "trigram_recall", "entity_support")
@@ -27,19 +27,7 @@ _RISKIER_COUNTS = (
     "n_novel_capitalised",
     "antonym_conflict",
     "exclusive_conflict",
-    "diff_negation",
-    "diff_number",
-    "diff_name",
-    "diff_antonym",
-    "diff_exclusive",
-    "diff_temporal",
-    "diff_intensifier",
-    "diff_hedge_dropped",
-    "edge_name",
-    "edge_antonym",
-    "edge_exclusive",
-    "edge_negation",
-    "edge_temporal",
+    *ERROR_DIFFERENCE_FEATURES,
     "n_numbers_missing",
     "n_entities_missing",
     "n_intensifiers_novel",

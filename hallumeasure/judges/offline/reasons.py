@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.text import quote
-from hallumeasure.judges.offline.alignment import exclusive_set
+from hallumeasure.judges.offline.alignment import Difference, exclusive_set
 from hallumeasure.judges.offline.signals import ALIGNED, ClaimSignals
 from hallumeasure.judges.offline.slots import Conflict, read_values
 from hallumeasure.judges.offline.tokens import stem
@@ -64,10 +64,13 @@ def _swap(*claim_words: str) -> tuple[Subtype, str]:
     return _EXCLUSIVE_SUBTYPES.get(kind, Subtype.OTHER), why
 
 
-def _sentence(s: ClaimSignals, number: int | None = None) -> str:
-    if number is not None and 0 <= number < len(s.context_sentences):
-        return quote(s.context_sentences[number])
-    return quote(s.best_sentence)
+def _difference(
+    s: ClaimSignals, d: Difference, subtype: Subtype, why: str, label: Label = Label.CONTRADICTED
+) -> tuple[Label, Subtype, str, str]:
+    """The reasons for a difference found in copied text, quoting the context sentence it is in."""
+    n = d.sentence
+    sentence = s.context_sentences[n] if n is not None and 0 <= n < len(s.context_sentences) else s.best_sentence
+    return label, subtype, f"{d.describe()} ({quote(sentence)})", why
 
 
 _CONFLICT_WHY = {
@@ -129,13 +132,7 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
     typed = s.typed_difference()
 
     if typed and typed[0] == "number":
-        d = typed[1]
-        return (
-            Label.CONTRADICTED,
-            Subtype.NUMBER,
-            f"{d.describe()} ({_sentence(s, d.sentence)})",
-            "a number differs from the one in the context",
-        )
+        return _difference(s, typed[1], Subtype.NUMBER, "a number differs from the one in the context")
     if s.missing_numbers and s.conflicting_numbers:
         return (
             Label.CONTRADICTED,
@@ -152,29 +149,18 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
             "the date differs from the context",
         )
     if typed and typed[0] == "temporal":
-        d = typed[1]
-        return (
-            Label.CONTRADICTED,
-            Subtype.TEMPORAL,
-            f"{d.describe()} ({_sentence(s, d.sentence)})",
-            "the day or month differs from the context",
-        )
+        return _difference(s, typed[1], Subtype.TEMPORAL, "the day or month differs from the context")
     if typed and typed[0] in ("negation", "antonym"):
         d = typed[1]
         what = "negation" if typed[0] == "negation" else "an opposite word"
         timing = typed[0] == "antonym" and bool({stem(w) for w in d.claim_words + d.context_words} & _TIME_OPPOSITES)
-        return (
-            Label.CONTRADICTED,
-            Subtype.TEMPORAL if timing else Subtype.OTHER,
-            f"{d.describe()} ({_sentence(s, d.sentence)})",
-            "the claim moves the time of an event (start / end, before / after)"
-            if timing
-            else f"the claim reverses the context with {what}",
-        )
+        if timing:
+            return _difference(
+                s, d, Subtype.TEMPORAL, "the claim moves the time of an event (start / end, before / after)"
+            )
+        return _difference(s, d, Subtype.OTHER, f"the claim reverses the context with {what}")
     if typed and typed[0] == "exclusive":
-        d = typed[1]
-        subtype, why = _swap(*d.claim_words)
-        return Label.CONTRADICTED, subtype, f"{d.describe()} ({_sentence(s, d.sentence)})", why
+        return _difference(s, typed[1], *_swap(*typed[1].claim_words))
     if s.swaps:
         claim_word, context_word = s.swaps[0]
         subtype, why = _swap(claim_word)
@@ -201,13 +187,7 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
             "one of the two is negated and the other is not",
         )
     if typed and typed[0] == "name":
-        d = typed[1]
-        return (
-            Label.CONTRADICTED,
-            Subtype.ENTITY,
-            f"{d.describe()} ({_sentence(s, d.sentence)})",
-            "a name is swapped for another one",
-        )
+        return _difference(s, typed[1], Subtype.ENTITY, "a name is swapped for another one")
     if s.missing_numbers:
         return (
             Label.PARTIALLY_SUPPORTED if aligned else Label.ABSENT,
@@ -255,11 +235,8 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
     novel = ", ".join(f"'{w}'" for w in _surface(s, s.novel_words[:6]))
     changed = next((d for d in s.differences if d.claim_words and d.context_words and not d.edge), None)
     if aligned and changed is not None:
-        return (
-            Label.PARTIALLY_SUPPORTED,
-            Subtype.OTHER,
-            f"{changed.describe()} ({_sentence(s, changed.sentence)})",
-            "a detail is not backed by the context",
+        return _difference(
+            s, changed, Subtype.OTHER, "a detail is not backed by the context", Label.PARTIALLY_SUPPORTED
         )
     if aligned and novel:
         return (

@@ -51,6 +51,22 @@ from hallumeasure.judges.offline.values import (
 _PRONOUNS = frozenset({"It", "They", "He", "She", "Its", "Their", "His", "Her"})
 _CAPS_RE = re.compile(r"\b[A-Z][a-zA-Z'\-]*(?:\s+(?:of|the|de|van|von|and|&)?\s*[A-Z][a-zA-Z'\-]*)*|\b[A-Z]{2,}\b")
 
+#: Counts of the differences in copied text that name an error, inside a fragment and at its edge.
+ERROR_DIFFERENCE_FEATURES = (
+    "diff_negation",
+    "diff_number",
+    "diff_name",
+    "diff_antonym",
+    "diff_exclusive",
+    "diff_temporal",
+    "diff_intensifier",
+    "diff_hedge_dropped",
+    "edge_name",
+    "edge_antonym",
+    "edge_exclusive",
+    "edge_negation",
+    "edge_temporal",
+)
 #: The features the model reads, in order. Grouped: word alignment, copied fragments and their
 #: differences, numbers and dates, names, cue words, sizes. The model reads a subset (features.py);
 #: the rest serve the reasons and the baselines.
@@ -71,19 +87,7 @@ FEATURES = (
     "diff_intrinsic",
     "diff_insertion",
     "diff_deletion",
-    "diff_negation",
-    "diff_number",
-    "diff_name",
-    "diff_antonym",
-    "diff_exclusive",
-    "diff_temporal",
-    "diff_intensifier",
-    "diff_hedge_dropped",
-    "edge_name",
-    "edge_antonym",
-    "edge_exclusive",
-    "edge_negation",
-    "edge_temporal",
+    *ERROR_DIFFERENCE_FEATURES,
     "n_numbers",
     "n_numbers_missing",
     "number_conflict",
