@@ -7,6 +7,7 @@ the policy within what the deployment allows (``overridable``).
 from __future__ import annotations
 
 import os
+import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Self
@@ -184,15 +185,15 @@ def judge_worker_count(settings: GuardSettings) -> int:
 
 
 def read_keys(key_file: Path | None = None) -> tuple[SecretStr, ...]:
-    """API keys from ``key_file`` (one per line; a line starting with ``#`` is a comment) and
-    ``$HALLUMEASURE_API_KEYS`` (comma-separated).
+    """API keys from ``key_file`` (one per line) and ``$HALLUMEASURE_API_KEYS`` (comma-separated).
 
-    A key is the whole line, ``#`` included: cutting it at a ``#`` would silently serve a shorter key.
+    A comment is a line that starts with ``#``, or a ``#`` after whitespace at the end of a line. A ``#``
+    inside a key is part of it: cutting the key there would silently serve a shorter key.
     """
     keys: list[str] = []
     if key_file is not None:
         for line in key_file.read_text(encoding="utf-8").splitlines():
-            line = line.strip()
+            line = re.split(r"\s#", line.strip(), maxsplit=1)[0].strip()
             if line and not line.startswith("#"):
                 keys.append(line)
     keys += [k.strip() for k in os.environ.get(KEYS_ENV, "").split(",") if k.strip()]
