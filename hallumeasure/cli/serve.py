@@ -154,6 +154,7 @@ def serve(
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
         guard_log.addHandler(handler)
+        guard_log.propagate = False  # once, whatever else configured the root logger
     options: dict[str, Any] = {}
     if workers > 1:
         import json
@@ -169,19 +170,39 @@ def serve(
         options = {"factory": True, "workers": workers}
     else:
         target = create_app(settings)
-    uvicorn.run(
-        target,
-        host=host,
-        port=port,
+    run_options: dict[str, Any] = {
+        "host": host,
+        "port": port,
         **options,
         **_fast_protocols(),
-        log_level="info",
+        "log_level": "info",
         # SIGTERM: the app drains first (guard/app.py), then uvicorn stops accepting and lets in-flight checks finish.
-        timeout_graceful_shutdown=30,
+        "timeout_graceful_shutdown": 30,
         # The guard logs each request itself (client, method, path, status, time), never the query string
         # (it may hold a key pasted into a URL) nor the body; uvicorn's access log would print the query.
-        access_log=False,
-    )
+        "access_log": False,
+    }
+    if workers > 1:
+        uvicorn.run(target, **run_options)
+    else:
+        _settled_server(uvicorn.Server)(uvicorn.Config(target, **run_options)).run()
+
+
+def _settled_server(base: Any) -> Any:
+    """uvicorn's server, with a pause between closing the listening socket and closing idle connections:
+    a client that connected just before the listener closed has its request read and answered rather
+    than its connection reset."""
+
+    class SettledServer(base):  # type: ignore[misc, valid-type]
+        async def shutdown(self, sockets: Any = None) -> None:
+            import asyncio
+
+            for server in self.servers:
+                server.close()
+            await asyncio.sleep(0.5)
+            await super().shutdown(sockets)
+
+    return SettledServer
 
 
 def _fast_protocols() -> dict[str, str]:

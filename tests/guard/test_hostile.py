@@ -330,7 +330,7 @@ def test_a_stream_judges_a_window_not_the_whole_text_again() -> None:
     seen = 0
     for i in range(200):
         for _, start, end in stream.feed(f"Sentence number {i} is here. "):
-            sample, begin = stream.window(start, end)
+            sample, _ = stream.window(start, end)
             seen += len(sample.response)
     assert seen < 4 * len(stream.text)
 
