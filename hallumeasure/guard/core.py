@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hallumeasure.api.check import Result, result_of
 from hallumeasure.api.stages import build_stages_from, measure_settings
@@ -70,6 +70,14 @@ class CheckRequest(BaseModel):
     def _one_source(self) -> CheckRequest:
         if bool(self.context and self.context.strip()) == bool(self.passages):
             raise ValueError("give the source as exactly one of 'context' (a string) or 'passages' (a list)")
+        ids = [p.id for p in self.passages or ()]
+        if len(set(ids)) != len(ids):
+            raise ValueError("each passage needs an id of its own (two passages share one)")
+        try:
+            self.sample()
+        except ValidationError as exc:  # a source that the pipeline's Sample refuses: say which field
+            fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
+            raise ValueError(f"the source is not usable ({', '.join(fields)})") from None
         return self
 
 
