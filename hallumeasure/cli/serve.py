@@ -193,7 +193,7 @@ def _settled_server(base: Any) -> Any:
     a client that connected just before the listener closed has its request read and answered rather
     than its connection reset."""
 
-    class SettledServer(base):  # type: ignore[misc, valid-type]
+    class SettledServer(base):  # type: ignore[misc]
         async def shutdown(self, sockets: Any = None) -> None:
             import asyncio
 

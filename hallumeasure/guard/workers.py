@@ -69,7 +69,12 @@ class _Worker:
         self.conn.send((sample, claims_from))
         readable = loop.create_future()
         fd = self.conn.fileno()
-        loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+
+        def wake() -> None:
+            if not readable.done():
+                readable.set_result(None)
+
+        loop.add_reader(fd, wake)
         try:
             await readable
         finally:
