@@ -7,7 +7,6 @@ benchmark can tell backpressure from real errors.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 from pathlib import Path
@@ -17,24 +16,8 @@ from locust import HttpUser, task
 HERE = Path(__file__).resolve().parent
 
 
-def requests() -> list[dict]:
-    out = []
-    for line in (HERE.parent / "examples" / "samples.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        out.append({"response": row["response"], "context": row["context"], "question": row.get("question")})
-    for line in (HERE.parent / "examples" / "rag_samples.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        passages = [
-            {"id": p["id"], "text": p["text"], "title": p.get("title")}
-            if isinstance(p, dict)
-            else {"id": str(i + 1), "text": p}
-            for i, p in enumerate(row["retrieved_contexts"])
-        ]
-        out.append({"response": row["response"], "passages": passages, "question": row.get("user_input")})
-    return out
+from guard_load_traffic import TRAFFIC
 
-
-TRAFFIC = requests()
 POLICY = os.environ.get("GUARD_POLICY")
 
 

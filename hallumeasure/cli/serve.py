@@ -39,11 +39,46 @@ def serve(
     threshold: Annotated[
         float | None, typer.Option(help="Response score at or above which a response is acted on (default 0.5).")
     ] = None,
+    explainer: Annotated[
+        str | None,
+        typer.Option(
+            help="An LLM (model spec) that explains each flagged claim, or withdraws the flag (default none)."
+        ),
+    ] = None,
+    llm_deadline: Annotated[
+        float | None, typer.Option(help="Seconds the LLM step may take; past it the fast verdict stands (default 2).")
+    ] = None,
+    on_llm_failure: Annotated[
+        str | None, typer.Option(help="open (the fast decision stands) or closed (block flagged responses).")
+    ] = None,
     api_key_file: Annotated[
-        Path | None, typer.Option(help="File of API keys, one per line; also read: $HALLUMEASURE_API_KEYS.")
+        Path | None,
+        typer.Option(
+            help="File of API keys, one per line ('#' starts a comment line only); also read: $HALLUMEASURE_API_KEYS."
+        ),
     ] = None,
     max_concurrency: Annotated[
         int | None, typer.Option(help="Checks at once (default 8); more wait, then get 429.")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Deadline of a check in seconds, queueing included (default 10); 504 past it.")
+    ] = None,
+    max_context_chars: Annotated[
+        int | None, typer.Option(help="Most characters of source a check may give (default 100000); 413 beyond.")
+    ] = None,
+    max_sentences: Annotated[
+        int | None, typer.Option(help="Most sentences a checked response may have (default 200); 413 beyond.")
+    ] = None,
+    max_claims: Annotated[
+        int | None, typer.Option(help="Most claims a checked response may hold (default 400); 413 beyond.")
+    ] = None,
+    judge_workers: Annotated[
+        int | None,
+        typer.Option(help="Processes that run the keyless judges off the event loop (default: one per core; 0: none)."),
+    ] = None,
+    drain_seconds: Annotated[
+        float | None,
+        typer.Option(help="After SIGTERM, seconds to keep answering (readyz 503, Connection: close) (default 5)."),
     ] = None,
     log_sample: Annotated[
         float | None,
@@ -75,6 +110,15 @@ def serve(
             "action": action,
             "threshold": threshold,
             "max_concurrency": max_concurrency,
+            "explainer": explainer,
+            "llm_deadline_s": llm_deadline,
+            "on_llm_failure": on_llm_failure,
+            "timeout_s": timeout,
+            "max_context_chars": max_context_chars,
+            "max_sentences": max_sentences,
+            "max_claims": max_claims,
+            "judge_workers": judge_workers,
+            "drain_s": drain_seconds,
             "log_sample": log_sample,
             "log_dir": log_dir,
         }
@@ -104,7 +148,13 @@ def serve(
         markup=False,
         highlight=False,
     )
-    logging.getLogger("hallumeasure.guard").setLevel(logging.INFO)
+    guard_log = logging.getLogger("hallumeasure.guard")
+    guard_log.setLevel(logging.INFO)
+    if not guard_log.handlers:  # uvicorn configures its own loggers only
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        guard_log.addHandler(handler)
+        guard_log.propagate = False  # once, whatever else configured the root logger
     options: dict[str, Any] = {}
     if workers > 1:
         import json
@@ -120,12 +170,44 @@ def serve(
         options = {"factory": True, "workers": workers}
     else:
         target = create_app(settings)
-    uvicorn.run(
-        target,
-        host=host,
-        port=port,
+    run_options: dict[str, Any] = {
+        "host": host,
+        "port": port,
         **options,
-        log_level="info",
-        timeout_graceful_shutdown=30,  # SIGTERM: stop accepting, let in-flight checks finish
-        access_log=True,  # method, path and status only: never a request body
-    )
+        **_fast_protocols(),
+        "log_level": "info",
+        # SIGTERM: the app drains first (guard/app.py), then uvicorn stops accepting and lets in-flight checks finish.
+        "timeout_graceful_shutdown": 30,
+        # The guard logs each request itself (client, method, path, status, time), never the query string
+        # (it may hold a key pasted into a URL) nor the body; uvicorn's access log would print the query.
+        "access_log": False,
+    }
+    if workers > 1:
+        uvicorn.run(target, **run_options)
+    else:
+        _settled_server(uvicorn.Server)(uvicorn.Config(target, **run_options)).run()
+
+
+def _settled_server(base: Any) -> Any:
+    """uvicorn's server, with a pause between closing the listening socket and closing idle connections:
+    a client that connected just before the listener closed has its request read and answered rather
+    than its connection reset."""
+
+    class SettledServer(base):  # type: ignore[misc]
+        async def shutdown(self, sockets: Any = None) -> None:
+            import asyncio
+
+            for server in self.servers:
+                server.close()
+            await asyncio.sleep(0.5)
+            await super().shutdown(sockets)
+
+    return SettledServer
+
+
+def _fast_protocols() -> dict[str, str]:
+    """uvloop and httptools when installed (the serve extra brings them): less overhead per request."""
+    import importlib.util
+
+    found = {name: importlib.util.find_spec(name) is not None for name in ("uvloop", "httptools")}
+    return {"loop": "uvloop" if found["uvloop"] else "asyncio", "http": "httptools" if found["httptools"] else "h11"}

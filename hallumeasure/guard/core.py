@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hallumeasure.api.check import Result, result_of
 from hallumeasure.core.aggregate import summarise_response
+from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import Claim, ClaimVerdict, Passage, ResponseResult, Sample
 from hallumeasure.detectors.rewrite import Issue, build_rewriter
 from hallumeasure.guard.settings import (
@@ -25,10 +26,12 @@ from hallumeasure.guard.settings import (
     GuardSettings,
     PolicyOverride,
     ResolvedPolicy,
+    WorkLimitError,
 )
 from hallumeasure.judges.protocols import Judgement, model_to_close
 from hallumeasure.models.factory import ModelFactory, ModelOptions
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
+from hallumeasure.models.model import failed_attempts
 from hallumeasure.pipeline.run import run_sync
 from hallumeasure.sources.evidence import verified
 
@@ -67,6 +70,14 @@ class CheckRequest(BaseModel):
     def _one_source(self) -> CheckRequest:
         if bool(self.context and self.context.strip()) == bool(self.passages):
             raise ValueError("give the source as exactly one of 'context' (a string) or 'passages' (a list)")
+        ids = [p.id for p in self.passages or ()]
+        if len(set(ids)) != len(ids):
+            raise ValueError("each passage needs an id of its own (two passages share one)")
+        try:
+            self.sample()
+        except ValidationError as exc:  # a source that the pipeline's Sample refuses: say which field
+            fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
+            raise ValueError(f"the source is not usable ({', '.join(fields)})") from None
         return self
 
 
@@ -87,6 +98,21 @@ class CheckResult(Result):
     #: Why the LLM step's answer is not used (it failed, or passed its deadline): the fast verdict stands,
     #: and the decision follows ``on_llm_failure``. None when it answered, or when there is no LLM step.
     fallback: str | None = None
+
+
+class Judged(BaseModel):
+    """The fast path's work on one response: its claims, the judge's verdicts (as given, and checked against
+    the source) and score. It pickles, so a judge worker process can hand it back to the server."""
+
+    claims: list[Claim]
+    judgement: Judgement | None = None
+    verdicts: list[ClaimVerdict] = Field(default_factory=list)
+    extraction_error: str | None = None
+    latency_ms: dict[str, float] = Field(default_factory=dict)
+
+
+#: How a check gets its fast path: ``Guard.judged`` in process, or a judge worker process in the server.
+JudgeCall = Callable[[Sample, int], Awaitable[Judged]]
 
 
 class Guard:
@@ -141,23 +167,55 @@ class Guard:
         )
         return await self.run(request)
 
-    async def run(self, request: CheckRequest, request_id: str | None = None) -> CheckResult:
-        """The pipeline on a validated request."""
-        resolved = self.settings.resolve(request.policy)
+    def check_source(self, sample: Sample) -> None:
+        """Refuse a source over ``max_context_chars`` (cheap: the server calls it before queueing the work)."""
+        size = len(sample.context) + sum(len(p.text) for p in sample.passages)
+        if size > self.settings.max_context_chars:
+            raise WorkLimitError("source characters", size, self.settings.max_context_chars, "max_context_chars")
+
+    async def judged(self, sample: Sample, claims_from: int = 0) -> Judged:
+        """Extract and judge ``sample``'s claims (those starting at or after character ``claims_from``),
+        within the work limits. This is the CPU-bound part that the server runs in a worker process."""
+        self.check_source(sample)
+        sentences = len(split_sentences(sample.response))
+        if sentences > self.settings.max_sentences:
+            raise WorkLimitError("response sentences", sentences, self.settings.max_sentences, "max_sentences")
         started = time.perf_counter()
-        sample = request.sample()
-        latency: dict[str, float] = {}
         extraction = await self.extractor.extract(sample)
-        latency["extract"] = _ms_since(started)
+        latency = {"extract": _ms_since(started)}
+        claims = (
+            [c for c in extraction.claims if _starts_in(c.spans, claims_from)] if claims_from else extraction.claims
+        )
+        if len(claims) > self.settings.max_claims:
+            raise WorkLimitError("claims in the response", len(claims), self.settings.max_claims, "max_claims")
         at = time.perf_counter()
-        claims = extraction.claims
         judgement = await self.judge.judge(sample, claims) if claims else None
         latency["judge"] = _ms_since(at)
         verdicts = [verified(sample, v) for v in (judgement.verdicts if judgement is not None else [])]
+        return Judged(
+            claims=list(claims),
+            judgement=judgement,
+            verdicts=verdicts,
+            extraction_error=extraction.error,
+            latency_ms=latency,
+        )
+
+    async def run(
+        self, request: CheckRequest, request_id: str | None = None, *, judge_with: JudgeCall | None = None
+    ) -> CheckResult:
+        """The pipeline on a validated request; ``judge_with`` runs the fast path elsewhere (the server's
+        judge worker processes), else it runs here."""
+        resolved = self.settings.resolve(request.policy)
+        started = time.perf_counter()
+        sample = request.sample()
+        fast = await (judge_with or self.judged)(sample, 0)
+        latency = dict(fast.latency_ms)
+        claims, judgement, verdicts = fast.claims, fast.judgement, fast.verdicts
         explained, fallback = False, None
         if self.explainer is not None and judgement is not None:
             at = time.perf_counter()
-            verdicts, fallback, asked = await self._explain(sample, claims, judgement)
+            explained_verdicts, fallback, asked = await self._explain(sample, claims, judgement)
+            verdicts = [verified(sample, v) for v in explained_verdicts]
             explained = asked and fallback is None
             latency["explain"] = _ms_since(at)
         result = summarise_response(
@@ -166,7 +224,7 @@ class Guard:
             verdicts,
             self.policy,
             score=judgement.score if judgement is not None else None,
-            error=extraction.error,
+            error=fast.extraction_error,
         )
         decision, rewritten, rewrite_fallback = await self._decide(sample, claims, verdicts, result, resolved, latency)
         fallback = fallback or rewrite_fallback
@@ -190,23 +248,52 @@ class Guard:
         self, sample: Sample, claims: Sequence[Claim], judgement: Judgement
     ) -> tuple[list[ClaimVerdict], str | None, bool]:
         """The flagged claims explained by the LLM within the deadline, else the fast verdicts and why; and
-        whether the LLM was asked at all (it is not when nothing was flagged)."""
+        whether the LLM was asked at all (it is not when nothing was flagged).
+
+        The contract: the LLM sees only the claims the fast judge labelled unsupported (confident or not),
+        never the supported ones, however unsure; for each it may withdraw the flag ("no problem found")
+        or explain it (a category and a reason). It never adds a flag nor makes an unsure flag confident,
+        so it can turn a flag into a pass but never a pass into a flag, nor a flag into a block.
+        """
         from hallumeasure.detectors.cascade import CascadeJudge
 
         assert self.explainer is not None
-        reasoner = CascadeJudge(_Replay(self.judge.name, judgement), self.explainer, policy=self.policy)
-        if not any(reasoner.is_flagged(v) for v in judgement.verdicts):
+        fast = {v.claim_id: v for v in judgement.verdicts}
+        flagged = [
+            c
+            for c in claims
+            if c.id in fast
+            and fast[c.id].ok
+            and fast[c.id].label is not None
+            and self.policy.is_unsupported(fast[c.id].label)  # type: ignore[arg-type]
+        ]
+        if not flagged:
             return list(judgement.verdicts), None, False
+        reasoner = CascadeJudge(_Replay(self.judge.name, judgement), self.explainer, policy=self.policy)
+        failures: list[str] = []
+        token = failed_attempts.set(failures)
         try:
-            explained = await asyncio.wait_for(reasoner.judge(sample, claims), timeout=self.settings.llm_deadline_s)
+            explained = await asyncio.wait_for(reasoner.judge(sample, flagged), timeout=self.settings.llm_deadline_s)
         except TimeoutError:
-            return list(judgement.verdicts), f"the LLM did not answer within {self.settings.llm_deadline_s:g} s", True
+            why = f"the LLM did not answer within {self.settings.llm_deadline_s:g} s"
+            if failures:
+                why += f" ({len(failures)} failed attempt(s) before it; the last: {failures[-1]})"
+            return list(judgement.verdicts), why, True
         except Exception as exc:  # noqa: BLE001 - any provider failure falls back to the fast verdict
-            return list(judgement.verdicts), f"the LLM step failed: {type(exc).__name__}", True
+            return list(judgement.verdicts), f"the LLM step failed: {_short(exc)}", True
+        finally:
+            failed_attempts.reset(token)
         if reasoner.counts["explain_errors"]:
             n = reasoner.counts["explain_errors"]
             return list(judgement.verdicts), f"the LLM gave no usable answer for {n} flagged claim(s)", True
-        return list(explained.verdicts), None, True
+        answered = {v.claim_id: v for v in explained.verdicts}
+        merged = []
+        for verdict in judgement.verdicts:
+            new = answered.get(verdict.claim_id)
+            if new is not None and self.policy.is_unsupported(new.label):  # type: ignore[arg-type]
+                new = new.model_copy(update={"confident": verdict.confident})  # explained, not strengthened
+            merged.append(new if new is not None else verdict)
+        return merged, None, True
 
     async def _decide(
         self,
@@ -260,6 +347,16 @@ class _Replay:
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         return self.known
+
+
+def _starts_in(spans: Sequence[Any], start: int) -> bool:
+    return bool(spans) and spans[0].start >= start
+
+
+def _short(exc: BaseException) -> str:
+    """An exception as one short line (a provider's message can be long)."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
 
 def _ms_since(start: float) -> float:

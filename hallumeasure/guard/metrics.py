@@ -56,6 +56,11 @@ class GuardMetrics:
         self.queue_depth = Gauge(
             "hallumeasure_guard_queue_depth", "Checks running or waiting for a slot", registry=self.registry
         )
+        self.open_streams = Gauge(
+            "hallumeasure_guard_open_streams",
+            "Streams open (each holds a check slot only while judging)",
+            registry=self.registry,
+        )
 
     def observe(self, result: CheckResult) -> None:
         self.decisions.labels(decision=result.decision.value).inc()

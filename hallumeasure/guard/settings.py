@@ -7,6 +7,7 @@ the policy within what the deployment allows (``overridable``).
 from __future__ import annotations
 
 import os
+import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Self
@@ -88,8 +89,26 @@ class GuardSettings(BaseModel):
     #: Checks running at once; further requests wait in a queue of ``max_queue``, then get 429.
     max_concurrency: int = Field(default=8, ge=1)
     max_queue: int = Field(default=32, ge=0)
-    #: Deadline of one check, seconds.
+    #: Deadline of one check, seconds: it covers the wait for a slot and a judge worker, judging and the LLM step.
     timeout_s: float = Field(default=10.0, gt=0.0)
+    #: Work limits besides bytes (a request under the byte limit can still cost minutes of CPU): characters
+    #: of source (context or passages together), sentences of the response, claims extracted from it.
+    max_context_chars: int = Field(default=100_000, ge=1)
+    max_sentences: int = Field(default=200, ge=1)
+    max_claims: int = Field(default=400, ge=1)
+    #: Worker processes that run the keyless judges off the event loop (a check past its deadline has its
+    #: worker killed and replaced). None: one per core, at most ``max_concurrency``, for the keyless judges,
+    #: and none for other judges (they wait on a provider, not the CPU). 0: judge on the event loop.
+    judge_workers: int | None = Field(default=None, ge=0)
+    #: Streams open at once (each holds a check slot only while one of its sentences is judged); more get 429.
+    max_streams: int = Field(default=64, ge=1)
+    #: A stream that sends nothing for this long is ended; seconds.
+    stream_idle_s: float = Field(default=30.0, gt=0.0)
+    #: Deadline of a whole stream, from its first byte to its ``done`` event; seconds.
+    stream_timeout_s: float = Field(default=300.0, gt=0.0)
+    #: After SIGTERM: seconds the server goes on answering (``/readyz`` says 503, answers close their
+    #: connections) before it stops accepting and lets in-flight work finish.
+    drain_s: float = Field(default=5.0, ge=0.0)
     api_keys: tuple[SecretStr, ...] = ()
     #: Share of checks logged (request text and decision) into ``log_dir`` for ``hallumeasure monitor``;
     #: 0 logs nothing. The ordinary logs never carry request text.
@@ -137,13 +156,45 @@ class PolicyError(ValueError):
     """A request asked for a policy change that the deployment does not allow."""
 
 
+class WorkLimitError(ValueError):
+    """A request asks for more work than a limit allows; the message names the limit and the setting."""
+
+    def __init__(self, what: str, size: int, limit: int, setting: str) -> None:
+        self.what, self.size, self.limit, self.setting = what, size, limit, setting
+        super().__init__(
+            f"{what}: {size:,}, over the limit of {limit:,}; the deployment raises it with the "
+            f"'{setting}' setting (serve --{setting.replace('_', '-')})"
+        )
+
+    def __reduce__(self) -> tuple[type[WorkLimitError], tuple[str, int, int, str]]:
+        # Raised in a judge worker process and re-raised in the server: it must pickle with its fields.
+        return (WorkLimitError, (self.what, self.size, self.limit, self.setting))
+
+
+#: The judges that run on the CPU without a provider: the server runs them in worker processes.
+KEYLESS_JUDGES = frozenset({"offline", "nli", "offline+nli"})
+
+
+def judge_worker_count(settings: GuardSettings) -> int:
+    """How many judge worker processes the server starts for ``settings`` (0: judge on the event loop)."""
+    if settings.judge_workers is not None:
+        return settings.judge_workers
+    if settings.judge not in KEYLESS_JUDGES or settings.extractor not in KEYLESS_JUDGES - {"nli", "offline+nli"}:
+        return 0
+    return max(1, min(os.cpu_count() or 1, settings.max_concurrency))
+
+
 def read_keys(key_file: Path | None = None) -> tuple[SecretStr, ...]:
-    """API keys from ``key_file`` (one per line, ``#`` comments) and ``$HALLUMEASURE_API_KEYS`` (comma-separated)."""
+    """API keys from ``key_file`` (one per line) and ``$HALLUMEASURE_API_KEYS`` (comma-separated).
+
+    A comment is a line that starts with ``#``, or a ``#`` after whitespace at the end of a line. A ``#``
+    inside a key is part of it: cutting the key there would silently serve a shorter key.
+    """
     keys: list[str] = []
     if key_file is not None:
         for line in key_file.read_text(encoding="utf-8").splitlines():
-            line = line.split("#", 1)[0].strip()
-            if line:
+            line = re.split(r"\s#", line.strip(), maxsplit=1)[0].strip()
+            if line and not line.startswith("#"):
                 keys.append(line)
     keys += [k.strip() for k in os.environ.get(KEYS_ENV, "").split(",") if k.strip()]
     short = [k for k in keys if len(k) < 16]

@@ -6,26 +6,29 @@ as the model writes them. The answer is a stream of server-sent events:
 
 * ``sentence``: one complete sentence, its claims and verdicts, and ``unsupported`` (how many of
   them the judge found unsupported), so a chat UI can annotate it or stop the model;
-* ``done``: the whole response's result, exactly what ``POST /v1/check`` returns for it.
+* ``done``: the whole response's result, exactly what ``POST /v1/check`` returns for it;
+* ``error``: why the stream ended without ``done`` (with the HTTP status it would have had).
 
 A sentence is complete once the next one has begun, or when the stream ends. Its claims are taken
-from the text so far, so pronouns still resolve to earlier sentences.
+from a window of the text (the sentence and the two before it, so pronouns still resolve), which
+keeps a stream's cost linear in its length.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from hallumeasure.api.check import result_of
 from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.text import split_sentences
-from hallumeasure.core.types import Sample
-from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
-from hallumeasure.sources.evidence import verified
+from hallumeasure.core.types import Claim, Sample, Span
+from hallumeasure.guard.core import CheckRequest, CheckResult, Guard, Judged
+
+#: Sentences before the one being judged that its extraction sees (for pronouns and ellipsis).
+WINDOW_SENTENCES = 2
 
 
 @dataclass
@@ -34,22 +37,28 @@ class Event:
     data: dict[str, Any]
     final: CheckResult | None = None
 
-    def encode(self) -> str:
-        return f"event: {self.name}\ndata: {json.dumps(self.data, ensure_ascii=False)}\n\n"
+    def encode(self) -> bytes:
+        return f"event: {self.name}\ndata: {json.dumps(self.data, ensure_ascii=False)}\n\n".encode()
 
 
 @dataclass
 class SentenceStream:
-    """The response so far, and how many of its sentences have been reported."""
+    """The response so far, and the sentences of it already reported."""
 
     head: CheckRequest
     text: str = ""
-    reported: int = 0
+    #: (start, end) of each reported sentence in ``text``.
+    spans: list[tuple[int, int]] = field(default_factory=list)
 
     @classmethod
     def open(cls, head: dict[str, Any]) -> SentenceStream:
+        """The stream of a validated first line (a dict; ``pydantic.ValidationError`` when it is not a source)."""
         # The head carries the source; the response text arrives after it.
         return cls(CheckRequest.model_validate({**head, "response": head.get("response") or "-"}))
+
+    @property
+    def reported(self) -> int:
+        return len(self.spans)
 
     def feed(self, piece: str) -> list[tuple[str, int, int]]:
         """Add ``piece``; the sentences it completed, as (text, start, end) in the response."""
@@ -60,52 +69,36 @@ class SentenceStream:
         return self._complete(final=True)
 
     def _complete(self, *, final: bool) -> list[tuple[str, int, int]]:
-        sentences = split_sentences(self.text)
+        # Only the text after the last reported sentence is split again: a stream costs linear time.
+        offset = self.spans[-1][1] if self.spans else 0
+        sentences = split_sentences(self.text[offset:])
         ready = sentences if final else sentences[:-1]  # the last one may still grow
-        out = [(text, span.start, span.end) for text, span in ready[self.reported :]]
-        self.reported = max(self.reported, len(ready))
+        out = [(text, span.start + offset, span.end + offset) for text, span in ready]
+        self.spans += [(start, end) for _, start, end in out]
         return out
 
-
-async def sentence_events(
-    guard: Guard, stream: SentenceStream, lines: AsyncIterator[dict[str, Any]], timeout_s: float
-) -> AsyncIterator[Event]:
-    """The ``sentence`` events as the text arrives, then ``done`` (or ``error``)."""
-    index = 0
-    try:
-        async for line in lines:
-            piece = line.get("text")
-            if not isinstance(piece, str):
-                yield Event("error", {"detail": 'every line after the first must be {"text": "..."}'})
-                return
-            for sentence in stream.feed(piece):
-                yield await asyncio.wait_for(_sentence_event(guard, stream, sentence, index), timeout_s)
-                index += 1
-        for sentence in stream.close():
-            yield await asyncio.wait_for(_sentence_event(guard, stream, sentence, index), timeout_s)
-            index += 1
-        if not stream.text.strip():
-            yield Event("error", {"detail": "the stream held no response text"})
-            return
-        request = stream.head.model_copy(update={"response": stream.text})
-        result = await asyncio.wait_for(guard.run(request), timeout_s)
-        yield Event("done", json.loads(result.model_dump_json()), final=result)
-    except TimeoutError:
-        yield Event("error", {"detail": f"a check did not finish within {timeout_s:g} s"})
-    except ValueError as exc:  # malformed JSON line, or over the size limit
-        yield Event("error", {"detail": str(exc)})
+    def window(self, start: int, end: int) -> tuple[Sample, int]:
+        """The sample a sentence is judged in (it and the ones before it in the window), and where its
+        text starts in the window's response."""
+        index = next((i for i, (s, _) in enumerate(self.spans) if s == start), len(self.spans))
+        begin = self.spans[max(0, index - WINDOW_SENTENCES)][0] if self.spans else 0
+        return self.head.sample(response=self.text[begin:end]), begin
 
 
-async def _sentence_event(guard: Guard, stream: SentenceStream, sentence: tuple[str, int, int], index: int) -> Event:
+JudgeSentence = Callable[[Sample, int], Awaitable[Judged]]
+
+
+async def sentence_event(
+    guard: Guard, stream: SentenceStream, sentence: tuple[str, int, int], index: int, judge: JudgeSentence
+) -> Event:
+    """The ``sentence`` event of one complete sentence; ``judge`` is ``Guard.judged`` or a judge worker."""
     text, start, end = sentence
-    sample = stream.head.sample(response=stream.text[:end])
-    extraction = await guard.extractor.extract(sample)
-    claims = [c for c in extraction.claims if _starts_in(c.spans, start)]
-    judgement = await guard.judge.judge(sample, claims) if claims else None
-    verdicts = [verified(sample, v) for v in (judgement.verdicts if judgement is not None else [])]
+    sample, begin = stream.window(start, end)
+    judged = await judge(sample, start - begin)
+    claims = [_shifted(c, begin) for c in judged.claims]
     found = result_of(
         text,
-        summarise_response(sample, claims, verdicts, guard.policy),
+        summarise_response(sample, claims, judged.verdicts, guard.policy),
         guard.policy,
         judge=guard.judge.name,
         extractor=guard.extractor.name,
@@ -123,8 +116,19 @@ async def _sentence_event(guard: Guard, stream: SentenceStream, sentence: tuple[
     )
 
 
-def _starts_in(spans: Sequence[Any], start: int) -> bool:
-    return bool(spans) and spans[0].start >= start
+def done_event(result: CheckResult) -> Event:
+    return Event("done", json.loads(result.model_dump_json()), final=result)
 
 
-__all__ = ["Event", "Sample", "SentenceStream", "sentence_events"]
+def error_event(status: int, detail: str) -> Event:
+    return Event("error", {"status": status, "detail": detail})
+
+
+def _shifted(claim: Claim, by: int) -> Claim:
+    """``claim`` with its spans in the whole response rather than in the window."""
+    if not by:
+        return claim
+    return claim.model_copy(update={"spans": tuple(Span(start=s.start + by, end=s.end + by) for s in claim.spans)})
+
+
+__all__ = ["Event", "SentenceStream", "done_event", "error_event", "sentence_event"]

@@ -9,6 +9,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -42,6 +43,11 @@ class Limiter(Protocol):
     def pause(self, seconds: float) -> None: ...
 
     def settings(self) -> dict[str, Any]: ...
+
+
+#: Set by a caller (the guard's LLM step) to a list that collects each retried failure of the calls made in its
+#: context, as "Type: message": a deadline that passes while a provider keeps failing can then say so.
+failed_attempts: ContextVar[list[str] | None] = ContextVar("failed_attempts", default=None)
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -259,6 +265,9 @@ class Model:
     def _before_sleep(self, state: RetryCallState) -> None:
         self.retries += 1
         exc = state.outcome.exception() if state.outcome else None
+        collected = failed_attempts.get()
+        if collected is not None and exc is not None:
+            collected.append(f"{type(exc).__name__}: {str(exc)[:200]}")
         log.info("retrying %s after %s (attempt %d)", self.spec, type(exc).__name__, state.attempt_number)
 
     async def _attempt(self, request: GenerateRequest, key: str) -> GenerateResponse:

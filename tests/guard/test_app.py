@@ -67,7 +67,7 @@ def test_ready_only_once_the_judge_is_built() -> None:
     [
         ({"response": "x"}, "exactly one of"),
         ({"context": CONTEXT}, "response"),
-        ({"response": "x", "context": CONTEXT, "extra": 1}, "extra"),
+        ({"response": "x", "context": CONTEXT, "extra": 1}, "unknown field"),
         ({"response": "x", "context": CONTEXT, "policy": {"threshold": 2}}, "threshold"),
     ],
 )

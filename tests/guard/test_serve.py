@@ -176,3 +176,61 @@ def test_sigterm_under_load_answers_every_accepted_request_and_logs_it_whole(tmp
     records, torn = read_traffic(log_dir)
     assert len(answered) > 20 and torn == 0
     assert sorted(r.request_id for r in records) == sorted(answered)
+
+
+def test_sigterm_drains_keep_alive_clients_without_a_reset_and_logs_no_query(tmp_path: Path) -> None:
+    """Keep-alive clients send through SIGTERM: during the drain /readyz says 503 and answers carry
+    ``Connection: close``, and no request is met with a reset or a dropped answer. A key pasted into a
+    query string never reaches the log."""
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    output = (tmp_path / "server.log").open("w")
+    proc = _serve("--port", str(port), "--drain-seconds", "1.5", output=output)
+    errors: list[str] = []
+    answered, closes = [0], [0]
+    stop = threading.Event()
+
+    def client(i: int) -> None:
+        with httpx.Client(timeout=30) as c:
+            k = 0
+            while not stop.is_set():
+                k += 1
+                payload = {"response": f"The library holds {i * 1000 + k} books.", "context": CONTEXT}
+                try:
+                    r = c.post(f"{base}/v1/check", json=payload)
+                except httpx.ConnectError:  # never accepted: the listener had closed
+                    return
+                except httpx.TransportError as exc:  # a reset or a dropped answer: what must not happen
+                    errors.append(type(exc).__name__)
+                    return
+                assert r.status_code == 200, r.text
+                answered[0] += 1
+                if r.headers.get("connection") == "close":
+                    # The server is going away: a client behind a load balancer is sent elsewhere now (a client
+                    # that keeps reconnecting can still meet the kernel's reset of a closed listener's backlog).
+                    closes[0] += 1
+                    return
+
+    try:
+        _wait_ready(base, proc)
+        httpx.get(f"{base}/healthz?api_key=SECRET-IN-QUERY", timeout=5)
+        workers = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+        for w in workers:
+            w.start()
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.1)
+        assert httpx.get(f"{base}/readyz", timeout=5).status_code == 503
+        assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
+        stop.set()
+        for w in workers:
+            w.join(timeout=30)
+    finally:
+        stop.set()
+        if proc.poll() is None:
+            proc.kill()
+        output.close()
+    assert errors == []
+    assert answered[0] > 20 and closes[0] == 6
+    log = (tmp_path / "server.log").read_text()
+    assert "SECRET-IN-QUERY" not in log and "GET /healthz 200" in log
