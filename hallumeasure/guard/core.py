@@ -30,8 +30,8 @@ from hallumeasure.guard.settings import (
 )
 from hallumeasure.judges.protocols import Judgement, model_to_close
 from hallumeasure.models.factory import ModelFactory, ModelOptions
-from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.models.model import failed_attempts
+from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import run_sync
 from hallumeasure.sources.evidence import verified
 
