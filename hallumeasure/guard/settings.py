@@ -14,6 +14,8 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from hallumeasure.registry import PartKind, is_keyless
+
 #: The environment variable that may hold the server's API keys, comma-separated.
 KEYS_ENV = "HALLUMEASURE_API_KEYS"
 
@@ -171,15 +173,12 @@ class WorkLimitError(ValueError):
         return (WorkLimitError, (self.what, self.size, self.limit, self.setting))
 
 
-#: The judges that run on the CPU without a provider: the server runs them in worker processes.
-KEYLESS_JUDGES = frozenset({"offline", "nli", "offline+nli"})
-
-
 def judge_worker_count(settings: GuardSettings) -> int:
     """How many judge worker processes the server starts for ``settings`` (0: judge on the event loop)."""
     if settings.judge_workers is not None:
         return settings.judge_workers
-    if settings.judge not in KEYLESS_JUDGES or settings.extractor not in KEYLESS_JUDGES - {"nli", "offline+nli"}:
+    # Judges and extractors that call no provider run on the CPU: the server runs them in worker processes.
+    if not is_keyless(settings.judge) or not is_keyless(settings.extractor, PartKind.EXTRACTOR):
         return 0
     return max(1, min(os.cpu_count() or 1, settings.max_concurrency))
 
