@@ -227,18 +227,19 @@ def plan_samples(
             "(each chance within about 0.02)"
         )
         replicates = REPLICATES
-        gate = {"margin": margin, "above": above, "alpha": alpha}
         at_rise_d, unchanged_d, at_margin_d = differences(rise), differences(0.0), differences(margin)
-        to_flag, chance_flag = (
-            rate_count("regression", at_rise_d, power=power, **gate) if rise > above else (None, None)
-        )
-        to_pass, chance_pass = rate_count("pass", unchanged_d, power=power, **gate) if margin > 0 else (None, None)
-        to_pass_rise = rate_count("pass", at_rise_d, power=power, **gate)[0] if 0 < rise < margin else None
+
+        def count(outcome: Literal["pass", "regression"], d: Differences) -> tuple[int | None, float | None]:
+            return rate_count(outcome, d, margin=margin, above=above, alpha=alpha, power=power)
+
+        to_flag, chance_flag = count("regression", at_rise_d) if rise > above else (None, None)
+        to_pass, chance_pass = count("pass", unchanged_d) if margin > 0 else (None, None)
+        to_pass_rise = count("pass", at_rise_d)[0] if 0 < rise < margin else None
         at_rise, at_margin = (baseline_rate, rise), (baseline_rate, margin)
         by_rise = {rise: at_rise_d, margin: at_margin_d}
 
         def pass_chance(shares: tuple[float, float], n: int) -> float:
-            return rate_chances(by_rise[shares[1]], n, **gate)[0]
+            return rate_chances(by_rise[shares[1]], n, margin=margin, above=above, alpha=alpha)[0]
 
     else:
         method = "normal theory: one-sided t test at the given spread (the audit's betting bound needs more)"
