@@ -68,10 +68,14 @@ def plan(
     ] = "unsupported_rate",
     max_rate_rise: Annotated[
         float,
-        typer.Option(
-            min=0.0, max=1.0, help="The audit's tolerated rise (its --max-rate-rise or --max-hallucinated-share-rise)."
-        ),
+        typer.Option(min=0.0, max=1.0, help="The rate gate's tolerated rise, as the audit's --max-rate-rise."),
     ] = 0.02,
+    max_hallucinated_share_rise: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="The share gate's tolerated rise, as the audit's --max-hallucinated-share-rise."
+        ),
+    ] = 0.05,
     fail_on_any_significant_rise: Annotated[
         bool,
         typer.Option(
@@ -105,7 +109,8 @@ def plan(
     """How many shared samples an audit needs for each outcome, the chance to pass at the margin, and the cost.
 
     Each count says what it is for: to flag a true rise of RISE, to pass an unchanged model, and
-    (when RISE is within the margin) to pass RISE. The hallucinated share is planned exactly.
+    (when RISE is within the margin) to pass RISE, and the chance it reaches under the audit's own
+    rule: exact for the hallucinated share, simulated audits for the rate.
     """
     from hallumeasure.report.plan import PlanSettings, plan_audit
     from hallumeasure.report.power import is_metric
@@ -126,6 +131,7 @@ def plan(
             correlation=correlation,
             metric=metric,
             max_rate_rise=max_rate_rise,
+            max_hallucinated_share_rise=max_hallucinated_share_rise,
             fail_on_any_significant_rise=fail_on_any_significant_rise,
             alpha=alpha,
             power=power,
@@ -153,19 +159,24 @@ def plan(
         highlight=False,
     )
 
-    def count(n: int | None) -> str:
-        return "-" if n is None else f"{n:,}"
+    how = "exact" if result.replicates is None else f"in {result.replicates} simulated audits"
+
+    def count(n: int | None, chance: float | None = None) -> str:
+        if n is None:
+            return "- (out of reach)"
+        return f"{n:,}" + ("" if chance is None else f" (reaches it with chance {chance:.2f}, {how})")
 
     out.print(f"method: {result.method}", markup=False, highlight=False)
     out.print(
         f"to flag a rise of {rise:g} (shared samples at which a true rise of {rise:g} is flagged as a regression; "
-        f"margin {margin:g}; {level}): {count(result.samples_to_flag)}",
+        f"margin {margin:g}; {level}): {count(result.samples_to_flag, result.chance_to_flag)}",
         markup=False,
         highlight=False,
     )
     if margin > 0:
         out.print(
-            f"to pass when unchanged (true rise 0 passes; {level}): {count(result.samples_to_pass)}",
+            f"to pass when unchanged (true rise 0 passes; {level}): "
+            f"{count(result.samples_to_pass, result.chance_to_pass)}",
             markup=False,
             highlight=False,
         )

@@ -411,6 +411,8 @@ def _corrected(
             specificity=spec[0] / spec[1] if spec[1] else None,
             rate=bounded[0],
             confidence=confidence,
+            sensitivity_counts=sens,
+            specificity_counts=spec,
         ),
         n_labelled=n_labelled,
         n_unlabelled=int(rest.sum()),

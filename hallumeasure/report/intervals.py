@@ -252,10 +252,10 @@ def betting_rejects(values: np.ndarray, m: float, alpha: float, *, seed: int = 0
     x = x[np.isfinite(x)]
     if x.size == 0 or m >= 1.0:
         return bool(x.size and m >= 1.0)
-    return _wealth(x, m, alpha, _orders(x.size, seed)) >= 1.0 / alpha
+    return _wealth(x, m, alpha, bet_orders(x.size, seed)) >= 1.0 / alpha
 
 
-def _orders(n: int, seed: int) -> np.ndarray:
+def bet_orders(n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.array([np.arange(n)] + [rng.permutation(n) for _ in range(BETTING_ORDERS - 1)])
 
@@ -273,7 +273,7 @@ def betting_upper(values: np.ndarray, alpha: float, *, seed: int = 0) -> float |
         return None
     if np.any(np.abs(x) > 1.0 + 1e-12):
         raise ValueError("betting bounds need values in [-1, 1]")
-    orders = _orders(x.size, seed)
+    orders = bet_orders(x.size, seed)
     goal = 1.0 / alpha
     low, high = float(x.min()) - 1e-9, 1.0
     if _wealth(x, high - 1e-9, alpha, orders) < goal:

@@ -3,9 +3,11 @@
 The arithmetic is ``hallumeasure.report.power``'s; this module decides where its inputs come from,
 as ``hallumeasure plan`` and ``hallumeasure.plan`` both use it:
 
-* the spread of the per-sample differences: the paired differences of two runs over the same
-  samples (pairing included), else the spread of one run assumed for the current run too (with
-  ``correlation``, 0 by default), else the largest spread a share with mean ``baseline_rate`` can have;
+* the per-sample differences the rate gate is simulated on (``hallumeasure.report.rate_power``):
+  the paired differences of two runs over the same samples (pairing included), else pairs of one
+  run's values (independent, or the same sample's value with chance ``correlation``), else the
+  yes/no outcomes of two shares with mean ``baseline_rate`` (the largest spread a rate can have);
+  the current values are moved to each planned true rise;
 * the samples to price: ``samples`` when given, else the baseline run's;
 * the judge, extractor and mode to price: the settings', else the baseline run's, else the
   keyless ``offline`` judge in ``cot-one`` mode.
@@ -13,7 +15,7 @@ as ``hallumeasure plan`` and ``hallumeasure.plan`` both use it:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,14 +24,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.core.errors import ConfigError, RunStoreError
 from hallumeasure.core.types import Mode, RunManifest, Sample
+from hallumeasure.report.audit_models import AuditGates
 from hallumeasure.report.power import (
     Metric,
     SamplePlan,
     difference_sd,
+    discordant_shares,
     plan_cost,
     plan_samples,
     sd_from_rates,
 )
+from hallumeasure.report.rate_power import Differences
 from hallumeasure.report.runs import pair_up, response_units
 from hallumeasure.runs.run import Run
 
@@ -70,7 +75,16 @@ class PlanSettings(BaseModel):
         description="unsupported_rate (mean of per-response rates) or hallucinated_share (planned exactly).",
     )
     max_rate_rise: float = Field(
-        default=0.02, ge=0.0, le=1.0, description="The audit's tolerated rise (its margin) on the planned metric."
+        default=AuditGates.model_fields["max_rate_rise"].default,
+        ge=0.0,
+        le=1.0,
+        description="The audit's tolerated rise of the mean unsupported rate (its margin, as in the audit).",
+    )
+    max_hallucinated_share_rise: float = Field(
+        default=AuditGates.model_fields["max_hallucinated_share_rise"].default,
+        ge=0.0,
+        le=1.0,
+        description="The audit's tolerated rise of the hallucinated share (its margin, as in the audit).",
     )
     fail_on_any_significant_rise: bool = Field(
         default=False, description="Plan for an audit that flags any significant rise (margin 0)."
@@ -87,8 +101,10 @@ class PlanSettings(BaseModel):
 
     @property
     def margin(self) -> float:
-        """The audit's margin the plan is for: 0 when any significant rise fails the audit."""
-        return 0.0 if self.fail_on_any_significant_rise else self.max_rate_rise
+        """The audit's margin the plan is for: the planned metric's gate's, 0 when any significant rise fails."""
+        if self.fail_on_any_significant_rise:
+            return 0.0
+        return self.max_hallucinated_share_rise if self.metric == "hallucinated_share" else self.max_rate_rise
 
     def priced_stages(self, manifest: RunManifest | None) -> tuple[str, str, Mode]:
         """(judge, extractor, mode) to price: these settings', else the run's, else offline in cot-one mode.
@@ -134,6 +150,49 @@ def _values(units: pd.DataFrame, column: str) -> np.ndarray:
     return np.asarray(units[column].to_numpy(dtype=float), dtype=float)
 
 
+#: Most values of one run paired with each other when the current run is assumed (their square is simulated on).
+_MOST_VALUES = 300
+
+
+def _moved(values: np.ndarray, shift: float) -> np.ndarray:
+    """``values`` in [0, 1] with their mean moved by ``shift``, each towards 1 (or 0) in proportion to its room."""
+    mean = float(values.mean())
+    if shift > 0 and mean < 1.0:
+        return np.clip(values + shift * (1.0 - values) / (1.0 - mean), 0.0, 1.0)
+    if shift < 0 and mean > 0.0:
+        return np.clip(values + shift * values / mean, 0.0, 1.0)
+    return values
+
+
+def _paired_differences(base: np.ndarray, cur: np.ndarray) -> Callable[[float], Differences]:
+    """Differences of the observed pairs with the current values moved to a true rise r."""
+    keep = np.isfinite(base) & np.isfinite(cur)
+    x, y = base[keep], cur[keep]
+    return lambda r: Differences.observed(_moved(y, r - float(y.mean() - x.mean())) - x)
+
+
+def _one_run_differences(values: np.ndarray, rho: float) -> Callable[[float], Differences]:
+    """Differences of two draws of one run's values: the same sample's with chance |rho| (the opposite
+    end of the sorted values when rho < 0), else an independent one; the second draw moved to r."""
+    v = np.sort(values[np.isfinite(values)])
+    if v.size > _MOST_VALUES:
+        v = v[np.linspace(0, v.size - 1, _MOST_VALUES).round().astype(int)]  # evenly spaced quantiles
+    if v.size == 0:
+        v = np.zeros(1)
+    share = abs(rho)
+    paired_with = v if rho >= 0 else v[::-1]
+
+    def at(r: float) -> Differences:
+        y = _moved(v, r)
+        independent = (y[None, :] - v[:, None]).ravel()
+        same = _moved(paired_with, r) - v
+        k = v.size
+        probs = np.concatenate([np.full(k * k, (1.0 - share) / (k * k)), np.full(k, share / k)])
+        return Differences(np.concatenate([independent, same]), probs)
+
+    return at
+
+
 def plan_audit(
     settings: PlanSettings,
     *,
@@ -173,12 +232,14 @@ def plan_audit(
                     "plan from the baseline alone or from a baseline rate"
                 )
             correlation = rho if correlation is None else correlation
+            differences = _paired_differences(_values(pa, column), _values(pb, column))
             source = f"paired differences of {base_run.name} and {cur_run.name} ({n_pairs} shared samples)"
         else:
             rho = 0.0 if correlation is None else correlation
             spread = float(np.nanstd(values, ddof=1)) if np.isfinite(values).sum() > 1 else 0.0
             sd = spread * float(np.sqrt(max(2 * (1 - rho), 0.0)))
             correlation = rho
+            differences = _one_run_differences(values, rho)
             source = (
                 f"spread of {base_run.name} ({int(np.isfinite(values).sum())} samples), the same spread "
                 f"assumed for the current run, correlation {rho:g}"
@@ -189,6 +250,8 @@ def plan_audit(
         rate = float(settings.baseline_rate)
         correlation = 0.0 if correlation is None else correlation
         sd = sd_from_rates(rate, settings.rise, correlation)
+        rho_rate = correlation
+        differences = lambda r: Differences.discordant(*discordant_shares(rate, min(1.0, rate + r), rho_rate))  # noqa: E731
         source = f"baseline rate {rate:g}, largest spread of a share with that mean, correlation {correlation:g}"
     if isinstance(samples, str | Path):
         from hallumeasure.runs.inputs import load_samples
@@ -206,6 +269,7 @@ def plan_audit(
         alpha=settings.alpha,
         power=settings.power,
         correlation=None if correlation is None else round(correlation, 6),
+        differences=differences,
     )
     wanted = result.largest_count
     if priced and wanted:

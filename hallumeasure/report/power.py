@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TypeGuard, get_args
 
 import numpy as np
@@ -26,6 +26,7 @@ from scipy import optimize, stats
 
 if TYPE_CHECKING:
     from hallumeasure.core.types import Sample
+    from hallumeasure.report.rate_power import Differences
     from hallumeasure.runs.datasets import LabelledSample
 
 #: Largest sample count the planner reports; above it the rise is too small to decide in practice.
@@ -123,7 +124,10 @@ class SamplePlan(BaseModel):
     power: float
     sd_difference: float
     correlation: float | None
-    method: str = Field(description="How the chances were computed: exact (the share gate) or normal theory.")
+    method: str = Field(
+        description="How the chances were computed: exact (the share gate), a simulation of the audit's betting "
+        "bound (the rate gate), or normal theory (no distribution of differences given)."
+    )
     samples_to_flag: int | None = Field(
         description="To flag a rise of R: shared samples at which a true rise of `rise` is flagged as a "
         "regression with the given power (None when rise <= the regression threshold or out of reach)."
@@ -131,6 +135,15 @@ class SamplePlan(BaseModel):
     samples_to_pass: int | None = Field(
         description="To pass when unchanged: shared samples at which a model with true rise 0 passes "
         "with the given power (None when margin is 0)."
+    )
+    chance_to_flag: float | None = Field(
+        default=None, description="Chance that the audit flags a true rise of `rise` at samples_to_flag."
+    )
+    chance_to_pass: float | None = Field(
+        default=None, description="Chance that the audit passes an unchanged model at samples_to_pass."
+    )
+    replicates: int | None = Field(
+        default=None, description="Simulated audits behind each chance (None when they are exact)."
     )
     samples_to_pass_at_rise: int | None = Field(
         default=None,
@@ -168,15 +181,21 @@ def plan_samples(
     power: float = 0.8,
     correlation: float | None = None,
     exact: bool = True,
+    differences: Callable[[float], Differences] | None = None,
 ) -> SamplePlan:
     """The sample counts that flag ``rise``, pass an unchanged model, and pass ``rise`` when within ``margin``.
 
     The hallucinated share is planned exactly (``share_outcomes``, the audit's own decision rule,
-    with the pairing given by ``correlation``, 0 when unknown) unless ``exact`` is False; the rate
-    with the normal-theory power of a one-sided t test at ``sd``.
+    with the pairing given by ``correlation``, 0 when unknown) unless ``exact`` is False. The rate
+    is planned by simulating the audit's betting bound on ``differences(r)``, the per-sample
+    differences at a true rise r (``hallumeasure.report.rate_power``); without it, with the
+    normal-theory power of a one-sided t test at ``sd`` (which the betting bound does not reach).
     """
     notes = []
     above = margin
+    chance_flag: float | None = None
+    chance_pass: float | None = None
+    replicates: int | None = None
     if metric == "hallucinated_share" and exact:
         method = "exact: the share gate's outcome probabilities summed over the discordant counts"
         rho = 0.0 if correlation is None else correlation
@@ -194,6 +213,33 @@ def plan_samples(
 
         def pass_chance(shares: tuple[float, float], n: int) -> float:
             return share_outcomes(n, *shares, margin=margin, above=above, alpha=alpha).p_pass
+
+        if to_flag is not None:
+            chance_flag = share_outcomes(to_flag, *at_rise, margin=margin, above=above, alpha=alpha).p_regression
+        if to_pass is not None:
+            chance_pass = pass_chance(unchanged, to_pass)
+
+    elif differences is not None:
+        from hallumeasure.report.rate_power import REPLICATES, rate_chances, rate_count
+
+        method = (
+            f"simulation: the audit's own betting bound run on {REPLICATES} simulated audits per count "
+            "(each chance within about 0.02)"
+        )
+        replicates = REPLICATES
+        at_rise_d, unchanged_d, at_margin_d = differences(rise), differences(0.0), differences(margin)
+
+        def count(outcome: Literal["pass", "regression"], d: Differences) -> tuple[int | None, float | None]:
+            return rate_count(outcome, d, margin=margin, above=above, alpha=alpha, power=power)
+
+        to_flag, chance_flag = count("regression", at_rise_d) if rise > above else (None, None)
+        to_pass, chance_pass = count("pass", unchanged_d) if margin > 0 else (None, None)
+        to_pass_rise = count("pass", at_rise_d)[0] if 0 < rise < margin else None
+        at_rise, at_margin = (baseline_rate, rise), (baseline_rate, margin)
+        by_rise = {rise: at_rise_d, margin: at_margin_d}
+
+        def pass_chance(shares: tuple[float, float], n: int) -> float:
+            return rate_chances(by_rise[shares[1]], n, margin=margin, above=above, alpha=alpha)[0]
 
     else:
         method = "normal theory: one-sided t test at the given spread (the audit's betting bound needs more)"
@@ -221,7 +267,7 @@ def plan_samples(
         )
     elif rise == margin:
         notes.append(f"a true rise equal to the margin {margin:g} passes with chance at most {alpha:g} at any n")
-    if sd == 0 and not (metric == "hallucinated_share" and exact):
+    if sd == 0 and not (metric == "hallucinated_share" and exact) and differences is None:
         notes.append(
             "the differences have no spread, so this plan cannot size the audit; measure a baseline run "
             "with more samples for a usable plan"
@@ -239,6 +285,9 @@ def plan_samples(
         method=method,
         samples_to_flag=to_flag,
         samples_to_pass=to_pass,
+        chance_to_flag=None if chance_flag is None else round(chance_flag, 4),
+        chance_to_pass=None if chance_pass is None else round(chance_pass, 4),
+        replicates=replicates,
         samples_to_pass_at_rise=to_pass_rise,
         pass_chance_at_rise=chance_at_rise,
         pass_chance_at_margin=chance_at_margin,

@@ -8,10 +8,14 @@ the report's own numbers; names come from runs and are escaped by the templates 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hallumeasure.report.comparison import Comparison
 from hallumeasure.report.stats import GroupStats
 from hallumeasure.report.unsure import UnsureStats
+
+if TYPE_CHECKING:
+    from hallumeasure.report.audit_models import RiseDecision
 
 
 def _share(value: float | None) -> str:
@@ -33,8 +37,11 @@ def _how_many(a: float, b: float) -> str:
     return f"{ratio:.1f}x the" if ratio >= 1.1 else "about the same"
 
 
-def rate_sentence(worse_first: Comparison, stats: dict[str, GroupStats], alpha: float) -> str:
-    """One comparison in words: which model has more unsupported claims, by how much, and whether it is clear."""
+def rate_sentence(worse_first: Comparison, stats: dict[str, GroupStats], alpha: float, interval_label: str = "") -> str:
+    """One comparison in words: which model has more unsupported claims, by how much, and whether it is clear.
+
+    ``interval_label`` names the difference's interval where another interval stands beside it (the audit).
+    """
     c = worse_first
     ra, rb = stats[c.a].mean_unsupported_rate.value, stats[c.b].mean_unsupported_rate.value
     if ra is None or rb is None:
@@ -72,7 +79,7 @@ def rate_sentence(worse_first: Comparison, stats: dict[str, GroupStats], alpha: 
     verdict = "significant" if clear else "not significant (it could be chance)"
     pairing = f"over {c.n_shared} shared samples" if c.paired else "as independent groups"
     return (
-        f"{head}; difference {diff.value:+.3f}{_interval(diff.low, diff.high)} {pairing}, p {_p(p)}: "
+        f"{head}; difference {diff.value:+.3f}{interval_label}{_interval(diff.low, diff.high)} {pairing}, p {_p(p)}: "
         f"{verdict} at the {alpha:g} level."
     )
 
@@ -165,11 +172,32 @@ def comparison_summary(
 
 
 def audit_summary(
-    status: str, comparison: Comparison, baseline: GroupStats, current: GroupStats, alpha: float
+    status: str,
+    comparison: Comparison,
+    baseline: GroupStats,
+    current: GroupStats,
+    alpha: float,
+    decisions: Sequence[RiseDecision] = (),
 ) -> list[str]:
-    """The sentences that open an audit report."""
+    """The sentences that open an audit report: the gates' one-sided bounds first, then the comparison.
+
+    The comparison's interval is two-sided and its test is not the gate's, so it is labelled as such:
+    beside the gate's bounds an unlabelled interval would read as a contradiction.
+    """
     stats = {comparison.a: baseline, comparison.b: current}
-    lines = [f"Audit result: {status.upper()}.", rate_sentence(comparison, stats, alpha)]
+    lines = [f"Audit result: {status.upper()}."]
+    for d in decisions:
+        if d.difference is None:
+            continue
+        low = "-" if d.lower_bound is None else f"{d.lower_bound:+.3f}"
+        high = "-" if d.upper_bound is None else f"{d.upper_bound:+.3f}"
+        lines.append(
+            f"Gate {d.metric}: difference {d.difference:+.3f}, the gate's {d.confidence:.0%} one-sided bounds: "
+            f"lower {low}, upper {high} (tolerated rise {d.margin:.3f}): {d.outcome.upper()}."
+        )
+    # compare_groups' default level, which the audit uses
+    label = ", two-sided 95% interval of the difference (descriptive, not the gate's bounds)"
+    lines.append(rate_sentence(comparison, stats, alpha, interval_label=label))
     lines += [x for x in (share_sentence([baseline, current]), subtype_sentence([baseline, current])) if x]
     lines.append(error_sentence([baseline, current]))
     return lines

@@ -140,7 +140,10 @@ def test_plan_command_from_runs_and_from_a_rate(tmp_path):
     a = np.array([0, 0.25, 0.5, 0] * 5)
     d = np.array([0.25, 0.25, 0.5, 0.25] * 5) - a
     assert plan["sd_difference"] == pytest.approx(np.std(d, ddof=1), abs=1e-6)
-    assert plan["samples_to_flag"] == samples_needed(0.08 / np.std(d, ddof=1))
+    # sized by simulating the audit's betting bound on the observed differences moved to a rise of 0.1:
+    # more samples than the t test's count, which the betting bound does not reach
+    assert plan["samples_to_flag"] > samples_needed(0.08 / np.std(d, ddof=1))
+    assert plan["chance_to_flag"] >= 0.74 and plan["replicates"] == 400
     cost = plan["cost"]
     assert cost["judge"] == "anthropic:claude-sonnet-4-5" and cost["dollars"] > 0
     assert cost["samples"] == max(plan["samples_to_flag"], plan["samples_to_pass"])
