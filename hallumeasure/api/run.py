@@ -343,7 +343,7 @@ class RunAudit(AuditResult):
         return self.status == "pass"
 
     def __repr__(self) -> str:
-        return f"<RunAudit {self.status} (exit code {self.exit_code}): {self.headline}>"
+        return f"<RunAudit {self.headline}>"  # the headline opens with the outcome and its exit code
 
     def _repr_html_(self) -> str:
         gates = _table(

@@ -60,8 +60,13 @@ def calibrate(
     from hallumeasure.report.calibrate import export_sample as write_sample
     from hallumeasure.runs.run import Run
 
-    if (labels is None) == (export_sample is None):
+    if labels is not None and export_sample is not None:
         raise fail("give --labels FILE (calibrate) or --export-sample N (write a template to label), not both")
+    if labels is None and export_sample is None:
+        raise fail(
+            "give --labels FILE to calibrate the judge against human labels, or --export-sample N to write a "
+            "template of N claims to label first"
+        )
     try:
         run = Run.load(run_dir)
         refuse_unfinished([run])
