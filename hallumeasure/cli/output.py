@@ -59,6 +59,21 @@ def print_error_reasons(data: Run, where: Console, *, run_dir: Path) -> None:
         )
 
 
+def print_skipped(data: Run, where: Console, *, shown: int = SHOWN_REASONS) -> None:
+    """The input rows the run left out, as 'measure' printed them when it ran (the first few)."""
+    skipped = data.skipped
+    if skipped is None or not len(skipped):
+        return
+    where.print(f"{len(skipped)} input row(s) skipped when this run was measured:", highlight=False, markup=False)
+    for row in skipped.head(shown).itertuples(index=False):
+        who = f" (id {row.sample_id})" if isinstance(row.sample_id, str) and row.sample_id else ""
+        where.print(f"  row {row.row}{who}: {row.message}", highlight=False, markup=False)
+    if len(skipped) > shown:
+        where.print(
+            f"  ... and {len(skipped) - shown} more (show --json lists them all)", highlight=False, markup=False
+        )
+
+
 def print_estimate(
     samples: Sequence[Sample | LabelledSample],
     mode: Mode | str,
