@@ -211,7 +211,7 @@ def parametrize_samples(
 
 
 def _data_file(path: Path, caller: Path | None) -> Path:
-    """``path`` as ``parametrize_samples`` finds it: from the calling file's folder and those above it, else as given."""
+    """``path`` as ``parametrize_samples`` finds it: from the caller's folder and those above it, else as given."""
     if path.is_absolute() or caller is None:
         return path
     for folder in caller.resolve().parents:
