@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import contextlib
+import hashlib
 import json
 import os
 import signal
@@ -232,9 +232,10 @@ def resume_cases(n_samples: int = RESUME_SAMPLES, kills: tuple[float, ...] = RES
     samples, source = summeval_sized(n_samples, seed=31)
     spec = "anthropic:claude-sonnet-4-5"
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp, AnthropicServer(
-        latency=0.05, prompt_cache=PromptCache(min_tokens=8)
-    ) as srv:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        AnthropicServer(latency=0.05, prompt_cache=PromptCache(min_tokens=8)) as srv,
+    ):
         tmp_path = Path(tmp)
         data = tmp_path / "samples.jsonl"
         data.write_text(
@@ -274,7 +275,9 @@ def resume_cases(n_samples: int = RESUME_SAMPLES, kills: tuple[float, ...] = RES
                 command(run_dir), env=env(cache), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
             deadline = time.monotonic() + 300
-            while _stored(run_dir) < round(n_samples * fraction) and proc.poll() is None and time.monotonic() < deadline:
+            while (
+                _stored(run_dir) < round(n_samples * fraction) and proc.poll() is None and time.monotonic() < deadline
+            ):
                 time.sleep(0.005)
             killed_at = time.monotonic()
             proc.send_signal(signal.SIGKILL)

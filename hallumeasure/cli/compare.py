@@ -19,7 +19,7 @@ from hallumeasure.cli.common import (
 )
 from hallumeasure.cli.output import fitted_table
 from hallumeasure.core.errors import HalluMeasureError
-from hallumeasure.report.stats import RESAMPLES, SEED
+from hallumeasure.report.resampling import RESAMPLES, SEED
 
 
 @app.command()

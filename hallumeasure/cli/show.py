@@ -22,7 +22,6 @@ from hallumeasure.cli.output import print_error_reasons, print_skipped, print_su
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.labels import Policy
-from hallumeasure.runs.run import unfinished_message
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,6 +54,8 @@ def show(
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     if data.unfinished and data.manifest is not None:  # exit 0: looking at a crashed run is how one finds out why
+        from hallumeasure.runs.run import unfinished_message
+
         message = unfinished_message(data, resume_command(data))
         console.print(
             f"[yellow]warning:[/yellow] {escape(redact(message))}",
