@@ -139,22 +139,28 @@ def print_calibration(report: CalibrationReport) -> None:
         )
     # One column per metric: seven columns of intervals never fit 80 columns, two do.
     estimators = [
-        ("judge", lambda c: c.judge.format()),
-        ("PPI (stratified)", lambda c: c.ppi.format()),
-        ("labels only", lambda c: c.labels_only.format()),
-        ("Rogan-Gladen (Bayes)", lambda c: c.rogan_gladen.format()),
-        ("labelled / unlabelled", lambda c: f"{c.n_labelled} / {c.n_unlabelled}"),
-        (
-            "simulated coverage",
-            lambda c: (
-                "not checked"
-                if c.coverage.ppi_coverage is None
-                else f"{c.coverage.ppi_coverage:.3f}" + ("" if c.coverage.holds else " (!)")
-            ),
-        ),
+        "judge",
+        "PPI (stratified)",
+        "labels only",
+        "Rogan-Gladen (Bayes)",
+        "labelled / unlabelled",
+        "simulated coverage",
+    ]
+    columns = [
+        [
+            c.judge.format(),
+            c.ppi.format(),
+            c.labels_only.format(),
+            c.rogan_gladen.format(),
+            f"{c.n_labelled} / {c.n_unlabelled}",
+            "not checked"
+            if c.coverage.ppi_coverage is None
+            else f"{c.coverage.ppi_coverage:.3f}" + ("" if c.coverage.holds else " (!)"),
+        ]
+        for c in report.corrected
     ]
     names = ["", *[c.metric.replace("_", " ") for c in report.corrected]]
-    rows = [[name, *[cell(c) for c in report.corrected]] for name, cell in estimators]
+    rows = [[name, *[column[i] for column in columns]] for i, name in enumerate(estimators)]
     out.print(fitted_table(names, rows, title=f"corrected rates ({pct} intervals, all within [0, 1])"))
     for c in report.corrected:
         if c.coverage.holds:  # the others are among the notes below
