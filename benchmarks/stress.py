@@ -22,16 +22,27 @@ Cases (``T`` is ``--timeout``):
 * ``slow server mc=8/16/64``: every call takes 0.4 to 0.6 x T, at ``--max-concurrency`` 8, 16, 64;
 * ``500s, warm-up retried`` / ``500s, warm-up once``: 20% of calls answer 500, with the cache
   warm-up retried within one deadline (the default) or sent once (``warm_up_retries=0``, as before).
+
+Crash and resume (``--resume-only`` runs just these): ``hallumeasure measure`` in a subprocess on
+30 SummEval-sized samples (Anthropic simulator, ``--concurrency 4 --max-concurrency 8``), killed
+with SIGKILL once 25%, 50% or 75% of the results are stored, then run again with ``--resume``; the
+requests of both runs together against those of a clean run. A request whose answer arrived before
+the kill is in the request cache, so the resume pays only for the calls whose answers never came.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
+import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -181,16 +192,168 @@ Notes:
   retry's own cost shows: billed input is 0.3% (Anthropic) and 0.8% (Bedrock) higher with retried
   warm-ups than with warm-ups sent once. What a retried warm-up buys is that the claims fan out at
   once instead of after the first claim; at these latencies the wall times do not tell the two apart.
-- Crash and resume, measured separately with P4 of `benchmarks/perf.py` (`cli_resume`: the CLI
-  killed with SIGKILL when half the samples are stored, then `--resume`; Anthropic simulator,
-  `--concurrency 4 --max-concurrency 8`): 330 calls against 322 uninterrupted at 60 samples
-  (1.025x), 230 against 222 at 40 samples (1.036x). The extra calls are the ones in flight at the
-  kill (about 8: answered by the server, never stored), a fixed cost that is over 3% of a run of 40.
+- Crash and resume (the section above): "sent again" are the requests of the killed run that the
+  resume sent once more, all of them in flight at the kill; "answered before the kill" are those the
+  simulator had finished answering (its last byte written) before the SIGKILL, at most 43 ms before
+  it. Every answer the client has read is committed to the request cache at once (before its sample
+  is complete; WAL, no fsync), so what is paid again is what never reached the cache: the 4 to 8
+  calls in flight, at most max-concurrency. At 30 samples (167 requests) that is 1.03 to 1.05x, not
+  the 1.01x issue #38 asked for; the floor is set by SIGKILL itself (a process killed cannot read
+  what is still in its sockets), so 1.01x would need fewer calls in flight, or the provider's answer
+  kept outside the process. P4 of `benchmarks/perf.py` measures the same at 40 and 60 samples.
 """
 
 
-def write(rows: list[dict[str, Any]], command: str) -> None:
-    (OUT / "stress.json").write_text(json.dumps({"command": command, "rows": rows}, indent=1) + "\n")
+# --- crash and resume of the CLI ------------------------------------------------------------------------
+
+RESUME_SAMPLES = 30
+RESUME_KILLS = (0.25, 0.5, 0.75)
+
+
+def _stored(run_dir: Path) -> int:
+    db = run_dir / "run.sqlite"
+    if not db.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _body_digest(record: Any) -> str:
+    return hashlib.sha256(repr(record.call.segments).encode() + repr(record.call.tool).encode()).hexdigest()
+
+
+def resume_cases(n_samples: int = RESUME_SAMPLES, kills: tuple[float, ...] = RESUME_KILLS) -> list[dict[str, Any]]:
+    """A clean CLI run, then one killed at each fraction of ``kills`` and resumed: requests of each."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from perf_data import summeval_sized
+
+    from hallumeasure.testing import AnthropicServer
+    from hallumeasure.testing.accounting import PromptCache
+
+    samples, source = summeval_sized(n_samples, seed=31)
+    spec = "anthropic:claude-sonnet-4-5"
+    rows: list[dict[str, Any]] = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        AnthropicServer(latency=0.05, prompt_cache=PromptCache(min_tokens=8)) as srv,
+    ):
+        tmp_path = Path(tmp)
+        data = tmp_path / "samples.jsonl"
+        data.write_text(
+            "".join(json.dumps({"id": s.id, "context": s.context, "response": s.response}) + "\n" for s in samples),
+            encoding="utf-8",
+        )
+
+        def command(run_dir: Path, *extra: str) -> list[str]:
+            return [
+                sys.executable, "-m", "hallumeasure.cli", "measure", str(data), "--out", str(run_dir),
+                "--extractor", spec, "--judge", spec, "--mode", "cot-one",
+                "--concurrency", "4", "--max-concurrency", "8", *extra,
+            ]  # fmt: skip
+
+        def env(cache: str) -> dict[str, str]:
+            return {
+                **os.environ,
+                "ANTHROPIC_BASE_URL": srv.base_url,
+                "ANTHROPIC_API_KEY": "sk-benchmark-dummy",
+                "HALLUMEASURE_CACHE_DIR": str(tmp_path / cache),
+                "PYTHONPATH": str(REPO),
+            }
+
+        def run(args: list[str], cache: str) -> int:
+            before = len(srv.log)
+            done = subprocess.run(args, env=env(cache), capture_output=True, timeout=600)
+            if done.returncode not in (0, 3):
+                raise RuntimeError(f"measure failed: {done.stderr.decode()[-2000:]}")
+            return len(srv.log) - before
+
+        clean = run(command(tmp_path / "clean"), "cache-clean")
+        for fraction in kills:
+            name = f"kill at {fraction:.0%}"
+            before = len(srv.log)
+            run_dir, cache = tmp_path / name.replace(" ", "-").replace("%", ""), f"cache-{fraction}"
+            proc = subprocess.Popen(
+                command(run_dir), env=env(cache), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            deadline = time.monotonic() + 300
+            while (
+                _stored(run_dir) < round(n_samples * fraction) and proc.poll() is None and time.monotonic() < deadline
+            ):
+                time.sleep(0.005)
+            killed_at = time.monotonic()
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+            stored = _stored(run_dir)
+            first = list(srv.log[before:])
+            resumed = run(command(run_dir, "--resume"), cache)
+            second = srv.log[before + len(first) :]
+            asked = {_body_digest(r) for r in first}
+            repeated = [r for r in second if _body_digest(r) in asked]
+            answered_before = {
+                _body_digest(r) for r in first if r.replied is not None and r.replied <= killed_at and r.status == 200
+            }
+            rows.append(
+                {
+                    "case": name,
+                    "samples": n_samples,
+                    "source": source,
+                    "stored_at_kill": stored,
+                    "clean_requests": clean,
+                    "before_kill": len(first),
+                    "after_resume": resumed,
+                    "ratio": round((len(first) + resumed) / clean, 4),
+                    "repeated": len(repeated),
+                    "repeated_answered_before_kill": sum(_body_digest(r) in answered_before for r in repeated),
+                    "final_results": _stored(run_dir),
+                    "repeated_detail": [
+                        [
+                            r.tool_name,
+                            "warm-up" in repr(r.call.segments),
+                            None
+                            if (p := next((q for q in first if _body_digest(q) == _body_digest(r)), None)) is None
+                            or p.replied is None
+                            else round(killed_at - p.replied, 3),
+                        ]
+                        for r in repeated
+                    ],
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def _resume_lines(resume: list[dict[str, Any]]) -> list[str]:
+    if not resume:
+        return []
+    lines = [
+        "",
+        f"## Crash and resume ({resume[0]['samples']} samples; {resume[0]['source']})",
+        "",
+        "| case | stored at kill | requests before kill + after resume | clean run | ratio | "
+        "sent again | of those answered before the kill |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in resume:
+        lines.append(
+            f"| {r['case']} | {r['stored_at_kill']} / {r['samples']} | {r['before_kill']} + {r['after_resume']} | "
+            f"{r['clean_requests']} | {r['ratio']:.3f} | {r['repeated']} | {r['repeated_answered_before_kill']} |"
+        )
+    worst = max(r["ratio"] for r in resume)
+    lines += [
+        "",
+        f"Quality bar (issue #38): resume after a kill pays at most 1.01x the requests of a clean run: "
+        f"{'met' if worst <= 1.01 else 'MISSED'} (worst {worst:.3f}x).",
+    ]
+    return lines
+
+
+def write(rows: list[dict[str, Any]], command: str, resume: list[dict[str, Any]] | None = None) -> None:
+    (OUT / "stress.json").write_text(
+        json.dumps({"command": command, "rows": rows, "resume": resume or []}, indent=1) + "\n"
+    )
     lines = [
         "# Stress: hangs, slow calls and concurrency",
         "",
@@ -232,6 +395,7 @@ def write(rows: list[dict[str, Any]], command: str) -> None:
                 f"- {provider}, 20% 500s: billed input with warm-ups retried {retried['billed_input']} against "
                 f"{once['billed_input']} with warm-ups sent once ({change:+.1%})"
             )
+    lines += _resume_lines(resume or [])
     lines += ["", *NOTES.strip("\n").splitlines()]
     (OUT / "stress.md").write_text("\n".join(lines) + "\n")
 
@@ -250,11 +414,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default="", help="run only cases whose name contains this")
     parser.add_argument("--rewrite", action="store_true", help="rewrite stress.md from stress.json, measuring nothing")
+    parser.add_argument(
+        "--resume-only", action="store_true", help="measure only crash and resume; keep the other rows as saved"
+    )
+    parser.add_argument("--no-resume", action="store_true", help="leave out crash and resume")
     args = parser.parse_args()
+    saved = json.loads((OUT / "stress.json").read_text()) if (OUT / "stress.json").exists() else {}
     if args.rewrite:
-        saved = json.loads((OUT / "stress.json").read_text())
-        write(saved["rows"], saved["command"])
+        write(saved["rows"], saved["command"], saved.get("resume"))
         return
+    if args.resume_only:
+        write(saved.get("rows", []), saved.get("command", ""), resume_cases())
+        return
+    resume = [] if args.no_resume else resume_cases()
     rows = []
     for provider in args.providers.split(","):
         for name, mc, options, warm in cases(args.timeout, args.quick):
@@ -263,7 +435,7 @@ def main() -> None:
             row = run_case(provider, name, mc, options, warm, args.timeout)
             print(json.dumps(row), flush=True)
             rows.append(row)
-    write(rows, " ".join(["PYTHONPATH=. python benchmarks/stress.py", *sys.argv[1:]]))
+    write(rows, " ".join(["PYTHONPATH=. python benchmarks/stress.py", *sys.argv[1:]]), resume)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ that never use it.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -138,6 +139,8 @@ def assert_grounded(
     ``judge`` defaults to the project's (``--hallumeasure-judge``, else ``judge`` in hallumeasure.toml or
     ``[tool.hallumeasure]``, else ``offline``); ``settings`` are further ``MeasureSettings`` fields.
     """
+    # pytest leaves this frame out of a failure's traceback: the report shows the test's line, then the claims.
+    __tracebackhide__ = True
     result = check_with_defaults(
         response, context=context, passages=passages, question=question, judge=judge, **settings
     )
@@ -188,10 +191,30 @@ def parametrize_samples(
 ) -> Any:
     """A ``pytest.mark.parametrize`` mark that runs the test once per sample of a data file (JSONL, CSV or
     Parquet, the fields of ``measure``), each test named by the sample's id. A row that cannot be read
-    stops the collection with its row number and reason."""
+    stops the collection with its row number and reason.
+
+    A relative ``path`` is found from the calling test file, not the current directory, so pytest may
+    run from anywhere: first beside the test file, then beside each folder above it (so
+    ``"tests/answers.jsonl"`` written from the project root works from ``tests/`` too), then in the
+    current directory.
+    """
     import pytest
 
     from hallumeasure.api.measure import load_input
 
-    loaded = load_input(Path(path), columns=columns, model=model, strict=True)
+    caller = inspect.currentframe()
+    caller_file = caller.f_back.f_globals.get("__file__") if caller is not None and caller.f_back else None
+    loaded = load_input(
+        _data_file(Path(path), Path(caller_file) if caller_file else None), columns=columns, model=model, strict=True
+    )
     return pytest.mark.parametrize(argname, loaded.samples, ids=[s.id for s in loaded.samples])
+
+
+def _data_file(path: Path, caller: Path | None) -> Path:
+    """``path`` as ``parametrize_samples`` finds it: from the caller's folder and those above it, else as given."""
+    if path.is_absolute() or caller is None:
+        return path
+    for folder in caller.resolve().parents:
+        if (folder / path).exists():
+            return folder / path
+    return path

@@ -15,6 +15,7 @@ import hashlib
 import json
 import secrets
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +26,7 @@ from hallumeasure.core.config import cache_path
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.types import ResponseResult, Sample
 from hallumeasure.pipeline.measurement import Measurement
-from hallumeasure.runs.inputs import LoadedInput, load_samples
+from hallumeasure.runs.inputs import API_COLUMN_HINT, LoadedInput, load_samples
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -113,9 +114,30 @@ def _measure(
     measurement = Measurement.from_values(values, config=config)
     s = measurement.settings
     loaded = load_input(data, columns=columns, model=s.model_name, strict=s.strict_input, delimiter=s.delimiter)
+    warn_skipped(loaded)
     run_dir = Path(out) if out is not None else default_run_dir(loaded.sha256)
     measurement.run(loaded, run_dir, resume=resume, overwrite=overwrite, progress=progress)
     return Run.load(run_dir)
+
+
+class SkippedRowsWarning(UserWarning):
+    """Input rows left out of a run (the CLI prints the same rows; ``Run.skipped`` lists them)."""
+
+
+def warn_skipped(loaded: LoadedInput, *, shown: int = 3) -> None:
+    """Warn about the input rows that were skipped, as the CLI prints them: a run never drops rows silently."""
+    if not loaded.problems:
+        return
+    lines = [
+        f"row {p.row}{f' (id {p.sample_id})' if p.sample_id else ''}: {p.message}" for p in loaded.problems[:shown]
+    ]
+    more = f"; and {len(loaded.problems) - shown} more" if len(loaded.problems) > shown else ""
+    warnings.warn(
+        f"{len(loaded.problems)} input row(s) of {loaded.path} skipped: {'; '.join(lines)}{more} "
+        "(run.skipped lists them; strict_input=True makes the first one an error)",
+        SkippedRowsWarning,
+        stacklevel=4,
+    )
 
 
 def default_run_dir(input_sha256: str) -> Path:
@@ -138,7 +160,9 @@ def load_input(
     problems and column map); its hash is that of those JSON lines, so the same data resumes the same run.
     """
     if isinstance(data, (str, Path)):
-        return load_samples(data, columns=columns, model=model, strict=strict, delimiter=delimiter)
+        return load_samples(
+            data, columns=columns, model=model, strict=strict, delimiter=delimiter, column_hint=API_COLUMN_HINT
+        )
     if _is_frame(data):
         text = data.to_json(orient="records", lines=True, force_ascii=False, date_format="iso")
         return _from_jsonl(text, f"<DataFrame of {len(data)} rows>", columns, model, strict)
@@ -178,7 +202,7 @@ def _from_jsonl(
         path = Path(folder) / "input.jsonl"
         path.write_text(text + "\n", encoding="utf-8")
         try:
-            loaded = load_samples(path, columns=columns, model=model, strict=strict)
+            loaded = load_samples(path, columns=columns, model=model, strict=strict, column_hint=API_COLUMN_HINT)
         except InputError as exc:  # the message names the temporary file: name the data instead
             raise InputError(str(exc).replace(str(path), name)) from None
     for problem in loaded.problems:

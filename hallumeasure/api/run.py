@@ -275,7 +275,8 @@ class Run(read_model.Run):
         return (
             f"<Run {self.name!r}: {s.get('n_responses', 0)} responses, {s.get('n_claims', 0)} claims, "
             f"mean unsupported rate {_share(s.get('mean_unsupported_rate'))}, "
-            f"{int(s.get('n_error_responses', 0)) + int(s.get('n_claim_errors', 0))} error rows; "
+            f"{int(s.get('n_error_responses', 0)) + int(s.get('n_claim_errors', 0))} error rows"
+            f"{f', {len(self.skipped)} input rows skipped (run.skipped)' if len(self.skipped) else ''}; "
             f"judge {self.judge}, {self.status}>"
         )
 
@@ -343,7 +344,7 @@ class RunAudit(AuditResult):
         return self.status == "pass"
 
     def __repr__(self) -> str:
-        return f"<RunAudit {self.status} (exit code {self.exit_code}): {self.headline}>"
+        return f"<RunAudit {self.headline}>"  # the headline opens with the outcome and its exit code
 
     def _repr_html_(self) -> str:
         gates = _table(

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.table import Table
 
 from hallumeasure.cli.common import app, fail, one_line, open_unit, out, refuse_unfinished
+from hallumeasure.cli.output import fitted_table
 from hallumeasure.core.errors import HalluMeasureError
 
 if TYPE_CHECKING:
@@ -60,8 +60,13 @@ def calibrate(
     from hallumeasure.report.calibrate import export_sample as write_sample
     from hallumeasure.runs.run import Run
 
-    if (labels is None) == (export_sample is None):
+    if labels is not None and export_sample is not None:
         raise fail("give --labels FILE (calibrate) or --export-sample N (write a template to label), not both")
+    if labels is None and export_sample is None:
+        raise fail(
+            "give --labels FILE to calibrate the judge against human labels, or --export-sample N to write a "
+            "template of N claims to label first"
+        )
     try:
         run = Run.load(run_dir)
         refuse_unfinished([run])
@@ -96,13 +101,14 @@ def print_calibration(report: CalibrationReport) -> None:
         markup=False,
         highlight=False,
     )
-    table = Table(title="claims: human (rows) x judge (columns)", title_justify="left")
-    table.add_column("human \\ judge")
-    for name in report.labels:
-        table.add_column(name, justify="right")
-    for name, row in zip(report.labels, report.confusion, strict=True):
-        table.add_row(name, *[str(x) for x in row])
-    out.print(table)
+    confusion = [[name, *[str(x) for x in row]] for name, row in zip(report.labels, report.confusion, strict=True)]
+    out.print(
+        fitted_table(
+            ["human \\ judge", *[name.replace("_", " ") for name in report.labels]],
+            confusion,
+            title="claims: human (rows) x judge (columns)",
+        )
+    )
     b = report.binary_confusion
 
     def kappa(v: float | None) -> str:
@@ -131,31 +137,31 @@ def print_calibration(report: CalibrationReport) -> None:
             markup=False,
             highlight=False,
         )
-    table = Table(title=f"corrected rates ({pct} intervals, all within [0, 1])", title_justify="left")
-    for name in (
-        "metric",
+    # One column per metric: seven columns of intervals never fit 80 columns, two do.
+    estimators = [
         "judge",
         "PPI (stratified)",
         "labels only",
         "Rogan-Gladen (Bayes)",
         "labelled / unlabelled",
         "simulated coverage",
-    ):
-        table.add_column(name, justify="left" if name == "metric" else "right")
-    for c in report.corrected:
-        check = c.coverage
-        table.add_row(
-            c.metric,
+    ]
+    columns = [
+        [
             c.judge.format(),
             c.ppi.format(),
             c.labels_only.format(),
             c.rogan_gladen.format(),
             f"{c.n_labelled} / {c.n_unlabelled}",
             "not checked"
-            if check.ppi_coverage is None
-            else f"{check.ppi_coverage:.3f}" + ("" if check.holds else " (!)"),
-        )
-    out.print(table)
+            if c.coverage.ppi_coverage is None
+            else f"{c.coverage.ppi_coverage:.3f}" + ("" if c.coverage.holds else " (!)"),
+        ]
+        for c in report.corrected
+    ]
+    names = ["", *[c.metric.replace("_", " ") for c in report.corrected]]
+    rows = [[name, *[column[i] for column in columns]] for i, name in enumerate(estimators)]
+    out.print(fitted_table(names, rows, title=f"corrected rates ({pct} intervals, all within [0, 1])"))
     for c in report.corrected:
         if c.coverage.holds:  # the others are among the notes below
             out.print(f"{c.metric}: {c.coverage.message}", markup=False, highlight=False)

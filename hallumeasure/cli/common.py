@@ -147,7 +147,9 @@ def check_specs(specs: dict[str, list[str]]) -> None:
 
 
 console = Console(stderr=True)
-out = Console(soft_wrap=True)
+# Wrapped at word boundaries to the terminal (80 columns when piped): a terminal breaks a longer line
+# mid-word. Machine-read output (print_json) is never wrapped.
+out = Console()
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 #: Stopped with Ctrl-C (128 + SIGINT, what shells report).

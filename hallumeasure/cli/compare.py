@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.markup import escape
-from rich.table import Table
 
 from hallumeasure.cli.common import (
     app,
@@ -18,8 +17,9 @@ from hallumeasure.cli.common import (
     out,
     refuse_unfinished,
 )
+from hallumeasure.cli.output import fitted_table
 from hallumeasure.core.errors import HalluMeasureError
-from hallumeasure.report.stats import RESAMPLES, SEED
+from hallumeasure.report.resampling import RESAMPLES, SEED
 
 
 @app.command()
@@ -78,18 +78,18 @@ def compare(
         raise fail(str(exc)) from exc
     except ValidationError as exc:
         raise fail(one_line(exc)) from None
-    table = Table(title="models", title_justify="left")
-    for name in ("model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"):
-        table.add_column(name, justify="left" if name == "model" else "right")
-    for s in report.model_stats:
-        table.add_row(
+    names = ["model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"]
+    rows = [
+        [
             escape(s.name),
             str(s.n_responses),
             s.mean_unsupported_rate.format(),
             s.hallucinated_share.format(),
             str(s.n_error_rows),
-        )
-    out.print(table)
+        ]
+        for s in report.model_stats
+    ]
+    out.print(fitted_table(names, rows, title="models"))
     if report.comparisons:
         out.print(f"unsupported rate against the baseline {report.baseline}:", highlight=False, markup=False)
     for c in report.comparisons:

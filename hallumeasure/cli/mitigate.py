@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from hallumeasure.cli.common import (
     EXIT_INCOMPLETE,
@@ -23,7 +22,7 @@ from hallumeasure.cli.common import (
     one_line,
     out,
 )
-from hallumeasure.cli.output import usage_line
+from hallumeasure.cli.output import fitted_table, usage_line
 from hallumeasure.core.errors import HalluMeasureError
 
 
@@ -85,27 +84,28 @@ def mitigate(
         report = mitigate_run(run_dir, out_dir, rw, rounds=rounds, concurrency=concurrency, model_for=model_for)
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
-    table = Table(title=f"mitigation {run_dir} -> {out_dir}", title_justify="left")
-    for name in ("", "before", "after"):
-        table.add_column(name, justify="left" if not name else "right")
-    table.add_row(
-        "mean unsupported rate",
-        format_number(report.before.mean_unsupported_rate),
-        format_number(report.after.mean_unsupported_rate),
-    )
-    table.add_row(
-        "hallucinated share",
-        format_number(report.before.hallucinated_share),
-        format_number(report.after.hallucinated_share),
-    )
-    out.print(table)
+    rows = [
+        [
+            "mean unsupported rate",
+            format_number(report.before.mean_unsupported_rate),
+            format_number(report.after.mean_unsupported_rate),
+        ],
+        [
+            "hallucinated share",
+            format_number(report.before.hallucinated_share),
+            format_number(report.after.hallucinated_share),
+        ],
+    ]
+    out.print(f"mitigation {run_dir} -> {out_dir}", markup=False, highlight=False)
+    out.print(fitted_table(["", "before", "after"], rows))
     rate = "-" if report.mitigation_rate is None else f"{report.mitigation_rate:.1%}"
     retention = "-" if report.retention is None else f"{report.retention:.1%}"
     clean = "-" if report.clean_rate is None else f"{report.clean_rate:.1%}"
     out.print(
         f"mitigation rate {rate} ({report.n_mitigated}/{report.n_originally_hallucinated} repaired; "
         f"{report.n_emptied} emptied, not counted; clean share {clean}); "
-        f"retention {retention} ({report.retained}/{report.supported_before}); "
+        f"retention {retention} ({report.retained} of {report.supported_before} supported claims still "
+        "present and supported); "
         f"new unsupported claims {report.n_new_unsupported}; sent {report.n_sent}/{report.n_responses}; "
         + (  # the offline rewriter calls no model: no tokens to report
             f"rewrite calls {report.rewrite_usage.calls}, output tokens {report.rewrite_usage.output_tokens}; "
@@ -118,7 +118,7 @@ def mitigate(
     )
     usage = usage_line(report.rewrite_usage + report.measure_usage, [report.rewriter, report.extractor, report.judge])
     if usage is not None:
-        out.print(usage, markup=False, highlight=False, soft_wrap=True)
+        out.print(usage, markup=False, highlight=False, soft_wrap=False)
     out.print(f"wrote {out_dir} (a run) and mitigation.md / .html / .json in it", markup=False)
     if report.n_rewrite_errors:
         console.print(

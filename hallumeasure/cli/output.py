@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -55,6 +56,21 @@ def print_error_reasons(data: Run, where: Console, *, run_dir: Path) -> None:
             "lists them all",
             highlight=False,
             soft_wrap=True,
+        )
+
+
+def print_skipped(data: Run, where: Console, *, shown: int = SHOWN_REASONS) -> None:
+    """The input rows the run left out, as 'measure' printed them when it ran (the first few)."""
+    skipped = data.skipped
+    if skipped is None or not len(skipped):
+        return
+    where.print(f"{len(skipped)} input row(s) skipped when this run was measured:", highlight=False, markup=False)
+    for row in skipped.head(shown).itertuples(index=False):
+        who = f" (id {row.sample_id})" if isinstance(row.sample_id, str) and row.sample_id else ""
+        where.print(f"  row {row.row}{who}: {row.message}", highlight=False, markup=False)
+    if len(skipped) > shown:
+        where.print(
+            f"  ... and {len(skipped) - shown} more (show --json lists them all)", highlight=False, markup=False
         )
 
 
@@ -160,6 +176,40 @@ class SampleProgress:
         self.bar.stop()
 
 
+def fitted_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, title: str | None = None, width: int | None = None
+) -> Table:
+    """A table that fits the terminal (80 columns when piped) whenever its values do, and never cuts a value.
+
+    Rich's boxed table spends 3 cells between columns and, when short of room, cuts values and headers
+    to an ellipsis. Here columns are one space apart under a single rule. When the whole headers do not
+    fit, each column after the first is as wide as its longest value or its header's longest word,
+    whichever is wider: headers wrap between words and a value is never cut. Only the first column (a
+    name) may fold.
+    """
+    room = width if width is not None else out.size.width
+    table = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0)
+    )
+
+    def widest(i: int, header: str) -> int:
+        return max([len(header)] + [len(row[i]) for row in rows])
+
+    natural = [widest(i, h) for i, h in enumerate(headers)]
+    compact = natural[:1] + [
+        max([len(word) for word in h.split()] + [len(row[i]) for row in rows]) for i, h in enumerate(headers) if i
+    ]
+    fixed = natural if sum(natural) + len(headers) - 1 <= room else compact
+    for i, header in enumerate(headers):
+        if i == 0:
+            table.add_column(header, justify="left", overflow="fold")
+        else:
+            table.add_column(header, justify="right", width=fixed[i])
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
 def _number(value: float | None) -> str:
     return "-" if value is None or value != value else f"{value:.3f}"
 
@@ -174,7 +224,7 @@ def unsure_lines(unsure: dict[str, UnsureStats], judge: str | None) -> list[str]
     who = f"the {judge} judge" if judge else "the judge"
     lines = [
         f"unsure claims: {whole.n_unsure_claims} of {whole.n_claims} ({who} could not tell; an LLM check would "
-        "settle them). In brackets: the rate with every unsure claim counted supported - and unsupported. "
+        "settle them). bounds: the rate with every unsure claim counted supported - and unsupported. "
         "decided: responses whose hallucinated flag no unsure claim can change."
     ]
     if whole.rate.low is not None and whole.rate.high is not None:
@@ -195,12 +245,10 @@ def print_summary(run_dir: Path, data: Run | None = None) -> Run:
     manifest = data.manifest
     # Only a run with claims its keyless judge could not tell gets the bounds and the decided column.
     unsure = {s.name: s for s in run_unsure_stats(data.responses, data.claims)}
-    table = Table(title=f"run {run_dir}", title_justify="left")
     names = ["model", "responses", "claims", "mean unsupported rate", "hallucinated share", "error rows"]
     if unsure:
-        names[3:4] = ["mean unsupported rate (bounds)", "decided"]
-    for name in names:
-        table.add_column(name, justify="left" if name == "model" else "right")
+        names[4:4] = ["bounds", "decided"]
+    rows: list[list[str]] = []
     for row in data.summary.to_dict(orient="records"):
         rate, share = row["mean_unsupported_rate"], row["hallucinated_share"]
         cells = [
@@ -212,12 +260,14 @@ def print_summary(run_dir: Path, data: Run | None = None) -> Run:
             str(row["n_error_responses"] + row["n_claim_errors"]),
         ]
         if (bounds := unsure.get(str(row["model"]))) is not None:
-            cells[3:4] = [f"{_number(rate)} ({_number(bounds.rate_low.value)}-{_number(bounds.rate_high.value)})"]
-            cells.insert(4, _percent(bounds.decided_share.value))
+            cells[4:4] = [
+                f"{_number(bounds.rate_low.value)}-{_number(bounds.rate_high.value)}",
+                _percent(bounds.decided_share.value),
+            ]
         elif unsure:
-            cells.insert(4, _percent(1.0 if share is not None and share == share else None))
-        table.add_row(*cells)
-    out.print(table)
+            cells[4:4] = ["-", _percent(1.0 if share is not None and share == share else None)]
+        rows.append(cells)
+    out.print(fitted_table(names, rows, title=f"run {run_dir}"))
     if unsure:
         for line in unsure_lines(unsure, manifest.judge if manifest else None):
             out.print(line, markup=False, highlight=False, soft_wrap=False)
@@ -276,4 +326,4 @@ def print_usage(manifest: RunManifest) -> None:
     judges = (manifest.settings.get("judge") or {}).get("votes", {}).get("judges") or [manifest.judge]
     line = usage_line(manifest.usage, [manifest.extractor, *judges], batch=batch)
     if line is not None:
-        out.print(line, markup=False, highlight=False, soft_wrap=True)
+        out.print(line, markup=False, highlight=False, soft_wrap=False)

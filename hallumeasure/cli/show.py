@@ -18,11 +18,10 @@ from hallumeasure.cli.common import (
     out,
     resume_command,
 )
-from hallumeasure.cli.output import print_error_reasons, print_summary
+from hallumeasure.cli.output import print_error_reasons, print_skipped, print_summary
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.labels import Policy
-from hallumeasure.runs.run import unfinished_message
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,6 +54,8 @@ def show(
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     if data.unfinished and data.manifest is not None:  # exit 0: looking at a crashed run is how one finds out why
+        from hallumeasure.runs.run import unfinished_message
+
         message = unfinished_message(data, resume_command(data))
         console.print(
             f"[yellow]warning:[/yellow] {escape(redact(message))}",
@@ -67,6 +68,7 @@ def show(
             "unfinished": data.unfinished,
             "summary": json.loads(data.summary.to_json(orient="records")),
             "error_reasons": [reason.model_dump() for reason in data.error_reasons],
+            "skipped": json.loads(data.skipped.to_json(orient="records")),
             "stability": json.loads(stability.model_dump_json()) if (stability := run_stability(data)) else None,
             "rag": [s.model_dump(mode="json") for s in load_rag(data)[0]],
         }
@@ -77,6 +79,7 @@ def show(
     summaries, evidence = load_rag(data)
     if summary:
         print_summary(run_dir, data)
+        print_skipped(data, out)
         print_error_reasons(data, out, run_dir=run_dir)
         print_rag(out, summaries)
     if claims:

@@ -17,11 +17,11 @@ from pydantic import BaseModel, Field
 
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage, Vote
-from hallumeasure.models.model import Model
 from hallumeasure.registry import PartKind, is_keyless
 
 if TYPE_CHECKING:
     from hallumeasure.judges.llm.prompts import Prompt
+    from hallumeasure.models.model import Model
 
 
 class Extraction(BaseModel):

@@ -43,6 +43,10 @@ class RequestCache:
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
+            # Each answer is committed the moment it arrives (a killed run keeps it); in WAL mode NORMAL
+            # still survives a killed process, and a commit without an fsync does not hold the event
+            # loop back from the next answer that has arrived.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS responses ("
                 "key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,"

@@ -24,16 +24,10 @@ import pandas as pd
 from pydantic import BaseModel
 
 from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.report.resampling import CONFIDENCE, RESAMPLES, SEED
 
 LABELS = [label.value for label in Label]
 SUBTYPES = [subtype.value for subtype in Subtype]
-
-
-#: The one interval procedure of every report (measure, show, view, compare, audit): this many
-#: bootstrap resamples from this seed at this confidence, so one run always gets one interval.
-RESAMPLES = 2000
-SEED = 0
-CONFIDENCE = 0.95
 
 
 class Resampling(TypedDict):

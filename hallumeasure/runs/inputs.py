@@ -35,7 +35,10 @@ ALIASES = {"contexts": ("retrieved_contexts",), "question": ("user_input",)}
 _KNOWN_EXTRA = ("label", "claims", "error_types", "meta", "dataset", "split")
 #: Delimiters a CSV file may use; the header line decides which one.
 CSV_DELIMITERS = (",", ";", "\t", "|")
-_MAPPING_HINT = "Map your column names with --column field=name."
+#: How the command line maps column names (the default of ``load_samples``'s ``column_hint``).
+CLI_COLUMN_HINT = "Map your column names with --column field=name."
+#: How the Python API maps them: its ``columns`` argument, not the CLI's flag.
+API_COLUMN_HINT = "Map your column names with columns={'field': 'name'} (e.g. columns={'response': 'answer'})."
 # Bytes that are not UTF-8, as the surrogateescape decoder keeps them.
 _BAD_BYTES = re.compile("[\udc80-\udcff]")
 
@@ -223,8 +226,12 @@ def load_samples(
     delimiter: str | None = None,
     model: str | None = None,
     strict: bool = False,
+    column_hint: str = CLI_COLUMN_HINT,
 ) -> LoadedInput:
     """Samples from a file. ``columns`` maps our field names to the file's (``{"response": "answer"}``).
+
+    ``column_hint`` ends a missing-column error: how the caller maps column names (the CLI's flag by
+    default, ``API_COLUMN_HINT`` for the Python API).
 
     Bad rows are reported as ``problems`` (row number, id, what is wrong) and skipped; the others
     load. Rows that are unreadable (not UTF-8, not JSON, not CSV), that lack a context (missing,
@@ -255,7 +262,7 @@ def load_samples(
     # CSV and Parquet columns are checked once for the whole file; JSONL rows one by one, since each
     # line may have its own fields.
     def check_header(present: list[str], how: str) -> None:
-        _check_columns(path, present, _resolve(mapping, aliases, present), how)
+        _check_columns(path, present, _resolve(mapping, aliases, present), how, column_hint)
 
     for number, record in read_rows(path, fmt, delimiter if fmt == "csv" else None, on_header=check_header):
         if isinstance(record, str):
@@ -278,7 +285,7 @@ def load_samples(
         raise InputError(f"{path}: row {p.row}{f' (id {p.sample_id})' if p.sample_id else ''}: {p.message}")
     if not samples:
         detail = f"; first problem: row {problems[0].row}: {problems[0].message}" if problems else ""
-        hint = f" {_MAPPING_HINT}" if problems and problems[0].message.startswith("has no ") else ""
+        hint = f" {column_hint}" if problems and problems[0].message.startswith("has no ") else ""
         raise InputError(f"{path}: no usable rows{detail}.{hint}")
     return LoadedInput(samples=samples, problems=problems, sha256=file_sha256(path), path=str(path))
 
@@ -349,14 +356,14 @@ def _resolve(mapping: Mapping[str, str], aliases: Mapping[str, tuple[str, ...]],
     return out
 
 
-def _check_columns(path: Path, present: list[str], mapping: Mapping[str, str], how: str) -> None:
+def _check_columns(path: Path, present: list[str], mapping: Mapping[str, str], how: str, hint: str) -> None:
     missing = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in present]
     if not any(mapping[f] in present for f in SOURCE_FIELDS):
         missing.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
     if missing:
         raise InputError(
             f"{path}: read as {how}, the header has no {', '.join(missing)}; "
-            f"columns present: {[str(c) for c in present][:20]}. {_MAPPING_HINT}"
+            f"columns present: {[str(c) for c in present][:20]}. {hint}"
         )
 
 

@@ -42,7 +42,8 @@ def test_a_file_a_dataframe_records_and_samples_measure_alike(tmp_path):
 
 def test_dataframe_rows_that_cannot_be_read_are_reported_not_dropped(tmp_path):
     rows = [*ROWS[:2], {"id": "bad", "response": "no source"}]
-    run = hallumeasure.measure(pd.DataFrame(rows), out=tmp_path / "run")
+    with pytest.warns(UserWarning, match="1 input row"):
+        run = hallumeasure.measure(pd.DataFrame(rows), out=tmp_path / "run")
     assert len(run.responses) == 2
     assert run.skipped["sample_id"].tolist() == ["bad"] and "context" in run.skipped["message"][0]
     assert "input.jsonl" not in run.skipped["message"][0]  # the temporary file is not named
@@ -138,3 +139,39 @@ def test_without_out_the_run_goes_under_the_cache_and_the_request_cache_applies(
     runs = tmp_path / "cache" / "runs"
     assert first.path.parent == second.path.parent == runs and first.path != second.path
     assert _outcome(first) == _outcome(second) and first.judge == "anthropic:claude-sim"
+
+
+def test_skipped_rows_are_said_by_a_warning_the_repr_and_show(tmp_path):
+    """Issue #38: a file with bad rows warns as the CLI prints; the repr and 'show' say it too."""
+    from typer.testing import CliRunner
+
+    from hallumeasure.api.measure import SkippedRowsWarning
+    from hallumeasure.cli import app
+
+    lines = EXAMPLES.read_text(encoding="utf-8").splitlines()[:4]
+    data = tmp_path / "dup.jsonl"
+    data.write_text("\n".join([*lines, lines[0], json.dumps({"id": "x", "response": "r"})]) + "\n", encoding="utf-8")
+    with pytest.warns(SkippedRowsWarning) as caught:
+        run = hallumeasure.measure(data, out=tmp_path / "run")
+    (warning,) = caught
+    assert warning.filename == __file__  # points at the caller's line, not the library's
+    assert "2 input row(s) of" in str(warning.message) and "row 5" in str(warning.message)
+    assert "row 6 (id x): has no context" in str(warning.message) and "run.skipped" in str(warning.message)
+    assert len(run.skipped) == 2 and "4 responses" in repr(run) and "2 input rows skipped" in repr(run)
+    shown = CliRunner().invoke(app, ["show", str(tmp_path / "run")])
+    assert shown.exit_code == 0, shown.output
+    assert "2 input row(s) skipped when this run was measured" in shown.output and "row 6 (id x)" in shown.output
+    listed = CliRunner().invoke(app, ["show", str(tmp_path / "run"), "--json"])
+    assert [r["row"] for r in json.loads(listed.output)["skipped"]] == [5, 6]
+
+
+def test_the_api_column_error_names_the_api_argument_not_the_cli_flag(tmp_path):
+    data = tmp_path / "answers.csv"
+    data.write_text("id,context,answer\na,The sky is blue.,The sky is blue.\n", encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        hallumeasure.measure(data, out=tmp_path / "run")
+    assert "columns={'response': 'answer'}" in str(raised.value) and "--column" not in str(raised.value)
+    records = [{"id": "a", "context": "c", "answer": "r"}]
+    with pytest.raises(InputError) as raised:
+        hallumeasure.measure(records, out=tmp_path / "run2")
+    assert "columns=" in str(raised.value) and "--column" not in str(raised.value)

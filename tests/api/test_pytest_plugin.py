@@ -169,3 +169,51 @@ def test_a_bad_row_in_the_data_file_stops_collection_with_its_reason(pytester):
     result = _run(pytester)
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*answers.jsonl: row 1 (id x): has no context*"])
+
+
+def test_a_failure_shows_the_tests_line_then_the_claims_not_the_librarys_source(pytester):
+    """Issue #38: assert_grounded hides its own frame (``__tracebackhide__``)."""
+    pytester.makepyfile(
+        f"""
+        import hallumeasure
+
+        def test_wrong_length():
+            hallumeasure.assert_grounded({WRONG!r}, context={CONTEXT!r})
+        """
+    )
+    result = _run(pytester)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    failure = out[out.index("_ test_wrong_length _") : out.index("short test summary")]
+    assert "__tracebackhide__" not in failure and "def assert_grounded" not in failure
+    assert "check_with_defaults" not in failure and "grounded.py" not in failure
+    lines = [line for line in failure.splitlines()[1:] if line.strip()]
+    # the test's own lines, then at once the message and its claims
+    assert lines[0].strip() == "def test_wrong_length():" and len(lines) < 15, failure
+    assert any("response not grounded" in line for line in lines[:4]), failure
+
+
+def test_parametrize_samples_finds_its_file_from_the_test_not_the_current_directory(pytester):
+    """Issue #38: a path written from the project root works when pytest runs from tests/ too."""
+    tests = pytester.mkdir("tests")
+    (tests / "answers.jsonl").write_text(
+        f'{{"id": "bridge", "context": {CONTEXT!r}, "response": "The bridge opened in 1998."}}\n'.replace("'", '"'),
+        encoding="utf-8",
+    )
+    (tests / "test_answers.py").write_text(
+        "import hallumeasure\n\n"
+        '@hallumeasure.parametrize_samples("tests/answers.jsonl")\n'
+        "def test_each(sample):\n"
+        "    assert sample.id == 'bridge'\n\n"
+        '@hallumeasure.parametrize_samples("answers.jsonl")\n'
+        "def test_beside(sample):\n"
+        "    assert sample.id == 'bridge'\n",
+        encoding="utf-8",
+    )
+    _run(pytester).assert_outcomes(passed=2)  # from the project root
+    monkeypatch = pytest.MonkeyPatch()
+    try:
+        monkeypatch.chdir(tests)
+        _run(pytester).assert_outcomes(passed=2)  # from tests/
+    finally:
+        monkeypatch.undo()

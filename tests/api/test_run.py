@@ -108,7 +108,9 @@ def test_compare_and_audit_return_typed_results_with_html(run, tmp_path):
     assert audit.status == "inconclusive" and not audit.passed and audit.exit_code == 4
     assert (tmp_path / "audit" / "audit.junit.xml").exists()
     html = audit._repr_html_()
-    assert "unsupported_rate" in html and "PASS" in html and repr(audit).startswith("<RunAudit inconclusive")
+    assert "unsupported_rate" in html and "PASS" in html
+    # The outcome and its exit code once, not "inconclusive (exit code 4): INCONCLUSIVE (exit code 4)" (issue #38).
+    assert repr(audit).startswith("<RunAudit INCONCLUSIVE (exit code 4), ") and repr(audit).count("exit code") == 1
     with pytest.raises(TypeError):
         run.audit(run, gates=hallumeasure.AuditGates(), alpha=0.1)
 

@@ -371,3 +371,12 @@ def test_anthropic_without_a_key_names_the_environment_variable_only(tmp_path):
         )
     )
     assert "ANTHROPIC_API_KEY" in line and "api_key=" not in line
+
+
+def test_calibrate_with_neither_option_asks_for_one_and_does_not_say_not_both(tmp_path):
+    result = runner.invoke(app, ["calibrate", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--labels FILE" in result.output and "--export-sample N" in result.output
+    assert "not both" not in result.output  # issue #38: neither option is not "both"
+    both = runner.invoke(app, ["calibrate", str(tmp_path), "--labels", "x.csv", "--export-sample", "3"])
+    assert both.exit_code == 2 and "not both" in both.output

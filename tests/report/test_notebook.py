@@ -64,6 +64,16 @@ def test_committed_notebook_is_executed():
     assert "/tmp/" not in json.dumps(nb) and str(REPO) not in json.dumps(nb)
 
 
+def test_committed_notebook_prints_rounded_values():
+    """Issue #38: 'kappa 0.588', not 'kappa 0.587629': what a notebook prints is read, not parsed."""
+    import re
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    printed = "".join(o.get("text", "") for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs)
+    assert "kappa" in printed
+    assert not re.findall(r"\d\.\d{5,}", printed), re.findall(r"[^\n]*\d\.\d{5,}[^\n]*", printed)
+
+
 def test_notebook_uses_only_the_public_api():
     import ast
 

@@ -136,11 +136,12 @@
           el("td", { "class": "model", text: m.name }),
           el("td", { "class": "mix-cell", title: mix.words + (subtypes ? "\nsubtypes: " + subtypes : "") },
             el("div", { "class": "mix-line" }, mix.bar, el("span", { "class": "subtypes", text: mix.words }))),
-          el("td", { "class": "num", text: String(m.n_responses) }),
-          el("td", { "class": "num", text: String(m.n_claims) }),
-          el("td", { "class": "num rate", text: estimate(m.rate) }),
-          el("td", { "class": "num rate", text: estimate(m.share) }),
-          el("td", { "class": "num", text: String(m.n_error_rows) })));
+          // data-label: a phone shows each number with its name instead of the header row (viewer.css).
+          el("td", { "class": "num", "data-label": "responses", text: String(m.n_responses) }),
+          el("td", { "class": "num", "data-label": "claims", text: String(m.n_claims) }),
+          el("td", { "class": "num rate", "data-label": "mean unsupported rate", text: estimate(m.rate) }),
+          el("td", { "class": "num rate", "data-label": "hallucinated share", text: estimate(m.share) }),
+          el("td", { "class": "num", "data-label": "error rows", text: String(m.n_error_rows) })));
       });
     });
     add(table, body);
@@ -296,7 +297,7 @@
           add(item, ul);
         }
       }
-      item.addEventListener("click", function () { select(r.key); });
+      item.addEventListener("click", function () { select(r.key); revealDetail(); });
       add(list, item);
     });
     $("more").hidden = state.items.length <= state.shown;
@@ -324,6 +325,13 @@
     }
     renderDetail();
     if (!keepHash) writeHash();
+  }
+
+  // One column (a phone, a narrow window): the detail sits below the list, so a tap brings it into view.
+  function revealDetail() {
+    var single = window.matchMedia && window.matchMedia("(max-width: 900px)").matches;
+    var detail = $("detail");
+    if (single && detail.scrollIntoView) detail.scrollIntoView({ block: "start" });
   }
 
   function writeHash() {
