@@ -63,6 +63,7 @@ from hallumeasure.report.audit_models import (
 from hallumeasure.report.audit_outputs import junit_xml, write_audit, write_usage_error
 from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
 from hallumeasure.report.power import difference_sd
+from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import (
     judge_notes,
     pair_up,
@@ -70,7 +71,7 @@ from hallumeasure.report.runs import (
     response_units,
     run_info,
 )
-from hallumeasure.report.stats import RESAMPLES, SEED, SUBTYPES, GroupStats, group_stats
+from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
 from hallumeasure.runs.run import Run
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4

@@ -13,8 +13,9 @@ from pydantic_core import PydanticCustomError
 
 from hallumeasure.report.audit_bounds import Outcome
 from hallumeasure.report.comparison import Comparison
+from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import RunInfo
-from hallumeasure.report.stats import RESAMPLES, SEED, GroupStats
+from hallumeasure.report.stats import GroupStats
 
 Status = Literal["pass", "regression", "inconclusive", "incomplete", "usage_error"]
 

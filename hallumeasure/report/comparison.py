@@ -5,10 +5,9 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import BaseModel
 
+from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import pair_up
 from hallumeasure.report.stats import (
-    RESAMPLES,
-    SEED,
     SUBTYPES,
     Difference,
     Resampling,

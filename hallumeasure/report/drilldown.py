@@ -17,8 +17,9 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from hallumeasure.core.text import split_sentences
+from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import model_groups, response_units
-from hallumeasure.report.stats import RESAMPLES, SEED, group_stats
+from hallumeasure.report.stats import group_stats
 from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import Alignment, align_claim, highlight
 

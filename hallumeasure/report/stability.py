@@ -35,7 +35,8 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.labels import Label, Policy
-from hallumeasure.report.stats import CONFIDENCE, RESAMPLES, SEED, Estimate, bootstrap_weights, percentile_interval
+from hallumeasure.report.resampling import CONFIDENCE, RESAMPLES, SEED
+from hallumeasure.report.stats import Estimate, bootstrap_weights, percentile_interval
 
 if TYPE_CHECKING:
     from hallumeasure.report.runs import Group

@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from hallumeasure.report.resampling import CONFIDENCE, RESAMPLES, SEED
 from hallumeasure.report.runs import NO_MODEL
-from hallumeasure.report.stats import CONFIDENCE, RESAMPLES, SEED, Estimate, Resampling, bootstrap_mean
+from hallumeasure.report.stats import Estimate, Resampling, bootstrap_mean
 
 
 class UnsureStats(BaseModel):

@@ -45,6 +45,7 @@ from hallumeasure.core.types import (
 )
 from hallumeasure.registry import is_keyless, is_scripted
 from hallumeasure.report.render import TEMPLATES, render_html
+from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import (
     NO_MODEL,
     judge_notes,
@@ -52,7 +53,7 @@ from hallumeasure.report.runs import (
     model_groups,
     response_units,
 )
-from hallumeasure.report.stats import LABELS, RESAMPLES, SEED, SUBTYPES, Estimate, group_stats
+from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate, group_stats
 from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import align_claim
 from hallumeasure.version import __version__
