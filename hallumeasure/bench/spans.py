@@ -18,7 +18,7 @@ character of every response) and **mark nothing**. Intervals are percentile boot
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -75,7 +75,7 @@ def mean_iou(counts: np.ndarray) -> float:
     return float(iou.mean())
 
 
-_METRIC_FNS = {
+_METRIC_FNS: dict[str, Callable[[np.ndarray], float]] = {
     "char_precision": lambda c: char_prf(c)[0],
     "char_recall": lambda c: char_prf(c)[1],
     "char_f1": lambda c: char_prf(c)[2],
@@ -131,8 +131,11 @@ def score_spans(
     pairs = [(s, by_id[s.id]) for s in samples if s.spans is not None and s.id in by_id and by_id[s.id].error is None]
     if not pairs:
         return None
-    boot = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
-    marks = {
+
+    def boot(fn: Callable[[np.ndarray], float], counts: np.ndarray) -> MetricCI:
+        return interval(fn, counts, n_resamples=n_resamples, seed=seed, confidence=confidence)
+
+    marks: dict[str, list[list[tuple[int, int]]]] = {
         "judge": [predicted_spans(r, s.response, policy) for s, r in pairs],
         "mark everything": [[(0, len(s.response))] if s.response else [] for s, _ in pairs],
         "mark nothing": [[] for _ in pairs],
@@ -140,17 +143,15 @@ def score_spans(
     gold = [[(g.start, g.end) for g in s.spans or ()] for s, _ in pairs]
     rows = []
     for system in SYSTEMS:
-        counts = np.array([span_counts(p, g) for p, g in zip(marks[system], gold, strict=True)], dtype=float)
-        counts = counts.reshape(-1, 4)
-        rows.append(SpanRow(system=system, metrics={m: interval(_METRIC_FNS[m], counts, **boot) for m in METRICS}))
+        counts = _array(marks[system], gold)
+        rows.append(SpanRow(system=system, metrics={m: boot(_METRIC_FNS[m], counts) for m in METRICS}))
     labels = sorted({g.label or UNLABELLED for s, _ in pairs for g in s.spans or ()})
     per_label = []
     for label in labels:
         typed = [[(g.start, g.end) for g in s.spans or () if (g.label or UNLABELLED) == label] for s, _ in pairs]
         recall = {}
         for system in SYSTEMS:
-            counts = np.array([span_counts(p, g) for p, g in zip(marks[system], typed, strict=True)], dtype=float)
-            recall[system] = interval(_METRIC_FNS["char_recall"], counts.reshape(-1, 4), **boot)
+            recall[system] = boot(_METRIC_FNS["char_recall"], _array(marks[system], typed))
         per_label.append(
             SpanLabelRow(
                 label=label,
@@ -173,6 +174,12 @@ def score_spans(
         rows=rows,
         per_label=per_label,
     )
+
+
+def _array(predicted: list[list[tuple[int, int]]], gold: list[list[tuple[int, int]]]) -> np.ndarray:
+    """The ``(n, 4)`` array of ``SpanCounts`` of paired responses."""
+    rows = [span_counts(p, g) for p, g in zip(predicted, gold, strict=True)]
+    return np.array(rows, dtype=np.float64).reshape(-1, 4)
 
 
 def span_markdown(scores: SpanScores) -> list[str]:

@@ -17,7 +17,7 @@ response, spans are carried over to the cleaned text; a span outside its respons
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,8 @@ from hallumeasure.core.text import clean_text
 from hallumeasure.runs.datasets import GoldSpan, LabelledSample, carried, load_labelled
 
 RAGTRUTH_FILES = ("response.jsonl", "source_info.jsonl")
+#: A span as a file gives it: start, end, its text and label type when given, its annotators' share when given.
+_Raw = tuple[int, int, str | None, str | None, float | None]
 
 
 def load_span_set(path: str | Path) -> list[LabelledSample]:
@@ -74,7 +76,7 @@ def load_ragtruth(folder: str | Path, *, split: str | None = None) -> list[Label
             )
         context, question = _ragtruth_source(source)
         labels = r.get("labels") or []
-        spans = [(int(x["start"]), int(x["end"]), x.get("text"), x.get("label_type"), None) for x in labels]
+        spans: list[_Raw] = [(int(x["start"]), int(x["end"]), x.get("text"), x.get("label_type"), None) for x in labels]
         out.append(
             _sample(
                 sample_id=str(r.get("id", number)),
@@ -98,7 +100,7 @@ def load_mushroom(path: str | Path) -> list[LabelledSample]:
     out = []
     for number, r in enumerate(_records(path), start=1):
         soft = r.get("soft_labels") or []
-        spans = []
+        spans: list[_Raw] = []
         for start, end in r.get("hard_labels") or []:
             probs = [s["prob"] for s in soft if s["start"] < end and s["end"] > start]
             spans.append((int(start), int(end), None, None, max(probs) if probs else None))
@@ -137,7 +139,7 @@ def _sample(
     question: str | None,
     response: str,
     model: str | None,
-    spans: list[tuple[int, int, str | None, str | None, float | None]],
+    spans: list[_Raw],
     meta: dict[str, Any],
     where: str,
 ) -> LabelledSample:
@@ -165,7 +167,7 @@ def _sample(
     )
 
 
-def _records(path: Path) -> Iterable[dict[str, Any]]:
+def _records(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if line.strip():
