@@ -23,7 +23,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from hallumeasure.bench.run import run_bench
-from hallumeasure.bench.spans import METRICS, span_markdown
+from hallumeasure.bench.spans import METRICS, SpanScores, span_markdown
 from hallumeasure.pipeline.measurement import Measurement
 from hallumeasure.runs.datasets import GoldSpan, LabelledSample, data_dir, load_labelled, subsample
 
@@ -75,17 +75,25 @@ def _label(sample: LabelledSample) -> str | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default=os.environ.get("HALLUMEASURE_DATA") or Path(__file__).parents[2] / "shared" / "data")
+    parser.add_argument(
+        "--data", default=os.environ.get("HALLUMEASURE_DATA") or Path(__file__).parents[2] / "shared" / "data"
+    )
     parser.add_argument("--limit", type=int, default=150, help="records per set (stratified, seed 13)")
     parser.add_argument("--judges", nargs="+", default=["offline", "nli"])
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--out", default=str(RESULTS / "span_dev"))
+    parser.add_argument("--render", action="store_true", help="only re-render the .md from the .json")
     args = parser.parse_args()
+    out = Path(args.out)
+    if args.render:
+        saved = json.loads(out.with_suffix(".json").read_text())
+        out.with_suffix(".md").write_text(render(saved["command"], saved["results"]))
+        return
     folder = data_dir(args.data)
     if folder is None or not (Path(folder) / "bump.jsonl").exists():
         sys.exit(f"no shared data in {args.data}; give --data DIR")
     command = "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/span_dev.py " + " ".join(sys.argv[1:])
-    results, lines = [], []
+    results = []
     for name in ORIGINALS:
         samples, dropped = with_span_truth(load_labelled(Path(folder) / f"{name}.jsonl"))
         samples = subsample(samples, args.limit, seed=13)
@@ -105,16 +113,40 @@ def main() -> None:
                     "span": result.span.model_dump(mode="json"),
                 }
             )
-            lines += [f"### {judge} on {name}", "", *span_markdown(result.span)[2:], ""]
-            lines += [f"{dropped} unsupported edits of the whole set only delete words and were left out; "
-                      f"{seconds:.0f} s for {len(samples)} responses.", ""]
-            lines += [f"Note: {n}" for n in result.notes if "in-sample" in n] + [""]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps({"command": command, "results": results}, indent=1) + "\n")
+    out.with_suffix(".md").write_text(render(command, results))
+    print(out.with_suffix(".md").read_text())
+
+
+def render(command: str, results: list[dict]) -> str:
+    """The Markdown report of saved results: the summary, what beats the baselines, and each table."""
     summary = ["| set | judge | " + " | ".join(METRICS) + " |", "|---|---|" + "---|" * len(METRICS)]
+    findings, lines = [], []
     for r in results:
-        for row in r["span"]["rows"]:
-            name = r["judge"] if row["system"] == "judge" else row["system"]
-            cells = [_fmt(row["metrics"][m]) for m in METRICS]
-            summary.append(f"| {r['dataset']} | {name} | " + " | ".join(cells) + " |")
+        rows = {row["system"]: row["metrics"] for row in r["span"]["rows"]}
+        for system, metrics in rows.items():
+            name = r["judge"] if system == "judge" else system
+            summary.append(f"| {r['dataset']} | {name} | " + " | ".join(_fmt(metrics[m]) for m in METRICS) + " |")
+        beats = [m for m in METRICS if _above(rows["judge"][m], rows["mark everything"][m], rows["mark nothing"][m])]
+        behind = [
+            m
+            for m in METRICS
+            if not _above(rows["judge"][m], rows["mark everything"][m])
+            or not _above(rows["judge"][m], rows["mark nothing"][m])
+        ]
+        findings.append(
+            f"- {r['judge']} on {r['dataset']}: above both baselines (intervals apart) on "
+            f"{', '.join(beats) or 'nothing'}; not above at least one of them on {', '.join(behind) or 'nothing'}."
+        )
+        scores = SpanScores.model_validate(r["span"])
+        lines += [f"### {r['judge']} on {r['dataset']}", "", *span_markdown(scores)[2:], ""]
+        lines += [
+            f"{r['dropped_deletion_only']} unsupported edits of the whole set only delete words and were left out; "
+            f"{r['seconds']:.0f} s for {scores.n_responses} responses.",
+            "",
+        ]
+        lines += [f"Note: {n}" for n in r["notes"] if "in-sample" in n] + [""]
     md = [
         "# Span figures of the keyless judges on minimal-edit span truth (dev)",
         "",
@@ -122,21 +154,24 @@ def main() -> None:
         "",
         (__doc__ or "").split("\n\n", 2)[2].strip(),
         "",
-        "**Read with care.** The shipped offline judge's trees were fitted on these sets (BUMP and SummEdits among "
-        "them), so its figures are in-sample and overstate it; nothing in the span code was tuned on them. The "
-        "gold marks only the edited words, while the judge marks whole claims (clauses), so character precision "
-        "is low by construction; example F1 and recall are the fairer reading. 95% percentile-bootstrap intervals "
-        "over responses.",
+        "**Read with care.** The shipped keyless judges were fitted on these sets (BUMP and SummEdits among "
+        "them), so their figures are in-sample and overstate them; nothing in the span code was tuned on them. "
+        "The gold marks only the edited words, while a judge marks whole claims (clauses), so character "
+        "precision and IoU are low by construction. 95% percentile-bootstrap intervals over responses.",
         "",
         *summary,
         "",
+        "What the figures say (a judge is above a baseline where its interval lies wholly above the baseline's):",
+        "",
+        *findings,
+        "",
         *lines,
     ]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps({"command": command, "results": results}, indent=1) + "\n")
-    out.with_suffix(".md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
+    return "\n".join(md) + "\n"
+
+
+def _above(judge: dict, *baselines: dict) -> bool:
+    return judge["low"] is not None and all(b["high"] is not None and judge["low"] > b["high"] for b in baselines)
 
 
 def _fmt(m: dict) -> str:
