@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.labels import Label, Policy, Subtype
+from hallumeasure.core.spans import UnsupportedSpan, unsupported_spans
 from hallumeasure.core.types import Evidence, Passage, ResponseResult, Sample, Usage
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
@@ -72,6 +73,8 @@ class CheckedClaim(BaseModel):
     error: str | None = None
     #: Character ranges of the claim in the response.
     spans: tuple[tuple[int, int], ...] = ()
+    #: False when the claim's place in the response could not be found (``spans`` is then empty).
+    located: bool = True
 
 
 class Result(BaseModel):
@@ -88,6 +91,9 @@ class Result(BaseModel):
     hallucinated: bool | None = None
     #: Whether ``hallucinated`` holds whatever the claims judged without confidence turn out to be.
     decided: bool | None = None
+    #: The characters of the response behind its unsupported claims, merged where claims overlap
+    #: (LettuceDetect's ``{start, end, text, confidence}`` with the claims' ``label`` and ``subtype``).
+    unsupported_spans: list[UnsupportedSpan] = Field(default_factory=list)
     judge: str
     extractor: str
     #: Set when the whole response could not be checked (the extraction failed, for example).
@@ -151,6 +157,7 @@ def result_of(response: str, result: ResponseResult, policy: Policy, *, judge: s
                 unsupported=policy.is_unsupported(v.label) if ok and v is not None and v.label else None,
                 error=(v.error if v is not None else "the judge returned no verdict") if not ok else None,
                 spans=tuple((s.start, s.end) for s in claim.spans),
+                located=claim.located,
             )
         )
     return Result(
@@ -163,6 +170,7 @@ def result_of(response: str, result: ResponseResult, policy: Policy, *, judge: s
         unsupported_rate=result.unsupported_rate,
         hallucinated=result.hallucinated,
         decided=result.decided,
+        unsupported_spans=unsupported_spans(response, result.claims, result.verdicts, policy),
         judge=judge,
         extractor=extractor,
         error=result.error,

@@ -15,18 +15,22 @@ Paired tests between two systems live with the reports, not here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from pydantic import BaseModel
 
 __all__ = [
     "CI",
+    "MetricCI",
     "accuracy",
     "balanced_accuracy",
     "bootstrap_ci",
+    "interval",
     "macro_f1",
     "per_class_prf",
     "precision_recall_f1",
@@ -205,3 +209,34 @@ def bootstrap_ci(
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(finite, [alpha, 1.0 - alpha])
     return CI(point, float(low), float(high), confidence, n_resamples, skipped)
+
+
+class MetricCI(BaseModel):
+    """A point estimate with its bootstrap interval; None where undefined (e.g. AUC with one class)."""
+
+    point: float | None
+    low: float | None = None
+    high: float | None = None
+    #: Resamples on which the metric was undefined and that were skipped.
+    n_skipped: int = 0
+
+    def fmt(self, digits: int = 2) -> str:
+        if self.point is None:
+            return "n/a"
+        if self.low is None or self.high is None:
+            return f"{self.point:.{digits}f}"
+        return f"{self.point:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+def interval(
+    fn: Callable[..., float], *arrays: np.ndarray, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> MetricCI:
+    """``bootstrap_ci`` as a ``MetricCI``: None where the metric is undefined (no rows, or not finite)."""
+    if len(arrays[0]) == 0:
+        return MetricCI(point=None)
+    ci = bootstrap_ci(fn, *arrays, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    return MetricCI(point=_finite(ci.point), low=_finite(ci.low), high=_finite(ci.high), n_skipped=ci.n_skipped)
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None

@@ -44,15 +44,17 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from hallumeasure.bench.metrics import (
+    MetricCI,
     accuracy,
     balanced_accuracy,
-    bootstrap_ci,
+    interval,
     macro_f1,
     per_class_prf,
     precision_recall_f1,
     roc_auc,
     weighted_f1,
 )
+from hallumeasure.bench.spans import SpanScores, score_spans
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.subtype_maps import map_error_types
 from hallumeasure.core.types import Claim, Mode, ResponseResult, Sample, Usage
@@ -64,23 +66,6 @@ from hallumeasure.version import __version__
 PriceOf = Callable[[str], Any]  # spec -> hallumeasure.models.pricing.Price | None
 USAGE_FIELDS = ("calls", "seconds", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 NO_SUBTYPE = "none"
-
-
-class MetricCI(BaseModel):
-    """A point estimate with its bootstrap interval; None where undefined (e.g. AUC with one class)."""
-
-    point: float | None
-    low: float | None = None
-    high: float | None = None
-    #: Resamples on which the metric was undefined and that were skipped.
-    n_skipped: int = 0
-
-    def fmt(self, digits: int = 2) -> str:
-        if self.point is None:
-            return "n/a"
-        if self.low is None or self.high is None:
-            return f"{self.point:.{digits}f}"
-        return f"{self.point:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
 
 
 class ClaimScores(BaseModel):
@@ -140,6 +125,8 @@ class BenchResult(BaseModel):
     score_source: str = Field(description="judge, unsupported_rate, or mixed")
     claim: ClaimScores | None = None
     subtype: SubtypeScores | None = None
+    #: Character spans against the humans' (sets with span truth only), beside mark-everything and mark-nothing.
+    span: SpanScores | None = None
     usage: UsageStats
     notes: list[str] = Field(default_factory=list)
     confidence: float = 0.95
@@ -355,6 +342,7 @@ def score_bench(
             "aligned to gold claims"
         )
     subtype = _subtype_scores(pairs, policy, boot)
+    span = score_spans(samples, results, policy, **boot)
     usage = _usage_stats(pairs, extraction_usage, judge, extractor, price_of, boot, wall_seconds)
     if extraction_usage is None:
         notes.append("usage was not split by stage: it includes extraction")
@@ -388,6 +376,7 @@ def score_bench(
         score_source="mixed" if len(sources) > 1 else next(iter(sources), "n/a"),
         claim=claim,
         subtype=subtype,
+        span=span,
         usage=usage,
         notes=notes,
         settings=settings or {},
@@ -435,10 +424,7 @@ class _Bootstrap(TypedDict):
 
 
 def _ci(fn: Callable[..., float], *arrays: np.ndarray, n_resamples: int, seed: int, confidence: float) -> MetricCI:
-    if len(arrays[0]) == 0:
-        return MetricCI(point=None)
-    ci = bootstrap_ci(fn, *arrays, n_resamples=n_resamples, seed=seed, confidence=confidence)
-    return MetricCI(point=_finite(ci.point), low=_finite(ci.low), high=_finite(ci.high), n_skipped=ci.n_skipped)
+    return interval(fn, *arrays, n_resamples=n_resamples, seed=seed, confidence=confidence)
 
 
 def _ratio(num: float, den: float) -> float:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hallumeasure.bench.run import BenchResult
+from hallumeasure.bench.spans import span_markdown
 
 
 def bench_filename(result: BenchResult) -> str:
@@ -101,6 +102,8 @@ def bench_markdown(result: BenchResult) -> str:
             )
         if st.unknown:
             out.append("Unknown gold types (in no table): " + ", ".join(f"{k} ({v})" for k, v in st.unknown.items()))
+    if r.span is not None:
+        out += ["", *span_markdown(r.span)]
     u = r.usage
     out += [
         "",

@@ -67,7 +67,8 @@ def bench(
     from hallumeasure.bench.tables import bench_markdown, save_bench
     from hallumeasure.core.types import Mode
     from hallumeasure.pipeline.measurement import Measurement
-    from hallumeasure.runs.datasets import load_labelled, resolve_dataset, subsample
+    from hallumeasure.runs.datasets import resolve_dataset, subsample
+    from hallumeasure.runs.span_sets import load_any
 
     modes = mode or ["cot-one"]
     for name in modes:
@@ -86,7 +87,7 @@ def bench(
         models = setups[run_modes[0]].models()  # one Model per spec for every dataset and mode: one cache
         for name in datasets:
             samples = subsample(
-                load_labelled(resolve_dataset(name, data=data), columns=column_mapping(column or [])), limit, seed=seed
+                load_any(resolve_dataset(name, data=data), columns=column_mapping(column or [])), limit, seed=seed
             )
             for run_mode in run_modes:
                 if dry_run:

@@ -46,6 +46,7 @@ def show(
     """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability;
     with passages, the evidence and citation checks."""
     from hallumeasure.report.rag import load_rag, print_rag
+    from hallumeasure.report.spans import response_spans
     from hallumeasure.report.stability import claim_votes, run_stability
     from hallumeasure.runs.run import Run
 
@@ -71,6 +72,7 @@ def show(
             "skipped": json.loads(data.skipped.to_json(orient="records")),
             "stability": json.loads(stability.model_dump_json()) if (stability := run_stability(data)) else None,
             "rag": [s.model_dump(mode="json") for s in load_rag(data)[0]],
+            "unsupported_spans": [r.model_dump(mode="json", exclude={"response"}) for r in response_spans(data)],
         }
         if claims:
             payload["claims"] = _claim_records(_with_votes(data, claim_votes))

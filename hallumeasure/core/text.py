@@ -8,6 +8,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from hallumeasure.core.spans import aligned_words, loose_match
 from hallumeasure.core.types import Span
 
 if TYPE_CHECKING:
@@ -157,9 +158,11 @@ def locate(fragment: str, text: str, sentences: list[tuple[str, Span]] | None = 
     start = text.find(fragment)
     if start >= 0:
         return (Span(start=start, end=start + len(fragment)),)
-    lowered = text.lower().find(fragment.lower())
-    if lowered >= 0:
-        return (Span(start=lowered, end=lowered + len(fragment)),)
+    # Case, spacing and quote marks aside (offsets from a regex on the text itself: ``str.lower`` may
+    # change a string's length, so its offsets would not point into ``text``).
+    loose = loose_match(fragment, text)
+    if loose:
+        return loose
     sentences = sentences if sentences is not None else split_sentences(text)
     target = set(words(fragment))
     if not target:
@@ -172,7 +175,8 @@ def locate(fragment: str, text: str, sentences: list[tuple[str, Span]] | None = 
         if best is None or score > best[0]:
             best = (score, span)
     if best is None or best[0] < 0.5:
-        return ()
+        # No sentence holds half of it: a claim joined from several sentences, say. The densest run of its words.
+        return aligned_words(fragment, text)
     return (best[1],)
 
 

@@ -124,7 +124,13 @@ class Claim(BaseModel):
     sample_id: str
     index: int = Field(ge=0)
     text: str
+    #: Where the claim comes from in the response; empty when it could not be found there (see ``located``).
     spans: tuple[Span, ...] = ()
+
+    @property
+    def located(self) -> bool:
+        """Whether the claim's span in the response was found."""
+        return bool(self.spans)
 
 
 class Evidence(BaseModel):

@@ -23,6 +23,7 @@ from typing import Any
 
 from hallumeasure.api.check import result_of
 from hallumeasure.core.aggregate import summarise_response
+from hallumeasure.core.spans import unsupported_spans
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import Claim, Sample, Span
 from hallumeasure.guard.core import CheckRequest, CheckResult, Guard, Judged
@@ -112,6 +113,10 @@ async def sentence_event(
             "end": end,
             "unsupported": found.n_unsupported,
             "claims": [json.loads(c.model_dump_json()) for c in found.claims],
+            # offsets into the whole response streamed so far, as the claims' spans are
+            "unsupported_spans": [
+                s.model_dump(mode="json") for s in unsupported_spans(sample.response, claims, verdicts, guard.policy)
+            ],
         },
     )
 

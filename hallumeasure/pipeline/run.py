@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from hallumeasure.core.aggregate import summarise_response, summarise_run
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
+from hallumeasure.core.spans import bounded
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.judges.protocols import (
     CacheWarmingJudge,
@@ -73,7 +74,8 @@ async def measure_sample(
             return summarise_response(
                 sample, [], [], policy, usage=extraction.usage + warm.usage, error=extraction.error
             )
-        claims = prepared.restore(extraction.claims)
+        # Spans point into the response as the user gave it, and never outside it, whatever the extractor said.
+        claims = bounded(prepared.restore(extraction.claims), sample.response)
         shown = view(prepared.sample, claims, judge.name, sources)
         if isinstance(judge, CacheWarmingJudge):
             # the warm-up wrote the prefix of the whole source, which is what the judge is shown when nothing is cut

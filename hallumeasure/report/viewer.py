@@ -33,6 +33,7 @@ from markupsafe import Markup
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.spans import unsupported_spans
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import (
     PASSAGE_SEPARATOR,
@@ -128,6 +129,10 @@ class ViewerResponse(BaseModel):
     error: str | None = None
     claims: list[ViewerClaim] = Field(default_factory=list)
     passages: list[ViewerPassage] = Field(default_factory=list)
+    #: The characters behind the unsupported claims, merged where claims overlap: ``[start, end, label]``.
+    unsupported_spans: list[tuple[int, int, str]] = Field(default_factory=list)
+    #: Unsupported claims that could not be placed in the response (so are not highlighted).
+    n_unlocated: int = 0
     #: Side-by-side only: the key of the same sample in the other run, and the word diff to it.
     pair: str | None = None
     diff: list[tuple[str, str]] | None = None
@@ -290,6 +295,12 @@ def _response(
     context = sample.context
     sentences = split_sentences(context)
     passages = {p.id: p for p in sample.passages}
+    found = unsupported_spans(sample.response, result.claims, result.verdicts, run.policy) if result else []
+    unlocated = sum(
+        1
+        for c in (result.claims if result is not None else ())
+        if not c.located and (v := run.verdicts.get(c.id)) and v.label and run.policy.is_unsupported(v.label)
+    )
     claims = []
     for claim in result.claims if result is not None else ():
         verdict = run.verdicts.get(claim.id)
@@ -328,6 +339,8 @@ def _response(
         error=result.error if result is not None else "not measured yet (the run is unfinished)",
         claims=claims,
         passages=[ViewerPassage(id=p.id, title=p.title, text=p.text) for p in sample.passages],
+        unsupported_spans=[(s.start, s.end, s.label.value) for s in found],
+        n_unlocated=unlocated,
     )
 
 

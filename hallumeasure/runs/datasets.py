@@ -27,10 +27,11 @@ import json
 import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.labels import Label
@@ -51,6 +52,7 @@ FIELDS = (
     "claims",
     "error_types",
     "meta",
+    "spans",
 )
 REQUIRED = ("context", "response", "label")
 #: The sets staged in shared/data, by file stem.
@@ -72,6 +74,20 @@ class GoldClaim(BaseModel):
     unsupported: bool | None = None
 
 
+class GoldSpan(BaseModel):
+    """Characters of the response a human marked as hallucinated; ``text`` is ``response[start:end]``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    text: str
+    #: The set's own label type (RAGTruth's ``Evident Conflict``...), when it gives one.
+    label: str | None = None
+    #: The share of annotators who marked it (Mu-SHROOM's soft labels), when given.
+    probability: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
 class LabelledSample(BaseModel):
     """One response with its human labels."""
 
@@ -89,6 +105,16 @@ class LabelledSample(BaseModel):
     claims: tuple[GoldClaim, ...] | None = None
     error_types: tuple[str, ...] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+    #: The hallucinated characters of ``response``; None when the set marks none (not annotated), () when it
+    #: was annotated and nothing is marked.
+    spans: tuple[GoldSpan, ...] | None = None
+
+    @model_validator(mode="after")
+    def _spans_hold_their_text(self) -> LabelledSample:
+        for span in self.spans or ():
+            if not span.start < span.end <= len(self.response) or self.response[span.start : span.end] != span.text:
+                raise ValueError(f"span [{span.start}, {span.end}) must lie inside the response and hold {span.text!r}")
+        return self
 
     def to_sample(self) -> Sample:
         """The unlabelled ``Sample`` a judge sees; gold labels are left out so no judge can read them."""
@@ -276,10 +302,49 @@ def _to_labelled(
             claims=_claims(get["claims"], dataset, csv_cells),
             error_types=tuple(str(e) for e in error_types) if error_types is not None else None,
             meta={**extra, **meta},
+            spans=_spans(get["spans"], str(get["response"] or ""), csv_cells),
         )
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ValueError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+
+
+def _spans(value: Any, response: str, csv_cells: bool) -> tuple[GoldSpan, ...] | None:
+    """The ``spans`` field: ``[{"start", "end", "text"?, "label"?}]`` over the response as written."""
+    if _missing(value):
+        return None
+    items = _json_cell(value, "spans", csv_cells)
+    if not isinstance(items, list):
+        raise ValueError("spans must be a list of {start, end} objects")
+    cleaned = clean_text(response)
+    out = []
+    for item in items:
+        if not isinstance(item, dict) or not {"start", "end"} <= set(item):
+            raise ValueError(f"a span must be an object with start and end; got {item!r}")
+        start, end = int(item["start"]), int(item["end"])
+        if not 0 <= start < end <= len(response):
+            raise ValueError(f"span [{start}, {end}) lies outside the {len(response)}-character response")
+        if item.get("text") is not None and response[start:end] != item["text"]:
+            raise ValueError(f"span [{start}, {end}) holds {response[start:end]!r}, not {item['text']!r}")
+        if cleaned != response:
+            start, end = carried(start, end, response, cleaned)
+        if end > start:
+            label = item.get("label")
+            out.append(
+                GoldSpan(start=start, end=end, text=cleaned[start:end], label=None if label is None else str(label))
+            )
+    return tuple(out)
+
+
+def carried(start: int, end: int, old: str, new: str) -> tuple[int, int]:
+    """``[start, end)`` of ``old`` as offsets into ``new`` (the same text after cleaning)."""
+    if old == new:
+        return start, end
+    mapping: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        for k in range(i1, i2 + 1):
+            mapping.setdefault(k, j1 + min(k - i1, j2 - j1) if tag != "delete" else j1)
+    return mapping.get(start, len(new)), mapping.get(end, len(new))
 
 
 #: The environment variable naming the folder of the labelled sets (``bump`` -> ``$HALLUMEASURE_DATA/bump.jsonl``).

@@ -34,6 +34,7 @@ from hallumeasure.core.aggregate import summarise_run
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Label, Policy
+from hallumeasure.core.spans import unsupported_spans
 from hallumeasure.core.types import ClaimVerdict, ResponseResult, RunManifest, Sample
 from hallumeasure.runs.store import DATABASE, RunStore, first_line
 
@@ -93,6 +94,8 @@ class Run:
         self.results: list[ResponseResult] = results
         #: One row per sample: the response, its counts (``label_counts`` and ``subtype_counts`` are dicts),
         #: ``unsupported_rate``, ``hallucinated`` and ``error``; counts are ``<NA>`` for a sample not measured yet.
+        #: ``unsupported_spans`` lists the characters of the response behind its unsupported claims
+        #: (``{start, end, text, confidence, label, subtype, claims}``, merged where claims overlap).
         self.responses: pd.DataFrame = responses
         #: One row per claim with its verdict: ``label``, ``subtype``, reasons, ``spans`` (a list of dicts),
         #: evidence and citation columns; a claim without a verdict has ``error`` set.
@@ -241,6 +244,7 @@ def _read(store: RunStore) -> dict[str, Any]:
     _add_decision_columns(responses, claims, results)
     _decode_json_columns(responses, claims)
     policy = manifest.policy if manifest else Policy()
+    _add_span_columns(responses, claims, samples, results, policy)
     return {
         "manifest": manifest,
         "samples": samples,
@@ -330,6 +334,28 @@ def _add_decision_columns(responses: pd.DataFrame, claims: pd.DataFrame, results
     responses["unsupported_rate_high"] = pd.array(
         [r.unsupported_rate_high if r else None for r in rows], dtype="Float64"
     )
+
+
+def _add_span_columns(
+    responses: pd.DataFrame,
+    claims: pd.DataFrame,
+    samples: list[Sample],
+    results: list[ResponseResult],
+    policy: Policy,
+) -> None:
+    """``unsupported_spans`` on the responses frame (a list of ``{start, end, text, confidence, label, subtype,
+    claims}`` dicts, empty for a sample not measured yet) and ``located`` on the claims frame."""
+    texts = {s.id: s.response for s in samples}
+    by_sample = {r.sample_id: r for r in results}
+    spans = []
+    for sid in responses["sample_id"]:
+        result = by_sample.get(sid)
+        found = (
+            unsupported_spans(texts.get(sid, ""), result.claims, result.verdicts, policy) if result is not None else []
+        )
+        spans.append([s.model_dump(mode="json") for s in found])
+    responses["unsupported_spans"] = pd.Series(spans, index=responses.index, dtype=object)
+    claims["located"] = pd.array([bool(x) for x in claims["spans"]], dtype="boolean")
 
 
 def _decode_json_columns(responses: pd.DataFrame, claims: pd.DataFrame) -> None:

@@ -194,6 +194,12 @@ def test_the_stream_reports_each_sentence_then_the_whole(client: TestClient) -> 
     assert sentences[1]["claims"][0]["label"] == "contradicted"
     done = events[-1][1]
     assert done["decision"] == "flag" and done["n_unsupported"] == 1
+    # spans point into the whole response, in the sentence events and the final answer alike
+    whole = "".join(pieces)
+    (span,) = sentences[1]["unsupported_spans"]
+    assert whole[span["start"] : span["end"]] == span["text"] and "300,000" in span["text"]
+    assert [s["unsupported_spans"] for s in (sentences[0], sentences[2])] == [[], []]
+    assert done["unsupported_spans"] == [span]
 
 
 def test_the_stream_needs_the_source_first(client: TestClient) -> None:

@@ -25,6 +25,7 @@
       for (var key in props) {
         if (!Object.prototype.hasOwnProperty.call(props, key)) continue;
         var value = props[key];
+        if (value === null || value === undefined) continue;
         if (key === "class") node.className = value;
         else if (key === "text") node.textContent = value;
         else if (key.indexOf("data-") === 0) node.setAttribute(key, String(value));
@@ -407,6 +408,7 @@
     add(box, el("p", { "class": "meta", text: rate + (r.hallucinated ? " · hallucinated" : r.hallucinated === false ? " · not hallucinated" : "") }));
     if (r.error) add(box, el("p", { "class": "error-text", text: "error row: " + r.error }));
     add(box, el("div", { "class": "response" }, highlighted(r)));
+    if (r.n_unlocated) add(box, el("p", { "class": "meta unlocated", text: r.n_unlocated + " unsupported claim(s) could not be placed in the response, so are not highlighted" }));
     if (r.diff) {
       var diff = el("div", { "class": "diff" });
       r.diff.forEach(function (piece) {
@@ -437,9 +439,11 @@
   function highlighted(r) {
     var text = r.response, points = { 0: 1 }, cuts;
     points[text.length] = 1;
+    var unsupported = r.unsupported_spans || [];
     r.claims.forEach(function (c) {
       c.spans.forEach(function (s) { points[Math.max(0, Math.min(s[0], text.length))] = 1; points[Math.max(0, Math.min(s[1], text.length))] = 1; });
     });
+    unsupported.forEach(function (s) { points[Math.max(0, Math.min(s[0], text.length))] = 1; points[Math.max(0, Math.min(s[1], text.length))] = 1; });
     cuts = Object.keys(points).map(Number).sort(function (a, b) { return a - b; });
     var out = [];
     for (var i = 0; i + 1 < cuts.length; i++) {
@@ -454,9 +458,14 @@
       });
       var worst = labelOf(covering[0]), paint = colourOf(covering[0]);
       var isActive = covering.some(function (c) { return state.claim && state.claim.side === r.key && state.claim.index === c.index; });
+      // The merged unsupported span this stretch belongs to (what span tools and exports see), if any.
+      var span = unsupported.filter(function (s) { return s[0] <= start && s[1] >= end; })[0];
       var seg = el("span", {
-        "class": "seg lab-" + paint + (isActive ? " active" : ""), "data-label": worst,
-        title: covering.map(function (c) { return pretty(labelOf(c)) + (colourOf(c) === "unsure" ? " (" + UNSURE + ")" : "") + ": " + c.text; }).join("\n")
+        "class": "seg lab-" + paint + (isActive ? " active" : "") + (span ? " unsupported" : ""), "data-label": worst,
+        "data-span": span ? span[0] + "-" + span[1] : null, "data-span-label": span ? span[2] : null,
+        title: covering.map(function (c) {
+          return pretty(labelOf(c)) + (colourOf(c) === "unsure" ? " (" + UNSURE + ")" : "") + ": " + c.text + (c.reason ? "\n  why: " + c.reason : "");
+        }).join("\n")
       }, piece);
       (function (claims) {
         seg.addEventListener("click", function () {
