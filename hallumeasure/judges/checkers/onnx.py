@@ -95,9 +95,12 @@ class OnnxScorer:
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(self.window, strategy="only_first")
         self.tokenizer.no_padding()
+        self.counter = Tokenizer.from_file(str(folder / "tokenizer.json"))  # counts whole texts: no truncation
+        self.counter.no_truncation()
+        self.counter.no_padding()
 
     def count(self, text: str) -> int:
-        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        return len(self.counter.encode(text, add_special_tokens=False).ids)
 
     def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         encodings = self.tokenizer.encode_batch([(p, h) for p, h in pairs])
