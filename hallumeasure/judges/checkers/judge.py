@@ -28,8 +28,8 @@ from hallumeasure.judges.protocols import InstantJudge, Judgement
 
 #: Tokens of the window kept for the model's special tokens (``[CLS]``, ``[SEP]`` x2, ``</s>``...).
 SPECIAL_TOKENS = 4
-#: The smallest chunk budget: a claim so long that less is left is cut by the model's tokenizer.
-MIN_CHUNK_TOKENS = 32
+#: The smallest chunk, as a share of the window: a claim so long that less is left is cut by the tokenizer.
+MIN_CHUNK_SHARE = 0.25
 
 
 @runtime_checkable
@@ -87,7 +87,8 @@ class CheckerJudge(InstantJudge):
 
     def chunks(self, context: str, claim: str) -> list[Chunk]:
         """The source in chunks that fit the model's window beside ``claim``."""
-        budget = max(self.scorer.window - self.scorer.count(claim) - SPECIAL_TOKENS, MIN_CHUNK_TOKENS)
+        window = self.scorer.window
+        budget = max(window - self.scorer.count(claim) - SPECIAL_TOKENS, int(window * MIN_CHUNK_SHARE), 1)
         return chunk_source(context, budget, self.scorer.count, overlap=self.overlap)
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray | None]:
