@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.judges.checkers.judge import CheckerJudge, calibration_of
 from hallumeasure.judges.checkers.heads import Head, read_head
+from hallumeasure.judges.checkers.judge import CheckerJudge, calibration_of
 
 INSTALL_HINT = "pip install 'hallumeasure[onnx]'"
 #: The window when neither the config nor meta.json gives one (BERT-style encoders).

@@ -4,17 +4,17 @@ Needs the hf extra (transformers, torch), which CI does not install (a CPU torch
 tests skip there, and run where the extra is installed (pip install torch==2.13.0 transformers)."""
 
 import pytest
-
 from conftest import require
 
 require("torch", "transformers", ci=False)
+
+from tiny_models import build_hf  # noqa: E402
 
 from hallumeasure.core.errors import ConfigError  # noqa: E402
 from hallumeasure.core.labels import Label  # noqa: E402
 from hallumeasure.core.types import Claim, Sample  # noqa: E402
 from hallumeasure.judges.build import build_judge  # noqa: E402
 from hallumeasure.judges.checkers.judge import CheckerJudge  # noqa: E402
-from tiny_models import build_hf  # noqa: E402
 
 SOURCE = " ".join(["the sky is blue . grass is green . the sun is hot . water is wet . snow is cold ."] * 3)
 
@@ -44,7 +44,9 @@ def test_a_deberta_style_binary_head_with_generic_labels(tmp_path):
     folder = build_hf(tmp_path / "deberta", "deberta", id2label={0: "LABEL_0", 1: "LABEL_1"})
     j = build_judge(f"hf:{folder}")
     assert isinstance(j, CheckerJudge) and not j.scorer.head.three_way and j.scorer.head.source == "convention"
-    verdict = j.judge_now(Sample(id="s", context=SOURCE, response="x"), [Claim(id="c", sample_id="s", index=0, text="a city")])
+    verdict = j.judge_now(
+        Sample(id="s", context=SOURCE, response="x"), [Claim(id="c", sample_id="s", index=0, text="a city")]
+    )
     assert verdict.verdicts[0].label in (Label.SUPPORTED, Label.ABSENT) and not verdict.verdicts[0].confident
 
 

@@ -61,9 +61,13 @@ def test_measure_with_a_minicheck_judge_from_the_command_line(server, tmp_path):
     from hallumeasure.cli.main import app
 
     data = tmp_path / "in.jsonl"
-    data.write_text(json.dumps({"id": "a", "context": "The ferry sails from Allan.", "response": "It sails from Allan."}))
+    data.write_text(
+        json.dumps({"id": "a", "context": "The ferry sails from Allan.", "response": "It sails from Allan."})
+    )
     spec = f"minicheck:openai:bespoke-minicheck-7b?base_url={server.base_url}"
-    done = CliRunner().invoke(app, ["measure", str(data), "--out", str(tmp_path / "run"), "--judge", spec, "--no-cache"])
+    done = CliRunner().invoke(
+        app, ["measure", str(data), "--out", str(tmp_path / "run"), "--judge", spec, "--no-cache"]
+    )
     assert done.exit_code == 0, done.output
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["judge"] == "minicheck:openai:bespoke-minicheck-7b"
