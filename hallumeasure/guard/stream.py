@@ -115,7 +115,7 @@ async def sentence_event(
             "claims": [json.loads(c.model_dump_json()) for c in found.claims],
             # offsets into the whole response streamed so far, as the claims' spans are
             "unsupported_spans": [
-                s.model_dump(mode="json") for s in unsupported_spans(sample.response, claims, verdicts, guard.policy)
+                s.model_dump(mode="json") for s in unsupported_spans(stream.text, claims, judged.verdicts, guard.policy)
             ],
         },
     )

@@ -19,14 +19,15 @@ OFFLINE = "offline"
 
 
 def _keyless(spec: str, kind: PartKind) -> Any | None:
-    """The keyless part ``spec`` names, built with the spec's options; None for an LLM spec."""
+    """The keyless part ``spec`` names, built with the spec's options (a family's member with its argument
+    first: ``hf:<path>``); None for a spec that calls a provider."""
     resolved = registry().resolve(spec, kind)
-    if resolved.is_provider:
+    if resolved.model_spec is not None:
         return None
     factory = resolved.part.load()
     options = dict(resolved.options)
     check_options(factory, resolved.part.name, options)
-    return factory(**options)
+    return factory(resolved.model, **options) if resolved.part.argument is not None else factory(**options)
 
 
 def build_extractor(spec: str, *, model: Model | None = None, **options: Any) -> ClaimExtractor:
@@ -48,4 +49,12 @@ def build_judge(
         if not isinstance(part, ClaimJudge):
             raise TypeError(f"judge {spec!r} does not implement ClaimJudge (name, judge, settings)")
         return part
-    return LLMJudge(model or build_model(spec, **options), Mode(mode))
+    resolved = registry().resolve(spec, PartKind.JUDGE)
+    llm_spec = resolved.model_spec or spec
+    model = model or build_model(llm_spec, **options)
+    if not resolved.is_provider:  # a family that calls a provider (minicheck:openai:...): built on its model
+        judge = resolved.part.load()(model)
+        if not isinstance(judge, ClaimJudge):
+            raise TypeError(f"judge {spec!r} does not implement ClaimJudge (name, judge, settings)")
+        return judge
+    return LLMJudge(model, Mode(mode))

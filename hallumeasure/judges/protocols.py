@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage, Vote
-from hallumeasure.registry import PartKind, is_keyless
+from hallumeasure.registry import PartKind, is_keyless, model_spec
 
 if TYPE_CHECKING:
     from hallumeasure.judges.llm.prompts import Prompt
@@ -189,5 +190,12 @@ class StageRequest:
     flip_no_problem: bool = True
 
     def model(self, spec: str) -> Model | None:
-        """The model of ``spec``, or None for a keyless spec (it calls no provider)."""
-        return None if is_keyless(spec) or is_keyless(spec, PartKind.EXTRACTOR) else self.model_for(spec)
+        """The model of ``spec`` (of the LLM spec it calls: ``minicheck:openai:m`` -> ``openai:m``), or None for a
+        keyless spec (it calls no provider)."""
+        if is_keyless(spec) or is_keyless(spec, PartKind.EXTRACTOR):
+            return None
+        try:
+            llm = model_spec(spec)
+        except ConfigError:  # not a judge spec (an extractor's LLM spec reads the same as a provider)
+            llm = spec
+        return self.model_for(llm or spec)

@@ -48,7 +48,7 @@ from hallumeasure.judges.protocols import (
     VotingStage,
     WarmableJudge,
 )
-from hallumeasure.registry import is_keyless
+from hallumeasure.registry import is_keyless, model_spec
 
 if TYPE_CHECKING:
     from hallumeasure.judges.llm.prompts import Prompt
@@ -323,7 +323,9 @@ def build_voting_judge(
     from hallumeasure.judges.build import build_judge, build_model
 
     model_for = model_for or build_model
-    judges = [build_judge(spec, mode, model=None if is_keyless(spec) else model_for(spec)) for spec in specs]
+    judges = [
+        build_judge(spec, mode, model=None if (llm := model_spec(spec)) is None else model_for(llm)) for spec in specs
+    ]
     if len(judges) == 1 and repeats == 1:
         return judges[0]
     return VotingJudge(judges, repeats=repeats, rule=rule, policy=policy)

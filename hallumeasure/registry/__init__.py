@@ -11,6 +11,12 @@ one group per kind (``hallumeasure.providers``, ``hallumeasure.judges``, ``hallu
     [project.entry-points."hallumeasure.judges"]
     toy = "hallumeasure_toy:part"          # a registry.Part, or a factory called as factory(**options)
 
+A judge may be a *family*: a part registered once with an ``argument`` (``Part.argument``), whose spec is
+``name:<argument>``: ``hf:<path or hub id>`` and ``onnx:<folder>`` (trained entailment models, keyless) and
+``minicheck:<provider:model>`` (a generative checker behind a provider; its argument is the LLM spec it calls,
+given by ``Spec.model_spec``). ``resolve`` tries a family's name before the providers' names, so a family and a
+provider may not share a name; a family's bare name (``hf``) is refused with the form it takes.
+
 ``hallumeasure plugins`` lists what is installed. A plugin that fails to load is reported there and named in
 the error of a run that asks for it; it never breaks other parts.
 """
@@ -48,6 +54,7 @@ __all__ = [
     "is_scripted",
     "listing",
     "load_plugins",
+    "model_spec",
     "registry",
     "resolve",
 ]
@@ -111,7 +118,8 @@ class Registry:
     # Specs -----------------------------------------------------------------------------------------------
 
     def resolve(self, spec: str, kind: PartKind = PartKind.JUDGE) -> Spec:
-        """Read a judge, extractor or model spec: a keyless part of ``kind`` (``offline``) or ``provider:model``.
+        """Read a judge, extractor or model spec: a keyless part of ``kind`` (``offline``), a member of a judge
+        family (``hf:<path>``, ``minicheck:<provider:model>``) or ``provider:model``.
 
         Raises ``ConfigError`` naming the closest known spec when it names nothing registered.
         """
@@ -119,8 +127,17 @@ class Registry:
         base = base.strip()
         own = self._own(kind).get(base)
         if own is not None:
+            if own.argument is not None:
+                raise ConfigError(f"{spec!r} names no {own.argument}: write {own.name}:{own.argument}")
             return Spec(spec, own, "", options)
         provider_name, _, model = base.partition(":")
+        family = self._families(kind).get(provider_name)
+        if family is not None:
+            if not model.strip():
+                raise ConfigError(f"{spec!r} names no {family.argument}: write {family.name}:{family.argument}")
+            if not family.keyless:  # its argument is the LLM spec it calls: read it now, with its own errors
+                self.resolve(spec.strip().partition(":")[2], PartKind.PROVIDER)
+            return Spec(spec, family, model.strip(), options)
         provider = self.parts[PartKind.PROVIDER].get(provider_name)
         if provider is None:
             raise ConfigError(self._unknown_spec(spec, base, kind))
@@ -134,9 +151,23 @@ class Registry:
             return {}
         return {name: part for name, part in self.parts[kind].items() if part.keyless}
 
+    def _families(self, kind: PartKind) -> dict[str, Part]:
+        """The families of ``kind`` (parts with an ``argument``): their specs are ``name:<argument>``."""
+        if kind is not PartKind.JUDGE:
+            return {}
+        return {name: part for name, part in self.parts[kind].items() if part.argument is not None}
+
+    def model_spec(self, spec: str, kind: PartKind = PartKind.JUDGE) -> str | None:
+        """The LLM spec that ``spec`` calls (itself, or a family's argument); None when it calls no provider."""
+        return self.resolve(spec, kind).model_spec
+
     def known_specs(self, kind: PartKind = PartKind.JUDGE) -> list[str]:
-        """What a spec of ``kind`` may be: its keyless parts, then ``provider:<model>`` for each provider."""
-        own = sorted(self._own(kind))
+        """What a spec of ``kind`` may be: its keyless parts, its families, then ``provider:<model>``."""
+        families = self._families(kind)
+        own = sorted(
+            f"{name}:{families[name].argument}" if name in families else name
+            for name in {**self._own(kind), **families}
+        )
         providers = [
             p.name if not p.needs_model else f"{p.name}:<model>" for p in self.parts[PartKind.PROVIDER].values()
         ]
@@ -148,7 +179,7 @@ class Registry:
         own = sorted(self._own(kind))
         providers = self.names(PartKind.PROVIDER)
         provider, colon, rest = base.partition(":")
-        if base in own or provider in providers:
+        if base in own or provider in providers or provider in self._families(kind):
             return None
         if colon:
             close = difflib.get_close_matches(provider, providers, n=1, cutoff=0.6)
@@ -270,6 +301,11 @@ def is_keyless(spec: str, kind: PartKind = PartKind.JUDGE) -> bool:
 def is_scripted(spec: str | None) -> bool:
     """``registry().is_scripted``: whether ``spec`` is a scripted stand-in rather than a measurement."""
     return registry().is_scripted(spec)
+
+
+def model_spec(spec: str, kind: PartKind = PartKind.JUDGE) -> str | None:
+    """``registry().model_spec``: the LLM spec that ``spec`` calls, or None when it calls no provider."""
+    return registry().model_spec(spec, kind)
 
 
 def facts(spec: str) -> ModelFacts:

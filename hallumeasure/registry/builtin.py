@@ -87,6 +87,32 @@ BUILTIN_PARTS: tuple[Part, ...] = (
         quality=QUALITY,
         extra="nli",
     ),
+    # Judge families: `<name>:<argument>` specs (trained checkers the user brings; hallumeasure has not measured them).
+    Part(
+        _J,
+        "hf",
+        "hallumeasure.judges.checkers.hf:hf_checker",
+        "a trained entailment checker through transformers (MiniCheck, HHEM, any NLI cross-encoder)",
+        keyless=True,
+        extra="hf",
+        argument="<path or hub id>",
+    ),
+    Part(
+        _J,
+        "onnx",
+        "hallumeasure.judges.checkers.onnx:onnx_checker",
+        "an entailment checker exported to ONNX, run by onnxruntime (no torch)",
+        keyless=True,
+        extra="onnx",
+        argument="<folder>",
+    ),
+    Part(
+        _J,
+        "minicheck",
+        "hallumeasure.judges.checkers.minicheck:MiniCheckJudge",
+        "a generative checker (Bespoke-MiniCheck) served behind a provider: minicheck:openai:<model>?base_url=...",
+        argument="<provider:model>",
+    ),
     Part(
         _E,
         "offline",

@@ -41,6 +41,10 @@ class Part:
     - provider: a ``ModelAPI`` class, called as ``target(model_name, **options)``;
     - judge / extractor: a callable ``target(**options)`` returning a ``ClaimJudge`` / ``ClaimExtractor``
       (only for judges and extractors that call no provider; an LLM judge is a provider spec);
+    - a judge *family* (``argument`` set): ``name:<argument>`` names one member. A keyless family is called as
+      ``target(argument, **options)`` (``hf:<path>``, ``onnx:<folder>``); a family that is not keyless takes
+      a model spec as its argument and is called as ``target(model)`` with the ``Model`` of that spec
+      (``minicheck:openai:<model>?base_url=...``), the spec's options going to the provider;
     - detector: a callable ``target(request: StageRequest)`` returning ``(extractor, judge)``;
     - rewriter: a callable ``target(model)`` returning a rewriter;
     - input_format: a callable ``target(path, **options)`` returning an iterator of input rows (dicts).
@@ -56,6 +60,8 @@ class Part:
     scripted: bool = False
     #: Providers: the spec must name a model after the colon (``anthropic:<model>``).
     needs_model: bool = True
+    #: Judge families: what follows the colon, as the help shows it (``<path or hub id>``); None: not a family.
+    argument: str | None = None
     #: The pip extra that brings what the part imports, said in the error when the import fails.
     extra: str | None = None
     #: Providers: facts of their models, by spec pattern (see ``registry.facts``).
@@ -88,7 +94,8 @@ class Spec:
     """A judge, extractor or model spec read against the registry.
 
     ``part`` is a provider (an LLM spec, ``anthropic:claude-…``) or a judge / extractor part (``offline``);
-    ``model`` is what follows the provider's colon; ``options`` the ``?key=value`` part.
+    ``model`` is what follows the provider's colon, or a judge family's argument (``hf:<path>``: the path);
+    ``options`` the ``?key=value`` part.
     """
 
     text: str
@@ -105,6 +112,16 @@ class Spec:
     def scripted(self) -> bool:
         """Answers from scripts (the fake provider): a demo or a test, not a measurement."""
         return self.part.scripted
+
+    @property
+    def model_spec(self) -> str | None:
+        """The LLM spec this spec calls: itself for a provider spec, the argument (with the options) of a family
+        that calls a provider (``minicheck:openai:m?base_url=u`` -> ``openai:m?base_url=u``); None when keyless."""
+        if self.part.kind is PartKind.PROVIDER:
+            return self.text
+        if self.part.keyless or self.part.argument is None:
+            return None
+        return self.text.strip().partition(":")[2]
 
     @property
     def is_provider(self) -> bool:
