@@ -22,6 +22,7 @@ from hallumeasure.cli.common import (
     open_unit,
     out,
     refuse_unfinished,
+    say,
 )
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
@@ -221,7 +222,7 @@ def audit(
 
 
 def _print_result(result: AuditResult, out_dir: Path) -> None:
-    out.print(f"audit: {result.headline}", markup=False, highlight=False)
+    say(f"audit: {result.headline}")
     table = Table()
     for name in ("gate", "result", "observed", "message"):
         table.add_column(name, overflow="fold")
@@ -229,9 +230,9 @@ def _print_result(result: AuditResult, out_dir: Path) -> None:
         table.add_row(escape(gate.name), gate.status.upper(), escape(str(gate.observed)), escape(gate.message))
     out.print(table)
     for line in result.policy:
-        out.print(line, highlight=False, markup=False)
+        say(line)
     for note in result.notes:
-        out.print(f"note: {note}", highlight=False, markup=False)
+        say(f"note: {note}")
     out.print(
         f"wrote {out_dir / 'audit.md'}, audit.json and audit.junit.xml; exit code {result.exit_code}", markup=False
     )

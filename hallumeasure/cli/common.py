@@ -151,6 +151,12 @@ console = Console(stderr=True)
 # mid-word. Machine-read output (print_json) is never wrapped.
 out = Console()
 
+
+def say(text: str) -> None:
+    """One line of a command's own output, printed as it is (no rich markup, no highlighting)."""
+    out.print(text, markup=False, highlight=False)
+
+
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 #: Stopped with Ctrl-C (128 + SIGINT, what shells report).
 EXIT_INTERRUPTED = 130

@@ -16,6 +16,7 @@ from hallumeasure.cli.common import (
     one_line,
     out,
     refuse_unfinished,
+    say,
 )
 from hallumeasure.cli.output import fitted_table
 from hallumeasure.core.errors import HalluMeasureError
@@ -91,27 +92,21 @@ def compare(
     ]
     out.print(fitted_table(names, rows, title="models"))
     if report.comparisons:
-        out.print(f"unsupported rate against the baseline {report.baseline}:", highlight=False, markup=False)
+        say(f"unsupported rate against the baseline {report.baseline}:")
     for c in report.comparisons:
         d = c.unsupported_rate
         shared = f"{c.n_shared} shared samples" if c.paired else "independent groups"
-        out.print(
-            f"  {c.b}: {format_signed(d.diff)} (p {format_p(d.p_value)}; {shared})",
-            highlight=False,
-            markup=False,
-        )
+        say(f"  {c.b}: {format_signed(d.diff)} (p {format_p(d.p_value)}; {shared})")
     for cal in report.calibrations:
         for corrected in cal.corrected:
-            out.print(
+            say(
                 f"{corrected.metric} of {cal.run}, corrected by {cal.labels_file}: {corrected.ppi.format()} "
-                f"(PPI; judge {corrected.judge.format()}, {corrected.n_labelled} labelled responses)",
-                highlight=False,
-                markup=False,
+                f"(PPI; judge {corrected.judge.format()}, {corrected.n_labelled} labelled responses)"
             )
     for line in report.policy:
-        out.print(line, highlight=False, markup=False)
+        say(line)
     for note in report.notes:
-        out.print(f"note: {note}", highlight=False, markup=False)
+        say(f"note: {note}")
     for problem in report.mismatches:
         console.print(f"[yellow]warning:[/yellow] {escape(problem)}", highlight=False)
     out.print(

@@ -17,6 +17,7 @@ from hallumeasure.cli.common import (
     open_unit,
     out,
     refuse_unfinished,
+    say,
 )
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.registry import PartKind, is_keyless
@@ -152,11 +153,9 @@ def plan(
         out.print_json(result.model_dump_json())
         return
     level = f"{1 - alpha:.0%} one-sided, {power:.0%} power"
-    out.print(
+    say(
         f"plan for the {what}: baseline {result.baseline_rate:.3f}, sd of per-sample differences "
-        f"{result.sd_difference:.3f} ({escape(source)})",
-        markup=False,
-        highlight=False,
+        f"{result.sd_difference:.3f} ({escape(source)})"
     )
 
     how = "exact" if result.replicates is None else f"in {result.replicates} simulated audits"
@@ -166,43 +165,31 @@ def plan(
             return "- (out of reach)"
         return f"{n:,}" + ("" if chance is None else f" (reaches it with chance {chance:.2f}, {how})")
 
-    out.print(f"method: {result.method}", markup=False, highlight=False)
-    out.print(
+    say(f"method: {result.method}")
+    say(
         f"to flag a rise of {rise:g} (shared samples at which a true rise of {rise:g} is flagged as a regression; "
-        f"margin {margin:g}; {level}): {count(result.samples_to_flag, result.chance_to_flag)}",
-        markup=False,
-        highlight=False,
+        f"margin {margin:g}; {level}): {count(result.samples_to_flag, result.chance_to_flag)}"
     )
     if margin > 0:
-        out.print(
+        say(
             f"to pass when unchanged (true rise 0 passes; {level}): "
-            f"{count(result.samples_to_pass, result.chance_to_pass)}",
-            markup=False,
-            highlight=False,
+            f"{count(result.samples_to_pass, result.chance_to_pass)}"
         )
         if 0 < rise < margin:
-            out.print(
-                f"to pass a rise of {rise:g} (within the margin; {level}): {count(result.samples_to_pass_at_rise)}",
-                markup=False,
-                highlight=False,
-            )
+            say(f"to pass a rise of {rise:g} (within the margin; {level}): {count(result.samples_to_pass_at_rise)}")
         if result.pass_chance_at_margin is not None:
-            out.print(
+            say(
                 f"chance to pass at the margin (true rise {margin:g}) at the largest count above: "
-                f"{result.pass_chance_at_margin:.4f} (the audit promises at most {alpha:g})",
-                markup=False,
-                highlight=False,
+                f"{result.pass_chance_at_margin:.4f} (the audit promises at most {alpha:g})"
             )
     for note in result.notes:
-        out.print(f"note: {note}", markup=False, highlight=False)
+        say(f"note: {note}")
     cost = result.cost
     if cost is not None and is_keyless(cost.judge) and is_keyless(cost.extractor, PartKind.EXTRACTOR):
         # No provider is called: a token count would only suggest a bill that never comes.
-        out.print(
+        say(
             f"measuring {cost.samples:,} samples with judge {cost.judge} and extractor {cost.extractor} calls no "
-            "provider: no tokens to pay for, no cost",
-            markup=False,
-            highlight=False,
+            "provider: no tokens to pay for, no cost"
         )
     elif cost is not None:
         dollars = (
@@ -210,13 +197,11 @@ def plan(
             if cost.dollars is None
             else f"about ${cost.dollars:,.2f} at list prices of {cost.prices_as_of}"
         )
-        out.print(
+        say(
             f"measuring {cost.samples:,} samples once with judge {cost.judge}, extractor {cost.extractor}, "
             f"mode {cost.mode}: ~{cost.calls:,} calls, ~{cost.input_tokens:,} input and "
             f"~{cost.output_tokens:,} output tokens; cost {dollars} (each run of the audit pays this; a "
-            "cached baseline is free)",
-            markup=False,
-            highlight=False,
+            "cached baseline is free)"
         )
     elif wanted:
-        out.print("cost: give --baseline RUN or --samples FILE to price the plan", markup=False, highlight=False)
+        say("cost: give --baseline RUN or --samples FILE to price the plan")

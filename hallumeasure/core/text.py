@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -141,6 +142,23 @@ def split_sentences(text: str) -> list[tuple[str, Span]]:
         out.append((sentence, Span(start=start, end=end)))
         cursor = end
     return out
+
+
+def pack_sentences(n: int, fits: Callable[[int, int], bool], overlap: int) -> list[tuple[int, int]]:
+    """``(first, last)`` of each chunk of ``n`` consecutive sentences (or pieces of one): a chunk grows while
+    ``fits(first, last)`` (it holds at least one), and the next starts ``overlap`` sentences before its end,
+    always after its start."""
+    chunks: list[tuple[int, int]] = []
+    first = 0
+    while first < n:
+        last = first
+        while last + 1 < n and fits(first, last + 1):
+            last += 1
+        chunks.append((first, last))
+        if last + 1 >= n:
+            break
+        first = max(first + 1, last + 1 - overlap)
+    return chunks
 
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)

@@ -176,25 +176,25 @@ def report_figures(stats: list[GroupStats], comparisons: list[Comparison]) -> li
     width = _width(names)
     figures = []
 
-    figure = new_figure(width, height)
-    draw_estimates(
-        figure.add_subplot(),
-        names,
-        [s.mean_unsupported_rate for s in stats],
-        "Mean claim-level unsupported rate (95% CI)",
-        xlabel="unsupported claims / evaluated claims",
-    )
-    figures.append(("unsupported_rate.png", "Mean unsupported rate per model", figure))
-
-    figure = new_figure(width, height)
-    draw_estimates(
-        figure.add_subplot(),
-        names,
-        [s.hallucinated_share for s in stats],
-        "Share of hallucinated responses (95% CI)",
-        xlabel="hallucinated responses / responses",
-    )
-    figures.append(("hallucinated_share.png", "Hallucinated share per model", figure))
+    for field, plot_title, xlabel, file, title in (
+        (
+            "mean_unsupported_rate",
+            "Mean claim-level unsupported rate (95% CI)",
+            "unsupported claims / evaluated claims",
+            "unsupported_rate.png",
+            "Mean unsupported rate per model",
+        ),
+        (
+            "hallucinated_share",
+            "Share of hallucinated responses (95% CI)",
+            "hallucinated responses / responses",
+            "hallucinated_share.png",
+            "Hallucinated share per model",
+        ),
+    ):
+        figure = new_figure(width, height)
+        draw_estimates(figure.add_subplot(), names, [getattr(s, field) for s in stats], plot_title, xlabel=xlabel)
+        figures.append((file, title, figure))
 
     figure = new_figure(max(width, 7.5), height + 0.6)  # 7.5 in: the five labels fit on one legend line
     draw_label_mix(figure.add_subplot(), stats)

@@ -14,13 +14,14 @@ alternative but is unmaintained since 2022 and scores in Python loops.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from hallumeasure.core.text import count_tokens
+from hallumeasure.core.text import count_tokens, pack_sentences
 from hallumeasure.core.types import Claim, Passage, Sample
 from hallumeasure.registry import facts as model_facts
 
@@ -104,18 +105,9 @@ def chunk_passage(passage: Passage, size: int = CHUNK_TOKENS, overlap: int = OVE
     """
     text = passage.text
     sentences = [(s, e, count_tokens(text[s:e])) for s, e in _split_long(text, sentence_spans(text), size * 4)]
-    chunks: list[Chunk] = []
-    first = 0
-    while first < len(sentences):
-        last, tokens = first, sentences[first][2]
-        while last + 1 < len(sentences) and tokens + sentences[last + 1][2] <= size:
-            last += 1
-            tokens += sentences[last][2]
-        chunks.append(Chunk(passage.id, sentences[first][0], sentences[last][1], tokens))
-        if last + 1 >= len(sentences):
-            break
-        first = max(first + 1, last + 1 - overlap)
-    return chunks
+    ends = list(itertools.accumulate((t for _, _, t in sentences), initial=0))  # tokens before each sentence
+    packed = pack_sentences(len(sentences), lambda i, j: ends[j + 1] - ends[i] <= size, overlap)
+    return [Chunk(passage.id, sentences[i][0], sentences[j][1], ends[j + 1] - ends[i]) for i, j in packed]
 
 
 def _split_long(text: str, spans: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hallumeasure.core.text import split_sentences
+from hallumeasure.core.text import pack_sentences, split_sentences
 
 #: Sentences shared by consecutive chunks.
 OVERLAP = 1
@@ -60,15 +60,5 @@ def chunk_source(source: str, budget: int, count: Callable[[str], int], *, overl
     spans = [(span.start, span.end) for _, span in split_sentences(source)] or [(0, len(source))]
     for start, end in spans:
         units.extend(_pieces(source, start, end, max(budget, 1), count))
-    chunks: list[Chunk] = []
-    first = 0
-    while first < len(units):
-        last = first
-        while last + 1 < len(units) and count(source[units[first][0] : units[last + 1][1]]) <= budget:
-            last += 1
-        start, end = units[first][0], units[last][1]
-        chunks.append(Chunk(source[start:end], start, end))
-        if last + 1 >= len(units):
-            break
-        first = max(first + 1, last + 1 - overlap)
-    return chunks
+    packed = pack_sentences(len(units), lambda i, j: count(source[units[i][0] : units[j][1]]) <= budget, overlap)
+    return [Chunk(source[units[i][0] : units[j][1]], units[i][0], units[j][1]) for i, j in packed]
