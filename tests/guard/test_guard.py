@@ -101,3 +101,10 @@ def test_keys_come_from_a_file_and_the_environment(tmp_path, monkeypatch) -> Non
     monkeypatch.setenv("HALLUMEASURE_API_KEYS", "short")
     with pytest.raises(ValueError, match="shorter than 16"):
         read_keys(None)
+
+
+@pytest.mark.parametrize("response", ["Would you like to know more? Thanks for asking!", "Hello!"])
+def test_a_response_with_no_checkable_claim_is_never_passed(guard: Guard, response: str) -> None:
+    result = guard.check(response, context=CONTEXT)
+    assert result.hallucinated is None and result.decided is False
+    assert result.decision is Decision.FLAG

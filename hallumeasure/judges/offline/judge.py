@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Sample
+from hallumeasure.judges.decision import decidable
 from hallumeasure.judges.offline.confidence import confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
 from hallumeasure.judges.offline.model import OfflineModel, load_model
@@ -43,9 +44,10 @@ class OfflineJudge(InstantJudge):
 
     ``probability`` on each verdict is the calibrated P(unsupported) of that claim alone;
     ``Judgement.score`` is the calibrated probability that the response as a whole holds an
-    unsupported claim (the same model, fed the response's aggregated signals); a response made only
-    of questions, greetings or instructions scores 0 (each such claim says why), and a response
-    with no claim at all (an empty one) has no score. Both are
+    unsupported claim (the same model, fed the response's aggregated signals); a response with no
+    checkable claim (empty, or only questions, greetings or instructions, each of which says why) has
+    no score and is never cleared. ``Judgement.decidable`` is what its calibrated rule allows
+    (judges/decision.py). Both probabilities are
     calibrated to equal class weights, so ``threshold=0.5`` is the balanced decision point, and
     both are raised to the measured precision of any evidence rule that fires (model.py).
     """
@@ -84,20 +86,22 @@ class OfflineJudge(InstantJudge):
 
     def judge_now(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         """The synchronous core (no I/O)."""
-        checked = [
-            (claim, claim_signals(claim.text, sample.context)) for claim in claims if not is_unevaluatable(claim.text)
-        ]
+        return self.judge_signals(sample, claims, checkable_signals(sample, claims))
+
+    def judge_signals(
+        self, sample: Sample, claims: Sequence[Claim], checked: Sequence[tuple[Claim, ClaimSignals]]
+    ) -> Judgement:
+        """The verdicts from signals already computed (``checkable_signals``): what a benchmark reuses across models."""
         probabilities, score = self.trees.judge([signals.vector() for _, signals in checked])
         if self.assist is not None:
             probabilities, score = self._assisted(sample, [claim.text for claim, _ in checked], probabilities, score)
-        if score is None and claims:
-            score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
         found = {
             claim.id: with_sentence(confident_verdict(self._verdict(claim, signals, p), signals), signals)
             for (claim, signals), p in zip(checked, probabilities, strict=True)
         }
+        score = None if score is None else round(score, 4)
         return Judgement(
-            verdicts=in_claim_order(claims, found, self.name), score=None if score is None else round(score, 4)
+            verdicts=in_claim_order(claims, found, self.name), score=score, decidable=decidable(self.name, score)
         )
 
     def _assisted(
@@ -128,6 +132,11 @@ class OfflineJudge(InstantJudge):
                 label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})",
             )
         return flagged_verdict(claim.id, self.name, signals, p)
+
+
+def checkable_signals(sample: Sample, claims: Sequence[Claim]) -> list[tuple[Claim, ClaimSignals]]:
+    """Every checkable claim (not a question, greeting or instruction) with its signals against the context."""
+    return [(claim, claim_signals(claim.text, sample.context)) for claim in claims if not is_unevaluatable(claim.text)]
 
 
 def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float) -> ClaimVerdict:
