@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from hallumeasure.bench.selective import calibrate_rule, measure_rule
 from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Claim, Sample
@@ -56,9 +57,6 @@ JUDGES = ("offline", "nli", "offline+nli")
 NLI_LIMIT = 400
 TARGET = 0.05
 CONFIDENCE = 0.9
-#: Candidate thresholds; -1 / 2 mean "never decide that way". Kept small: Bonferroni-Holm pays for every pair.
-CLEAR_GRID = (-1.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
-FLAG_GRID = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 2.0)
 
 
 @dataclass
@@ -174,66 +172,6 @@ def outcomes(judge: str, rows: Sequence[Cached], model: OfflineModel | None, ass
     return out
 
 
-def predict(X: np.ndarray, clear_at_most: float, flag_at_least: float) -> np.ndarray:
-    """The rule of judges/decision.py on outcome rows: 0 / 1 where decided, NaN where it abstains."""
-    score, flag, decided, has = X[:, 0], X[:, 1], X[:, 2] > 0, X[:, 3] > 0
-    ok = decided & has & ~np.isnan(score)
-    clean = ok & (flag == 0) & (score <= clear_at_most)
-    dirty = ok & (flag == 1) & (score >= flag_at_least)
-    return np.where(clean, 0.0, np.where(dirty, 1.0, np.nan))
-
-
-def calibrate(X: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
-    """The (clear_at_most, flag_at_least) pair MAPIE's Learn-then-Test controller picks, or None when none passes."""
-    import warnings
-
-    from mapie.risk_control import BinaryClassificationController, BinaryRisk
-
-    decided_wrongly = BinaryRisk(
-        risk_occurrence=lambda y_true, y_pred: (y_pred == y_pred) & (y_pred != y_true),
-        risk_condition=lambda y_true, y_pred: np.repeat(True, len(y_true)),
-        higher_is_better=False,
-    )
-    grid = np.array([(lo, hi) for lo in CLEAR_GRID for hi in FLAG_GRID])
-    controller = BinaryClassificationController(
-        predict_function=predict,
-        risk=decided_wrongly,
-        target_level=TARGET,
-        confidence_level=CONFIDENCE,
-        best_predict_param_choice="abstention_rate",
-        list_predict_params=grid,
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        controller.calibrate(X, y)
-    best = controller.best_predict_param
-    if best is None or (isinstance(best, float) and np.isnan(best)):
-        return None
-    lo, hi = (float(v) for v in np.ravel(best))
-    return lo, hi
-
-
-def measure(X: np.ndarray, y: np.ndarray, rule: tuple[float, float] | None) -> dict[str, Any]:
-    """Decided share, share decided wrongly (of all responses) and accuracy among decided, under ``rule``."""
-    if rule is None:
-        pred = np.full(len(y), np.nan)
-    else:
-        pred = predict(X, *rule)
-    decided = ~np.isnan(pred)
-    wrong = decided & (pred != y)
-    claims_rule = (X[:, 2] > 0) & (X[:, 3] > 0)
-    return {
-        "n": len(y),
-        "decided_share": round(float(decided.mean()), 4),
-        "decided_wrongly": round(float(wrong.mean()), 4),
-        "accuracy_among_decided": round(float(1 - wrong.sum() / decided.sum()), 4) if decided.any() else None,
-        "n_no_flag": int((X[:, 3] == 0).sum()),
-        # the old rule (claims alone), for comparison
-        "claims_rule_decided_share": round(float(claims_rule.mean()), 4),
-        "claims_rule_decided_wrongly": round(float((claims_rule & (X[:, 1] != y)).mean()), 4),
-    }
-
-
 def run(rows: list[Cached]) -> dict[str, Any]:
     training = [featurized(r) for r in rows]
     y_all = np.array([r.label for r in rows], dtype=float)
@@ -264,16 +202,16 @@ def run(rows: list[Cached]) -> dict[str, Any]:
             calib = [scored(judge, by_set[s], s, held) for s in SHARED_SETS if s != held]
             x_cal = np.vstack(calib)
             y_cal = np.concatenate([y_all[by_set[s]] for s in SHARED_SETS if s != held])
-            rule = calibrate(x_cal, y_cal)
+            rule = calibrate_rule(x_cal, y_cal, target=TARGET, confidence=CONFIDENCE)
             x_test = scored(judge, by_set[held], held)
-            row = {"judge": judge, "held_out": held, "rule": rule, **measure(x_test, y_all[by_set[held]], rule)}
-            row["calibration"] = measure(x_cal, y_cal, rule)
+            row = {"judge": judge, "held_out": held, "rule": rule, **measure_rule(x_test, y_all[by_set[held]], rule)}
+            row["calibration"] = measure_rule(x_cal, y_cal, rule)
             table.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
         x_all = np.vstack([scored(judge, by_set[s], s) for s in SHARED_SETS])
         y_cat = np.concatenate([y_all[by_set[s]] for s in SHARED_SETS])
-        rule = calibrate(x_all, y_cat)
-        shipped[judge] = {"rule": rule, "n": len(y_cat), "calibration": measure(x_all, y_cat, rule)}
+        rule = calibrate_rule(x_all, y_cat, target=TARGET, confidence=CONFIDENCE)
+        shipped[judge] = {"rule": rule, "n": len(y_cat), "calibration": measure_rule(x_all, y_cat, rule)}
     return {"table": table, "shipped": shipped}
 
 

@@ -19,11 +19,16 @@ from typing import Any
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
 from hallumeasure.core.types import Claim, ClaimVerdict, Sample
-from hallumeasure.judges.decision import decidable
 from hallumeasure.judges.nli.model import NliModel, load_nli
 from hallumeasure.judges.nli.premises import premise_for
 from hallumeasure.judges.offline.confidence import confident_verdict
-from hallumeasure.judges.offline.judge import checkable_signals, flagged_verdict, in_claim_order, with_sentence
+from hallumeasure.judges.offline.judge import (
+    checkable_signals,
+    flagged_verdict,
+    in_claim_order,
+    keyless_judgement,
+    with_sentence,
+)
 from hallumeasure.judges.offline.signals import ClaimSignals
 from hallumeasure.judges.protocols import InstantJudge, Judgement
 
@@ -71,9 +76,7 @@ class NliClaimJudge(InstantJudge):
             for (claim, signals), p in zip(checked, probabilities, strict=True)
         }
         score = round(max(probabilities), 4) if probabilities else None
-        return Judgement(
-            verdicts=in_claim_order(claims, found, self.name), score=score, decidable=decidable(self.name, score)
-        )
+        return keyless_judgement(sample, in_claim_order(claims, found, self.name), score, self.name)
 
     def _label(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
         if p < self.threshold:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from hallumeasure.core.labels import Label
+from hallumeasure.core.labels import Decidable, Label
+from hallumeasure.core.language import outside
 from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Sample
 from hallumeasure.judges.decision import decidable
 from hallumeasure.judges.offline.confidence import confident_verdict
@@ -100,9 +101,7 @@ class OfflineJudge(InstantJudge):
             for (claim, signals), p in zip(checked, probabilities, strict=True)
         }
         score = None if score is None else round(score, 4)
-        return Judgement(
-            verdicts=in_claim_order(claims, found, self.name), score=score, decidable=decidable(self.name, score)
-        )
+        return keyless_judgement(sample, in_claim_order(claims, found, self.name), score, self.name)
 
     def _assisted(
         self, sample: Sample, texts: Sequence[str], probabilities: list[float], score: float | None
@@ -132,6 +131,26 @@ class OfflineJudge(InstantJudge):
                 label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})",
             )
         return flagged_verdict(claim.id, self.name, signals, p)
+
+
+def keyless_judgement(sample: Sample, verdicts: list[ClaimVerdict], score: float | None, judge: str) -> Judgement:
+    """A keyless judge's answer: its calibrated rule applied, and nothing sure on a language it was not built for."""
+    other = outside(sample.response) or outside(sample.context)
+    if other is None:
+        return Judgement(verdicts=verdicts, score=score, decidable=decidable(judge, score))
+    why = (
+        f"the text is in {other.name} ({other.code}); the keyless judges read English only, "
+        "so this verdict is a guess an LLM judge must check"
+    )
+    unsure = [
+        v.model_copy(
+            update={"confident": False, "label_reason": f"{v.label_reason} ({why})" if v.label_reason else why}
+        )
+        if v.ok
+        else v
+        for v in verdicts
+    ]
+    return Judgement(verdicts=unsure, score=score, decidable=Decidable.NEITHER)
 
 
 def checkable_signals(sample: Sample, claims: Sequence[Claim]) -> list[tuple[Claim, ClaimSignals]]:
