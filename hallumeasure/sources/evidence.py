@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from hallumeasure.core.types import ClaimVerdict, Evidence, Passage, Sample
 from hallumeasure.sources.passages import passage_by_id
@@ -76,12 +77,19 @@ def normalise(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
+@lru_cache(maxsize=32)
+def _normalised(text: str) -> tuple[str, list[int]]:
+    """``normalise(text)``, kept for the passages of the sample at hand: every quote of a sample is looked up in
+    the same few passages, which are folded once rather than once per quote (read-only: never mutate)."""
+    return normalise(text)
+
+
 def find_quote(quote: str, text: str) -> tuple[int, int] | None:
     """Offsets [start, end) of ``quote`` in ``text`` after normalisation, or None when it is not there.
 
     The quote is tried as given, then without quote marks around it (models often wrap quotes in them).
     """
-    folded, where = normalise(text)
+    folded, where = _normalised(text)
     for candidate in dict.fromkeys((quote.strip(), quote.strip().strip(_EDGE_QUOTES))):
         found = _find_pieces(candidate, folded)
         if found is not None:
