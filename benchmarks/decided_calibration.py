@@ -137,7 +137,12 @@ class CachedNli:
     """The entailment model's answers, looked up from the cache (the offline+nli judge's assistant)."""
 
     def __init__(self, rows: Sequence[Cached]) -> None:
-        self.found = {(r.sample.id, c.text): p for r in rows for (c, _), p in zip(r.checked, r.nli or [], strict=True)}
+        self.found = {
+            (r.sample.id, c.text): p
+            for r in rows
+            if r.nli is not None
+            for (c, _), p in zip(r.checked, r.nli, strict=True)
+        }
 
     def unsupported(self, sample: Sample, texts: Sequence[str]) -> list[float]:
         return [self.found[(sample.id, t)] for t in texts]

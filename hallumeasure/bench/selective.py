@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 #: Candidate thresholds; -1 / 2 mean "never decide that way". Kept small: Bonferroni-Holm pays for every pair.
-CLEAR_GRID = (-1.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
-FLAG_GRID = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 2.0)
+CLEAR_GRID = (-1.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
+FLAG_GRID = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 2.0)
 
 
 def predict(rows: np.ndarray, clear_at_most: float, flag_at_least: float) -> np.ndarray:

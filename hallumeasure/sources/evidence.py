@@ -57,10 +57,13 @@ MIN_QUOTE = 3
 
 def normalise(text: str) -> tuple[str, list[int]]:
     """``text`` folded (quote marks, dashes, whitespace, case) and, per folded character, its original index."""
+    text = text.translate(_FOLD)  # one character for one: indices are kept
+    if text.isascii():  # casefold keeps one character for one too: whitespace runs are all that change
+        return _normalise_ascii(text)
     out: list[str] = []
     where: list[int] = []
     space = False
-    for index, char in enumerate(text.translate(_FOLD)):
+    for index, char in enumerate(text):
         if char.isspace():
             if out and not space:
                 out.append(" ")
@@ -75,6 +78,25 @@ def normalise(text: str) -> tuple[str, list[int]]:
         out.pop()
         where.pop()
     return "".join(out), where
+
+
+_WORD_RUN_RE = re.compile(r"\S+")
+
+
+def _normalise_ascii(text: str) -> tuple[str, list[int]]:
+    """``normalise`` of an ASCII text, a run of non-space characters at a time rather than one character."""
+    parts: list[str] = []
+    where: list[int] = []
+    previous_end = 0
+    for match in _WORD_RUN_RE.finditer(text):
+        start, end = match.span()
+        if parts:  # the whitespace between two runs becomes one space, at the run's first index
+            parts.append(" ")
+            where.append(previous_end)
+        parts.append(text[start:end])
+        where.extend(range(start, end))
+        previous_end = end
+    return "".join(parts).lower(), where
 
 
 @lru_cache(maxsize=32)
