@@ -12,7 +12,9 @@ hallucinated flag (core/aggregate.py) *and* its response score agrees with the f
 chosen by Learn-then-Test risk control (MAPIE's ``BinaryClassificationController``, Bonferroni-Holm over a
 grid): with probability ``CONFIDENCE`` over the calibration draw, the share of *all* responses that are decided
 wrongly is at most ``TARGET`` on data exchangeable with the calibration data; among the pairs that pass, the
-one with the lowest abstention rate. A response with no checkable claim is never decided.
+one with the lowest abstention rate. Two controls: *pooled* (the share over all calibration responses) and *per
+set* (the share in each calibration set at once, MAPIE's multi-risk control; the shipped rule), which holds up
+better when the held-out set is unlike the pooled data. A response with no checkable claim is never decided.
 
 Leave-one-dataset-out: for each set, the rule is calibrated on the other four and measured on it. The offline
 trees are refitted without the held-out set (outer model), and the calibration scores of each of the other
@@ -56,6 +58,9 @@ JUDGES = ("offline", "nli", "offline+nli")
 #: calibrated and measured on a fixed sample of at most this many responses per set.
 NLI_LIMIT = 400
 TARGET = 0.05
+#: pooled: the share decided wrongly over all calibration responses; per set: in each calibration set at once
+#: (the shipped rule), which is what keeps a held-out set's share nearer the nominal one under shift.
+METHODS = {"pooled": False, "per set": True}
 CONFIDENCE = 0.9
 
 
@@ -204,18 +209,24 @@ def run(rows: list[Cached]) -> dict[str, Any]:
         by_set = {name: mask & usable for name, mask in every_set.items()}
         # cross-fitted outcomes of each set with each other set left out too: (set, left_out) -> rows
         for held in SHARED_SETS:
-            calib = [scored(judge, by_set[s], s, held) for s in SHARED_SETS if s != held]
-            x_cal = np.vstack(calib)
-            y_cal = np.concatenate([y_all[by_set[s]] for s in SHARED_SETS if s != held])
-            rule = calibrate_rule(x_cal, y_cal, target=TARGET, confidence=CONFIDENCE)
+            others = [s for s in SHARED_SETS if s != held]
+            x_cal = np.vstack([scored(judge, by_set[s], s, held) for s in others])
+            y_cal = np.concatenate([y_all[by_set[s]] for s in others])
+            g_cal = np.concatenate([[s] * int(by_set[s].sum()) for s in others])
             x_test = scored(judge, by_set[held], held)
-            row = {"judge": judge, "held_out": held, "rule": rule, **measure_rule(x_test, y_all[by_set[held]], rule)}
-            row["calibration"] = measure_rule(x_cal, y_cal, rule)
-            table.append(row)
-            print(json.dumps(row), file=sys.stderr, flush=True)
+            for method, groups in METHODS.items():
+                rule = calibrate_rule(
+                    x_cal, y_cal, target=TARGET, confidence=CONFIDENCE, groups=g_cal if groups else None
+                )
+                row = {"judge": judge, "method": method, "held_out": held, "rule": rule}
+                row |= measure_rule(x_test, y_all[by_set[held]], rule)
+                row["calibration"] = measure_rule(x_cal, y_cal, rule)
+                table.append(row)
+                print(json.dumps(row), file=sys.stderr, flush=True)
         x_all = np.vstack([scored(judge, by_set[s], s) for s in SHARED_SETS])
         y_cat = np.concatenate([y_all[by_set[s]] for s in SHARED_SETS])
-        rule = calibrate_rule(x_all, y_cat, target=TARGET, confidence=CONFIDENCE)
+        g_all = np.concatenate([[s] * int(by_set[s].sum()) for s in SHARED_SETS])
+        rule = calibrate_rule(x_all, y_cat, target=TARGET, confidence=CONFIDENCE, groups=g_all)
         shipped[judge] = {"rule": rule, "n": len(y_cat), "calibration": measure_rule(x_all, y_cat, rule)}
     return {"table": table, "shipped": shipped}
 
@@ -265,9 +276,9 @@ def markdown(result: dict[str, Any]) -> str:
         "the offline trees saw. The held-out set is *not* exchangeable with the other four (another task, another base",
         "rate), so the realised figure can miss the nominal one: where it does, the row says so.",
         "",
-        "| judge | held-out set | n | rule (clear ≤, flag ≥) | decided share | decided wrongly (realised) | nominal | "
-        "accuracy among decided | old rule: decided / wrongly |",
-        "|---|---|---:|---|---:|---:|---:|---:|---|",
+        "| judge | control | held-out set | n | rule (clear ≤, flag ≥) | decided share | decided wrongly (realised) | "
+        "nominal | accuracy among decided | old rule: decided / wrongly |",
+        "|---|---|---|---:|---|---:|---:|---:|---:|---|",
     ]
     for row in result["table"]:
         rule = "none passes: never decided" if row["rule"] is None else f"{row['rule'][0]:g}, {row['rule'][1]:g}"
@@ -276,7 +287,7 @@ def markdown(result: dict[str, Any]) -> str:
         seen = row["held_out"] == "summedits" and "nli" in row["judge"]
         held = row["held_out"] + (" (nli trained on it)" if seen else "")
         lines.append(
-            f"| {row['judge']} | {held} | {row['n']} | {rule} | {row['decided_share']:.3f} | "
+            f"| {row['judge']} | {row['method']} | {held} | {row['n']} | {rule} | {row['decided_share']:.3f} | "
             f"{row['decided_wrongly']:.3f}{miss} | ≤ {TARGET:.2f} | {acc} | "
             f"{row['claims_rule_decided_share']:.3f} / {row['claims_rule_decided_wrongly']:.3f} |"
         )

@@ -33,20 +33,35 @@ def predict(rows: np.ndarray, clear_at_most: float, flag_at_least: float) -> np.
 
 
 def calibrate_rule(
-    rows: np.ndarray, labels: np.ndarray, *, target: float = 0.05, confidence: float = 0.9
+    rows: np.ndarray,
+    labels: np.ndarray,
+    *,
+    target: float = 0.05,
+    confidence: float = 0.9,
+    groups: np.ndarray | None = None,
 ) -> tuple[float, float] | None:
-    """The (clear_at_most, flag_at_least) pair that controls the share decided wrongly; None when none does."""
+    """The (clear_at_most, flag_at_least) pair that controls the share decided wrongly; None when none does.
+
+    With ``groups`` (one name per row: the data set it comes from), the share is controlled in every group at
+    once (MAPIE's multi-risk control), which guards against one group's shift better than the pooled share.
+    """
     from mapie.risk_control import BinaryClassificationController, BinaryRisk
 
-    decided_wrongly = BinaryRisk(
-        risk_occurrence=lambda y_true, y_pred: (y_pred == y_pred) & (y_pred != y_true),
-        risk_condition=lambda y_true, y_pred: np.repeat(True, len(y_true)),
-        higher_is_better=False,
-    )
+    def wrong_in(mask: np.ndarray | None) -> BinaryRisk:
+        return BinaryRisk(
+            risk_occurrence=lambda y_true, y_pred: (y_pred == y_pred) & (y_pred != y_true),
+            risk_condition=(lambda y_true, y_pred: np.repeat(True, len(y_true)))
+            if mask is None
+            else (lambda y_true, y_pred: mask),
+            higher_is_better=False,
+        )
+
+    masks = [None] if groups is None else [groups == g for g in sorted(set(groups.tolist()))]
+    risks = [wrong_in(m) for m in masks]
     controller = BinaryClassificationController(
         predict_function=predict,
-        risk=decided_wrongly,
-        target_level=target,
+        risk=risks if len(risks) > 1 else risks[0],
+        target_level=[target] * len(risks) if len(risks) > 1 else target,
         confidence_level=confidence,
         best_predict_param_choice="abstention_rate",
         list_predict_params=np.array([(lo, hi) for lo in CLEAR_GRID for hi in FLAG_GRID]),

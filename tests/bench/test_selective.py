@@ -62,3 +62,20 @@ def test_no_rule_when_the_flags_are_noise() -> None:
     # the only safe rules decide (almost) nothing
     found = measure_rule(rows, labels, rule)
     assert found["decided_wrongly"] <= 0.05
+
+
+def test_per_group_control_keeps_a_noisier_group_under_target() -> None:
+    rng = np.random.default_rng(3)
+    clean_rows, clean_labels = simulate(1500, rng)
+    noisy_rows, noisy_labels = simulate(1500, rng)
+    noisy_labels = np.where(rng.random(1500) < 0.1, 1 - noisy_labels, noisy_labels)  # 10% of labels flipped
+    rows, labels = np.vstack([clean_rows, noisy_rows]), np.concatenate([clean_labels, noisy_labels])
+    groups = np.array(["clean"] * 1500 + ["noisy"] * 1500)
+    rule = calibrate_rule(rows, labels, groups=groups)
+    pooled = calibrate_rule(rows, labels)
+    assert rule is not None and pooled is not None
+    # the per-group rule is at least as strict as the pooled one, and holds in the noisier group
+    assert rule[0] <= pooled[0] and rule[1] >= pooled[1]
+    fresh_rows, fresh_labels = simulate(100_000, rng)
+    fresh_labels = np.where(rng.random(100_000) < 0.1, 1 - fresh_labels, fresh_labels)
+    assert measure_rule(fresh_rows, fresh_labels, rule)["decided_wrongly"] <= 0.05
