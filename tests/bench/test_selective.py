@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("mapie")
 
-from hallumeasure.bench.selective import calibrate_rule, measure_rule, predict  # noqa: E402
+from hallumeasure.bench.selective import calibrate_rule, measure_rule, predict
 
 
 def simulate(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

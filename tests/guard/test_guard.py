@@ -16,7 +16,9 @@ CONTEXT = (
     "The city council voted 7 to 2 to fund a new wing."
 )
 FAITHFUL = "The library closes at 9 p.m. on weekdays. It holds 120,000 books."
-WRONG_NUMBER = "The library holds 300,000 books. It opens at 9 a.m."
+#: Two changed values: a response the offline judge's calibrated rule decides (judges/decision.py); one changed
+#: number alone scores below its flag_at_least and is only flagged, never blocked.
+WRONG_NUMBER = "The library holds 300,000 books. It opens at 11 a.m."
 
 
 @pytest.fixture(scope="module")
