@@ -7,7 +7,11 @@ unsure claim of the response as evaluated and supported, the high bound as evalu
 unsupported. For a fixed denominator the rate and the hallucinated flag only grow with the number
 of unsupported claims, and leaving an unsure claim out of the denominator gives a rate (and a
 flag) between the two; so these two assignments are the extremes over every outcome, and a
-response is *decided* when its flag is the same under both.
+response is *decided* when its flag is the same under both and, for a keyless judge with a calibrated
+response rule (judges/decision.py), its score agrees with that flag.
+
+A response with no checkable claim (nothing evaluated, nothing unsure: an empty answer, only questions or
+greetings) is *unevaluatable*: no hallucinated flag and never decided, so it is never cleared.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
-from hallumeasure.core.labels import Label, Policy, Subtype
+from hallumeasure.core.labels import Decidable, Label, Policy, Subtype
 from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, Sample, Usage
 
 
@@ -32,6 +36,9 @@ class UnsureBounds(NamedTuple):
     #: The hallucinated flag under the same two assignments.
     flag_low: bool
     flag_high: bool
+    #: Claims judged with confidence and evaluated under the policy: with none, every unsure claim may turn
+    #: out unevaluatable, and the response then has nothing checked.
+    n_confident: int = 0
 
 
 def unsure_bounds(verdicts: Iterable[ClaimVerdict], policy: Policy) -> UnsureBounds:
@@ -56,6 +63,7 @@ def unsure_bounds(verdicts: Iterable[ClaimVerdict], policy: Policy) -> UnsureBou
         rate_high=(n_unsupported + n_unsure) / total if total else None,
         flag_low=policy.is_hallucinated(n_unsupported, total),
         flag_high=policy.is_hallucinated(n_unsupported + n_unsure, total),
+        n_confident=n_confident,
     )
 
 
@@ -66,20 +74,31 @@ def decision_fields(
     rate: float | None,
     hallucinated: bool | None,
     error: str | None = None,
+    decidable: Decidable | None = None,
 ) -> dict[str, float | bool | None]:
     """``decided`` and the rate bounds of a response, as ``ResponseResult`` fields.
 
     With every verdict confident the bounds equal ``rate`` and ``decided`` is True whenever
-    ``hallucinated`` is known, so runs of LLM judges carry no new uncertainty.
+    ``hallucinated`` is known, so runs of LLM judges carry no new uncertainty. ``decidable`` is what a
+    keyless judge's calibrated rule allows (None: the judge has no such rule). A response with no
+    checkable claim is not decided (False); one whose flag an error row left unknown has no decision (None).
     """
     if error is not None:
         return {"unsupported_rate_low": None, "unsupported_rate_high": None, "decided": None}
+    verdicts = list(verdicts)
     bounds = unsure_bounds(verdicts, policy)
     if bounds.n_unsure == 0:
         low = high = rate
     else:
         low, high = bounds.rate_low, bounds.rate_high
-    decided = None if hallucinated is None else bounds.flag_low == bounds.flag_high
+    decided: bool | None
+    if hallucinated is None:  # unknown after an error row; no checkable claim: not decided
+        decided = None if any(not v.ok for v in verdicts) else False
+    else:  # with no confident evaluated claim, the unsure ones may all be unevaluatable: nothing checked
+        checked = bounds.n_confident > 0 or policy.is_evaluated(Label.UNEVALUATABLE)
+        decided = bounds.flag_low == bounds.flag_high and checked
+    if decided and decidable is not None:
+        decided = decidable is (Decidable.HALLUCINATED if hallucinated else Decidable.CLEAN)
     return {"unsupported_rate_low": low, "unsupported_rate_high": high, "decided": decided}
 
 
@@ -92,13 +111,15 @@ def summarise_response(
     score: float | None = None,
     usage: Usage | None = None,
     error: str | None = None,
+    decidable: Decidable | None = None,
 ) -> ResponseResult:
     """Counts, unsupported rate and hallucinated flag of one response.
 
     Claims whose verdict is an error row are counted in ``n_errors`` and left out of the rate;
     a response with any error row gets ``hallucinated=None`` unless it is already hallucinated
-    on the claims that were judged (a missing verdict cannot make it clean). ``decided`` and the
-    rate bounds come from :func:`decision_fields`.
+    on the claims that were judged (a missing verdict cannot make it clean). A response with no
+    checkable claim gets ``hallucinated=None``: nothing was checked, so nothing is cleared.
+    ``decided`` and the rate bounds come from :func:`decision_fields`.
     """
     labels = Counter(v.label for v in verdicts if v.ok and v.label is not None)
     subtypes = Counter(v.subtype for v in verdicts if v.ok and v.subtype is not None)
@@ -107,15 +128,16 @@ def summarise_response(
     n_unsupported = sum(n for label, n in labels.items() if policy.is_unsupported(label))
     rate = n_unsupported / n_evaluated if n_evaluated else None
     hallucinated: bool | None
+    n_unsure = sum(1 for v in verdicts if v.ok and v.label is not None and not v.confident)
     if error is not None:
         hallucinated, rate = None, None
     elif policy.is_hallucinated(n_unsupported, n_evaluated):
         hallucinated = True
-    elif n_errors:
+    elif n_errors or (n_evaluated == 0 and n_unsure == 0):
         hallucinated = None
     else:
         hallucinated = False
-    decision = decision_fields(verdicts, policy, rate=rate, hallucinated=hallucinated, error=error)
+    decision = decision_fields(verdicts, policy, rate=rate, hallucinated=hallucinated, error=error, decidable=decidable)
     return ResponseResult(
         sample_id=sample.id,
         model=sample.model,
@@ -158,7 +180,8 @@ class RunSummary(BaseModel):
     n_unsure_claims: int = Field(default=0, description="claims a keyless judge could not tell (confident=False)")
     n_decided: int = Field(default=0, description="responses whose hallucinated flag no unsure claim can change")
     decided_share: float | None = Field(
-        default=None, description="decided responses among those with a hallucinated flag"
+        default=None,
+        description="decided responses among those judged (not error rows); one with no checkable claim is undecided",
     )
     mean_unsupported_rate_low: float | None = Field(
         default=None, description="mean unsupported rate with every unsure claim counted supported"
@@ -190,6 +213,9 @@ def summarise_run(results: Iterable[ResponseResult], policy: Policy) -> RunSumma
     flags = [bool(r.hallucinated) for r in flagged]
     # A result that predates ``decided`` (None) was judged with confidence throughout.
     decided = [r.decided is not False for r in flagged]
+    # Of every response judged (not an error row): one without a flag (no checkable claim) is not decided.
+    judged = [r for r in results if r.error is None]
+    decided_judged = [r.decided is True or (r.decided is None and r.hallucinated is not None) for r in judged]
     lows = [x for r in results if (x := _or(r.unsupported_rate_low, r.unsupported_rate)) is not None]
     highs = [x for r in results if (x := _or(r.unsupported_rate_high, r.unsupported_rate)) is not None]
     labels: Counter[Label] = Counter()
@@ -213,8 +239,8 @@ def summarise_run(results: Iterable[ResponseResult], policy: Policy) -> RunSumma
         policy=policy.describe(),
         usage=usage,
         n_unsure_claims=sum(1 for r in results if r.error is None for v in r.verdicts if v.ok and not v.confident),
-        n_decided=sum(decided),
-        decided_share=_mean(decided),
+        n_decided=sum(decided_judged),
+        decided_share=_mean(decided_judged),
         mean_unsupported_rate_low=_mean(lows),
         mean_unsupported_rate_high=_mean(highs),
         # undecided means: not hallucinated with the unsure claims supported, hallucinated with them unsupported

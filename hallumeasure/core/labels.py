@@ -60,6 +60,14 @@ SUBTYPE_DEFINITIONS: dict[Subtype, str] = {
 LABELS_WITH_SUBTYPE = frozenset({Label.CONTRADICTED, Label.ABSENT, Label.PARTIALLY_SUPPORTED})
 
 
+class Decidable(StrEnum):
+    """Which hallucinated flag a keyless judge's calibrated response rule allows to be decided (judges/decision.py)."""
+
+    CLEAN = "clean"
+    HALLUCINATED = "hallucinated"
+    NEITHER = "neither"
+
+
 class UnevaluatablePolicy(StrEnum):
     EXCLUDE = "exclude"  # left out of numerator and denominator
     SUPPORTED = "supported"  # counted as evaluated and supported

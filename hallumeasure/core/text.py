@@ -110,7 +110,35 @@ def split_sentences(text: str) -> list[tuple[str, Span]]:
 
     pysbd (rule-based, offline) handles abbreviations, initials and the like; plain text without
     any of those takes a fast path that splits after ``.``, ``!`` or ``?`` followed by a space.
+    Full-width sentence ends (``。！？``, Chinese and Japanese) split too, with or without a space.
     """
+    if _FULL_WIDTH_END_RE.search(text):
+        return [
+            (piece, Span(start=span.start + start, end=span.start + end))
+            for sentence, span in _split_sentences(text)
+            for piece, start, end in _full_width_pieces(sentence)
+        ]
+    return _split_sentences(text)
+
+
+_FULL_WIDTH_END_RE = re.compile(r"[。！？]+")
+
+
+def _full_width_pieces(sentence: str) -> list[tuple[str, int, int]]:
+    """Pieces of ``sentence`` cut after each run of full-width sentence ends, with their offsets."""
+    out, cursor = [], 0
+    for match in [*_FULL_WIDTH_END_RE.finditer(sentence), None]:
+        end = match.end() if match else len(sentence)
+        piece = sentence[cursor:end]
+        stripped = piece.strip()
+        if stripped:
+            start = cursor + piece.index(stripped)
+            out.append((stripped, start, start + len(stripped)))
+        cursor = end
+    return out
+
+
+def _split_sentences(text: str) -> list[tuple[str, Span]]:
     out: list[tuple[str, Span]] = []
     if not text.strip():
         return out

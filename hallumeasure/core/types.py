@@ -243,8 +243,10 @@ class ResponseResult(BaseModel):
     #: Response-level probability of hallucination, when the judge gives one.
     score: float | None = None
     #: Whether ``hallucinated`` cannot change whatever the claims judged without confidence turn out to be
-    #: (a confident unsupported claim exists, or every evaluated claim is confidently supported); None
-    #: when ``hallucinated`` is None.
+    #: (a confident unsupported claim exists, or every evaluated claim is confidently supported) and, for a
+    #: keyless judge, its response score agrees with the flag by its calibrated rule (judges/decision.py).
+    #: False for a response with no checkable claim (it is unevaluatable: ``hallucinated`` is None); None
+    #: for an error row.
     decided: bool | None = None
     #: Set when the whole sample failed (for example extraction); the result is then an error row.
     error: str | None = None

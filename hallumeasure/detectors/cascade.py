@@ -172,6 +172,9 @@ class CascadeJudge(PromptedStage, MultiPromptStage, ModelStage, ComposedStage):
         self.counts["claims_seen"] += len(claims)
         self.counts["first_pass_errors"] += sum(1 for c in claims if c.id in by_id and not by_id[c.id].ok)
         flagged = [c for c in claims if c.id in by_id and self.is_flagged(by_id[c.id])]
+        if not flagged and not any(self._checked(by_id[c.id]) for c in claims if c.id in by_id):
+            # nothing the first pass could check (only questions, greetings...): the LLM looks, nothing is cleared
+            flagged = [c for c in claims if c.id in by_id and by_id[c.id].ok]
         self.counts["flagged"] += len(flagged)
         self.counts["flagged_unsure"] += sum(1 for c in flagged if not by_id[c.id].confident)
         explained = await asyncio.gather(*(self._explain(sample, c, by_id[c.id]) for c in flagged))
@@ -179,7 +182,15 @@ class CascadeJudge(PromptedStage, MultiPromptStage, ModelStage, ComposedStage):
         for claim, (verdict, extra) in zip(flagged, explained, strict=True):
             by_id[claim.id] = verdict
             usage = usage + extra
-        return Judgement(verdicts=[by_id[c.id] for c in claims if c.id in by_id], usage=usage, score=first.score)
+        # the first pass's calibrated rule speaks for the response only when the LLM settled nothing
+        decidable = first.decidable if not flagged else None
+        return Judgement(
+            verdicts=[by_id[c.id] for c in claims if c.id in by_id], usage=usage, score=first.score, decidable=decidable
+        )
+
+    def _checked(self, verdict: ClaimVerdict) -> bool:
+        """Whether the first pass evaluated the claim (an unevaluatable label under the policy is not)."""
+        return verdict.ok and verdict.label is not None and self.policy.is_evaluated(verdict.label)
 
     async def _explain(self, sample: Sample, claim: Claim, verdict: ClaimVerdict) -> tuple[ClaimVerdict, Usage]:
         self.counts["llm_requests"] += 1

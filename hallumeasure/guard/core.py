@@ -225,6 +225,7 @@ class Guard:
             self.policy,
             score=judgement.score if judgement is not None else None,
             error=fast.extraction_error,
+            decidable=judgement.decidable if judgement is not None else None,
         )
         decision, rewritten, rewrite_fallback = await self._decide(sample, claims, verdicts, result, resolved, latency)
         fallback = fallback or rewrite_fallback
@@ -307,7 +308,7 @@ class Guard:
         """The decision, the rewritten text (for ``rewrite``) and why an LLM rewriter's answer is not used."""
         if result.hallucinated is False:
             return Decision.PASS, None, None
-        if result.hallucinated is None:  # a stage failed: say so rather than pass unchecked text
+        if result.hallucinated is None:  # a stage failed or nothing was checkable: say so rather than pass it
             return Decision.FLAG, None, None
         level = result.score if result.score is not None else (result.unsupported_rate or 0.0)
         # Act (block or rewrite) only on a decided response above the threshold; else flag it for a look.

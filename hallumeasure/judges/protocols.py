@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.core.labels import Policy
+from hallumeasure.core.labels import Decidable, Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage, Vote
 from hallumeasure.registry import PartKind, is_keyless, model_spec
 
@@ -43,6 +43,8 @@ class Judgement(BaseModel):
     score: float | None = None
     #: The votes the verdicts were combined from, when several judges or repeats voted.
     votes: list[Vote] = Field(default_factory=list)
+    #: What a keyless judge's calibrated response rule allows to be decided (judges/decision.py); None: no rule.
+    decidable: Decidable | None = None
 
 
 @runtime_checkable

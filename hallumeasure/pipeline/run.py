@@ -90,7 +90,13 @@ async def measure_sample(
         log.exception("sample %s failed", sample.id)
         return summarise_response(sample, [], [], policy, usage=warm.usage, error=f"{type(exc).__name__}: {exc}")
     result = summarise_response(
-        sample, claims, verdicts, policy, score=judgement.score, usage=extraction.usage + warm.usage + judgement.usage
+        sample,
+        claims,
+        verdicts,
+        policy,
+        score=judgement.score,
+        usage=extraction.usage + warm.usage + judgement.usage,
+        decidable=judgement.decidable,
     )
     log.debug(
         "sample %s: %d claims, %d unsupported, %d error rows in %.2f s",

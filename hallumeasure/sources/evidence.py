@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from hallumeasure.core.types import ClaimVerdict, Evidence, Passage, Sample
 from hallumeasure.sources.passages import passage_by_id
@@ -56,10 +57,13 @@ MIN_QUOTE = 3
 
 def normalise(text: str) -> tuple[str, list[int]]:
     """``text`` folded (quote marks, dashes, whitespace, case) and, per folded character, its original index."""
+    text = text.translate(_FOLD)  # one character for one: indices are kept
+    if text.isascii():  # casefold keeps one character for one too: whitespace runs are all that change
+        return _normalise_ascii(text)
     out: list[str] = []
     where: list[int] = []
     space = False
-    for index, char in enumerate(text.translate(_FOLD)):
+    for index, char in enumerate(text):
         if char.isspace():
             if out and not space:
                 out.append(" ")
@@ -76,12 +80,38 @@ def normalise(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
+_WORD_RUN_RE = re.compile(r"\S+")
+
+
+def _normalise_ascii(text: str) -> tuple[str, list[int]]:
+    """``normalise`` of an ASCII text, a run of non-space characters at a time rather than one character."""
+    parts: list[str] = []
+    where: list[int] = []
+    previous_end = 0
+    for match in _WORD_RUN_RE.finditer(text):
+        start, end = match.span()
+        if parts:  # the whitespace between two runs becomes one space, at the run's first index
+            parts.append(" ")
+            where.append(previous_end)
+        parts.append(text[start:end])
+        where.extend(range(start, end))
+        previous_end = end
+    return "".join(parts).lower(), where
+
+
+@lru_cache(maxsize=32)
+def _normalised(text: str) -> tuple[str, list[int]]:
+    """``normalise(text)``, kept for the passages of the sample at hand: every quote of a sample is looked up in
+    the same few passages, which are folded once rather than once per quote (read-only: never mutate)."""
+    return normalise(text)
+
+
 def find_quote(quote: str, text: str) -> tuple[int, int] | None:
     """Offsets [start, end) of ``quote`` in ``text`` after normalisation, or None when it is not there.
 
     The quote is tried as given, then without quote marks around it (models often wrap quotes in them).
     """
-    folded, where = normalise(text)
+    folded, where = _normalised(text)
     for candidate in dict.fromkeys((quote.strip(), quote.strip().strip(_EDGE_QUOTES))):
         found = _find_pieces(candidate, folded)
         if found is not None:

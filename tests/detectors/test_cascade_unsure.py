@@ -8,6 +8,7 @@ from detectors.test_cascade import SAMPLE, TableFirstPass, claims
 from unsure_judge import UnsureJudge
 
 from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.types import Claim
 from hallumeasure.detectors.cascade import CascadeJudge
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
@@ -70,3 +71,12 @@ def test_a_sure_first_pass_sends_what_it_always_sent():
     assert set(flags) == {"risky fact", "made-up fact", "wrong number", "big claim"}
     assert not any("could not tell" in flag for flag in flags.values())
     assert judge.stats()["flagged_unsure"] == 0
+
+
+def test_a_response_with_nothing_checkable_goes_to_the_llm_and_is_not_cleared_by_the_first_pass():
+    api = reasoner()
+    only_question = [Claim(id="s:c0", sample_id="s", index=0, text="a question?")]
+    judge = CascadeJudge(TableFirstPass(), Model(api))
+    judgement = asyncio.run(judge.judge(SAMPLE, only_question))
+    assert set(_flags(api)) == {"a question?"}  # the LLM was asked although nothing was flagged
+    assert judgement.decidable is None  # the first pass's rule does not speak for what the LLM settled

@@ -16,7 +16,9 @@ CONTEXT = (
     "The city council voted 7 to 2 to fund a new wing."
 )
 FAITHFUL = "The library closes at 9 p.m. on weekdays. It holds 120,000 books."
-WRONG_NUMBER = "The library holds 300,000 books. It opens at 9 a.m."
+#: Two changed values: a response the offline judge's calibrated rule decides (judges/decision.py); one changed
+#: number alone scores below its flag_at_least and is only flagged, never blocked.
+WRONG_NUMBER = "The library holds 300,000 books. It opens at 11 a.m."
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +103,10 @@ def test_keys_come_from_a_file_and_the_environment(tmp_path, monkeypatch) -> Non
     monkeypatch.setenv("HALLUMEASURE_API_KEYS", "short")
     with pytest.raises(ValueError, match="shorter than 16"):
         read_keys(None)
+
+
+@pytest.mark.parametrize("response", ["Would you like to know more? Thanks for asking!", "Hello!"])
+def test_a_response_with_no_checkable_claim_is_never_passed(guard: Guard, response: str) -> None:
+    result = guard.check(response, context=CONTEXT)
+    assert result.hallucinated is None and result.decided is False
+    assert result.decision is Decision.FLAG

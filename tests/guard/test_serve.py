@@ -112,7 +112,8 @@ def test_several_workers_serve_the_same_settings(tmp_path: Path) -> None:
     proc = _serve("--port", str(port), "--workers", "2", "--policy", "rewrite", env={"HALLUMEASURE_API_KEYS": key})
     try:
         _wait_ready(base, proc)
-        payload = {"response": "The library holds 300,000 books.", "context": CONTEXT}
+        # two changed values: decided by the offline judge's calibrated rule, so the guard acts on it
+        payload = {"response": "The library holds 300,000 books and opens at 11 a.m. on weekdays.", "context": CONTEXT}
         answers = [
             httpx.post(f"{base}/v1/check", json=payload, headers={"Authorization": f"Bearer {key}"}, timeout=10)
             for _ in range(4)

@@ -80,18 +80,21 @@ def test_error_rows_and_failed_responses() -> None:
     assert r.unsupported_rate_low == pytest.approx(0.5)
 
 
-def _brute_force(spec: list[tuple[Label, bool]], policy: Policy) -> tuple[set[bool], list[float]]:
-    """Every flag and rate over every outcome of the unsure claims: supported, unsupported, or unevaluatable."""
+def _brute_force(spec: list[tuple[Label, bool]], policy: Policy) -> tuple[set[bool | None], list[float]]:
+    """Every flag and rate over every outcome of the unsure claims: supported, unsupported, or unevaluatable.
+
+    An outcome with nothing evaluated has no flag (None): the response would have no checkable claim.
+    """
     unsure = [i for i, (_, sure) in enumerate(spec) if not sure]
     unsupported = sorted(policy.unsupported_labels)[0]
-    flags: set[bool] = set()
+    flags: set[bool | None] = set()
     rates: list[float] = []
     for outcome in itertools.product((S, unsupported, U), repeat=len(unsure)):
         labels = [label for label, _ in spec]
         for i, label in zip(unsure, outcome, strict=True):
             labels[i] = label
         r = _summarise([(label, True) for label in labels], policy)
-        flags.add(bool(r.hallucinated))
+        flags.add(r.hallucinated)
         if r.unsupported_rate is not None:
             rates.append(r.unsupported_rate)
     return flags, rates
@@ -111,8 +114,9 @@ def test_decided_and_bounds_match_brute_force_enumeration() -> None:
         spec = [(rng.choice(labels), rng.random() < 0.6) for _ in range(rng.randint(0, 7))]
         r = _summarise(list(spec), policy)
         flags, rates = _brute_force(spec, policy)
-        assert r.hallucinated in flags  # the best guess is one of the outcomes
-        assert r.decided is (len(flags) == 1), (spec, policy)
+        # the best guess is one of the outcomes (with unsure claims its flag is a guess, never None)
+        assert r.hallucinated in flags or (r.hallucinated is not None and None in flags)
+        assert r.decided is (len(flags) == 1 and None not in flags), (spec, policy)
         checked_decided += len(flags) == 1
         checked_undecided += len(flags) == 2
         if rates:

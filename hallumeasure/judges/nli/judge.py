@@ -22,9 +22,14 @@ from hallumeasure.core.types import Claim, ClaimVerdict, Sample
 from hallumeasure.judges.nli.model import NliModel, load_nli
 from hallumeasure.judges.nli.premises import premise_for
 from hallumeasure.judges.offline.confidence import confident_verdict
-from hallumeasure.judges.offline.extractor import is_unevaluatable
-from hallumeasure.judges.offline.judge import flagged_verdict, in_claim_order, with_sentence
-from hallumeasure.judges.offline.signals import ClaimSignals, claim_signals
+from hallumeasure.judges.offline.judge import (
+    checkable_signals,
+    flagged_verdict,
+    in_claim_order,
+    keyless_judgement,
+    with_sentence,
+)
+from hallumeasure.judges.offline.signals import ClaimSignals
 from hallumeasure.judges.protocols import InstantJudge, Judgement
 
 
@@ -55,19 +60,23 @@ class NliClaimJudge(InstantJudge):
         return [float(1.0 - p) for p in self.nli.entailment(pairs)]
 
     def judge_now(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
-        checked = [claim for claim in claims if not is_unevaluatable(claim.text)]
-        probabilities = self.unsupported(sample, [claim.text for claim in checked])
-        found = {
-            claim.id: self._verdict(claim, sample.context, p) for claim, p in zip(checked, probabilities, strict=True)
-        }
-        score = max(probabilities) if probabilities else None
-        return Judgement(
-            verdicts=in_claim_order(claims, found, self.name), score=None if score is None else round(score, 4)
-        )
+        checked = checkable_signals(sample, claims)
+        return self.judge_scored(sample, claims, checked, self.unsupported(sample, [c.text for c, _ in checked]))
 
-    def _verdict(self, claim: Claim, context: str, p: float) -> ClaimVerdict:
-        signals = claim_signals(claim.text, context)
-        return with_sentence(confident_verdict(self._label(claim, signals, p), signals), signals)
+    def judge_scored(
+        self,
+        sample: Sample,
+        claims: Sequence[Claim],
+        checked: Sequence[tuple[Claim, ClaimSignals]],
+        probabilities: Sequence[float],
+    ) -> Judgement:
+        """The verdicts from signals and entailment probabilities already computed (a benchmark reuses them)."""
+        found = {
+            claim.id: with_sentence(confident_verdict(self._label(claim, signals, p), signals), signals)
+            for (claim, signals), p in zip(checked, probabilities, strict=True)
+        }
+        score = round(max(probabilities), 4) if probabilities else None
+        return keyless_judgement(sample, in_claim_order(claims, found, self.name), score, self.name)
 
     def _label(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
         if p < self.threshold:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
@@ -478,7 +479,13 @@ _TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor",
 
 
 def _source_stems(s: ClaimSignals) -> set[str]:
-    return {stem(w) for sentence in s.context_sentences for w in words(sentence)}
+    return set().union(*(_sentence_stems(sentence) for sentence in s.context_sentences))
+
+
+@lru_cache(maxsize=4096)
+def _sentence_stems(sentence: str) -> frozenset[str]:
+    """The word stems of one source sentence, computed once: every claim of a response asks for them."""
+    return frozenset(stem(w) for w in words(sentence))
 
 
 def _value_conflict(s: ClaimSignals) -> bool:

@@ -17,6 +17,7 @@ ways ("12/01/2025"), a decade, days told as those the source leaves out ("closed
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import combinations, pairwise
 
 from hallumeasure.judges.offline.alignment import Difference
@@ -65,22 +66,31 @@ Quantity = tuple[float, str, frozenset[str]]
 def source_numbers(sentences: list[str]) -> list[Quantity]:
     """Every quantity the source gives: its numbers, its fraction words, clock hours, and the length of a span of
     weekdays ("Monday to Saturday" is six days). A number given twice counts twice ("drew 2-2": four goals)."""
+    return [q for sentence in sentences for q in _sentence_numbers(sentence)]
+
+
+@lru_cache(maxsize=4096)
+def _sentence_values(sentence: str) -> tuple[Value, ...]:
+    """The values of one source sentence (names left out), read once: every claim of a response asks again."""
+    return tuple(read_values(sentence, names=False))
+
+
+@lru_cache(maxsize=4096)
+def _sentence_numbers(sentence: str) -> tuple[Quantity, ...]:
+    """The quantities of one source sentence (``source_numbers``), computed once per sentence."""
     out: list[Quantity] = []
-    for sentence in sentences:
-        values = list(read_values(sentence, names=False))
-        out += [
-            (float(v.norm), v.kind, v.unit) for v in values if v.kind in _NUMERIC and isinstance(v.norm, int | float)
-        ]
-        for w in words(sentence):
-            share = _FRACTIONS.get(w.lower())
-            if share is not None:
-                out += [(share, "factor", frozenset()), (share * 100, "share", frozenset())]
-        for v in values:
-            if v.kind == "time" and isinstance(v.norm, frozenset):
-                out += [(m / 60, "clock", frozenset()) for m in sorted(v.norm) if isinstance(m, int | float)]
-        days = [min(v.norm) for v in values if v.kind == "days" and isinstance(v.norm, frozenset) and len(v.norm) == 1]
-        out += [(float((b - a) % 7 + 1), "number", frozenset()) for a, b in pairwise(days)]
-    return out
+    values = _sentence_values(sentence)
+    out += [(float(v.norm), v.kind, v.unit) for v in values if v.kind in _NUMERIC and isinstance(v.norm, int | float)]
+    for w in words(sentence):
+        share = _FRACTIONS.get(w.lower())
+        if share is not None:
+            out += [(share, "factor", frozenset()), (share * 100, "share", frozenset())]
+    for v in values:
+        if v.kind == "time" and isinstance(v.norm, frozenset):
+            out += [(m / 60, "clock", frozenset()) for m in sorted(v.norm) if isinstance(m, int | float)]
+    days = [min(v.norm) for v in values if v.kind == "days" and isinstance(v.norm, frozenset) and len(v.norm) == 1]
+    out += [(float((b - a) % 7 + 1), "number", frozenset()) for a, b in pairwise(days)]
+    return tuple(out)
 
 
 _OTHER = "<another unit>"
@@ -214,12 +224,12 @@ def explained_numbers(claim: str, sentences: list[str], near: int | None = None)
     starts = range(max(1, len(sentences) - 1))
     if near is not None:
         starts = range(max(0, near - 1), min(near, len(sentences) - 1) + 1)
-    windows = [source_numbers(sentences[i : i + 2]) for i in starts]
-    pool = [q for window in windows for q in window] if near is not None else source_numbers(sentences)
-    held = {(v.kind, v.norm) for s in sentences for v in read_values(s, names=False)}
+    held = {(v.kind, v.norm) for s in sentences for v in _sentence_values(s)}
     unheld = [v for v in read_values(claim, names=False) if v.kind in _NUMERIC and (v.kind, v.norm) not in held]
     if not unheld:
         return False
+    windows = [source_numbers(sentences[i : i + 2]) for i in starts]
+    pool = [q for window in windows for q in window] if near is not None else source_numbers(sentences)
     for v in unheld:
         if unreliable_reading(v, claim):
             continue

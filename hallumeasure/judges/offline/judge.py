@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from hallumeasure.core.labels import Label
+from hallumeasure.core.labels import Decidable, Label
+from hallumeasure.core.language import outside
 from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Sample
+from hallumeasure.judges.decision import decidable
 from hallumeasure.judges.offline.confidence import confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
 from hallumeasure.judges.offline.model import OfflineModel, load_model
@@ -43,9 +45,10 @@ class OfflineJudge(InstantJudge):
 
     ``probability`` on each verdict is the calibrated P(unsupported) of that claim alone;
     ``Judgement.score`` is the calibrated probability that the response as a whole holds an
-    unsupported claim (the same model, fed the response's aggregated signals); a response made only
-    of questions, greetings or instructions scores 0 (each such claim says why), and a response
-    with no claim at all (an empty one) has no score. Both are
+    unsupported claim (the same model, fed the response's aggregated signals); a response with no
+    checkable claim (empty, or only questions, greetings or instructions, each of which says why) has
+    no score and is never cleared. ``Judgement.decidable`` is what its calibrated rule allows
+    (judges/decision.py). Both probabilities are
     calibrated to equal class weights, so ``threshold=0.5`` is the balanced decision point, and
     both are raised to the measured precision of any evidence rule that fires (model.py).
     """
@@ -84,21 +87,21 @@ class OfflineJudge(InstantJudge):
 
     def judge_now(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         """The synchronous core (no I/O)."""
-        checked = [
-            (claim, claim_signals(claim.text, sample.context)) for claim in claims if not is_unevaluatable(claim.text)
-        ]
+        return self.judge_signals(sample, claims, checkable_signals(sample, claims))
+
+    def judge_signals(
+        self, sample: Sample, claims: Sequence[Claim], checked: Sequence[tuple[Claim, ClaimSignals]]
+    ) -> Judgement:
+        """The verdicts from signals already computed (``checkable_signals``): what a benchmark reuses across models."""
         probabilities, score = self.trees.judge([signals.vector() for _, signals in checked])
         if self.assist is not None:
             probabilities, score = self._assisted(sample, [claim.text for claim, _ in checked], probabilities, score)
-        if score is None and claims:
-            score = 0.0  # only questions, greetings or instructions: nothing that can be unsupported
         found = {
             claim.id: with_sentence(confident_verdict(self._verdict(claim, signals, p), signals), signals)
             for (claim, signals), p in zip(checked, probabilities, strict=True)
         }
-        return Judgement(
-            verdicts=in_claim_order(claims, found, self.name), score=None if score is None else round(score, 4)
-        )
+        score = None if score is None else round(score, 4)
+        return keyless_judgement(sample, in_claim_order(claims, found, self.name), score, self.name)
 
     def _assisted(
         self, sample: Sample, texts: Sequence[str], probabilities: list[float], score: float | None
@@ -128,6 +131,31 @@ class OfflineJudge(InstantJudge):
                 label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})",
             )
         return flagged_verdict(claim.id, self.name, signals, p)
+
+
+def keyless_judgement(sample: Sample, verdicts: list[ClaimVerdict], score: float | None, judge: str) -> Judgement:
+    """A keyless judge's answer: its calibrated rule applied, and nothing sure on a language it was not built for."""
+    other = outside(sample.response) or outside(sample.context)
+    if other is None:
+        return Judgement(verdicts=verdicts, score=score, decidable=decidable(judge, score))
+    why = (
+        f"the text is in {other.name} ({other.code}); the keyless judges read English only, "
+        "so this verdict is a guess an LLM judge must check"
+    )
+    unsure = [
+        v.model_copy(
+            update={"confident": False, "label_reason": f"{v.label_reason} ({why})" if v.label_reason else why}
+        )
+        if v.ok
+        else v
+        for v in verdicts
+    ]
+    return Judgement(verdicts=unsure, score=score, decidable=Decidable.NEITHER)
+
+
+def checkable_signals(sample: Sample, claims: Sequence[Claim]) -> list[tuple[Claim, ClaimSignals]]:
+    """Every checkable claim (not a question, greeting or instruction) with its signals against the context."""
+    return [(claim, claim_signals(claim.text, sample.context)) for claim in claims if not is_unevaluatable(claim.text)]
 
 
 def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float) -> ClaimVerdict:

@@ -8,7 +8,8 @@ import json
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.core.labels import Label
+from hallumeasure.core.aggregate import summarise_response
+from hallumeasure.core.labels import Label, Policy
 from hallumeasure.core.types import Sample
 from hallumeasure.detectors.conli import ConliJudge, OfflineNliJudge, SentenceExtractor
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
@@ -26,10 +27,12 @@ def _judge(response: str):
     return sample, claims, OfflineJudge().judge_now(sample, claims)
 
 
-def test_a_response_of_only_questions_scores_as_not_hallucinated_with_the_reason():
-    _, claims, judgement = _judge("Would you like to know more? Thanks for asking!")
-    assert len(claims) == 2 and judgement.score == 0.0
+def test_a_response_of_only_questions_is_unevaluatable_never_cleared_with_the_reason():
+    sample, claims, judgement = _judge("Would you like to know more? Thanks for asking!")
+    assert len(claims) == 2 and judgement.score is None
     assert all(v.label == Label.UNEVALUATABLE and "nothing to check" in v.label_reason for v in judgement.verdicts)
+    result = summarise_response(sample, claims, judgement.verdicts, Policy(), score=judgement.score)
+    assert result.hallucinated is None and result.decided is False and result.unsupported_rate is None
 
 
 def test_an_empty_response_has_no_claim_and_no_score():
@@ -67,6 +70,9 @@ def test_an_empty_response_is_stored_as_a_result_with_no_claims_and_counted(tmp_
         store.close()
     assert set(by_id) == {"full", "empty", "question"}
     assert by_id["empty"].n_claims == 0 and by_id["empty"].error is None and by_id["empty"].score is None
-    assert by_id["question"].score == 0.0 and by_id["full"].score is not None
+    assert by_id["question"].score is None and by_id["full"].score is not None
+    # nothing checkable: no flag, not decided (never cleared)
+    assert by_id["question"].hallucinated is None and by_id["question"].decided is False
+    assert by_id["empty"].hallucinated is None and by_id["empty"].decided is False
     summary = json.loads(CliRunner().invoke(app, ["show", str(run), "--json"]).output)["summary"]
     assert summary[0]["n_responses"] == 3

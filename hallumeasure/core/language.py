@@ -1,0 +1,108 @@
+"""The language of a text, from a small model shipped inside its package (py3langid: no download, numpy only).
+
+The keyless judges (offline, nli, offline+nli) read English words, numbers and names; on other languages their
+signals mislead them ("4,2 Millionen" read as "4"), so they never decide there (judges/offline/judge.py).
+Detection is cheap but unreliable on a few words: a text counts as another language only on a clear answer
+(``MIN_PROBABILITY`` over at least ``MIN_LETTERS`` letters), or when most of its letters are of a script that
+English does not use (CJK, Cyrillic, Arabic...), which needs no model.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+#: Languages the keyless judges are built for (ISO 639-1).
+KEYLESS_LANGUAGES = frozenset({"en"})
+MIN_PROBABILITY = 0.9
+MIN_LETTERS = 20
+#: Only this much of a text is read: the language of a source or response shows in its first sentences,
+#: and a whole news article would cost milliseconds.
+PREFIX = 400
+
+NAMES = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "pt": "Portuguese",
+    "nl": "Dutch",
+    "ru": "Russian",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "ar": "Arabic",
+    "pl": "Polish",
+    "tr": "Turkish",
+    "sv": "Swedish",
+    "uk": "Ukrainian",
+    "hi": "Hindi",
+}
+
+
+class Language(NamedTuple):
+    code: str
+    probability: float
+
+    @property
+    def name(self) -> str:
+        return NAMES.get(self.code, self.code)
+
+
+@lru_cache(maxsize=1)
+def _identifier():  # type: ignore[no-untyped-def]
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _script_language(text: str) -> str | None:
+    """A language told by its script alone, when most letters are of one English does not use."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return None
+    counts = {"ja": 0, "zh": 0, "ko": 0, "ru": 0, "ar": 0, "hi": 0, "other": 0}
+    for c in letters:
+        o = ord(c)
+        if o < 0x250:
+            continue  # Latin
+        if 0x3040 <= o <= 0x30FF:
+            counts["ja"] += 1
+        elif 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF:
+            counts["zh"] += 1
+        elif 0xAC00 <= o <= 0xD7AF or 0x1100 <= o <= 0x11FF:
+            counts["ko"] += 1
+        elif 0x0400 <= o <= 0x04FF:
+            counts["ru"] += 1
+        elif 0x0600 <= o <= 0x06FF:
+            counts["ar"] += 1
+        elif 0x0900 <= o <= 0x097F:
+            counts["hi"] += 1
+        else:
+            counts["other"] += 1
+    non_latin = sum(counts.values())
+    if non_latin * 2 < len(letters):
+        return None
+    if counts["ja"]:  # kana mark Japanese, whatever share of the letters are kanji
+        return "ja"
+    return max(counts, key=lambda k: counts[k])
+
+
+@lru_cache(maxsize=4096)
+def detect(text: str) -> Language | None:
+    """The language of ``text`` when it is clear, else None (too short, or no clear answer)."""
+    head = text[:PREFIX]
+    script = _script_language(head)
+    if script is not None:
+        return Language(script, 1.0)
+    if sum(c.isalpha() for c in head) < MIN_LETTERS:
+        return None
+    code, probability = _identifier().classify(head)
+    return Language(code, float(probability)) if probability >= MIN_PROBABILITY else None
+
+
+def outside(text: str, supported: frozenset[str] = KEYLESS_LANGUAGES) -> Language | None:
+    """The language of ``text`` when it is clearly one outside ``supported``; None otherwise."""
+    found = detect(text)
+    return found if found is not None and found.code not in supported else None
