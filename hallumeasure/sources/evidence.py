@@ -138,8 +138,13 @@ def verify(sample: Sample, passage_id: str | None, quote: str) -> Evidence:
     hits = [(p, span) for p in candidates if (span := find_quote(quote, p.text)) is not None]
     if len(hits) == 1 or (hits and passage is not None):
         found, (start, end) = hits[0]
-        return Evidence(passage_id=found.id, quote=quote, start=start, end=end, verified=True)
-    return Evidence(passage_id=passage.id if passage is not None else passage_id, quote=quote, verified=False)
+        return Evidence(passage_id=found.id, source_kind=found.kind, quote=quote, start=start, end=end, verified=True)
+    return Evidence(
+        passage_id=passage.id if passage is not None else passage_id,
+        source_kind=passage.kind if passage is not None else None,
+        quote=quote,
+        verified=False,
+    )
 
 
 def all_verified(evidence: Iterable[Evidence]) -> bool | None:
