@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
+import inspect
 import io
 import json
 import re
@@ -24,6 +25,7 @@ from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.text import clean_text
 from hallumeasure.core.types import Passage, Sample
 from hallumeasure.registry import PartKind, registry
+from hallumeasure.registry.specs import split_options
 from hallumeasure.runs.messages import MessagesError, read_conversation
 
 FIELDS = ("id", "context", "contexts", "messages", "response", "question", "model", "tags", "metadata")
@@ -85,11 +87,17 @@ def read_rows(
     JSONL rows are numbered by line; CSV rows by record, the header being row 1; Parquet rows from 1.
     ``on_header(columns, how)`` is called once before the rows of a CSV or Parquet file.
     """
+    name, options = split_options(fmt)
     try:
-        reader = registry().part(PartKind.INPUT_FORMAT, fmt).load()
+        reader = registry().part(PartKind.INPUT_FORMAT, name.strip()).load()
     except ConfigError as exc:
         raise InputError(str(exc)) from None
-    yield from reader(path, delimiter=delimiter, on_header=on_header)
+    if options:
+        taken = inspect.signature(reader).parameters
+        unknown = sorted(set(options) - {n for n, p in taken.items() if p.kind is inspect.Parameter.KEYWORD_ONLY})
+        if unknown and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in taken.values()):
+            raise InputError(f"input format {name!r} takes no option {', '.join(unknown)}")
+    yield from reader(path, delimiter=delimiter, on_header=on_header, **options)
 
 
 def parquet_rows(
@@ -211,10 +219,19 @@ def csv_rows(
         yield number, record
 
 
-def _format_of(path: Path) -> str:
-    """The registered input format that reads files with ``path``'s suffix; JSON Lines for any other."""
+def format_of(path: Path) -> str:
+    """The registered input format of ``path``: the first whose ``sniff`` knows the file (a trace export), else
+    the one that reads ``path``'s suffix; JSON Lines for any other."""
+    parts = list(registry().parts[PartKind.INPUT_FORMAT].values())
+    for part in parts:
+        try:
+            sniff = part.load_sniff()
+        except ConfigError:
+            continue  # a plugin that does not load is reported by `hallumeasure plugins`
+        if sniff is not None and sniff(path):
+            return part.name
     suffix = path.suffix.lower()
-    for part in registry().parts[PartKind.INPUT_FORMAT].values():
+    for part in parts:
         if suffix in part.suffixes:
             return part.name
     return "jsonl"
@@ -244,7 +261,7 @@ def load_samples(
         raise InputError(f"input file {path} does not exist")
     if path.is_dir():
         raise InputError(f"{path} is a directory; give a JSONL, CSV or Parquet file")
-    fmt = fmt or _format_of(path)
+    fmt = fmt or format_of(path)
     delimiter = csv_delimiter(delimiter)
     mapping = {name: name for name in FIELDS}
     unknown = set(columns or {}) - set(FIELDS)
