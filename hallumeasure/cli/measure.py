@@ -39,7 +39,7 @@ def measure(
     input: Annotated[  # noqa: A002 - the parameter's name is the argument's name, INPUT, in --help
         Path,
         typer.Argument(
-            help="Samples (JSONL, CSV or Parquet with context and response), or traces (OTLP JSON, OpenInference, Langfuse, MLflow)."
+            help="Samples (JSONL, CSV or Parquet with context and response) or traces (see --input-format)."
         ),
     ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
