@@ -18,6 +18,7 @@ from hallumeasure.cli import (  # noqa: F401 - imported for the commands they re
     bench,
     show,
     view,
+    export,
     compare,
     audit,
     plan,

@@ -73,7 +73,9 @@ def test_a_claim_resting_only_on_a_failed_tool_call_is_unsupported_and_says_why(
     # the same answer from a call that worked is supported, and its evidence names the call
     (ok,) = hallumeasure.check(messages=WORKING_TOOL).claims
     assert ok.label is Label.SUPPORTED
-    assert [(e.source_kind, e.passage_id, e.verified) for e in ok.evidence] == [(SourceKind.TOOL_RESULT, "call_1", True)]
+    assert [(e.source_kind, e.passage_id, e.verified) for e in ok.evidence] == [
+        (SourceKind.TOOL_RESULT, "call_1", True)
+    ]
 
 
 def test_a_response_with_no_source_is_unevaluatable_never_supported():

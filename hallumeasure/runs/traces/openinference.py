@@ -112,7 +112,10 @@ def span_from_attributes(
         span.messages = [_message(m) for m in indexed(attributes, "llm.input_messages")]
         outputs = [_message(m) for m in indexed(attributes, "llm.output_messages")]
         answer = next((m["content"] for m in reversed(outputs) if m.get("content")), None)
-        span.output = answer if answer is not None else text_of(attributes.get("output.value"))
+        if not outputs and attributes.get("output.mime_type") != "application/json":
+            # No output messages: the output value is the answer, unless it is the raw response (JSON).
+            answer = text_of(attributes.get("output.value"))
+        span.output = answer
         if not span.messages and attributes.get("input.value") is not None:
             span.messages = [{"role": "user", "content": text_of(attributes.get("input.value"))}]
     elif role == "retriever":

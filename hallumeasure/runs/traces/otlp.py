@@ -94,7 +94,15 @@ def attributes_of(items: Any) -> dict[str, Any]:
 
 
 def _hex(value: Any) -> str:
-    return str(value or "")
+    """A trace or span id as lowercase hex: OTLP JSON writes hex, protobuf's JSON mapping base64."""
+    text = str(value or "")
+    if not text or all(c in "0123456789abcdefABCDEF" for c in text):
+        return text.lower()
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        return text
+    return raw.hex() if len(raw) in (8, 16) else text
 
 
 def span_of(raw: Mapping[str, Any]) -> TraceSpan:

@@ -93,22 +93,25 @@ def _order(value: Any) -> tuple[int, Any]:
 
 def _record(answer: TraceSpan, members: Sequence[TraceSpan], source_format: str) -> dict[str, Any]:
     before = [s for s in members if s is not answer and _order(s.end) <= _order(answer.start)]
-    tools = {s.call_id: s for s in members if s.role == "tool" and s.call_id}
+    tool_spans = [s for s in before if s.role == "tool"]
+    names = {
+        str(call.get("id")): str((call.get("function") or {}).get("name") or call.get("name") or "")
+        for message in answer.messages
+        for call in message.get("tool_calls") or ()
+        if isinstance(call, Mapping)
+    }
+    used: set[int] = set()
     messages = []
-    in_messages: set[str] = set()
     for message in answer.messages:
         message = dict(message)
-        call_id = message.get("tool_call_id")
-        if message.get("role") == "tool" and call_id:
-            in_messages.add(str(call_id))
-            span = tools.get(str(call_id))
-            if span is not None and span.failed:
-                message["is_error"] = True
+        if message.get("role") == "tool":
+            span = _tool_span(message, names, tool_spans, used)
+            if span is not None:
+                used.add(id(span))
+                message["is_error"] = message.get("is_error") or span.failed
+                message.setdefault("name", span.tool_name)
         messages.append(message)
-    extra_tools = [
-        s for s in before if s.role == "tool" and s.result and (s.call_id is None or s.call_id not in in_messages)
-    ]
-    for tool in extra_tools:
+    for tool in (s for s in tool_spans if id(s) not in used and s.result):
         messages.append(
             {
                 "role": "tool",
@@ -143,6 +146,24 @@ def _record(answer: TraceSpan, members: Sequence[TraceSpan], source_format: str)
             "source_format": source_format,
         },
     }
+
+
+def _tool_span(
+    message: Mapping[str, Any], names: Mapping[str, str], spans: Sequence[TraceSpan], used: set[int]
+) -> TraceSpan | None:
+    """The tool span that produced a tool message: by call id, else by the same result text, else the first
+    unused span of the tool the call named (instrumentations rarely put the call id on the tool span)."""
+    call_id = str(message.get("tool_call_id") or "")
+    free = [s for s in spans if id(s) not in used]
+    for span in free:
+        if call_id and span.call_id == call_id:
+            return span
+    content = message.get("content")
+    for span in free:
+        if span.result is not None and isinstance(content, str) and span.result.strip() == content.strip():
+            return span
+    name = names.get(call_id)
+    return next((s for s in free if name and (s.tool_name or s.name) == name), None)
 
 
 # --- reading JSON and JSON Lines ------------------------------------------------------------------------
