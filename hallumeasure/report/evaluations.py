@@ -220,7 +220,9 @@ def log_to_phoenix(run: Run, base_url: str, *, claims: bool = False) -> int:
     try:
         from phoenix.client import Client
     except ImportError as exc:
-        raise ConfigError(f"logging to Phoenix needs arize-phoenix-client: pip install 'hallumeasure[phoenix]' ({exc})")
+        raise ConfigError(
+            f"logging to Phoenix needs arize-phoenix-client: pip install 'hallumeasure[phoenix]' ({exc})"
+        ) from None
     import pandas as pd
 
     results = [r for r in evaluation_results(run, claims=claims) if r.span_id]

@@ -42,7 +42,7 @@ def test_an_instrumented_agent_measures_from_its_otlp_export(tmp_path: Path) -> 
         assert tool.tool_name == "lookup_order" and tool.call_id
         by_tool[tool.failed] = (sample, result)
     ok_sample, ok = by_tool[False]
-    failed_sample, failed = by_tool[True]
+    failed = by_tool[True][1]
     kinds = {p.kind for p in ok_sample.passages}
     assert kinds == {SourceKind.PASSAGE, SourceKind.SYSTEM_PROMPT, SourceKind.USER_TURN, SourceKind.TOOL_RESULT}
     # "Order 4417 shipped on Monday." rests on the tool's result: supported when the call worked ...
