@@ -89,7 +89,7 @@ class _Collector(BaseHTTPRequestHandler):
 
     bodies: list[bytes] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         if self.path == "/v1/logs":
             type(self).bodies.append(body)
@@ -118,5 +118,7 @@ def test_events_reach_a_collector_over_otlp_http(run: hallumeasure.Run) -> None:
     records = [r for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records]
     assert [r.event_name for r in records] == [EVENT_NAME, EVENT_NAME]
     assert {(r.trace_id.hex(), r.span_id.hex()) for r in records} == {(TRACE, SPAN)}
-    labels = [next(a.value.string_value for a in r.attributes if a.key == "gen_ai.evaluation.score.label") for r in records]
+    labels = [
+        next(a.value.string_value for a in r.attributes if a.key == "gen_ai.evaluation.score.label") for r in records
+    ]
     assert labels == ["hallucinated", "absent"]
