@@ -7,6 +7,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -87,7 +88,7 @@ def test_the_sdk_emits_the_events_in_the_span_context(run: hallumeasure.Run) -> 
 class _Collector(BaseHTTPRequestHandler):
     """A tiny OTLP/HTTP receiver: keeps the body of every POST to /v1/logs."""
 
-    bodies: list[bytes] = []
+    bodies: ClassVar[list[bytes]] = []
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
