@@ -25,12 +25,12 @@ pytest.importorskip("phoenix.client", reason="needs the phoenix extra (arize-pho
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs the otel extra")
 pytest.importorskip("openinference.instrumentation.openai", reason="needs openinference-instrumentation-openai")
 
-import httpx  # noqa: E402
+import httpx
+from runs.traces.support_app import run_agent, traced
 
-import hallumeasure  # noqa: E402
-from hallumeasure.core.types import SourceKind  # noqa: E402
-from hallumeasure.report.evaluations import CLAIM_EVALUATION, RESPONSE_EVALUATION, log_to_phoenix  # noqa: E402
-from runs.traces.support_app import run_agent, traced  # noqa: E402
+import hallumeasure
+from hallumeasure.core.types import SourceKind
+from hallumeasure.report.evaluations import CLAIM_EVALUATION, RESPONSE_EVALUATION, log_to_phoenix
 
 PROJECT = "support"
 
