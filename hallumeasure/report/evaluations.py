@@ -85,7 +85,7 @@ def evaluation_results(run: Run, *, claims: bool = True) -> list[EvaluationResul
 def _results_of(sample: Sample, result: ResponseResult, run: Run, *, claims: bool) -> Iterator[EvaluationResult]:
     ids = {"trace_id": _meta(sample, "trace_id"), "span_id": _meta(sample, "span_id"), "sample_id": sample.id}
     verdicts = {v.claim_id: v for v in result.verdicts}
-    policy = run.manifest.policy
+    policy = run.policy
     unsupported = []
     for claim in result.claims:
         verdict = verdicts.get(claim.id)
@@ -257,8 +257,11 @@ def log_to_mlflow(run: Run, *, tracking_uri: str | None = None, claims: bool = F
     if tracking_uri is not None:
         mlflow.set_tracking_uri(tracking_uri)
     source = AssessmentSource(source_type="CODE", source_id="hallumeasure")
-    results = [r for r in evaluation_results(run, claims=claims) if r.trace_id]
-    for r in results:
+    logged = 0
+    for r in evaluation_results(run, claims=claims):
+        if not r.trace_id:
+            continue
+        logged += 1
         mlflow.log_feedback(
             trace_id=r.trace_id,
             name=r.name if r.claim_index is None else f"{r.name}.{r.claim_index}",
@@ -267,4 +270,4 @@ def log_to_mlflow(run: Run, *, tracking_uri: str | None = None, claims: bool = F
             source=source,
             metadata={"label": r.label, "span_id": r.span_id or "", "source_kind": r.source_kind or ""},
         )
-    return len(results)
+    return logged

@@ -39,6 +39,11 @@ class Conversation:
     sources: list[Passage] = field(default_factory=list)
 
 
+def mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else an empty one (logged JSON is read without trusting its shape)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def content_text(content: Any) -> str:
     """The text of a message's content: a string, or the text parts of a list of parts joined by newlines."""
     if content is None:
@@ -97,7 +102,7 @@ def read_conversation(messages: Any, *, taken_ids: Sequence[str] = ()) -> Conver
         role = message["role"]
         for call in message.get("tool_calls") or ():
             if isinstance(call, Mapping) and call.get("id"):
-                function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+                function = mapping(call.get("function"))
                 name = function.get("name") or call.get("name")
                 if name:
                     tool_names[str(call["id"])] = str(name)

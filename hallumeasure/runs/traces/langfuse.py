@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hallumeasure.runs.inputs import OnHeader
-from hallumeasure.runs.messages import content_text
+from hallumeasure.runs.messages import content_text, mapping
 from hallumeasure.runs.traces.spans import TraceSpan, head_objects, json_objects, loads_maybe, sample_rows, text_of
 
 
@@ -86,7 +86,7 @@ def span_of(obs: Mapping[str, Any], trace_id: str) -> TraceSpan:
     elif kind == "TOOL":
         span.role = "tool"
         span.tool_name = span.name
-        metadata = obs.get("metadata") if isinstance(obs.get("metadata"), Mapping) else {}
+        metadata = mapping(obs.get("metadata"))
         span.call_id = metadata.get("tool_call_id") or metadata.get("call_id")
         span.result = text_of(output) if output is not None else obs.get("statusMessage")
     return span
@@ -107,7 +107,7 @@ def _answer(output: Any) -> str | None:
 
 def _document(doc: Any) -> dict[str, Any]:
     if isinstance(doc, Mapping):
-        meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+        meta = mapping(doc.get("metadata"))
         text = doc.get("content", doc.get("page_content", doc.get("text")))
         return {"id": doc.get("id") or meta.get("id"), "text": text_of(text), "title": meta.get("title")}
     return {"id": None, "text": text_of(doc)}

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hallumeasure.runs.inputs import OnHeader
-from hallumeasure.runs.messages import content_text
+from hallumeasure.runs.messages import content_text, mapping
 from hallumeasure.runs.traces.spans import TraceSpan, head_objects, json_objects, loads_maybe, sample_rows, text_of
 
 LLM_TYPES = ("LLM", "CHAT_MODEL")
@@ -70,8 +70,8 @@ def _trace_id(obj: Mapping[str, Any]) -> str:
 
 def span_of(raw: Mapping[str, Any], trace_id: str) -> TraceSpan:
     attributes = {k: _json_value(v) for k, v in (raw.get("attributes") or {}).items()}
-    context = raw.get("context") if isinstance(raw.get("context"), Mapping) else {}
-    status = raw.get("status") if isinstance(raw.get("status"), Mapping) else {}
+    context = mapping(raw.get("context"))
+    status = mapping(raw.get("status"))
     code = str(status.get("code") or raw.get("status_code") or "")
     kind = str(attributes.get("mlflow.spanType") or "").upper()
     span = TraceSpan(
@@ -128,7 +128,7 @@ def _answer(output: Any) -> str | None:
 def _document(doc: Any) -> dict[str, Any]:
     if not isinstance(doc, Mapping):
         return {"id": None, "text": text_of(doc)}
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+    meta = mapping(doc.get("metadata"))
     pid = doc.get("id") or meta.get("chunk_id") or meta.get("doc_uri")
     text = doc.get("page_content", doc.get("content", doc.get("text")))
     return {"id": str(pid) if pid else None, "text": text_of(text), "title": meta.get("doc_uri")}

@@ -110,7 +110,7 @@ def span_of(raw: Mapping[str, Any]) -> TraceSpan:
     status = raw.get("status") or {}
     code = status.get("code")
     failed = code in (2, "2", "STATUS_CODE_ERROR", "ERROR") or bool(attributes.get("error.type"))
-    identity = {
+    identity: dict[str, Any] = {
         "trace_id": _hex(raw.get("traceId")),
         "span_id": _hex(raw.get("spanId")),
         "parent_id": _hex(raw.get("parentSpanId")) or None,
