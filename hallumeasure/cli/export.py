@@ -34,7 +34,7 @@ def export(
     ] = True,
 ) -> None:
     """Write a run's verdicts back to the tracing tools: OTLP events, Phoenix annotations, MLflow assessments."""
-    from hallumeasure.report import evaluations
+    from hallumeasure.report import evaluations, otel_sdk
     from hallumeasure.runs.run import Run
 
     if not any((otlp_json, otlp_endpoint, phoenix, mlflow)):
@@ -45,7 +45,7 @@ def export(
             evaluations.write_otlp_json(run, otlp_json, claims=claims)
             out.print(f"wrote {otlp_json}")
         if otlp_endpoint is not None:
-            sent = evaluations.send_otlp(run, otlp_endpoint, claims=claims)
+            sent = otel_sdk.send_otlp(run, otlp_endpoint, claims=claims)
             out.print(f"sent {sent} events to {otlp_endpoint}")
         if phoenix is not None:
             logged = evaluations.log_to_phoenix(run, phoenix, claims=claims)

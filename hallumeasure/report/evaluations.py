@@ -10,7 +10,7 @@ Where they go:
 
 - ``otlp_json`` / ``write_otlp_json``: OpenTelemetry ``gen_ai.evaluation.result`` events as OTLP JSON
   logs (``{"resourceLogs": ...}``), each on its span's trace and span ids; no dependency;
-- ``send_otlp``: the same events to a collector over OTLP/HTTP with the OpenTelemetry SDK (extra ``otel``);
+- ``otel_sdk.send_otlp``: the same events to a collector over OTLP/HTTP with the OpenTelemetry SDK (extra ``otel``);
 - ``log_to_phoenix``: span annotations logged to a running Phoenix (extra ``phoenix``);
 - ``log_to_mlflow``: MLflow feedback assessments on each trace (extra ``mlflow``).
 """
@@ -199,16 +199,6 @@ def write_otlp_json(run: Run, path: str | Path, *, claims: bool = True) -> Path:
     request = otlp_json(evaluation_results(run, claims=claims), time_unix_nano=time.time_ns())
     path.write_text(json.dumps(request, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
-
-
-def send_otlp(run: Run, endpoint: str, *, claims: bool = True, headers: dict[str, str] | None = None) -> int:
-    """Send ``run``'s evaluation results to an OTLP/HTTP collector (``http://host:4318/v1/logs``) with the
-    OpenTelemetry SDK; returns how many events were sent. Needs the ``otel`` extra."""
-    from hallumeasure.report.otel_sdk import emit_events
-
-    results = evaluation_results(run, claims=claims)
-    emit_events(results, endpoint=endpoint, headers=headers)
-    return len(results)
 
 
 # --- Phoenix and MLflow ----------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.report.evaluations import EVENT_NAME, SCOPE, EvaluationResult, otel_id
+from hallumeasure.report.evaluations import EVENT_NAME, SCOPE, EvaluationResult, evaluation_results, otel_id
+from hallumeasure.runs.run import Run
 
 if TYPE_CHECKING:
     from opentelemetry.sdk._logs.export import LogRecordExporter
@@ -65,3 +66,11 @@ def emit_events(
     finally:
         provider.force_flush()
         provider.shutdown()
+
+
+def send_otlp(run: Run, endpoint: str, *, claims: bool = True, headers: dict[str, str] | None = None) -> int:
+    """Send ``run``'s evaluation results to an OTLP/HTTP collector (``http://host:4318/v1/logs``); returns how
+    many events were sent."""
+    results = evaluation_results(run, claims=claims)
+    emit_events(results, endpoint=endpoint, headers=headers)
+    return len(results)

@@ -17,7 +17,6 @@ from hallumeasure.report.evaluations import (
     EVENT_NAME,
     RESPONSE_EVALUATION,
     evaluation_results,
-    send_otlp,
     write_otlp_json,
 )
 
@@ -105,6 +104,8 @@ class _Collector(BaseHTTPRequestHandler):
 def test_events_reach_a_collector_over_otlp_http(run: hallumeasure.Run) -> None:
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs the otel extra")
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    from hallumeasure.report.otel_sdk import send_otlp
 
     server = HTTPServer(("127.0.0.1", 0), _Collector)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
