@@ -20,7 +20,15 @@ from typing import Any
 
 from hallumeasure.runs.inputs import OnHeader
 from hallumeasure.runs.messages import content_text, mapping
-from hallumeasure.runs.traces.spans import TraceSpan, head_objects, json_objects, loads_maybe, sample_rows, text_of
+from hallumeasure.runs.traces.spans import (
+    TraceSpan,
+    head_objects,
+    hex_id,
+    json_objects,
+    loads_maybe,
+    sample_rows,
+    text_of,
+)
 
 LLM_TYPES = ("LLM", "CHAT_MODEL")
 
@@ -76,8 +84,8 @@ def span_of(raw: Mapping[str, Any], trace_id: str) -> TraceSpan:
     kind = str(attributes.get("mlflow.spanType") or "").upper()
     span = TraceSpan(
         trace_id=str(attributes.get("mlflow.traceRequestId") or trace_id or raw.get("trace_id") or ""),
-        span_id=str(raw.get("span_id") or context.get("span_id") or ""),
-        parent_id=raw.get("parent_span_id") or raw.get("parent_id") or None,
+        span_id=hex_id(raw.get("span_id") or context.get("span_id")),
+        parent_id=hex_id(raw.get("parent_span_id") or raw.get("parent_id")) or None,
         name=str(raw.get("name") or ""),
         start=raw.get("start_time_unix_nano") or raw.get("start_time") or 0,
         end=raw.get("end_time_unix_nano") or raw.get("end_time") or 0,

@@ -32,6 +32,7 @@ from hallumeasure.runs.traces.spans import (
     TraceSpan,
     flatten,
     head_objects,
+    hex_id,
     indexed,
     json_objects,
     loads_maybe,
@@ -93,27 +94,15 @@ def attributes_of(items: Any) -> dict[str, Any]:
     return {str(kv.get("key")): any_value(kv.get("value")) for kv in items or () if isinstance(kv, Mapping)}
 
 
-def _hex(value: Any) -> str:
-    """A trace or span id as lowercase hex: OTLP JSON writes hex, protobuf's JSON mapping base64."""
-    text = str(value or "")
-    if not text or all(c in "0123456789abcdefABCDEF" for c in text):
-        return text.lower()
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except ValueError:
-        return text
-    return raw.hex() if len(raw) in (8, 16) else text
-
-
 def span_of(raw: Mapping[str, Any]) -> TraceSpan:
     attributes = attributes_of(raw.get("attributes"))
     status = raw.get("status") or {}
     code = status.get("code")
     failed = code in (2, "2", "STATUS_CODE_ERROR", "ERROR") or bool(attributes.get("error.type"))
     identity: dict[str, Any] = {
-        "trace_id": _hex(raw.get("traceId")),
-        "span_id": _hex(raw.get("spanId")),
-        "parent_id": _hex(raw.get("parentSpanId")) or None,
+        "trace_id": hex_id(raw.get("traceId")),
+        "span_id": hex_id(raw.get("spanId")),
+        "parent_id": hex_id(raw.get("parentSpanId")) or None,
         "name": str(raw.get("name") or ""),
         "start": int(raw.get("startTimeUnixNano") or 0),
         "end": int(raw.get("endTimeUnixNano") or 0),

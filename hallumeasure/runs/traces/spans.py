@@ -20,6 +20,7 @@ span ids (``metadata.trace_id``, ``metadata.span_id``), so that verdicts can be 
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -224,6 +225,18 @@ def head_objects(path: Path, limit: int = 1 << 16) -> list[Any]:
         except json.JSONDecodeError:
             pass
     return out
+
+
+def hex_id(value: Any) -> str:
+    """A trace or span id as lowercase hex: OTLP JSON writes hex, protobuf's JSON mapping and MLflow base64."""
+    text = str(value or "")
+    if not text or all(c in "0123456789abcdefABCDEF" for c in text):
+        return text.lower()
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        return text
+    return raw.hex() if len(raw) in (8, 16) else text
 
 
 def loads_maybe(value: Any) -> Any:

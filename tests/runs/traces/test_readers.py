@@ -319,3 +319,33 @@ def test_plain_samples_are_still_jsonl(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({"context": "a b c", "response": "a"}) + "\n", encoding="utf-8")
     assert format_of(path) == "jsonl"
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("otlp.json", "otlp"),
+        ("phoenix_spans.jsonl", "openinference"),
+        ("langfuse.json", "langfuse"),
+        ("mlflow_traces.jsonl", "mlflow"),
+    ],
+)
+def test_each_example_export_measures_and_names_its_sources(name: str, fmt: str, tmp_path: Path) -> None:
+    """examples/traces/: the OTLP and Phoenix files were written by the instrumented agent of support_app.py,
+    the MLflow one by MLflow's autologging (tests/report/test_mlflow_round_trip.py), the Langfuse one by hand."""
+    import hallumeasure
+    from hallumeasure.core.labels import Label
+
+    path = Path(__file__).resolve().parents[3] / "examples" / "traces" / name
+    assert format_of(path) == fmt
+    run = hallumeasure.measure(path, out=tmp_path / "run")
+    samples = {s.id: s for s in run.samples}
+    seen = set()
+    for result in run.results:
+        tool = next(p for p in samples[result.sample_id].passages if p.kind is SourceKind.TOOL_RESULT)
+        first = result.verdicts[0]
+        assert first.label is (Label.ABSENT if tool.failed else Label.SUPPORTED)
+        assert first.evidence[0].source_kind is SourceKind.TOOL_RESULT
+        assert first.evidence[0].passage_id == tool.id
+        seen.add(tool.failed)
+    assert seen == {True, False}
