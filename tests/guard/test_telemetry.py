@@ -6,14 +6,14 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk.trace", reason="needs the otel extra")
 
-from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from hallumeasure.guard import Guard  # noqa: E402
-from hallumeasure.guard.telemetry import GuardTelemetry  # noqa: E402
+from hallumeasure.guard import Guard
+from hallumeasure.guard.telemetry import GuardTelemetry
 
 CONTEXT = "The Storebaelt bridge is 6.8 km long. It opened to traffic in 1998."
 
@@ -35,10 +35,7 @@ def test_each_check_is_a_span_in_the_callers_trace_with_metrics() -> None:
     assert event.attributes["hallumeasure.claim.label"] == "contradicted"
     assert event.attributes["hallumeasure.evidence.source_kind"] == "passage"
     metrics = {
-        m.name: m
-        for rm in reader.get_metrics_data().resource_metrics
-        for sm in rm.scope_metrics
-        for m in sm.metrics
+        m.name: m for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics for m in sm.metrics
     }
     (point,) = metrics["hallumeasure.guard.checks"].data.data_points
     assert point.value == 1 and point.attributes["decision"] == result.decision.value

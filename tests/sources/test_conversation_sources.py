@@ -114,3 +114,22 @@ def test_messages_without_an_answer_are_refused():
         hallumeasure.check(messages=[{"role": "user", "content": "Hello?"}])
     with pytest.raises(InputError, match="role"):
         hallumeasure.check(messages=[{"role": "robot", "content": "Hi"}])
+
+
+def test_a_quote_in_a_document_and_in_the_system_prompt_that_copies_it_comes_from_the_document():
+    from hallumeasure.core.types import Passage, Sample
+    from hallumeasure.sources.evidence import verify
+
+    doc = "Standard delivery takes 3 working days."
+    sample = Sample(
+        id="s",
+        response="x",
+        passages=(
+            Passage(id="kb-12", text=doc),
+            Passage(id="system", text=f"Answer from these documents:\n{doc}", kind=SourceKind.SYSTEM_PROMPT),
+        ),
+    )
+    found = verify(sample, None, "delivery takes 3 working days")
+    assert (found.verified, found.passage_id, found.source_kind) == (True, "kb-12", SourceKind.PASSAGE)
+    twins = Sample(id="t", response="x", passages=(Passage(id="a", text=doc), Passage(id="b", text=doc)))
+    assert not verify(twins, None, "delivery takes 3 working days").verified  # which passage? it cannot say
