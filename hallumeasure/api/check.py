@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -32,6 +32,7 @@ from hallumeasure.core.spans import UnsupportedSpan, unsupported_spans
 from hallumeasure.core.types import Evidence, Passage, ResponseResult, Sample, Usage
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
+from hallumeasure.runs.messages import MessagesError, read_conversation
 from hallumeasure.sources.rag import SourceOptions
 
 #: Environment variables that change what a built stage talks to; the stages are rebuilt when one changes.
@@ -249,53 +250,83 @@ atexit.register(forget_stages)
 
 
 def _sample(
-    response: str | Sample,
+    response: str | Sample | None,
     context: str | None,
     passages: Sequence[str | Passage | dict[str, Any]] | None,
     question: str | None,
+    messages: Sequence[Mapping[str, Any]] | None = None,
 ) -> Sample:
     if isinstance(response, Sample):
-        if context is not None or passages is not None or question is not None:
-            raise InputError("a Sample carries its own source: pass context, passages and question only with a string")
+        if context is not None or passages is not None or question is not None or messages is not None:
+            raise InputError(
+                "a Sample carries its own source: pass context, passages, messages and question only with a string"
+            )
         return response
-    if not isinstance(response, str):
+    if response is not None and not isinstance(response, str):
         raise InputError(f"response must be text or a Sample, not {type(response).__name__}")
-    if context is None and not passages:
-        raise InputError("check needs the source the response should be grounded in: pass context= or passages=")
+    if context is None and not passages and messages is None:
+        raise InputError(
+            "check needs the source the response should be grounded in: pass context=, passages= or messages="
+        )
     items = tuple(
         p if isinstance(p, Passage) else Passage(id=str(i), text=p) if isinstance(p, str) else Passage(**p)
         for i, p in enumerate(passages or (), start=1)
     )
-    return Sample(id="checked", context=context or "", passages=items, response=response, question=question)
+    if messages is None:
+        if response is None:
+            raise InputError("check needs the response to check (or messages= ending with the assistant's answer)")
+        return Sample(id="checked", context=context or "", passages=items, response=response, question=question)
+    # A conversation: its system prompt, tool results and user turns are sources beside the passages.
+    if context is not None and context.strip() and not items:
+        items = (Passage(id="context", text=context),)
+    try:
+        conversation = read_conversation(messages, taken_ids=[p.id for p in items])
+    except MessagesError as exc:
+        raise InputError(f"messages: {exc}") from None
+    answer = response if response is not None else conversation.response
+    if answer is None:
+        raise InputError("messages end with no assistant answer: pass the response to check, or end with it")
+    return Sample(
+        id="checked",
+        passages=(*items, *conversation.sources),
+        response=answer,
+        question=question or conversation.question,
+    )
 
 
 def check(
-    response: str | Sample,
+    response: str | Sample | None = None,
     *,
     context: str | None = None,
     passages: Sequence[str | Passage | dict[str, Any]] | None = None,
+    messages: Sequence[Mapping[str, Any]] | None = None,
     question: str | None = None,
     judge: str | list[str] = "offline",
     extractor: str = "offline",
     mode: str = "cot-one",
     **settings: Any,
 ) -> Result:
-    """Check one response against ``context`` (or ``passages``, a list of texts or ``Passage``s).
+    """Check one response against ``context`` (or ``passages``, a list of texts or ``Passage``s), or a
+    conversation: ``messages`` (OpenAI-style roles, ``tool_calls``, tool messages; ``runs/messages.py``) whose
+    last assistant message is the response unless ``response`` is given. Its system prompt and tool results
+    are sources with ids and kinds (earlier user turns too with ``user_turns=True``); each verdict's
+    ``evidence`` names the source it came from. A response with no source at all is unevaluatable.
 
     ``settings`` are fields of ``MeasureSettings`` (``unsupported_labels``, ``timeout``, ``no_cache`` ...).
     A response whose claims could not all be judged comes back with error rows (``n_errors``), not an
     exception. Works inside a running event loop too.
     """
-    sample = _sample(response, context, passages, question)
+    sample = _sample(response, context, passages, question, messages)
     checker = _checker(dict(settings, judge=judge, extractor=extractor, mode=mode))
     return _submit(checker.check(sample)).result()
 
 
 async def acheck(
-    response: str | Sample,
+    response: str | Sample | None = None,
     *,
     context: str | None = None,
     passages: Sequence[str | Passage | dict[str, Any]] | None = None,
+    messages: Sequence[Mapping[str, Any]] | None = None,
     question: str | None = None,
     judge: str | list[str] = "offline",
     extractor: str = "offline",
@@ -303,6 +334,6 @@ async def acheck(
     **settings: Any,
 ) -> Result:
     """``check`` for async code: awaits the check without blocking the caller's loop."""
-    sample = _sample(response, context, passages, question)
+    sample = _sample(response, context, passages, question, messages)
     checker = await asyncio.to_thread(_checker, dict(settings, judge=judge, extractor=extractor, mode=mode))
     return await asyncio.wrap_future(_submit(checker.check(sample)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,10 +101,11 @@ def _record(result: Result) -> None:
 
 
 def check_with_defaults(
-    response: str | Sample,
+    response: str | Sample | None = None,
     *,
     context: str | None = None,
     passages: Sequence[str | Passage | dict[str, Any]] | None = None,
+    messages: Sequence[Mapping[str, Any]] | None = None,
     question: str | None = None,
     judge: str | list[str] | None = None,
     **settings: Any,
@@ -115,16 +116,17 @@ def check_with_defaults(
     values = {**project.settings(), **{k: v for k, v in settings.items() if v is not None}}
     if judge is not None:
         values["judge"] = judge
-    result = check(response, context=context, passages=passages, question=question, **values)
+    result = check(response, context=context, passages=passages, messages=messages, question=question, **values)
     _record(result)
     return result
 
 
 def assert_grounded(
-    response: str | Sample,
+    response: str | Sample | None = None,
     context: str | None = None,
     passages: Sequence[str | Passage | dict[str, Any]] | None = None,
     *,
+    messages: Sequence[Mapping[str, Any]] | None = None,
     question: str | None = None,
     max_unsupported: int = 0,
     max_errors: int = 0,
@@ -142,7 +144,7 @@ def assert_grounded(
     # pytest leaves this frame out of a failure's traceback: the report shows the test's line, then the claims.
     __tracebackhide__ = True
     result = check_with_defaults(
-        response, context=context, passages=passages, question=question, judge=judge, **settings
+        response, context=context, passages=passages, messages=messages, question=question, judge=judge, **settings
     )
     problems = []
     if result.error is not None:
@@ -181,7 +183,8 @@ def _claim_lines(claim: CheckedClaim) -> list[str]:
     if claim.subtype_reason:
         lines.append(f"    subtype reason: {' '.join(claim.subtype_reason.split())}")
     for evidence in claim.evidence:
-        where = f" (passage {evidence.passage_id})" if evidence.passage_id else ""
+        kind = evidence.source_kind.value.replace("_", " ") if evidence.source_kind else "passage"
+        where = f" ({kind} {evidence.passage_id})" if evidence.passage_id else ""
         lines.append(f"    evidence{where}: {evidence.quote!r}")
     return lines
 

@@ -113,7 +113,9 @@ def _measure(
 ) -> Run:
     measurement = Measurement.from_values(values, config=config)
     s = measurement.settings
-    loaded = load_input(data, columns=columns, model=s.model_name, strict=s.strict_input, delimiter=s.delimiter)
+    loaded = load_input(
+        data, columns=columns, model=s.model_name, strict=s.strict_input, delimiter=s.delimiter, fmt=s.input_format
+    )
     warn_skipped(loaded)
     run_dir = Path(out) if out is not None else default_run_dir(loaded.sha256)
     measurement.run(loaded, run_dir, resume=resume, overwrite=overwrite, progress=progress)
@@ -153,19 +155,29 @@ def load_input(
     model: str | None = None,
     strict: bool = False,
     delimiter: str | None = None,
+    fmt: str | None = None,
 ) -> LoadedInput:
     """Samples from a path, a DataFrame, or a list of dicts or ``Sample``s.
 
     A DataFrame or a list of dicts goes through the same reader as a JSONL file (the same row checks,
     problems and column map); its hash is that of those JSON lines, so the same data resumes the same run.
+    ``fmt`` names the input format (``otlp``, ``openinference?outputs=all`` ...); without it the format is
+    detected: a Phoenix span DataFrame or the DataFrame of ``mlflow.search_traces`` is read as spans.
     """
     if isinstance(data, (str, Path)):
         return load_samples(
-            data, columns=columns, model=model, strict=strict, delimiter=delimiter, column_hint=API_COLUMN_HINT
+            data,
+            columns=columns,
+            model=model,
+            strict=strict,
+            delimiter=delimiter,
+            column_hint=API_COLUMN_HINT,
+            fmt=fmt,
         )
     if _is_frame(data):
-        text = data.to_json(orient="records", lines=True, force_ascii=False, date_format="iso")
-        return _from_jsonl(text, f"<DataFrame of {len(data)} rows>", columns, model, strict)
+        # Objects a trace DataFrame may hold (MLflow's Trace, timestamps) go in as their text.
+        text = data.to_json(orient="records", lines=True, force_ascii=False, date_format="iso", default_handler=str)
+        return _from_jsonl(text, f"<DataFrame of {len(data)} rows>", columns, model, strict, fmt)
     if isinstance(data, (Mapping, Sample)):
         raise InputError("measure takes a list of samples; wrap one dict or Sample in a list, or use check()")
     try:
@@ -186,7 +198,7 @@ def load_input(
         )
     if all(isinstance(x, Mapping) for x in items):
         text = "\n".join(json.dumps(dict(x), ensure_ascii=False, default=str) for x in items)
-        return _from_jsonl(text, f"<list of {len(items)} records>", columns, model, strict)
+        return _from_jsonl(text, f"<list of {len(items)} records>", columns, model, strict, fmt)
     kinds = sorted({type(x).__name__ for x in items})
     raise InputError(f"measure takes a list of dicts or a list of Samples, not a list of {', '.join(kinds)}")
 
@@ -196,13 +208,15 @@ def _is_frame(data: Any) -> bool:
 
 
 def _from_jsonl(
-    text: str, name: str, columns: Mapping[str, str] | None, model: str | None, strict: bool
+    text: str, name: str, columns: Mapping[str, str] | None, model: str | None, strict: bool, fmt: str | None = None
 ) -> LoadedInput:
     with tempfile.TemporaryDirectory(prefix="hallumeasure-input-") as folder:
         path = Path(folder) / "input.jsonl"
         path.write_text(text + "\n", encoding="utf-8")
         try:
-            loaded = load_samples(path, columns=columns, model=model, strict=strict, column_hint=API_COLUMN_HINT)
+            loaded = load_samples(
+                path, columns=columns, model=model, strict=strict, column_hint=API_COLUMN_HINT, fmt=fmt
+            )
         except InputError as exc:  # the message names the temporary file: name the data instead
             raise InputError(str(exc).replace(str(path), name)) from None
     for problem in loaded.problems:

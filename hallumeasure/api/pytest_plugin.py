@@ -10,7 +10,7 @@ checks a response: it imports no judge and prints nothing before that. A test th
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -128,23 +128,28 @@ class Grounding:
 
     def check(
         self,
-        response: str | Sample,
+        response: str | Sample | None = None,
         context: str | None = None,
         passages: Sequence[str | Passage | dict[str, Any]] | None = None,
+        *,
+        messages: Sequence[Mapping[str, Any]] | None = None,
         **options: Any,
     ) -> Result:
-        """``hallumeasure.check`` with the project's settings (counted in the session summary)."""
-        return grounded.check_with_defaults(response, context=context, passages=passages, **options)
+        """``hallumeasure.check`` with the project's settings (counted in the session summary); ``messages``
+        checks the last answer of a conversation against its system prompt and tool results."""
+        return grounded.check_with_defaults(response, context=context, passages=passages, messages=messages, **options)
 
     def assert_grounded(
         self,
-        response: str | Sample,
+        response: str | Sample | None = None,
         context: str | None = None,
         passages: Sequence[str | Passage | dict[str, Any]] | None = None,
+        *,
+        messages: Sequence[Mapping[str, Any]] | None = None,
         **options: Any,
     ) -> Result:
         """``hallumeasure.assert_grounded`` with the project's settings."""
-        return grounded.assert_grounded(response, context, passages, **options)
+        return grounded.assert_grounded(response, context, passages, messages=messages, **options)
 
 
 @pytest.fixture

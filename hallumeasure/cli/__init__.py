@@ -19,6 +19,7 @@ from hallumeasure.cli import (  # noqa: F401 - imported for the commands they re
     show,
     view,
     export_spans,
+    export,
     compare,
     audit,
     plan,

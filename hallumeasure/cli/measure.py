@@ -37,7 +37,10 @@ from hallumeasure.pipeline.settings import MeasureSettings
 @with_settings(MeasureSettings)
 def measure(
     input: Annotated[  # noqa: A002 - the parameter's name is the argument's name, INPUT, in --help
-        Path, typer.Argument(help="Samples: JSONL, CSV or Parquet with context and response.")
+        Path,
+        typer.Argument(
+            help="Samples (JSONL, CSV or Parquet with context and response) or traces (see --input-format)."
+        ),
     ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     resume: Annotated[
@@ -77,6 +80,7 @@ def measure(
             model=s.model_name,
             strict=s.strict_input,
             delimiter=s.delimiter,
+            fmt=s.input_format,
         )
     except HalluMeasureError as exc:
         raise fail(str(exc)) from None

@@ -28,8 +28,26 @@ class Mode(StrEnum):
         return self in (Mode.COT_ONE, Mode.NOCOT_ONE)
 
 
+class SourceKind(StrEnum):
+    """What a source of a response is: where the judge's evidence for a claim came from."""
+
+    #: A retrieved document, or the one context of a flat sample.
+    PASSAGE = "passage"
+    #: The result of a tool call (``call_id``, ``tool_name``; ``failed`` when the call errored).
+    TOOL_RESULT = "tool_result"
+    #: What the user said in an earlier turn; a source only when the settings say so (``user_turns``).
+    USER_TURN = "user_turn"
+    #: The system prompt (or system instructions) the application gave the model.
+    SYSTEM_PROMPT = "system_prompt"
+
+
 class Passage(BaseModel):
-    """One retrieved passage of a source: an id the response can cite, its text, and where it came from."""
+    """One source of a response: an id the judge and the response can cite, its text, and what it is.
+
+    Most are retrieved passages (``kind`` passage). From a conversation or a trace a source may also be
+    a tool result (with the call's id, the tool's name and whether the call failed), an earlier user
+    turn or the system prompt.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -37,6 +55,12 @@ class Passage(BaseModel):
     text: str
     title: str | None = None
     url: str | None = None
+    kind: SourceKind = SourceKind.PASSAGE
+    #: Tool results: the name of the tool and the id of the call that returned this text.
+    tool_name: str | None = None
+    call_id: str | None = None
+    #: Tool results: the call failed or errored; its text is no evidence for a claim.
+    failed: bool = False
 
     @field_validator("id")
     @classmethod
@@ -97,6 +121,11 @@ class Sample(BaseModel):
         """The passages, or the one context as passage "1"."""
         return self.passages or (Passage(id="1", text=self.context),)
 
+    @property
+    def has_source(self) -> bool:
+        """Whether there is anything to check the response against: a passage or a non-blank context."""
+        return bool(self.passages) or bool(self.context.strip())
+
 
 #: What separates passages when they are read as one context.
 PASSAGE_SEPARATOR = "\n\n"
@@ -143,6 +172,8 @@ class Evidence(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     passage_id: str | None = None
+    #: The kind of the source ``passage_id`` names, set when the quote is verified (None: not found).
+    source_kind: SourceKind | None = None
     quote: str
     start: int | None = Field(default=None, ge=0)
     end: int | None = Field(default=None, ge=0)

@@ -28,6 +28,7 @@ from hallumeasure.guard.settings import (
     ResolvedPolicy,
     WorkLimitError,
 )
+from hallumeasure.guard.telemetry import GuardTelemetry
 from hallumeasure.judges.protocols import Judgement, model_to_close
 from hallumeasure.models.factory import ModelFactory, ModelOptions
 from hallumeasure.models.model import failed_attempts
@@ -122,8 +123,12 @@ class Guard:
     >>> guard.check(response="...", context="...").decision      # doctest: +SKIP
     """
 
-    def __init__(self, settings: GuardSettings | None = None, **options: Any) -> None:
+    def __init__(
+        self, settings: GuardSettings | None = None, *, telemetry: GuardTelemetry | None = None, **options: Any
+    ) -> None:
         self.settings = settings or GuardSettings(**options)
+        #: Records each check as an OpenTelemetry span and metrics (``guard/telemetry.py``, the otel extra).
+        self.telemetry = telemetry
         # The same settings model, validation and stage building as hallumeasure.measure and check.
         measured = measure_settings({"judge": [self.settings.judge], "extractor": self.settings.extractor})
         stages = Measurement(measured).stages()
@@ -206,7 +211,7 @@ class Guard:
         """The pipeline on a validated request; ``judge_with`` runs the fast path elsewhere (the server's
         judge worker processes), else it runs here."""
         resolved = self.settings.resolve(request.policy)
-        started = time.perf_counter()
+        started, started_ns = time.perf_counter(), time.time_ns()
         sample = request.sample()
         fast = await (judge_with or self.judged)(sample, 0)
         latency = dict(fast.latency_ms)
@@ -233,7 +238,7 @@ class Guard:
             decision, rewritten = Decision.BLOCK, None
         latency["total"] = _ms_since(started)
         found = result_of(request.response, result, self.policy, judge=self.judge.name, extractor=self.extractor.name)
-        return CheckResult(
+        checked = CheckResult(
             **dict(found),
             request_id=request_id or uuid.uuid4().hex,
             decision=decision,
@@ -244,6 +249,15 @@ class Guard:
             explained=explained,
             fallback=fallback,
         )
+        if self.telemetry is not None:
+            self.telemetry.record(
+                checked,
+                decision=checked.decision.value,
+                request_id=checked.request_id,
+                start_ns=started_ns,
+                end_ns=time.time_ns(),
+            )
+        return checked
 
     async def _explain(
         self, sample: Sample, claims: Sequence[Claim], judgement: Judgement

@@ -88,7 +88,7 @@ def sources_of(settings: MeasureSettings) -> SourceOptions:
     except ValueError as exc:
         raise ConfigError(f"citation_pattern: {exc}") from None
     extra = {"citation_patterns": tuple(patterns)} if patterns else {}
-    return SourceOptions(max_context_tokens=settings.max_context_tokens, **extra)
+    return SourceOptions(max_context_tokens=settings.max_context_tokens, user_turns=settings.user_turns, **extra)
 
 
 def model_options(

@@ -28,6 +28,7 @@ from hallumeasure.judges.protocols import (
     ClaimJudge,
     ComposedStage,
     Extraction,
+    Judgement,
     MultiPromptStage,
     PromptedStage,
     WarmUp,
@@ -37,7 +38,7 @@ from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
-from hallumeasure.sources.rag import SourceOptions, finish, prepare, shown_whole, view
+from hallumeasure.sources.rag import SourceOptions, finish, prepare, shown_whole, unsourced, view
 from hallumeasure.version import __version__
 
 log = logging.getLogger(__name__)
@@ -67,8 +68,12 @@ async def measure_sample(
         prepared = prepare(sample, sources)
         # A source cut to a view per response is not warmed: the view (the prefix its claims share) depends on
         # the claims, and the whole source may not even fit the judge's window.
+        sourced = prepared.sample.has_source
         extraction, warm = await _extract_and_warm_up(
-            prepared.sample, extractor, judge, warm_cache=shown_whole(prepared.sample, judge.name, sources)
+            prepared.sample,
+            extractor,
+            judge,
+            warm_cache=sourced and shown_whole(prepared.sample, judge.name, sources),
         )
         if extraction.error is not None:
             return summarise_response(
@@ -77,7 +82,11 @@ async def measure_sample(
         # Spans point into the response as the user gave it, and never outside it, whatever the extractor said.
         claims = bounded(prepared.restore(extraction.claims), sample.response)
         shown = view(prepared.sample, claims, judge.name, sources)
-        if isinstance(judge, CacheWarmingJudge):
+        if not sourced:
+            # Nothing to check against (no context, passage, tool result or system prompt): unevaluatable,
+            # never supported, and the judge is not asked.
+            judgement = Judgement(verdicts=unsourced(claims, judge.name))
+        elif isinstance(judge, CacheWarmingJudge):
             # the warm-up wrote the prefix of the whole source, which is what the judge is shown when nothing is cut
             judgement = await judge.judge(shown.sample, claims, warmed=warm.ok and shown.sample is prepared.sample)
         else:

@@ -129,6 +129,17 @@ class MeasureSettings(BaseModel):
     delimiter: str | None = Field(
         None, description="CSV delimiter (default: detected from the header line among , ; tab |)."
     )
+    input_format: str | None = Field(
+        None,
+        description="How to read the input: jsonl, csv, parquet, otlp, openinference, langfuse, mlflow or a "
+        "plugin's, with options after ? (otlp?outputs=all measures every LLM span, not only each trace's "
+        "final answer); default: detected from the file.",
+    )
+    user_turns: bool = Field(
+        False,
+        description="Count what the user said in earlier turns of a conversation as a source (by default a "
+        "user's claim is no evidence).",
+    )
     max_context_tokens: int | None = Field(
         None,
         ge=1,

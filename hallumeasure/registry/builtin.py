@@ -143,4 +143,33 @@ BUILTIN_PARTS: tuple[Part, ...] = (
     ),
     Part(_I, "csv", "hallumeasure.runs.inputs:csv_rows", "CSV or TSV with a header row", suffixes=(".csv", ".tsv")),
     Part(_I, "parquet", "hallumeasure.runs.inputs:parquet_rows", "Parquet (needs pyarrow)", suffixes=(".parquet",)),
+    # Trace formats: found by their content (sniff); option outputs=final|all (see runs/traces/spans.py).
+    Part(
+        _I,
+        "otlp",
+        "hallumeasure.runs.traces.otlp:otlp_rows",
+        "OTLP JSON traces with GenAI semantic conventions (collector file exporter)",
+        sniff="hallumeasure.runs.traces.otlp:sniff_otlp",
+    ),
+    Part(
+        _I,
+        "openinference",
+        "hallumeasure.runs.traces.openinference:openinference_rows",
+        "OpenInference spans as Arize Phoenix exports them (JSONL, span DataFrame)",
+        sniff="hallumeasure.runs.traces.openinference:sniff_openinference",
+    ),
+    Part(
+        _I,
+        "langfuse",
+        "hallumeasure.runs.traces.langfuse:langfuse_rows",
+        "Langfuse trace or observation export (JSON)",
+        sniff="hallumeasure.runs.traces.langfuse:sniff_langfuse",
+    ),
+    Part(
+        _I,
+        "mlflow",
+        "hallumeasure.runs.traces.mlflow:mlflow_rows",
+        "MLflow traces (mlflow.search_traces, Trace.to_json)",
+        sniff="hallumeasure.runs.traces.mlflow:sniff_mlflow",
+    ),
 )

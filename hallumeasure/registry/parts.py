@@ -47,7 +47,10 @@ class Part:
       (``minicheck:openai:<model>?base_url=...``), the spec's options going to the provider;
     - detector: a callable ``target(request: StageRequest)`` returning ``(extractor, judge)``;
     - rewriter: a callable ``target(model)`` returning a rewriter;
-    - input_format: a callable ``target(path, **options)`` returning an iterator of input rows (dicts).
+    - input_format: a callable ``target(path, *, delimiter, on_header, **options)`` returning an iterator of
+      ``(row number, record or problem)``: records in the input file's vocabulary (``response``, ``context``
+      or ``contexts``, ``messages``, ``metadata`` ...), problems as strings; ``options`` are those of the
+      format's spec (``otlp?outputs=all``). Its ``sniff``, when given, says whether a file is in the format.
     """
 
     kind: PartKind
@@ -70,14 +73,24 @@ class Part:
     quality: str | None = None
     #: Input formats: the file suffixes read by this part (``.jsonl`` ...).
     suffixes: tuple[str, ...] = ()
+    #: Input formats: ``"module:function"`` (or the function) called as ``sniff(path) -> bool`` when no format is
+    #: given; formats with a sniff are asked, in registration order, before suffixes decide.
+    sniff: str | Callable[..., Any] | None = None
     #: Where the part comes from: ``built-in``, or the distribution and version that registered it.
     origin: str = BUILTIN
 
     def load(self) -> Any:
         """The object that builds the part (imported on first use)."""
-        if not isinstance(self.target, str):
-            return self.target
-        module_name, _, attribute = self.target.partition(":")
+        return self._import(self.target)
+
+    def load_sniff(self) -> Callable[..., Any] | None:
+        """Input formats: the function that says whether a file is in the format (imported on first use)."""
+        return None if self.sniff is None else self._import(self.sniff)
+
+    def _import(self, target: str | Callable[..., Any]) -> Any:
+        if not isinstance(target, str):
+            return target
+        module_name, _, attribute = target.partition(":")
         try:
             module = import_module(module_name)
         except ImportError as exc:

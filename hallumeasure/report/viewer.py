@@ -110,6 +110,12 @@ class ViewerPassage(BaseModel):
     id: str
     title: str | None = None
     text: str
+    #: What the source is (``passage``, ``tool_result``, ``user_turn``, ``system_prompt``); tool results also
+    #: name their tool and call, and say whether the call failed.
+    kind: str = "passage"
+    tool: str | None = None
+    call: str | None = None
+    failed: bool = False
 
 
 class ViewerResponse(BaseModel):
@@ -338,7 +344,18 @@ def _response(
         n_unsupported=result.n_unsupported if result is not None else 0,
         error=result.error if result is not None else "not measured yet (the run is unfinished)",
         claims=claims,
-        passages=[ViewerPassage(id=p.id, title=p.title, text=p.text) for p in sample.passages],
+        passages=[
+            ViewerPassage(
+                id=p.id,
+                title=p.title,
+                text=p.text,
+                kind=p.kind.value,
+                tool=p.tool_name,
+                call=p.call_id,
+                failed=p.failed,
+            )
+            for p in sample.passages
+        ],
         unsupported_spans=[(s.start, s.end, s.label.value) for s in found],
         n_unlocated=unlocated,
     )

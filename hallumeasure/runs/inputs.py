@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
+import inspect
 import io
 import json
 import re
@@ -24,11 +25,17 @@ from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.text import clean_text
 from hallumeasure.core.types import Passage, Sample
 from hallumeasure.registry import PartKind, registry
+from hallumeasure.registry.specs import split_options
+from hallumeasure.runs.messages import MessagesError, read_conversation
 
-FIELDS = ("id", "context", "contexts", "response", "question", "model", "tags", "metadata")
+FIELDS = ("id", "context", "contexts", "messages", "response", "question", "model", "tags", "metadata")
+#: A row needs a response, or messages ending with the assistant's answer.
 REQUIRED = ("response",)
-#: A row needs one of these: one context string, or a list of passages.
-SOURCE_FIELDS = ("context", "contexts")
+#: A row needs one of these: one context string, a list of passages, or a conversation (whose sources
+#: may be none at all: such a response is unevaluatable, see ``pipeline/run.py``).
+SOURCE_FIELDS = ("context", "contexts", "messages")
+#: Fields of a passage object in ``contexts`` (the source's kind and tool fields, see ``core.types.Passage``).
+PASSAGE_FIELDS = ("id", "text", "title", "url", "kind", "tool_name", "call_id", "failed")
 #: Column names other tools use (ragas' evaluation rows), recognised when the field is not mapped.
 ALIASES = {"contexts": ("retrieved_contexts",), "question": ("user_input",)}
 #: Fields that are read as sample metadata when present and not mapped elsewhere.
@@ -83,11 +90,17 @@ def read_rows(
     JSONL rows are numbered by line; CSV rows by record, the header being row 1; Parquet rows from 1.
     ``on_header(columns, how)`` is called once before the rows of a CSV or Parquet file.
     """
+    name, options = split_options(fmt)
     try:
-        reader = registry().part(PartKind.INPUT_FORMAT, fmt).load()
+        reader = registry().part(PartKind.INPUT_FORMAT, name.strip()).load()
     except ConfigError as exc:
         raise InputError(str(exc)) from None
-    yield from reader(path, delimiter=delimiter, on_header=on_header)
+    if options:
+        taken = inspect.signature(reader).parameters
+        unknown = sorted(set(options) - {n for n, p in taken.items() if p.kind is inspect.Parameter.KEYWORD_ONLY})
+        if unknown and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in taken.values()):
+            raise InputError(f"input format {name!r} takes no option {', '.join(unknown)}")
+    yield from reader(path, delimiter=delimiter, on_header=on_header, **options)
 
 
 def parquet_rows(
@@ -209,10 +222,19 @@ def csv_rows(
         yield number, record
 
 
-def _format_of(path: Path) -> str:
-    """The registered input format that reads files with ``path``'s suffix; JSON Lines for any other."""
+def format_of(path: Path) -> str:
+    """The registered input format of ``path``: the first whose ``sniff`` knows the file (a trace export), else
+    the one that reads ``path``'s suffix; JSON Lines for any other."""
+    parts = list(registry().parts[PartKind.INPUT_FORMAT].values())
+    for part in parts:
+        try:
+            sniff = part.load_sniff()
+        except ConfigError:
+            continue  # a plugin that does not load is reported by `hallumeasure plugins`
+        if sniff is not None and sniff(path):
+            return part.name
     suffix = path.suffix.lower()
-    for part in registry().parts[PartKind.INPUT_FORMAT].values():
+    for part in parts:
         if suffix in part.suffixes:
             return part.name
     return "jsonl"
@@ -246,7 +268,7 @@ def load_samples(
         raise InputError(f"input file {path} does not exist")
     if path.is_dir():
         raise InputError(f"{path} is a directory; give a JSONL, CSV or Parquet file")
-    fmt = fmt or _format_of(path)
+    fmt = fmt or format_of(path)
     delimiter = csv_delimiter(delimiter)
     mapping = {name: name for name in FIELDS}
     unknown = set(columns or {}) - set(FIELDS)
@@ -357,7 +379,8 @@ def _resolve(mapping: Mapping[str, str], aliases: Mapping[str, tuple[str, ...]],
 
 
 def _check_columns(path: Path, present: list[str], mapping: Mapping[str, str], how: str, hint: str) -> None:
-    missing = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in present]
+    conversation = mapping["messages"] in present
+    missing = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in present and not conversation]
     if not any(mapping[f] in present for f in SOURCE_FIELDS):
         missing.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
     if missing:
@@ -396,7 +419,8 @@ def _blank_to_none(text: str | None) -> str | None:
 
 def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, model: str | None) -> Sample:
     values = {name: record.get(column) for name, column in mapping.items()}
-    absent = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in record]
+    conversation = values["messages"] is not None and not (isinstance(values["messages"], float))
+    absent = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in record and not conversation]
     if not any(mapping[f] in record for f in SOURCE_FIELDS):
         absent.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
     if absent:
@@ -404,7 +428,11 @@ def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, 
     passages = _passages(values["contexts"])
     context = None if passages else _text(values["context"], "context")
     response = _text(values["response"], "response")
-    if not passages and (context is None or not context.strip()):
+    question = _blank_to_none(_text(values["question"], "question"))
+    if conversation:
+        passages, response, question = _with_conversation(values["messages"], passages, context, response, question)
+        context = None
+    if not conversation and not passages and (context is None or not context.strip()):
         what = (
             "the contexts list is empty"
             if mapping["contexts"] in record and values["contexts"] is not None
@@ -428,13 +456,39 @@ def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, 
             context=context or "",
             passages=passages,
             response=response,
-            question=_blank_to_none(_text(values["question"], "question")),
+            question=question,
             model=_blank_to_none(_text(values["model"], "model")) or model,
             tags=tuple(str(t) for t in (list(tags) if tags is not None else ())),
             metadata=metadata,
         )
     except ValidationError as exc:
         raise _UnusableRowError(f"invalid row: {exc.errors()[0]['msg']}") from None
+
+
+def _with_conversation(
+    messages: Any, passages: tuple[Passage, ...], context: str | None, response: str | None, question: str | None
+) -> tuple[tuple[Passage, ...], str, str | None]:
+    """Sources, response and question of a row with ``messages``: the row's context or passages first, then
+    the conversation's system prompt, tool results and user turns (``runs/messages.py``)."""
+    if isinstance(messages, str):
+        try:
+            messages = json.loads(messages)
+        except json.JSONDecodeError as exc:
+            raise _UnusableRowError(f"messages must be a JSON list ({exc.msg} at column {exc.colno})") from None
+    import numpy as np
+
+    if isinstance(messages, np.ndarray):  # a Parquet list column
+        messages = messages.tolist()
+    if context is not None and context.strip() and not passages:
+        passages = (Passage(id="context", text=context),)
+    try:
+        conversation = read_conversation(messages, taken_ids=[p.id for p in passages])
+    except (MessagesError, ValidationError) as exc:
+        raise _UnusableRowError(f"messages: {exc}") from None
+    answer = response if response is not None and response.strip() else conversation.response
+    if answer is None:
+        raise _UnusableRowError("has no response, and its messages end with no assistant answer")
+    return (*passages, *conversation.sources), answer, question or conversation.question
 
 
 def _passages(value: Any) -> tuple[Passage, ...]:
@@ -457,15 +511,18 @@ def _passages(value: Any) -> tuple[Passage, ...]:
         raise _UnusableRowError(f"contexts must be a list of passages, not {type(value).__name__}")
     out: list[Passage] = []
     for position, item in enumerate(value, start=1):
+        extra: dict[str, Any] = {}
         if isinstance(item, dict):
-            unknown = set(item) - {"id", "text", "title", "url"}
+            unknown = set(item) - set(PASSAGE_FIELDS)
             if unknown:
                 raise _UnusableRowError(
-                    f"passage {position} has unknown field(s) {sorted(unknown)}; a passage has id, text, title and url"
+                    f"passage {position} has unknown field(s) {sorted(unknown)}; a passage has "
+                    f"{', '.join(PASSAGE_FIELDS)}"
                 )
             text = _text(item.get("text"), f"text of passage {position}")
             pid = _text(item.get("id"), f"id of passage {position}")
             title, url = _text(item.get("title"), "passage title"), _text(item.get("url"), "passage url")
+            extra = {k: item[k] for k in ("kind", "tool_name", "call_id", "failed") if item.get(k) is not None}
         else:
             text, pid, title, url = _text(item, f"passage {position}"), None, None, None
         if text is None or not text.strip():
@@ -477,6 +534,7 @@ def _passages(value: Any) -> tuple[Passage, ...]:
                     text=text,
                     title=_blank_to_none(title),
                     url=_blank_to_none(url),
+                    **extra,
                 )
             )
         except ValidationError as exc:

@@ -509,7 +509,7 @@ class RunStore:
 
 
 def passages_json(sample: Sample) -> str:
-    return json.dumps([p.model_dump(exclude_none=True) for p in sample.passages], ensure_ascii=False)
+    return json.dumps([p.model_dump(mode="json", exclude_defaults=True) for p in sample.passages], ensure_ascii=False)
 
 
 #: ClaimVerdict fields kept in the verdict_evidence table (RAG evidence, citations, what the judge saw).

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from hallumeasure.core.types import ClaimVerdict, Evidence, Passage, Sample
+from hallumeasure.core.types import ClaimVerdict, Evidence, Passage, Sample, SourceKind
 from hallumeasure.sources.passages import passage_by_id
 
 _FOLD = str.maketrans(
@@ -156,20 +156,35 @@ def _on_word_boundaries(text: str, start: int, end: int) -> bool:
     return not (before in ".," and start >= 2 and text[start - 2].isdigit() and text[start].isdigit())
 
 
+#: Which source a quote found in several is taken from: the most direct kind first.
+KIND_ORDER = (SourceKind.PASSAGE, SourceKind.TOOL_RESULT, SourceKind.SYSTEM_PROMPT, SourceKind.USER_TURN)
+
+
 def verify(sample: Sample, passage_id: str | None, quote: str) -> Evidence:
     """An ``Evidence`` for ``quote`` said to come from ``passage_id``: located and verified, or marked unverified.
 
     A quote is looked up in the passage the judge named. Without a usable id (none given, or one
     that names no passage) it is looked up in every passage, and accepted only when exactly one
-    passage holds it.
+    passage holds it, counting only the most direct kind of source that holds it (``KIND_ORDER``: a
+    retrieved passage before a system prompt that copies it).
     """
     passage = passage_by_id(sample, passage_id)
     candidates: Sequence[Passage] = (passage,) if passage is not None else sample.sources
     hits = [(p, span) for p in candidates if (span := find_quote(quote, p.text)) is not None]
+    if len(hits) > 1 and passage is None:
+        # The same words in sources of different kinds (an app that copies its retrieved documents into the
+        # system prompt): the quote comes from the most direct kind, when one source of that kind holds it.
+        best = min(KIND_ORDER.index(p.kind) for p, _ in hits)
+        hits = [(p, span) for p, span in hits if KIND_ORDER.index(p.kind) == best]
     if len(hits) == 1 or (hits and passage is not None):
         found, (start, end) = hits[0]
-        return Evidence(passage_id=found.id, quote=quote, start=start, end=end, verified=True)
-    return Evidence(passage_id=passage.id if passage is not None else passage_id, quote=quote, verified=False)
+        return Evidence(passage_id=found.id, source_kind=found.kind, quote=quote, start=start, end=end, verified=True)
+    return Evidence(
+        passage_id=passage.id if passage is not None else passage_id,
+        source_kind=passage.kind if passage is not None else None,
+        quote=quote,
+        verified=False,
+    )
 
 
 def all_verified(evidence: Iterable[Evidence]) -> bool | None:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 
 from hallumeasure.core.text import fence
-from hallumeasure.core.types import Passage, Sample
+from hallumeasure.core.types import Passage, Sample, SourceKind
 
 _SPACE_RE = re.compile(r"\s+")
 #: A title longer than this is cut in the prompt (it is a label, not evidence).
@@ -18,9 +18,19 @@ MAX_TITLE = 200
 
 
 def passage_block(passage: Passage) -> str:
+    """One source fenced with its id; a source that is not a retrieved passage also says what it is
+    (``kind="tool_result" tool="search" call="c1" failed="true"``), so the judge knows a failed call's text."""
     attrs = {"id": _attr(passage.id)}
     if passage.title:
         attrs["title"] = _attr(passage.title)[:MAX_TITLE]
+    if passage.kind is not SourceKind.PASSAGE:
+        attrs["kind"] = passage.kind.value
+    if passage.tool_name:
+        attrs["tool"] = _attr(passage.tool_name)[:MAX_TITLE]
+    if passage.call_id:
+        attrs["call"] = _attr(passage.call_id)[:MAX_TITLE]
+    if passage.failed:
+        attrs["failed"] = "true"
     return fence("passage", passage.text, **attrs)
 
 

@@ -14,8 +14,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hallumeasure.core.labels import Label
-from hallumeasure.core.types import CitationFinding, Claim, ClaimVerdict, ResponseResult, Sample
+from hallumeasure.core.labels import Label, Subtype
+from hallumeasure.core.types import (
+    CitationFinding,
+    Claim,
+    ClaimVerdict,
+    Passage,
+    ResponseResult,
+    Sample,
+    SourceKind,
+    joined_text,
+)
 from hallumeasure.sources.citations import (
     DEFAULT_PATTERNS,
     Marker,
@@ -40,12 +49,16 @@ class SourceOptions(BaseModel):
     #: Source tokens shown to the judge per call; None = what the judge's window leaves (see retrieval.py).
     max_context_tokens: int | None = Field(default=None, ge=1)
     citation_patterns: tuple[str, ...] = DEFAULT_PATTERNS
+    #: Whether what the user said in earlier turns of a conversation is a source (a user's claim is not
+    #: evidence by default: a response that repeats it is judged against the other sources only).
+    user_turns: bool = False
 
     def settings(self, judge_name: str) -> dict[str, Any]:
         return {
             "context_budget_tokens": context_budget(judge_name, self.max_context_tokens),
             "ranker": "bm25s",
             "citation_patterns": list(self.citation_patterns),
+            "user_turns": self.user_turns,
         }
 
 
@@ -63,7 +76,17 @@ class Prepared:
         return restore_spans(claims, self.kept) if self.markers else list(claims)
 
 
+def judged_sources(sample: Sample, options: SourceOptions) -> Sample:
+    """``sample`` with the sources the judge may use: earlier user turns left out unless ``options.user_turns``."""
+    if options.user_turns or not any(p.kind is SourceKind.USER_TURN for p in sample.passages):
+        return sample
+    kept = tuple(p for p in sample.passages if p.kind is not SourceKind.USER_TURN)
+    return sample.model_copy(update={"passages": kept, "context": joined_text(kept)})
+
+
 def prepare(sample: Sample, options: SourceOptions) -> Prepared:
+    """The sample the claim stages see: its judged sources (``judged_sources``), citation markers taken out."""
+    sample = judged_sources(sample, options)
     patterns = compile_patterns(options.citation_patterns)
     own = id_pattern(sample)
     markers = tuple(find_markers(sample.response, [*patterns, *([own] if own else [])]))
@@ -88,9 +111,11 @@ def finish(
 ) -> list[ClaimVerdict]:
     """Verdicts with evidence located and checked in ``sample``'s passages, what was shown, and citations."""
     out = []
+    # The sources the judge was given (earlier user turns may be left out), in full.
+    judged = prepared.sample
     for verdict in verdicts:
         # Quotes are checked against the full passages, wherever in them the judge saw the text.
-        verdict = verified(sample, verdict)
+        verdict = not_from_failed_calls(judged, verified(judged, verdict))
         if shown.cut:
             verdict = verdict.model_copy(update={"shown": shown.shown})
         out.append(verdict)
@@ -106,6 +131,57 @@ def finish(
             for v in out
         ]
     return out
+
+
+#: The reason given to every claim of a response that has no source at all.
+NO_SOURCE_REASON = (
+    "The response has no source to check it against (no context, retrieved passage, tool result or system "
+    "prompt), so no claim of it can be judged supported."
+)
+
+
+def unsourced(claims: Sequence[Claim], judge_name: str) -> list[ClaimVerdict]:
+    """Verdicts of the claims of a response with no source: each unevaluatable, never supported."""
+    return [
+        ClaimVerdict(claim_id=c.id, label_reason=NO_SOURCE_REASON, label=Label.UNEVALUATABLE, judge=judge_name)
+        for c in claims
+    ]
+
+
+def not_from_failed_calls(sample: Sample, verdict: ClaimVerdict) -> ClaimVerdict:
+    """A supported verdict whose every verified quote lies in the result of a failed tool call, made absent.
+
+    The text a failed or errored call returned (an error message, a stale fallback) is no evidence: a claim
+    that rests on nothing else is unsupported, and its reason says which call failed.
+    """
+    if verdict.label is not Label.SUPPORTED:
+        return verdict
+    by_id = {p.id: p for p in sample.sources}
+    found = [by_id[e.passage_id] for e in verdict.evidence if e.verified and e.passage_id in by_id]
+    if not found or not all(p.failed for p in found):
+        return verdict
+    calls = ", ".join(dict.fromkeys(_call_name(p) for p in found))
+    reason = (
+        f"Its only support is the result of a failed tool call ({calls}); the output of a failed or errored "
+        "call is no evidence."
+    )
+    if verdict.label_reason:
+        reason += f" The judge had found: {verdict.label_reason}"
+    return verdict.model_copy(
+        update={
+            "label": Label.ABSENT,
+            "label_reason": reason,
+            "subtype": Subtype.OTHER,
+            "subtype_reason": "The claim rests on the result of a failed tool call.",
+            "probability": None,
+            "confident": True,
+        }
+    )
+
+
+def _call_name(passage: Passage) -> str:
+    tool = passage.tool_name or "a tool"
+    return f"{tool}, call {passage.call_id}" if passage.call_id else f"{tool}, source {passage.id}"
 
 
 # --- the run-level numbers -----------------------------------------------------------------------------

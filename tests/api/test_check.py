@@ -47,7 +47,7 @@ def test_passages_and_samples_are_checked_too():
     assert by_passages.claims[0].evidence or by_passages.claims[1].evidence
     sample = hallumeasure.Sample(id="s", context=CONTEXT, response=WRONG)
     assert hallumeasure.check(sample).n_unsupported == 1
-    with pytest.raises(InputError, match="context= or passages="):
+    with pytest.raises(InputError, match="context=, passages= or messages="):
         hallumeasure.check(WRONG)
     with pytest.raises(InputError, match="carries its own source"):
         hallumeasure.check(sample, context=CONTEXT)

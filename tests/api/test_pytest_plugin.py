@@ -217,3 +217,30 @@ def test_parametrize_samples_finds_its_file_from_the_test_not_the_current_direct
         _run(pytester).assert_outcomes(passed=2)  # from tests/
     finally:
         monkeypatch.undo()
+
+
+def test_the_fixture_checks_a_conversation(pytester):
+    pytester.makepyfile(
+        """
+        import pytest
+
+        MESSAGES = [
+            {"role": "system", "content": "The museum opens at 10 am and closes at 6 pm."},
+            {"role": "user", "content": "When does the museum open?"},
+        ]
+
+        def test_grounded_answer(hallumeasure):
+            result = hallumeasure.check(messages=[*MESSAGES, {"role": "assistant", "content": "It opens at 10 am."}])
+            assert result.grounded
+            assert [(e.source_kind.value, e.passage_id) for e in result.claims[0].evidence] == [
+                ("system_prompt", "system")
+            ]
+
+        def test_wrong_answer(hallumeasure):
+            with pytest.raises(AssertionError, match="system prompt system"):
+                hallumeasure.assert_grounded(
+                    messages=[*MESSAGES, {"role": "assistant", "content": "It opens at 8 am."}]
+                )
+        """
+    )
+    _run(pytester).assert_outcomes(passed=2)

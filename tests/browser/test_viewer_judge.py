@@ -235,3 +235,30 @@ def test_a_link_to_a_response_opens_it_on_a_fresh_page(page, tmp_path):
     assert page.eval_on_selector("#list li.selected", "n => n.dataset.key") == "0/b2"
     assert page.eval_on_selector(".claims li.active", "n => n.dataset.claim") == "1"
     assert page.evaluate("location.hash") == "#mixed/b2/c1"
+
+
+def test_the_source_of_the_evidence_is_named_by_its_kind(page, tmp_path):
+    import hallumeasure
+
+    messages = [
+        {"role": "system", "content": "You are the airline's assistant."},
+        {"role": "user", "content": "When does flight BA117 leave?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "function": {"name": "flight_status"}}]},
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "is_error": True,
+            "content": "Error: timeout. Cached: BA117 departs at 9:40.",
+        },
+        {"role": "assistant", "content": "BA117 departs at 9:40."},
+    ]
+    run = hallumeasure.measure([{"id": "chat1", "messages": messages}], out=tmp_path / "chat")
+    path = write_viewer([run.path], tmp_path / "chat.html")
+    _open(page, path)
+    page.click(".claims li[data-claim='0']")
+    detail = page.text_content("#claim-detail")
+    assert "verified in tool result call_1 · flight_status (failed call)" in detail
+    assert "failed tool call" in detail
+    heads = page.eval_on_selector_all(".context-box details.passage summary", "n => n.map(x => x.textContent)")
+    assert heads[0].startswith("system prompt system")
+    assert any(h.startswith("tool result call_1 · flight_status (failed call)") for h in heads)

@@ -33,9 +33,10 @@ NOT_RUN = {"console"}
 READ_ONLY = {"text", "yaml", "toml", "json", "jsonl", "mermaid"}
 NOT_RUN_REASON = "*Not run by the docs tests:"
 #: The examples that cannot run here: the README's install commands, getting started's install commands, and
-#: the judges page's LLM keys, model servers, llama.cpp build and real-judge repeats, and the checkers page's
-#: downloaded models (hf:, an ONNX export, a vLLM server). Keep it small.
-MAX_NOT_RUN = 9
+#: the judges page's LLM keys, model servers, llama.cpp build and real-judge repeats, the checkers page's
+#: downloaded models (hf:, an ONNX export, a vLLM server), and the trace pages' collector, Phoenix server and
+#: mlflow extra. Keep it small.
+MAX_NOT_RUN = 12
 #: What the examples read from the repository, copied into their scratch folder.
 COPIED = ("examples", "scripts")
 PLUGIN = "hallumeasure.api.pytest_plugin"

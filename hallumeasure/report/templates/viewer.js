@@ -528,11 +528,19 @@
     return found;
   }
 
-  // "passage 2 · Title" for a passage id, with the title when the passages have one.
+  // What a source is called on the page: "passage 2", "tool result call_1 · lookup_order (failed call)",
+  // "system prompt system", "user turn user-1".
+  var SOURCE_KIND = { passage: "passage", tool_result: "tool result", user_turn: "user turn", system_prompt: "system prompt" };
+  function sourceLabel(p, id) {
+    if (!p) return "passage " + id;
+    return (SOURCE_KIND[p.kind] || "passage") + " " + id + (p.tool ? " · " + p.tool : "") + (p.failed ? " (failed call)" : "");
+  }
+
+  // "passage 2 · Title" for a passage id, with the title when the passages have one; other sources say their kind.
   function passageName(r, id, title) {
     var p = passageOf(r, id);
     var t = title || (p && p.title);
-    return "passage " + id + (t ? " · " + t : "") + (p || !(r.passages || []).length ? "" : " (no such passage)");
+    return sourceLabel(p, id) + (t ? " · " + t : "") + (p || !(r.passages || []).length ? "" : " (no such passage)");
   }
 
   // The source text an evidence item points at.
@@ -579,7 +587,7 @@
       source.passages.forEach(function (p) {
         var mine = evidence.filter(function (e) { return e.passage === p.id; });
         var body = el("div", { "class": "context" }, marked(p.text, mine));
-        var head = el("summary", null, el("strong", { "class": "passage-id", text: "passage " + p.id }),
+        var head = el("summary", null, el("strong", { "class": "passage-id", text: sourceLabel(p, p.id) }),
           p.title ? " · " : "", p.title ? el("span", { "class": "passage-title", text: p.title }) : null,
           mine.length ? el("span", { "class": "tag", text: "judge's evidence" }) : null,
           cited.indexOf(p.id) >= 0 ? el("span", { "class": "tag", text: "cited by this claim" }) : null);
