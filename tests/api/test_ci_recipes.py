@@ -1,5 +1,5 @@
 """The nightly-audit recipes in examples/ci/: actionlint on the GitHub workflow, the shape of both files, and
-their commands run as the CI would run them (the offline judge, a tiny data set)."""
+their commands run as the CI would run them (the scripted fake judge, from the settings file, and a tiny data set)."""
 
 from __future__ import annotations
 
@@ -105,6 +105,10 @@ def _workspace(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     (work / "examples" / "ci").mkdir(parents=True)
     shutil.copy(CI / "nightly_audit.sh", work / "examples" / "ci")
     (work / ".git").mkdir()  # the settings-file search stops here, as in a real checkout
+    # The project's settings file picks the judge, as a real project's would: the scripted fake judge gives
+    # every claim a confident verdict, so a real rise is flagged. (With a keyless judge most claims of these
+    # tiny answers are unsure, and an honest audit of them ends inconclusive, exit 4.)
+    (work / "hallumeasure.toml").write_text('judge = ["fake"]\nextractor = "fake"\n', encoding="utf-8")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     wrapper = bin_dir / "hallumeasure"
