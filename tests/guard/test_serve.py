@@ -232,6 +232,8 @@ def test_sigterm_drains_keep_alive_clients_without_a_reset_and_logs_no_query(tmp
             proc.kill()
         output.close()
     assert errors == []
-    assert answered[0] > 20 and closes[0] == 6
+    # every client was answered, the last answer saying Connection: close (how many before depends on the
+    # machine's load, not on the drain)
+    assert answered[0] >= 6 and closes[0] == 6
     log = (tmp_path / "server.log").read_text()
     assert "SECRET-IN-QUERY" not in log and "GET /healthz 200" in log
