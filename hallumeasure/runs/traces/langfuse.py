@@ -16,30 +16,27 @@ from typing import Any
 
 from hallumeasure.runs.inputs import OnHeader
 from hallumeasure.runs.messages import content_text, mapping
-from hallumeasure.runs.traces.spans import TraceSpan, head_objects, json_objects, loads_maybe, sample_rows, text_of
+from hallumeasure.runs.traces.spans import TraceSpan, head_objects, loads_maybe, text_of, trace_rows
 
 
 def langfuse_rows(
     path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Samples of the generations of a Langfuse export."""
-    spans = []
-    for number, obj in json_objects(path):
-        if isinstance(obj, str):
-            yield number, obj
-            continue
-        if isinstance(obj, Mapping) and isinstance(obj.get("data"), list):  # a page of the public API
-            items = obj["data"]
+    return trace_rows(path, _spans, outputs=outputs, source_format="langfuse")
+
+
+def _spans(obj: Any) -> list[TraceSpan] | str:
+    items = obj["data"] if isinstance(obj, Mapping) and isinstance(obj.get("data"), list) else [obj]  # an API page
+    spans: list[TraceSpan] = []
+    for item in items:
+        if isinstance(item, Mapping) and isinstance(item.get("observations"), list):
+            spans += [span_of(o, str(item.get("id") or "")) for o in item["observations"] if isinstance(o, Mapping)]
+        elif isinstance(item, Mapping) and "traceId" in item:
+            spans.append(span_of(item, ""))
         else:
-            items = [obj]
-        for item in items:
-            if isinstance(item, Mapping) and isinstance(item.get("observations"), list):
-                spans += [span_of(o, str(item.get("id") or "")) for o in item["observations"] if isinstance(o, Mapping)]
-            elif isinstance(item, Mapping) and "traceId" in item:
-                spans.append(span_of(item, ""))
-            else:
-                yield number, "a Langfuse trace (with observations) or observation (with traceId) was expected"
-    yield from sample_rows(spans, outputs=outputs, source_format="langfuse")
+            return "a Langfuse trace (with observations) or observation (with traceId) was expected"
+    return spans
 
 
 def sniff_langfuse(path: Path) -> bool:

@@ -24,10 +24,9 @@ from hallumeasure.runs.traces.spans import (
     TraceSpan,
     head_objects,
     hex_id,
-    json_objects,
     loads_maybe,
-    sample_rows,
     text_of,
+    trace_rows,
 )
 
 LLM_TYPES = ("LLM", "CHAT_MODEL")
@@ -37,18 +36,15 @@ def mlflow_rows(
     path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Samples of MLflow traces."""
-    spans = []
-    for number, obj in json_objects(path):
-        if isinstance(obj, str):
-            yield number, obj
-            continue
-        raw = _spans(obj)
-        if raw is None:
-            yield number, "an MLflow trace (info and data.spans, or a spans column) was expected"
-            continue
-        trace_id = _trace_id(obj)
-        spans += [span_of(s, trace_id) for s in raw if isinstance(s, Mapping)]
-    yield from sample_rows(spans, outputs=outputs, source_format="mlflow")
+    return trace_rows(path, _trace_spans, outputs=outputs, source_format="mlflow")
+
+
+def _trace_spans(obj: Any) -> list[TraceSpan] | str:
+    raw = _spans(obj)
+    if raw is None:
+        return "an MLflow trace (info and data.spans, or a spans column) was expected"
+    trace_id = _trace_id(obj)
+    return [span_of(s, trace_id) for s in raw if isinstance(s, Mapping)]
 
 
 def sniff_mlflow(path: Path) -> bool:

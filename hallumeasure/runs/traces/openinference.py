@@ -22,10 +22,9 @@ from hallumeasure.runs.traces.spans import (
     flatten,
     head_objects,
     indexed,
-    json_objects,
     loads_maybe,
-    sample_rows,
     text_of,
+    trace_rows,
 )
 
 KIND = "openinference.span.kind"
@@ -36,15 +35,12 @@ def openinference_rows(
     path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Samples of OpenInference spans (Phoenix's JSONL export, or its span DataFrame as records)."""
-    spans = []
-    for number, obj in json_objects(path):
-        if isinstance(obj, str):
-            yield number, obj
-        elif isinstance(obj, Mapping):
-            spans.append(span_of(obj))
-        else:
-            yield number, "a span object was expected"
-    yield from sample_rows(spans, outputs=outputs, source_format="openinference")
+    return trace_rows(
+        path,
+        lambda obj: [span_of(obj)] if isinstance(obj, Mapping) else "a span object was expected",
+        outputs=outputs,
+        source_format="openinference",
+    )
 
 
 def sniff_openinference(path: Path) -> bool:

@@ -34,10 +34,9 @@ from hallumeasure.runs.traces.spans import (
     head_objects,
     hex_id,
     indexed,
-    json_objects,
     loads_maybe,
-    sample_rows,
     text_of,
+    trace_rows,
 )
 
 LLM_OPERATIONS = ("chat", "text_completion", "generate_content", "completion")
@@ -48,18 +47,17 @@ def otlp_rows(
     path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Samples of the GenAI (or OpenInference) spans of an OTLP JSON file."""
-    spans = []
-    for number, obj in json_objects(path):
-        if isinstance(obj, str):
-            yield number, obj
-            continue
-        if not isinstance(obj, Mapping) or "resourceSpans" not in obj:
-            yield number, "an OTLP JSON object with resourceSpans was expected"
-            continue
-        for resource in obj.get("resourceSpans") or ():
-            for scope in resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or ():
-                spans += [span_of(s) for s in scope.get("spans") or ()]
-    yield from sample_rows(spans, outputs=outputs, source_format="otlp")
+    return trace_rows(path, _spans, outputs=outputs, source_format="otlp")
+
+
+def _spans(obj: Any) -> list[TraceSpan] | str:
+    if not isinstance(obj, Mapping) or "resourceSpans" not in obj:
+        return "an OTLP JSON object with resourceSpans was expected"
+    spans: list[TraceSpan] = []
+    for resource in obj.get("resourceSpans") or ():
+        for scope in resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or ():
+            spans += [span_of(s) for s in scope.get("spans") or ()]
+    return spans
 
 
 def sniff_otlp(path: Path) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -168,6 +168,25 @@ def _tool_span(
 
 
 # --- reading JSON and JSON Lines ------------------------------------------------------------------------
+
+
+#: A format's spans of one JSON object of its export, or why the object is not one of its traces.
+SpansOf = Callable[[Any], "list[TraceSpan] | str"]
+
+
+def trace_rows(
+    path: Path, spans_of: SpansOf, *, outputs: str, source_format: str
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """The rows every trace reader yields: each JSON object of the export read by ``spans_of`` (a problem becomes an
+    error row of that object), then one sample per measured LLM answer of all the spans together."""
+    spans: list[TraceSpan] = []
+    for number, obj in json_objects(path):
+        found = obj if isinstance(obj, str) else spans_of(obj)
+        if isinstance(found, str):
+            yield number, found
+        else:
+            spans += found
+    yield from sample_rows(spans, outputs=outputs, source_format=source_format)
 
 
 def json_objects(path: Path) -> Iterator[tuple[int, Any]]:
