@@ -24,7 +24,7 @@ demo: $(BIN)/.installed
 	$(BIN)/hallumeasure view runs/demo --out runs/demo/view.html
 
 test: $(BIN)/.installed
-	@$(BIN)/pytest -q; status=$$?; \
+	@$(BIN)/pytest -q --durations=25; status=$$?; \
 	if [ $$status -eq 5 ]; then echo 'pytest ran no test: treat as a failure' >&2; fi; exit $$status
 
 # Lint, import order and format (ruff), types (mypy, strict on hallumeasure/), layering (import-linter).

@@ -47,7 +47,8 @@ def view(
         highlight=False,
         soft_wrap=False,
     )
-    out.print(path.resolve().as_uri(), markup=False, highlight=False)  # last, whole, so a terminal can link it
+    # last, whole and never wrapped (soft_wrap), so that a terminal can link it
+    out.print(path.resolve().as_uri(), markup=False, highlight=False, soft_wrap=True)
     if open_browser:
         import webbrowser
 

@@ -142,7 +142,9 @@ def build_report(
     emptied = {r.sample_id for r in rows if r.emptied}
     was = [s for s in outcome.states if s.original_result.hallucinated]
     # An emptied response is clean only because nothing checkable is left: not a repair.
-    clean = [s for s in was if s.result.hallucinated is False]
+    # Clean after: not hallucinated, or emptied (no claim left; since a response with no checkable claim is
+    # never decided clean, its flag is None, so the emptied ones are named here as the clean share defines it).
+    clean = [s for s in was if s.result.hallucinated is False or s.original.id in emptied]
     mitigated = [s for s in clean if s.original.id not in emptied]
     supported = sum(r.supported_before for r in rows)
     retained = sum(r.retained for r in rows)
