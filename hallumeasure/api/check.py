@@ -196,6 +196,7 @@ class _Checker:
 
 
 _lock = threading.Lock()
+_building = threading.Lock()
 _checkers: dict[str, _Checker] = {}
 _loop: asyncio.AbstractEventLoop | None = None
 
@@ -222,15 +223,18 @@ def _environment() -> str:
 def _checker(values: dict[str, Any]) -> _Checker:
     settings = measure_settings(values)
     key = json.dumps([settings.model_dump(mode="json"), _environment()], sort_keys=True)
-    with _lock:
-        found = _checkers.get(key)
-    if found is not None:
-        return found
-    measurement = Measurement(settings)
-    stages = measurement.stages()
-    checker = _Checker(stages.extractor, stages.judge, stages.policy, measurement.sources)
-    with _lock:
-        return _checkers.setdefault(key, checker)
+    # One build at a time: callers on several threads (mlflow.genai.evaluate runs scorers in a pool) would
+    # otherwise build the same stages twice and open the same request-cache database at once.
+    with _building:
+        with _lock:
+            found = _checkers.get(key)
+        if found is not None:
+            return found
+        measurement = Measurement(settings)
+        stages = measurement.stages()
+        checker = _Checker(stages.extractor, stages.judge, stages.policy, measurement.sources)
+        with _lock:
+            return _checkers.setdefault(key, checker)
 
 
 def forget_stages() -> None:

@@ -103,13 +103,21 @@ class ModelFactory:
     """``factory(spec)``: one ``Model`` per spec, so that the stages of a run share cache, limits and usage."""
 
     def __init__(self, options: ModelOptions | None = None) -> None:
-        from hallumeasure.models.cache import RequestCache
         from hallumeasure.models.limits import parse_limit
 
         self.options = options = options or ModelOptions()
-        self.cache: RequestCache | None = None if options.no_cache else RequestCache(options.cache or cache_path())
+        self._cache: RequestCache | None = None
         self._limits = (parse_limit(options.rpm), parse_limit(options.tpm), parse_limit(options.otpm))
         self.models: dict[str, Model] = {}
+
+    @property
+    def cache(self) -> RequestCache | None:
+        """The request cache every model shares, opened when the first model is built (keyless runs open none)."""
+        if self._cache is None and not self.options.no_cache:
+            from hallumeasure.models.cache import RequestCache
+
+            self._cache = RequestCache(self.options.cache or cache_path())
+        return self._cache
 
     def __call__(self, spec: str) -> Model:
         if spec not in self.models:
