@@ -29,7 +29,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -48,7 +47,6 @@ __all__ = [
     "PluginProblem",
     "Registry",
     "Spec",
-    "build_part",
     "facts",
     "is_keyless",
     "is_scripted",
@@ -78,6 +76,8 @@ class Registry:
 
     parts: dict[PartKind, dict[str, Part]] = field(default_factory=lambda: {kind: {} for kind in PartKind})
     problems: list[PluginProblem] = field(default_factory=list)
+    #: Facts already read, by spec: a run asks for its judge's window once per sample. Emptied when parts change.
+    _facts: dict[str, ModelFacts] = field(default_factory=dict, init=False, repr=False)
 
     def add(self, part: Part, *, replace_existing: bool = False) -> None:
         """Register ``part``; a name taken by another part of the same kind is refused unless ``replace_existing``."""
@@ -92,10 +92,12 @@ class Registry:
                 f"{part.kind.value} {part.name!r} from {part.origin} clashes with the one from {taken.origin}"
             )
         kind[part.name] = part
+        self._facts.clear()
 
     def remove(self, kind: PartKind, name: str) -> None:
         """Forget a part (tests, and plugins replaced at run time)."""
         self.parts[kind].pop(name, None)
+        self._facts.clear()
 
     def part(self, kind: PartKind, name: str) -> Part:
         """The part of ``kind`` called ``name``; a ``ConfigError`` naming the closest known one otherwise."""
@@ -237,7 +239,9 @@ class Registry:
 
     def facts(self, spec: str) -> ModelFacts:
         """What is known of the model ``spec`` names (window, price, cache minimum, batch); fields None if not."""
-        return facts_of(spec, self.facts_table())
+        if spec not in self._facts:
+            self._facts[spec] = facts_of(spec, self.facts_table())
+        return self._facts[spec]
 
 
 def _origin(entry: EntryPoint) -> str:
@@ -366,8 +370,3 @@ def listing(*, check: bool = False) -> PluginListing:
         for p in reg.problems
     ]
     return PluginListing(parts=infos, problems=broken)
-
-
-def build_part(kind: PartKind, name: str, *args: Any, **kwargs: Any) -> Any:
-    """Build the part of ``kind`` called ``name`` with its factory's arguments."""
-    return registry().part(kind, name).load()(*args, **kwargs)

@@ -12,7 +12,7 @@ them per model; Bedrock applies the same to the Claude models it serves).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from decimal import Decimal
 from fnmatch import fnmatchcase
 
@@ -117,11 +117,3 @@ def facts_of(spec: str, table: Mapping[str, ModelFacts]) -> ModelFacts:
         if fnmatchcase(base, pattern):
             merged.update(row.model_dump(exclude_none=True))
     return ModelFacts.model_validate(merged)
-
-
-def merged_tables(tables: Iterable[Mapping[str, ModelFacts]]) -> dict[str, ModelFacts]:
-    """One table from several (later tables win on the same pattern)."""
-    out: dict[str, ModelFacts] = {}
-    for table in tables:
-        out.update(table)
-    return out
