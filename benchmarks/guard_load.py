@@ -43,7 +43,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guard_locustfile import TRAFFIC
+from guard_load_traffic import TRAFFIC  # the locustfile reads the same traffic; importing it needs locust
 
 from hallumeasure.guard import CheckResult, Guard, GuardSettings
 
@@ -55,8 +55,8 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _server(*args: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """A ``hallumeasure serve`` on a free port, ready; stopped (SIGTERM, then waited for) on exit."""
+def serving(*args: str, ready_s: float = 60) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """A ``hallumeasure serve`` on a free port, ready within ``ready_s``; stopped (SIGTERM, then waited for) on exit."""
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "hallumeasure.cli", "serve", "--port", str(port), *args],
@@ -64,7 +64,7 @@ def _server(*args: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + ready_s
         while True:
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
@@ -212,12 +212,12 @@ def main() -> None:
         "traffic": f"{len(TRAFFIC)} bundled examples (summaries and RAG answers), chosen at random",
     }
     res["in_process"] = in_process(rounds=30)
-    with _server("--max-concurrency", "8") as (port, _):
+    with serving("--max-concurrency", "8") as (port, _):
         res["load"] = [_locust(port, users, args.seconds) for users in (1, 8, 32)]
-    with _server("--max-concurrency", "4") as (port, _):  # queue 32 by default: 64 users overflow it
+    with serving("--max-concurrency", "4") as (port, _):  # queue 32 by default: 64 users overflow it
         res["backpressure"] = _locust(port, 64, args.seconds)
     if args.soak_seconds:
-        with _server() as (port, proc):
+        with serving() as (port, proc):
             _locust(port, 8, 30)  # warm-up
             before = _rss_mb(proc.pid)
             soak = _locust(port, 8, args.soak_seconds)

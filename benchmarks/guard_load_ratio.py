@@ -14,13 +14,9 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,33 +25,10 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from guard_load import serving
 from guard_load_traffic import TRAFFIC
 
 from hallumeasure.guard import Guard
-
-
-@contextmanager
-def _server(*args: str) -> Iterator[int]:
-    """A ``hallumeasure serve`` on a free port, ready; stopped on exit (no drain: nothing is in flight)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    command = [sys.executable, "-m", "hallumeasure.cli", "serve", "--port", str(port), "--drain-seconds", "0", *args]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the server did not become ready") from None
-                time.sleep(0.2)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
 
 
 def _p(ms: list[float], q: int) -> float:
@@ -97,7 +70,7 @@ def main() -> None:
     runs: list[dict] = []
     for repeat in range(args.repeats):
         for name, extra in setups.items():
-            with _server(*extra) as port:
+            with serving("--drain-seconds", "0", *extra, ready_s=90) as (port, _):  # nothing in flight to drain
                 runs.append({"setup": name, "repeat": repeat, **interleaved(port, guard, args.rounds)})
                 print(runs[-1], flush=True)
     result = {
