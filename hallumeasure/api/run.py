@@ -311,13 +311,11 @@ class RunComparison(ComparisonReport):
         return f"<RunComparison of {len(self.model_stats)} models, {len(self.comparisons)} pairs; files in {self.out}>"
 
     def _repr_html_(self) -> str:
-        models = _table(
-            ["model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"],
-            (
-                (s.name, s.n_responses, s.mean_unsupported_rate.format(), s.hallucinated_share.format(), s.n_error_rows)
-                for s in self.model_stats
-            ),
-        )
+        from hallumeasure.report.rates import GroupRates, rates_frame
+
+        unsure = {u.name: u for u in self.unsure}
+        frame = rates_frame([GroupRates(stats=s, unsure=unsure.get(s.name)) for s in self.model_stats])
+        models = _table(list(frame.columns), frame.itertuples(index=False))
         pairs = _table(
             ["b - a", "rate difference [CI]", "p", "pairing", "shared samples"],
             (

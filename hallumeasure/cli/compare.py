@@ -18,7 +18,7 @@ from hallumeasure.cli.common import (
     refuse_unfinished,
     say,
 )
-from hallumeasure.cli.output import fitted_table
+from hallumeasure.cli.output import print_rates
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.report.resampling import RESAMPLES, SEED
 
@@ -79,18 +79,10 @@ def compare(
         raise fail(str(exc)) from exc
     except ValidationError as exc:
         raise fail(one_line(exc)) from None
-    names = ["model", "responses", "mean unsupported rate [95% CI]", "hallucinated share [95% CI]", "error rows"]
-    rows = [
-        [
-            escape(s.name),
-            str(s.n_responses),
-            s.mean_unsupported_rate.format(),
-            s.hallucinated_share.format(),
-            str(s.n_error_rows),
-        ]
-        for s in report.model_stats
-    ]
-    out.print(fitted_table(names, rows, title="models"))
+    from hallumeasure.report.rates import GroupRates
+
+    unsure = {u.name: u for u in report.unsure}
+    print_rates([GroupRates(stats=s, unsure=unsure.get(s.name)) for s in report.model_stats], title="models")
     if report.comparisons:
         say(f"unsupported rate against the baseline {report.baseline}:")
     for c in report.comparisons:

@@ -28,7 +28,7 @@ from hallumeasure.registry import PartKind, is_keyless, is_scripted, registry
 
 if TYPE_CHECKING:
     from hallumeasure.core.types import Mode, RunManifest, Sample, Usage
-    from hallumeasure.report.unsure import UnsureStats
+    from hallumeasure.report.rates import GroupRates
     from hallumeasure.runs.datasets import LabelledSample
     from hallumeasure.runs.run import Run
 
@@ -210,67 +210,40 @@ def fitted_table(
     return table
 
 
-def _number(value: float | None) -> str:
-    return "-" if value is None or value != value else f"{value:.3f}"
+def print_rates(rows: Sequence[GroupRates], *, title: str, first: str = "model", judge: str | None = None) -> None:
+    """Groups' rates as every view shows them (``hallumeasure.report.rates``): one table of the rates with their
+    intervals, then, when a keyless judge left claims unsure, a table of the unsure-claim bounds and a legend."""
+    from hallumeasure.report import rates as words
 
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None or value != value else f"{value:.0%}"
-
-
-def unsure_lines(unsure: dict[str, UnsureStats], judge: str | None) -> list[str]:
-    """What the summary table's bounds and decided column mean, and the interval of the run's rate."""
-    whole = unsure.get("(all)") or next(iter(unsure.values()))
-    who = f"the {judge} judge" if judge else "the judge"
-    lines = [
-        f"unsure claims: {whole.n_unsure_claims} of {whole.n_claims} ({who} could not tell; an LLM check would "
-        "settle them). bounds: the rate with every unsure claim counted supported - and unsupported. "
-        "decided: responses whose hallucinated flag no unsure claim can change."
+    names = [first, "responses", "claims", words.RATE_COLUMN, words.SHARE_COLUMN, "error rows"]
+    table = [
+        [
+            escape(r.name),
+            str(r.stats.n_responses),
+            str(r.stats.n_claims),
+            words.rate_text(r.stats),
+            words.share_text(r.stats),
+            str(r.stats.n_error_rows),
+        ]
+        for r in rows
     ]
-    if whole.rate.low is not None and whole.rate.high is not None:
-        lines.append(
-            f"95% interval of the run's rate, covering both bounds: [{whole.rate.low:.3f}, {whole.rate.high:.3f}] "
-            "(bootstrap over responses: the lower limit with unsure claims counted supported, the upper with "
-            "them counted unsupported)"
-        )
-    return lines
+    out.print(fitted_table(names, table, title=title))
+    unsure = [r for r in rows if r.unsure is not None]
+    if not unsure:
+        return
+    cells = [[escape(r.name), *words.unsure_cells(r.unsure).values()] for r in unsure if r.unsure is not None]
+    out.print(fitted_table([first, *words.UNSURE_COLUMNS], cells, title="unsure claims"))
+    out.print(words.unsure_legend(judge), markup=False, highlight=False, soft_wrap=False)
 
 
 def print_summary(run_dir: Path, data: Run | None = None) -> Run:
     """Print a run's summary table and settings; returns the loaded ``Run``."""
-    from hallumeasure.report.unsure import run_unsure_stats
+    from hallumeasure.report.rates import run_rates
     from hallumeasure.runs.run import Run
 
     data = data if data is not None else Run.load(run_dir)
     manifest = data.manifest
-    # Only a run with claims its keyless judge could not tell gets the bounds and the decided column.
-    unsure = {s.name: s for s in run_unsure_stats(data.responses, data.claims)}
-    names = ["model", "responses", "claims", "mean unsupported rate", "hallucinated share", "error rows"]
-    if unsure:
-        names[4:4] = ["bounds", "decided"]
-    rows: list[list[str]] = []
-    for row in data.summary.to_dict(orient="records"):
-        rate, share = row["mean_unsupported_rate"], row["hallucinated_share"]
-        cells = [
-            str(row["model"]),
-            str(row["n_responses"]),
-            str(row["n_claims"]),
-            _number(rate),
-            _number(share),
-            str(row["n_error_responses"] + row["n_claim_errors"]),
-        ]
-        if (bounds := unsure.get(str(row["model"]))) is not None:
-            cells[4:4] = [
-                f"{_number(bounds.rate_low.value)}-{_number(bounds.rate_high.value)}",
-                _percent(bounds.decided_share.value),
-            ]
-        elif unsure:
-            cells[4:4] = ["-", _percent(1.0 if share is not None and share == share else None)]
-        rows.append(cells)
-    out.print(fitted_table(names, rows, title=f"run {run_dir}"))
-    if unsure:
-        for line in unsure_lines(unsure, manifest.judge if manifest else None):
-            out.print(line, markup=False, highlight=False, soft_wrap=False)
+    print_rates(run_rates(data), title=f"run {run_dir}", judge=manifest.judge if manifest else None)
     if manifest is not None:
         lines = [
             f"judge: {manifest.judge} ({manifest.mode.value}); extractor: {manifest.extractor}",

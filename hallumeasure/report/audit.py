@@ -72,6 +72,7 @@ from hallumeasure.report.runs import (
     run_info,
 )
 from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
+from hallumeasure.report.unsure import group_unsure_stats
 from hallumeasure.runs.run import Run
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
@@ -444,6 +445,10 @@ def audit_runs(
     options = {"resamples": resamples, "seed": seed}
     base_stats = group_stats(base_units, base_name, **options)
     cur_stats = group_stats(cur_units, cur_name, **options)
+    unsure = [
+        group_unsure_stats(run.responses, run.claims, name, model, **options)
+        for run, name, model in ((base_run, base_name, baseline_model), (cur_run, cur_name, current_model))
+    ]
     comparison = compare_groups(base_units, cur_units, base_name, cur_name, **options)
 
     pa, pb, _ = pair_up(base_units, cur_units)
@@ -502,6 +507,8 @@ def audit_runs(
         comparison=comparison,
         baseline_stats=base_stats,
         current_stats=cur_stats,
+        baseline_unsure=unsure[0],
+        current_unsure=unsure[1],
         runs=[run_info(r) for r in runs],
         mismatches=found,
         policy=policy_lines(runs),

@@ -16,6 +16,7 @@ from hallumeasure.report.comparison import Comparison
 from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import RunInfo
 from hallumeasure.report.stats import GroupStats
+from hallumeasure.report.unsure import UnsureStats
 
 Status = Literal["pass", "regression", "inconclusive", "incomplete", "usage_error"]
 
@@ -188,6 +189,10 @@ class AuditResult(BaseModel):
     comparison: Comparison
     baseline_stats: GroupStats
     current_stats: GroupStats
+    #: What a keyless judge's unsure claims leave open in each run: the rate's bounds and the interval covering
+    #: them (None: no claim unsure). Shown beside each run's rate, which keeps its own interval.
+    baseline_unsure: UnsureStats | None = None
+    current_unsure: UnsureStats | None = None
     runs: list[RunInfo]
     mismatches: list[str]
     policy: list[str]

@@ -69,7 +69,8 @@ class ComparisonReport(BaseModel):
     judge_stability: list[RunStability] = []
     #: Evidence, citation and passage-use numbers per run and model (empty when no run has any).
     rag: list[RagSummary] = []
-    #: Models and runs with claims a keyless judge could not tell: decided share and rate bounds.
+    #: Models and runs with claims a keyless judge could not tell: decided share, the rate's bounds and the
+    #: interval covering them (shown beside the rate, which keeps its own interval).
     unsure: list[UnsureStats] = []
     run_unsure: list[UnsureStats] = []
 
@@ -162,13 +163,6 @@ def _frames(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
     return run.responses, run.claims
 
 
-def _widened(stats: list[GroupStats], unsure: list[UnsureStats]) -> list[GroupStats]:
-    by_name = {u.name: u for u in unsure}
-    return [
-        s.model_copy(update={"mean_unsupported_rate": by_name[s.name].rate}) if s.name in by_name else s for s in stats
-    ]
-
-
 def pick_baseline(groups: list[Group], wanted: str | None) -> Group:
     """The group named ``wanted`` (its group name, else its model, else its run), or the first group."""
     if wanted is None:
@@ -222,8 +216,6 @@ def compare_runs(
     by_name = {run.name: run for run in runs}
     unsure = [u for g in groups if (u := group_unsure_stats(*_frames(by_name[g.run]), g.name, g.model, **options))]
     run_unsure = [u for run in runs if (u := group_unsure_stats(*_frames(run), run.name, **options))]
-    # the rate's interval of a group with unsure claims covers both of its bounds
-    model_stats, run_stats = _widened(model_stats, unsure), _widened(run_stats, run_unsure)
     base = pick_baseline(groups, baseline)
     # Without allow_mismatch, only pairs that differ in one thing: another model measured alike,
     # or the same model measured another way (model-a by CoNLI against model-b by the claim judge

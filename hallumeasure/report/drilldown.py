@@ -18,8 +18,6 @@ from markupsafe import Markup, escape
 
 from hallumeasure.core.text import split_sentences
 from hallumeasure.report.resampling import RESAMPLES, SEED
-from hallumeasure.report.runs import model_groups, response_units
-from hallumeasure.report.stats import group_stats
 from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import Alignment, align_claim, highlight
 
@@ -126,25 +124,11 @@ def _span(row: dict[str, Any]) -> Alignment:
 
 
 def stats_table(run: Run, *, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
-    """Aggregates of the whole run and of each model in it, with 95% bootstrap intervals as text."""
-    units = response_units(run)
-    stats = [group_stats(units, "(all)", resamples=resamples, seed=seed)]
-    stats += [
-        group_stats(g.units, g.name, resamples=resamples, seed=seed) for g in model_groups([run], {run.name: units})
-    ]
-    return pd.DataFrame(
-        [
-            {
-                "group": s.name,
-                "responses": s.n_responses,
-                "claims": s.n_claims,
-                "mean unsupported rate [95% CI]": s.mean_unsupported_rate.format(),
-                "hallucinated share [95% CI]": s.hallucinated_share.format(),
-                "error rows": s.n_error_rows,
-            }
-            for s in stats
-        ]
-    )
+    """Aggregates of the whole run and of each model in it, with 95% bootstrap intervals as text, and the
+    unsure-claim bounds when a keyless judge left claims unsure (see :mod:`hallumeasure.report.rates`)."""
+    from hallumeasure.report.rates import rates_frame, run_rates
+
+    return rates_frame(run_rates(run, resamples=resamples, seed=seed))
 
 
 def subtype_counts(claims: pd.DataFrame) -> pd.DataFrame:

@@ -16,19 +16,16 @@ from jinja2 import Environment
 
 from hallumeasure.core.text import md_escape
 from hallumeasure.mitigate.render import template_environment
+from hallumeasure.report.rates import bounds_phrase, unsure_cell
 from hallumeasure.report.stats import Estimate
-from hallumeasure.report.summary import audit_summary, bounds_note, comparison_summary
+from hallumeasure.report.summary import audit_summary, comparison_summary
 
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 def format_estimate(value: Estimate | None, digits: int = 3) -> str:
-    """``0.250 [0.100, 0.400]``; the value alone when the interval is a point (a zero count has no spread)."""
-    if value is None:
-        return "-"
-    if value.low is not None and value.low == value.high:
-        return value.model_copy(update={"low": None, "high": None}).format(digits)
-    return value.format(digits)
+    """``0.250 [0.100, 0.400]`` (see ``Estimate.format``), ``-`` for no estimate."""
+    return "-" if value is None else value.format(digits)
 
 
 def format_p(value: float | None) -> str:
@@ -61,7 +58,12 @@ def data_uri(path: Path) -> str:
 def _environment(*, html: bool) -> Environment:
     env = template_environment(TEMPLATES, html=html)
     env.filters.update(est=format_estimate, p=format_p, num=format_number, signed=format_signed, md=md_escape)
-    env.globals.update(comparison_summary=comparison_summary, audit_summary=audit_summary, bounds_note=bounds_note)
+    env.globals.update(
+        comparison_summary=comparison_summary,
+        audit_summary=audit_summary,
+        bounds_phrase=bounds_phrase,
+        unsure_cell=unsure_cell,
+    )
     return env
 
 

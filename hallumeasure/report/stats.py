@@ -65,11 +65,13 @@ class Estimate(BaseModel):
         return cls(value=_round(value), low=_round(low), high=_round(high))
 
     def format(self, digits: int = 3) -> str:
-        """``0.250 [0.100, 0.400]``, or ``-`` when there is no value."""
+        """``0.250 [0.100, 0.400]``; the value alone when its interval is a point (a zero count has no
+        spread) or missing; ``-`` when there is no value. Every view writes an estimate this way
+        (:mod:`hallumeasure.report.rates`)."""
         if self.value is None:
             return "-"
         text = f"{self.value:.{digits}f}"
-        if self.low is not None and self.high is not None:
+        if self.low is not None and self.high is not None and self.low != self.high:
             text += f" [{self.low:.{digits}f}, {self.high:.{digits}f}]"
         return text
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hallumeasure.report.comparison import Comparison
-from hallumeasure.report.stats import GroupStats
+from hallumeasure.report.stats import Estimate, GroupStats
 from hallumeasure.report.unsure import UnsureStats
 
 if TYPE_CHECKING:
@@ -112,33 +112,25 @@ def subtype_sentence(stats: list[GroupStats], top: int = 3) -> str | None:
     return f"Most frequent error subtypes: {'; '.join(parts)}." if parts else None
 
 
-def unsure_sentence(u: UnsureStats, confidence: float) -> str:
-    """A group's unsure claims in words: how many, the decided share, the rate's bounds and its covering interval."""
+def unsure_sentence(u: UnsureStats, rate: Estimate | None) -> str:
+    """A group's unsure claims in words: how many, the decided share, and the rate (``rate``, the group's own
+    estimate) beside its unsure-claim bounds and the interval covering them."""
+    from hallumeasure.report.rates import unsure_cells
+
     plural = "s" if u.n_claims != 1 else ""
     text = (
         f"{u.name}: {u.n_unsure_claims} of {u.n_claims} claim{plural} unsure (the keyless judge could not tell; "
         f"an LLM check would settle them), {_share(u.decided_share.value)} of responses decided"
     )
-    rate, low, high = u.rate, u.rate_low.value, u.rate_high.value
-    if rate.value is None or low is None or high is None:
-        return text + "."
-    text += (
-        f"; mean unsupported-claim rate {rate.value:.3f}, between {low:.3f} (every unsure claim supported) "
-        f"and {high:.3f} (every unsure claim unsupported)"
-    )
-    if rate.low is None or rate.high is None:
-        return text + "."
-    return (
-        text + f"; its {confidence:.0%} interval [{rate.low:.3f}, {rate.high:.3f}] runs from the lower limit of the "
-        "first bound's interval to the upper limit of the second's."
-    )
-
-
-def bounds_note(u: UnsureStats) -> str:
-    """``(bounds 0.150-0.300, 70% decided)``: what a table shows beside the rate of a group with unsure claims."""
     low, high = u.rate_low.value, u.rate_high.value
-    bounds = f"bounds {low:.3f}-{high:.3f}, " if low is not None and high is not None else ""
-    return f"({bounds}{_share(u.decided_share.value)} decided)"
+    if rate is None or rate.value is None or low is None or high is None:
+        return text + "."
+    cells = unsure_cells(u)
+    return text + (
+        f"; mean unsupported-claim rate {rate.format()}, between {low:.3f} (every unsure claim supported) "
+        f"and {high:.3f} (every unsure claim unsupported); the 95% CI covering both bounds is "
+        f"{cells['95% CI covering the bounds']}."
+    )
 
 
 def error_sentence(stats: list[GroupStats]) -> str:
@@ -166,7 +158,7 @@ def comparison_summary(
                 f"over {s.n_responses} responses."
             )
     lines += [x for x in (share_sentence(model_stats), subtype_sentence(model_stats)) if x]
-    lines += [unsure_sentence(u, confidence) for u in unsure]
+    lines += [unsure_sentence(u, by_name[u.name].mean_unsupported_rate if u.name in by_name else None) for u in unsure]
     lines.append(error_sentence(model_stats))
     return lines
 

@@ -2,14 +2,15 @@
 
 Each response stores two extremes of its unsupported rate: every unsure claim counted supported
 (``unsupported_rate_low``) and every unsure claim counted unsupported (``unsupported_rate_high``).
-The group's mean rate gets the same two bounds, and its interval is widened to cover both: from
-the lower limit of the low bound's interval to the upper limit of the high bound's. All three
-intervals are percentile bootstraps over responses with one seed, so the same resamples of
-responses make every interval (they are the resamples the comparison report draws too, see
-:func:`hallumeasure.report.stats.group_stats`). Within one resample the mean of the low rates is at
-most the mean of the best-guess rates, which is at most the mean of the high rates; the widened
-interval is also stretched to hold the best guess's own interval, for the rare response whose only
-claims are unsure and guessed unevaluatable (rated in the bounds, unrated in the best guess).
+The group's mean rate gets the same two bounds, each with its interval, and one interval *covering*
+both: from the lower limit of the low bound's interval to the upper limit of the high bound's. The
+best-guess rate keeps its own interval (:func:`hallumeasure.report.stats.group_stats`); the covering
+interval is shown beside it, labelled, never in its place (:mod:`hallumeasure.report.rates`). All
+intervals are percentile bootstraps over responses with one seed, so the same resamples of responses
+make every interval. Within one resample the mean of the low rates is at most the mean of the
+best-guess rates, which is at most the mean of the high rates; the covering interval is also
+stretched to hold the best guess's own interval, for the rare response whose only claims are unsure
+and guessed unevaluatable (rated in the bounds, unrated in the best guess).
 """
 
 from __future__ import annotations
@@ -31,12 +32,12 @@ class UnsureStats(BaseModel):
     n_unsure_claims: int
     #: Responses whose hallucinated flag no unsure claim can change, among those with a flag.
     decided_share: Estimate
-    #: The best-guess mean rate; its interval covers both bounds' intervals.
-    rate: Estimate
     #: The mean rate with every unsure claim counted supported, with its own interval.
     rate_low: Estimate
     #: The mean rate with every unsure claim counted unsupported, with its own interval.
     rate_high: Estimate
+    #: The interval covering both bounds' intervals (and the best guess's): what the unsure claims leave open.
+    covering: tuple[float | None, float | None]
 
 
 def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -75,15 +76,15 @@ def unsure_stats(
     decided = responses["decided"].astype("boolean").fillna(True).to_numpy(dtype=float)
     decided_share = bootstrap_mean(np.where(flagged, decided, np.nan), **options)
     ends = [x for x in (low.low, rate.low) if x is not None], [x for x in (high.high, rate.high) if x is not None]
-    covering = Estimate.of(rate.value, min(ends[0]) if ends[0] else None, max(ends[1]) if ends[1] else None)
+    covering = Estimate.of(None, min(ends[0]) if ends[0] else None, max(ends[1]) if ends[1] else None)
     return UnsureStats(
         name=name,
         n_claims=n_claims,
         n_unsure_claims=n_unsure_claims,
         decided_share=decided_share,
-        rate=covering,
         rate_low=low,
         rate_high=high,
+        covering=(covering.low, covering.high),
     )
 
 

@@ -45,6 +45,7 @@ from hallumeasure.core.types import (
     joined_text,
 )
 from hallumeasure.registry import is_keyless, is_scripted
+from hallumeasure.report.rates import group_rates, rate_text, share_text, unsure_cells, unsure_legend
 from hallumeasure.report.render import TEMPLATES, render_html
 from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import (
@@ -54,7 +55,7 @@ from hallumeasure.report.runs import (
     model_groups,
     response_units,
 )
-from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate, group_stats
+from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate
 from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import align_claim
 from hallumeasure.version import __version__
@@ -151,6 +152,11 @@ class ViewerModel(BaseModel):
     n_error_rows: int
     rate: Estimate
     share: Estimate
+    #: ``rate`` and ``share`` as every view writes them (report/rates.py): the page shows these strings.
+    rate_text: str
+    share_text: str
+    #: The unsure-claim cells (report/rates.UNSURE_COLUMNS); None when no claim of the model is unsure.
+    unsure: dict[str, str] | None = None
     labels: dict[str, int]
     subtypes: dict[str, int]
 
@@ -263,7 +269,8 @@ def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
     groups = model_groups([run], units)
     models = []
     for group in groups:
-        stats = group_stats(group.units, group.name, resamples=RESAMPLES, seed=SEED)
+        rates = group_rates(run, group, group.units, resamples=RESAMPLES, seed=SEED)
+        stats = rates.stats
         models.append(
             ViewerModel(
                 name=group.model if group.model != NO_MODEL else group.name,
@@ -272,6 +279,9 @@ def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
                 n_error_rows=stats.n_error_rows,
                 rate=stats.mean_unsupported_rate,
                 share=stats.hallucinated_share,
+                rate_text=rate_text(stats),
+                share_text=share_text(stats),
+                unsure=unsure_cells(rates.unsure) if rates.unsure is not None else None,
                 labels=stats.label_counts,
                 subtypes=stats.subtype_counts,
             )
@@ -427,6 +437,9 @@ def build_viewer_data(
             f"Showing {len(responses)} of {len(responses) + cut} responses (the first ones in input order); "
             f"pass --max-responses to show more, or view fewer runs at once."
         )
+
+    if any(m.unsure is not None for r in summaries for m in r.models):
+        notes.append(unsure_legend())
 
     pairing = None
     if len(runs) == 2:

@@ -1,4 +1,5 @@
-"""``show`` on a run with unsure claims: bounds, decided share, the covering interval, '?' on unsure labels.
+"""``show`` on a run with unsure claims: the rate with its own interval, then the bounds, decided share and the
+interval covering the bounds, labelled as such; '?' on unsure labels.
 
 A run whose verdicts are all confident (every LLM judge's) must print exactly what it printed before.
 """
@@ -38,12 +39,20 @@ def test_show_gives_bounds_decided_share_and_a_covering_interval(tmp_path):
         everything[k] for k in ("mean_unsupported_rate_low", "mean_unsupported_rate", "mean_unsupported_rate_high")
     )
     assert low < rate < high
-    assert f"{rate:.3f} {low:.3f}-{high:.3f}" in text  # the rate, then its bounds column
-    assert f"{everything['decided_share']:.0%}" in text
-    assert f"unsure claims: {int(everything['n_unsure_claims'])} of {int(everything['n_claims'])}" in text
-    found = re.search(r"covering both bounds: \[([\d.]+), ([\d.]+)\]", text)
-    assert found, text
-    assert float(found[1]) <= low and float(found[2]) >= high
+    row = re.search(rf"\(all\) \d+ \d+ {rate:.3f} \[([\d.]+), ([\d.]+)\]", text)  # the rate with its own interval
+    assert row, text
+    own = float(row[1]), float(row[2])
+    assert own[0] <= rate <= own[1]
+    n_unsure, n_claims = int(everything["n_unsure_claims"]), int(everything["n_claims"])
+    bounds = re.search(
+        rf"\(all\) {n_unsure} of {n_claims} {low:.3f}-{high:.3f} \[([\d.]+), ([\d.]+)\] "
+        rf"{everything['decided_share']:.0%}",
+        text,
+    )
+    assert bounds, text  # the unsure table: claims, bounds, the interval covering them, decided
+    covering = float(bounds[1]), float(bounds[2])
+    assert covering[0] <= min(low, own[0]) and covering[1] >= max(high, own[1])
+    assert "95% CI covering the bounds: from the lower limit" in text and "it is not the rate's interval" in text
 
 
 def test_show_claims_never_presents_an_unsure_label_as_decided(tmp_path):
@@ -71,7 +80,8 @@ def test_a_confident_run_prints_what_it_always_printed(tmp_path):
     samples = set(load_run(run_dir).claims["sample_id"])
     labels = [line.split()[1] for line in shown.output.splitlines() if line.strip() and line.split()[0] in samples]
     assert labels and not any(label.endswith("?") for label in labels)
-    assert re.search(r"mean unsupported rate\s+hallucinated share", shown.output)
+    flat = " ".join(shown.output.split())
+    assert re.search(r"mean unsupported rate \[95% CI\]\s+hallucinated share \[95% CI\]", flat)
 
 
 @pytest.mark.parametrize("flag", ["--json"])

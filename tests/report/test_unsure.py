@@ -40,10 +40,10 @@ def test_same_resamples_as_the_group_statistics(unsure_run):
     high_units = units.assign(rate=run.responses["unsupported_rate_high"].to_numpy())
     assert u.rate_low == group_stats(low_units, "x", resamples=500, seed=3).mean_unsupported_rate
     assert u.rate_high == group_stats(high_units, "x", resamples=500, seed=3).mean_unsupported_rate
-    assert u.rate.value == stats.mean_unsupported_rate.value
-    assert (u.rate.low, u.rate.high) == (u.rate_low.low, u.rate_high.high)
-    assert u.rate.low <= stats.mean_unsupported_rate.low and u.rate.high >= stats.mean_unsupported_rate.high
-    assert u.rate_low.value < u.rate.value < u.rate_high.value
+    rate = stats.mean_unsupported_rate
+    assert u.covering == (u.rate_low.low, u.rate_high.high)
+    assert u.covering[0] <= rate.low and u.covering[1] >= rate.high
+    assert u.rate_low.value < rate.value < u.rate_high.value
     flagged = run.responses["hallucinated"].notna()
     assert u.decided_share.value == pytest.approx(run.responses.loc[flagged, "decided"].mean())
 
@@ -78,20 +78,28 @@ def test_covering_interval_keeps_its_coverage_whatever_the_unsure_claims_are():
             }
         )
         u = unsure_stats(frame, "sim", n * k, int(unsure.sum()), resamples=400, seed=int(rng.integers(1 << 30)))
-        hits += u.rate.low <= 0.2 <= u.rate.high
+        hits += u.covering[0] <= 0.2 <= u.covering[1]
     assert hits / sims >= 0.95
 
 
 def test_compare_reports_decided_share_beside_the_rate(unsure_run, tmp_path):
     report = compare_runs([unsure_run], tmp_path / "out", resamples=200)
     assert {u.name for u in report.unsure} == {"model-a", "model-b"}
+    run = load_runs([unsure_run])[0]
+    units = response_units(run)
     by_name = {u.name: u for u in report.unsure}
     for s in report.model_stats:
-        assert s.mean_unsupported_rate == by_name[s.name].rate  # the interval covers both bounds
+        # the rate keeps its own interval; the covering interval is shown beside it, labelled
+        own = group_stats(units[units["model"] == s.name].reset_index(drop=True), s.name, resamples=200)
+        assert s.mean_unsupported_rate == own.mean_unsupported_rate
+        assert by_name[s.name].covering[0] <= own.mean_unsupported_rate.low
     markdown = (tmp_path / "out" / "report.md").read_text()
     html = (tmp_path / "out" / "report.html").read_text()
     for u in report.unsure:
-        note = f"(bounds {u.rate_low.value:.3f}-{u.rate_high.value:.3f}, {u.decided_share.value:.0%} decided)"
+        note = (
+            f"(unsure-claim bounds {u.rate_low.value:.3f}-{u.rate_high.value:.3f}, 95% CI covering them "
+            f"[{u.covering[0]:.3f}, {u.covering[1]:.3f}], {u.decided_share.value:.0%} decided)"
+        )
         assert note in markdown and note in html
         assert f"{u.name}: {u.n_unsure_claims} of {u.n_claims} claims unsure" in markdown
     assert report.run_unsure and report.run_unsure[0].n_unsure_claims == sum(u.n_unsure_claims for u in report.unsure)

@@ -51,14 +51,6 @@
 
   function num(value, digits) { return value === null || value === undefined ? "-" : Number(value).toFixed(digits === undefined ? 3 : digits); }
 
-  function estimate(e) {
-    if (!e || e.value === null || e.value === undefined) return "-";
-    var text = num(e.value);
-    // No interval on a value that cannot vary (zero of zero, or all of all).
-    if (e.low !== null && e.high !== null && e.low !== undefined && e.low !== e.high) text += " [" + num(e.low) + ", " + num(e.high) + "]";
-    return text;
-  }
-
   function labelOf(claim) { return claim.label || "error"; }
   // The colour a claim is shown in: neutral when a keyless judge could not tell (its label is a guess).
   function colourOf(claim) { return claim.label && claim.confident === false ? "unsure" : labelOf(claim); }
@@ -122,9 +114,12 @@
     // One compact table: a row per run and model, so that the context stays above the fold with several runs.
     var runs = clear($("runs"));
     var several = DATA.runs.length > 1;
+    // A keyless judge's unsure claims: their bounds and the interval covering them, beside the rate, never in its place.
+    var unsure = DATA.runs.some(function (run) { return run.models.some(function (m) { return m.unsure; }); });
     var table = el("table", { "class": "summary" }, el("thead", null, el("tr", null,
       (several ? ["run"] : []).concat(["model", "label mix", "responses", "claims", "mean unsupported rate [95% CI]",
-        "hallucinated share [95% CI]", "error rows"]).map(function (h) { return el("th", { text: h }); }))));
+        "hallucinated share [95% CI]"], unsure ? ["unsure-claim bounds [95% CI covering them]", "decided"] : [],
+        ["error rows"]).map(function (h) { return el("th", { text: h }); }))));
     var body = el("tbody");
     DATA.runs.forEach(function (run) {
       run.models.forEach(function (m, i) {
@@ -140,8 +135,12 @@
           // data-label: a phone shows each number with its name instead of the header row (viewer.css).
           el("td", { "class": "num", "data-label": "responses", text: String(m.n_responses) }),
           el("td", { "class": "num", "data-label": "claims", text: String(m.n_claims) }),
-          el("td", { "class": "num rate", "data-label": "mean unsupported rate", text: estimate(m.rate) }),
-          el("td", { "class": "num rate", "data-label": "hallucinated share", text: estimate(m.share) }),
+          // Python writes the numbers (report/rates.py), so every view rounds them alike.
+          el("td", { "class": "num rate", "data-label": "mean unsupported rate", text: m.rate_text }),
+          el("td", { "class": "num rate", "data-label": "hallucinated share", text: m.share_text }),
+          unsure ? el("td", { "class": "num rate unsure-bounds", "data-label": "unsure-claim bounds",
+            text: m.unsure ? m.unsure["unsure-claim bounds"] + " " + m.unsure["95% CI covering the bounds"] : "-" }) : null,
+          unsure ? el("td", { "class": "num", "data-label": "decided", text: m.unsure ? m.unsure["decided"] : "-" }) : null,
           el("td", { "class": "num", "data-label": "error rows", text: String(m.n_error_rows) })));
       });
     });
