@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Annotated
 
 import typer
@@ -34,10 +35,12 @@ def plugins(
                 flags = [flag for flag, on in (("keyless", part.keyless), ("does not load", part.loads is False)) if on]
                 extra = f" [extra: {part.extra}]" if part.extra else ""
                 note = f" ({', '.join(flags)})" if flags else ""
-                line = f"  {part.name:<12} {part.origin:<32} {part.summary}{extra}{note}"
-                out.print(line, markup=False, highlight=False, soft_wrap=True)
-                if part.problem:
-                    out.print(f"    {part.problem}", markup=False, highlight=False, soft_wrap=True)
+                # name and origin on one line, what it is below, wrapped to the terminal (80 columns when piped)
+                out.print(f"  {part.name:<12} {part.origin}{note}", markup=False, highlight=False, soft_wrap=True)
+                for text in (f"{part.summary}{extra}", part.problem):
+                    if text:
+                        wrapped = textwrap.fill(text, width=max(out.size.width, 40), initial_indent=" " * 4)
+                        out.print(wrapped.replace("\n", "\n    "), markup=False, highlight=False, soft_wrap=True)
         for problem in found.problems:
             console.print(
                 f"plugin {problem.name} in {problem.kind} ({problem.origin}) was not registered: {problem.problem}",

@@ -61,10 +61,13 @@ def _commands(root):
         "plan": ["plan", "--baseline", str(offline), "--rise", "0.05"],
         "calibrate": ["calibrate", str(fake), "--labels", str(LABELS)],
         "mitigate": ["mitigate", str(fake), "--out", str(root / "mitigated"), "--rewriter", "offline"],
+        "plugins": ["plugins"],
     }
 
 
-@pytest.mark.parametrize("command", ["show", "show --claims", "compare", "audit", "plan", "calibrate", "mitigate"])
+@pytest.mark.parametrize(
+    "command", ["show", "show --claims", "compare", "audit", "plan", "calibrate", "mitigate", "plugins"]
+)
 def test_command_fits_80_columns(runs, command):
     root, _ = runs
     done = _cli(*_commands(root)[command])

@@ -181,3 +181,19 @@ def test_one_place_builds_a_model():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Model":
                 builders.append(str(path.relative_to(PACKAGE)))
     assert builders == ["models/factory.py"], builders
+
+
+def test_plugins_command_lists_each_part_with_origin_and_summary():
+    from typer.testing import CliRunner
+
+    from hallumeasure.cli import app
+    from hallumeasure.registry import listing
+
+    done = CliRunner().invoke(app, ["plugins"], env={"COLUMNS": "80"})
+    assert done.exit_code == 0, done.output
+    lines, at = done.output.splitlines(), 0
+    for part in listing().parts:  # in the order printed: kind by kind
+        at = next(i for i in range(at, len(lines)) if lines[i].split()[:1] == [part.name])
+        assert part.origin in lines[at]
+        below = " ".join(line.strip() for line in lines[at + 1 : at + 4])
+        assert below.startswith(" ".join(part.summary.split()[:3]))
