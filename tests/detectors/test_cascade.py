@@ -170,7 +170,7 @@ def test_cascade_run_on_the_examples_records_its_stats(tmp_path):
     stats = save_detector_stats(tmp_path / "cascade", judge)
     data = load_run(tmp_path / "cascade")
     assert data.manifest.detector == "cascade" and data.manifest.settings["detector_stats"] == stats
-    assert {"cascade_explain.v1", "classify_cot_one.v3"} <= set(manifest.prompts)
+    assert {"cascade_explain.v1", "classify_cot_one.v4"} <= set(manifest.prompts)
     n_claims = sum(r.n_claims for r in results)
     assert stats["claims_seen"] == n_claims and stats["llm_calls_avoided"] == n_claims - stats["flagged"]
     assert 0 < stats["flagged"] < n_claims and stats["feedback_no_problem_found"] > 0

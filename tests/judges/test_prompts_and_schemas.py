@@ -52,6 +52,19 @@ def test_render_fills_every_placeholder_once():
     assert "contradicted" in system and "false_concatenation" in system
 
 
+@pytest.mark.parametrize(
+    ("prompt_id", "words"),
+    [
+        ("extract", "in the language of the response"),
+        ("classify_cot_one", "label_reason and subtype_reason in the language of the claim"),
+        ("classify_cot_all", "label_reason and subtype_reason in the language of the claim"),
+    ],
+)
+def test_llm_prompts_keep_the_response_language(prompt_id, words):
+    """Claims and reasons stay in the response's language (issue #34 item 3); quotes stay as the source has them."""
+    assert words in prompts.load_prompt(prompt_id).system
+
+
 def test_render_refuses_missing_values():
     with pytest.raises(PromptError, match="needs values"):
         prompts.load_prompt("extract").render(question_block="")

@@ -30,7 +30,7 @@ def test_run_writes_manifest_and_loads_as_dataframes(tmp_path):
     loaded = load_samples(EXAMPLES)
     manifest, results = _measure(loaded.samples, tmp_path / "run", FakeAPI(), None)
     assert manifest.status == "complete" and manifest.counts["results"] == len(loaded.samples)
-    assert set(manifest.prompts) == {"extract.v1", "classify_cot_all.v2"}
+    assert set(manifest.prompts) == {"extract.v2", "classify_cot_all.v3"}
     assert all(len(h) == 64 for h in manifest.prompts.values())
     data = load_run(tmp_path / "run")
     assert len(data.responses) == len(loaded.samples)
