@@ -95,7 +95,15 @@ def measure(
     if dry_run:
         from hallumeasure.sources.rag import capped_for_estimate
 
-        samples = capped_for_estimate(loaded.samples, judges[0], measurement.sources)
+        judged = [x for x in loaded.samples if measurement.limits.response_error(x.response) is None]
+        if len(judged) < len(loaded.samples):
+            out.print(
+                f"{len(loaded.samples) - len(judged)} response(s) over --max-response-chars "
+                f"({s.max_response_chars:,} characters) left out: they would be error rows, and cost nothing",
+                markup=False,
+                highlight=False,
+            )
+        samples = capped_for_estimate(judged, judges[0], measurement.sources)
         print_estimate(samples, s.mode, judges[0], measurement.extractor, batch=s.batch)
         if measurement.voting:
             out.print(

@@ -31,6 +31,7 @@ from hallumeasure.judges.protocols import (
 )
 from hallumeasure.models.batch import BatchProgress
 from hallumeasure.models.factory import BatchOptions, ModelFactory, ModelOptions
+from hallumeasure.pipeline.limits import LIMIT_SETTINGS, WorkLimits
 from hallumeasure.pipeline.settings import MeasureSettings, error_message, read_config
 from hallumeasure.registry import PartKind, registry
 from hallumeasure.registry.specs import with_options
@@ -56,7 +57,8 @@ def measure_settings(values: Mapping[str, Any], *, config: str | Path | None = N
     if unknown:
         valid = ", ".join(MeasureSettings.model_fields)
         raise ConfigError(f"unknown setting(s) {', '.join(unknown)}; valid settings: {valid}")
-    given = {k: v for k, v in values.items() if v is not None}
+    # None means "not given", except for a work limit, where it means "no limit"
+    given = {k: v for k, v in values.items() if v is not None or k in LIMIT_SETTINGS}
     try:
         return MeasureSettings(**{**from_file, **given})
     except ValidationError as exc:
@@ -175,6 +177,7 @@ class Measurement:
         self.batch_progress = batch_progress
         self.policy = policy_of(self.settings)
         self.sources = sources_of(self.settings)
+        self.limits = WorkLimits(**{name: getattr(self.settings, name) for name in LIMIT_SETTINGS})
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any], *, config: str | Path | None = None) -> Measurement:
@@ -280,6 +283,7 @@ class Measurement:
             detector=s.detector,
             progress=progress,
             sources=self.sources,
+            limits=self.limits,
             input_problems=loaded.problems,
             overwrite=overwrite,
         )
