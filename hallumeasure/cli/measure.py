@@ -22,12 +22,12 @@ from hallumeasure.cli.common import (
 )
 from hallumeasure.cli.options import with_settings
 from hallumeasure.cli.output import (
-    SampleProgress,
     print_error_reasons,
     print_estimate,
     print_summary,
     print_usage,
 )
+from hallumeasure.cli.progress import SampleProgress
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.pipeline.settings import MeasureSettings
@@ -113,8 +113,15 @@ def measure(
             )
         return
     try:
-        with SampleProgress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
-            manifest = measurement.run(loaded, out_dir, resume=resume, overwrite=overwrite, progress=advance)
+        with SampleProgress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as progress:
+            manifest = measurement.run(
+                loaded,
+                out_dir,
+                resume=resume,
+                overwrite=overwrite,
+                progress=progress.advance,
+                activity=progress.activity,
+            )
     except KeyboardInterrupt:
         stored = _stored_count(out_dir)
         console.print(

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hallumeasure.core.activity import Activity
 from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.labels import Label, Policy
 from hallumeasure.core.types import ResponseResult, RunManifest
@@ -256,10 +257,13 @@ class Measurement:
         overwrite: bool = False,
         progress: Callable[[ResponseResult], None] | None = None,
         stages: Stages | None = None,
+        activity: Activity | None = None,
     ) -> RunManifest:
         """Measure ``loaded``'s samples into ``out`` and return the manifest (counters of the detector included).
 
         A directory that already holds a run needs ``resume`` (go on where it stopped) or ``overwrite``.
+        ``progress`` is told of each finished sample; ``activity`` records the samples in flight (for a
+        heartbeat while none finishes).
         """
         from hallumeasure.pipeline.run import run_measurement
 
@@ -284,6 +288,7 @@ class Measurement:
             progress=progress,
             sources=self.sources,
             limits=self.limits,
+            activity=activity,
             input_problems=loaded.problems,
             overwrite=overwrite,
         )

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hallumeasure.core.activity import Activity, at_stage
 from hallumeasure.core.aggregate import summarise_response, summarise_run
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
@@ -73,6 +74,7 @@ async def measure_sample(
     warm = WarmUp()
     started = time.perf_counter()
     try:
+        at_stage("extracting claims")
         prepared = prepare(sample, sources)
         # A source cut to a view per response is not warmed: the view (the prefix its claims share) depends on
         # the claims, and the whole source may not even fit the judge's window.
@@ -92,6 +94,7 @@ async def measure_sample(
             return summarise_response(sample, [], [], policy, usage=extraction.usage + warm.usage, error=too_many)
         # Spans point into the response as the user gave it, and never outside it, whatever the extractor said.
         claims = bounded(prepared.restore(extraction.claims), sample.response)
+        at_stage("judging claims", claims=len(claims))
         shown = view(prepared.sample, claims, judge.name, sources)
         if not sourced:
             # Nothing to check against (no context, passage, tool result or system prompt): unevaluatable,
@@ -102,6 +105,7 @@ async def measure_sample(
             judgement = await judge.judge(shown.sample, claims, warmed=warm.ok and shown.sample is prepared.sample)
         else:
             judgement = await judge.judge(shown.sample, claims)
+        at_stage("checking evidence")
         verdicts = _complete(claims, judgement.verdicts, judge.name)
         verdicts = finish(sample, prepared, shown, claims, verdicts)
     except ProviderUnreachableError:
@@ -166,14 +170,21 @@ async def measure_samples(
     progress: Progress | None = None,
     sources: SourceOptions | None = None,
     limits: WorkLimits | None = None,
+    activity: Activity | None = None,
 ) -> list[ResponseResult]:
-    """Measure samples with at most ``concurrency`` in flight; each result is stored as soon as it is ready."""
+    """Measure samples with at most ``concurrency`` in flight; each result is stored as soon as it is ready.
+
+    ``activity`` records the samples in flight, their stage and claims judged, for a progress line that
+    speaks while none finishes (``core/activity.py``).
+    """
     policy = policy or Policy()
     gate = asyncio.Semaphore(concurrency)
+    in_flight = activity or Activity()
 
     async def one(sample: Sample) -> ResponseResult:
         async with gate:
-            result = await measure_sample(sample, extractor, judge, policy, sources=sources, limits=limits)
+            with in_flight.tracking(sample.id):
+                result = await measure_sample(sample, extractor, judge, policy, sources=sources, limits=limits)
         if store is not None:
             result = _store(store, sample, result, policy)
         if progress is not None:
@@ -260,6 +271,7 @@ def run_measurement(
     progress: Progress | None = None,
     sources: SourceOptions | None = None,
     limits: WorkLimits | None = None,
+    activity: Activity | None = None,
     input_problems: Iterable[Any] = (),
     overwrite: bool = False,
 ) -> tuple[RunManifest, list[ResponseResult]]:
@@ -270,7 +282,8 @@ def run_measurement(
     already in ``out`` is deleted first (under the run's lock, so never under a running writer).
     ``input_problems`` (the loader's ``RowProblem``s) are stored with the run and counted in the
     manifest as ``skipped_input_rows``, so that the run accounts for every input row. ``limits`` are the
-    work limits per response (``pipeline/limits.py``; none by default). Samples are
+    work limits per response (``pipeline/limits.py``; none by default); ``activity`` records the samples in
+    flight (``core/activity.py``). Samples are
     keyed by (id, model): an id shared by several models' samples is made unique by
     :func:`~hallumeasure.runs.inputs.key_samples`, and the same (id, model) twice is refused.
     """
@@ -328,7 +341,11 @@ def run_measurement(
             judge.name,
         )
         try:
-            run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, sources, limits))
+            run_sync(
+                _measure_and_close(
+                    todo, extractor, judge, policy, store, concurrency, progress, sources, limits, activity
+                )
+            )
         except (KeyboardInterrupt, asyncio.CancelledError):
             # Ctrl-C: work in flight is dropped (each stored result is whole); say so in the manifest.
             stored = len(store.done_ids())
@@ -383,6 +400,7 @@ async def _measure_and_close(
     progress: Progress | None,
     sources: SourceOptions | None,
     limits: WorkLimits | None,
+    activity: Activity | None,
 ) -> None:
     try:
         await measure_samples(
@@ -395,6 +413,7 @@ async def _measure_and_close(
             progress=progress,
             sources=sources,
             limits=limits,
+            activity=activity,
         )
     finally:
         await close_stage_models(extractor, judge)
