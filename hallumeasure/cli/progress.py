@@ -123,9 +123,10 @@ class SampleProgress:
 
 
 def _described(item: ActivityView) -> str:
-    """``big-1 (judging claims, 120/2,000 judged, 1 min 10 s)``."""
+    """``big-1 (judging claims, 120/2,000 claims judged, 1 min 10 s)``; before a judge's first answer (and for
+    a judge that tells none, such as conli) ``big-1 (judging claims, 2,000 claims, 40 s)``."""
     parts = [item.stage]
-    if item.claims is not None and item.stage == "judging claims":
+    if item.claims is not None and item.stage == "judging claims" and item.judged:
         parts.append(f"{item.judged:,}/{item.claims:,} claims judged")
     elif item.claims is not None:
         parts.append(f"{item.claims:,} claims")

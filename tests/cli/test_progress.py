@@ -57,9 +57,14 @@ def test_the_heartbeat_tells_the_stage_and_claims_judged_of_the_sample_in_flight
         "measuring: 0/3 samples (0%), 1 min 15 s elapsed; in flight: big-1 (judging claims, 2/2,000 claims judged, "
         "1 min 15 s)"
     )
+    with progress.activity.tracking("quiet-2"):  # a judge that tells no claim: no count that looks stuck
+        at_stage("judging claims", claims=40)
+        clock.now += 31
+        progress.beat()
+    assert capsys.readouterr().err.strip().endswith("in flight: quiet-2 (judging claims, 40 claims, 31 s)")
     clock.now += 31
     progress.beat()  # nothing in flight: the line still comes, without the list
-    assert capsys.readouterr().err.strip() == "measuring: 0/3 samples (0%), 1 min 46 s elapsed"
+    assert capsys.readouterr().err.strip() == "measuring: 0/3 samples (0%), 2 min 17 s elapsed"
 
 
 def test_a_long_sample_of_a_real_run_gets_heartbeat_lines_while_the_offline_judge_works(tmp_path, monkeypatch):
