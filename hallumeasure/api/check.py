@@ -31,6 +31,7 @@ from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.spans import UnsupportedSpan, unsupported_spans
 from hallumeasure.core.types import Evidence, Passage, ResponseResult, Sample, Usage
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.runs.messages import MessagesError, read_conversation
 from hallumeasure.sources.rag import SourceOptions
@@ -185,13 +186,17 @@ def result_of(response: str, result: ResponseResult, policy: Policy, *, judge: s
 class _Checker:
     """Built stages for one (judge, extractor, settings), used only on the private loop."""
 
-    def __init__(self, extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy, sources: SourceOptions) -> None:
-        self.extractor, self.judge, self.policy, self.sources = extractor, judge, policy, sources
+    def __init__(
+        self, extractor: ClaimExtractor, judge: ClaimJudge, policy: Policy, sources: SourceOptions, limits: WorkLimits
+    ) -> None:
+        self.extractor, self.judge, self.policy, self.sources, self.limits = extractor, judge, policy, sources, limits
 
     async def check(self, sample: Sample) -> Result:
         from hallumeasure.pipeline.run import measure_sample
 
-        result = await measure_sample(sample, self.extractor, self.judge, self.policy, sources=self.sources)
+        result = await measure_sample(
+            sample, self.extractor, self.judge, self.policy, sources=self.sources, limits=self.limits
+        )
         return result_of(sample.response, result, self.policy, judge=self.judge.name, extractor=self.extractor.name)
 
 
@@ -232,7 +237,7 @@ def _checker(values: dict[str, Any]) -> _Checker:
             return found
         measurement = Measurement(settings)
         stages = measurement.stages()
-        checker = _Checker(stages.extractor, stages.judge, stages.policy, measurement.sources)
+        checker = _Checker(stages.extractor, stages.judge, stages.policy, measurement.sources, measurement.limits)
         with _lock:
             return _checkers.setdefault(key, checker)
 
@@ -318,7 +323,8 @@ def check(
 
     ``settings`` are fields of ``MeasureSettings`` (``unsupported_labels``, ``timeout``, ``no_cache`` ...).
     A response whose claims could not all be judged comes back with error rows (``n_errors``), not an
-    exception. Works inside a running event loop too.
+    exception; one over a work limit (``max_response_chars``, ``max_claims``) comes back unjudged, with
+    ``error`` saying which limit and how to raise it. Works inside a running event loop too.
     """
     sample = _sample(response, context, passages, question, messages)
     checker = _checker(dict(settings, judge=judge, extractor=extractor, mode=mode))

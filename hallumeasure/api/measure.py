@@ -53,7 +53,9 @@ def measure(
     ``Sample``s. ``columns`` maps those field names to yours (``{"response": "answer"}``).
     ``settings`` are the fields of ``MeasureSettings`` (``repeats``, ``detector``, ``concurrency``,
     ``max_context_tokens``, ``no_cache`` ...), validated as the command line validates them; ``config``
-    reads more from a hallumeasure.toml or pyproject.toml first (keywords win).
+    reads more from a hallumeasure.toml or pyproject.toml first (keywords win). The work limits
+    ``max_response_chars`` (100,000) and ``max_claims`` (2,000) make an over-long response an error row of
+    the run instead of judging it; ``None`` or 0 lifts them.
 
     With ``out=None`` the run goes to a new directory under the cache folder
     (``$HALLUMEASURE_CACHE_DIR/runs/``); the request cache applies either way, so measuring the same

@@ -183,12 +183,27 @@ class Run(read_model.Run):
 
     # --- reports ----------------------------------------------------------------------------------
 
-    def view(self, out: str | Path | None = None, *, open: bool = True, max_responses: int = 2000) -> Path:  # noqa: A002
-        """Write the viewer page (default: ``view.html`` in the run) and open it in the browser; returns its path."""
+    def view(
+        self,
+        out: str | Path | None = None,
+        *,
+        open: bool = True,  # noqa: A002
+        max_responses: int = 2000,
+        max_mb: float = 15.0,
+        skip: int = 0,
+    ) -> Path:
+        """Write the viewer page (default: ``view.html`` in the run) and open it in the browser; returns its path.
+
+        As ``hallumeasure view``: at most ``max_responses`` responses and ``max_mb`` megabytes of run data,
+        after the first ``skip`` responses; the page notes what it left out."""
         from hallumeasure.report.viewer import write_viewer
 
         page = write_viewer(
-            [self], Path(out) if out is not None else self.path / "view.html", max_responses=max_responses
+            [self],
+            Path(out) if out is not None else self.path / "view.html",
+            max_responses=max_responses,
+            max_mb=max_mb,
+            skip=skip,
         )
         if open:
             webbrowser.open(page.resolve().as_uri())

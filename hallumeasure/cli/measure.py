@@ -22,12 +22,12 @@ from hallumeasure.cli.common import (
 )
 from hallumeasure.cli.options import with_settings
 from hallumeasure.cli.output import (
-    SampleProgress,
     print_error_reasons,
     print_estimate,
     print_summary,
     print_usage,
 )
+from hallumeasure.cli.progress import SampleProgress
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.pipeline.settings import MeasureSettings
@@ -95,7 +95,15 @@ def measure(
     if dry_run:
         from hallumeasure.sources.rag import capped_for_estimate
 
-        samples = capped_for_estimate(loaded.samples, judges[0], measurement.sources)
+        judged = [x for x in loaded.samples if measurement.limits.response_error(x.response) is None]
+        if len(judged) < len(loaded.samples):
+            out.print(
+                f"{len(loaded.samples) - len(judged)} response(s) over --max-response-chars "
+                f"({s.max_response_chars:,} characters) left out: they would be error rows, and cost nothing",
+                markup=False,
+                highlight=False,
+            )
+        samples = capped_for_estimate(judged, judges[0], measurement.sources)
         print_estimate(samples, s.mode, judges[0], measurement.extractor, batch=s.batch)
         if measurement.voting:
             out.print(
@@ -105,8 +113,15 @@ def measure(
             )
         return
     try:
-        with SampleProgress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as advance:
-            manifest = measurement.run(loaded, out_dir, resume=resume, overwrite=overwrite, progress=advance)
+        with SampleProgress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as progress:
+            manifest = measurement.run(
+                loaded,
+                out_dir,
+                resume=resume,
+                overwrite=overwrite,
+                progress=progress.advance,
+                activity=progress.activity,
+            )
     except KeyboardInterrupt:
         stored = _stored_count(out_dir)
         console.print(

@@ -1,27 +1,18 @@
-"""Printing shared by several commands: a run's summary and error reasons, the cost estimate of a dry run,
-the progress of a measurement."""
+"""Printing shared by several commands: a run's summary and error reasons, the cost estimate of a dry run
+(the progress of a measurement is in ``cli/progress.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
 from hallumeasure.cli.common import (
-    console,
     out,
 )
 from hallumeasure.registry import PartKind, is_keyless, is_scripted, registry
@@ -122,58 +113,6 @@ def duration(seconds: float) -> str:
         return f"{minutes} min {secs:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
-
-
-class SampleProgress:
-    """Progress the pipeline advances once per finished sample: a rich bar on a terminal, else a line now and then.
-
-    Off a terminal (a CI log, a pipe) a line goes to stderr at every 10% and at least every
-    ``LINE_EVERY`` seconds, so a long run shows it is alive without flooding the log.
-    """
-
-    LINE_EVERY = 30.0
-
-    def __init__(self, total: int, already: int = 0) -> None:
-        import time
-
-        self.clock = time.monotonic
-        self.total, self.done = total, already
-        self.started = self.last_line = self.clock()
-        self.last_tenth = (10 * already) // total if total else 10
-        self.terminal = console.is_terminal
-        self.bar = Progress(
-            TextColumn("measuring"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            transient=True,
-            disable=not self.terminal,
-        )
-        self.task = self.bar.add_task("measure", total=total, completed=already)
-
-    def advance(self, _result: object = None) -> None:
-        self.done += 1
-        if self.terminal:
-            self.bar.advance(self.task)
-            return
-        now, tenth = self.clock(), (10 * self.done) // self.total if self.total else 10
-        if tenth > self.last_tenth or now - self.last_line >= self.LINE_EVERY:
-            self.last_tenth, self.last_line = tenth, now
-            console.print(
-                f"measuring: {self.done}/{self.total} samples ({self.done / self.total:.0%}), "
-                f"{duration(now - self.started)} elapsed",
-                highlight=False,
-                soft_wrap=True,
-            )
-
-    def __enter__(self) -> Callable[[object], None]:
-        self.bar.start()
-        return self.advance
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.stop()
 
 
 def fitted_table(

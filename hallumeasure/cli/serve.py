@@ -66,6 +66,9 @@ def serve(
     max_context_chars: Annotated[
         int | None, typer.Option(help="Most characters of source a check may give (default 100000); 413 beyond.")
     ] = None,
+    max_response_chars: Annotated[
+        int | None, typer.Option(help="Most characters a checked response may have (default 100000); 413 beyond.")
+    ] = None,
     max_sentences: Annotated[
         int | None, typer.Option(help="Most sentences a checked response may have (default 200); 413 beyond.")
     ] = None,
@@ -115,6 +118,7 @@ def serve(
             "on_llm_failure": on_llm_failure,
             "timeout_s": timeout,
             "max_context_chars": max_context_chars,
+            "max_response_chars": max_response_chars,
             "max_sentences": max_sentences,
             "max_claims": max_claims,
             "judge_workers": judge_workers,

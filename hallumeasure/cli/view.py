@@ -9,6 +9,7 @@ import typer
 
 from hallumeasure.cli.common import (
     app,
+    console,
     fail,
     one_line,
     out,
@@ -28,18 +29,40 @@ def view(
     open_browser: Annotated[bool, typer.Option("--open", help="Open the file in the default web browser.")] = False,
     max_responses: Annotated[
         int, typer.Option(min=1, help="Most responses embedded; more are cut, with a note on the page.")
-    ] = 2000,
+    ] = 2000,  # report.viewer.DEFAULT_MAX_RESPONSES (not imported: the CLI starts without pandas)
+    max_mb: Annotated[
+        float,
+        typer.Option(
+            min=0.1, help="Most megabytes of run data embedded; the responses past it are cut, with a note on the page."
+        ),
+    ] = 15.0,  # report.viewer.DEFAULT_MAX_MB
+    skip: Annotated[
+        int, typer.Option(min=0, help="Leave out the first N responses of each run (the page after a cut one).")
+    ] = 0,
 ) -> None:
     """Write one self-contained HTML page to look at runs: claims highlighted in the response, reasons, evidence."""
-    from hallumeasure.report.viewer import write_viewer
+    from hallumeasure.report.runs import load_runs
+    from hallumeasure.report.viewer import build_viewer_data, write_page
 
     target = out_file or runs[0] / "view.html"
     try:
-        path = write_viewer(runs, target, max_responses=max_responses)
+        data = build_viewer_data(load_runs(runs), max_responses=max_responses, max_mb=max_mb, skip=skip)
+        path = write_page(data, target)
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     except OSError as exc:
         raise fail(f"{exc.filename or target}: {exc.strerror or one_line(exc)}") from None
+    for note in data.notes:  # what the page left out, and how to see it
+        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    shortened = sum(1 for r in data.responses if r.shortened)
+    if shortened:
+        console.print(
+            f"note: {shortened} response(s) too long to embed whole are shortened on the page (it says where to "
+            "read all of them)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     size = path.stat().st_size
     out.print(
         f"wrote {path} ({size / 1e6:.1f} MB, one file, works offline); open in a browser:",

@@ -89,7 +89,10 @@ class Readiness(BaseModel):
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": Detail, "description": "missing or wrong API key"},
-    413: {"model": Detail, "description": "over a limit: bytes, source characters, sentences or claims"},
+    413: {
+        "model": Detail,
+        "description": "over a limit: bytes, source characters, response characters, sentences or claims",
+    },
     422: {"model": Detail, "description": "the request is not a valid check (the fields and problems are named)"},
     429: {"model": Detail, "description": "at the concurrency limit; retry after Retry-After seconds"},
     500: {"model": Detail, "description": "the guard failed (counted in the metrics)"},
@@ -173,7 +176,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         started = time.perf_counter()
         the_guard: Guard = state["guard"]
         try:
-            the_guard.check_source(payload.sample())
+            the_guard.check_size(payload.sample())
             async with asyncio.timeout(settings.timeout_s), checks.slot():
                 result = await the_guard.run(payload, request_id, judge_with=judge_call())
         except BusyError:
@@ -402,7 +405,7 @@ class _StreamCheck(Response):
         except ValidationError as exc:
             raise _RefusedError(422, _errors(exc.errors())) from None
         try:
-            guard.check_source(stream.head.sample())
+            guard.check_size(stream.head.sample())
             guard.settings.resolve(stream.head.policy)
         except (WorkLimitError, PolicyError) as exc:
             raise _RefusedError(_status(exc), str(exc)) from None
@@ -414,6 +417,10 @@ class _StreamCheck(Response):
             piece = line.get("text") if isinstance(line, dict) else None
             if not isinstance(piece, str):
                 raise _RefusedError(422, 'every line after the first must be {"text": "..."}')
+            try:
+                guard.check_response_chars(len(stream.text) + len(piece))
+            except WorkLimitError as exc:
+                raise _RefusedError(413, str(exc)) from None
             for sentence in stream.feed(piece):
                 await self._sentence(guard, stream, sentence, index, send)
                 index += 1

@@ -172,16 +172,23 @@ class Guard:
         )
         return await self.run(request)
 
-    def check_source(self, sample: Sample) -> None:
-        """Refuse a source over ``max_context_chars`` (cheap: the server calls it before queueing the work)."""
+    def check_size(self, sample: Sample) -> None:
+        """Refuse a response over ``max_response_chars`` or a source over ``max_context_chars`` (cheap: the server
+        calls it before queueing the work)."""
+        self.check_response_chars(len(sample.response))
         size = len(sample.context) + sum(len(p.text) for p in sample.passages)
         if size > self.settings.max_context_chars:
             raise WorkLimitError("source characters", size, self.settings.max_context_chars, "max_context_chars")
 
+    def check_response_chars(self, size: int) -> None:
+        """Refuse a response of ``size`` characters over ``max_response_chars`` (a stream checks it as it grows)."""
+        if size > self.settings.max_response_chars:
+            raise WorkLimitError("response characters", size, self.settings.max_response_chars, "max_response_chars")
+
     async def judged(self, sample: Sample, claims_from: int = 0) -> Judged:
         """Extract and judge ``sample``'s claims (those starting at or after character ``claims_from``),
         within the work limits. This is the CPU-bound part that the server runs in a worker process."""
-        self.check_source(sample)
+        self.check_size(sample)
         sentences = len(split_sentences(sample.response))
         if sentences > self.settings.max_sentences:
             raise WorkLimitError("response sentences", sentences, self.settings.max_sentences, "max_sentences")

@@ -94,8 +94,11 @@ class GuardSettings(BaseModel):
     #: Deadline of one check, seconds: it covers the wait for a slot and a judge worker, judging and the LLM step.
     timeout_s: float = Field(default=10.0, gt=0.0)
     #: Work limits besides bytes (a request under the byte limit can still cost minutes of CPU): characters
-    #: of source (context or passages together), sentences of the response, claims extracted from it.
+    #: of source (context or passages together), characters and sentences of the response (the characters as
+    #: ``measure``'s ``max_response_chars``), claims extracted from it (tighter than ``measure``'s 2,000: the
+    #: guard answers within ``timeout_s``).
     max_context_chars: int = Field(default=100_000, ge=1)
+    max_response_chars: int = Field(default=100_000, ge=1)
     max_sentences: int = Field(default=200, ge=1)
     max_claims: int = Field(default=400, ge=1)
     #: Worker processes that run the keyless judges off the event loop (a check past its deadline has its

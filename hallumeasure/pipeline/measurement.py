@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hallumeasure.core.activity import Activity
 from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.labels import Label, Policy
 from hallumeasure.core.types import ResponseResult, RunManifest
@@ -31,6 +32,7 @@ from hallumeasure.judges.protocols import (
 )
 from hallumeasure.models.batch import BatchProgress
 from hallumeasure.models.factory import BatchOptions, ModelFactory, ModelOptions
+from hallumeasure.pipeline.limits import LIMIT_SETTINGS, WorkLimits
 from hallumeasure.pipeline.settings import MeasureSettings, error_message, read_config
 from hallumeasure.registry import PartKind, registry
 from hallumeasure.registry.specs import with_options
@@ -56,7 +58,8 @@ def measure_settings(values: Mapping[str, Any], *, config: str | Path | None = N
     if unknown:
         valid = ", ".join(MeasureSettings.model_fields)
         raise ConfigError(f"unknown setting(s) {', '.join(unknown)}; valid settings: {valid}")
-    given = {k: v for k, v in values.items() if v is not None}
+    # None means "not given", except for a work limit, where it means "no limit"
+    given = {k: v for k, v in values.items() if v is not None or k in LIMIT_SETTINGS}
     try:
         return MeasureSettings(**{**from_file, **given})
     except ValidationError as exc:
@@ -175,6 +178,7 @@ class Measurement:
         self.batch_progress = batch_progress
         self.policy = policy_of(self.settings)
         self.sources = sources_of(self.settings)
+        self.limits = WorkLimits(**{name: getattr(self.settings, name) for name in LIMIT_SETTINGS})
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any], *, config: str | Path | None = None) -> Measurement:
@@ -253,10 +257,13 @@ class Measurement:
         overwrite: bool = False,
         progress: Callable[[ResponseResult], None] | None = None,
         stages: Stages | None = None,
+        activity: Activity | None = None,
     ) -> RunManifest:
         """Measure ``loaded``'s samples into ``out`` and return the manifest (counters of the detector included).
 
         A directory that already holds a run needs ``resume`` (go on where it stopped) or ``overwrite``.
+        ``progress`` is told of each finished sample; ``activity`` records the samples in flight (for a
+        heartbeat while none finishes).
         """
         from hallumeasure.pipeline.run import run_measurement
 
@@ -280,6 +287,8 @@ class Measurement:
             detector=s.detector,
             progress=progress,
             sources=self.sources,
+            limits=self.limits,
+            activity=activity,
             input_problems=loaded.problems,
             overwrite=overwrite,
         )

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hallumeasure.core.activity import Activity, at_stage
 from hallumeasure.core.aggregate import summarise_response, summarise_run
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
@@ -35,6 +36,7 @@ from hallumeasure.judges.protocols import (
     model_to_close,
 )
 from hallumeasure.models.model import ProviderUnreachableError
+from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
@@ -54,17 +56,25 @@ async def measure_sample(
     policy: Policy,
     *,
     sources: SourceOptions | None = None,
+    limits: WorkLimits | None = None,
 ) -> ResponseResult:
     """Measure one sample. Failures become error rows on the result; this never raises for model trouble.
 
+    A response over a work limit (``limits``: its characters, then its claims once extracted) is an error row
+    that says which limit and how to raise it; nothing is called for it, or only the extractor.
     Citation markers are taken out of the response the stages see (claim spans still point into it);
     a source longer than the judge's window is cut to the chunks that matter to the claims (sources/retrieval.py);
     quotes are checked against the full passages and citations judged (sources/rag.py).
     """
     sources = sources or SourceOptions()
+    limits = limits or WorkLimits()
+    too_long = limits.response_error(sample.response)
+    if too_long is not None:
+        return summarise_response(sample, [], [], policy, error=too_long)
     warm = WarmUp()
     started = time.perf_counter()
     try:
+        at_stage("extracting claims")
         prepared = prepare(sample, sources)
         # A source cut to a view per response is not warmed: the view (the prefix its claims share) depends on
         # the claims, and the whole source may not even fit the judge's window.
@@ -79,8 +89,12 @@ async def measure_sample(
             return summarise_response(
                 sample, [], [], policy, usage=extraction.usage + warm.usage, error=extraction.error
             )
+        too_many = limits.claims_error(len(extraction.claims))
+        if too_many is not None:  # before any judge call: its cost grows with the claims
+            return summarise_response(sample, [], [], policy, usage=extraction.usage + warm.usage, error=too_many)
         # Spans point into the response as the user gave it, and never outside it, whatever the extractor said.
         claims = bounded(prepared.restore(extraction.claims), sample.response)
+        at_stage("judging claims", claims=len(claims))
         shown = view(prepared.sample, claims, judge.name, sources)
         if not sourced:
             # Nothing to check against (no context, passage, tool result or system prompt): unevaluatable,
@@ -91,6 +105,7 @@ async def measure_sample(
             judgement = await judge.judge(shown.sample, claims, warmed=warm.ok and shown.sample is prepared.sample)
         else:
             judgement = await judge.judge(shown.sample, claims)
+        at_stage("checking evidence")
         verdicts = _complete(claims, judgement.verdicts, judge.name)
         verdicts = finish(sample, prepared, shown, claims, verdicts)
     except ProviderUnreachableError:
@@ -154,14 +169,22 @@ async def measure_samples(
     concurrency: int = 4,
     progress: Progress | None = None,
     sources: SourceOptions | None = None,
+    limits: WorkLimits | None = None,
+    activity: Activity | None = None,
 ) -> list[ResponseResult]:
-    """Measure samples with at most ``concurrency`` in flight; each result is stored as soon as it is ready."""
+    """Measure samples with at most ``concurrency`` in flight; each result is stored as soon as it is ready.
+
+    ``activity`` records the samples in flight, their stage and claims judged, for a progress line that
+    speaks while none finishes (``core/activity.py``).
+    """
     policy = policy or Policy()
     gate = asyncio.Semaphore(concurrency)
+    in_flight = activity or Activity()
 
     async def one(sample: Sample) -> ResponseResult:
         async with gate:
-            result = await measure_sample(sample, extractor, judge, policy, sources=sources)
+            with in_flight.tracking(sample.id):
+                result = await measure_sample(sample, extractor, judge, policy, sources=sources, limits=limits)
         if store is not None:
             result = _store(store, sample, result, policy)
         if progress is not None:
@@ -247,6 +270,8 @@ def run_measurement(
     detector: str = "claims",
     progress: Progress | None = None,
     sources: SourceOptions | None = None,
+    limits: WorkLimits | None = None,
+    activity: Activity | None = None,
     input_problems: Iterable[Any] = (),
     overwrite: bool = False,
 ) -> tuple[RunManifest, list[ResponseResult]]:
@@ -256,7 +281,9 @@ def run_measurement(
     manifest must describe the same input, stages, prompts and policy. With ``overwrite``, a run
     already in ``out`` is deleted first (under the run's lock, so never under a running writer).
     ``input_problems`` (the loader's ``RowProblem``s) are stored with the run and counted in the
-    manifest as ``skipped_input_rows``, so that the run accounts for every input row. Samples are
+    manifest as ``skipped_input_rows``, so that the run accounts for every input row. ``limits`` are the
+    work limits per response (``pipeline/limits.py``; none by default); ``activity`` records the samples in
+    flight (``core/activity.py``). Samples are
     keyed by (id, model): an id shared by several models' samples is made unique by
     :func:`~hallumeasure.runs.inputs.key_samples`, and the same (id, model) twice is refused.
     """
@@ -314,7 +341,11 @@ def run_measurement(
             judge.name,
         )
         try:
-            run_sync(_measure_and_close(todo, extractor, judge, policy, store, concurrency, progress, sources))
+            run_sync(
+                _measure_and_close(
+                    todo, extractor, judge, policy, store, concurrency, progress, sources, limits, activity
+                )
+            )
         except (KeyboardInterrupt, asyncio.CancelledError):
             # Ctrl-C: work in flight is dropped (each stored result is whole); say so in the manifest.
             stored = len(store.done_ids())
@@ -368,10 +399,21 @@ async def _measure_and_close(
     concurrency: int,
     progress: Progress | None,
     sources: SourceOptions | None,
+    limits: WorkLimits | None,
+    activity: Activity | None,
 ) -> None:
     try:
         await measure_samples(
-            todo, extractor, judge, policy, store=store, concurrency=concurrency, progress=progress, sources=sources
+            todo,
+            extractor,
+            judge,
+            policy,
+            store=store,
+            concurrency=concurrency,
+            progress=progress,
+            sources=sources,
+            limits=limits,
+            activity=activity,
         )
     finally:
         await close_stage_models(extractor, judge)

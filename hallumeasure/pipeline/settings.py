@@ -35,6 +35,7 @@ from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, UnevaluatablePolicy
 from hallumeasure.core.types import Mode
 from hallumeasure.judges.votes import PanelRule
+from hallumeasure.pipeline.limits import LIMIT_SETTINGS
 from hallumeasure.registry import PartKind, is_keyless, registry
 
 _Model = TypeVar("_Model", bound=BaseModel)
@@ -113,6 +114,18 @@ class MeasureSettings(BaseModel):
     max_concurrency: int = Field(8, ge=1, description="Provider calls in flight at once, per model.")
     max_retries: int = Field(4, ge=0, description="Retries of a failed provider call.")
     timeout: float = Field(120.0, gt=0, description="Deadline of one provider call, seconds.")
+    max_response_chars: int = Field(
+        100_000,
+        ge=0,
+        description="Longest response judged, in characters; a longer one is stored as an error row that "
+        "says so, and nothing is called for it (0: no limit).",
+    )
+    max_claims: int = Field(
+        2_000,
+        ge=0,
+        description="Most claims judged per response; a response with more is stored as an error row "
+        "once extracted, before any judge call (0: no limit).",
+    )
     cache: Path | None = Field(
         None, description="Request cache file (default: $HALLUMEASURE_CACHE_DIR/requests.sqlite)."
     )
@@ -196,6 +209,12 @@ class MeasureSettings(BaseModel):
     def _one_or_many(cls, value: Any) -> Any:
         # a settings file may give one judge or pattern as a plain string
         return [value] if isinstance(value, str) else value
+
+    @field_validator(*LIMIT_SETTINGS, mode="before")
+    @classmethod
+    def _no_limit(cls, value: Any) -> Any:
+        # None, as Python callers write "no limit", is 0 (a settings file has no None)
+        return 0 if value is None else value
 
     @field_validator("panel_rule", "mode", "detector", mode="before")
     @classmethod

@@ -34,7 +34,6 @@ from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.spans import unsupported_spans
-from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import (
     PASSAGE_SEPARATOR,
     ClaimVerdict,
@@ -57,13 +56,25 @@ from hallumeasure.report.runs import (
 )
 from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate
 from hallumeasure.runs.run import Run
-from hallumeasure.sources.align import align_claim
+from hallumeasure.sources.align import SentenceIndex
 from hallumeasure.version import __version__
 
 #: Bumped when the embedded data changes shape in a way the page must know about.
 FORMAT = 1
 #: Responses embedded per view by default; more are cut with a note (the file stays a few MB).
 DEFAULT_MAX_RESPONSES = 2000
+#: Megabytes of run data a page embeds by default; the responses past it are left out, with a note. With one
+#: response's own caps below, a page stays under 20 MB whatever the run (a 178 MB page opens in no browser).
+DEFAULT_MAX_MB = 15.0
+#: What one response embeds at most; past it, the response is shortened, with a note. The first two are
+#: ``measure``'s work limits, so a response measured within them is shown whole.
+RESPONSE_CHARS = 100_000
+CLAIMS_SHOWN = 2_000
+#: Bytes of one response's claims, and characters of one text of a claim (its text, reasons, a quote).
+CLAIMS_BYTES = 3_000_000
+CLAIM_FIELD_CHARS = 5_000
+#: Characters of a response's context, and of its passages together.
+SOURCE_CHARS = 1_000_000
 
 
 class ViewerEvidence(BaseModel):
@@ -143,6 +154,8 @@ class ViewerResponse(BaseModel):
     #: Side-by-side only: the key of the same sample in the other run, and the word diff to it.
     pair: str | None = None
     diff: list[tuple[str, str]] | None = None
+    #: What the page leaves out of this response (too long to embed whole), and where to read all of it.
+    shortened: str | None = None
 
 
 class ViewerModel(BaseModel):
@@ -239,13 +252,13 @@ def _evidence(
     verdict: ClaimVerdict | None,
     passages: dict[str, Passage],
     context: str,
-    sentences: list[tuple[str, Span]],
+    sentences: SentenceIndex,
 ) -> list[ViewerEvidence]:
     """The judge's quotes when it gave any; else the context sentence sharing most content words (a reading aid)."""
     judged = _judge_evidence(verdict, passages)
     if judged:
         return judged
-    aligned = align_claim(claim, context, sentences)
+    aligned = sentences.align(claim)
     if aligned is None:
         return []
     return [_in_passage(aligned.start, aligned.end, list(passages.values()), context)]
@@ -304,49 +317,87 @@ def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
     )
 
 
-def _response(
-    run: Run, index: int, sample: Sample, result: ResponseResult | None, context_index: int
-) -> ViewerResponse:
-    """One response as the page shows it, from the run's records: what a value lacks stays None."""
-    context = sample.context
-    sentences = split_sentences(context)
-    passages = {p.id: p for p in sample.passages}
-    found = unsupported_spans(sample.response, result.claims, result.verdicts, run.policy) if result else []
-    unlocated = sum(
-        1
-        for c in (result.claims if result is not None else ())
-        if not c.located and (v := run.verdicts.get(c.id)) and v.label and run.policy.is_unsupported(v.label)
+def _clip(text: str | None, limit: int = CLAIM_FIELD_CHARS) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _kept(item: ViewerEvidence, whole: str, kept: int) -> ViewerEvidence:
+    """``item`` as it can be shown when only the first ``kept`` characters of its source text are embedded: a
+    range past them loses its offsets and keeps its words as the quote."""
+    if item.start is None or item.end is None or item.end <= kept:
+        return item
+    return item.model_copy(
+        update={"start": None, "end": None, "quote": _clip(item.quote or whole[item.start : item.end])}
     )
-    claims = []
-    for claim in result.claims if result is not None else ():
+
+
+def _response(
+    run: Run,
+    index: int,
+    sample: Sample,
+    result: ResponseResult | None,
+    context_index: int,
+    sentences: SentenceIndex | None = None,
+) -> ViewerResponse:
+    """One response as the page shows it, from the run's records: what a value lacks stays None.
+
+    A response past what one response may embed (``RESPONSE_CHARS`` of text, ``CLAIMS_SHOWN`` claims within
+    ``CLAIMS_BYTES``, ``SOURCE_CHARS`` of context and of passages) is shortened, and says so in ``shortened``.
+    ``sentences`` indexes the shown context (built here when not given).
+    """
+    context = sample.context[:SOURCE_CHARS]  # the shown part: what a reading-aid sentence is looked for in
+    sentences = sentences or SentenceIndex(context)
+    passages = {p.id: p for p in sample.passages}
+    shown_passages = _shown_passages(sample.passages)
+    kept_chars = {p.id: len(p.text) for p in shown_passages}
+    response = sample.response[:RESPONSE_CHARS]
+    found = unsupported_spans(sample.response, result.claims, result.verdicts, run.policy) if result else []
+    all_claims = result.claims if result is not None else []
+    claims: list[ViewerClaim] = []
+    claims_bytes = 0
+    for claim in all_claims[:CLAIMS_SHOWN]:
         verdict = run.verdicts.get(claim.id)
         label = verdict.label.value if verdict is not None and verdict.label is not None else None
-        claims.append(
-            ViewerClaim(
-                index=claim.index,
-                text=claim.text,
-                spans=_spans(claim.spans),
-                label=label,
-                subtype=verdict.subtype.value if verdict is not None and verdict.subtype is not None else None,
-                reason=verdict.label_reason if verdict is not None else None,
-                subtype_reason=verdict.subtype_reason if verdict is not None else None,
-                probability=_rounded(verdict.probability) if verdict is not None else None,
-                error=verdict.error if verdict is not None and label is None else None,
-                evidence=_evidence(claim.text, verdict, passages, context, sentences),
-                citations=list(verdict.citations) if verdict is not None else [],
-                citation=verdict.citation.value if verdict is not None and verdict.citation else None,
-                # a claim without a verdict, or of a judge that cannot be unsure, counts as confident
-                confident=verdict.confident if verdict is not None else True,
-            )
+        evidence = [
+            _kept(e, passages[e.passage].text, kept_chars[e.passage])
+            if e.passage in passages
+            else _kept(e, sample.context, len(context))
+            for e in _evidence(claim.text, verdict, passages, context, sentences)
+        ]
+        shown = ViewerClaim(
+            index=claim.index,
+            text=_clip(claim.text) or "",
+            spans=_spans(claim.spans),
+            label=label,
+            subtype=verdict.subtype.value if verdict is not None and verdict.subtype is not None else None,
+            reason=_clip(verdict.label_reason) if verdict is not None else None,
+            subtype_reason=_clip(verdict.subtype_reason) if verdict is not None else None,
+            probability=_rounded(verdict.probability) if verdict is not None else None,
+            error=_clip(verdict.error) if verdict is not None and label is None else None,
+            evidence=[e.model_copy(update={"quote": _clip(e.quote)}) for e in evidence],
+            citations=list(verdict.citations) if verdict is not None else [],
+            citation=verdict.citation.value if verdict is not None and verdict.citation else None,
+            # a claim without a verdict, or of a judge that cannot be unsure, counts as confident
+            confident=verdict.confident if verdict is not None else True,
         )
+        claims_bytes += embedded_bytes(shown.model_dump_json())
+        if claims_bytes > CLAIMS_BYTES:
+            break
+        claims.append(shown)
+    unlocated = sum(
+        1
+        for c in all_claims[: len(claims)]
+        if not c.located and (v := run.verdicts.get(c.id)) and v.label and run.policy.is_unsupported(v.label)
+    )
+    shortened = _shortened(run, sample, len(all_claims), len(claims), shown_passages)
     return ViewerResponse(
         key=f"{index}/{sample.id}",
         run=index,
         sample_id=sample.given_id,  # the id as written; ``key`` is unique
         model=sample.model or NO_MODEL,
-        question=sample.question,
+        question=_clip(sample.question, RESPONSE_CHARS),
         context=context_index,
-        response=sample.response,
+        response=response,
         rate=_rounded(result.unsupported_rate) if result is not None else None,
         hallucinated=result.hallucinated if result is not None else None,
         n_claims=result.n_claims if result is not None else 0,
@@ -354,20 +405,48 @@ def _response(
         n_unsupported=result.n_unsupported if result is not None else 0,
         error=result.error if result is not None else "not measured yet (the run is unfinished)",
         claims=claims,
-        passages=[
-            ViewerPassage(
-                id=p.id,
-                title=p.title,
-                text=p.text,
-                kind=p.kind.value,
-                tool=p.tool_name,
-                call=p.call_id,
-                failed=p.failed,
-            )
-            for p in sample.passages
+        passages=shown_passages,
+        unsupported_spans=[
+            (s.start, min(s.end, len(response)), s.label.value) for s in found if s.start < len(response)
         ],
-        unsupported_spans=[(s.start, s.end, s.label.value) for s in found],
         n_unlocated=unlocated,
+        shortened=shortened,
+    )
+
+
+def _shown_passages(passages: Sequence[Passage]) -> list[ViewerPassage]:
+    """The passages with at most ``SOURCE_CHARS`` of text in all, in order (a later one may be cut or empty)."""
+    left = SOURCE_CHARS
+    shown = []
+    for p in passages:
+        text = p.text[:left]
+        left -= len(text)
+        shown.append(
+            ViewerPassage(
+                id=p.id, title=p.title, text=text, kind=p.kind.value, tool=p.tool_name, call=p.call_id, failed=p.failed
+            )
+        )
+    return shown
+
+
+def _shortened(run: Run, sample: Sample, n_claims: int, n_shown: int, passages: Sequence[ViewerPassage]) -> str | None:
+    """What the page leaves out of one response, and where to read all of it; None when it is whole."""
+    parts = []
+    if len(sample.response) > RESPONSE_CHARS:
+        parts.append(f"the first {RESPONSE_CHARS:,} of the response's {len(sample.response):,} characters")
+    if n_shown < n_claims:
+        parts.append(f"{n_shown:,} of its {n_claims:,} claims")
+    if len(sample.context) > SOURCE_CHARS:
+        parts.append(f"the first {SOURCE_CHARS:,} of the context's {len(sample.context):,} characters")
+    passage_chars = sum(len(p.text) for p in sample.passages)
+    if passage_chars > SOURCE_CHARS:
+        shown = sum(len(p.text) for p in passages)
+        parts.append(f"{shown:,} of the passages' {passage_chars:,} characters")
+    if not parts:
+        return None
+    return (
+        f"Shortened to keep the page small: it shows {'; '.join(parts)}. The run holds all of it: "
+        f"hallumeasure show {run.path} --claims lists every claim, and load_run({str(run.path)!r}) reads it in Python."
     )
 
 
@@ -405,74 +484,177 @@ def _mark_changes(a: ViewerResponse, b: ViewerResponse) -> int:
 
 
 def build_viewer_data(
-    runs: list[Run], *, max_responses: int = DEFAULT_MAX_RESPONSES, title: str | None = None
+    runs: list[Run],
+    *,
+    max_responses: int = DEFAULT_MAX_RESPONSES,
+    max_mb: float = DEFAULT_MAX_MB,
+    skip: int = 0,
+    title: str | None = None,
 ) -> ViewerData:
-    """The data the page shows: a header per run, every response (up to ``max_responses``) with its claims.
+    """The data the page shows: a header per run, every response (up to ``max_responses``, and as many as fit in
+    ``max_mb`` megabytes, after the first ``skip`` of each run) with its claims.
+
+    The runs share the two budgets in equal parts (what a run leaves goes to the next), so that two runs side
+    by side show the same samples; the page notes what it left out and how to see it. One response past what a
+    response may embed is shortened (``_response``).
 
     With exactly two runs that share sample ids, the runs are shown side by side: each response
     of the first run is paired with the same sample of the second, claims whose verdict changed
     are marked, and a response that was rewritten (mitigation) carries a word diff.
     """
-    from hallumeasure.mitigate.render import diff_ops as _diff_ops
-
     if max_responses < 1:
         raise ConfigError(f"--max-responses must be at least 1, got {max_responses}")
-    budget = max_responses
+    if not max_mb > 0:
+        raise ConfigError(f"--max-mb must be above 0, got {max_mb:g}")
+    if skip < 0:
+        raise ConfigError(f"--skip must be 0 or more, got {skip}")
+    byte_budget = int(max_mb * 1_000_000)
     contexts: dict[str, int] = {}
     responses: list[ViewerResponse] = []
-    summaries = []
+    summaries: list[ViewerRun] = []
+    used_bytes = used_count = 0
+    full = False  # a budget of bytes stopped a run
+    pairs = _Pairs(paired=len(runs) == 2 and _share_samples(runs[0], runs[1]))
+    aligned: tuple[str | None, SentenceIndex | None] = (None, None)
     for index, run in enumerate(runs):
-        shown = run.samples[: max(budget, 0)]
-        budget -= len(shown)
+        left = len(runs) - index
+        count_share = -(-(max_responses - used_count) // left)
+        byte_share = (byte_budget - used_bytes) // left
+        if index == 1 and pairs.paired and summaries[0].n_shown < len(runs[0].samples) - skip:
+            count_share = min(count_share, summaries[0].n_shown)  # side by side: the samples the first run shows
         results = {r.sample_id: r for r in run.results}
-        for sample in shown:
-            context_index = contexts.setdefault(sample.context, len(contexts))
-            responses.append(_response(run, index, sample, results.get(sample.id), context_index))
-        summaries.append(_run_summary(run, index, len(shown)))
-
-    notes = []
-    cut = sum(r.n_total - r.n_shown for r in summaries)
-    if cut:
-        notes.append(
-            f"Showing {len(responses)} of {len(responses) + cut} responses (the first ones in input order); "
-            f"pass --max-responses to show more, or view fewer runs at once."
-        )
-
-    if any(m.unsure is not None for r in summaries for m in r.models):
-        notes.append(unsure_legend())
-
-    pairing = None
-    if len(runs) == 2:
-        # keyed by (id, model): models that answered the same question share its id
-        by_id = [{(r.sample_id, r.model): r for r in responses if r.run == i} for i in (0, 1)]
-        shared = [sid for sid in by_id[0] if sid in by_id[1]]
-        if shared:
-            n_changed = n_rewritten = 0
-            for sid in shared:
-                a, b = by_id[0][sid], by_id[1][sid]
-                a.pair, b.pair = b.key, a.key
-                n_changed += _mark_changes(a, b)
-                if a.response != b.response:
-                    b.diff = _diff_ops(a.response, b.response)
-                    n_rewritten += 1
-            pairing = ViewerPairing(
-                a=0,
-                b=1,
-                how="same sample id",
-                n_shared=len(shared),
-                n_changed_claims=n_changed,
-                n_rewritten=n_rewritten,
-            )
+        n_shown = run_bytes = 0
+        for sample in run.samples[skip : skip + count_share]:
+            new_context = sample.context not in contexts
+            context_index = contexts.get(sample.context, len(contexts))
+            if aligned[0] != sample.context:  # responses to one task often follow each other: index it once
+                aligned = (sample.context, SentenceIndex(sample.context[:SOURCE_CHARS]))
+            item = _response(run, index, sample, results.get(sample.id), context_index, aligned[1])
+            size = pairs.join(index, item, sample)  # first: it adds marks and a diff to ``item``
+            size += embedded_bytes(item.model_dump_json()) + 1
+            if new_context:
+                size += embedded_bytes(json.dumps(sample.context[:SOURCE_CHARS], ensure_ascii=False)) + 1
+            if responses and run_bytes + size > byte_share:
+                pairs.undo(item)
+                full = True
+                break
+            responses.append(item)
+            contexts.setdefault(sample.context, context_index)
+            run_bytes += size
+            n_shown += 1
+        used_bytes += run_bytes
+        used_count += n_shown
+        summaries.append(_run_summary(run, index, n_shown))
     names = ", ".join(r.name for r in runs)
     return ViewerData(
         generator=f"hallumeasure {__version__}",
         title=title or f"hallumeasure: {names}",
         runs=summaries,
-        contexts=list(contexts),
+        contexts=[context[:SOURCE_CHARS] for context in contexts],
         responses=responses,
-        pairing=pairing,
-        notes=notes,
+        pairing=pairs.summary(),
+        notes=_cut_notes(runs, summaries, skip=skip, full=full, max_responses=max_responses, max_mb=max_mb)
+        + ([unsure_legend()] if any(m.unsure is not None for r in summaries for m in r.models) else []),
     )
+
+
+def embedded_bytes(text: str) -> int:
+    """Bytes the JSON ``text`` takes in the page once ``embed_json`` has escaped it."""
+    return len(text.encode("utf-8")) + 5 * (text.count("<") + text.count(">") + text.count("&"))
+
+
+def _share_samples(a: Run, b: Run) -> bool:
+    """Whether two runs have samples in common (keyed by id and model), so that they are shown side by side."""
+    keys = {(s.given_id, s.model or NO_MODEL) for s in a.samples}
+    return any((s.given_id, s.model or NO_MODEL) in keys for s in b.samples)
+
+
+class _Pairs:
+    """The side-by-side pairing of two runs, made while the second run's responses are taken in, so that what
+    it adds (the marks on claims, a word diff) is counted in the page's budget."""
+
+    def __init__(self, *, paired: bool) -> None:
+        self.paired = paired
+        #: The first run's responses by (id, model), with their whole text; models that answered the same
+        #: question share its id.
+        self.first: dict[tuple[str, str], tuple[ViewerResponse, str]] = {}
+        #: Changed claims and whether it was rewritten, per paired response of the second run.
+        self.counts: dict[str, tuple[int, bool]] = {}
+
+    def join(self, run: int, item: ViewerResponse, sample: Sample) -> int:
+        """Pair ``item`` (of run ``run``) with its sample in the first run; the bytes that adds to the page."""
+        if not self.paired:
+            return 0
+        if run == 0:
+            self.first[(item.sample_id, item.model)] = (item, sample.response)
+            return 0
+        found = self.first.get((item.sample_id, item.model))
+        if found is None or found[0].pair is not None:
+            return 0
+        a, a_text = found
+        before = embedded_bytes(a.model_dump_json())
+        a.pair, item.pair = item.key, a.key
+        changed = _mark_changes(a, item)
+        rewritten = a_text != sample.response
+        if rewritten and len(a_text) <= RESPONSE_CHARS and len(sample.response) <= RESPONSE_CHARS:
+            from hallumeasure.mitigate.render import diff_ops
+
+            item.diff = diff_ops(a.response, item.response)
+        self.counts[item.key] = (changed, rewritten)
+        # the caller measures ``item`` with its marks and diff; here what its partner gained
+        return embedded_bytes(a.model_dump_json()) - before
+
+    def undo(self, item: ViewerResponse) -> None:
+        """Forget ``item``, which the page leaves out after all (and unmark its partner)."""
+        if item.run == 0:
+            self.first.pop((item.sample_id, item.model), None)
+            return
+        if item.pair is None:
+            return
+        a, _ = self.first[(item.sample_id, item.model)]
+        for claim in a.claims:
+            claim.change = claim.was = None
+        a.pair = None
+        del self.counts[item.key]
+
+    def summary(self) -> ViewerPairing | None:
+        if not self.counts:
+            return None
+        return ViewerPairing(
+            a=0,
+            b=1,
+            how="same sample id",
+            n_shared=len(self.counts),
+            n_changed_claims=sum(changed for changed, _ in self.counts.values()),
+            n_rewritten=sum(rewritten for _, rewritten in self.counts.values()),
+        )
+
+
+def _cut_notes(
+    runs: Sequence[Run], summaries: Sequence[ViewerRun], *, skip: int, full: bool, max_responses: int, max_mb: float
+) -> list[str]:
+    """The page's note on the responses it leaves out, with how to see them; none when it shows them all."""
+    total = sum(s.n_total for s in summaries)
+    shown = sum(s.n_shown for s in summaries)
+    cut = [s for s in summaries if skip + s.n_shown < s.n_total]
+    if shown == total:
+        return []
+    where = f"from response {skip + 1:,} of each run (--skip {skip})" if skip else "the first ones in input order"
+    note = f"Showing {shown:,} of {total:,} responses ({where})"
+    if not cut:
+        return [note + "."]
+    limit = (
+        f"the page holds at most {max_mb:g} MB of run data (--max-mb)"
+        if full
+        else f"the page holds at most {max_responses:,} responses (--max-responses)"
+    )
+    following = skip + min(s.n_shown for s in cut)
+    more = "--max-mb" if full else "--max-responses"
+    runs_word = " ".join(str(r.path) for r in runs)
+    return [
+        f"{note}: {limit}. See the next ones with hallumeasure view {runs_word} --skip {following}, or raise "
+        f"{more}; hallumeasure show {runs[0].path} --claims lists every claim in the terminal."
+    ]
 
 
 # --- writing the page -----------------------------------------------------------------------------
@@ -518,12 +700,18 @@ def write_viewer(
     out: str | Path,
     *,
     max_responses: int = DEFAULT_MAX_RESPONSES,
+    max_mb: float = DEFAULT_MAX_MB,
+    skip: int = 0,
     title: str | None = None,
 ) -> Path:
     """Write the viewer page of ``run_dirs`` (loaded runs, or directories to load) to ``out`` (a file); returns
     its path."""
     runs = load_runs(list(run_dirs))
-    data = build_viewer_data(runs, max_responses=max_responses, title=title)
+    return write_page(build_viewer_data(runs, max_responses=max_responses, max_mb=max_mb, skip=skip, title=title), out)
+
+
+def write_page(data: ViewerData, out: str | Path) -> Path:
+    """Write the page of ``data`` to ``out`` (a file, its folder made if needed); returns its path."""
     out = Path(out)
     if out.is_dir():
         raise ConfigError(f"{out} is a directory; give a file name for the viewer, such as {out}/view.html")

@@ -7,6 +7,7 @@ when no sentence shares any content word.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -49,6 +50,36 @@ def align_claim(claim: str, context: str, sentences: list[tuple[str, Span]] | No
         if overlap > 0 and (best is None or overlap > best.overlap):
             best = Alignment(sentence, span.start, span.end, round(overlap, 3))
     return best
+
+
+class SentenceIndex:
+    """A context's sentences and, for each content word, the sentences that hold it: ``align`` gives what
+    ``align_claim`` gives, at the cost of the claim's words' postings rather than of every sentence (a
+    thousand claims against a context of 40,000 sentences take a second, not minutes)."""
+
+    def __init__(self, context: str, sentences: list[tuple[str, Span]] | None = None) -> None:
+        self.sentences = split_sentences(context) if sentences is None else sentences
+        self.postings: dict[str, list[int]] = {}
+        seen: set[str] = set()
+        for i, (sentence, _) in enumerate(self.sentences):
+            if sentence in seen:  # a repeated sentence never beats its first copy
+                continue
+            seen.add(sentence)
+            for word in content_words(sentence):
+                self.postings.setdefault(word, []).append(i)
+
+    def align(self, claim: str) -> Alignment | None:
+        """The sentence sharing the largest share of the claim's content words (the first of equals), or None."""
+        target = content_words(claim)
+        shared: Counter[int] = Counter()
+        for word in target:
+            shared.update(self.postings.get(word, ()))
+        if not shared:
+            return None
+        top = max(shared.values())
+        best = min(i for i, n in shared.items() if n == top)
+        sentence, span = self.sentences[best]
+        return Alignment(sentence, span.start, span.end, round(shared[best] / len(target), 3))
 
 
 def highlight(context: str, alignments: Alignment | Iterable[Alignment | None] | None) -> Markup:

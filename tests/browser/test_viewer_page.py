@@ -171,3 +171,25 @@ def test_a_long_context_folds_and_shows_an_excerpt_around_the_evidence(page, tmp
     assert page.eval_on_selector(".context-box details", "d => d.open") is False  # the whole context is folded
     page.click(".context-box details summary")
     assert page.is_visible("#context") and len(page.text_content("#context")) == len(context)
+
+
+def test_a_cut_page_says_what_it_left_out_and_a_runaway_response_says_it_is_shortened(page, tmp_path, artifacts):
+    from report.viewer_runs import runaway_rows, wide_rows
+
+    run = write_spanned_run(tmp_path / "big", runaway_rows() + wide_rows(30))
+    data = build_viewer_data(load_runs([run]), max_mb=2)
+    shown = len(data.responses)
+    assert 1 < shown < 31 and data.responses[0].shortened
+    path = tmp_path / "big.html"
+    path.write_text(render_viewer(data), encoding="utf-8")
+    assert path.stat().st_size < 2_200_000
+    _open(page, path)
+    notes = page.text_content("#notes")
+    assert f"Showing {shown} of 31 responses" in notes and f"--skip {shown}" in notes and "--max-mb" in notes
+    assert page.text_content("#count").startswith(f"{shown} of {shown}")
+    # the runaway response opens first: its claims are listed up to the cap, with the note on what is left out
+    assert page.text_content(".side .shortened").startswith("Shortened to keep the page small")
+    assert page.eval_on_selector_all(".claims li[data-claim]", "nodes => nodes.length") == 2_000
+    page.screenshot(path=str(artifacts / "viewer-cut.png"))
+    page.click("#list li[data-key] >> text=w0")
+    assert page.query_selector(".side .shortened") is None

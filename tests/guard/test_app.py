@@ -111,6 +111,29 @@ def test_oversize_requests_get_413(guard: Guard) -> None:
         assert r.status_code == 413
 
 
+def test_a_response_over_max_response_chars_gets_413_in_a_check_and_a_stream() -> None:
+    from hallumeasure.guard.settings import WorkLimitError
+
+    settings = GuardSettings(max_response_chars=1_000, judge_workers=0)
+    # one long "sentence" with no full stop: under max_sentences, so only the character limit stops it
+    long = "the library holds many books " * 40
+    guard = Guard(settings)
+    with TestClient(create_app(settings, guard=guard)) as c:
+        r = c.post("/v1/check", json={"response": long, "context": CONTEXT})
+        assert r.status_code == 413
+        assert r.json()["detail"] == (
+            "response characters: 1,160, over the limit of 1,000; the deployment raises it with the "
+            "'max_response_chars' setting (serve --max-response-chars)"
+        )
+        # a stream is stopped as its text grows past the limit (here before its first sentence ends)
+        pieces = [json.dumps({"text": long[i : i + 100]}) for i in range(0, len(long), 100)]
+        r = c.post("/v1/check/stream", content="\n".join([json.dumps({"context": CONTEXT}), *pieces]).encode())
+        assert r.status_code == 413 and "response characters: 1,100" in r.json()["detail"]
+        assert c.post("/v1/check", json={"response": long[:900], "context": CONTEXT}).status_code == 200
+    with pytest.raises(WorkLimitError, match="max_response_chars"):
+        guard.check(long, context=CONTEXT)
+
+
 class SlowJudge:
     """A real judge implementation that takes its time (a stand-in for a slow model)."""
 

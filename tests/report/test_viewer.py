@@ -125,3 +125,88 @@ def test_view_command_writes_the_file_and_prints_its_path(tmp_path):
     assert missing.exit_code == 2 and "does not exist" in missing.output
     to_dir = CliRunner().invoke(app, ["view", str(run), "--out", str(tmp_path)])
     assert to_dir.exit_code == 2 and "is a directory" in to_dir.output
+
+
+def test_a_runaway_response_is_shortened_on_the_page_and_says_where_to_read_it_all(tmp_path):
+    from report.viewer_runs import runaway_rows
+
+    from hallumeasure.report.viewer import CLAIMS_SHOWN, RESPONSE_CHARS, SOURCE_CHARS
+
+    rows = runaway_rows()
+    run = write_spanned_run(tmp_path / "runaway", rows)
+    data = build_viewer_data(load_runs([run]))
+    (item,) = data.responses
+    assert len(item.response) == RESPONSE_CHARS and len(item.claims) == CLAIMS_SHOWN and item.n_claims == 2_500
+    assert len(data.contexts[item.context]) == SOURCE_CHARS
+    sample = rows[0][0]
+    assert item.shortened.startswith(
+        f"Shortened to keep the page small: it shows the first 100,000 of the response's {len(sample.response):,} "
+        f"characters; 2,000 of its 2,500 claims; the first 1,000,000 of the context's {len(sample.context):,} "
+    )
+    assert f"hallumeasure show {run} --claims" in item.shortened
+    assert data.notes == []  # the one response is shown, shortened
+    # the first claim's quote lies past the embedded context: its words stay, its offsets go
+    (evidence,) = item.claims[0].evidence
+    assert (evidence.source, evidence.start, evidence.end) == ("judge", None, None)
+    assert evidence.quote == "Fact number 0 holds for the bridge." and evidence.verified
+    page = render_viewer(data)
+    assert len(page.encode()) < 20_000_000 and _embedded(page)["responses"][0]["shortened"] == item.shortened
+
+
+def test_the_page_stops_at_its_byte_budget_and_says_how_to_see_the_rest(tmp_path):
+    from report.viewer_runs import wide_rows
+
+    run = write_spanned_run(tmp_path / "wide", wide_rows(30))
+    data = build_viewer_data(load_runs([run]), max_mb=0.5)
+    shown = len(data.responses)
+    assert 0 < shown < 30 and data.runs[0].n_shown == shown
+    assert data.notes == [
+        f"Showing {shown} of 30 responses (the first ones in input order): the page holds at most 0.5 MB of run "
+        f"data (--max-mb). See the next ones with hallumeasure view {run} --skip {shown}, or raise --max-mb; "
+        f"hallumeasure show {run} --claims lists every claim in the terminal."
+    ]
+    page = render_viewer(data)
+    assert len(page.encode()) < 500_000 + len(render_viewer(build_viewer_data(load_runs([run]), max_responses=1)))
+    after = build_viewer_data(load_runs([run]), max_mb=0.5, skip=shown)
+    assert after.responses[0].sample_id == f"w{shown}" and "(from response" in after.notes[0]
+    whole = build_viewer_data(load_runs([run]), max_mb=5)
+    assert len(whole.responses) == 30 and whole.notes == []
+
+
+def test_two_runs_share_the_budget_so_the_same_samples_stay_side_by_side(tmp_path):
+    from report.viewer_runs import wide_rows
+
+    rows = wide_rows(20)
+    a = write_spanned_run(tmp_path / "a", rows)
+    b = write_spanned_run(tmp_path / "b", rows)
+    data = build_viewer_data(load_runs([a, b]), max_mb=0.5)
+    first, second = data.runs
+    assert 0 < first.n_shown < 20 and abs(first.n_shown - second.n_shown) <= 1
+    assert data.pairing is not None and data.pairing.n_shared == min(first.n_shown, second.n_shown)
+    paired = [r for r in data.responses if r.pair is not None]
+    assert len(paired) == 2 * data.pairing.n_shared  # no response points at a partner left out
+    counted = build_viewer_data(load_runs([a, b]), max_responses=10)
+    assert (counted.runs[0].n_shown, counted.runs[1].n_shown) == (5, 5) and counted.pairing.n_shared == 5
+
+
+def test_view_prints_what_the_page_left_out(tmp_path):
+    from report.viewer_runs import runaway_rows, wide_rows
+
+    run = write_spanned_run(tmp_path / "wide", wide_rows(30))
+    result = CliRunner().invoke(app, ["view", str(run), "--max-mb", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert "note: Showing " in result.output and "--skip " in result.output
+    later = CliRunner().invoke(
+        app, ["view", str(run), "--max-mb", "0.5", "--skip", "25", "--out", str(tmp_path / "p2.html")]
+    )
+    assert later.exit_code == 0 and "note: Showing 5 of 30 responses (from response 26 of each run" in later.output
+    runaway = write_spanned_run(tmp_path / "runaway", runaway_rows())
+    result = CliRunner().invoke(app, ["view", str(runaway)])
+    assert result.exit_code == 0 and "1 response(s) too long to embed whole are shortened" in result.output
+    import inspect
+
+    from hallumeasure.cli.view import view
+    from hallumeasure.report.viewer import DEFAULT_MAX_MB, DEFAULT_MAX_RESPONSES
+
+    options = inspect.signature(view).parameters  # the command keeps the library's defaults
+    assert (options["max_mb"].default, options["max_responses"].default) == (DEFAULT_MAX_MB, DEFAULT_MAX_RESPONSES)

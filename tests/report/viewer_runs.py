@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.labels import Policy
-from hallumeasure.core.types import Claim, ClaimVerdict, Mode, RunManifest, Sample, Span
+from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Mode, RunManifest, Sample, Span
 from hallumeasure.runs.store import RunStore
 
 #: Text that would run script or break the page if it were ever parsed as HTML.
@@ -27,7 +27,9 @@ CONTEXT = (
 
 
 def verdict(claim_id: str, spec) -> ClaimVerdict:
-    """``"supported"``, ``("contradicted", "number", "reason")`` or ``"error"``."""
+    """``"supported"``, ``("contradicted", "number", "reason")``, ``"error"`` or a whole ``ClaimVerdict``."""
+    if isinstance(spec, ClaimVerdict):
+        return spec.model_copy(update={"claim_id": claim_id})
     if spec == "error":
         return ClaimVerdict(claim_id=claim_id, judge="test", error="the judge returned no verdict")
     label, subtype, reason = (spec, None, None) if isinstance(spec, str) else ((*tuple(spec), None, None))[:3]
@@ -102,4 +104,35 @@ def bridge_rows(model: str = "model-a", *, wrong: bool = True) -> list[tuple[Sam
                 ],
             )
         )
+    return rows
+
+
+def runaway_rows(
+    n_claims: int = 2_500, context_chars: int = 1_200_000
+) -> list[tuple[Sample, list[tuple[str, object]]]]:
+    """One runaway response: more claims and characters than a page embeds whole, over a very long context
+    whose supporting sentence sits past the first million characters."""
+    claims = [f"Fact number {i} holds for the bridge." for i in range(n_claims)]
+    response = " ".join(claims) + " " + "padding words " * 4_000
+    filler = "Filler text about nothing. " * (context_chars // 27)
+    quote = "Fact number 0 holds for the bridge."
+    context = filler + quote
+    quoted = ClaimVerdict(
+        claim_id="",
+        label="supported",
+        judge="test",
+        label_reason="The context says so.",
+        evidence=(Evidence(passage_id="1", quote=quote, start=len(filler), end=len(context), verified=True),),
+    )
+    specs: list[tuple[str, object]] = [(c, quoted if i == 0 else "supported") for i, c in enumerate(claims)]
+    return [(Sample(id="runaway", model="m", context=context, response=response), specs)]
+
+
+def wide_rows(n: int, context_chars: int = 50_000) -> list[tuple[Sample, list[tuple[str, object]]]]:
+    """``n`` ordinary responses, each over its own long context: a run whose page would grow with it."""
+    rows = []
+    for i in range(n):
+        context = f"Context {i}. " + "The bridge over the Vell river is 24 km long. " * (context_chars // 46)
+        response = f"Response {i} says the bridge is 24 km long."
+        rows.append((Sample(id=f"w{i}", model="m", context=context, response=response), [(response, "supported")]))
     return rows

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from hallumeasure.core.activity import claims_judged
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.text import fence
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage
@@ -272,10 +273,16 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
     ) -> list[tuple[list[ClaimVerdict], Usage]]:
         """Judge the groups concurrently; unless warmed up, a cacheable prefix is written by the first group alone."""
         if not warmed and len(groups) > 1 and self._cacheable_prefix(sample) is not None:
-            first = await self._judge_batch(sample, groups[0])
-            rest = await asyncio.gather(*(self._judge_batch(sample, g) for g in groups[1:]))
+            first = await self._judged(sample, groups[0])
+            rest = await asyncio.gather(*(self._judged(sample, g) for g in groups[1:]))
             return [first, *rest]
-        return list(await asyncio.gather(*(self._judge_batch(sample, g) for g in groups)))
+        return list(await asyncio.gather(*(self._judged(sample, g) for g in groups)))
+
+    async def _judged(self, sample: Sample, claims: list[Claim]) -> tuple[list[ClaimVerdict], Usage]:
+        """``_judge_batch``, then the run's progress is told which claims have verdicts (core/activity.py)."""
+        found = await self._judge_batch(sample, claims)
+        claims_judged(v.claim_id for v in found[0])
+        return found
 
     async def _judge_batch(
         self, sample: Sample, claims: list[Claim], *, max_tokens: int | None = None

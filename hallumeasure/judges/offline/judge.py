@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from hallumeasure.core.activity import claims_judged
 from hallumeasure.core.labels import Decidable, Label
 from hallumeasure.core.language import outside
 from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Sample
@@ -155,7 +156,13 @@ def keyless_judgement(sample: Sample, verdicts: list[ClaimVerdict], score: float
 
 def checkable_signals(sample: Sample, claims: Sequence[Claim]) -> list[tuple[Claim, ClaimSignals]]:
     """Every checkable claim (not a question, greeting or instruction) with its signals against the context."""
-    return [(claim, claim_signals(claim.text, sample.context)) for claim in claims if not is_unevaluatable(claim.text)]
+    out = []
+    for claim in claims:
+        if not is_unevaluatable(claim.text):
+            out.append((claim, claim_signals(claim.text, sample.context)))
+        # the signals are most of the judge's time: a long response's progress is told claim by claim
+        claims_judged((claim.id,))
+    return out
 
 
 def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float) -> ClaimVerdict:

@@ -406,6 +406,7 @@
     if (twoSides) add(box, el("p", { "class": "side-title", text: runName(r) }));
     add(box, el("p", { "class": "meta", text: rate + (r.hallucinated ? " · hallucinated" : r.hallucinated === false ? " · not hallucinated" : "") }));
     if (r.error) add(box, el("p", { "class": "error-text", text: "error row: " + r.error }));
+    if (r.shortened) add(box, el("p", { "class": "note shortened", text: r.shortened }));
     add(box, el("div", { "class": "response" }, highlighted(r)));
     if (r.n_unlocated) add(box, el("p", { "class": "meta unlocated", text: r.n_unlocated + " unsupported claim(s) could not be placed in the response, so are not highlighted" }));
     if (r.diff) {

@@ -1,0 +1,48 @@
+"""Work limits per response: how long a response, and how many claims, a run judges before it stops to ask.
+
+One response can cost more than a whole dataset: a 20 MB answer was split into 240,963 claims, ran for ten
+minutes and would have cost a judge call per claim. A response over a limit is not judged; it is stored as
+an error row whose message names the limit, the measured size and how to raise it, so nothing is lost and
+the run says what it left out. The response limit is checked before anything is called, the claim limit
+after the extraction and before any judge call. A limit of 0 lifts it.
+
+Only the response is limited here: sources of any length are judged through views (``sources/retrieval.py``).
+The guard keeps its own, tighter limits for its latency budget (``guard/settings.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The measure settings that are work limits, in the order they are checked.
+LIMIT_SETTINGS = ("max_response_chars", "max_claims")
+
+
+@dataclass(frozen=True)
+class WorkLimits:
+    """The per-response limits of a run; 0 (or None) lifts a limit."""
+
+    max_response_chars: int | None = None
+    max_claims: int | None = None
+
+    def response_error(self, response: str) -> str | None:
+        """Why ``response`` is not judged, or None when it is within ``max_response_chars``."""
+        size = len(response)
+        if not self.max_response_chars or size <= self.max_response_chars:
+            return None
+        return over_limit(f"{size:,} characters in the response", self.max_response_chars, "max_response_chars", size)
+
+    def claims_error(self, n_claims: int) -> str | None:
+        """Why a response of ``n_claims`` claims is not judged, or None when it is within ``max_claims``."""
+        if not self.max_claims or n_claims <= self.max_claims:
+            return None
+        return over_limit(f"{n_claims:,} claims extracted from the response", self.max_claims, "max_claims", n_claims)
+
+
+def over_limit(what: str, limit: int, setting: str, size: int) -> str:
+    """The error row of a response over a limit: the limit, the size, and each way to raise it."""
+    flag = "--" + setting.replace("_", "-")
+    return (
+        f"not judged: {what}, over the limit of {limit:,} ({setting}). Raise it to measure it: {flag} {size} "
+        f"(command line), {setting}={size} (Python, hallumeasure.toml); 0: no limit"
+    )
