@@ -138,3 +138,14 @@ def sample(i: int, model: str | None = None, **fields) -> Sample:
         "model": model,
     }
     return Sample(**{**base, **fields})
+
+
+def planned_run(path: Path, unsupported: list[int], n: int = 20) -> Path:
+    """A run of ``n`` samples of four claims each, by an LLM judge (what ``plan`` reads); sample ``i`` has
+    ``unsupported[i % len(unsupported)]`` of its claims contradicted."""
+    rows = []
+    for i in range(n):
+        bad = unsupported[i % len(unsupported)]
+        specs = [("contradicted", "number")] * bad + ["supported"] * (4 - bad)
+        rows.append((sample(i, "m"), [(f"Claim {j}.", spec) for j, spec in enumerate(specs)]))
+    return write_run(path, rows, judge="anthropic:claude-sonnet-4-5", extractor="anthropic:claude-sonnet-4-5")
