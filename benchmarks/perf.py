@@ -22,8 +22,6 @@ import datetime as dt
 import json
 import os
 import platform
-import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -37,6 +35,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import perf_modes  # noqa: I001 - sibling modules, found through sys.path
+from cli_resume import MeasureCLI, stored
 from perf_data import CLONE_DATA, summeval_sized
 
 from hallumeasure.models.batch import BatchLedger, Batcher
@@ -146,20 +145,8 @@ def throughput(n_samples: int, rpm: float, fault_rate: float) -> dict[str, Any]:
 # --- P4: re-run and resume of the CLI ----------------------------------------------------------------------
 
 
-def _results_count(run_dir: Path) -> int:
-    db = run_dir / "run.sqlite"
-    if not db.exists():
-        return 0
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as conn:
-            return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 def cli_resume(n_samples: int) -> dict[str, Any]:
     samples, source = summeval_sized(n_samples, seed=31)
-    spec = f"anthropic:{ANTHROPIC_MODEL}"
     out: dict[str, Any] = {"samples": n_samples, "source": source}
     # P4 counts calls, not time: a faster clock keeps its four CLI runs short.
     fast = Latency(
@@ -170,73 +157,21 @@ def cli_resume(n_samples: int) -> dict[str, Any]:
     )
     with tempfile.TemporaryDirectory() as tmp, AnthropicServer(latency=fast, prompt_cache=_prompt_cache()) as srv:
         tmp_path = Path(tmp)
-        data = tmp_path / "samples.jsonl"
-        data.write_text(
-            "".join(json.dumps({"id": s.id, "context": s.context, "response": s.response}) + "\n" for s in samples),
-            encoding="utf-8",
-        )
-
-        def command(run_dir: Path, *extra: str) -> list[str]:
-            return [
-                sys.executable,
-                "-m",
-                "hallumeasure.cli",
-                "measure",
-                str(data),
-                "--out",
-                str(run_dir),
-                "--extractor",
-                spec,
-                "--judge",
-                spec,
-                "--mode",
-                "cot-one",
-                "--concurrency",
-                "4",
-                "--max-concurrency",
-                "8",
-                *extra,
-            ]
-
-        def env(cache: str) -> dict[str, str]:
-            return {
-                **os.environ,
-                "ANTHROPIC_BASE_URL": srv.base_url,
-                "ANTHROPIC_API_KEY": "sk-benchmark-dummy",
-                "HALLUMEASURE_CACHE_DIR": str(tmp_path / cache),
-                "PYTHONPATH": str(REPO),
-            }
-
-        def run(args: list[str], cache: str) -> tuple[int, float]:
-            before, started = len(srv.log), time.perf_counter()
-            done = subprocess.run(args, env=env(cache), capture_output=True, timeout=300)
-            if done.returncode not in (0, 3):
-                raise RuntimeError(f"measure failed: {done.stderr.decode()[-2000:]}")
-            return len(srv.log) - before, time.perf_counter() - started
-
-        calls, seconds = run(command(tmp_path / "full"), "cache-a")
+        cli = MeasureCLI.on(srv, tmp_path, samples, f"anthropic:{ANTHROPIC_MODEL}")
+        calls, seconds = cli.run(tmp_path / "full", "cache-a", timeout=300)
         out["uninterrupted_calls"], out["uninterrupted_seconds"] = calls, seconds
-        out["rerun_finished_calls"], _ = run(command(tmp_path / "full", "--resume"), "cache-a")
-        out["fresh_dir_same_cache_calls"], _ = run(command(tmp_path / "again"), "cache-a")
+        out["rerun_finished_calls"], _ = cli.run(tmp_path / "full", "cache-a", "--resume", timeout=300)
+        out["fresh_dir_same_cache_calls"], _ = cli.run(tmp_path / "again", "cache-a", timeout=300)
 
         before = len(srv.log)
-        proc = subprocess.Popen(
-            command(tmp_path / "killed"), env=env("cache-b"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        deadline = time.monotonic() + 120
-        while (
-            _results_count(tmp_path / "killed") < n_samples // 2 and proc.poll() is None and time.monotonic() < deadline
-        ):
-            time.sleep(0.005)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        out["stored_at_kill"] = _results_count(tmp_path / "killed")
+        cli.kill_once_stored(tmp_path / "killed", "cache-b", n_samples // 2, wait=120)
+        out["stored_at_kill"] = stored(tmp_path / "killed")
         out["calls_before_kill"] = len(srv.log) - before
-        resumed, _ = run(command(tmp_path / "killed", "--resume"), "cache-b")
+        resumed, _ = cli.run(tmp_path / "killed", "cache-b", "--resume", timeout=300)
         out["calls_after_resume"] = resumed
         out["resumed_total_calls"] = out["calls_before_kill"] + resumed
         out["resume_ratio"] = out["resumed_total_calls"] / out["uninterrupted_calls"]
-        out["final_results"] = _results_count(tmp_path / "killed")
+        out["final_results"] = stored(tmp_path / "killed")
     return out
 
 

@@ -34,12 +34,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import hashlib
 import json
-import os
-import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -210,17 +206,6 @@ RESUME_SAMPLES = 30
 RESUME_KILLS = (0.25, 0.5, 0.75)
 
 
-def _stored(run_dir: Path) -> int:
-    db = run_dir / "run.sqlite"
-    if not db.exists():
-        return 0
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-
-
 def _body_digest(record: Any) -> str:
     return hashlib.sha256(repr(record.call.segments).encode() + repr(record.call.tool).encode()).hexdigest()
 
@@ -228,67 +213,29 @@ def _body_digest(record: Any) -> str:
 def resume_cases(n_samples: int = RESUME_SAMPLES, kills: tuple[float, ...] = RESUME_KILLS) -> list[dict[str, Any]]:
     """A clean CLI run, then one killed at each fraction of ``kills`` and resumed: requests of each."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from cli_resume import MeasureCLI, stored
     from perf_data import summeval_sized
 
     from hallumeasure.testing import AnthropicServer
     from hallumeasure.testing.accounting import PromptCache
 
     samples, source = summeval_sized(n_samples, seed=31)
-    spec = "anthropic:claude-sonnet-4-5"
     rows: list[dict[str, Any]] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
         AnthropicServer(latency=0.05, prompt_cache=PromptCache(min_tokens=8)) as srv,
     ):
         tmp_path = Path(tmp)
-        data = tmp_path / "samples.jsonl"
-        data.write_text(
-            "".join(json.dumps({"id": s.id, "context": s.context, "response": s.response}) + "\n" for s in samples),
-            encoding="utf-8",
-        )
-
-        def command(run_dir: Path, *extra: str) -> list[str]:
-            return [
-                sys.executable, "-m", "hallumeasure.cli", "measure", str(data), "--out", str(run_dir),
-                "--extractor", spec, "--judge", spec, "--mode", "cot-one",
-                "--concurrency", "4", "--max-concurrency", "8", *extra,
-            ]  # fmt: skip
-
-        def env(cache: str) -> dict[str, str]:
-            return {
-                **os.environ,
-                "ANTHROPIC_BASE_URL": srv.base_url,
-                "ANTHROPIC_API_KEY": "sk-benchmark-dummy",
-                "HALLUMEASURE_CACHE_DIR": str(tmp_path / cache),
-                "PYTHONPATH": str(REPO),
-            }
-
-        def run(args: list[str], cache: str) -> int:
-            before = len(srv.log)
-            done = subprocess.run(args, env=env(cache), capture_output=True, timeout=600)
-            if done.returncode not in (0, 3):
-                raise RuntimeError(f"measure failed: {done.stderr.decode()[-2000:]}")
-            return len(srv.log) - before
-
-        clean = run(command(tmp_path / "clean"), "cache-clean")
+        cli = MeasureCLI.on(srv, tmp_path, samples, "anthropic:claude-sonnet-4-5")
+        clean, _ = cli.run(tmp_path / "clean", "cache-clean")
         for fraction in kills:
             name = f"kill at {fraction:.0%}"
             before = len(srv.log)
             run_dir, cache = tmp_path / name.replace(" ", "-").replace("%", ""), f"cache-{fraction}"
-            proc = subprocess.Popen(
-                command(run_dir), env=env(cache), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
-            deadline = time.monotonic() + 300
-            while (
-                _stored(run_dir) < round(n_samples * fraction) and proc.poll() is None and time.monotonic() < deadline
-            ):
-                time.sleep(0.005)
-            killed_at = time.monotonic()
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-            stored = _stored(run_dir)
+            killed_at = cli.kill_once_stored(run_dir, cache, round(n_samples * fraction))
+            stored_at_kill = stored(run_dir)
             first = list(srv.log[before:])
-            resumed = run(command(run_dir, "--resume"), cache)
+            resumed, _ = cli.run(run_dir, cache, "--resume")
             second = srv.log[before + len(first) :]
             asked = {_body_digest(r) for r in first}
             repeated = [r for r in second if _body_digest(r) in asked]
@@ -300,14 +247,14 @@ def resume_cases(n_samples: int = RESUME_SAMPLES, kills: tuple[float, ...] = RES
                     "case": name,
                     "samples": n_samples,
                     "source": source,
-                    "stored_at_kill": stored,
+                    "stored_at_kill": stored_at_kill,
                     "clean_requests": clean,
                     "before_kill": len(first),
                     "after_resume": resumed,
                     "ratio": round((len(first) + resumed) / clean, 4),
                     "repeated": len(repeated),
                     "repeated_answered_before_kill": sum(_body_digest(r) in answered_before for r in repeated),
-                    "final_results": _stored(run_dir),
+                    "final_results": stored(run_dir),
                     "repeated_detail": [
                         [
                             r.tool_name,

@@ -1,7 +1,10 @@
-"""Paths to test inputs: the bundled examples and (when present) ../shared/data."""
+"""Paths to test inputs: the bundled examples and (when present) ../shared/data; the repository's scripts."""
 
 import functools
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "samples.jsonl"
@@ -14,3 +17,15 @@ def aws_session():
     import boto3
 
     return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
+
+
+def load_script(relative: str) -> ModuleType:
+    """The script at ``REPO / relative`` (a benchmark, or one of scripts/), run as a module: neither folder is
+    a package. It is registered in ``sys.modules`` first, where its dataclasses look their module up."""
+    path = REPO / relative
+    spec = importlib.util.spec_from_file_location(f"{path.parent.name}_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

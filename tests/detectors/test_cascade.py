@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from testdata import EXAMPLES
+from detectors.example_runs import measure_examples
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, Subtype
-from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample
+from hallumeasure.core.types import Claim, ClaimVerdict, Sample
 from hallumeasure.detectors import build_stages, stages_from_manifest
 from hallumeasure.detectors.cascade import FLIPPED_NOTE, CascadeJudge
 from hallumeasure.detectors.scripted import scripted_responder
@@ -17,8 +17,6 @@ from hallumeasure.judges.protocols import Judgement
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.measurement import save_detector_stats
-from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.runs.inputs import load_samples
 from hallumeasure.runs.run import load_run
 
 SAMPLE = Sample(id="s", context="Some context.", response="unused")
@@ -149,7 +147,6 @@ def test_an_unusable_explanation_keeps_the_first_pass_verdict():
 
 
 def test_cascade_run_on_the_examples_records_its_stats(tmp_path):
-    loaded = load_samples(EXAMPLES)
     model = Model(FakeAPI("scripted", responder=scripted_responder))
     extractor, judge = build_stages(
         "cascade",
@@ -158,15 +155,7 @@ def test_cascade_run_on_the_examples_records_its_stats(tmp_path):
         first_pass="fake:scripted",
         model_for=lambda spec: model,
     )
-    manifest, results = run_measurement(
-        loaded.samples,
-        tmp_path / "cascade",
-        extractor,
-        judge,
-        mode=Mode.COT_ONE,
-        input_sha256=loaded.sha256,
-        detector="cascade",
-    )
+    manifest, results = measure_examples(tmp_path / "cascade", "cascade", extractor, judge)
     stats = save_detector_stats(tmp_path / "cascade", judge)
     data = load_run(tmp_path / "cascade")
     assert data.manifest.detector == "cascade" and data.manifest.settings["detector_stats"] == stats
@@ -189,18 +178,9 @@ def test_the_cascade_needs_an_llm_reasoner():
 
 def test_cascade_with_the_offline_first_pass(tmp_path):
     pytest.importorskip("hallumeasure.judges.offline", reason="the offline judge is not in this tree yet")
-    loaded = load_samples(EXAMPLES)
     api = FakeAPI("scripted", responder=scripted_responder)
     extractor, judge = build_stages("cascade", judge="fake:scripted", model_for=lambda spec: Model(api))
-    run_measurement(
-        loaded.samples,
-        tmp_path / "cascade",
-        extractor,
-        judge,
-        mode=Mode.COT_ONE,
-        input_sha256=loaded.sha256,
-        detector="cascade",
-    )
+    measure_examples(tmp_path / "cascade", "cascade", extractor, judge)
     stats = judge.stats()
     assert stats["llm_requests"] == stats["flagged"] == api.calls
     assert stats["llm_calls_avoided"] == stats["claims_seen"] - stats["flagged"]

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from testdata import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cascade_saving.py"
-spec = importlib.util.spec_from_file_location("cascade_saving", SCRIPT)
-assert spec is not None and spec.loader is not None
-saving = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(saving)
+saving = load_script("benchmarks/cascade_saving.py")
 
 
 def test_unsure_and_flagged_claims_are_always_sent():

@@ -6,10 +6,10 @@ import asyncio
 from collections import Counter
 
 import pytest
-from testdata import EXAMPLES
+from detectors.example_runs import measure_examples
 
 from hallumeasure.core.labels import Label, Subtype
-from hallumeasure.core.types import ClaimVerdict, Mode, Sample
+from hallumeasure.core.types import ClaimVerdict, Sample
 from hallumeasure.detectors import build_stages, stages_from_manifest
 from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, OfflineNliJudge, SentenceExtractor
 from hallumeasure.detectors.entities import EntityKind, appears_in, find_entities
@@ -18,8 +18,6 @@ from hallumeasure.judges.protocols import Judgement
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.measurement import save_detector_stats
-from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.runs.inputs import load_samples
 from hallumeasure.runs.run import load_run
 
 SAMPLE = Sample(
@@ -211,18 +209,9 @@ def test_offline_nli_checks_entities_by_lookup():
 
 
 def test_conli_run_on_the_examples_is_a_normal_run(tmp_path):
-    loaded = load_samples(EXAMPLES)
     model = Model(FakeAPI("scripted", responder=scripted_responder))
     extractor, judge = build_stages("conli", judge="fake:scripted", model_for=lambda spec: model)
-    manifest, results = run_measurement(
-        loaded.samples,
-        tmp_path / "conli",
-        extractor,
-        judge,
-        mode=Mode.COT_ONE,
-        input_sha256=loaded.sha256,
-        detector="conli",
-    )
+    manifest, results = measure_examples(tmp_path / "conli", "conli", extractor, judge)
     assert manifest.detector == "conli" and manifest.extractor == "sentences" and manifest.judge == "fake:scripted"
     assert "conli_sentence.v1" in manifest.prompts and manifest.counts["claim_errors"] == 0
     stats = save_detector_stats(tmp_path / "conli", judge)
@@ -240,16 +229,7 @@ def test_conli_run_on_the_examples_is_a_normal_run(tmp_path):
 
 def test_conli_offline_end_to_end(tmp_path):
     pytest.importorskip("hallumeasure.judges.offline", reason="the offline judge is not in this tree yet")
-    loaded = load_samples(EXAMPLES)
     extractor, judge = build_stages("conli", judge="offline")
-    manifest, _ = run_measurement(
-        loaded.samples,
-        tmp_path / "conli",
-        extractor,
-        judge,
-        mode=Mode.COT_ONE,
-        input_sha256=loaded.sha256,
-        detector="conli",
-    )
+    manifest, _ = measure_examples(tmp_path / "conli", "conli", extractor, judge)
     assert manifest.detector == "conli" and manifest.judge == "offline"
     assert manifest.counts["claim_errors"] == 0

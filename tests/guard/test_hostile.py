@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -16,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from local_servers import free_port, wait_ready
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Claim, ClaimVerdict, Sample
@@ -27,31 +27,16 @@ from hallumeasure.judges.protocols import Judgement
 CONTEXT = "The Kessler Public Library opens at 9 a.m. and closes at 9 p.m. on weekdays. It holds 120,000 books."
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def served(settings: GuardSettings, guard: Guard | None = None) -> Iterator[str]:
     """The app on a real socket, in a thread of this process; yields its base URL."""
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(create_app(settings, guard=guard), host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    else:
-        raise AssertionError("the server never became ready")
+    wait_ready(base, seconds=90)
     try:
         yield base
     finally:

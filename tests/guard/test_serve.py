@@ -5,24 +5,19 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from local_servers import free_port, wait_ready
 
 CONTEXT = "The Kessler Public Library opens at 9 a.m. and closes at 9 p.m. on weekdays. It holds 120,000 books."
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _serve(*args: str, env: dict[str, str] | None = None, output: Any = subprocess.PIPE) -> subprocess.Popen[str]:
@@ -35,21 +30,31 @@ def _serve(*args: str, env: dict[str, str] | None = None, output: Any = subproce
     )
 
 
-def _wait_ready(base: str, proc: subprocess.Popen[str], seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("the server never became ready")
+def _sigterm_while_clients_run(
+    proc: subprocess.Popen[str],
+    client: Callable[[int], None],
+    n: int,
+    stop: threading.Event,
+    *,
+    after: float,
+    draining: Callable[[], None] = lambda: None,
+) -> None:
+    """Run ``client(i)`` in ``n`` threads, SIGTERM the server ``after`` seconds later and call ``draining``;
+    the server must end by that signal. Then ``stop`` is set and the clients are joined."""
+    workers = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+    for w in workers:
+        w.start()
+    time.sleep(after)
+    proc.send_signal(signal.SIGTERM)
+    draining()
+    assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
+    stop.set()
+    for w in workers:
+        w.join(timeout=30)
 
 
 def test_no_key_means_loopback_only() -> None:
-    proc = _serve("--host", "0.0.0.0", "--port", str(_free_port()))
+    proc = _serve("--host", "0.0.0.0", "--port", str(free_port()))
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert "loopback only" in out
@@ -58,11 +63,11 @@ def test_no_key_means_loopback_only() -> None:
 def test_serve_answers_the_readme_example_and_drains_on_sigterm(tmp_path: Path) -> None:
     key = "k-" + "s" * 30
     (tmp_path / "keys").write_text(key + "\n")
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     proc = _serve("--port", str(port), "--api-key-file", str(tmp_path / "keys"), "--judge", "offline")
     try:
-        _wait_ready(base, proc)
+        wait_ready(base, proc=proc)
         headers = {"Authorization": f"Bearer {key}"}
         payload = {"response": "The library holds 300,000 books.", "context": CONTEXT}
         r = httpx.post(f"{base}/v1/check", json=payload, headers=headers, timeout=10)
@@ -100,18 +105,18 @@ def test_serve_answers_the_readme_example_and_drains_on_sigterm(tmp_path: Path) 
 
 @pytest.mark.parametrize("bad", [["--policy", "delete"], ["--threshold", "2"]])
 def test_bad_settings_exit_2(bad: list[str]) -> None:
-    proc = _serve("--port", str(_free_port()), *bad)
+    proc = _serve("--port", str(free_port()), *bad)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2, out
 
 
 def test_several_workers_serve_the_same_settings(tmp_path: Path) -> None:
     key = "k-" + "w" * 30
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     proc = _serve("--port", str(port), "--workers", "2", "--policy", "rewrite", env={"HALLUMEASURE_API_KEYS": key})
     try:
-        _wait_ready(base, proc)
+        wait_ready(base, proc=proc)
         # two changed values: decided by the offline judge's calibrated rule, so the guard acts on it
         payload = {"response": "The library holds 300,000 books and opens at 11 a.m. on weekdays.", "context": CONTEXT}
         answers = [
@@ -130,7 +135,7 @@ def test_sigterm_under_load_answers_every_accepted_request_and_logs_it_whole(tmp
     request is in the traffic log as one whole line, and the log reads back without a torn line."""
     from hallumeasure.guard.traffic import read_traffic
 
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     log_dir = tmp_path / "traffic"
     # Under load the access log is long: into a file, not a pipe nobody reads while the test runs.
@@ -159,16 +164,8 @@ def test_sigterm_under_load_answers_every_accepted_request_and_logs_it_whole(tmp
                     answered.append(r.json()["request_id"])
 
     try:
-        _wait_ready(base, proc)
-        workers = [threading.Thread(target=client, args=(i,)) for i in range(8)]
-        for w in workers:
-            w.start()
-        time.sleep(2.0)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
-        stop.set()
-        for w in workers:
-            w.join(timeout=30)
+        wait_ready(base, proc=proc)
+        _sigterm_while_clients_run(proc, client, 8, stop, after=2.0)
     finally:
         stop.set()
         if proc.poll() is None:
@@ -183,7 +180,7 @@ def test_sigterm_drains_keep_alive_clients_without_a_reset_and_logs_no_query(tmp
     """Keep-alive clients send through SIGTERM: during the drain /readyz says 503 and answers carry
     ``Connection: close``, and no request is met with a reset or a dropped answer. A key pasted into a
     query string never reaches the log."""
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     output = (tmp_path / "server.log").open("w")
     proc = _serve("--port", str(port), "--drain-seconds", "1.5", output=output)
@@ -212,20 +209,14 @@ def test_sigterm_drains_keep_alive_clients_without_a_reset_and_logs_no_query(tmp
                     closes[0] += 1
                     return
 
-    try:
-        _wait_ready(base, proc)
-        httpx.get(f"{base}/healthz?api_key=SECRET-IN-QUERY", timeout=5)
-        workers = [threading.Thread(target=client, args=(i,)) for i in range(6)]
-        for w in workers:
-            w.start()
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGTERM)
+    def draining() -> None:
         time.sleep(0.1)
         assert httpx.get(f"{base}/readyz", timeout=5).status_code == 503
-        assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
-        stop.set()
-        for w in workers:
-            w.join(timeout=30)
+
+    try:
+        wait_ready(base, proc=proc)
+        httpx.get(f"{base}/healthz?api_key=SECRET-IN-QUERY", timeout=5)
+        _sigterm_while_clients_run(proc, client, 6, stop, after=1.0, draining=draining)
     finally:
         stop.set()
         if proc.poll() is None:

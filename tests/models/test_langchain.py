@@ -15,23 +15,17 @@ from botocore.exceptions import ClientError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from provider_fixtures import SCHEMA, TOOL, VERDICT
 from pydantic import BaseModel, Field, SecretStr
 
 from hallumeasure.core.errors import ConfigError, ProviderError
 from hallumeasure.judges.llm.parsing import parse_output
-from hallumeasure.models.base import GenerateRequest, Message, ToolSpec
+from hallumeasure.models.base import GenerateRequest, Message
 from hallumeasure.models.factory import build_model_api
 from hallumeasure.models.langchain import LangChainAPI
 from hallumeasure.models.model import Model
 
 SENTINEL = "lc-SENTINEL-never-print-me-0123456789"
-SCHEMA = {
-    "type": "object",
-    "properties": {"label_reason": {"type": "string"}, "label": {"enum": ["supported", "absent"]}},
-    "required": ["label_reason", "label"],
-}
-TOOL = ToolSpec(name="record_verdict", description="Record the verdict on the claim.", input_schema=SCHEMA)
-VERDICT = {"label_reason": "The context says so.", "label": "supported"}
 
 
 class Verdict(BaseModel):

@@ -1,26 +1,28 @@
 """OpenAIAPI against the local OpenAI simulator: the real ``openai`` SDK over real HTTP on 127.0.0.1,
 nothing of ours mocked. Chat Completions with strict function calls, cached-token usage, errors and
-retries (counted at the server), timeouts, Azure OpenAI's paths, secrets, and the Batch API."""
+retries (counted at the server), timeouts, Azure OpenAI's paths, secrets, and the Batch API. What every
+provider must do is in test_providers.py and test_truncated_bodies.py."""
 
 import asyncio
 import json
-import socket
 
 import openai
 import pytest
 from provider_fixtures import (
+    AZURE_KEY,
+    OPENAI,
+    OPENAI_KEY,
     SCHEMA,
     TOOL,
-    assert_keeps_no_sdk_error,
-    cut_inside_a_character,
+    VERDICT,
     expect_provider_error,
     generate_once,
     judge_request,
-    truncated_once,
+    judge_with_a_scripted_verdict,
 )
 
 from hallumeasure import Mode, Sample, build_extractor, build_judge, measure_samples
-from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import ConfigError
 from hallumeasure.judges.llm.classify import LLMJudge
 from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.judges.llm.outputs import CotVerdict, ExtractedClaims, PlainVerdicts, tool_schema
@@ -33,22 +35,12 @@ from hallumeasure.models.openai import OpenAIAPI, restore_optional, strict_schem
 from hallumeasure.testing import Fault, FaultPlan, OpenAIServer, Reply
 from hallumeasure.testing.openai_server import error_reply, raw_tool_reply, text_reply, tool_reply
 
-SENTINEL = "sk-test-SENTINEL-never-print-me-0123456789"
-AZURE_SENTINEL = "azure-SENTINEL-never-print-me-9876543210"
-VERDICT = {"label_reason": "The context says so.", "label": "supported"}
 FAST = {"collect_window": 0.02, "poll_interval": 0.01, "max_poll_interval": 0.02}
 
 
 @pytest.fixture(autouse=True)
-def _keys(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", SENTINEL)
-    monkeypatch.setenv("AZURE_OPENAI_API_KEY", AZURE_SENTINEL)
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_VERSION", "AZURE_OPENAI_ENDPOINT"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def _api(srv: OpenAIServer, **options) -> OpenAIAPI:
-    return OpenAIAPI("gpt-test", base_url=srv.base_url, **options)
+def _keys(monkeypatch, tmp_path):
+    OPENAI.environment(monkeypatch, tmp_path)
 
 
 def _azure(srv: OpenAIServer, deployment: str = "hm-deploy", **options) -> OpenAIAPI:
@@ -59,19 +51,14 @@ def _azure(srv: OpenAIServer, deployment: str = "hm-deploy", **options) -> OpenA
 
 
 def test_forced_strict_function_round_trip_and_usage_with_cached_tokens():
-    usage = {"input_tokens": 12, "output_tokens": 7, "cache_read_tokens": 300}
-    with OpenAIServer(script=[tool_reply("record_verdict", VERDICT, usage=usage)]) as srv:
-        response = generate_once(_api(srv), judge_request())
-        (seen,) = srv.requests
-
-    assert response.tool_input == VERDICT and response.stop_reason == "tool_use" and response.text == ""
-    assert response.tool_call_id and response.model == "openai:simulated-open-model"
     # OpenAI counts cached tokens inside prompt_tokens; ours keep them apart, as the other providers do.
-    assert (response.usage.calls, response.usage.input_tokens, response.usage.output_tokens) == (1, 12, 7)
-    assert (response.usage.cache_read_tokens, response.usage.cache_write_tokens) == (300, 0)
+    usage = {"input_tokens": 12, "output_tokens": 7, "cache_read_tokens": 300}
+    response, srv = judge_with_a_scripted_verdict(OPENAI, usage)
+    (seen,) = srv.requests
+    assert response.tool_call_id and response.model == "openai:simulated-open-model"
 
     body = seen.body
-    assert seen.path == "/v1/chat/completions" and seen.headers["authorization"] == f"Bearer {SENTINEL}"
+    assert seen.path == "/v1/chat/completions" and seen.headers["authorization"] == f"Bearer {OPENAI_KEY}"
     assert body["model"] == "gpt-test" and body["max_tokens"] == 512 and "max_completion_tokens" not in body
     assert body["tool_choice"] == {"type": "function", "function": {"name": "record_verdict"}}
     assert body["parallel_tool_calls"] is False and "temperature" not in body
@@ -99,7 +86,7 @@ def test_every_contract_is_accepted_in_strict_mode_and_answers_parse(contract):
     schema = tool_schema(contract)
     tool = ToolSpec(name="record", description="Record it.", input_schema=schema)
     with OpenAIServer() as srv:
-        response = generate_once(_api(srv), judge_request(tool=tool))
+        response = generate_once(OPENAI.api(srv), judge_request(tool=tool))
         sent = srv.bodies[0]["tools"][0]["function"]["parameters"]
     assert parse_output(contract, response) is not None and not srv.errors
     text = json.dumps(sent)
@@ -137,13 +124,13 @@ def test_strict_schema_closes_objects_and_makes_optional_properties_nullable_the
     tool = ToolSpec(name="record", description="d", input_schema=schema)
     reply = tool_reply("record", answer)
     with OpenAIServer(script=[reply]) as srv:
-        response = generate_once(_api(srv), judge_request(tool=tool))
+        response = generate_once(OPENAI.api(srv), judge_request(tool=tool))
     assert response.tool_input == {"name": "a", "note": None, "items": [{}, {"x": 2}]}
 
 
 def test_strict_false_sends_the_schema_as_given_and_the_simulator_refuses_a_loose_strict_function():
     with OpenAIServer(script=[tool_reply("record_verdict", VERDICT)]) as srv:
-        generate_once(_api(srv, strict=False), judge_request())
+        generate_once(OPENAI.api(srv, strict=False), judge_request())
         function = srv.bodies[0]["tools"][0]["function"]
     assert function["parameters"] == SCHEMA and "strict" not in function
 
@@ -165,7 +152,7 @@ def test_a_re_ask_sends_the_call_back_and_answers_it_with_a_tool_message():
         Message(role="user", content=(result, TextBlock(text="Again."))),
     )
     with OpenAIServer(script=[tool_reply("record_verdict", VERDICT)]) as srv:
-        generate_once(_api(srv), judge_request(messages=messages))
+        generate_once(OPENAI.api(srv), judge_request(messages=messages))
         wire = srv.bodies[0]["messages"]
     assert wire[1:] == [
         {"role": "user", "content": "Claim: blue."},
@@ -202,7 +189,7 @@ def test_finish_reasons_refusals_and_arguments_that_are_not_json():
         text_reply("filtered", stop_reason="refusal"),
     ]
     with OpenAIServer(script=script) as srv:
-        api = _api(srv)
+        api = OPENAI.api(srv)
         refused, forced, cut, filtered = (generate_once(api, judge_request()) for _ in range(4))
     assert (refused.stop_reason, refused.text) == ("refusal", "No.")
     assert (forced.stop_reason, forced.tool_input) == ("tool_use", VERDICT)
@@ -212,7 +199,7 @@ def test_finish_reasons_refusals_and_arguments_that_are_not_json():
 
 def test_the_simulated_prompt_cache_reports_cached_tokens_on_the_second_call():
     with OpenAIServer(prompt_cache=True) as srv:
-        api = _api(srv)
+        api = OPENAI.api(srv)
         first = generate_once(api, judge_request())
         second = generate_once(api, judge_request())
     assert first.usage.cache_read_tokens == 0 and second.usage.cache_read_tokens > 0
@@ -222,71 +209,21 @@ def test_the_simulated_prompt_cache_reports_cached_tokens_on_the_second_call():
 # errors, retries, timeouts ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("status", "retryable"),
-    [(408, True), (409, True), (429, True), (500, True), (503, True), (400, False), (401, False), (404, False)],
-)
-def test_error_statuses_map_to_retryable_or_not_and_the_sdk_never_retries(status, retryable):
-    with OpenAIServer(script=[error_reply(status, "something is wrong")]) as srv:
-        exc = expect_provider_error(_api(srv))
-        assert len(srv.requests) == 1  # SDK retries are off: the wrapper is the only layer that retries
-    assert exc.status == status and exc.retryable is retryable
-    assert "something is wrong" in str(exc) and "openai:gpt-test" in str(exc)
-
-
-@pytest.mark.parametrize(
-    ("headers", "expected"), [({"retry_after": 2}, 2.0), ({"retry_after_ms": 250}, 0.25), ({}, None)]
-)
-def test_rate_limit_carries_retry_after(headers, expected):
-    with OpenAIServer(script=[error_reply(429, **headers)]) as srv:
-        exc = expect_provider_error(_api(srv))
-    assert exc.retryable and exc.cause == "rate_limit_exceeded" and exc.retry_after == expected
-
-
-@pytest.mark.parametrize("first", [error_reply(429, retry_after=0.01), error_reply(500), error_reply(503)])
-def test_a_retryable_error_is_retried_once_by_the_model_wrapper(first):
-    with OpenAIServer(script=[first, tool_reply("record_verdict", VERDICT)]) as srv:
-        model = Model(_api(srv), backoff_base=0.0)
-        response = generate_once(model, judge_request())
-        assert len(srv.requests) == 2
-    assert response.tool_input == VERDICT and model.retries == 1 and model.usage.calls == 1
-
-
 def test_a_non_retryable_error_is_not_retried():
     with OpenAIServer(script=[error_reply(400, "bad"), tool_reply("record_verdict", VERDICT)]) as srv:
-        expect_provider_error(Model(_api(srv), backoff_base=0.0))
+        expect_provider_error(Model(OPENAI.api(srv), backoff_base=0.0))
         assert len(srv.requests) == 1
 
 
 def test_read_timeout_is_retryable_and_the_wrapper_deadline_bounds_each_attempt():
     with OpenAIServer(script=[Reply(200, {}, delay=0.5)]) as srv:
-        exc = expect_provider_error(_api(srv, timeout=0.1))
+        exc = expect_provider_error(OPENAI.api(srv, timeout=0.1))
     assert exc.retryable and exc.cause == "timeout"
     with OpenAIServer(faults=FaultPlan.at({0: Fault.READ_TIMEOUT}, hang=5.0)) as srv:
-        model = Model(_api(srv), backoff_base=0.0, timeout=0.3)  # bound() gives the SDK the same deadline
+        model = Model(OPENAI.api(srv), backoff_base=0.0, timeout=0.3)  # bound() gives the SDK the same deadline
         response = generate_once(model, judge_request())
         assert len(srv.requests) == 2
     assert response.tool_input is not None and model.retries == 1
-
-
-def test_connection_refused_is_retryable():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    exc = expect_provider_error(OpenAIAPI("gpt-test", base_url=f"http://127.0.0.1:{port}/v1"))
-    assert exc.retryable and exc.cause == "connection" and SENTINEL not in str(exc)
-
-
-@pytest.mark.parametrize("cut", ["json-cut-in-half", "cut-inside-a-character"])
-def test_a_truncated_200_body_is_a_retryable_provider_error(cut):
-    if cut == "json-cut-in-half":
-        options = {"faults": truncated_once()}
-    else:
-        options = {"script": [cut_inside_a_character(text_reply("café au lait").body)]}
-    with OpenAIServer(**options) as srv:
-        exc = expect_provider_error(_api(srv))
-        assert len(srv.requests) == 1
-    assert exc.retryable and exc.cause == "unreadable_body" and exc.status is None
 
 
 # keys, settings, Azure --------------------------------------------------------------------------------
@@ -297,11 +234,11 @@ def test_the_key_never_appears_in_errors_settings_or_the_manifest(tmp_path):
         return error_reply(400, str(srv.requests[-1].headers))
 
     with OpenAIServer(handler=echo_headers) as srv:
-        api = _api(srv)
+        api = OPENAI.api(srv)
         exc = expect_provider_error(api)
         azure = _azure(srv)
         azure_exc = expect_provider_error(azure)
-    assert SENTINEL in str(srv.requests[0].headers) and AZURE_SENTINEL in str(srv.requests[1].headers)
+    assert OPENAI_KEY in str(srv.requests[0].headers) and AZURE_KEY in str(srv.requests[1].headers)
     for text in (
         str(exc),
         repr(exc),
@@ -310,7 +247,7 @@ def test_the_key_never_appears_in_errors_settings_or_the_manifest(tmp_path):
         json.dumps(api.settings()),
         json.dumps(azure.settings()),
     ):
-        assert SENTINEL not in text and AZURE_SENTINEL not in text
+        assert OPENAI_KEY not in text and AZURE_KEY not in text
 
     from hallumeasure import measure
 
@@ -319,7 +256,7 @@ def test_the_key_never_appears_in_errors_settings_or_the_manifest(tmp_path):
         spec = f"openai:gpt-test?base_url={srv.base_url}"
         measure([sample], judge=spec, extractor=spec, out=tmp_path / "run", no_cache=True)
     written = [p for p in (tmp_path / "run").rglob("*") if p.is_file()]
-    assert written and all(SENTINEL.encode() not in p.read_bytes() for p in written)
+    assert written and all(OPENAI_KEY.encode() not in p.read_bytes() for p in written)
     assert "openai:gpt-test" in (tmp_path / "run" / "manifest.json").read_text()
 
 
@@ -360,7 +297,7 @@ def test_azure_deployment_path_api_version_and_key_header():
         (seen,) = srv.requests
         url = srv.url
     assert seen.path == "/openai/deployments/hm-deploy/chat/completions?api-version=2024-10-21"
-    assert seen.headers["api-key"] == AZURE_SENTINEL and "authorization" not in seen.headers
+    assert seen.headers["api-key"] == AZURE_KEY and "authorization" not in seen.headers
     assert seen.body["model"] == "hm-deploy" and seen.body["max_completion_tokens"] == 512
     assert response.tool_input == VERDICT and response.usage.cache_read_tokens == 5
     assert api.settings() == {"model": "hm-deploy", "strict": True, "azure_endpoint": url, "api_version": "2024-10-21"}
@@ -414,7 +351,7 @@ def _measure(model):
 @pytest.mark.parametrize("azure", [False, True])
 def test_batch_round_trip_one_batch_per_stage_through_files_and_batches(tmp_path, azure):
     with OpenAIServer(batch_delay=0.01) as srv:
-        api = _azure(srv) if azure else _api(srv)
+        api = _azure(srv) if azure else OPENAI.api(srv)
         ledger = BatchLedger.for_run(tmp_path / "run")
         model = Model(api, batch=Batcher(api, ledger=ledger, **FAST), backoff_base=0.0)
         results = _measure(model)
@@ -439,7 +376,7 @@ def test_batch_round_trip_one_batch_per_stage_through_files_and_batches(tmp_path
 def test_a_failed_batch_item_is_retried_in_a_later_batch(tmp_path):
     plan = FaultPlan.at({3: Fault.OVERLOADED})  # the first classification item, once
     with OpenAIServer(batch_delay=0.0, faults=plan) as srv:
-        api = _api(srv)
+        api = OPENAI.api(srv)
         model = Model(api, batch=Batcher(api, ledger=BatchLedger.for_run(tmp_path), **FAST), backoff_base=0.0)
         results = _measure(model)
         error_files = [f for f in srv.files.values() if f["filename"].endswith("_error.jsonl")]
@@ -450,28 +387,10 @@ def test_a_failed_batch_item_is_retried_in_a_later_batch(tmp_path):
     assert line["response"]["status_code"] == 503
 
 
-def test_batch_calls_fail_with_a_provider_error_that_keeps_nothing_of_the_sdk():
-    async def fail(call):
-        try:
-            with pytest.raises(ProviderError) as info:
-                await call
-            return info.value
-        finally:
-            await api.aclose()
-
-    with OpenAIServer() as srv:
-        api = _api(srv)
-        polled = asyncio.run(fail(api.poll_batch("batch_missing")))
-        read = asyncio.run(fail(api.batch_results("batch_missing", {})))
-    for exc in (polled, read):
-        assert exc.status == 404 and "batch_missing" in str(exc) and not exc.retryable
-        assert_keeps_no_sdk_error(exc)
-
-
 def test_a_batch_whose_input_is_refused_fails_every_request_without_retry():
     request = judge_request()
     with OpenAIServer(batch_delay=0.0) as srv:
-        api = _api(srv)
+        api = OPENAI.api(srv)
         bad = srv.add_file(
             b'{"custom_id": "a", "method": "GET", "url": "/v1/chat/completions"}\n', purpose="batch", filename="x"
         )

@@ -1,4 +1,5 @@
-"""Test helpers for reports: an HTML escaping check, and runs written straight through ``RunStore``.
+"""Test helpers for reports: an HTML escaping check, and runs written straight through ``RunStore``
+(``viewer_runs.write_spanned_run`` is ``write_run`` with claim spans and the viewer tests' verdicts).
 
 Import as ``from report.helpers import assert_escaped, write_run, verdicts`` (``tests`` is on
 the pytest ``pythonpath``).
@@ -7,14 +8,16 @@ the pytest ``pythonpath``).
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from markupsafe import escape
 
 from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.labels import Policy
-from hallumeasure.core.types import Claim, ClaimVerdict, Mode, RunManifest, Sample
+from hallumeasure.core.types import Claim, ClaimVerdict, Mode, RunManifest, Sample, Span
 from hallumeasure.runs.store import RunStore
 
 #: Strings that must never reach an HTML page unescaped.
@@ -37,25 +40,36 @@ def assert_escaped(page: str, payloads: tuple[str, ...] | list[str] = XSS_PAYLOA
         assert fragment not in lowered, f"live markup fragment in page: {fragment!r}"
 
 
+def verdict(
+    claim_id: str,
+    spec: tuple | str | ClaimVerdict,
+    *,
+    reason: str = "{label} here",
+    why: str = "{subtype} here",
+    probability: float | None = None,
+) -> ClaimVerdict:
+    """A verdict from a short spec: ``"supported"``, ``("absent", "number", "why")``, ``"error"`` or a whole
+    ``ClaimVerdict`` (given this claim's id); ``reason`` and ``why`` word the label and subtype reasons that the
+    spec leaves out."""
+    if isinstance(spec, ClaimVerdict):
+        return spec.model_copy(update={"claim_id": claim_id})
+    if spec == "error":
+        return ClaimVerdict(claim_id=claim_id, judge="test", error="the judge returned no verdict")
+    label, subtype, given = (spec, None, None) if isinstance(spec, str) else ((*tuple(spec), None, None))[:3]
+    return ClaimVerdict(
+        claim_id=claim_id,
+        label=label,
+        subtype=subtype,
+        label_reason=given or reason.format(label=label),
+        subtype_reason=why.format(subtype=subtype) if subtype else None,
+        judge="test",
+        probability=probability,
+    )
+
+
 def verdicts(claim_ids: list[str], specs: list[tuple | str]) -> list[ClaimVerdict]:
-    """Verdicts from short specs: ``"supported"``, ``("absent", "number", "why")`` or ``"error"``."""
-    out = []
-    for cid, spec in zip(claim_ids, specs, strict=True):
-        if spec == "error":
-            out.append(ClaimVerdict(claim_id=cid, judge="test", error="the judge returned no verdict"))
-            continue
-        label, subtype, reason = (spec, None, None) if isinstance(spec, str) else ((*tuple(spec), None, None))[:3]
-        out.append(
-            ClaimVerdict(
-                claim_id=cid,
-                label=label,
-                subtype=subtype,
-                label_reason=reason or f"{label} here",
-                subtype_reason=f"{subtype} here" if subtype else None,
-                judge="test",
-            )
-        )
-    return out
+    """Verdicts from short specs (``verdict``)."""
+    return [verdict(cid, spec) for cid, spec in zip(claim_ids, specs, strict=True)]
 
 
 def write_run(
@@ -69,10 +83,14 @@ def write_run(
     prompts: dict[str, str] | None = None,
     failed: dict[str, str] | None = None,
     detector: str = "claims",
+    spans: bool = False,
+    make_verdict: Callable[[str, Any], ClaimVerdict] = verdict,
 ) -> Path:
     """Write a complete run: each row is a sample and its claims as (claim text, verdict spec).
 
-    ``failed`` maps sample ids to an error message: those samples become whole-sample error rows.
+    ``failed`` maps sample ids to an error message: those samples become whole-sample error rows. With
+    ``spans``, each claim's span is where its text occurs in the response (none where it does not).
+    ``make_verdict(claim id, spec)`` makes each verdict.
     """
     policy = policy or Policy()
     failed = failed or {}
@@ -83,10 +101,12 @@ def write_run(
                 store.write_result(summarise_response(sample, [], [], policy, error=failed[sample.id]))
                 continue
             claims = [
-                Claim(id=f"{sample.id}:c{i}", sample_id=sample.id, index=i, text=text)
+                Claim(
+                    id=f"{sample.id}:c{i}", sample_id=sample.id, index=i, text=text, spans=_spans(sample, text, spans)
+                )
                 for i, (text, _) in enumerate(claim_specs)
             ]
-            judged = verdicts([c.id for c in claims], [spec for _, spec in claim_specs])
+            judged = [make_verdict(c.id, spec) for c, (_, spec) in zip(claims, claim_specs, strict=True)]
             store.write_result(summarise_response(sample, claims, judged, policy))
         store.write_manifest(
             RunManifest(
@@ -107,6 +127,11 @@ def write_run(
     return path
 
 
+def _spans(sample: Sample, text: str, wanted: bool) -> tuple[Span, ...]:
+    at = sample.response.find(text) if wanted else -1
+    return (Span(start=at, end=at + len(text)),) if at >= 0 else ()
+
+
 def sample(i: int, model: str | None = None, **fields) -> Sample:
     """A small sample whose context has three sentences, so claims can align to one of them."""
     base = {
@@ -116,3 +141,14 @@ def sample(i: int, model: str | None = None, **fields) -> Sample:
         "model": model,
     }
     return Sample(**{**base, **fields})
+
+
+def planned_run(path: Path, unsupported: list[int], n: int = 20) -> Path:
+    """A run of ``n`` samples of four claims each, by an LLM judge (what ``plan`` reads); sample ``i`` has
+    ``unsupported[i % len(unsupported)]`` of its claims contradicted."""
+    rows = []
+    for i in range(n):
+        bad = unsupported[i % len(unsupported)]
+        specs = [("contradicted", "number")] * bad + ["supported"] * (4 - bad)
+        rows.append((sample(i, "m"), [(f"Claim {j}.", spec) for j, spec in enumerate(specs)]))
+    return write_run(path, rows, judge="anthropic:claude-sonnet-4-5", extractor="anthropic:claude-sonnet-4-5")

@@ -7,7 +7,7 @@ runs pass only once n itself rules out a rise of the margin.
 import importlib.util
 
 import pytest
-from testdata import REPO
+from testdata import load_script
 
 from hallumeasure.core.types import Mode
 from hallumeasure.judges.build import build_extractor, build_judge
@@ -21,10 +21,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("make_audit_example", REPO / "scripts" / "make_audit_example.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/make_audit_example.py")
 
 
 def _measure(path, out):

@@ -1,20 +1,16 @@
 """The committed operating table (benchmarks/results/audit_operating.json) covers the promised grid, keeps every
 promise, and is what the package computes today (a few cells recomputed)."""
 
-import importlib.util
 import json
 
 import pytest
-from testdata import REPO
+from testdata import REPO, load_script
 
 RESULTS = REPO / "benchmarks" / "results" / "audit_operating.json"
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("audit_operating", REPO / "benchmarks" / "audit_operating.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/audit_operating.py")
 
 
 def test_the_table_covers_the_grid_and_every_cell_keeps_its_promise():

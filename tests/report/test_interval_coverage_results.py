@@ -4,19 +4,15 @@ The study itself takes minutes (python benchmarks/interval_coverage.py); small s
 same statistics run in test_intervals.py, test_correction.py and test_audit.py.
 """
 
-import importlib.util
 import json
 
-from testdata import REPO
+from testdata import REPO, load_script
 
 BENCH = REPO / "benchmarks"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("interval_coverage", BENCH / "interval_coverage.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/interval_coverage.py")
 
 
 def test_results_file_is_rendered_from_the_committed_numbers():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs the 
 pytest.importorskip("openinference.instrumentation.openai", reason="needs openinference-instrumentation-openai")
 
 import httpx
+from local_servers import free_port
 from runs.traces.support_app import run_agent, traced
 
 import hallumeasure
@@ -39,12 +39,6 @@ def _phoenix_command() -> str | None:
     return os.environ.get("HALLUMEASURE_PHOENIX") or shutil.which("phoenix")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def phoenix_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command = _phoenix_command()
@@ -53,12 +47,12 @@ def phoenix_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             pytest.fail("HALLUMEASURE_REQUIRE_PHOENIX=1 but no Phoenix server: set HALLUMEASURE_PHOENIX")
         pytest.skip("no Phoenix server: set HALLUMEASURE_PHOENIX to the phoenix command of its own environment")
     folder = tmp_path_factory.mktemp("phoenix")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "PHOENIX_HOST": "127.0.0.1",
         "PHOENIX_PORT": str(port),
-        "PHOENIX_GRPC_PORT": str(_free_port()),
+        "PHOENIX_GRPC_PORT": str(free_port()),
         "PHOENIX_WORKING_DIR": str(folder),
         "PHOENIX_TELEMETRY_ENABLED": "false",
     }

@@ -4,7 +4,7 @@ import json
 
 import pytest
 from pydantic import ValidationError
-from report.helpers import sample, write_run
+from report.helpers import planned_run
 from testdata import EXAMPLES
 from typer.testing import CliRunner
 
@@ -15,15 +15,6 @@ from hallumeasure.report.plan import PlanSettings, plan_audit
 from hallumeasure.runs.run import Run
 
 
-def _run(path, unsupported, n=20):
-    rows = []
-    for i in range(n):
-        bad = unsupported[i % len(unsupported)]
-        specs = [("contradicted", "number")] * bad + ["supported"] * (4 - bad)
-        rows.append((sample(i, "m"), [(f"Claim {j}.", spec) for j, spec in enumerate(specs)]))
-    return write_run(path, rows, judge="anthropic:claude-sonnet-4-5", extractor="anthropic:claude-sonnet-4-5")
-
-
 def _cli(*args):
     result = CliRunner().invoke(app, ["plan", *args, "--json"])
     assert result.exit_code == 0, result.output
@@ -31,7 +22,7 @@ def _cli(*args):
 
 
 def test_plan_from_two_runs_matches_the_command(tmp_path):
-    base, cur = _run(tmp_path / "base", [0, 1, 2, 0]), _run(tmp_path / "cur", [1, 1, 2, 1])
+    base, cur = planned_run(tmp_path / "base", [0, 1, 2, 0]), planned_run(tmp_path / "cur", [1, 1, 2, 1])
     from_python = hallumeasure.plan(base, cur, rise=0.1)
     assert isinstance(from_python, hallumeasure.SamplePlan)
     assert from_python.model_dump() == _cli("--baseline", str(base), "--current", str(cur), "--rise", "0.1")
@@ -56,7 +47,7 @@ def test_plan_from_a_rate_and_a_samples_file_matches_the_command():
 
 
 def test_one_run_with_a_margin_of_zero_matches_the_command(tmp_path):
-    base = _run(tmp_path / "base", [0, 1, 2, 0])
+    base = planned_run(tmp_path / "base", [0, 1, 2, 0])
     from_python = hallumeasure.plan(base, rise=0.05, fail_on_any_significant_rise=True, correlation=0.5, power=0.9)
     expected = _cli(
         "--baseline", str(base), "--rise", "0.05", "--fail-on-any-significant-rise", "--correlation", "0.5",

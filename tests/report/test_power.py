@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from report.helpers import sample, write_run
+from report.helpers import planned_run
 from statsmodels.stats.power import NormalIndPower, TTestPower
 from typer.testing import CliRunner
 
@@ -121,17 +121,8 @@ def test_the_share_plan_is_the_exact_table(p0, rise, rho):
     assert plan.method.startswith("exact")
 
 
-def _run(path, unsupported, n=20):
-    rows = []
-    for i in range(n):
-        bad = unsupported[i % len(unsupported)]
-        specs = [("contradicted", "number")] * bad + ["supported"] * (4 - bad)
-        rows.append((sample(i, "m"), [(f"Claim {j}.", spec) for j, spec in enumerate(specs)]))
-    return write_run(path, rows, judge="anthropic:claude-sonnet-4-5", extractor="anthropic:claude-sonnet-4-5")
-
-
 def test_plan_command_from_runs_and_from_a_rate(tmp_path):
-    base, cur = _run(tmp_path / "base", [0, 1, 2, 0]), _run(tmp_path / "cur", [1, 1, 2, 1])
+    base, cur = planned_run(tmp_path / "base", [0, 1, 2, 0]), planned_run(tmp_path / "cur", [1, 1, 2, 1])
     result = CliRunner().invoke(
         app, ["plan", "--baseline", str(base), "--current", str(cur), "--rise", "0.1", "--json"]
     )
@@ -159,7 +150,7 @@ def test_plan_command_from_runs_and_from_a_rate(tmp_path):
 def test_plan_for_the_share_from_one_run_prices_a_samples_file(tmp_path):
     from testdata import REPO
 
-    base = _run(tmp_path / "base", [0, 1, 2, 0])
+    base = planned_run(tmp_path / "base", [0, 1, 2, 0])
     result = CliRunner().invoke(
         app,
         [

@@ -4,10 +4,9 @@ The study takes minutes (python benchmarks/ppi_coverage.py); a small cell of it 
 in test_correction_bounded.py.
 """
 
-import importlib.util
 import json
 
-from testdata import REPO
+from testdata import REPO, load_script
 
 from hallumeasure.report import coverage_grid
 from hallumeasure.report.coverage_check import TARGET, check_coverage
@@ -16,10 +15,7 @@ BENCH = REPO / "benchmarks"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("ppi_coverage", BENCH / "ppi_coverage.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/ppi_coverage.py")
 
 
 def _result():

@@ -4,7 +4,7 @@ import importlib.util
 import json
 
 import pytest
-from testdata import REPO
+from testdata import REPO, load_script
 
 REPORTS = REPO / "reports"
 TEXT_FILES = ["comparison/report.md", "audit/audit.json", "audit/audit.md", "README.md", "comparison/view.html"]
@@ -19,10 +19,7 @@ REGENERATE = ".venv/bin/python scripts/make_reports.py --judge {judge}"
 
 
 def _make_reports_module():
-    spec = importlib.util.spec_from_file_location("make_reports", REPO / "scripts" / "make_reports.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/make_reports.py")
 
 
 def _committed_judge() -> str:

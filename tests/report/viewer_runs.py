@@ -5,13 +5,12 @@ Import as ``from report.viewer_runs import write_spanned_run, HOSTILE`` (``tests
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import functools
 from pathlib import Path
 
-from hallumeasure.core.aggregate import summarise_response
-from hallumeasure.core.labels import Policy
-from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Mode, RunManifest, Sample, Span
-from hallumeasure.runs.store import RunStore
+from report.helpers import verdict, write_run
+
+from hallumeasure.core.types import ClaimVerdict, Evidence, Sample
 
 #: Text that would run script or break the page if it were ever parsed as HTML.
 HOSTILE = {
@@ -26,22 +25,8 @@ CONTEXT = (
 )
 
 
-def verdict(claim_id: str, spec) -> ClaimVerdict:
-    """``"supported"``, ``("contradicted", "number", "reason")``, ``"error"`` or a whole ``ClaimVerdict``."""
-    if isinstance(spec, ClaimVerdict):
-        return spec.model_copy(update={"claim_id": claim_id})
-    if spec == "error":
-        return ClaimVerdict(claim_id=claim_id, judge="test", error="the judge returned no verdict")
-    label, subtype, reason = (spec, None, None) if isinstance(spec, str) else ((*tuple(spec), None, None))[:3]
-    return ClaimVerdict(
-        claim_id=claim_id,
-        label=label,
-        subtype=subtype,
-        label_reason=reason or f"{label}: a reason",
-        subtype_reason=f"{subtype}: why" if subtype else None,
-        judge="test",
-        probability=0.5,
-    )
+#: The viewer tests' verdicts: worded reasons, and a probability to show.
+_verdict = functools.partial(verdict, reason="{label}: a reason", why="{subtype}: why", probability=0.5)
 
 
 def write_spanned_run(
@@ -52,37 +37,7 @@ def write_spanned_run(
     failed: dict[str, str] | None = None,
 ) -> Path:
     """A complete run; each claim's span is where its text occurs in the response (none when absent)."""
-    policy = Policy()
-    failed = failed or {}
-    with RunStore(path, write=True) as store:
-        store.add_samples([s for s, _ in rows])
-        for s, specs in rows:
-            if s.id in failed:
-                store.write_result(summarise_response(s, [], [], policy, error=failed[s.id]))
-                continue
-            claims = []
-            for i, (text, _) in enumerate(specs):
-                at = s.response.find(text)
-                spans = (Span(start=at, end=at + len(text)),) if at >= 0 else ()
-                claims.append(Claim(id=f"{s.id}:c{i}", sample_id=s.id, index=i, text=text, spans=spans))
-            verdicts = [verdict(c.id, spec) for c, (_, spec) in zip(claims, specs, strict=True)]
-            store.write_result(summarise_response(s, claims, verdicts, policy))
-        store.write_manifest(
-            RunManifest(
-                run_id=path.name,
-                package_version="test",
-                input_sha256="0" * 64,
-                n_samples=len(rows),
-                extractor="test",
-                judge=judge,
-                mode=Mode.COT_ONE,
-                policy=policy,
-                started_at=datetime(2025, 1, 1, tzinfo=UTC),
-                status="complete",
-                prompts={"classify_cot_one.v1": "a" * 64},
-            )
-        )
-    return path
+    return write_run(path, rows, judge=judge, extractor="test", failed=failed, spans=True, make_verdict=_verdict)
 
 
 def bridge_rows(model: str = "model-a", *, wrong: bool = True) -> list[tuple[Sample, list[tuple[str, object]]]]:

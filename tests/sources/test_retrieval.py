@@ -148,36 +148,22 @@ def test_a_run_resumes_only_with_the_same_source_settings(tmp_path):
     from hallumeasure.core.errors import RunStoreError
     from hallumeasure.pipeline.run import run_measurement
 
-    samples = [_long_sample()]
-    first, _ = run_measurement(
-        samples,
-        tmp_path / "run",
-        OfflineExtractor(),
-        OfflineJudge(),
-        mode="cot-one",
-        input_sha256="x",
-        sources=SourceOptions(max_context_tokens=400),
-    )
-    assert first.settings["sources"]["context_budget_tokens"] == 400 and first.settings["sources"]["ranker"] == "bm25s"
-    again, _ = run_measurement(
-        samples,
-        tmp_path / "run",
-        OfflineExtractor(),
-        OfflineJudge(),
-        mode="cot-one",
-        input_sha256="x",
-        sources=SourceOptions(max_context_tokens=400),
-        resume=True,
-    )
-    assert again.counts["measured_now"] == 0
-    with pytest.raises(RunStoreError, match="different sources"):
-        run_measurement(
-            samples,
+    def run(budget: int, *, resume: bool = False):
+        """The same long sample into the same run directory, with a context budget of ``budget`` tokens."""
+        return run_measurement(
+            [_long_sample()],
             tmp_path / "run",
             OfflineExtractor(),
             OfflineJudge(),
             mode="cot-one",
             input_sha256="x",
-            sources=SourceOptions(max_context_tokens=900),
-            resume=True,
+            sources=SourceOptions(max_context_tokens=budget),
+            resume=resume,
         )
+
+    first, _ = run(400)
+    assert first.settings["sources"]["context_budget_tokens"] == 400 and first.settings["sources"]["ranker"] == "bm25s"
+    again, _ = run(400, resume=True)
+    assert again.counts["measured_now"] == 0
+    with pytest.raises(RunStoreError, match="different sources"):
+        run(900, resume=True)

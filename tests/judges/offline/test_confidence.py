@@ -5,21 +5,17 @@ Cases here are not the issue's examples: each mechanism is checked on claims of 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
+from testdata import REPO, load_script
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Sample
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.judges.offline.confidence import cue_conflicts
 from tests.judges.offline.contrast.dev_pairs import pairs
-
-REPO = Path(__file__).resolve().parents[3]
 
 _HARBOUR = (
     "The Pelham ferry company runs four boats between Arden and Coll. Two of its captains voted to strike and "
@@ -112,12 +108,7 @@ def test_cue_conflicts_name_the_words_as_written():
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("frozen_suite_benchmark", REPO / "benchmarks" / "frozen_suite.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/frozen_suite.py")
 
 
 @pytest.fixture(scope="module")

@@ -3,25 +3,16 @@ issue's own probes are flagged with both values named."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from testdata import load_script
 
 from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.types import Sample
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 
-REPO = Path(__file__).resolve().parents[3]
-
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("contrast_benchmark", REPO / "benchmarks" / "contrast.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/contrast.py")
 
 
 @pytest.fixture(scope="module")

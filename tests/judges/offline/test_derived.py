@@ -6,11 +6,8 @@ confidently unsupported, and on a changed twin of the same shape, which must sta
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from testdata import load_script
 
 from hallumeasure.core.labels import LABELS_WITH_SUBTYPE
 from hallumeasure.core.types import Sample
@@ -18,8 +15,6 @@ from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.judges.offline.derived import bound_of, derivable, explained_numbers, source_numbers
 from hallumeasure.judges.offline.slots import read_values
 from tests.judges.offline.contrast.dev_restatements import pairs as restatements
-
-REPO = Path(__file__).resolve().parents[3]
 
 _MILL = (
     "The Corran mill opened in 1874 and shut in 1931. It ground 220 tonnes of wheat and 80 tonnes of barley a "
@@ -124,12 +119,7 @@ def test_number_words_are_not_absent_names(claim):
 
 
 def _frozen_suite():
-    spec = importlib.util.spec_from_file_location("frozen_suite_benchmark", REPO / "benchmarks" / "frozen_suite.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/frozen_suite.py")
 
 
 def test_dev_restatements_meet_the_wrong_bound_and_keep_changed_decisions():
