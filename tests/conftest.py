@@ -68,15 +68,21 @@ def isolated_env(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+# Our logger's level as the session found it: a CLI run inside a module-scoped fixture sets it before any
+# test's snapshot, so each test restores this level rather than whatever the test before it left.
+_OUR_LEVEL = logging.getLogger("hallumeasure").level
+
+
 @pytest.fixture(autouse=True)
 def restored_logging():
     """The CLI's -v handling sets our logger's level and adds a handler (in-process CliRunner tests): undo it
-    after each test, so a later test that captures our log records sees them whatever ran before it."""
+    before and after each test, so a test that captures our log records sees them whatever ran before it."""
     ours = logging.getLogger("hallumeasure")
     root = logging.getLogger()
-    level, root_level, handlers = ours.level, root.level, list(root.handlers)
+    root_level, handlers = root.level, list(root.handlers)
+    ours.setLevel(_OUR_LEVEL)
     yield
-    ours.setLevel(level)
+    ours.setLevel(_OUR_LEVEL)
     root.setLevel(root_level)
     for handler in [h for h in root.handlers if h not in handlers]:
         root.removeHandler(handler)

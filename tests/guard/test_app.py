@@ -181,7 +181,7 @@ def test_a_check_past_its_deadline_gets_504() -> None:
 
 def test_logs_carry_no_request_text(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
     secret_text = "Zanzibar-unique-phrase holds 120,000 books."
-    with caplog.at_level(logging.DEBUG):
+    with caplog.at_level(logging.DEBUG, logger="hallumeasure.guard"):
         client.post("/v1/check", json={"response": secret_text, "context": CONTEXT + " Zanzibar-unique-phrase."})
     assert any("request" in r.getMessage() for r in caplog.records)
     assert not any("Zanzibar" in r.getMessage() for r in caplog.records)
