@@ -4,7 +4,8 @@ One response can cost more than a whole dataset: a 20 MB answer was split into 2
 minutes and would have cost a judge call per claim. A response over a limit is not judged; it is stored as
 an error row whose message names the limit, the measured size and how to raise it, so nothing is lost and
 the run says what it left out. The response limit is checked before anything is called, the claim limit
-after the extraction and before any judge call. A limit of 0 lifts it.
+after the extraction and before any judge call. A limit of 0 lifts it. Resuming a run measures its
+over-limit rows again under the limits given then, so raising a limit and adding ``--resume`` finishes them.
 
 Only the response is limited here: sources of any length are judged through views (``sources/retrieval.py``).
 The guard keeps its own, tighter limits for its latency budget (``guard/settings.py``).
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 
 #: The measure settings that are work limits, in the order they are checked.
 LIMIT_SETTINGS = ("max_response_chars", "max_claims")
+#: How the error of a response left out by a limit begins (the run store finds those rows by it on resume).
+OVER_LIMIT = "not judged: "
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,6 @@ def over_limit(what: str, limit: int, setting: str, size: int) -> str:
     """The error row of a response over a limit: the limit, the size, and each way to raise it."""
     flag = "--" + setting.replace("_", "-")
     return (
-        f"not judged: {what}, over the limit of {limit:,} ({setting}). Raise it to measure it: {flag} {size} "
+        f"{OVER_LIMIT}{what}, over the limit of {limit:,} ({setting}). Raise it to measure it: {flag} {size} "
         f"(command line), {setting}={size} (Python, hallumeasure.toml); 0: no limit"
     )

@@ -36,7 +36,7 @@ from hallumeasure.judges.protocols import (
     model_to_close,
 )
 from hallumeasure.models.model import ProviderUnreachableError
-from hallumeasure.pipeline.limits import WorkLimits
+from hallumeasure.pipeline.limits import OVER_LIMIT, WorkLimits
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
@@ -277,8 +277,9 @@ def run_measurement(
 ) -> tuple[RunManifest, list[ResponseResult]]:
     """Measure ``samples`` into the run directory ``out`` and write its manifest.
 
-    With ``resume``, samples already stored are kept and only the rest are measured; the
-    manifest must describe the same input, stages, prompts and policy. With ``overwrite``, a run
+    With ``resume``, samples already stored are kept and only the rest are measured, along with those a work
+    limit left out (measured again under today's limits); the manifest must describe the same input, stages,
+    prompts and policy. With ``overwrite``, a run
     already in ``out`` is deleted first (under the run's lock, so never under a running writer).
     ``input_problems`` (the loader's ``RowProblem``s) are stored with the run and counted in the
     manifest as ``skipped_input_rows``, so that the run accounts for every input row. ``limits`` are the
@@ -330,7 +331,8 @@ def run_measurement(
         if input_problems or previous is None:
             store.write_input_problems(input_problems)
         store.write_manifest(manifest)
-        done = store.done_ids() if resume else set()
+        # On resume, a response a work limit left out is measured again: the limits may have been raised.
+        done = store.done_ids() - store.error_ids(OVER_LIMIT) if resume else set()
         todo = [s for s in samples if s.id not in done]
         log.info(
             "measuring %d samples into %s (%d already stored) with %s / %s",

@@ -349,6 +349,11 @@ class RunStore:
     def done_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT sample_id FROM results")}
 
+    def error_ids(self, prefix: str) -> set[str]:
+        """Samples stored as error rows whose error begins with ``prefix``."""
+        rows = self.db.execute("SELECT sample_id FROM results WHERE substr(error, 1, ?) = ?", (len(prefix), prefix))
+        return {row[0] for row in rows}
+
     def input_problems(self) -> pd.DataFrame:
         """Input rows that were skipped, with the reason (empty for runs written before this table)."""
         try:

@@ -105,3 +105,18 @@ def test_the_command_line_names_the_option_and_the_settings_file_takes_the_key(t
     )
     assert result.exit_code == 0, result.output
     assert "response(s) over --max-response-chars (150 characters) left out" in result.output
+
+
+def test_resume_measures_again_what_a_limit_left_out_once_the_limit_is_raised(tmp_path):
+    rows = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines()[:2]]
+    rows.append(dict(rows[0], id="huge", response=rows[0]["response"] * 20))
+    out = tmp_path / "run"
+    first = hallumeasure.measure(rows, out=out, max_response_chars=2_000)
+    assert first.responses.set_index("sample_id").loc["huge", "error"].startswith("not judged: ")
+    # the same limit again: still left out, the error row is written anew and the others are kept
+    again = hallumeasure.measure(rows, out=out, max_response_chars=2_000, resume=True)
+    assert again.manifest.counts["measured_now"] == 1 and again.manifest.counts["error_responses"] == 1
+    raised = hallumeasure.measure(rows, out=out, max_response_chars=0, resume=True)
+    huge = raised.responses.set_index("sample_id").loc["huge"]
+    assert raised.manifest.counts["measured_now"] == 1 and raised.manifest.counts["error_responses"] == 0
+    assert huge["error"] is None and huge["n_claims"] > 0
