@@ -178,7 +178,7 @@ class Measurement:
         self.batch_progress = batch_progress
         self.policy = policy_of(self.settings)
         self.sources = sources_of(self.settings)
-        self.limits = WorkLimits(**{name: getattr(self.settings, name) for name in LIMIT_SETTINGS})
+        self.limits = WorkLimits(self.settings.max_response_chars, self.settings.max_claims)
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any], *, config: str | Path | None = None) -> Measurement:

@@ -27,6 +27,7 @@ from hallumeasure.judges.offline.judge import (
     flagged_verdict,
     in_claim_order,
     keyless_judgement,
+    odds,
     with_sentence,
 )
 from hallumeasure.judges.offline.signals import ClaimSignals
@@ -85,7 +86,6 @@ class NliClaimJudge(InstantJudge):
                 judge=self.name,
                 label=Label.SUPPORTED,
                 probability=round(p, 4),
-                label_reason=f"the context entails the claim: {quote(signals.best_sentence)} "
-                f"(P(unsupported) = {p:.2f})",
+                label_reason=f"the context entails the claim: {quote(signals.best_sentence)} {odds(p, self.threshold)}",
             )
-        return flagged_verdict(claim.id, self.name, signals, p)
+        return flagged_verdict(claim.id, self.name, signals, p, self.threshold)

@@ -129,9 +129,9 @@ class OfflineJudge(InstantJudge):
                 judge=self.name,
                 label=Label.SUPPORTED,
                 probability=round(p, 4),
-                label_reason=f"{support_reason(signals)} (P(unsupported) = {p:.2f})",
+                label_reason=f"{support_reason(signals)} {odds(p, self.threshold)}",
             )
-        return flagged_verdict(claim.id, self.name, signals, p)
+        return flagged_verdict(claim.id, self.name, signals, p, self.threshold)
 
 
 def keyless_judgement(sample: Sample, verdicts: list[ClaimVerdict], score: float | None, judge: str) -> Judgement:
@@ -165,16 +165,27 @@ def checkable_signals(sample: Sample, claims: Sequence[Claim]) -> list[tuple[Cla
     return out
 
 
-def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float) -> ClaimVerdict:
-    """A verdict on a claim judged unsupported: label, subtype and reasons from its offline signals."""
+def odds(p: float, threshold: float) -> str:
+    """The claim's probability beside the judge's threshold, so that a reason says which side decided it."""
+    side = "under" if p < threshold else "at or over"
+    return f"(P(unsupported) = {p:.2f}, {side} the {threshold:.2f} that flags a claim)"
+
+
+def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float, threshold: float) -> ClaimVerdict:
+    """A verdict on a claim judged unsupported: label, subtype and reasons from its offline signals.
+
+    A definite mismatch (a number or name the source contradicts) flags the claim under the threshold too."""
     label, subtype, reason, subtype_reason = explain(signals)
+    note = odds(p, threshold)
+    if p < threshold:
+        note = note[:-1] + "; flagged for the definite mismatch)"
     return ClaimVerdict(
         claim_id=claim_id,
         judge=judge,
         label=label,
         subtype=subtype,
         probability=round(p, 4),
-        label_reason=f"{reason} (P(unsupported) = {p:.2f})",
+        label_reason=f"{reason} {note}",
         subtype_reason=subtype_reason,
     )
 
