@@ -80,23 +80,28 @@ def normalise(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-_WORD_RUN_RE = re.compile(r"\S+")
+#: Runs of two or more whitespace characters: the only places where folding an ASCII text moves its indices.
+_SPACE_RUN_RE = re.compile(r"\s{2,}")
 
 
 def _normalise_ascii(text: str) -> tuple[str, list[int]]:
-    """``normalise`` of an ASCII text, a run of non-space characters at a time rather than one character."""
-    parts: list[str] = []
+    """``normalise`` of an ASCII text, built from its few long whitespace runs rather than character by character.
+
+    ``lower`` keeps one character for one on ASCII, and a single whitespace character becomes one space at its own
+    index, so the index map is the identity except across the edges and across runs of two or more whitespace
+    characters, each of which keeps only its first index.
+    """
+    start = len(text) - len(text.lstrip())
+    end = len(text.rstrip())
+    if start >= end:
+        return "", []
     where: list[int] = []
-    previous_end = 0
-    for match in _WORD_RUN_RE.finditer(text):
-        start, end = match.span()
-        if parts:  # the whitespace between two runs becomes one space, at the run's first index
-            parts.append(" ")
-            where.append(previous_end)
-        parts.append(text[start:end])
-        where.extend(range(start, end))
-        previous_end = end
-    return "".join(parts).lower(), where
+    cursor = start
+    for match in _SPACE_RUN_RE.finditer(text, start, end):
+        where.extend(range(cursor, match.start() + 1))
+        cursor = match.end()
+    where.extend(range(cursor, end))
+    return " ".join(text.split()).lower(), where
 
 
 @lru_cache(maxsize=32)

@@ -10,6 +10,7 @@ reason.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import re
 from collections.abc import Sequence
@@ -48,6 +49,8 @@ from hallumeasure.judges.offline.values import (
     quantities,
 )
 
+#: The tie-break of a sentence outside the two best overlaps.
+_NO_TIE = (0, 0, 0, 0)
 _PRONOUNS = frozenset({"It", "They", "He", "She", "Its", "Their", "His", "Her"})
 _CAPS_RE = re.compile(r"\b[A-Z][a-zA-Z'\-]*(?:\s+(?:of|the|de|van|von|and|&)?\s*[A-Z][a-zA-Z'\-]*)*|\b[A-Z]{2,}\b")
 
@@ -249,8 +252,6 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     top = sorted(set(overlaps), reverse=True)[:2]
 
     def tie_break(i: int) -> tuple[int, int, int, int]:
-        if overlaps[i] not in top or overlaps[i] == 0:
-            return 0, 0, 0, 0
         spans = [i - 1, i] if i > 0 and index.sentence_words(i)[:1] and index.sentence_words(i)[0] in _PRONOUNS else [i]
         pairs = set().union(*(itertools.pairwise(index.sentence_words(j)) for j in spans))
         held = [q for j in spans for q in index.sentence_quantities[j]]
@@ -259,11 +260,11 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         covered = len(cset & frozenset().union(*(index.sentence_stems[j] for j in spans)))
         return covered, named, len(shared), sum(has_value(q, held) for q in claim_q)
 
-    ties = {i: tie_break(i) for i in range(len(overlaps))}
-    order = sorted(
-        range(len(overlaps)),
-        key=lambda i: (-overlaps[i], *(-t for t in ties[i]), len(index.sentences[i])),
-    )
+    # Only sentences with one of the two best overlaps are told apart; the rest rank by overlap and length alone.
+    ties = {i: tuple(-t for t in tie_break(i)) for i, o in enumerate(overlaps) if o and o in top}
+    ranks = [(-o, *ties.get(i, _NO_TIE), len(index.sentences[i])) for i, o in enumerate(overlaps)]
+    # The three closest sentences are all that is read below: heapq.nsmallest gives sorted(...)[:3], ties in order.
+    order = heapq.nsmallest(3, range(len(ranks)), key=ranks.__getitem__)
     best = order[0] if order else 0
     second = index.sentence_stems[order[1]] if len(order) > 1 else frozenset()
     top2 = cset & (index.sentence_stems[best] | second)
