@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
@@ -186,6 +186,9 @@ CUES: dict[str, frozenset[str]] = {
         }
     ),
 }
+#: Every cue word, and their stems (what a claim's content words are compared without).
+_CUE_WORDS = frozenset(w for family in CUES.values() for w in family)
+_CUE_STEMS = frozenset(stem(w) for w in _CUE_WORDS)
 #: Families where the source holding a cue the claim drops also changes the claim (a plan told as done, a
 #: reported view told as fact, "some" told as all); a source word of degree or cause that a claim leaves out
 #: only makes the claim weaker, which is still true.
@@ -430,17 +433,45 @@ def _unanchored_pronoun(claim: str) -> str | None:
     return pronoun
 
 
+class _Reading:
+    """What the rules read of one claim's signals, each found once: a verdict asks for the covering sentence up to
+    three times, and for the numbers the source explains up to three times."""
+
+    def __init__(self, s: ClaimSignals) -> None:
+        self.s = s
+
+    @cached_property
+    def covering(self) -> str | None:
+        return covering_sentence(self.s)
+
+    @cached_property
+    def covering_conflicts(self) -> list[CueConflict]:
+        """``cue_conflicts`` of the claim and its covering sentence (none without one)."""
+        return [] if self.covering is None else cue_conflicts(self.s.claim, self.covering)
+
+    @cached_property
+    def numbers_explained(self) -> bool:
+        return _numbers_explained(self.s)
+
+    @cached_property
+    def own_value_elsewhere(self) -> bool:
+        return _own_value_elsewhere(self.s)
+
+
 def confidently_supported(s: ClaimSignals) -> bool:
     """Positive evidence: a covering sentence with the claim's values and no conflicting cue."""
-    v = s.values
+    return _supported(_Reading(s))
+
+
+def _supported(r: _Reading) -> bool:
+    s, v = r.s, r.s.values
     if v["definite"] or s.missing_numbers or s.missing_entities or s.displaced_entities or s.conflicts:
         return False
     if v["n_novel"] > 0 or v["number_conflict"] or v["date_conflict"]:
         return False
     if _unanchored_pronoun(s.claim):
         return False
-    sentence = covering_sentence(s)
-    return sentence is not None and not cue_conflicts(s.claim, sentence)
+    return r.covering is not None and not r.covering_conflicts
 
 
 #: Conflict kinds that name a value (the rest are cue words: modality, quantifier, speaker).
@@ -463,7 +494,7 @@ def _own_value_elsewhere(s: ClaimSignals) -> bool:
 _NUMERIC = {"year": "number"}
 
 
-def _same_name_maybe(claim_name: str, context_name: str | None, stems: set[str]) -> bool:
+def _same_name_maybe(claim_name: str, context_name: str | None, stems: frozenset[str]) -> bool:
     """Whether a claim's name may be one the source gives in another form: one of its words is in the source, and
     the source's aligned name is missing or of another shape ("Alex Salmond" for "Mr Salmond"; not "Maria Smith"
     for "Anna Smith")."""
@@ -478,8 +509,14 @@ def _same_name_maybe(claim_name: str, context_name: str | None, stems: set[str])
 _TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady"})
 
 
-def _source_stems(s: ClaimSignals) -> set[str]:
-    return set().union(*(_sentence_stems(sentence) for sentence in s.context_sentences))
+def _source_stems(s: ClaimSignals) -> frozenset[str]:
+    return _all_stems(tuple(s.context_sentences))
+
+
+@lru_cache(maxsize=64)
+def _all_stems(sentences: tuple[str, ...]) -> frozenset[str]:
+    """The word stems of a whole source, computed once per source: every claim judged against it asks for them."""
+    return frozenset().union(*(_sentence_stems(sentence) for sentence in sentences))
 
 
 @lru_cache(maxsize=4096)
@@ -488,15 +525,16 @@ def _sentence_stems(sentence: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words(sentence))
 
 
-def _value_conflict(s: ClaimSignals) -> bool:
+def _value_conflict(r: _Reading) -> bool:
     """A value, date, name or closed-set member of the claim that the aligned source sentence gives otherwise.
 
     A number conflict counts only when the claim's numbers cannot be reached from the source's by arithmetic or
     a unit change, and are read reliably (derived.py): "ten years" against "opened in 1990" is no conflict. A
     date in figures that reads two ways, a decade, and days told as the ones the source leaves out ("closed on
     Sundays") are no conflict either."""
+    s = r.s
     stems = _source_stems(s)
-    derived = _numbers_explained(s)
+    derived = r.numbers_explained
     ambiguous = ambiguous_date(s.claim)
     complement = has_complement(s.claim)
     named = [
@@ -563,9 +601,8 @@ def _negation_in_scope(s: ClaimSignals) -> bool:
 def _whole_sentence(s: ClaimSignals) -> bool:
     """Whether one source sentence holds every content word of the claim but its cue words and opposites,
     so that a differing cue is the only difference (else the claim may be about something else)."""
-    cue_stems = {stem(w) for family in CUES.values() for w in family}
     flipped = {c for c, _ in s.opposites}
-    claim_stems = set(content_stems(words(s.claim))) - cue_stems - flipped
+    claim_stems = set(content_stems(words(s.claim))) - _CUE_STEMS - flipped
     if not claim_stems:
         return False
     return any(claim_stems <= {stem(w) for w in words(s.context_sentences[n])} for n in s.candidates[:2])
@@ -578,12 +615,11 @@ def _negated_only_in_claim(s: ClaimSignals) -> bool:
 
 def _absent_names(s: ClaimSignals) -> list[str]:
     """Names of the claim none of whose words the source holds ("City-centre" is not absent beside "city centre")."""
-    cue_words = {w for family in CUES.values() for w in family}
     stems = _source_stems(s)
     return [
         name
         for name in s.missing_entities
-        if name.lower() not in cue_words
+        if name.lower() not in _CUE_WORDS
         and name.lower().rstrip("s") not in _CALENDAR  # "Sundays" is a day, compared as a value
         and not is_number_word(name)  # "Three of the staff": a number, compared as a value
         and name.lower() not in APPROXIMATORS  # "Around 500 adults": a capital, not a name
@@ -591,13 +627,13 @@ def _absent_names(s: ClaimSignals) -> list[str]:
     ]
 
 
-def _mostly_absent(s: ClaimSignals) -> bool:
+def _mostly_absent(r: _Reading) -> bool:
     """More than ``ABSENT_SHARE`` of the claim's content words, cue words aside, and at least two, are nowhere in
     the source."""
-    cue_stems = {stem(w) for family in CUES.values() for w in family}
-    claim_stems = set(content_stems(words(s.claim))) - cue_stems
+    s = r.s
+    claim_stems = set(content_stems(words(s.claim))) - _CUE_STEMS
     novel = set(s.novel_words) & claim_stems
-    if _numbers_explained(s):
+    if r.numbers_explained:
         # a number the source's numbers give ("fell by 7 points" for "38%, down from 45%") ties the claim to them
         return False
     return len(novel) >= 2 and len(novel) / max(1, len(claim_stems)) > ABSENT_SHARE
@@ -605,14 +641,19 @@ def _mostly_absent(s: ClaimSignals) -> bool:
 
 def confidently_unsupported(s: ClaimSignals) -> bool:
     """A named conflict that the source cannot be read to allow, or a clear absence."""
+    return _unsupported(_Reading(s))
+
+
+def _unsupported(r: _Reading) -> bool:
+    s = r.s
     if _absent_names(s):
         return True
     missing = [m for m in s.missing_numbers if not in_ambiguous_date(m, s.claim)]
-    if missing and not _own_value_elsewhere(s) and not _numbers_explained(s):
+    if missing and not r.own_value_elsewhere and not r.numbers_explained:
         return True
-    if _mostly_absent(s):
+    if _mostly_absent(r):
         return True
-    if _value_conflict(s) and not _own_value_elsewhere(s) and not _negated_only_in_claim(s):
+    if _value_conflict(r) and not r.own_value_elsewhere and not _negated_only_in_claim(s):
         return True
     return _cue_conflict(s) and _whole_sentence(s)
 
@@ -640,15 +681,20 @@ def _cue_words(c: CueConflict) -> str:
 
 def unsure_reason(s: ClaimSignals) -> str:
     """Why a keyless judge cannot tell whether a claim is supported, quoting the sentence it compared."""
+    return _unsure_reason(_Reading(s))
+
+
+def _unsure_reason(r: _Reading) -> str:
+    s = r.s
     pronoun = _unanchored_pronoun(s.claim)
     if pronoun is not None:
         closest = quote(s.best_sentence)
         return f"unsure: the claim's '{pronoun}' names nobody, so whom it is about cannot be checked: {closest}"
-    sentence = covering_sentence(s)
+    sentence = r.covering
     if sentence is None:
         closest = quote(s.best_sentence)
         return f"unsure: no single source sentence holds the claim's words and values; the closest is {closest}"
-    conflicts = cue_conflicts(s.claim, sentence)
+    conflicts = r.covering_conflicts
     if conflicts:
         c = conflicts[0]
         return (
@@ -668,16 +714,17 @@ def confident_verdict(verdict: ClaimVerdict, s: ClaimSignals) -> ClaimVerdict:
         return verdict
     tail = (verdict.label_reason or "").rsplit(" (P(unsupported)", 1)
     p = f" (P(unsupported){tail[1]}" if len(tail) == 2 else ""
+    r = _Reading(s)
     if verdict.label == Label.SUPPORTED:
-        sentence = covering_sentence(s) if confidently_supported(s) else None
+        sentence = r.covering if _supported(r) else None
         if sentence is None:
-            return verdict.model_copy(update={"confident": False, "label_reason": f"{unsure_reason(s)}{p}"})
+            return verdict.model_copy(update={"confident": False, "label_reason": f"{_unsure_reason(r)}{p}"})
         return verdict.model_copy(
             update={
                 "label_reason": f"one source sentence holds the claim's words and values: {quote(sentence)}{p}",
                 "evidence": (Evidence(quote=sentence),),
             }
         )
-    if confidently_unsupported(s):
+    if _unsupported(r):
         return verdict
     return verdict.model_copy(update={"confident": False})
