@@ -57,6 +57,8 @@ class ContextIndex:
     #: Typed values that offline/slots.py reads from this context, filled on first use: of the whole context by
     #: group of kinds, and of single sentences. Its ``Value`` objects (Any here, as that module imports this one).
     slot_cache: dict[tuple[str, int | str], Any] = field(default_factory=dict)
+    #: The pairs of neighbouring words of single sentences, filled on first use (``sentence_pairs``).
+    pair_cache: dict[int, frozenset[tuple[str, str]]] = field(default_factory=dict)
 
     @property
     def log_words(self) -> float:
@@ -69,6 +71,13 @@ class ContextIndex:
     def sentence_lower(self, sentence: int) -> list[str]:
         """The words of one sentence in lower case."""
         return self.lower_tokens[self.sentence_starts[sentence] : self.sentence_starts[sentence + 1]]
+
+    def sentence_pairs(self, sentence: int) -> frozenset[tuple[str, str]]:
+        """The pairs of neighbouring words of one sentence, read once per context: every claim's tie-break asks."""
+        pairs = self.pair_cache.get(sentence)
+        if pairs is None:
+            pairs = self.pair_cache[sentence] = frozenset(itertools.pairwise(self.sentence_words(sentence)))
+        return pairs
 
     def bigram_positions(self, first: str, second: str) -> list[int]:
         """Where the alignment keys ``first`` and ``second`` follow each other, in order."""

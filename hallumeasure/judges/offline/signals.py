@@ -253,7 +253,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
 
     def tie_break(i: int) -> tuple[int, int, int, int]:
         spans = [i - 1, i] if i > 0 and index.sentence_words(i)[:1] and index.sentence_words(i)[0] in _PRONOUNS else [i]
-        pairs = set().union(*(itertools.pairwise(index.sentence_words(j)) for j in spans))
+        pairs = frozenset().union(*(index.sentence_pairs(j) for j in spans))
         held = [q for j in spans for q in index.sentence_quantities[j]]
         shared = claim_pairs & pairs
         named = sum(1 for a, _ in shared if a[:1].isupper())  # who or what the claim is about comes first
