@@ -252,12 +252,14 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     top = sorted(set(overlaps), reverse=True)[:2]
 
     def tie_break(i: int) -> tuple[int, int, int, int]:
-        spans = [i - 1, i] if i > 0 and index.sentence_words(i)[:1] and index.sentence_words(i)[0] in _PRONOUNS else [i]
-        pairs = frozenset().union(*(index.sentence_pairs(j) for j in spans))
-        held = [q for j in spans for q in index.sentence_quantities[j]]
+        if i > 0 and index.sentence_words(i)[:1] and index.sentence_words(i)[0] in _PRONOUNS:
+            pairs = index.sentence_pairs(i - 1) | index.sentence_pairs(i)
+            held = index.sentence_quantities[i - 1] + index.sentence_quantities[i]
+            covered = len(cset & (index.sentence_stems[i - 1] | index.sentence_stems[i]))
+        else:
+            pairs, held, covered = index.sentence_pairs(i), index.sentence_quantities[i], overlaps[i]
         shared = claim_pairs & pairs
         named = sum(1 for a, _ in shared if a[:1].isupper())  # who or what the claim is about comes first
-        covered = len(cset & frozenset().union(*(index.sentence_stems[j] for j in spans)))
         return covered, named, len(shared), sum(has_value(q, held) for q in claim_q)
 
     # Only sentences with one of the two best overlaps are told apart; the rest rank by overlap and length alone.
