@@ -258,6 +258,13 @@ def _cue_stems(tokens: Iterable[str]) -> dict[str, dict[str, str]]:
     return found
 
 
+@lru_cache(maxsize=4096)
+def _text_cues(text: str) -> dict[str, dict[str, str]]:
+    """``_cue_stems`` of the words of ``text``, read once per text: a source sentence is compared with every claim
+    aligned with it, and a claim with its sentence up to four times (shared: never mutate the result)."""
+    return _cue_stems(words(text))
+
+
 @dataclass(frozen=True)
 class CueConflict:
     """A cue family whose words differ between claim and sentence (``claim_only``, ``sentence_only``)."""
@@ -338,7 +345,7 @@ def _classes(family: str, found: dict[str, str]) -> dict[str, str]:
 
 def cue_conflicts(claim: str, sentence: str) -> list[CueConflict]:
     """Cue families that a claim and a source sentence do not share: the words lexical overlap cannot judge."""
-    mine, theirs = _cue_stems(words(claim)), _cue_stems(words(sentence))
+    mine, theirs = _text_cues(claim), _text_cues(sentence)
     claim_low = {w.lower() for w in words(claim)}
     out = []
     for family in CUES:
@@ -375,7 +382,7 @@ def covering_sentence(s: ClaimSignals) -> str | None:
     if not claim_stems:
         return None
     # Who said it is one word: a claim that reports a speech must name every word of it ("patients said").
-    needed = 1.0 if "attribution" in _cue_stems(words(s.claim)) else COVERED
+    needed = 1.0 if "attribution" in _text_cues(s.claim) else COVERED
     for number in s.candidates:
         sentence = s.context_sentences[number]
         # "It opens at 9 a.m.": "it" is the previous sentence's subject, read with it
@@ -384,7 +391,7 @@ def covering_sentence(s: ClaimSignals) -> str | None:
             if number > 0 and _PRONOUN_START.match(sentence)
             else [sentence]
         )
-        sentence_stems = {stem(w) for text in scope for w in words(text)}
+        sentence_stems = frozenset().union(*map(_sentence_stems, scope))
         held = claim_stems & sentence_stems
         if len(held) / len(claim_stems) >= needed and _values_held(s.claim, scope, sentence_stems):
             return sentence
@@ -398,7 +405,7 @@ _COUNTED = frozenset({"number", "share", "money", "year", "date"})
 _READINGS = frozenset({"time", "days"})
 
 
-def _values_held(claim: str, scope: list[str], scope_stems: set[str]) -> bool:
+def _values_held(claim: str, scope: list[str], scope_stems: frozenset[str]) -> bool:
     """Whether the sentence (with its antecedent) holds every number, time, date and name of the claim, not only
     the source somewhere ("District 52 has 9 schools" is not backed by District 1's "It has 9 schools")."""
     from hallumeasure.judges.offline.slots import read_values
