@@ -47,7 +47,7 @@ from hallumeasure.judges.offline.lexicon import (
     WEEKDAYS,
 )
 from hallumeasure.judges.offline.signals import ClaimSignals
-from hallumeasure.judges.offline.tokens import content_stems, stem, words
+from hallumeasure.judges.offline.tokens import content_stems, source_stems, stem, word_stems, words
 
 #: Cue words whose presence changes what a sentence claims, by family. A family "conflicts" when one
 #: side holds a cue of it that the other lacks (see ``cue_conflicts``).
@@ -391,7 +391,7 @@ def covering_sentence(s: ClaimSignals) -> str | None:
             if number > 0 and _PRONOUN_START.match(sentence)
             else [sentence]
         )
-        sentence_stems = frozenset().union(*map(_sentence_stems, scope))
+        sentence_stems = frozenset().union(*map(word_stems, scope))
         held = claim_stems & sentence_stems
         if len(held) / len(claim_stems) >= needed and _values_held(s.claim, scope, sentence_stems):
             return sentence
@@ -517,19 +517,7 @@ _TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor",
 
 
 def _source_stems(s: ClaimSignals) -> frozenset[str]:
-    return _all_stems(tuple(s.context_sentences))
-
-
-@lru_cache(maxsize=64)
-def _all_stems(sentences: tuple[str, ...]) -> frozenset[str]:
-    """The word stems of a whole source, computed once per source: every claim judged against it asks for them."""
-    return frozenset().union(*(_sentence_stems(sentence) for sentence in sentences))
-
-
-@lru_cache(maxsize=4096)
-def _sentence_stems(sentence: str) -> frozenset[str]:
-    """The word stems of one source sentence, computed once: every claim of a response asks for them."""
-    return frozenset(stem(w) for w in words(sentence))
+    return source_stems(tuple(s.context_sentences))
 
 
 def _value_conflict(r: _Reading) -> bool:
@@ -612,7 +600,7 @@ def _whole_sentence(s: ClaimSignals) -> bool:
     claim_stems = set(content_stems(words(s.claim))) - _CUE_STEMS - flipped
     if not claim_stems:
         return False
-    return any(claim_stems <= {stem(w) for w in words(s.context_sentences[n])} for n in s.candidates[:2])
+    return any(claim_stems <= word_stems(s.context_sentences[n]) for n in s.candidates[:2])
 
 
 def _negated_only_in_claim(s: ClaimSignals) -> bool:
