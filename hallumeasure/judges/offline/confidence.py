@@ -493,8 +493,16 @@ def _own_value_elsewhere(s: ClaimSignals) -> bool:
     claim_values = [v for v in read_values(s.claim) if v.kind in _VALUE_KINDS]
     if not claim_values:
         return False
-    held = {(_NUMERIC.get(v.kind, v.kind), v.norm) for sentence in s.context_sentences for v in read_values(sentence)}
+    held = _source_values(tuple(s.context_sentences))
     return all((_NUMERIC.get(v.kind, v.kind), v.norm) in held for v in claim_values)
+
+
+@lru_cache(maxsize=64)
+def _source_values(sentences: tuple[str, ...]) -> frozenset[tuple[str, object]]:
+    """Every value a source gives, as (kind, normal form), read once per source: every claim may ask for them."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    return frozenset((_NUMERIC.get(v.kind, v.kind), v.norm) for sentence in sentences for v in read_values(sentence))
 
 
 #: A bare number and a year are one kind of value here ("a 2020 survey" against "in 2020").

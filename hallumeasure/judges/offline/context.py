@@ -33,6 +33,8 @@ class ContextIndex:
 
     sentences: list[str]
     sentence_stems: list[frozenset[str]]
+    #: The sentences whose content words include each stem, in order (``sentence_stems`` read the other way).
+    stem_sentences: dict[str, tuple[int, ...]]
     stems: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
     trigrams: frozenset[tuple[str, str, str]]
@@ -87,7 +89,16 @@ class ContextIndex:
 
     def sentences_with(self, stem: str) -> list[int]:
         """The sentences whose content words include ``stem``, in order."""
-        return [number for number, stems in enumerate(self.sentence_stems) if stem in stems]
+        return list(self.stem_sentences.get(stem, ()))
+
+    def overlaps(self, stems: set[str]) -> list[int]:
+        """How many of ``stems`` each sentence's content words include, sentence by sentence (counted from the
+        stems' sentences: a claim has a few stems, a context many sentences)."""
+        counts = [0] * len(self.sentence_stems)
+        for stem in stems:
+            for number in self.stem_sentences.get(stem, ()):
+                counts[number] += 1
+        return counts
 
 
 def _positions(items: list[str]) -> dict[str, tuple[int, ...]]:
@@ -99,6 +110,15 @@ def _positions(items: list[str]) -> dict[str, tuple[int, ...]]:
         else:
             found[item] = [at]
     return {item: tuple(where) for item, where in found.items()}
+
+
+def _containing(sets: list[frozenset[str]]) -> dict[str, tuple[int, ...]]:
+    """For each member of any of ``sets``, the numbers of the sets that hold it, in order."""
+    found: dict[str, list[int]] = {}
+    for number, members in enumerate(sets):
+        for member in members:
+            found.setdefault(member, []).append(number)
+    return {member: tuple(numbers) for member, numbers in found.items()}
 
 
 def _letters(sentence: str, lower: list[str]) -> set[str]:
@@ -147,6 +167,7 @@ def index_context(context: str) -> ContextIndex:
     return ContextIndex(
         sentences=sentences,
         sentence_stems=sentence_stems,
+        stem_sentences=_containing(sentence_stems),
         stems=frozenset().union(*sentence_stems),
         bigrams=frozenset(bigrams),
         trigrams=frozenset(trigrams),

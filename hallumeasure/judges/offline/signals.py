@@ -242,7 +242,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     n = max(1, len(cset))
 
     # Word alignment: the best sentence by shared content stems, and the best two together.
-    overlaps = [len(cset & s) for s in index.sentence_stems]
+    overlaps = index.overlaps(cset)
     claim_q = quantities(claim)
 
     # Among equal overlaps, "District 52 has 9 schools" wants District 52's sentence: the one sharing more of the
