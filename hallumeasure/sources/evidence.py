@@ -115,6 +115,12 @@ def _normalise_runs(text: str, cased: str) -> tuple[str, list[int]]:
     return " ".join(cased.split()), where
 
 
+def _folded(text: str) -> str:
+    """``normalise(text)[0]`` without the index map, which a quote does not need: case folding maps one character
+    at a time and never to a space, so folding the whole text after collapsing its spaces gives the same."""
+    return " ".join(_fold(text).split()).casefold()
+
+
 @lru_cache(maxsize=32)
 def _normalised(text: str) -> tuple[str, list[int]]:
     """``normalise(text)``, kept for the passages of the sample at hand: every quote of a sample is looked up in
@@ -142,7 +148,7 @@ def _find_pieces(quote: str, folded: str, *, trim: bool = False) -> tuple[int, i
     Every piece must start and end at word boundaries of ``folded``; with ``trim``, each piece first
     loses the quote marks and punctuation at its edges.
     """
-    pieces = [normalise(p.strip())[0] for p in _ELLIPSIS_RE.split(quote)]
+    pieces = [_folded(p) for p in _ELLIPSIS_RE.split(quote)]
     if trim:
         pieces = [p.strip(_EDGE_MARKS) for p in pieces]
     pieces = [p for p in pieces if p.strip(_EDGE_QUOTES + ".")]
