@@ -208,6 +208,9 @@ def negated(ws: Iterable[str]) -> bool:
     return False
 
 
+_NEGATION = frozenset({"negation"})
+
+
 def classify(
     claim_words: tuple[str, ...], context_words: tuple[str, ...], claim_first: bool, index: ContextIndex, edge: bool
 ) -> frozenset[str]:
@@ -215,6 +218,11 @@ def classify(
 
     ``edge`` differences are anchored on one side only, so only changes of a definite type count there.
     """
+    if edge and not (claim_words and context_words):
+        # One side is empty (the claim starts or ends with a copied fragment): every test below compares the two
+        # sides but the negation one, which counts here a negated context or a negated claim of one or two words.
+        negation = negated(context_words) if context_words else negated(claim_words) and len(claim_words) <= 2
+        return _NEGATION if negation else frozenset()
     kinds: set[str] = set()
     c_low = {w.lower() for w in claim_words}
     x_low = {w.lower() for w in context_words}
