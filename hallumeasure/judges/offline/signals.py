@@ -209,13 +209,11 @@ def _support_near(entity_sentences: Sequence[int], claim_stems: set[str], entity
     rest = claim_stems - own
     if not rest or not entity_sentences:
         return 1.0
-    near: set[str] = set()
     last = len(index.sentences) - 1
-    for s in entity_sentences[:20]:
-        for t in (s - 1, s, s + 1):
-            if 0 <= t <= last:
-                near |= index.sentence_stems[t]
-    return len(rest & near) / len(rest)
+    near = {t for s in entity_sentences[:20] for t in (s - 1, s, s + 1) if 0 <= t <= last}
+    # Which of the claim's few words are near, read from where each word is (not a union of every near sentence).
+    held = sum(1 for w in rest if not near.isdisjoint(index.stem_sentences.get(w, ())))
+    return held / len(rest)
 
 
 def _kind(q: Quantity) -> str:
@@ -252,6 +250,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     top = sorted(set(overlaps), reverse=True)[:2]
 
     def tie_break(i: int) -> tuple[int, int, int, int]:
+        """Sentence ``i``'s covered words, names, shared pairs and values, negated (the smallest ranks first)."""
         if i > 0 and index.sentence_words(i)[:1] and index.sentence_words(i)[0] in _PRONOUNS:
             pairs = index.sentence_pairs(i - 1) | index.sentence_pairs(i)
             held = index.sentence_quantities[i - 1] + index.sentence_quantities[i]
@@ -260,10 +259,10 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
             pairs, held, covered = index.sentence_pairs(i), index.sentence_quantities[i], overlaps[i]
         shared = claim_pairs & pairs
         named = sum(1 for a, _ in shared if a[:1].isupper())  # who or what the claim is about comes first
-        return covered, named, len(shared), sum(has_value(q, held) for q in claim_q)
+        return -covered, -named, -len(shared), -sum(has_value(q, held) for q in claim_q)
 
     # Only sentences with one of the two best overlaps are told apart; the rest rank by overlap and length alone.
-    ties = {i: tuple(-t for t in tie_break(i)) for i, o in enumerate(overlaps) if o and o in top}
+    ties = {i: tie_break(i) for i, o in enumerate(overlaps) if o and o in top}
     ranks = [(-o, *ties.get(i, _NO_TIE), len(index.sentences[i])) for i, o in enumerate(overlaps)]
     # The three closest sentences are all that is read below: heapq.nsmallest gives sorted(...)[:3], ties in order.
     order = heapq.nsmallest(3, range(len(ranks)), key=ranks.__getitem__)
