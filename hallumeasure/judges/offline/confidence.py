@@ -47,7 +47,13 @@ from hallumeasure.judges.offline.lexicon import (
     WEEKDAYS,
 )
 from hallumeasure.judges.offline.signals import ClaimSignals
-from hallumeasure.judges.offline.tokens import content_stems, source_stems, stem, word_stems, words
+from hallumeasure.judges.offline.tokens import (
+    content_stem_set,
+    source_stems,
+    stem,
+    word_stems,
+    words,
+)
 
 #: Cue words whose presence changes what a sentence claims, by family. A family "conflicts" when one
 #: side holds a cue of it that the other lacks (see ``cue_conflicts``).
@@ -362,13 +368,13 @@ def cue_conflicts(claim: str, sentence: str) -> list[CueConflict]:
     return out
 
 
-def _wordy_stems(text: str) -> set[str]:
+def _wordy_stems(text: str) -> frozenset[str]:
     """Content stems of ``text`` outside its values: "four thousand", "forty-five", "kg", "daily" are compared as
     values (slots.py), not as words."""
     from hallumeasure.judges.offline.slots import read_values
 
     value_words = {stem(w) for v in read_values(text, names=False) for w in words(v.text)}
-    return set(content_stems(words(text))) - value_words - _SCALE_STEMS
+    return content_stem_set(text) - value_words - _SCALE_STEMS
 
 
 _SCALE_STEMS = frozenset(
@@ -464,6 +470,15 @@ class _Reading:
     def own_value_elsewhere(self) -> bool:
         return _own_value_elsewhere(self.s)
 
+    @cached_property
+    def negated_only_in_claim(self) -> bool:
+        return _negated_only_in_claim(self.s)
+
+    @cached_property
+    def pronoun(self) -> str | None:
+        """``_unanchored_pronoun`` of the claim."""
+        return _unanchored_pronoun(self.s.claim)
+
 
 def confidently_supported(s: ClaimSignals) -> bool:
     """Positive evidence: a covering sentence with the claim's values and no conflicting cue."""
@@ -476,7 +491,7 @@ def _supported(r: _Reading) -> bool:
         return False
     if v["n_novel"] > 0 or v["number_conflict"] or v["date_conflict"]:
         return False
-    if _unanchored_pronoun(s.claim):
+    if r.pronoun:
         return False
     return r.covering is not None and not r.covering_conflicts
 
@@ -575,13 +590,14 @@ def _numbers_explained(s: ClaimSignals) -> bool:
 _QUANTITY_KINDS = frozenset({"number", "share", "money", "year"})
 
 
-def _cue_conflict(s: ClaimSignals) -> bool:
+def _cue_conflict(r: _Reading) -> bool:
     """A negation, opposite or quantifier that the aligned source sentence gives otherwise (a modality or a
     speaker is a difference of meaning, not a named conflict: the source may say it in other words)."""
+    s = r.s
     return bool(
         any(c.kind == "quantifier" for c in s.conflicts)  # modality and speakers are left to an LLM
         or s.opposites
-        or (s.values["negation_mismatch"] and _negation_in_scope(s))
+        or (s.values["negation_mismatch"] and _negation_in_scope(r))
         or any(d.kinds & {"negation", "antonym"} for d in s.differences if not d.edge)
     )
 
@@ -591,21 +607,21 @@ def _cue_conflict(s: ClaimSignals) -> bool:
 SCOPE = 0.7
 
 
-def _negation_in_scope(s: ClaimSignals) -> bool:
+def _negation_in_scope(r: _Reading) -> bool:
     """Whether a negation that only one side holds can be read as negating the claim's own statement."""
-    if _negated_only_in_claim(s):
+    if r.negated_only_in_claim:
         return True
-    sentence_stems = set(content_stems(words(s.best_sentence)))
+    sentence_stems = content_stem_set(r.s.best_sentence)
     if not sentence_stems:
         return False
-    return len(sentence_stems & set(content_stems(words(s.claim)))) / len(sentence_stems) >= SCOPE
+    return len(sentence_stems & content_stem_set(r.s.claim)) / len(sentence_stems) >= SCOPE
 
 
 def _whole_sentence(s: ClaimSignals) -> bool:
     """Whether one source sentence holds every content word of the claim but its cue words and opposites,
     so that a differing cue is the only difference (else the claim may be about something else)."""
     flipped = {c for c, _ in s.opposites}
-    claim_stems = set(content_stems(words(s.claim))) - _CUE_STEMS - flipped
+    claim_stems = content_stem_set(s.claim) - _CUE_STEMS - flipped
     if not claim_stems:
         return False
     return any(claim_stems <= word_stems(s.context_sentences[n]) for n in s.candidates[:2])
@@ -634,7 +650,7 @@ def _mostly_absent(r: _Reading) -> bool:
     """More than ``ABSENT_SHARE`` of the claim's content words, cue words aside, and at least two, are nowhere in
     the source."""
     s = r.s
-    claim_stems = set(content_stems(words(s.claim))) - _CUE_STEMS
+    claim_stems = content_stem_set(s.claim) - _CUE_STEMS
     novel = set(s.novel_words) & claim_stems
     if r.numbers_explained:
         # a number the source's numbers give ("fell by 7 points" for "38%, down from 45%") ties the claim to them
@@ -656,9 +672,9 @@ def _unsupported(r: _Reading) -> bool:
         return True
     if _mostly_absent(r):
         return True
-    if _value_conflict(r) and not r.own_value_elsewhere and not _negated_only_in_claim(s):
+    if _value_conflict(r) and not r.own_value_elsewhere and not r.negated_only_in_claim:
         return True
-    return _cue_conflict(s) and _whole_sentence(s)
+    return _cue_conflict(r) and _whole_sentence(s)
 
 
 def is_confident(label: Label, s: ClaimSignals) -> bool:
@@ -689,7 +705,7 @@ def unsure_reason(s: ClaimSignals) -> str:
 
 def _unsure_reason(r: _Reading) -> str:
     s = r.s
-    pronoun = _unanchored_pronoun(s.claim)
+    pronoun = r.pronoun
     if pronoun is not None:
         closest = quote(s.best_sentence)
         return f"unsure: the claim's '{pronoun}' names nobody, so whom it is about cannot be checked: {closest}"

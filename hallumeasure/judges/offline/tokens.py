@@ -92,3 +92,10 @@ def word_stems(text: str) -> frozenset[str]:
 def source_stems(sentences: tuple[str, ...]) -> frozenset[str]:
     """The stems of every word of a whole source, read once per source."""
     return frozenset().union(*map(word_stems, sentences))
+
+
+@lru_cache(maxsize=4096)
+def content_stem_set(text: str) -> frozenset[str]:
+    """The stems of the content words of ``text``, read once per text: a claim's and its aligned sentence's are
+    compared by several rules."""
+    return frozenset(content_stems(words(text)))
