@@ -52,9 +52,9 @@ class ContextIndex:
     token_sentence: list[int]
     #: Where each sentence's words start in ``tokens``, and (last) where the words end.
     sentence_starts: list[int]
-    #: Where each pair of neighbouring alignment keys starts in ``keys``. Tuples, not lists: tuples of numbers are
-    #: not tracked by Python's cycle collector, which would otherwise walk the lists of every cached context.
-    pair_positions: dict[tuple[str, str], tuple[int, ...]]
+    #: Where each alignment key occurs in ``keys``. Tuples, not lists: tuples of numbers are not tracked by
+    #: Python's cycle collector, which would otherwise walk the lists of every cached context over and over.
+    key_positions: dict[str, tuple[int, ...]]
     n_words: int
     #: Typed values that offline/slots.py reads from this context, filled on first use: of the whole context by
     #: group of kinds, and of single sentences. Its ``Value`` objects (Any here, as that module imports this one).
@@ -81,9 +81,11 @@ class ContextIndex:
             pairs = self.pair_cache[sentence] = frozenset(itertools.pairwise(self.sentence_words(sentence)))
         return pairs
 
-    def bigram_positions(self, first: str, second: str) -> tuple[int, ...]:
+    def bigram_positions(self, first: str, second: str) -> list[int]:
         """Where the alignment keys ``first`` and ``second`` follow each other, in order."""
-        return self.pair_positions.get((first, second), ())
+        keys = self.keys
+        last = len(keys) - 1
+        return [at for at in self.key_positions.get(first, ()) if at < last and keys[at + 1] == second]
 
     def sentences_with(self, stem: str) -> list[int]:
         """The sentences whose content words include ``stem``, in order."""
@@ -99,11 +101,10 @@ class ContextIndex:
         return counts
 
 
-def _positions(items: list[str]) -> dict[tuple[str, str], tuple[int, ...]]:
-    """Where each pair of neighbouring items starts in ``items``, in order (looked up by pair: a claim's pair
-    that starts with "the" would otherwise walk every "the" of the context)."""
-    found: dict[tuple[str, str], list[int]] = {}
-    for at, item in enumerate(itertools.pairwise(items)):
+def _positions(items: list[str]) -> dict[str, tuple[int, ...]]:
+    """Where each item occurs in ``items``, in order."""
+    found: dict[str, list[int]] = {}
+    for at, item in enumerate(items):
         if item in found:
             found[item].append(at)
         else:
@@ -181,6 +182,6 @@ def index_context(context: str) -> ContextIndex:
         keys=keys,
         token_sentence=token_sentence,
         sentence_starts=starts,
-        pair_positions=_positions(keys),
+        key_positions=_positions(keys),
         n_words=len(tokens),
     )
