@@ -447,8 +447,8 @@ def _unanchored_pronoun(claim: str) -> str | None:
 
 
 class _Reading:
-    """What the rules read of one claim's signals, each found once: a verdict asks for the covering sentence up to
-    three times, and for the numbers the source explains up to three times."""
+    """What the rules read of one claim's signals, each found once: one verdict asks for most of them more than
+    once (the covering sentence and the numbers the source explains up to three times each)."""
 
     def __init__(self, s: ClaimSignals) -> None:
         self.s = s
