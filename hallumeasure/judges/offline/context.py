@@ -84,8 +84,11 @@ class ContextIndex:
     def bigram_positions(self, first: str, second: str) -> list[int]:
         """Where the alignment keys ``first`` and ``second`` follow each other, in order."""
         keys = self.keys
+        before, after = self.key_positions.get(first, ()), self.key_positions.get(second, ())
+        if len(after) < len(before):  # walk the rarer word's places ("the bridge": the places of "bridge")
+            return [at - 1 for at in after if at > 0 and keys[at - 1] == first]
         last = len(keys) - 1
-        return [at for at in self.key_positions.get(first, ()) if at < last and keys[at + 1] == second]
+        return [at for at in before if at < last and keys[at + 1] == second]
 
     def sentences_with(self, stem: str) -> list[int]:
         """The sentences whose content words include ``stem``, in order."""
