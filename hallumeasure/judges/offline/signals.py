@@ -39,7 +39,7 @@ from hallumeasure.judges.offline.lexicon import (
     WEEKDAYS,
 )
 from hallumeasure.judges.offline.slots import Conflict, slot_conflicts
-from hallumeasure.judges.offline.tokens import content_stems, stem, words
+from hallumeasure.judges.offline.tokens import content_stems, stem, word_stems, words
 from hallumeasure.judges.offline.values import (
     Date,
     Quantity,
@@ -119,6 +119,8 @@ ALIGNED = 0.5
 #: Exclusive-value sets whose words often play other roles in a sentence ("opening hours ... every day",
 #: "the second time ... first"): trusted only inside copied text, not across two whole sentences.
 _LOOSE_SETS = frozenset({"period", "ordinal"})
+#: The words that belong to an exclusive-value set other than those.
+_TRUSTED_EXCLUSIVE = frozenset(w for w, sets in EXCLUSIVE.items() if any(name not in _LOOSE_SETS for name, _ in sets))
 #: Differences that name a specific error, in the order a reason prefers them.
 TYPED_DIFFERENCES = ("number", "temporal", "negation", "antonym", "exclusive", "name", "hedge_dropped", "intensifier")
 
@@ -223,7 +225,7 @@ def _kind(q: Quantity) -> str:
     return "year" if q.text.isdigit() and len(q.text) == 4 and 1000 <= q.value <= 2100 else "amount"
 
 
-def _complements(claim_stems: set[str], sentence_stems: set[str]) -> list[tuple[str, str]]:
+def _complements(claim_stems: set[str], sentence_stems: frozenset[str]) -> list[tuple[str, str]]:
     """(claim stem, sentence stem) pairs of complementary stems that only one side holds, in sorted order."""
     partners = complement_partners()
     theirs = sentence_stems - claim_stems
@@ -314,11 +316,11 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     # "will change" against "stay the same": the two halves of a complementary pair, both plain (or both
     # negated), say opposite things.
     if claim_neg == sent_neg:
-        opposites += [pair for pair in _complements(claim_all, set(map(stem, best_words))) if pair not in opposites]
+        opposites += [pair for pair in _complements(claim_all, word_stems(best_sentence)) if pair not in opposites]
     # Exclusive values: a claim word whose set (colours, kin, periods...) has another member in the two
     # closest sentences, which lack the claim's own.
     swaps: list[tuple[str, str]] = []
-    valued = sorted(w for w in set(low) if any(name not in _LOOSE_SETS for name, _ in EXCLUSIVE.get(w, ())))
+    valued = sorted(_TRUSTED_EXCLUSIVE.intersection(low))
     if valued:
         near_low = set(best_low) | (set(index.sentence_lower(order[1])) if len(order) > 1 else set())
         swaps = [(w, x) for w in valued if exclusive_swap({w}, near_low) for x in exclusive_partners(w, near_low)[:1]]
