@@ -263,11 +263,13 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
         named = sum(1 for a, _ in shared if a[:1].isupper())  # who or what the claim is about comes first
         return -covered, -named, -len(shared), -sum(has_value(q, held) for q in claim_q)
 
-    # Only sentences with one of the two best overlaps are told apart; the rest rank by overlap and length alone.
-    ties = {i: tie_break(i) for i, o in enumerate(overlaps) if o and o in top}
-    ranks = [(-o, *ties.get(i, _NO_TIE), len(index.sentences[i])) for i, o in enumerate(overlaps)]
-    # The three closest sentences are all that is read below: heapq.nsmallest gives sorted(...)[:3], ties in order.
-    order = heapq.nsmallest(3, range(len(ranks)), key=ranks.__getitem__)
+    # The three closest sentences are all that is read below, so only the sentences whose overlap reaches the third
+    # largest are ranked. Among them, those with one of the two best overlaps are told apart by the tie-break, the
+    # rest by overlap and length alone; heapq.nsmallest gives sorted(...)[:3], ties in order.
+    floor = heapq.nlargest(3, overlaps)[-1] if overlaps else 0
+    contenders = [i for i, o in enumerate(overlaps) if o >= floor]
+    ties = {i: tie_break(i) for i in contenders if overlaps[i] and overlaps[i] in top}
+    order = heapq.nsmallest(3, contenders, key=lambda i: (-overlaps[i], *ties.get(i, _NO_TIE), len(index.sentences[i])))
     best = order[0] if order else 0
     second = index.sentence_stems[order[1]] if len(order) > 1 else frozenset()
     top2 = cset & (index.sentence_stems[best] | second)
