@@ -46,6 +46,7 @@ from hallumeasure.judges.offline.values import (
     date_conflict,
     dates,
     has_value,
+    letter_runs,
     quantities,
 )
 
@@ -243,7 +244,8 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
 
     # Word alignment: the best sentence by shared content stems, and the best two together.
     overlaps = index.overlaps(cset)
-    claim_q = quantities(claim)
+    letters = letter_runs(claim)  # read once for the numbers and the dates of the claim
+    claim_q = quantities(claim, letters)
 
     # Among equal overlaps, "District 52 has 9 schools" wants District 52's sentence: the one sharing more of the
     # claim's word pairs ("District 52", "9 schools") and values, a sentence opened by a pronoun read with the one
@@ -285,7 +287,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     missing_q = [q for q in claim_q if not has_value(q, index.quantities)]
     best_q = index.sentence_quantities[best] if index.sentence_quantities else []
     conflicts = [c.text for c in best_q if not has_value(c, claim_q) and any(_kind(c) == _kind(m) for m in missing_q)]
-    conflicting_date = date_conflict(dates(claim), index.dates) if index.dates else None
+    conflicting_date = date_conflict(dates(claim, letters), index.dates) if index.dates else None
 
     names = entities(claim, index)
     missing, displaced, supports = [], [], []
