@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -71,6 +72,13 @@ class Passage(BaseModel):
         return value
 
 
+@lru_cache(maxsize=32)
+def _context_passage(context: str) -> tuple[Passage, ...]:
+    """A context as the one passage "1", made once per context: every quote of a sample looks through its sources
+    (a passage is frozen, so one object serves every caller)."""
+    return (Passage(id="1", text=context),)
+
+
 class Sample(BaseModel):
     """One response to measure, with the source it should be grounded in.
 
@@ -119,7 +127,7 @@ class Sample(BaseModel):
     @property
     def sources(self) -> tuple[Passage, ...]:
         """The passages, or the one context as passage "1"."""
-        return self.passages or (Passage(id="1", text=self.context),)
+        return self.passages or _context_passage(self.context)
 
     @property
     def has_source(self) -> bool:

@@ -20,33 +20,32 @@ from functools import lru_cache
 from hallumeasure.core.types import ClaimVerdict, Evidence, Passage, Sample, SourceKind
 from hallumeasure.sources.passages import passage_by_id
 
-_FOLD = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u2032": "'",
-        "`": "'",
-        "\u00b4": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u201f": '"',
-        "\u2033": '"',
-        "\u00ab": '"',
-        "\u00bb": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2212": "-",
-        "\u00a0": " ",
-        "\u2009": " ",
-        "\u202f": " ",
-    }
-)
+#: Quote marks, dashes and spaces folded to their plain form, one character for one (indices are kept).
+_FOLD = {
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u201a": "'",
+    "\u201b": "'",
+    "\u2032": "'",
+    "`": "'",
+    "\u00b4": "'",
+    "\u201c": '"',
+    "\u201d": '"',
+    "\u201e": '"',
+    "\u201f": '"',
+    "\u2033": '"',
+    "\u00ab": '"',
+    "\u00bb": '"',
+    "\u2010": "-",
+    "\u2011": "-",
+    "\u2012": "-",
+    "\u2013": "-",
+    "\u2014": "-",
+    "\u2212": "-",
+    "\u00a0": " ",
+    "\u2009": " ",
+    "\u202f": " ",
+}
 _ELLIPSIS_RE = re.compile(r"\s*(?:\.\s*\.\s*\.|\u2026)\s*")
 _EDGE_QUOTES = "\"'\u2018\u2019\u201c\u201d\u00ab\u00bb` "
 #: What may differ at the edges of a quote: quote marks, spaces and sentence punctuation.
@@ -55,11 +54,23 @@ _EDGE_MARKS = _EDGE_QUOTES + ".,;:!?\u2026"
 MIN_QUOTE = 3
 
 
+def _fold(text: str) -> str:
+    """``text`` with the characters of ``_FOLD`` replaced: a replace per character the text holds, which is far
+    quicker than ``str.translate`` on a long non-ASCII passage, and the same (no replacement is itself folded)."""
+    for char, plain in _FOLD.items():
+        if char in text:
+            text = text.replace(char, plain)
+    return text
+
+
 def normalise(text: str) -> tuple[str, list[int]]:
     """``text`` folded (quote marks, dashes, whitespace, case) and, per folded character, its original index."""
-    text = text.translate(_FOLD)  # one character for one: indices are kept
+    text = _fold(text)
     if text.isascii():  # casefold keeps one character for one too: whitespace runs are all that change
-        return _normalise_ascii(text)
+        return _normalise_runs(text, text.lower())
+    folded = text.casefold()
+    if len(folded) == len(text):  # no character folds to several ("ß" to "ss"): the same as on ASCII
+        return _normalise_runs(text, folded)
     out: list[str] = []
     where: list[int] = []
     space = False
@@ -80,23 +91,34 @@ def normalise(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-_WORD_RUN_RE = re.compile(r"\S+")
+#: Runs of two or more whitespace characters: the only places where folding an ASCII text moves its indices.
+_SPACE_RUN_RE = re.compile(r"\s{2,}")
 
 
-def _normalise_ascii(text: str) -> tuple[str, list[int]]:
-    """``normalise`` of an ASCII text, a run of non-space characters at a time rather than one character."""
-    parts: list[str] = []
+def _normalise_runs(text: str, cased: str) -> tuple[str, list[int]]:
+    """``normalise`` of a text whose case folding ``cased`` keeps one character for one, built from its few long
+    whitespace runs rather than character by character.
+
+    A single whitespace character becomes one space at its own index, so the index map is the identity except
+    across the edges and across runs of two or more whitespace characters, each of which keeps only its first index.
+    """
+    start = len(text) - len(text.lstrip())
+    end = len(text.rstrip())
+    if start >= end:
+        return "", []
     where: list[int] = []
-    previous_end = 0
-    for match in _WORD_RUN_RE.finditer(text):
-        start, end = match.span()
-        if parts:  # the whitespace between two runs becomes one space, at the run's first index
-            parts.append(" ")
-            where.append(previous_end)
-        parts.append(text[start:end])
-        where.extend(range(start, end))
-        previous_end = end
-    return "".join(parts).lower(), where
+    cursor = start
+    for match in _SPACE_RUN_RE.finditer(text, start, end):
+        where.extend(range(cursor, match.start() + 1))
+        cursor = match.end()
+    where.extend(range(cursor, end))
+    return " ".join(cased.split()), where
+
+
+def _folded(text: str) -> str:
+    """``normalise(text)[0]`` without the index map, which a quote does not need: case folding maps one character
+    at a time and never to a space, so folding the whole text after collapsing its spaces gives the same."""
+    return " ".join(_fold(text).split()).casefold()
 
 
 @lru_cache(maxsize=32)
@@ -126,7 +148,7 @@ def _find_pieces(quote: str, folded: str, *, trim: bool = False) -> tuple[int, i
     Every piece must start and end at word boundaries of ``folded``; with ``trim``, each piece first
     loses the quote marks and punctuation at its edges.
     """
-    pieces = [normalise(p.strip())[0] for p in _ELLIPSIS_RE.split(quote)]
+    pieces = [_folded(p) for p in _ELLIPSIS_RE.split(quote)]
     if trim:
         pieces = [p.strip(_EDGE_MARKS) for p in pieces]
     pieces = [p for p in pieces if p.strip(_EDGE_QUOTES + ".")]

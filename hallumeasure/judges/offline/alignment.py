@@ -91,16 +91,17 @@ def opposite(a: str, b: str) -> bool:
 
 
 _PREFIXES = frozenset(NEGATING_PREFIXES)
+_PREFIX_SIZES = sorted({len(p) for p in NEGATING_PREFIXES})
 
 
 def opposites_in(stem_: str, others: frozenset[str] | set[str]) -> list[str]:
     """The stems among ``others`` that are opposites of ``stem_`` (same test as ``opposite``, by look-up)."""
     found = set(antonyms().get(stem_, frozenset()) & others)
-    for p in NEGATING_PREFIXES:
-        if stem_.startswith(p) and len(stem_) - len(p) >= 4 and stem_[len(p) :] in others:
-            found.add(stem_[len(p) :])  # "unsuitable" against "suitable"
-        if len(stem_) >= 4 and p + stem_ in others:
-            found.add(p + stem_)  # "suitable" against "unsuitable"
+    for size in _PREFIX_SIZES:  # the stem's own prefix, read by its length rather than tried prefix by prefix
+        if len(stem_) - size >= 4 and stem_[:size] in _PREFIXES and stem_[size:] in others:
+            found.add(stem_[size:])  # "unsuitable" against "suitable"
+    if len(stem_) >= 4:
+        found.update(p + stem_ for p in NEGATING_PREFIXES if p + stem_ in others)  # "suitable" against "unsuitable"
     return sorted(found)
 
 
@@ -207,6 +208,9 @@ def negated(ws: Iterable[str]) -> bool:
     return False
 
 
+_NEGATION = frozenset({"negation"})
+
+
 def classify(
     claim_words: tuple[str, ...], context_words: tuple[str, ...], claim_first: bool, index: ContextIndex, edge: bool
 ) -> frozenset[str]:
@@ -214,6 +218,11 @@ def classify(
 
     ``edge`` differences are anchored on one side only, so only changes of a definite type count there.
     """
+    if edge and not (claim_words and context_words):
+        # One side is empty (the claim starts or ends with a copied fragment): every test below compares the two
+        # sides but the negation one, which counts here a negated context or a negated claim of one or two words.
+        negation = negated(context_words) if context_words else negated(claim_words) and len(claim_words) <= 2
+        return _NEGATION if negation else frozenset()
     kinds: set[str] = set()
     c_low = {w.lower() for w in claim_words}
     x_low = {w.lower() for w in context_words}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
@@ -47,7 +47,13 @@ from hallumeasure.judges.offline.lexicon import (
     WEEKDAYS,
 )
 from hallumeasure.judges.offline.signals import ClaimSignals
-from hallumeasure.judges.offline.tokens import content_stems, stem, words
+from hallumeasure.judges.offline.tokens import (
+    content_stem_set,
+    source_stems,
+    stem,
+    word_stems,
+    words,
+)
 
 #: Cue words whose presence changes what a sentence claims, by family. A family "conflicts" when one
 #: side holds a cue of it that the other lacks (see ``cue_conflicts``).
@@ -186,6 +192,9 @@ CUES: dict[str, frozenset[str]] = {
         }
     ),
 }
+#: Every cue word, and their stems (what a claim's content words are compared without).
+_CUE_WORDS = frozenset(w for family in CUES.values() for w in family)
+_CUE_STEMS = frozenset(stem(w) for w in _CUE_WORDS)
 #: Families where the source holding a cue the claim drops also changes the claim (a plan told as done, a
 #: reported view told as fact, "some" told as all); a source word of degree or cause that a claim leaves out
 #: only makes the claim weaker, which is still true.
@@ -253,6 +262,13 @@ def _cue_stems(tokens: Iterable[str]) -> dict[str, dict[str, str]]:
         if hits:
             found[family] = {stem(w): w for w in sorted(hits)}
     return found
+
+
+@lru_cache(maxsize=4096)
+def _text_cues(text: str) -> dict[str, dict[str, str]]:
+    """``_cue_stems`` of the words of ``text``, read once per text: a source sentence is compared with every claim
+    aligned with it, and a claim with its sentence up to four times (shared: never mutate the result)."""
+    return _cue_stems(words(text))
 
 
 @dataclass(frozen=True)
@@ -335,7 +351,7 @@ def _classes(family: str, found: dict[str, str]) -> dict[str, str]:
 
 def cue_conflicts(claim: str, sentence: str) -> list[CueConflict]:
     """Cue families that a claim and a source sentence do not share: the words lexical overlap cannot judge."""
-    mine, theirs = _cue_stems(words(claim)), _cue_stems(words(sentence))
+    mine, theirs = _text_cues(claim), _text_cues(sentence)
     claim_low = {w.lower() for w in words(claim)}
     out = []
     for family in CUES:
@@ -352,13 +368,13 @@ def cue_conflicts(claim: str, sentence: str) -> list[CueConflict]:
     return out
 
 
-def _wordy_stems(text: str) -> set[str]:
+def _wordy_stems(text: str) -> frozenset[str]:
     """Content stems of ``text`` outside its values: "four thousand", "forty-five", "kg", "daily" are compared as
     values (slots.py), not as words."""
     from hallumeasure.judges.offline.slots import read_values
 
     value_words = {stem(w) for v in read_values(text, names=False) for w in words(v.text)}
-    return set(content_stems(words(text))) - value_words - _SCALE_STEMS
+    return content_stem_set(text) - value_words - _SCALE_STEMS
 
 
 _SCALE_STEMS = frozenset(
@@ -372,7 +388,7 @@ def covering_sentence(s: ClaimSignals) -> str | None:
     if not claim_stems:
         return None
     # Who said it is one word: a claim that reports a speech must name every word of it ("patients said").
-    needed = 1.0 if "attribution" in _cue_stems(words(s.claim)) else COVERED
+    needed = 1.0 if "attribution" in _text_cues(s.claim) else COVERED
     for number in s.candidates:
         sentence = s.context_sentences[number]
         # "It opens at 9 a.m.": "it" is the previous sentence's subject, read with it
@@ -381,7 +397,7 @@ def covering_sentence(s: ClaimSignals) -> str | None:
             if number > 0 and _PRONOUN_START.match(sentence)
             else [sentence]
         )
-        sentence_stems = {stem(w) for text in scope for w in words(text)}
+        sentence_stems = frozenset().union(*map(word_stems, scope))
         held = claim_stems & sentence_stems
         if len(held) / len(claim_stems) >= needed and _values_held(s.claim, scope, sentence_stems):
             return sentence
@@ -395,7 +411,7 @@ _COUNTED = frozenset({"number", "share", "money", "year", "date"})
 _READINGS = frozenset({"time", "days"})
 
 
-def _values_held(claim: str, scope: list[str], scope_stems: set[str]) -> bool:
+def _values_held(claim: str, scope: list[str], scope_stems: frozenset[str]) -> bool:
     """Whether the sentence (with its antecedent) holds every number, time, date and name of the claim, not only
     the source somewhere ("District 52 has 9 schools" is not backed by District 1's "It has 9 schools")."""
     from hallumeasure.judges.offline.slots import read_values
@@ -430,17 +446,54 @@ def _unanchored_pronoun(claim: str) -> str | None:
     return pronoun
 
 
+class _Reading:
+    """What the rules read of one claim's signals, each found once: one verdict asks for most of them more than
+    once (the covering sentence and the numbers the source explains up to three times each)."""
+
+    def __init__(self, s: ClaimSignals) -> None:
+        self.s = s
+
+    @cached_property
+    def covering(self) -> str | None:
+        return covering_sentence(self.s)
+
+    @cached_property
+    def covering_conflicts(self) -> list[CueConflict]:
+        """``cue_conflicts`` of the claim and its covering sentence (none without one)."""
+        return [] if self.covering is None else cue_conflicts(self.s.claim, self.covering)
+
+    @cached_property
+    def numbers_explained(self) -> bool:
+        return _numbers_explained(self.s)
+
+    @cached_property
+    def own_value_elsewhere(self) -> bool:
+        return _own_value_elsewhere(self.s)
+
+    @cached_property
+    def negated_only_in_claim(self) -> bool:
+        return _negated_only_in_claim(self.s)
+
+    @cached_property
+    def pronoun(self) -> str | None:
+        """``_unanchored_pronoun`` of the claim."""
+        return _unanchored_pronoun(self.s.claim)
+
+
 def confidently_supported(s: ClaimSignals) -> bool:
     """Positive evidence: a covering sentence with the claim's values and no conflicting cue."""
-    v = s.values
+    return _supported(_Reading(s))
+
+
+def _supported(r: _Reading) -> bool:
+    s, v = r.s, r.s.values
     if v["definite"] or s.missing_numbers or s.missing_entities or s.displaced_entities or s.conflicts:
         return False
     if v["n_novel"] > 0 or v["number_conflict"] or v["date_conflict"]:
         return False
-    if _unanchored_pronoun(s.claim):
+    if r.pronoun:
         return False
-    sentence = covering_sentence(s)
-    return sentence is not None and not cue_conflicts(s.claim, sentence)
+    return r.covering is not None and not r.covering_conflicts
 
 
 #: Conflict kinds that name a value (the rest are cue words: modality, quantifier, speaker).
@@ -455,15 +508,23 @@ def _own_value_elsewhere(s: ClaimSignals) -> bool:
     claim_values = [v for v in read_values(s.claim) if v.kind in _VALUE_KINDS]
     if not claim_values:
         return False
-    held = {(_NUMERIC.get(v.kind, v.kind), v.norm) for sentence in s.context_sentences for v in read_values(sentence)}
+    held = _source_values(tuple(s.context_sentences))
     return all((_NUMERIC.get(v.kind, v.kind), v.norm) in held for v in claim_values)
+
+
+@lru_cache(maxsize=64)
+def _source_values(sentences: tuple[str, ...]) -> frozenset[tuple[str, object]]:
+    """Every value a source gives, as (kind, normal form), read once per source: every claim may ask for them."""
+    from hallumeasure.judges.offline.slots import read_values
+
+    return frozenset((_NUMERIC.get(v.kind, v.kind), v.norm) for sentence in sentences for v in read_values(sentence))
 
 
 #: A bare number and a year are one kind of value here ("a 2020 survey" against "in 2020").
 _NUMERIC = {"year": "number"}
 
 
-def _same_name_maybe(claim_name: str, context_name: str | None, stems: set[str]) -> bool:
+def _same_name_maybe(claim_name: str, context_name: str | None, stems: frozenset[str]) -> bool:
     """Whether a claim's name may be one the source gives in another form: one of its words is in the source, and
     the source's aligned name is missing or of another shape ("Alex Salmond" for "Mr Salmond"; not "Maria Smith"
     for "Anna Smith")."""
@@ -478,25 +539,20 @@ def _same_name_maybe(claim_name: str, context_name: str | None, stems: set[str])
 _TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady"})
 
 
-def _source_stems(s: ClaimSignals) -> set[str]:
-    return set().union(*(_sentence_stems(sentence) for sentence in s.context_sentences))
+def _source_stems(s: ClaimSignals) -> frozenset[str]:
+    return source_stems(tuple(s.context_sentences))
 
 
-@lru_cache(maxsize=4096)
-def _sentence_stems(sentence: str) -> frozenset[str]:
-    """The word stems of one source sentence, computed once: every claim of a response asks for them."""
-    return frozenset(stem(w) for w in words(sentence))
-
-
-def _value_conflict(s: ClaimSignals) -> bool:
+def _value_conflict(r: _Reading) -> bool:
     """A value, date, name or closed-set member of the claim that the aligned source sentence gives otherwise.
 
     A number conflict counts only when the claim's numbers cannot be reached from the source's by arithmetic or
     a unit change, and are read reliably (derived.py): "ten years" against "opened in 1990" is no conflict. A
     date in figures that reads two ways, a decade, and days told as the ones the source leaves out ("closed on
     Sundays") are no conflict either."""
+    s = r.s
     stems = _source_stems(s)
-    derived = _numbers_explained(s)
+    derived = r.numbers_explained
     ambiguous = ambiguous_date(s.claim)
     complement = has_complement(s.claim)
     named = [
@@ -534,13 +590,14 @@ def _numbers_explained(s: ClaimSignals) -> bool:
 _QUANTITY_KINDS = frozenset({"number", "share", "money", "year"})
 
 
-def _cue_conflict(s: ClaimSignals) -> bool:
+def _cue_conflict(r: _Reading) -> bool:
     """A negation, opposite or quantifier that the aligned source sentence gives otherwise (a modality or a
     speaker is a difference of meaning, not a named conflict: the source may say it in other words)."""
+    s = r.s
     return bool(
         any(c.kind == "quantifier" for c in s.conflicts)  # modality and speakers are left to an LLM
         or s.opposites
-        or (s.values["negation_mismatch"] and _negation_in_scope(s))
+        or (s.values["negation_mismatch"] and _negation_in_scope(r))
         or any(d.kinds & {"negation", "antonym"} for d in s.differences if not d.edge)
     )
 
@@ -550,25 +607,24 @@ def _cue_conflict(s: ClaimSignals) -> bool:
 SCOPE = 0.7
 
 
-def _negation_in_scope(s: ClaimSignals) -> bool:
+def _negation_in_scope(r: _Reading) -> bool:
     """Whether a negation that only one side holds can be read as negating the claim's own statement."""
-    if _negated_only_in_claim(s):
+    if r.negated_only_in_claim:
         return True
-    sentence_stems = set(content_stems(words(s.best_sentence)))
+    sentence_stems = content_stem_set(r.s.best_sentence)
     if not sentence_stems:
         return False
-    return len(sentence_stems & set(content_stems(words(s.claim)))) / len(sentence_stems) >= SCOPE
+    return len(sentence_stems & content_stem_set(r.s.claim)) / len(sentence_stems) >= SCOPE
 
 
 def _whole_sentence(s: ClaimSignals) -> bool:
     """Whether one source sentence holds every content word of the claim but its cue words and opposites,
     so that a differing cue is the only difference (else the claim may be about something else)."""
-    cue_stems = {stem(w) for family in CUES.values() for w in family}
     flipped = {c for c, _ in s.opposites}
-    claim_stems = set(content_stems(words(s.claim))) - cue_stems - flipped
+    claim_stems = content_stem_set(s.claim) - _CUE_STEMS - flipped
     if not claim_stems:
         return False
-    return any(claim_stems <= {stem(w) for w in words(s.context_sentences[n])} for n in s.candidates[:2])
+    return any(claim_stems <= word_stems(s.context_sentences[n]) for n in s.candidates[:2])
 
 
 def _negated_only_in_claim(s: ClaimSignals) -> bool:
@@ -578,12 +634,11 @@ def _negated_only_in_claim(s: ClaimSignals) -> bool:
 
 def _absent_names(s: ClaimSignals) -> list[str]:
     """Names of the claim none of whose words the source holds ("City-centre" is not absent beside "city centre")."""
-    cue_words = {w for family in CUES.values() for w in family}
     stems = _source_stems(s)
     return [
         name
         for name in s.missing_entities
-        if name.lower() not in cue_words
+        if name.lower() not in _CUE_WORDS
         and name.lower().rstrip("s") not in _CALENDAR  # "Sundays" is a day, compared as a value
         and not is_number_word(name)  # "Three of the staff": a number, compared as a value
         and name.lower() not in APPROXIMATORS  # "Around 500 adults": a capital, not a name
@@ -591,13 +646,13 @@ def _absent_names(s: ClaimSignals) -> list[str]:
     ]
 
 
-def _mostly_absent(s: ClaimSignals) -> bool:
+def _mostly_absent(r: _Reading) -> bool:
     """More than ``ABSENT_SHARE`` of the claim's content words, cue words aside, and at least two, are nowhere in
     the source."""
-    cue_stems = {stem(w) for family in CUES.values() for w in family}
-    claim_stems = set(content_stems(words(s.claim))) - cue_stems
+    s = r.s
+    claim_stems = content_stem_set(s.claim) - _CUE_STEMS
     novel = set(s.novel_words) & claim_stems
-    if _numbers_explained(s):
+    if r.numbers_explained:
         # a number the source's numbers give ("fell by 7 points" for "38%, down from 45%") ties the claim to them
         return False
     return len(novel) >= 2 and len(novel) / max(1, len(claim_stems)) > ABSENT_SHARE
@@ -605,16 +660,21 @@ def _mostly_absent(s: ClaimSignals) -> bool:
 
 def confidently_unsupported(s: ClaimSignals) -> bool:
     """A named conflict that the source cannot be read to allow, or a clear absence."""
+    return _unsupported(_Reading(s))
+
+
+def _unsupported(r: _Reading) -> bool:
+    s = r.s
     if _absent_names(s):
         return True
     missing = [m for m in s.missing_numbers if not in_ambiguous_date(m, s.claim)]
-    if missing and not _own_value_elsewhere(s) and not _numbers_explained(s):
+    if missing and not r.own_value_elsewhere and not r.numbers_explained:
         return True
-    if _mostly_absent(s):
+    if _mostly_absent(r):
         return True
-    if _value_conflict(s) and not _own_value_elsewhere(s) and not _negated_only_in_claim(s):
+    if _value_conflict(r) and not r.own_value_elsewhere and not r.negated_only_in_claim:
         return True
-    return _cue_conflict(s) and _whole_sentence(s)
+    return _cue_conflict(r) and _whole_sentence(s)
 
 
 def is_confident(label: Label, s: ClaimSignals) -> bool:
@@ -640,15 +700,20 @@ def _cue_words(c: CueConflict) -> str:
 
 def unsure_reason(s: ClaimSignals) -> str:
     """Why a keyless judge cannot tell whether a claim is supported, quoting the sentence it compared."""
-    pronoun = _unanchored_pronoun(s.claim)
+    return _unsure_reason(_Reading(s))
+
+
+def _unsure_reason(r: _Reading) -> str:
+    s = r.s
+    pronoun = r.pronoun
     if pronoun is not None:
         closest = quote(s.best_sentence)
         return f"unsure: the claim's '{pronoun}' names nobody, so whom it is about cannot be checked: {closest}"
-    sentence = covering_sentence(s)
+    sentence = r.covering
     if sentence is None:
         closest = quote(s.best_sentence)
         return f"unsure: no single source sentence holds the claim's words and values; the closest is {closest}"
-    conflicts = cue_conflicts(s.claim, sentence)
+    conflicts = r.covering_conflicts
     if conflicts:
         c = conflicts[0]
         return (
@@ -668,16 +733,17 @@ def confident_verdict(verdict: ClaimVerdict, s: ClaimSignals) -> ClaimVerdict:
         return verdict
     tail = (verdict.label_reason or "").rsplit(" (P(unsupported)", 1)
     p = f" (P(unsupported){tail[1]}" if len(tail) == 2 else ""
+    r = _Reading(s)
     if verdict.label == Label.SUPPORTED:
-        sentence = covering_sentence(s) if confidently_supported(s) else None
+        sentence = r.covering if _supported(r) else None
         if sentence is None:
-            return verdict.model_copy(update={"confident": False, "label_reason": f"{unsure_reason(s)}{p}"})
+            return verdict.model_copy(update={"confident": False, "label_reason": f"{_unsure_reason(r)}{p}"})
         return verdict.model_copy(
             update={
                 "label_reason": f"one source sentence holds the claim's words and values: {quote(sentence)}{p}",
                 "evidence": (Evidence(quote=sentence),),
             }
         )
-    if confidently_unsupported(s):
+    if _unsupported(r):
         return verdict
     return verdict.model_copy(update={"confident": False})

@@ -33,6 +33,8 @@ class ContextIndex:
 
     sentences: list[str]
     sentence_stems: list[frozenset[str]]
+    #: The sentences whose content words include each stem, in order (``sentence_stems`` read the other way).
+    stem_sentences: dict[str, tuple[int, ...]]
     stems: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
     trigrams: frozenset[tuple[str, str, str]]
@@ -57,6 +59,8 @@ class ContextIndex:
     #: Typed values that offline/slots.py reads from this context, filled on first use: of the whole context by
     #: group of kinds, and of single sentences. Its ``Value`` objects (Any here, as that module imports this one).
     slot_cache: dict[tuple[str, int | str], Any] = field(default_factory=dict)
+    #: The pairs of neighbouring words of single sentences, filled on first use (``sentence_pairs``).
+    pair_cache: dict[int, frozenset[tuple[str, str]]] = field(default_factory=dict)
 
     @property
     def log_words(self) -> float:
@@ -70,15 +74,34 @@ class ContextIndex:
         """The words of one sentence in lower case."""
         return self.lower_tokens[self.sentence_starts[sentence] : self.sentence_starts[sentence + 1]]
 
+    def sentence_pairs(self, sentence: int) -> frozenset[tuple[str, str]]:
+        """The pairs of neighbouring words of one sentence, read once per context: every claim's tie-break asks."""
+        pairs = self.pair_cache.get(sentence)
+        if pairs is None:
+            pairs = self.pair_cache[sentence] = frozenset(itertools.pairwise(self.sentence_words(sentence)))
+        return pairs
+
     def bigram_positions(self, first: str, second: str) -> list[int]:
         """Where the alignment keys ``first`` and ``second`` follow each other, in order."""
         keys = self.keys
+        before, after = self.key_positions.get(first, ()), self.key_positions.get(second, ())
+        if len(after) < len(before):  # walk the rarer word's places ("the bridge": the places of "bridge")
+            return [at - 1 for at in after if at > 0 and keys[at - 1] == first]
         last = len(keys) - 1
-        return [at for at in self.key_positions.get(first, ()) if at < last and keys[at + 1] == second]
+        return [at for at in before if at < last and keys[at + 1] == second]
 
     def sentences_with(self, stem: str) -> list[int]:
         """The sentences whose content words include ``stem``, in order."""
-        return [number for number, stems in enumerate(self.sentence_stems) if stem in stems]
+        return list(self.stem_sentences.get(stem, ()))
+
+    def overlaps(self, stems: set[str]) -> list[int]:
+        """How many of ``stems`` each sentence's content words include, sentence by sentence (counted from the
+        stems' sentences: a claim has a few stems, a context many sentences)."""
+        counts = [0] * len(self.sentence_stems)
+        for stem in stems:
+            for number in self.stem_sentences.get(stem, ()):
+                counts[number] += 1
+        return counts
 
 
 def _positions(items: list[str]) -> dict[str, tuple[int, ...]]:
@@ -90,6 +113,15 @@ def _positions(items: list[str]) -> dict[str, tuple[int, ...]]:
         else:
             found[item] = [at]
     return {item: tuple(where) for item, where in found.items()}
+
+
+def _containing(sets: list[frozenset[str]]) -> dict[str, tuple[int, ...]]:
+    """For each member of any of ``sets``, the numbers of the sets that hold it, in order."""
+    found: dict[str, list[int]] = {}
+    for number, members in enumerate(sets):
+        for member in members:
+            found.setdefault(member, []).append(number)
+    return {member: tuple(numbers) for member, numbers in found.items()}
 
 
 def _letters(sentence: str, lower: list[str]) -> set[str]:
@@ -138,6 +170,7 @@ def index_context(context: str) -> ContextIndex:
     return ContextIndex(
         sentences=sentences,
         sentence_stems=sentence_stems,
+        stem_sentences=_containing(sentence_stems),
         stems=frozenset().union(*sentence_stems),
         bigrams=frozenset(bigrams),
         trigrams=frozenset(trigrams),

@@ -75,6 +75,12 @@ def _sentence_values(sentence: str) -> tuple[Value, ...]:
     return tuple(read_values(sentence, names=False))
 
 
+@lru_cache(maxsize=64)
+def _source_values(sentences: tuple[str, ...]) -> frozenset[tuple[str, object]]:
+    """Every value of a source (names left out) as (kind, normal form), read once per source: every claim asks."""
+    return frozenset((v.kind, v.norm) for s in sentences for v in _sentence_values(s))
+
+
 @lru_cache(maxsize=4096)
 def _sentence_numbers(sentence: str) -> tuple[Quantity, ...]:
     """The quantities of one source sentence (``source_numbers``), computed once per sentence."""
@@ -224,7 +230,7 @@ def explained_numbers(claim: str, sentences: list[str], near: int | None = None)
     starts = range(max(1, len(sentences) - 1))
     if near is not None:
         starts = range(max(0, near - 1), min(near, len(sentences) - 1) + 1)
-    held = {(v.kind, v.norm) for s in sentences for v in _sentence_values(s)}
+    held = _source_values(tuple(sentences))
     unheld = [v for v in read_values(claim, names=False) if v.kind in _NUMERIC and (v.kind, v.norm) not in held]
     if not unheld:
         return False

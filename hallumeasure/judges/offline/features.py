@@ -49,7 +49,7 @@ RESPONSE_FEATURES = tuple(f"{agg}_{name}" for agg, name, _ in RESPONSE_AGGREGATE
 RESPONSE_MONOTONIC = tuple(sign for _, _, sign in RESPONSE_AGGREGATES)
 
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
-_AGG: dict[str, Callable[[list[float]], float]] = {
+_AGG: dict[str, Callable[[Sequence[float]], float]] = {
     "min": min,
     "max": max,
     "sum": sum,
@@ -57,9 +57,13 @@ _AGG: dict[str, Callable[[list[float]], float]] = {
 }
 
 
+#: Each response feature as (aggregate, column of the claim vectors), looked up once rather than per row.
+_PLAN = tuple((_AGG[agg], _INDEX[name]) for agg, name, _ in RESPONSE_AGGREGATES)
+
+
 def response_vector(vectors: Sequence[Sequence[float]]) -> list[float]:
     """Aggregate claim feature vectors into one response row (all zeros when there is no claim)."""
     if not vectors:
         return [0.0] * len(RESPONSE_FEATURES)
-    columns = [list(column) for column in zip(*vectors, strict=True)]  # one list per claim feature, claims in order
-    return [float(_AGG[agg](columns[_INDEX[name]])) for agg, name, _ in RESPONSE_AGGREGATES]
+    columns = list(zip(*vectors, strict=True))  # one tuple per claim feature, claims in order
+    return [float(aggregate(columns[column])) for aggregate, column in _PLAN]

@@ -10,6 +10,7 @@ reason.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import re
 from collections.abc import Sequence
@@ -38,16 +39,19 @@ from hallumeasure.judges.offline.lexicon import (
     WEEKDAYS,
 )
 from hallumeasure.judges.offline.slots import Conflict, slot_conflicts
-from hallumeasure.judges.offline.tokens import content_stems, stem, words
+from hallumeasure.judges.offline.tokens import content_stems, stem, word_stems, words
 from hallumeasure.judges.offline.values import (
     Date,
     Quantity,
     date_conflict,
     dates,
     has_value,
+    letter_runs,
     quantities,
 )
 
+#: The tie-break of a sentence outside the two best overlaps.
+_NO_TIE = (0, 0, 0, 0)
 _PRONOUNS = frozenset({"It", "They", "He", "She", "Its", "Their", "His", "Her"})
 _CAPS_RE = re.compile(r"\b[A-Z][a-zA-Z'\-]*(?:\s+(?:of|the|de|van|von|and|&)?\s*[A-Z][a-zA-Z'\-]*)*|\b[A-Z]{2,}\b")
 
@@ -116,6 +120,8 @@ ALIGNED = 0.5
 #: Exclusive-value sets whose words often play other roles in a sentence ("opening hours ... every day",
 #: "the second time ... first"): trusted only inside copied text, not across two whole sentences.
 _LOOSE_SETS = frozenset({"period", "ordinal"})
+#: The words that belong to an exclusive-value set other than those.
+_TRUSTED_EXCLUSIVE = frozenset(w for w, sets in EXCLUSIVE.items() if any(name not in _LOOSE_SETS for name, _ in sets))
 #: Differences that name a specific error, in the order a reason prefers them.
 TYPED_DIFFERENCES = ("number", "temporal", "negation", "antonym", "exclusive", "name", "hedge_dropped", "intensifier")
 
@@ -206,13 +212,11 @@ def _support_near(entity_sentences: Sequence[int], claim_stems: set[str], entity
     rest = claim_stems - own
     if not rest or not entity_sentences:
         return 1.0
-    near: set[str] = set()
     last = len(index.sentences) - 1
-    for s in entity_sentences[:20]:
-        for t in (s - 1, s, s + 1):
-            if 0 <= t <= last:
-                near |= index.sentence_stems[t]
-    return len(rest & near) / len(rest)
+    near = {t for s in entity_sentences[:20] for t in (s - 1, s, s + 1) if 0 <= t <= last}
+    # Which of the claim's few words are near, read from where each word is (not a union of every near sentence).
+    held = sum(1 for w in rest if not near.isdisjoint(index.stem_sentences.get(w, ())))
+    return held / len(rest)
 
 
 def _kind(q: Quantity) -> str:
@@ -222,7 +226,7 @@ def _kind(q: Quantity) -> str:
     return "year" if q.text.isdigit() and len(q.text) == 4 and 1000 <= q.value <= 2100 else "amount"
 
 
-def _complements(claim_stems: set[str], sentence_stems: set[str]) -> list[tuple[str, str]]:
+def _complements(claim_stems: set[str], sentence_stems: frozenset[str]) -> list[tuple[str, str]]:
     """(claim stem, sentence stem) pairs of complementary stems that only one side holds, in sorted order."""
     partners = complement_partners()
     theirs = sentence_stems - claim_stems
@@ -239,8 +243,9 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     n = max(1, len(cset))
 
     # Word alignment: the best sentence by shared content stems, and the best two together.
-    overlaps = [len(cset & s) for s in index.sentence_stems]
-    claim_q = quantities(claim)
+    overlaps = index.overlaps(cset)
+    letters = letter_runs(claim)  # read once for the numbers and the dates of the claim
+    claim_q = quantities(claim, letters)
 
     # Among equal overlaps, "District 52 has 9 schools" wants District 52's sentence: the one sharing more of the
     # claim's word pairs ("District 52", "9 schools") and values, a sentence opened by a pronoun read with the one
@@ -249,21 +254,24 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     top = sorted(set(overlaps), reverse=True)[:2]
 
     def tie_break(i: int) -> tuple[int, int, int, int]:
-        if overlaps[i] not in top or overlaps[i] == 0:
-            return 0, 0, 0, 0
-        spans = [i - 1, i] if i > 0 and index.sentence_words(i)[:1] and index.sentence_words(i)[0] in _PRONOUNS else [i]
-        pairs = set().union(*(itertools.pairwise(index.sentence_words(j)) for j in spans))
-        held = [q for j in spans for q in index.sentence_quantities[j]]
+        """Sentence ``i``'s covered words, names, shared pairs and values, negated (the smallest ranks first)."""
+        if i > 0 and index.sentence_words(i)[:1] and index.sentence_words(i)[0] in _PRONOUNS:
+            pairs = index.sentence_pairs(i - 1) | index.sentence_pairs(i)
+            held = index.sentence_quantities[i - 1] + index.sentence_quantities[i]
+            covered = len(cset & (index.sentence_stems[i - 1] | index.sentence_stems[i]))
+        else:
+            pairs, held, covered = index.sentence_pairs(i), index.sentence_quantities[i], overlaps[i]
         shared = claim_pairs & pairs
         named = sum(1 for a, _ in shared if a[:1].isupper())  # who or what the claim is about comes first
-        covered = len(cset & frozenset().union(*(index.sentence_stems[j] for j in spans)))
-        return covered, named, len(shared), sum(has_value(q, held) for q in claim_q)
+        return -covered, -named, -len(shared), -sum(has_value(q, held) for q in claim_q)
 
-    ties = {i: tie_break(i) for i in range(len(overlaps))}
-    order = sorted(
-        range(len(overlaps)),
-        key=lambda i: (-overlaps[i], *(-t for t in ties[i]), len(index.sentences[i])),
-    )
+    # The three closest sentences are all that is read below, so only the sentences whose overlap reaches the third
+    # largest are ranked. Among them, those with one of the two best overlaps are told apart by the tie-break, the
+    # rest by overlap and length alone; heapq.nsmallest gives sorted(...)[:3], ties in order.
+    floor = heapq.nlargest(3, overlaps)[-1] if overlaps else 0
+    contenders = [i for i, o in enumerate(overlaps) if o >= floor]
+    ties = {i: tie_break(i) for i in contenders if overlaps[i] and overlaps[i] in top}
+    order = heapq.nsmallest(3, contenders, key=lambda i: (-overlaps[i], *ties.get(i, _NO_TIE), len(index.sentences[i])))
     best = order[0] if order else 0
     second = index.sentence_stems[order[1]] if len(order) > 1 else frozenset()
     top2 = cset & (index.sentence_stems[best] | second)
@@ -279,7 +287,7 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     missing_q = [q for q in claim_q if not has_value(q, index.quantities)]
     best_q = index.sentence_quantities[best] if index.sentence_quantities else []
     conflicts = [c.text for c in best_q if not has_value(c, claim_q) and any(_kind(c) == _kind(m) for m in missing_q)]
-    conflicting_date = date_conflict(dates(claim), index.dates) if index.dates else None
+    conflicting_date = date_conflict(dates(claim, letters), index.dates) if index.dates else None
 
     names = entities(claim, index)
     missing, displaced, supports = [], [], []
@@ -312,11 +320,11 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     # "will change" against "stay the same": the two halves of a complementary pair, both plain (or both
     # negated), say opposite things.
     if claim_neg == sent_neg:
-        opposites += [pair for pair in _complements(claim_all, set(map(stem, best_words))) if pair not in opposites]
+        opposites += [pair for pair in _complements(claim_all, word_stems(best_sentence)) if pair not in opposites]
     # Exclusive values: a claim word whose set (colours, kin, periods...) has another member in the two
     # closest sentences, which lack the claim's own.
     swaps: list[tuple[str, str]] = []
-    valued = sorted(w for w in set(low) if any(name not in _LOOSE_SETS for name, _ in EXCLUSIVE.get(w, ())))
+    valued = sorted(_TRUSTED_EXCLUSIVE.intersection(low))
     if valued:
         near_low = set(best_low) | (set(index.sentence_lower(order[1])) if len(order) > 1 else set())
         swaps = [(w, x) for w in valued if exclusive_swap({w}, near_low) for x in exclusive_partners(w, near_low)[:1]]

@@ -26,7 +26,7 @@ from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.text import quote
 from hallumeasure.judges.offline.context import ContextIndex
 from hallumeasure.judges.offline.lexicon import EXCLUSIVE, MONTHS, STOPWORDS, WEEKDAYS
-from hallumeasure.judges.offline.tokens import stem, words
+from hallumeasure.judges.offline.tokens import source_stems, stem, words
 from hallumeasure.judges.offline.values import (
     Date,
     Quantity,
@@ -551,8 +551,7 @@ def _speaker_conflict(claim: str, best: tuple[int, tuple[Value, ...]], sentences
             Label.CONTRADICTED,
             Subtype.ATTRIBUTION_FAILURE,
         )
-    everywhere = {stem(w) for s in sentences for w in words(s)}
-    if mine_stems & everywhere:
+    if mine_stems & source_stems(tuple(sentences)):
         return None
     return Conflict("speaker", f"{_strip_article(mine)} said it", None, None, Label.ABSENT, Subtype.ATTRIBUTION_FAILURE)
 

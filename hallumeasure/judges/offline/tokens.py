@@ -79,3 +79,23 @@ def key(word: str) -> str:
 def info(word: str) -> tuple[str, str, bool, str]:
     """(lower case, stem, is content, alignment key) of one word, computed once per distinct word."""
     return word.lower(), stem(word), is_content(word), key(word)
+
+
+@lru_cache(maxsize=4096)
+def word_stems(text: str) -> frozenset[str]:
+    """The stems of every word of ``text``, read once per text: a source sentence is read for every claim judged
+    against it."""
+    return frozenset(stem(w) for w in words(text))
+
+
+@lru_cache(maxsize=64)
+def source_stems(sentences: tuple[str, ...]) -> frozenset[str]:
+    """The stems of every word of a whole source, read once per source."""
+    return frozenset().union(*map(word_stems, sentences))
+
+
+@lru_cache(maxsize=4096)
+def content_stem_set(text: str) -> frozenset[str]:
+    """The stems of the content words of ``text``, read once per text: a claim's and its aligned sentence's are
+    compared by several rules."""
+    return frozenset(content_stems(words(text)))
