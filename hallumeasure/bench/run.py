@@ -59,6 +59,7 @@ from hallumeasure.core.labels import Policy
 from hallumeasure.core.subtype_maps import map_error_types
 from hallumeasure.core.types import Claim, Mode, ResponseResult, Sample, Usage
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge, Extraction, ModeJudge, model_to_close
+from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.run import measure_samples, run_sync
 from hallumeasure.runs.datasets import LabelledSample
 from hallumeasure.version import __version__
@@ -224,7 +225,13 @@ async def bench_async(
     recorder = _UsageRecorder(extractor)
     started = time.perf_counter()
     results = await measure_samples(
-        [s.to_sample() for s in samples], recorder, judge, policy, concurrency=concurrency, progress=progress
+        [s.to_sample() for s in samples],
+        recorder,
+        judge,
+        policy,
+        concurrency=concurrency,
+        progress=progress,
+        limits=WorkLimits.defaults(),  # one pathological row must not hold the whole benchmark
     )
     wall = time.perf_counter() - started
     return score_bench(

@@ -12,6 +12,7 @@ from hallumeasure.core.types import ResponseResult, Sample, Usage
 from hallumeasure.detectors.rewrite import Issue, RewriteOutcome, Rewriter
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.mitigate.report import RoundSummary
+from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.run import measure_samples
 
 
@@ -121,10 +122,23 @@ async def mitigate_samples(
                 state.error = outcome.error or "the rewriter gave no text"
             elif outcome.text != state.sample.response:
                 changed.append((state, state.sample.model_copy(update={"response": outcome.text}), outcome))
+        # a rewrite is untrusted model output: one that balloons is an error row, not an hour of judging
         measured = await measure_samples(
-            [new for _, new, _ in changed], extractor, judge, policy, concurrency=concurrency
+            [new for _, new, _ in changed],
+            extractor,
+            judge,
+            policy,
+            concurrency=concurrency,
+            limits=WorkLimits.defaults(),
         )
-        candidate = {id(state): result for (state, _, _), result in zip(changed, measured, strict=True)}
+        # A rewrite that could not be measured (an error row: over a work limit, a judge that failed) never
+        # replaces the original: its missing rate would drop out of the mean and look like a gain.
+        unmeasured = {id(state) for (state, _, _), result in zip(changed, measured, strict=True) if result.error}
+        candidate = {
+            id(state): result
+            for (state, _, _), result in zip(changed, measured, strict=True)
+            if id(state) not in unmeasured
+        }
         after = [candidate.get(id(s), s.result) for s in states]
         new_rate = mean_rate(after)
         kept = number == 1 or (new_rate is not None and rate is not None and new_rate < rate)
@@ -143,7 +157,9 @@ async def mitigate_samples(
         )
         for (state, new_sample, outcome), result in zip(changed, measured, strict=True):
             state.measure_usage = state.measure_usage + result.usage
-            if kept:
+            if id(state) in unmeasured:
+                state.error = f"the rewrite could not be measured, the original is kept: {result.error}"
+            elif kept:
                 state.sample, state.result = new_sample, result
                 state.rounds += 1
                 state.reasoning = outcome.reasoning

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 #: The measure settings that are work limits, in the order they are checked.
 LIMIT_SETTINGS = ("max_response_chars", "max_claims")
+#: The limits of ``measure`` by default; ``bench`` and the mitigation rounds apply them too.
+MAX_RESPONSE_CHARS = 100_000
+MAX_CLAIMS = 2_000
 #: How the error of a response left out by a limit begins (the run store finds those rows by it on resume).
 OVER_LIMIT = "not judged: "
 
@@ -27,6 +30,11 @@ class WorkLimits:
 
     max_response_chars: int | None = None
     max_claims: int | None = None
+
+    @classmethod
+    def defaults(cls) -> WorkLimits:
+        """The limits ``measure`` applies unless told otherwise."""
+        return cls(MAX_RESPONSE_CHARS, MAX_CLAIMS)
 
     def response_error(self, response: str) -> str | None:
         """Why ``response`` is not judged, or None when it is within ``max_response_chars``."""

@@ -35,7 +35,7 @@ from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, UnevaluatablePolicy
 from hallumeasure.core.types import Mode
 from hallumeasure.judges.votes import PanelRule
-from hallumeasure.pipeline.limits import LIMIT_SETTINGS
+from hallumeasure.pipeline.limits import LIMIT_SETTINGS, MAX_CLAIMS, MAX_RESPONSE_CHARS
 from hallumeasure.registry import PartKind, is_keyless, registry
 
 _Model = TypeVar("_Model", bound=BaseModel)
@@ -115,13 +115,13 @@ class MeasureSettings(BaseModel):
     max_retries: int = Field(4, ge=0, description="Retries of a failed provider call.")
     timeout: float = Field(120.0, gt=0, description="Deadline of one provider call, seconds.")
     max_response_chars: int = Field(
-        100_000,
+        MAX_RESPONSE_CHARS,
         ge=0,
         description="Longest response judged, in characters; a longer one is stored as an error row that "
         "says so, and nothing is called for it (0: no limit).",
     )
     max_claims: int = Field(
-        2_000,
+        MAX_CLAIMS,
         ge=0,
         description="Most claims judged per response; a response with more is stored as an error row "
         "once extracted, before any judge call (0: no limit).",

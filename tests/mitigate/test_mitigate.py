@@ -188,6 +188,18 @@ def test_a_failed_rewrite_keeps_the_response_and_is_not_mitigated(source, tmp_pa
     assert api.calls == 3 * 2  # one ask and one re-ask per sent response
 
 
+def test_a_rewrite_over_the_work_limit_keeps_the_original_and_says_why(source, tmp_path):
+    # s2's rewrite balloons past measure's 100,000-character limit: an error row that must not count as a fix
+    ballooned = dict(ROUND_ONE, **{SAMPLES[1].response: "Alpha is red. " * 8_000})
+    rewriter, _ = rewriter_for(ballooned)
+    report = mitigate_run(source, tmp_path / "fixed", rewriter, extractor=SentenceExtractor(), judge=TableJudge())
+    rows = {r.sample_id: r for r in report.responses}
+    assert rows["s2"].final == SAMPLES[1].response and not rows["s2"].rewritten and rows["s2"].rounds == 0
+    assert "could not be measured, the original is kept" in rows["s2"].rewrite_error
+    assert "(max_response_chars)" in rows["s2"].rewrite_error
+    assert rows["s3"].final == ROUND_ONE[SAMPLES[2].response]  # the others' rewrites still count
+
+
 def test_refuses_an_existing_output_run_before_spending_anything(source, tmp_path):
     rewriter, api = rewriter_for(ROUND_ONE)
     other = tmp_path / "other"
