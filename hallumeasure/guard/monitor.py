@@ -33,6 +33,7 @@ from scipy.stats import binomtest
 from hallumeasure.core.types import Mode, ResponseResult
 from hallumeasure.guard.traffic import TrafficRecord, read_traffic, shared_record
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.correction import stratified_ppi
 
@@ -129,6 +130,7 @@ def monitor_traffic(
         input_path=str(log_dir),
         concurrency=concurrency,
         overwrite=True,
+        limits=WorkLimits.defaults(),  # as measure's: a logged answer the guard let through may still be huge
     )
     by_id = {r.sample_id: r for r in results}
     report = _score(records, by_id, unreadable, log_dir, run_dir, judge.name)
