@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
 import signal
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -79,6 +80,9 @@ class _Worker:
             await readable
         finally:
             loop.remove_reader(fd)
+        # uvloop's add_reader leaves the pipe non-blocking: a reply larger than the pipe's buffer (a long
+        # source's verdicts) would then stop recv half way with EAGAIN, read as a dead worker (a 500).
+        os.set_blocking(fd, True)
         try:
             kind, value = self.conn.recv()
         except (EOFError, OSError) as exc:

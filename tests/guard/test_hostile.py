@@ -169,7 +169,7 @@ def test_worst_case_checks_get_504_while_probes_answer_at_once() -> None:
         max_concurrency=2, timeout_s=1.0, judge_workers=2, max_context_chars=1_000_000, max_sentences=1000
     )
     with served(settings) as base:
-        slow = _worst_case()
+        slow = _worst_case(sentences=200, context_sentences=8000)  # about 2 s of one core, in process
         results: list[httpx.Response] = []
 
         def call() -> None:
@@ -198,6 +198,27 @@ def test_worst_case_checks_get_504_while_probes_answer_at_once() -> None:
             time.sleep(0.5)
         assert r.status_code == 200
         assert _gauge(base, "hallumeasure_guard_queue_depth") == 0
+
+
+def test_a_reply_larger_than_the_pipe_buffer_comes_back_whole() -> None:
+    # 150 claims against a long source, two at once: each worker's reply is about 120 kB, more than a pipe
+    # holds. The server's loop (uvloop) left the pipe non-blocking, and reading such a reply stopped half way
+    # with EAGAIN, answered as a dead worker (500).
+    settings = GuardSettings(timeout_s=60, judge_workers=2, max_context_chars=1_000_000, max_sentences=1000)
+    with served(settings) as base:
+        statuses: list[int] = []
+
+        def call(sentences: int) -> None:
+            big = _worst_case(sentences=sentences)
+            statuses.append(httpx.post(f"{base}/v1/check", json=big, timeout=90).status_code)
+
+        for round_ in range(3):
+            callers = [threading.Thread(target=call, args=(150 + 2 * round_ + i,)) for i in range(2)]
+            for c in callers:
+                c.start()
+            for c in callers:
+                c.join(timeout=90)
+    assert statuses == [200] * 6
 
 
 @pytest.mark.parametrize(
