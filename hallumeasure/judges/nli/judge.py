@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
 from hallumeasure.core.types import Claim, ClaimVerdict, Sample
 from hallumeasure.judges.nli.model import NliModel, load_nli
@@ -27,7 +26,7 @@ from hallumeasure.judges.offline.judge import (
     flagged_verdict,
     in_claim_order,
     keyless_judgement,
-    odds,
+    supported_verdict,
     with_sentence,
 )
 from hallumeasure.judges.offline.signals import ClaimSignals
@@ -81,11 +80,6 @@ class NliClaimJudge(InstantJudge):
 
     def _label(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
         if p < self.threshold:
-            return ClaimVerdict(
-                claim_id=claim.id,
-                judge=self.name,
-                label=Label.SUPPORTED,
-                probability=round(p, 4),
-                label_reason=f"the context entails the claim: {quote(signals.best_sentence)} {odds(p, self.threshold)}",
-            )
+            reason = f"the context entails the claim: {quote(signals.best_sentence)}"
+            return supported_verdict(claim.id, self.name, reason, p, self.threshold)
         return flagged_verdict(claim.id, self.name, signals, p, self.threshold)

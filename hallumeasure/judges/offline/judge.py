@@ -124,13 +124,7 @@ class OfflineJudge(InstantJudge):
 
     def _verdict(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
         if p < self.threshold and not definite(signals):
-            return ClaimVerdict(
-                claim_id=claim.id,
-                judge=self.name,
-                label=Label.SUPPORTED,
-                probability=round(p, 4),
-                label_reason=f"{support_reason(signals)} {odds(p, self.threshold)}",
-            )
+            return supported_verdict(claim.id, self.name, support_reason(signals), p, self.threshold)
         return flagged_verdict(claim.id, self.name, signals, p, self.threshold)
 
 
@@ -169,6 +163,17 @@ def odds(p: float, threshold: float) -> str:
     """The claim's probability beside the judge's threshold, so that a reason says which side decided it."""
     side = "under" if p < threshold else "at or over"
     return f"(P(unsupported) = {p:.2f}, {side} the {threshold:.2f} that flags a claim)"
+
+
+def supported_verdict(claim_id: str, judge: str, reason: str, p: float, threshold: float) -> ClaimVerdict:
+    """A keyless verdict on a claim under the threshold: supported, with ``reason`` and the odds."""
+    return ClaimVerdict(
+        claim_id=claim_id,
+        judge=judge,
+        label=Label.SUPPORTED,
+        probability=round(p, 4),
+        label_reason=f"{reason} {odds(p, threshold)}",
+    )
 
 
 def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float, threshold: float) -> ClaimVerdict:
