@@ -162,7 +162,10 @@ def checkable_signals(sample: Sample, claims: Sequence[Claim]) -> list[tuple[Cla
 def odds(p: float, threshold: float) -> str:
     """The claim's probability beside the judge's threshold, so that a reason says which side decided it."""
     side = "under" if p < threshold else "at or over"
-    return f"(P(unsupported) = {p:.2f}, {side} the {threshold:.2f} that flags a claim)"
+    digits = 2  # more where two would print 0.65 "under the 0.65"
+    while digits < 6 and p != threshold and f"{p:.{digits}f}" == f"{threshold:.{digits}f}":
+        digits += 1
+    return f"(P(unsupported) = {p:.{digits}f}, {side} the {threshold:.2f} that flags a claim)"
 
 
 def supported_verdict(claim_id: str, judge: str, reason: str, p: float, threshold: float) -> ClaimVerdict:

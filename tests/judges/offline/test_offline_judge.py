@@ -126,3 +126,13 @@ def test_a_stale_or_missing_model_fails_with_a_clear_message(tmp_path):
         load_model(str(tmp_path / "stale.json"))
     with pytest.raises(ConfigError, match="missing"):
         load_model(str(tmp_path / "absent.json"))
+
+
+def test_a_reason_never_prints_the_threshold_as_the_side_it_is_not_on() -> None:
+    from hallumeasure.judges.offline.judge import odds
+
+    assert odds(0.38, 0.65) == "(P(unsupported) = 0.38, under the 0.65 that flags a claim)"
+    assert odds(0.6499, 0.65) == "(P(unsupported) = 0.6499, under the 0.65 that flags a claim)"
+    assert odds(0.648, 0.65) == "(P(unsupported) = 0.648, under the 0.65 that flags a claim)"
+    assert odds(0.65, 0.65) == "(P(unsupported) = 0.65, at or over the 0.65 that flags a claim)"
+    assert odds(0.91, 0.65) == "(P(unsupported) = 0.91, at or over the 0.65 that flags a claim)"
