@@ -4,7 +4,8 @@ The keyless judges (offline, nli, offline+nli) read English words, numbers and n
 signals mislead them ("4,2 Millionen" read as "4"), so they never decide there (judges/offline/judge.py).
 Detection is cheap but unreliable on a few words: a text counts as another language only on a clear answer
 (``MIN_PROBABILITY`` over at least ``MIN_LETTERS`` letters), or when most of its letters are of a script that
-English does not use (CJK, Cyrillic, Arabic...), which needs no model.
+English does not use (CJK, Cyrillic, Arabic...), which needs no model. A text that is plainly English by
+its common words needs no model either (``plainly_english``): that is most of what the judges see.
 """
 
 from __future__ import annotations

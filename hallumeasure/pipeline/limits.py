@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 #: The measure settings that are work limits, in the order they are checked.
 LIMIT_SETTINGS = ("max_response_chars", "max_claims")
-#: The limits of ``measure`` by default; ``bench`` and the mitigation rounds apply them too.
+#: The limits of ``measure`` by default; ``bench``, ``monitor`` and the mitigation rounds apply them too.
 MAX_RESPONSE_CHARS = 100_000
 MAX_CLAIMS = 2_000
 #: How the error of a response left out by a limit begins (the run store finds those rows by it on resume).
