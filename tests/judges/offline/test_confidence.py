@@ -14,7 +14,7 @@ from testdata import REPO, load_script
 from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Sample
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
-from hallumeasure.judges.offline.confidence import cue_conflicts
+from hallumeasure.judges.offline.cues import cue_conflicts
 from tests.judges.offline.contrast.dev_pairs import pairs
 
 _HARBOUR = (
