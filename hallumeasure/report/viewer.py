@@ -21,15 +21,12 @@ sample not measured yet, a claim without a verdict) stays None on the page.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from markupsafe import Markup
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import ConfigError
@@ -45,7 +42,6 @@ from hallumeasure.core.types import (
 )
 from hallumeasure.registry import is_keyless, is_scripted
 from hallumeasure.report.rates import group_rates, rate_text, share_text, unsure_cells, unsure_legend
-from hallumeasure.report.render import TEMPLATES, render_html
 from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import (
     NO_MODEL,
@@ -55,6 +51,7 @@ from hallumeasure.report.runs import (
     response_units,
 )
 from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate
+from hallumeasure.report.viewer_page import embedded_bytes, render_page, write_html
 from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import SentenceIndex
 from hallumeasure.version import __version__
@@ -558,11 +555,6 @@ def build_viewer_data(
     )
 
 
-def embedded_bytes(text: str) -> int:
-    """Bytes the JSON ``text`` takes in the page once ``embed_json`` has escaped it."""
-    return len(text.encode("utf-8")) + 5 * (text.count("<") + text.count(">") + text.count("&"))
-
-
 def _share_samples(a: Run, b: Run) -> bool:
     """Whether two runs have samples in common (keyed by id and model), so that they are shown side by side."""
     keys = {(s.given_id, s.model or NO_MODEL) for s in a.samples}
@@ -657,44 +649,6 @@ def _cut_notes(
     ]
 
 
-# --- writing the page -----------------------------------------------------------------------------
-
-
-def embed_json(data: BaseModel | dict[str, Any]) -> Markup:
-    """JSON that is inert inside an HTML ``<script type="application/json">`` block.
-
-    ``<``, ``>`` and ``&`` become ``\\u003c`` etc. (still the same JSON), so no ``</script>`` or
-    ``<!--`` can appear; U+2028/2029 are escaped too for old parsers.
-    """
-    text = data.model_dump_json() if isinstance(data, BaseModel) else json.dumps(data, ensure_ascii=False)
-    for raw, escaped in (
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("&", "\\u0026"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(raw, escaped)
-    return Markup(text)
-
-
-def _csp_hash(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
-
-
-def render_viewer(data: ViewerData) -> str:
-    """The page as one HTML string (script, style and data inline)."""
-    script = (TEMPLATES / "viewer.js").read_text(encoding="utf-8")
-    style = (TEMPLATES / "viewer.css").read_text(encoding="utf-8")
-    csp = (
-        f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
-        "img-src data:; base-uri 'none'; form-action 'none'"
-    )
-    return render_html(
-        "viewer.html.j2", title=data.title, csp=csp, script=Markup(script), style=Markup(style), data=embed_json(data)
-    )
-
-
 def write_viewer(
     run_dirs: Sequence[Run | str | Path],
     out: str | Path,
@@ -710,11 +664,11 @@ def write_viewer(
     return write_page(build_viewer_data(runs, max_responses=max_responses, max_mb=max_mb, skip=skip, title=title), out)
 
 
+def render_viewer(data: ViewerData) -> str:
+    """The page as one HTML string (script, style and data inline)."""
+    return render_page(data.title, data)
+
+
 def write_page(data: ViewerData, out: str | Path) -> Path:
     """Write the page of ``data`` to ``out`` (a file, its folder made if needed); returns its path."""
-    out = Path(out)
-    if out.is_dir():
-        raise ConfigError(f"{out} is a directory; give a file name for the viewer, such as {out}/view.html")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_viewer(data), encoding="utf-8")
-    return out
+    return write_html(render_viewer(data), out)

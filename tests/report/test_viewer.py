@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 from hallumeasure.cli import app
 from hallumeasure.core.types import Sample
 from hallumeasure.report.runs import load_runs
-from hallumeasure.report.viewer import build_viewer_data, embed_json, render_viewer, write_viewer
+from hallumeasure.report.viewer import build_viewer_data, render_viewer, write_viewer
+from hallumeasure.report.viewer_page import embed_json
 
 
 def _embedded(page: str) -> dict:
