@@ -66,10 +66,8 @@ def _fold(text: str) -> str:
 def normalise(text: str) -> tuple[str, list[int]]:
     """``text`` folded (quote marks, dashes, whitespace, case) and, per folded character, its original index."""
     text = _fold(text)
-    if text.isascii():  # casefold keeps one character for one too: whitespace runs are all that change
-        return _normalise_runs(text, text.lower())
     folded = text.casefold()
-    if len(folded) == len(text):  # no character folds to several ("ß" to "ss"): the same as on ASCII
+    if len(folded) == len(text):  # no character folds to several ("ß" to "ss"): whitespace runs are all that move
         return _normalise_runs(text, folded)
     out: list[str] = []
     where: list[int] = []
