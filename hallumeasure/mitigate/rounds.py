@@ -133,11 +133,8 @@ async def mitigate_samples(
         )
         # A rewrite that could not be measured (an error row: over a work limit, a judge that failed) never
         # replaces the original: its missing rate would drop out of the mean and look like a gain.
-        unmeasured = {id(state) for (state, _, _), result in zip(changed, measured, strict=True) if result.error}
         candidate = {
-            id(state): result
-            for (state, _, _), result in zip(changed, measured, strict=True)
-            if id(state) not in unmeasured
+            id(state): result for (state, _, _), result in zip(changed, measured, strict=True) if not result.error
         }
         after = [candidate.get(id(s), s.result) for s in states]
         new_rate = mean_rate(after)
@@ -157,7 +154,7 @@ async def mitigate_samples(
         )
         for (state, new_sample, outcome), result in zip(changed, measured, strict=True):
             state.measure_usage = state.measure_usage + result.usage
-            if id(state) in unmeasured:
+            if result.error:
                 state.error = f"the rewrite could not be measured, the original is kept: {result.error}"
             elif kept:
                 state.sample, state.result = new_sample, result
