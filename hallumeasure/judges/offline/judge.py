@@ -159,13 +159,14 @@ def checkable_signals(sample: Sample, claims: Sequence[Claim]) -> list[tuple[Cla
     return out
 
 
-def odds(p: float, threshold: float) -> str:
-    """The claim's probability beside the judge's threshold, so that a reason says which side decided it."""
+def odds(p: float, threshold: float, *, then: str = "") -> str:
+    """The claim's probability beside the judge's threshold, so that a reason says which side decided it;
+    ``then`` adds what decided it besides."""
     side = "under" if p < threshold else "at or over"
     digits = 2  # more where two would print 0.65 "under the 0.65"
     while digits < 6 and p != threshold and f"{p:.{digits}f}" == f"{threshold:.{digits}f}":
         digits += 1
-    return f"(P(unsupported) = {p:.{digits}f}, {side} the {threshold:.2f} that flags a claim)"
+    return f"(P(unsupported) = {p:.{digits}f}, {side} the {threshold:.2f} that flags a claim{then})"
 
 
 def supported_verdict(claim_id: str, judge: str, reason: str, p: float, threshold: float) -> ClaimVerdict:
@@ -184,9 +185,7 @@ def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float, 
 
     A definite mismatch (a number or name the source contradicts) flags the claim under the threshold too."""
     label, subtype, reason, subtype_reason = explain(signals)
-    note = odds(p, threshold)
-    if p < threshold:
-        note = note[:-1] + "; flagged for the definite mismatch)"
+    note = odds(p, threshold, then="; flagged for the definite mismatch" if p < threshold else "")
     return ClaimVerdict(
         claim_id=claim_id,
         judge=judge,
