@@ -192,7 +192,7 @@ class _Checker:
         self.extractor, self.judge, self.policy, self.sources, self.limits = extractor, judge, policy, sources, limits
 
     async def check(self, sample: Sample) -> Result:
-        from hallumeasure.pipeline.run import measure_sample
+        from hallumeasure.pipeline.judging import measure_sample
 
         result = await measure_sample(
             sample, self.extractor, self.judge, self.policy, sources=self.sources, limits=self.limits

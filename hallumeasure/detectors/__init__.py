@@ -12,22 +12,14 @@ plugins add theirs under the ``hallumeasure.detectors`` entry-point group:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from hallumeasure.core.labels import Policy
-from hallumeasure.core.types import Mode, RunManifest
-from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge, StageRequest
-from hallumeasure.models.model import Model
-from hallumeasure.registry import PartKind, registry
+from hallumeasure.core.types import Mode
+from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.pipeline.measurement import Measurement, ModelFor, measure_settings, policy_values
 
-ModelFor = Callable[[str], Model]
-
-
-def _default_models() -> ModelFor:
-    from hallumeasure.models.factory import ModelFactory, ModelOptions
-
-    return ModelFactory(ModelOptions(no_cache=True))
+__all__ = ["ModelFor", "build_stages"]
 
 
 def build_stages(
@@ -36,66 +28,22 @@ def build_stages(
     extractor: str = "offline",
     judge: str = "offline",
     mode: Mode = Mode.COT_ONE,
-    first_pass: str = "offline",
+    first_pass: str | None = None,
     policy: Policy | None = None,
-    threshold: float | None = 0.5,
-    flip_no_problem: bool = True,
+    threshold: float | None = None,
     model_for: ModelFor | None = None,
 ) -> tuple[ClaimExtractor, ClaimJudge]:
-    """The extractor and judge of the registered ``detector``; ``model_for(spec)`` gives an LLM spec's model.
+    """The extractor and judge of the registered ``detector``, built as ``measure`` builds them (``Measurement``).
 
-    Pass one ``model_for`` that returns the same ``Model`` for the same spec (a ``ModelFactory``) to share a
-    cache and usage between stages; without one, models are built without a request cache.
+    ``model_for(spec)`` gives an LLM spec's model: pass one that returns the same ``Model`` for the same spec (a
+    ``ModelFactory``) to share a cache and usage between stages; without one, models are built without a request
+    cache. ``first_pass`` and ``threshold`` are the cascade's (offline and 0.5 when not given).
     """
-    request = StageRequest(
-        model_for=model_for or _default_models(),
-        extractor=extractor,
-        judge=judge,
-        mode=Mode(mode),
-        first_pass=first_pass,
-        policy=policy,
-        threshold=threshold,
-        flip_no_problem=flip_no_problem,
-    )
-    stages = registry().part(PartKind.DETECTOR, detector).load()(request)
-    return stages[0], stages[1]
+    from hallumeasure.models.factory import ModelFactory, ModelOptions
 
-
-def stages_from_manifest(
-    manifest: RunManifest, *, model_for: ModelFor | None = None
-) -> tuple[ClaimExtractor, ClaimJudge]:
-    """Rebuild the extractor and judge that measured a run, from its manifest."""
-    judge_settings: dict[str, Any] = manifest.settings.get("judge", {}) or {}
-    model_for = model_for or _default_models()
-    if manifest.detector == "cascade":
-        return build_stages(
-            "cascade",
-            extractor=manifest.extractor,
-            judge=judge_settings["model"],
-            mode=manifest.mode,
-            first_pass=judge_settings["first_pass"],
-            policy=manifest.policy,
-            threshold=judge_settings.get("threshold", 0.5),
-            flip_no_problem=judge_settings.get("flip_no_problem", True),
-            model_for=model_for,
-        )
-    if manifest.detector == "conli":
-        return build_stages("conli", judge=judge_settings.get("nli", manifest.judge), model_for=model_for)
-    votes = judge_settings.get("votes")
-    if votes:  # repeats or a panel: the same judges, repeats and rule
-        from hallumeasure.judges.build import build_extractor
-        from hallumeasure.judges.votes import build_voting_judge
-
-        request = StageRequest(model_for=model_for)
-        extractor = build_extractor(manifest.extractor, model=request.model(manifest.extractor))
-        return extractor, build_voting_judge(
-            votes["judges"],
-            manifest.mode,
-            repeats=votes["repeats"],
-            rule=votes["rule"],
-            policy=manifest.policy,
-            model_for=model_for,
-        )
-    return build_stages(
-        manifest.detector, extractor=manifest.extractor, judge=manifest.judge, mode=manifest.mode, model_for=model_for
-    )
+    values: dict[str, Any] = {"detector": detector, "extractor": extractor, "judge": [judge], "mode": Mode(mode)}
+    values |= {"first_pass": first_pass, "flag_threshold": threshold}
+    if policy is not None:
+        values |= policy_values(policy)
+    stages = Measurement(measure_settings(values)).stages(models=model_for or ModelFactory(ModelOptions(no_cache=True)))
+    return stages.extractor, stages.judge

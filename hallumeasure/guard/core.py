@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hallumeasure.api.check import Result, result_of
-from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import Claim, ClaimVerdict, Passage, ResponseResult, Sample
 from hallumeasure.detectors.rewrite import Issue, build_rewriter
@@ -32,9 +31,10 @@ from hallumeasure.guard.telemetry import GuardTelemetry
 from hallumeasure.judges.protocols import Judgement, model_to_close
 from hallumeasure.models.factory import ModelFactory, ModelOptions
 from hallumeasure.models.model import failed_attempts
+from hallumeasure.pipeline.judging import Judged, judge_sample
+from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import run_sync
-from hallumeasure.sources.evidence import verified
 
 
 class PassageIn(BaseModel):
@@ -101,17 +101,6 @@ class CheckResult(Result):
     fallback: str | None = None
 
 
-class Judged(BaseModel):
-    """The fast path's work on one response: its claims, the judge's verdicts (as given, and checked against
-    the source) and score. It pickles, so a judge worker process can hand it back to the server."""
-
-    claims: list[Claim]
-    judgement: Judgement | None = None
-    verdicts: list[ClaimVerdict] = Field(default_factory=list)
-    extraction_error: str | None = None
-    latency_ms: dict[str, float] = Field(default_factory=dict)
-
-
 #: How a check gets its fast path: ``Guard.judged`` in process, or a judge worker process in the server.
 JudgeCall = Callable[[Sample, int], Awaitable[Judged]]
 
@@ -130,9 +119,15 @@ class Guard:
         #: Records each check as an OpenTelemetry span and metrics (``guard/telemetry.py``, the otel extra).
         self.telemetry = telemetry
         # The same settings model, validation and stage building as hallumeasure.measure and check.
-        measured = measure_settings({"judge": [self.settings.judge], "extractor": self.settings.extractor})
-        stages = Measurement(measured).stages()
+        measurement = Measurement(
+            measure_settings({"judge": [self.settings.judge], "extractor": self.settings.extractor})
+        )
+        stages = measurement.stages()
         self.extractor, self.judge, self.policy = stages.extractor, stages.judge, stages.policy
+        #: How sources and citation markers are read: as ``measure`` and ``check`` read them.
+        self.sources = measurement.sources
+        #: The claim limit is checked by the judging path (a 413 here); the rest before the work is queued.
+        self.limits = WorkLimits(max_claims=self.settings.max_claims)
         # The LLM steps answer live traffic under a deadline: their models read and write no request cache.
         live = ModelFactory(ModelOptions(no_cache=True))
         self.rewriter = build_rewriter(self.settings.rewriter, model_for=live)
@@ -186,31 +181,20 @@ class Guard:
             raise WorkLimitError("response characters", size, self.settings.max_response_chars, "max_response_chars")
 
     async def judged(self, sample: Sample, claims_from: int = 0) -> Judged:
-        """Extract and judge ``sample``'s claims (those starting at or after character ``claims_from``),
-        within the work limits. This is the CPU-bound part that the server runs in a worker process."""
+        """``sample`` through the one judging path (``pipeline.judging``), within the guard's work limits; only
+        the claims starting at or after character ``claims_from`` are judged. This is the CPU-bound part that
+        the server runs in a worker process."""
         self.check_size(sample)
         sentences = len(split_sentences(sample.response))
         if sentences > self.settings.max_sentences:
             raise WorkLimitError("response sentences", sentences, self.settings.max_sentences, "max_sentences")
-        started = time.perf_counter()
-        extraction = await self.extractor.extract(sample)
-        latency = {"extract": _ms_since(started)}
-        claims = (
-            [c for c in extraction.claims if _starts_in(c.spans, claims_from)] if claims_from else extraction.claims
+        judged = await judge_sample(
+            sample, self.extractor, self.judge, sources=self.sources, limits=self.limits, claims_from=claims_from
         )
-        if len(claims) > self.settings.max_claims:
-            raise WorkLimitError("claims in the response", len(claims), self.settings.max_claims, "max_claims")
-        at = time.perf_counter()
-        judgement = await self.judge.judge(sample, claims) if claims else None
-        latency["judge"] = _ms_since(at)
-        verdicts = [verified(sample, v) for v in (judgement.verdicts if judgement is not None else [])]
-        return Judged(
-            claims=list(claims),
-            judgement=judgement,
-            verdicts=verdicts,
-            extraction_error=extraction.error,
-            latency_ms=latency,
-        )
+        if judged.over_limit is not None:
+            hit = judged.over_limit
+            raise WorkLimitError("claims in the response", hit.size, hit.limit, hit.setting)
+        return judged
 
     async def run(
         self, request: CheckRequest, request_id: str | None = None, *, judge_with: JudgeCall | None = None
@@ -222,23 +206,16 @@ class Guard:
         sample = request.sample()
         fast = await (judge_with or self.judged)(sample, 0)
         latency = dict(fast.latency_ms)
-        claims, judgement, verdicts = fast.claims, fast.judgement, fast.verdicts
+        claims, verdicts = list(fast.claims), list(fast.verdicts)
         explained, fallback = False, None
-        if self.explainer is not None and judgement is not None:
+        if self.explainer is not None and fast.judgement is not None and claims:
             at = time.perf_counter()
-            explained_verdicts, fallback, asked = await self._explain(sample, claims, judgement)
-            verdicts = [verified(sample, v) for v in explained_verdicts]
+            explained_verdicts, fallback, asked = await self._explain(fast.shown_sample, claims, fast.judgement)
+            if asked and fallback is None:
+                verdicts = fast.finished(explained_verdicts)
             explained = asked and fallback is None
             latency["explain"] = _ms_since(at)
-        result = summarise_response(
-            sample,
-            claims,
-            verdicts,
-            self.policy,
-            score=judgement.score if judgement is not None else None,
-            error=fast.extraction_error,
-            decidable=judgement.decidable if judgement is not None else None,
-        )
+        result = fast.result(self.policy, verdicts)
         decision, rewritten, rewrite_fallback = await self._decide(sample, claims, verdicts, result, resolved, latency)
         fallback = fallback or rewrite_fallback
         if fallback is not None and self.settings.on_llm_failure is FailMode.CLOSED and result.hallucinated:
@@ -369,10 +346,6 @@ class _Replay:
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
         return self.known
-
-
-def _starts_in(spans: Sequence[Any], start: int) -> bool:
-    return bool(spans) and spans[0].start >= start
 
 
 def _short(exc: BaseException) -> str:

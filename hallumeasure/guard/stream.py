@@ -26,7 +26,8 @@ from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.spans import unsupported_spans
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import Claim, Sample, Span
-from hallumeasure.guard.core import CheckRequest, CheckResult, Guard, Judged
+from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
+from hallumeasure.pipeline.judging import Judged
 
 #: Sentences before the one being judged that its extraction sees (for pronouns and ellipsis).
 WINDOW_SENTENCES = 2
@@ -99,7 +100,7 @@ async def sentence_event(
     claims = [_shifted(c, begin) for c in judged.claims]
     found = result_of(
         text,
-        summarise_response(sample, claims, judged.verdicts, guard.policy),
+        summarise_response(sample, claims, list(judged.verdicts), guard.policy),
         guard.policy,
         judge=guard.judge.name,
         extractor=guard.extractor.name,

@@ -23,8 +23,9 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from hallumeasure.core.types import Sample
-from hallumeasure.guard.core import Guard, Judged
+from hallumeasure.guard.core import Guard
 from hallumeasure.guard.settings import GuardSettings
+from hallumeasure.pipeline.judging import Judged
 
 log = logging.getLogger("hallumeasure.guard")
 

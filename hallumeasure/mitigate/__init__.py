@@ -45,9 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from hallumeasure.core.errors import ConfigError, RunStoreError
-from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import Claim, ResponseResult, RunManifest, Sample, Usage
-from hallumeasure.detectors import ModelFor, stages_from_manifest
 from hallumeasure.detectors.rewrite import Rewriter
 from hallumeasure.judges.protocols import (
     ClaimExtractor,
@@ -68,6 +66,7 @@ from hallumeasure.mitigate.render import (
 )
 from hallumeasure.mitigate.report import MitigationReport, ResponseMitigation, RoundSummary
 from hallumeasure.mitigate.rounds import MitigationOutcome, mitigate_samples, unsupported_issues
+from hallumeasure.pipeline.measurement import Measurement, ModelFor
 from hallumeasure.pipeline.run import close_stage_models, run_measurement, run_sync
 from hallumeasure.runs.store import MANIFEST, RunStore, existing_run_error
 
@@ -158,9 +157,10 @@ def mitigate_run(
 ) -> MitigationReport:
     """Rewrite the unsupported responses of ``run_dir``, measure them, write the new run and its report to ``out``.
 
-    ``extractor`` and ``judge`` default to the source run's stages, rebuilt from its manifest
-    (``model_for(spec)`` supplies their models; see ``detectors.stages_from_manifest``).
-    The models of the stages and the rewriter are closed at the end.
+    The rewrites are measured as the source run was: its stages, policy, source options and work limits are
+    rebuilt from the settings its manifest records (``Measurement.of_run``), and the new run's manifest records
+    them again. ``extractor`` and ``judge`` replace the rebuilt stages when given; ``model_for(spec)`` supplies
+    their models. The models of the stages and the rewriter are closed at the end.
     """
     out = Path(out)
     if out.resolve() == Path(run_dir).resolve():
@@ -168,10 +168,13 @@ def mitigate_run(
     if (out / MANIFEST).exists():
         raise existing_run_error(out, resumable=False)
     manifest, pairs = read_source(run_dir)
+    measurement = Measurement.of_run(manifest)
     if extractor is None or judge is None:
-        built_extractor, built_judge = stages_from_manifest(manifest, model_for=model_for)
-        extractor, judge = extractor or built_extractor, judge or built_judge
-    outcome = run_sync(_mitigate_and_close(pairs, rewriter, extractor, judge, manifest.policy, rounds, concurrency))
+        built = measurement.stages(models=model_for)
+        extractor, judge = extractor or built.extractor, judge or built.judge
+    outcome = run_sync(
+        _mitigate_and_close(pairs, rewriter, extractor, judge, measurement, rounds=rounds, concurrency=concurrency)
+    )
     spent = {state.original.id: state for state in outcome.states}
     # The new run carries what this mitigation spent on measuring; copied responses cost nothing.
     replayed = {sid: st.result.model_copy(update={"usage": st.measure_usage}) for sid, st in spent.items()}
@@ -184,10 +187,12 @@ def mitigate_run(
         mode=manifest.mode,
         input_sha256=_samples_sha256(outcome.samples),
         input_path=None,
-        policy=manifest.policy,
+        policy=measurement.policy,
         concurrency=concurrency,
         detector=manifest.detector,
+        sources=measurement.sources,
         settings={
+            "effective": measurement.settings.model_dump(mode="json"),
             "mitigated_from": {
                 "run": str(run_dir),
                 "run_id": manifest.run_id,
@@ -225,11 +230,22 @@ async def _mitigate_and_close(
     rewriter: Rewriter,
     extractor: ClaimExtractor,
     judge: ClaimJudge,
-    policy: Policy,
+    measurement: Measurement,
+    *,
     rounds: int,
     concurrency: int,
 ) -> MitigationOutcome:
     try:
-        return await mitigate_samples(pairs, rewriter, extractor, judge, policy, rounds=rounds, concurrency=concurrency)
+        return await mitigate_samples(
+            pairs,
+            rewriter,
+            extractor,
+            judge,
+            measurement.policy,
+            rounds=rounds,
+            concurrency=concurrency,
+            sources=measurement.sources,
+            limits=measurement.limits,
+        )
     finally:
         await close_stage_models(extractor, judge, rewriter)

@@ -14,6 +14,7 @@ from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.mitigate.report import RoundSummary
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.run import measure_samples
+from hallumeasure.sources.rag import SourceOptions
 
 
 @dataclass
@@ -95,8 +96,15 @@ async def mitigate_samples(
     *,
     rounds: int = 1,
     concurrency: int = 4,
+    sources: SourceOptions | None = None,
+    limits: WorkLimits | None = None,
 ) -> MitigationOutcome:
-    """Rewrite and re-measure in memory, round by round (see the module docstring for when it stops)."""
+    """Rewrite and re-measure in memory, round by round (see the module docstring for when it stops).
+
+    The rewrites are measured through the one judging path with ``sources`` (how the source run read its
+    sources and citations) and ``limits`` (measure's defaults unless given: a rewrite is untrusted model
+    output, and one that balloons is an error row, not an hour of judging).
+    """
     if rounds < 1:
         raise ConfigError(f"rounds must be at least 1, got {rounds}")
     states = [SampleState(original=s, original_result=r, sample=s, result=r) for s, r in pairs]
@@ -122,14 +130,14 @@ async def mitigate_samples(
                 state.error = outcome.error or "the rewriter gave no text"
             elif outcome.text != state.sample.response:
                 changed.append((state, state.sample.model_copy(update={"response": outcome.text}), outcome))
-        # a rewrite is untrusted model output: one that balloons is an error row, not an hour of judging
         measured = await measure_samples(
             [new for _, new, _ in changed],
             extractor,
             judge,
             policy,
             concurrency=concurrency,
-            limits=WorkLimits.defaults(),
+            sources=sources,
+            limits=limits or WorkLimits.defaults(),
         )
         # A rewrite that could not be measured (an error row: over a work limit, a judge that failed) never
         # replaces the original: its missing rate would drop out of the mean and look like a gain.

@@ -25,6 +25,21 @@ OVER_LIMIT = "not judged: "
 
 
 @dataclass(frozen=True)
+class LimitHit:
+    """A response over a work limit: what was measured, its size, the limit and the setting that raises it."""
+
+    what: str
+    size: int
+    limit: int
+    setting: str
+
+    @property
+    def message(self) -> str:
+        """The error row's text: the limit, the size, and each way to raise it."""
+        return over_limit(f"{self.size:,} {self.what}", self.limit, self.setting, self.size)
+
+
+@dataclass(frozen=True)
 class WorkLimits:
     """The per-response limits of a run; 0 (or None) lifts a limit."""
 
@@ -36,18 +51,23 @@ class WorkLimits:
         """The limits ``measure`` applies unless told otherwise."""
         return cls(MAX_RESPONSE_CHARS, MAX_CLAIMS)
 
-    def response_error(self, response: str) -> str | None:
-        """Why ``response`` is not judged, or None when it is within ``max_response_chars``."""
+    def response_hit(self, response: str) -> LimitHit | None:
+        """The limit ``response`` is over, or None when it is within ``max_response_chars``."""
         size = len(response)
         if not self.max_response_chars or size <= self.max_response_chars:
             return None
-        return over_limit(f"{size:,} characters in the response", self.max_response_chars, "max_response_chars", size)
+        return LimitHit("characters in the response", size, self.max_response_chars, "max_response_chars")
 
-    def claims_error(self, n_claims: int) -> str | None:
-        """Why a response of ``n_claims`` claims is not judged, or None when it is within ``max_claims``."""
+    def claims_hit(self, n_claims: int) -> LimitHit | None:
+        """The limit a response of ``n_claims`` claims is over, or None when it is within ``max_claims``."""
         if not self.max_claims or n_claims <= self.max_claims:
             return None
-        return over_limit(f"{n_claims:,} claims extracted from the response", self.max_claims, "max_claims", n_claims)
+        return LimitHit("claims extracted from the response", n_claims, self.max_claims, "max_claims")
+
+    def response_error(self, response: str) -> str | None:
+        """Why ``response`` is not judged, or None when it is within ``max_response_chars``."""
+        hit = self.response_hit(response)
+        return hit.message if hit is not None else None
 
 
 def over_limit(what: str, limit: int, setting: str, size: int) -> str:

@@ -32,6 +32,7 @@ from hallumeasure.judges.protocols import (
 )
 from hallumeasure.models.batch import BatchProgress
 from hallumeasure.models.factory import BatchOptions, ModelFactory, ModelOptions
+from hallumeasure.models.model import Model
 from hallumeasure.pipeline.limits import LIMIT_SETTINGS, WorkLimits
 from hallumeasure.pipeline.settings import MeasureSettings, error_message, read_config
 from hallumeasure.registry import PartKind, registry
@@ -81,6 +82,16 @@ def policy_of(settings: MeasureSettings) -> Policy:
     )
 
 
+def policy_values(policy: Policy) -> dict[str, Any]:
+    """The ``MeasureSettings`` values of a counting policy (``policy_of`` turns them back into it)."""
+    return {
+        "unsupported_labels": ",".join(sorted(label.value for label in policy.unsupported_labels)),
+        "unevaluatable": policy.unevaluatable.value,
+        "min_unsupported_claims": policy.min_unsupported_claims,
+        "min_unsupported_rate": policy.min_unsupported_rate,
+    }
+
+
 def sources_of(settings: MeasureSettings) -> SourceOptions:
     """How sources are cut and citations read; a citation pattern that does not compile is a ``ConfigError``."""
     from hallumeasure.sources.citations import compile_patterns
@@ -122,14 +133,67 @@ def model_options(
     )
 
 
+#: Gives the one ``Model`` of an LLM spec (a ``ModelFactory``, or a test's scripted models).
+ModelFor = Callable[[str], Model]
+
+
 @dataclass
 class Stages:
-    """The built stages of a run: extractor, judge, counting policy, and the factory that made their models."""
+    """The built stages of a run: extractor, judge, counting policy, and what made their models."""
 
     extractor: ClaimExtractor
     judge: ClaimJudge
     policy: Policy
-    models: ModelFactory
+    models: ModelFor
+
+
+def recorded_settings(manifest: RunManifest) -> MeasureSettings:
+    """The settings that measured a stored run: those its manifest records as ``effective``.
+
+    A run stored before they were recorded (or made by ``mitigate`` or ``monitor`` then) has them rebuilt from
+    the manifest's stages, policy and source settings. A re-measure runs live, so batch mode is off.
+    """
+    effective = manifest.settings.get("effective")
+    values: dict[str, Any] = dict(effective) if isinstance(effective, Mapping) else _settings_of_stages(manifest)
+    values["batch"] = False
+    try:
+        return MeasureSettings.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(f"the run {manifest.run_id} records settings that no longer validate: {exc}") from None
+
+
+def _settings_of_stages(manifest: RunManifest) -> dict[str, Any]:
+    """``MeasureSettings`` values from a manifest's stages, policy and source settings (runs stored before the
+    effective settings were recorded)."""
+    from hallumeasure.sources.citations import DEFAULT_PATTERNS
+    from hallumeasure.sources.retrieval import context_budget
+
+    recorded: dict[str, Any] = manifest.settings
+    judge: dict[str, Any] = recorded.get("judge") or {}
+    values: dict[str, Any] = {"detector": manifest.detector, "extractor": manifest.extractor, "mode": manifest.mode}
+    votes = judge.get("votes")
+    if manifest.detector == "cascade":
+        values |= {
+            "judge": [judge["model"]],
+            "first_pass": judge.get("first_pass"),
+            "flag_threshold": judge.get("threshold"),
+        }
+    elif manifest.detector == "conli":
+        values["judge"] = [judge.get("nli", manifest.judge)]
+    elif votes:  # repeats or a panel: the same judges, repeats and rule
+        values |= {"judge": list(votes["judges"]), "repeats": votes["repeats"], "panel_rule": votes["rule"]}
+    else:
+        values["judge"] = [manifest.judge]
+    values |= policy_values(manifest.policy)
+    sources: dict[str, Any] = recorded.get("sources") or {}
+    budget = sources.get("context_budget_tokens")
+    if budget is not None and budget != context_budget(values["judge"][0]):  # given, not the judge's window
+        values["max_context_tokens"] = budget
+    patterns = sources.get("citation_patterns")
+    if patterns is not None and tuple(patterns) != DEFAULT_PATTERNS:
+        values["citation_pattern"] = list(patterns)
+    values["user_turns"] = bool(sources.get("user_turns", False))
+    return values
 
 
 def detector_stats(judge: ClaimJudge) -> dict[str, Any] | None:
@@ -181,6 +245,11 @@ class Measurement:
         self.limits = WorkLimits(self.settings.max_response_chars, self.settings.max_claims)
 
     @classmethod
+    def of_run(cls, manifest: RunManifest) -> Measurement:
+        """The measurement that made a stored run (``recorded_settings``): its stages, policy, sources and limits."""
+        return cls(recorded_settings(manifest))
+
+    @classmethod
     def from_values(cls, values: Mapping[str, Any], *, config: str | Path | None = None) -> Measurement:
         """Settings from ``config`` then ``values`` (keyword names of ``MeasureSettings``), validated."""
         return cls(measure_settings(values, config=config), config_file=config)
@@ -210,7 +279,7 @@ class Measurement:
         """One ``Model`` per spec, wrapped as the settings say (a batch ledger lives in ``run_dir``)."""
         return ModelFactory(model_options(self.settings, run_dir=run_dir, batch_progress=self.batch_progress))
 
-    def stages(self, run_dir: Path | None = None, *, models: ModelFactory | None = None) -> Stages:
+    def stages(self, run_dir: Path | None = None, *, models: ModelFor | None = None) -> Stages:
         """The extractor, the judge (a voting judge for repeats or a panel) and the policy of the settings."""
         from hallumeasure.judges.votes import build_voting_judge
 

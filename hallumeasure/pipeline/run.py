@@ -1,4 +1,4 @@
-"""Run the pipeline over samples: extract -> classify -> aggregate, stored as it goes, resumable.
+"""Run the pipeline over samples: each through the one judging path (``pipeline/judging.py``), stored as it goes.
 
 Nothing is lost: every sample ends as one stored result, and a sample that cannot be measured
 (extraction failed, an unexpected error) is an error row that says why. A source of any length is
@@ -11,152 +11,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hallumeasure.core.activity import Activity, at_stage
+from hallumeasure.core.activity import Activity
 from hallumeasure.core.aggregate import summarise_response, summarise_run
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
-from hallumeasure.core.spans import bounded
-from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
+from hallumeasure.core.types import Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.judges.protocols import (
-    CacheWarmingJudge,
     ClaimExtractor,
     ClaimJudge,
     ComposedStage,
-    Extraction,
-    Judgement,
     MultiPromptStage,
     PromptedStage,
-    WarmUp,
     model_to_close,
 )
-from hallumeasure.models.model import ProviderUnreachableError
+from hallumeasure.pipeline.judging import measure_sample
 from hallumeasure.pipeline.limits import OVER_LIMIT, WorkLimits
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
-from hallumeasure.sources.rag import SourceOptions, finish, prepare, shown_whole, unsourced, view
+from hallumeasure.sources.rag import SourceOptions
 from hallumeasure.version import __version__
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[ResponseResult], None]
 T = TypeVar("T")
-
-
-async def measure_sample(
-    sample: Sample,
-    extractor: ClaimExtractor,
-    judge: ClaimJudge,
-    policy: Policy,
-    *,
-    sources: SourceOptions | None = None,
-    limits: WorkLimits | None = None,
-) -> ResponseResult:
-    """Measure one sample. Failures become error rows on the result; this never raises for model trouble.
-
-    A response over a work limit (``limits``: its characters, then its claims once extracted) is an error row
-    that says which limit and how to raise it; nothing is called for it, or only the extractor.
-    Citation markers are taken out of the response the stages see (claim spans still point into it);
-    a source longer than the judge's window is cut to the chunks that matter to the claims (sources/retrieval.py);
-    quotes are checked against the full passages and citations judged (sources/rag.py).
-    """
-    sources = sources or SourceOptions()
-    limits = limits or WorkLimits()
-    too_long = limits.response_error(sample.response)
-    if too_long is not None:
-        return summarise_response(sample, [], [], policy, error=too_long)
-    warm = WarmUp()
-    started = time.perf_counter()
-    try:
-        at_stage("extracting claims")
-        prepared = prepare(sample, sources)
-        # A source cut to a view per response is not warmed: the view (the prefix its claims share) depends on
-        # the claims, and the whole source may not even fit the judge's window.
-        sourced = prepared.sample.has_source
-        extraction, warm = await _extract_and_warm_up(
-            prepared.sample,
-            extractor,
-            judge,
-            warm_cache=sourced and shown_whole(prepared.sample, judge.name, sources),
-        )
-        if extraction.error is not None:
-            return summarise_response(
-                sample, [], [], policy, usage=extraction.usage + warm.usage, error=extraction.error
-            )
-        too_many = limits.claims_error(len(extraction.claims))
-        if too_many is not None:  # before any judge call: its cost grows with the claims
-            return summarise_response(sample, [], [], policy, usage=extraction.usage + warm.usage, error=too_many)
-        # Spans point into the response as the user gave it, and never outside it, whatever the extractor said.
-        claims = bounded(prepared.restore(extraction.claims), sample.response)
-        at_stage("judging claims", claims=len(claims))
-        shown = view(prepared.sample, claims, judge.name, sources)
-        if not sourced:
-            # Nothing to check against (no context, passage, tool result or system prompt): unevaluatable,
-            # never supported, and the judge is not asked.
-            judgement = Judgement(verdicts=unsourced(claims, judge.name))
-        elif isinstance(judge, CacheWarmingJudge):
-            # the warm-up wrote the prefix of the whole source, which is what the judge is shown when nothing is cut
-            judgement = await judge.judge(shown.sample, claims, warmed=warm.ok and shown.sample is prepared.sample)
-        else:
-            judgement = await judge.judge(shown.sample, claims)
-        at_stage("checking evidence")
-        verdicts = _complete(claims, judgement.verdicts, judge.name)
-        verdicts = finish(sample, prepared, shown, claims, verdicts)
-    except ProviderUnreachableError:
-        raise  # a wrong endpoint: stop the run rather than store an error row per sample
-    except Exception as exc:
-        log.exception("sample %s failed", sample.id)
-        return summarise_response(sample, [], [], policy, usage=warm.usage, error=f"{type(exc).__name__}: {exc}")
-    result = summarise_response(
-        sample,
-        claims,
-        verdicts,
-        policy,
-        score=judgement.score,
-        usage=extraction.usage + warm.usage + judgement.usage,
-        decidable=judgement.decidable,
-    )
-    log.debug(
-        "sample %s: %d claims, %d unsupported, %d error rows in %.2f s",
-        sample.id,
-        result.n_claims,
-        result.n_unsupported,
-        result.n_errors,
-        time.perf_counter() - started,
-    )
-    return result.model_copy(update={"votes": judgement.votes}) if judgement.votes else result
-
-
-async def _extract_and_warm_up(
-    sample: Sample, extractor: ClaimExtractor, judge: ClaimJudge, *, warm_cache: bool = True
-) -> tuple[Extraction, WarmUp]:
-    """Extract the claims; meanwhile the judge writes the prompt-cache prefix they will share, if it can.
-
-    Both are awaited, so the claims fan out only once the prefix is readable (the warm-up asks for
-    one output token and is usually back before the extraction).
-    """
-    warm_up = judge.warm_up(sample) if warm_cache and isinstance(judge, CacheWarmingJudge) else None
-    if warm_up is None:
-        return await extractor.extract(sample), WarmUp()
-    extraction, warm = await asyncio.gather(extractor.extract(sample), warm_up, return_exceptions=True)
-    if isinstance(extraction, BaseException):
-        raise extraction
-    return extraction, warm if isinstance(warm, WarmUp) else WarmUp()
-
-
-def _complete(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], judge_name: str) -> list[ClaimVerdict]:
-    """One verdict per claim in claim order; a judge that skipped a claim yields an explicit error row."""
-    by_id = {v.claim_id: v for v in verdicts}
-    return [
-        by_id.get(c.id) or ClaimVerdict(claim_id=c.id, judge=judge_name, error="the judge returned no verdict")
-        for c in claims
-    ]
 
 
 async def measure_samples(

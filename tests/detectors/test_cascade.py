@@ -10,13 +10,13 @@ from detectors.example_runs import measure_examples
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.types import Claim, ClaimVerdict, Sample
-from hallumeasure.detectors import build_stages, stages_from_manifest
+from hallumeasure.detectors import build_stages
 from hallumeasure.detectors.cascade import FLIPPED_NOTE, CascadeJudge
 from hallumeasure.detectors.scripted import scripted_responder
 from hallumeasure.judges.protocols import Judgement
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.measurement import save_detector_stats
+from hallumeasure.pipeline.measurement import Measurement, save_detector_stats
 from hallumeasure.runs.run import load_run
 
 SAMPLE = Sample(id="s", context="Some context.", response="unused")
@@ -165,14 +165,14 @@ def test_cascade_run_on_the_examples_records_its_stats(tmp_path):
     assert 0 < stats["flagged"] < n_claims and stats["feedback_no_problem_found"] > 0
     explain_requests = [r for r in model.api.requests if r.tool.name == "record_explanation"]
     assert len(explain_requests) == stats["llm_requests"] == stats["flagged"]
-    _, rebuilt = stages_from_manifest(data.manifest, model_for=lambda spec: model)
+    rebuilt = Measurement.of_run(data.manifest).stages(models=lambda spec: model).judge
     assert isinstance(rebuilt, CascadeJudge) and rebuilt.name == judge.name
 
 
 def test_the_cascade_needs_an_llm_reasoner():
     with pytest.raises(ConfigError, match="needs an LLM"):
         build_stages("cascade", judge="offline")
-    with pytest.raises(ConfigError, match="unknown detector"):
+    with pytest.raises(ConfigError, match="detector must be one of"):
         build_stages("ensemble")
 
 

@@ -10,14 +10,14 @@ from detectors.example_runs import measure_examples
 
 from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.types import ClaimVerdict, Sample
-from hallumeasure.detectors import build_stages, stages_from_manifest
+from hallumeasure.detectors import build_stages
 from hallumeasure.detectors.conli import ConliJudge, LLMNliJudge, OfflineNliJudge, SentenceExtractor
 from hallumeasure.detectors.entities import EntityKind, appears_in, find_entities
 from hallumeasure.detectors.scripted import scripted_responder
 from hallumeasure.judges.protocols import Judgement
 from hallumeasure.models.fake import FakeAPI, prompt_blocks
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.measurement import save_detector_stats
+from hallumeasure.pipeline.measurement import Measurement, save_detector_stats
 from hallumeasure.runs.run import load_run
 
 SAMPLE = Sample(
@@ -222,7 +222,8 @@ def test_conli_run_on_the_examples_is_a_normal_run(tmp_path):
     assert harbor_b.verdicts[0].subtype == Subtype.NUMBER  # 2.4 vs 4.2 million euros, caught by the re-check
     assert set(data.claims["label"]) <= {label.value for label in Label}
     # The manifest is enough to rebuild the same stages (mitigation relies on this).
-    rebuilt_extractor, rebuilt_judge = stages_from_manifest(data.manifest, model_for=lambda spec: model)
+    rebuilt = Measurement.of_run(data.manifest).stages(models=lambda spec: model)
+    rebuilt_extractor, rebuilt_judge = rebuilt.extractor, rebuilt.judge
     assert isinstance(rebuilt_judge, ConliJudge) and rebuilt_judge.name == "fake:scripted"
     assert isinstance(rebuilt_extractor, SentenceExtractor)
 

@@ -23,6 +23,7 @@ from hallumeasure.guard import Guard, GuardSettings
 from hallumeasure.guard.app import create_app
 from hallumeasure.guard.stream import SentenceStream
 from hallumeasure.judges.protocols import Judgement
+from hallumeasure.models.model import ProviderUnreachableError
 
 CONTEXT = "The Kessler Public Library opens at 9 a.m. and closes at 9 p.m. on weekdays. It holds 120,000 books."
 
@@ -313,21 +314,37 @@ def test_errors_name_the_field_never_the_input() -> None:
 class _FailingJudge:
     name = "failing"
 
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
     def settings(self) -> dict[str, Any]:
         return {}
 
     async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
-        raise RuntimeError("boom with request text: It holds 120,000 books.")
+        raise self.error
 
 
 def test_a_500_is_counted_in_the_metrics() -> None:
+    """A judge whose provider cannot be reached at all stops the check (as it stops a run): a 500, counted."""
     guard = Guard()
-    guard.judge = _FailingJudge()  # type: ignore[assignment]
+    guard.judge = _FailingJudge(ProviderUnreachableError("boom with request text: It holds 120,000 books."))  # type: ignore[assignment]
     with served(GuardSettings(judge_workers=0), guard) as base:
         r = httpx.post(f"{base}/v1/check", json={"response": "It holds 120,000 books.", "context": CONTEXT}, timeout=10)
         metrics = httpx.get(f"{base}/metrics", timeout=5).text
     assert r.status_code == 500 and "120,000" not in r.text
     assert 'hallumeasure_guard_requests_total{endpoint="/v1/check",status="500"} 1.0' in metrics
+
+
+def test_a_judge_that_fails_on_one_response_is_an_error_row_flagged_as_check_gives_it() -> None:
+    """The guard judges through the same path as ``check``: a judge failure is an error row, and the guard flags
+    the response rather than pass it."""
+    guard = Guard()
+    guard.judge = _FailingJudge(RuntimeError("the judge broke"))  # type: ignore[assignment]
+    with served(GuardSettings(judge_workers=0), guard) as base:
+        r = httpx.post(f"{base}/v1/check", json={"response": "It holds 120,000 books.", "context": CONTEXT}, timeout=10)
+    body = r.json()
+    assert r.status_code == 200 and body["decision"] == "flag"
+    assert body["hallucinated"] is None and body["error"] == "RuntimeError: the judge broke"
 
 
 def test_a_stream_judges_a_window_not_the_whole_text_again() -> None:

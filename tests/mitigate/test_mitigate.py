@@ -25,6 +25,7 @@ from hallumeasure.models.model import Model
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.runs.inputs import load_samples
 from hallumeasure.runs.run import load_run
+from hallumeasure.runs.store import RunStore
 
 CONTEXT = "Alpha is red. Beta is blue. Delta has 40 rooms."
 
@@ -457,3 +458,28 @@ def test_an_emptied_response_is_counted_apart_not_as_mitigated(source, tmp_path)
     assert "2** of 3 hallucinated responses lost every checkable claim (not counted as mitigated)" in markdown
     saved = json.loads((tmp_path / "fixed" / "mitigation.json").read_text())
     assert saved["n_emptied"] == 2 and saved["clean_rate"] == 1.0
+
+
+def test_the_rewrites_are_measured_with_the_source_runs_settings(tmp_path):
+    """A run measured with a context budget and user turns as sources is re-measured with the same: the
+    mitigated run's manifest records them, and each rewrite's result is what ``check`` gives it under them."""
+    import hallumeasure as h
+
+    settings = {"max_context_tokens": 40, "user_turns": True}
+    h.measure(EXAMPLES, out=tmp_path / "run", **settings)
+    report = mitigate_run(tmp_path / "run", tmp_path / "fixed", OfflineRewriter())
+    source, fixed = load_run(tmp_path / "run"), load_run(tmp_path / "fixed")
+    assert fixed.manifest.settings["sources"] == source.manifest.settings["sources"]
+    assert fixed.manifest.settings["sources"]["context_budget_tokens"] == 40
+    effective = fixed.manifest.settings["effective"]
+    assert effective["max_context_tokens"] == 40 and effective["user_turns"] is True
+    changed = [r for r in report.responses if r.final != r.original]
+    assert changed
+    with RunStore(tmp_path / "fixed") as store:
+        by_id = {s.id: s for s in store.samples()}
+        results = {r.sample_id: r for r in store.results()}
+    for response in changed:
+        sample = by_id[response.sample_id]
+        again = h.check(sample, **settings)
+        assert again.unsupported_rate == results[sample.id].unsupported_rate
+        assert [c.label for c in again.claims] == [v.label for v in results[sample.id].verdicts]

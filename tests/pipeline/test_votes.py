@@ -224,7 +224,7 @@ def test_the_demo_model_flips_some_verdicts_on_later_repeats_reproducibly():
 
 
 def test_the_stages_of_a_voted_run_are_rebuilt_with_the_same_votes(tmp_path):
-    from hallumeasure.detectors import stages_from_manifest
+    from hallumeasure.pipeline.measurement import Measurement
 
     judges = [LLMJudge(Model(FakeAPI()), Mode.COT_ONE), OfflineJudge()]
     manifest, _ = run_measurement(
@@ -235,6 +235,6 @@ def test_the_stages_of_a_voted_run_are_rebuilt_with_the_same_votes(tmp_path):
         mode=Mode.COT_ONE,
         input_sha256="x",
     )
-    _, judge = stages_from_manifest(manifest)
+    judge = Measurement.of_run(manifest).stages().judge
     assert judge.name == manifest.judge and judge.rule is PanelRule.UNANIMOUS and judge.repeats == 1
     assert judge.settings()["votes"] == manifest.settings["judge"]["votes"]

@@ -15,8 +15,9 @@ runner = CliRunner()
 
 require_nli()
 
-from hallumeasure.detectors import build_stages, stages_from_manifest  # noqa: E402
+from hallumeasure.detectors import build_stages  # noqa: E402
 from hallumeasure.judges.nli.judge import NliClaimJudge  # noqa: E402
+from hallumeasure.pipeline.measurement import Measurement  # noqa: E402
 
 SAMPLE = Sample(
     id="s1",
@@ -67,7 +68,7 @@ def test_conli_with_the_nli_model_and_its_manifest_round_trip(tmp_path):
     from hallumeasure.runs.run import load_run
 
     manifest = load_run(tmp_path / "conli").manifest
-    _, rebuilt = stages_from_manifest(manifest)
+    rebuilt = Measurement.of_run(manifest).stages().judge
     assert rebuilt.nli.sentence_judge.name == "nli" and rebuilt.name == "nli"
 
 
