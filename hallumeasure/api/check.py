@@ -33,6 +33,7 @@ from hallumeasure.core.types import Evidence, Passage, ResponseResult, Sample, U
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
+from hallumeasure.pipeline.run import close_stage_models
 from hallumeasure.runs.messages import MessagesError, read_conversation
 from hallumeasure.sources.rag import SourceOptions
 
@@ -243,9 +244,11 @@ def _checker(values: dict[str, Any]) -> _Checker:
 
 
 def forget_stages() -> None:
-    """Close and drop every kept stage (they are built again on the next call)."""
-    from hallumeasure.pipeline.run import close_stage_models
+    """Close and drop every kept stage (they are built again on the next call).
 
+    It runs at interpreter exit too, so it imports nothing: an import then can fail ("can't register atexit
+    after shutdown") and print a traceback after a program that ended cleanly.
+    """
     with _lock:
         kept = list(_checkers.values())
         _checkers.clear()

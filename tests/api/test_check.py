@@ -117,3 +117,21 @@ def test_result_html_escapes_the_response():
     result = hallumeasure.check("The bridge is <script>alert(1)</script> km long.", context=CONTEXT)
     html = result._repr_html_()
     assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_a_check_that_fails_on_a_bad_option_leaves_a_quiet_interpreter_exit() -> None:
+    """The kept stages are closed at exit without importing anything (an import then fails and prints)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import hallumeasure as h\n"
+        "from hallumeasure.core.errors import ConfigError\n"
+        "try:\n"
+        "    h.check('It is 5 km long.', context='It is 5 km long.', judge='offline?no_such_option=1')\n"
+        "except ConfigError as exc:\n"
+        "    print('refused:', exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "refused:" in done.stdout, done.stderr
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
