@@ -5,10 +5,10 @@ and kept, so a keyless judge loads its model once and an LLM judge keeps its con
 request cache. They are kept together with the provider environment they were built under (endpoint
 and key variables, hashed), and built again when it changes.
 
-Kept stages all run on one private event loop on a daemon thread, because an LLM client belongs to
-the loop it was opened on: ``check`` hands the coroutine to that loop and waits, ``acheck`` awaits it
-from the caller's loop. Neither runs or patches the caller's loop, so both work from a script, a
-notebook and an async app alike.
+Kept stages all run on the package's kept event loop on a daemon thread (``pipeline.run.kept_loop``),
+because an LLM client belongs to the loop it was opened on: ``check`` hands the coroutine to that loop
+and waits, ``acheck`` awaits it from the caller's loop. Neither runs or patches the caller's loop, so
+both work from a script, a notebook and an async app alike.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Coroutine, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from markupsafe import Markup
@@ -33,7 +32,7 @@ from hallumeasure.core.types import Evidence, Passage, ResponseResult, Sample, U
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
-from hallumeasure.pipeline.run import close_stage_models
+from hallumeasure.pipeline.run import close_stage_models, on_kept_loop
 from hallumeasure.runs.messages import MessagesError, read_conversation
 from hallumeasure.sources.rag import SourceOptions
 
@@ -204,21 +203,6 @@ class _Checker:
 _lock = threading.Lock()
 _building = threading.Lock()
 _checkers: dict[str, _Checker] = {}
-_loop: asyncio.AbstractEventLoop | None = None
-
-
-def _private_loop() -> asyncio.AbstractEventLoop:
-    global _loop
-    with _lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="hallumeasure-check", daemon=True).start()
-            _loop = loop
-        return _loop
-
-
-def _submit(coro: Coroutine[Any, Any, Result]) -> Future[Result]:
-    return asyncio.run_coroutine_threadsafe(coro, _private_loop())
 
 
 def _environment() -> str:
@@ -252,10 +236,9 @@ def forget_stages() -> None:
     with _lock:
         kept = list(_checkers.values())
         _checkers.clear()
-        loop = _loop
-    if loop is not None and not loop.is_closed() and kept:
+    if kept:  # they were built, so the kept loop runs
         stages = [stage for c in kept for stage in (c.extractor, c.judge)]
-        asyncio.run_coroutine_threadsafe(close_stage_models(*stages), loop).result(timeout=30)
+        on_kept_loop(close_stage_models(*stages)).result(timeout=30)
 
 
 atexit.register(forget_stages)
@@ -331,7 +314,7 @@ def check(
     """
     sample = _sample(response, context, passages, question, messages)
     checker = _checker(dict(settings, judge=judge, extractor=extractor, mode=mode))
-    return _submit(checker.check(sample)).result()
+    return on_kept_loop(checker.check(sample)).result()
 
 
 async def acheck(
@@ -349,4 +332,4 @@ async def acheck(
     """``check`` for async code: awaits the check without blocking the caller's loop."""
     sample = _sample(response, context, passages, question, messages)
     checker = await asyncio.to_thread(_checker, dict(settings, judge=judge, extractor=extractor, mode=mode))
-    return await asyncio.wrap_future(_submit(checker.check(sample)))
+    return await asyncio.wrap_future(on_kept_loop(checker.check(sample)))

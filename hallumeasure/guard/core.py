@@ -34,7 +34,7 @@ from hallumeasure.models.model import failed_attempts
 from hallumeasure.pipeline.judging import Judged, judge_sample
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
-from hallumeasure.pipeline.run import run_sync
+from hallumeasure.pipeline.run import on_kept_loop
 
 
 class PassageIn(BaseModel):
@@ -141,8 +141,11 @@ class Guard:
                 await model.aclose()
 
     def check(self, response: str, **source: Any) -> CheckResult:
-        """``acheck`` from synchronous code (the same arguments); it works inside a running event loop too."""
-        return run_sync(self.acheck(response, **source))
+        """``acheck`` from synchronous code (the same arguments); it works inside a running event loop too.
+
+        It runs on the package's kept loop, as ``check`` does: the explainer's and rewriter's LLM clients belong
+        to the loop they were opened on, so every call of one guard uses the same one."""
+        return on_kept_loop(self.acheck(response, **source)).result()
 
     async def acheck(
         self,

@@ -9,8 +9,10 @@ Claims the judge could not decide are error rows of their own.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import sqlite3
+import threading
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,15 +115,37 @@ def prompt_hashes(extractor: ClaimExtractor, judge: ClaimJudge) -> dict[str, str
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion from sync code, also inside a running loop (Jupyter)."""
+    """Run a coroutine to completion from sync code: in this thread when no event loop runs here (Ctrl-C then
+    reaches it), else on the kept loop (``on_kept_loop``), so that it works inside a running loop (Jupyter)."""
     try:
-        asyncio.get_running_loop()
+        running = asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    import concurrent.futures
+    if running is _kept_loop:  # called from a coroutine on the kept loop itself: waiting on it would deadlock
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, coro).result()
+    return on_kept_loop(coro).result()
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+
+_kept_loop: asyncio.AbstractEventLoop | None = None
+_kept_lock = threading.Lock()
+
+
+def kept_loop() -> asyncio.AbstractEventLoop:
+    """The package's own event loop, on a daemon thread: where stages kept across calls run (an LLM client
+    belongs to the loop it was opened on), and how sync code waits on a coroutine inside a running loop."""
+    global _kept_loop
+    with _kept_lock:
+        if _kept_loop is None or _kept_loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="hallumeasure-loop", daemon=True).start()
+            _kept_loop = loop
+        return _kept_loop
+
+
+def on_kept_loop(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Start ``coro`` on the kept loop; wait with ``.result()`` (sync) or ``asyncio.wrap_future`` (async)."""
+    return asyncio.run_coroutine_threadsafe(coro, kept_loop())
 
 
 def _manifest_identity(m: RunManifest) -> dict[str, Any]:
