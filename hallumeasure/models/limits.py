@@ -33,10 +33,12 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.models.base import GenerateRequest, TextBlock
+
+_T = TypeVar("_T")
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -191,21 +193,24 @@ class RateLimiter:
     # --- admission ---
 
     def _lock(self) -> asyncio.Lock:
-        # An asyncio.Lock belongs to one event loop; sync wrappers may run a fresh loop per call.
-        loop = asyncio.get_running_loop()
-        with self._guard:
-            lock = self._locks.get(loop)
-            if lock is None:
-                lock = self._locks[loop] = asyncio.Lock()
-            return lock
+        return self._of_this_loop(self._locks, asyncio.Lock)
 
     def _wakeup(self) -> asyncio.Event:
+        return self._of_this_loop(self._wakeups, asyncio.Event)
+
+    def _of_this_loop(
+        self, made: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _T], make: Callable[[], _T]
+    ) -> _T:
+        """The running loop's own object from ``made``, made on its first use there.
+
+        An asyncio.Lock or Event belongs to one event loop; sync wrappers may run a fresh loop per call.
+        """
         loop = asyncio.get_running_loop()
         with self._guard:
-            event = self._wakeups.get(loop)
-            if event is None:
-                event = self._wakeups[loop] = asyncio.Event()
-            return event
+            item = made.get(loop)
+            if item is None:
+                item = made[loop] = make()
+            return item
 
     def _demands(self, estimate: TokenEstimate) -> list[tuple[_Bucket, float]]:
         pairs = ((self._requests, 1.0), (self._input, estimate.input_tokens), (self._output, estimate.output_tokens))

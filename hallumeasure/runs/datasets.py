@@ -230,12 +230,20 @@ def _json_cell(value: Any, what: str, csv_cells: bool) -> Any:
     return value
 
 
-def _claims(value: Any, dataset: str, csv_cells: bool) -> tuple[GoldClaim, ...] | None:
+def _list_cell(value: Any, what: str, csv_cells: bool, of: str) -> list[Any] | None:
+    """A field that holds a list (JSON text in a CSV cell); None when it is empty."""
     if _missing(value):
         return None
-    value = _json_cell(value, "claims", csv_cells)
-    if not isinstance(value, list):
-        raise ValueError("claims must be a list of {text, label} objects")
+    items = _json_cell(value, what, csv_cells)
+    if not isinstance(items, list):
+        raise ValueError(f"{what} must be a list of {of}")
+    return items
+
+
+def _claims(value: Any, dataset: str, csv_cells: bool) -> tuple[GoldClaim, ...] | None:
+    value = _list_cell(value, "claims", csv_cells, "{text, label} objects")
+    if value is None:
+        return None
     out = []
     for i, item in enumerate(value):
         if not isinstance(item, dict) or _missing(item.get("text")) or _missing(item.get("label")):
@@ -282,9 +290,7 @@ def _to_labelled(
     if _missing(get["label"]):
         raise ValueError("the label is empty")
     dataset = override or (default_dataset if _missing(get["dataset"]) else str(get["dataset"]))
-    error_types = _json_cell(get["error_types"], "error_types", csv_cells) if not _missing(get["error_types"]) else None
-    if error_types is not None and not isinstance(error_types, list):
-        raise ValueError("error_types must be a list of names (or null)")
+    error_types = _list_cell(get["error_types"], "error_types", csv_cells, "names (or null)")
     meta = _json_cell(get["meta"], "meta", csv_cells) if not _missing(get["meta"]) else {}
     if not isinstance(meta, dict):
         raise ValueError("meta must be an object")
@@ -311,11 +317,9 @@ def _to_labelled(
 
 def _spans(value: Any, response: str, csv_cells: bool) -> tuple[GoldSpan, ...] | None:
     """The ``spans`` field: ``[{"start", "end", "text"?, "label"?}]`` over the response as written."""
-    if _missing(value):
+    items = _list_cell(value, "spans", csv_cells, "{start, end} objects")
+    if items is None:
         return None
-    items = _json_cell(value, "spans", csv_cells)
-    if not isinstance(items, list):
-        raise ValueError("spans must be a list of {start, end} objects")
     cleaned = clean_text(response)
     out = []
     for item in items:

@@ -13,7 +13,6 @@ calls, failed when their status is an error.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -73,7 +72,8 @@ def _trace_id(obj: Mapping[str, Any]) -> str:
 
 
 def span_of(raw: Mapping[str, Any], trace_id: str) -> TraceSpan:
-    attributes = {k: _json_value(v) for k, v in (raw.get("attributes") or {}).items()}
+    # MLflow stores every attribute value JSON-encoded (a string type is ``"\"LLM\""``).
+    attributes = {k: loads_maybe(v, scalars=True) for k, v in (raw.get("attributes") or {}).items()}
     context = mapping(raw.get("context"))
     status = mapping(raw.get("status"))
     code = str(status.get("code") or raw.get("status_code") or "")
@@ -107,16 +107,6 @@ def span_of(raw: Mapping[str, Any], trace_id: str) -> TraceSpan:
         call = inputs.get("tool_call_id") if isinstance(inputs, Mapping) else None
         span.call_id = str(call) if call else None
     return span
-
-
-def _json_value(value: Any) -> Any:
-    """An MLflow span attribute: every value is stored JSON-encoded (a string type is ``"\"LLM\""``)."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
 
 
 def _answer(output: Any) -> str | None:

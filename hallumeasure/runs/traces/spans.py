@@ -258,9 +258,10 @@ def hex_id(value: Any) -> str:
     return raw.hex() if len(raw) in (8, 16) else text
 
 
-def loads_maybe(value: Any) -> Any:
-    """``value`` parsed when it is a JSON string of an object or list; else as it is."""
-    if isinstance(value, str) and value[:1] in "[{":
+def loads_maybe(value: Any, *, scalars: bool = False) -> Any:
+    """``value`` parsed when it is a JSON string of an object or list (with ``scalars``, of any JSON value);
+    else as it is."""
+    if isinstance(value, str) and (scalars or value[:1] in "[{"):
         try:
             return json.loads(value)
         except json.JSONDecodeError:
