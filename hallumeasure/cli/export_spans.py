@@ -1,4 +1,4 @@
-"""The ``export-spans`` command: a run's unsupported spans for LettuceDetect or RAGTruth tooling."""
+"""The ``export-spans`` command, deprecated: ``hallumeasure export RUN --to lettucedetect|ragtruth`` does it."""
 
 from __future__ import annotations
 
@@ -7,11 +7,14 @@ from typing import Annotated
 
 import typer
 
-from hallumeasure.cli.common import app, fail, one_line, out
-from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.cli.common import app, fail
+from hallumeasure.cli.export import deprecated, export_to
+
+#: The span layouts this command wrote, each now an exporter of that name.
+FORMATS = ("lettucedetect", "ragtruth")
 
 
-@app.command("export-spans")
+@app.command("export-spans", hidden=True)
 def export_spans(
     run_dir: Annotated[Path, typer.Argument(help="The run directory.")],
     fmt: Annotated[
@@ -22,19 +25,9 @@ def export_spans(
         typer.Option("--out", "-o", help="Where to write (default: spans.jsonl, or spans-ragtruth/, in the run)."),
     ] = None,
 ) -> None:
-    """Write the characters behind each response's unsupported claims in a span tool's layout."""
-    from hallumeasure.report.spans import SpanFormat
-    from hallumeasure.report.spans import export_spans as write
-    from hallumeasure.runs.run import Run
-
-    if fmt not in {f.value for f in SpanFormat}:
-        raise fail(f"--format must be one of {[f.value for f in SpanFormat]}, got {fmt!r}")
-    target = out_path or run_dir / ("spans.jsonl" if fmt == SpanFormat.LETTUCEDETECT else "spans-ragtruth")
-    try:
-        paths = write(Run.load(run_dir), target, fmt)
-    except HalluMeasureError as exc:
-        raise fail(str(exc)) from exc
-    except OSError as exc:
-        raise fail(f"{exc.filename or target}: {exc.strerror or one_line(exc)}") from None
-    for path in paths:
-        out.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
+    """Deprecated: write the run's unsupported spans in a span tool's layout (use export --to)."""
+    if fmt not in FORMATS:
+        raise fail(f"--format must be one of {list(FORMATS)}, got {fmt!r}")
+    new = f"hallumeasure export {run_dir} --to {fmt}" + (f" --out {out_path}" if out_path is not None else "")
+    deprecated("export-spans is deprecated", new)
+    export_to(run_dir, fmt, None if out_path is None else str(out_path), [])

@@ -1,4 +1,5 @@
-"""One registry of the parts a run is built from: providers, judges, extractors, detectors, rewriters, input formats.
+"""One registry of the parts a run is built from: providers, judges, extractors, detectors, rewriters, input formats,
+and of the exporters that write a run out.
 
 Every part registers once, with what builds it, what it can do (``keyless``, ``scripted``, the extra it
 needs) and, for providers, the facts of its models (context window, price, cache minimum, batch). Code
@@ -6,7 +7,8 @@ elsewhere asks the registry (``resolve``, ``facts``, ``part``); it never reads a
 
 Built-in parts are listed in ``registry.builtin``. Third-party packages add theirs through entry points,
 one group per kind (``hallumeasure.providers``, ``hallumeasure.judges``, ``hallumeasure.extractors``,
-``hallumeasure.detectors``, ``hallumeasure.rewriters``, ``hallumeasure.input_formats``)::
+``hallumeasure.detectors``, ``hallumeasure.rewriters``, ``hallumeasure.input_formats``,
+``hallumeasure.exporters``)::
 
     [project.entry-points."hallumeasure.judges"]
     toy = "hallumeasure_toy:part"          # a registry.Part, or a factory called as factory(**options)

@@ -10,6 +10,7 @@ from hallumeasure.registry.parts import Part, PartKind
 
 _P, _J, _E = PartKind.PROVIDER, PartKind.JUDGE, PartKind.EXTRACTOR
 _D, _R, _I = PartKind.DETECTOR, PartKind.REWRITER, PartKind.INPUT_FORMAT
+_X = PartKind.EXPORTER
 
 
 #: Where the keyless judges' measured quality is published.
@@ -171,5 +172,45 @@ BUILTIN_PARTS: tuple[Part, ...] = (
         "hallumeasure.runs.traces.mlflow:mlflow_rows",
         "MLflow traces (mlflow.search_traces, Trace.to_json)",
         sniff="hallumeasure.runs.traces.mlflow:sniff_mlflow",
+    ),
+    # Exporters: target() -> Exporter; `hallumeasure export RUN --to <name>` (see export/).
+    Part(
+        _X,
+        "otlp-json",
+        "hallumeasure.export.otlp_json:OtlpJsonExporter",
+        "OpenTelemetry gen_ai.evaluation.result events written to a file as OTLP JSON logs",
+    ),
+    Part(
+        _X,
+        "otlp-http",
+        "hallumeasure.export.otlp_http:OtlpHttpExporter",
+        "the same events sent to a collector over OTLP/HTTP",
+        extra="otel",
+    ),
+    Part(
+        _X,
+        "phoenix",
+        "hallumeasure.export.phoenix:PhoenixExporter",
+        "span annotations logged to a running Phoenix",
+        extra="phoenix",
+    ),
+    Part(
+        _X,
+        "mlflow",
+        "hallumeasure.export.mlflow:MlflowExporter",
+        "feedback assessments logged on each MLflow trace",
+        extra="mlflow",
+    ),
+    Part(
+        _X,
+        "lettucedetect",
+        "hallumeasure.export.lettucedetect:LettuceDetectExporter",
+        "unsupported spans in LettuceDetect's sample layout (one JSONL file)",
+    ),
+    Part(
+        _X,
+        "ragtruth",
+        "hallumeasure.export.ragtruth:RagTruthExporter",
+        "unsupported spans in RAGTruth's layout (response.jsonl and source_info.jsonl)",
     ),
 )

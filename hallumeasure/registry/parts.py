@@ -21,6 +21,7 @@ class PartKind(StrEnum):
     DETECTOR = "detector"
     REWRITER = "rewriter"
     INPUT_FORMAT = "input_format"
+    EXPORTER = "exporter"
 
     @property
     def group(self) -> str:
@@ -50,7 +51,9 @@ class Part:
     - input_format: a callable ``target(path, *, delimiter, on_header, **options)`` returning an iterator of
       ``(row number, record or problem)``: records in the input file's vocabulary (``response``, ``context``
       or ``contexts``, ``messages``, ``metadata`` ...), problems as strings; ``options`` are those of the
-      format's spec (``otlp?outputs=all``). Its ``sniff``, when given, says whether a file is in the format.
+      format's spec (``otlp?outputs=all``). Its ``sniff``, when given, says whether a file is in the format;
+    - exporter: a callable ``target()`` returning an ``export.Exporter`` (``name``, its ``options`` model and
+      ``export(run, options)``), reached as ``hallumeasure export RUN --to <name>``.
     """
 
     kind: PartKind

@@ -53,13 +53,13 @@ def test_show_json_lists_the_spans(run_dir):
 
 
 def test_exports_read_back_as_span_truth(run_dir, tmp_path):
-    lettuce = runner.invoke(app, ["export-spans", str(run_dir), "--out", str(tmp_path / "l.jsonl")])
+    lettuce = runner.invoke(app, ["export", str(run_dir), "--to", "lettucedetect", "--out", str(tmp_path / "l.jsonl")])
     assert lettuce.exit_code == 0, lettuce.output
     records = [json.loads(x) for x in (tmp_path / "l.jsonl").read_text().splitlines()]
     assert {"prompt", "answer", "labels"} <= set(records[0])
     assert all(_hold_their_text(r["answer"], r["labels"]) for r in records)
     folder = tmp_path / "rt"
-    rag = runner.invoke(app, ["export-spans", str(run_dir), "--format", "ragtruth", "--out", str(folder)])
+    rag = runner.invoke(app, ["export", str(run_dir), "--to", "ragtruth", "--out", str(folder)])
     assert rag.exit_code == 0, rag.output
     back = load_span_set(folder)
     run = Run.load(run_dir)
@@ -72,5 +72,5 @@ def test_exports_read_back_as_span_truth(run_dir, tmp_path):
         "Evident Baseless Info",
         "Subtle Baseless Info",
     }
-    bad = runner.invoke(app, ["export-spans", str(run_dir), "--format", "csv"])
+    bad = runner.invoke(app, ["export", str(run_dir), "--to", "csv"])
     assert bad.exit_code == 2 and "lettucedetect" in bad.output

@@ -30,7 +30,8 @@ from runs.traces.support_app import run_agent, traced
 
 import hallumeasure
 from hallumeasure.core.types import SourceKind
-from hallumeasure.report.evaluations import CLAIM_EVALUATION, RESPONSE_EVALUATION, log_to_phoenix
+from hallumeasure.export.evaluations import CLAIM_EVALUATION, RESPONSE_EVALUATION
+from hallumeasure.export.phoenix import log_to_phoenix
 
 PROJECT = "support"
 

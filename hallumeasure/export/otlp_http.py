@@ -1,5 +1,6 @@
-"""Evaluation results sent through the OpenTelemetry SDK (the ``otel`` extra): ``gen_ai.evaluation.result``
-events, each emitted in the context of the span it judges, to an OTLP/HTTP collector or any log exporter."""
+"""The ``otlp-http`` target: evaluation results sent through the OpenTelemetry SDK (the ``otel`` extra) as
+``gen_ai.evaluation.result`` events, each emitted in the context of the span it judges, to an OTLP/HTTP
+collector or any log exporter."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pydantic import Field
+
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.report.evaluations import EVENT_NAME, SCOPE, EvaluationResult, evaluation_results, otel_id
+from hallumeasure.export.evaluations import EvaluationOptions, EvaluationResult, evaluation_results
+from hallumeasure.export.exporter import ExportOutcome
+from hallumeasure.export.otlp_json import EVENT_NAME, SCOPE, otel_id
 from hallumeasure.runs.run import Run
 
 if TYPE_CHECKING:
@@ -74,3 +79,19 @@ def send_otlp(run: Run, endpoint: str, *, claims: bool = True, headers: dict[str
     results = evaluation_results(run, claims=claims)
     emit_events(results, endpoint=endpoint, headers=headers)
     return len(results)
+
+
+class OtlpHttpOptions(EvaluationOptions):
+    out: str = Field(description="the collector's OTLP/HTTP logs endpoint (http://host:4318/v1/logs)")
+
+
+class OtlpHttpExporter:
+    """OpenTelemetry ``gen_ai.evaluation.result`` events sent to a collector over OTLP/HTTP (extra ``otel``)."""
+
+    name = "otlp-http"
+    options = OtlpHttpOptions
+
+    def export(self, run: Run, options: OtlpHttpOptions) -> ExportOutcome:
+        """Send the events to the endpoint ``options.out``."""
+        sent = send_otlp(run, options.out, claims=options.claims)
+        return ExportOutcome(self.name, delivered=sent, unit="events", verb="sent", destination=options.out)

@@ -14,7 +14,8 @@ mlflow = pytest.importorskip("mlflow", reason="needs the mlflow extra")
 import hallumeasure  # noqa: E402
 from hallumeasure.core.labels import Label  # noqa: E402
 from hallumeasure.core.types import SourceKind  # noqa: E402
-from hallumeasure.report.evaluations import RESPONSE_EVALUATION, log_to_mlflow  # noqa: E402
+from hallumeasure.export.evaluations import RESPONSE_EVALUATION  # noqa: E402
+from hallumeasure.export.mlflow import log_to_mlflow  # noqa: E402
 from hallumeasure.testing import Answer, OpenAIServer  # noqa: E402
 
 DOC = "Orders ship from the Leeds warehouse. Standard delivery takes 3 working days."

@@ -12,13 +12,8 @@ from typing import ClassVar
 import pytest
 
 import hallumeasure
-from hallumeasure.report.evaluations import (
-    CLAIM_EVALUATION,
-    EVENT_NAME,
-    RESPONSE_EVALUATION,
-    evaluation_results,
-    write_otlp_json,
-)
+from hallumeasure.export.evaluations import CLAIM_EVALUATION, RESPONSE_EVALUATION, evaluation_results
+from hallumeasure.export.otlp_json import EVENT_NAME, write_otlp_json
 
 TRACE, SPAN = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 MESSAGES = [
@@ -74,7 +69,7 @@ def test_the_sdk_emits_the_events_in_the_span_context(run: hallumeasure.Run) -> 
     pytest.importorskip("opentelemetry.sdk._logs", reason="needs the otel extra")
     from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
 
-    from hallumeasure.report.otel_sdk import emit_events
+    from hallumeasure.export.otlp_http import emit_events
 
     exporter = InMemoryLogRecordExporter()
     emit_events(evaluation_results(run), exporter=exporter)
@@ -105,7 +100,7 @@ def test_events_reach_a_collector_over_otlp_http(run: hallumeasure.Run) -> None:
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs the otel extra")
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-    from hallumeasure.report.otel_sdk import send_otlp
+    from hallumeasure.export.otlp_http import send_otlp
 
     server = HTTPServer(("127.0.0.1", 0), _Collector)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
