@@ -22,7 +22,6 @@ sample not measured yet, a claim without a verdict) stays None on the page.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -445,13 +444,6 @@ def _shortened(run: Run, sample: Sample, n_claims: int, n_shown: int, passages: 
         f"Shortened to keep the page small: it shows {'; '.join(parts)}. The run holds all of it: "
         f"hallumeasure show {run.path} --claims lists every claim, and load_run({str(run.path)!r}) reads it in Python."
     )
-
-
-_WORD = re.compile(r"\w+")
-
-
-def _normal(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower()))
 
 
 def _mark_changes(a: ViewerResponse, b: ViewerResponse) -> int:

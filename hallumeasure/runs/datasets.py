@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
@@ -401,7 +401,3 @@ def subsample(samples: Sequence[LabelledSample], n: int | None, *, seed: int = 1
         keep += rng.sample(idx, share)
         remaining -= share
     return [samples[i] for i in sorted(keep)]
-
-
-def to_samples(samples: Iterable[LabelledSample]) -> list[Sample]:
-    return [s.to_sample() for s in samples]

@@ -134,20 +134,16 @@ def exclusive_swap(claim_words: set[str], context_words: set[str]) -> bool:
 
 
 @lru_cache(maxsize=1)
-def complement_pairs() -> frozenset[tuple[str, str]]:
-    """Stem pairs where "not A" means B, both ways round ("change" / "stay")."""
-    return _complements()
-
-
 @lru_cache(maxsize=1)
 def _complements() -> frozenset[tuple[str, str]]:
+    """Stem pairs where "not A" means B, both ways round ("change" / "stay")."""
     pairs = {(stem(a), stem(b)) for a, b in COMPLEMENTARY_PAIRS}
     return frozenset(pairs | {(b, a) for a, b in pairs})
 
 
 @lru_cache(maxsize=1)
 def complement_partners() -> dict[str, frozenset[str]]:
-    """For each stem of a complementary pair, the stems it pairs with (``complement_pairs`` by look-up)."""
+    """For each stem of a complementary pair, the stems it pairs with (``_complements`` by look-up)."""
     partners: dict[str, set[str]] = {}
     for a, b in _complements():
         partners.setdefault(a, set()).add(b)
