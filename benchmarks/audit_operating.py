@@ -7,7 +7,7 @@ Two parts:
 
 * **The hallucinated-share gate, exactly.** Paired yes/no flags reach the decision through the
   two discordant counts only, so P(pass), P(regression) and P(inconclusive) are finite sums
-  (``hallumeasure.report.power.share_outcomes``). Grid: n in {10, 20, 50, 100, 200, 800, 3200},
+  (``hallumeasure.stats.power.share_outcomes``). Grid: n in {10, 20, 50, 100, 200, 800, 3200},
   baseline rates in {0, 0.005, 0.01, 0.02, 0.05, 0.10, 0.20}, true rises in {0, margin / 2,
   margin, 2 margin}, margins 0.02 (the rate's default) and 0.05 (the share's default). The
   pairing of the two runs (how often both flag the same response) is unknown to the audit, so
@@ -34,7 +34,7 @@ import numpy as np
 from scipy import stats
 
 from hallumeasure.report.audit import AuditGates, decide_rise
-from hallumeasure.report.power import PAIRINGS, discordant_shares, share_outcomes, share_samples_for
+from hallumeasure.stats.power import PAIRINGS, discordant_shares, share_outcomes, share_samples_for
 
 HERE = Path(__file__).resolve().parent
 ALPHA = 0.05

@@ -36,12 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from hallumeasure.bench.metrics import bootstrap_ci
 from hallumeasure.core.labels import Policy
 from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.judges.offline.model import BoostedTrees, OfflineModel
 from hallumeasure.judges.offline.training import featurize_all, fit_models
 from hallumeasure.runs.datasets import SHARED_SETS, LabelledSample, data_dir, load_labelled, subsample
+from hallumeasure.stats.bootstrap import bootstrap_ci
 
 CLONE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # a clone's labelled sets, beside it
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hallumeasure.report.coverage_check import check_coverage
+from hallumeasure.stats.coverage_check import check_coverage
 
 SENS, SPEC, CLAIMS = 0.85, 0.95, 4
 CELLS = [(r, n) for r in (0.01, 0.02, 0.05) for n in (50, 100, 200)]

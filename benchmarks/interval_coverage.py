@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from hallumeasure.report.audit import AuditGates, decide_rise
-from hallumeasure.report.correction import labels_only_mean, ppi_mean
-from hallumeasure.report.intervals import paired_binary_interval, t_interval
+from hallumeasure.stats.correction import labels_only_mean, ppi_mean
+from hallumeasure.stats.intervals import paired_binary_interval, t_interval
 
 HERE = Path(__file__).resolve().parent
 CONCENTRATION = 4.0  # Beta(p0 c, (1 - p0) c): per-sample difficulty varies widely, as between tasks

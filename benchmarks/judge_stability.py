@@ -41,7 +41,7 @@ from scipy import integrate, stats
 
 from hallumeasure.core.labels import Policy
 from hallumeasure.report.stability import judge_variance_stats
-from hallumeasure.report.stats import bootstrap_mean, percentile_interval
+from hallumeasure.stats.bootstrap import bootstrap_mean, percentile_interval
 
 HERE = Path(__file__).resolve().parent
 CLEAR_HIT, CLEAR_FALSE = 0.97, 0.03

@@ -29,13 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
-from hallumeasure.bench.metrics import bootstrap_ci, roc_auc
+from hallumeasure.bench.metrics import roc_auc
 from hallumeasure.judges.nli.assist import unsure
 from hallumeasure.judges.nli.model import NliModel
 from hallumeasure.judges.nli.premises import hypothesis_sentences, premise_for
 from hallumeasure.judges.offline.model import BoostedTrees, OfflineModel
 from hallumeasure.judges.offline.training import featurize_all, fit_models
 from hallumeasure.runs.datasets import SHARED_SETS, data_dir, load_labelled, subsample
+from hallumeasure.stats.bootstrap import bootstrap_ci
 
 CLONE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # a clone's labelled sets, beside it
 

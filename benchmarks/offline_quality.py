@@ -26,7 +26,6 @@ import numpy as np
 
 from hallumeasure.bench.metrics import (
     balanced_accuracy,
-    bootstrap_ci,
     precision_recall_f1,
     roc_auc,
 )
@@ -35,6 +34,7 @@ from hallumeasure.judges.offline.model import BoostedTrees, OfflineModel
 from hallumeasure.judges.offline.signals import FEATURES
 from hallumeasure.judges.offline.training import featurize_all, fit_models
 from hallumeasure.runs.datasets import SHARED_SETS, data_dir, load_labelled, subsample
+from hallumeasure.stats.bootstrap import bootstrap_ci
 
 CLONE_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # a clone's labelled sets, beside it
 

@@ -5,7 +5,7 @@ Writes ``benchmarks/results/plan_operating.json`` and ``.md``.
 
 Per cell (baseline rate, true rise; margin 0.02, alpha 0.05, power 0.8) the plan is made from the
 baseline rate as ``hallumeasure plan --baseline-rate P --rise R`` makes it, then the audit's own rate
-decision (``hallumeasure.report.audit_bounds.rise_outcome``, paired rates, the betting test) is run on
+decision (``hallumeasure.stats.audit_bounds.rise_outcome``, paired rates, the betting test) is run on
 ``--replicates`` independent pairs of runs of that many samples: per-response yes/no outcomes,
 baseline Bernoulli(P), current Bernoulli(P + R), independent (the plan's default correlation 0).
 Rise 0 checks "to pass when unchanged", rise 0.04 "to flag a rise of 0.04". The seeds differ from
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hallumeasure.report.audit_bounds import rise_outcome
 from hallumeasure.report.plan import PlanSettings, plan_audit
+from hallumeasure.stats.audit_bounds import rise_outcome
 
 CELLS = [(0.01, 0.0), (0.01, 0.04), (0.05, 0.0), (0.05, 0.04)]
 MARGIN = 0.02

@@ -28,7 +28,7 @@ first run of every cell):
 
 Measured per cell and method: coverage of the true rate by the 95% interval, mean width, and the
 share of runs whose interval or estimate leaves [0, 1] (or that give no value). The cells where
-the reported methods cover less than 0.93 are written to ``hallumeasure/report/coverage_grid.py``,
+the reported methods cover less than 0.93 are written to ``hallumeasure/stats/coverage_grid.py``,
 which ``calibrate`` reads to say when its interval cannot be trusted.
 """
 
@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from hallumeasure.report.correction import (
+from hallumeasure.stats.correction import (
     DRAWS,
     _summarise,
     effective_beta,
@@ -57,7 +57,7 @@ from hallumeasure.report.correction import (
 )
 
 HERE = Path(__file__).resolve().parent
-GRID_MODULE = HERE.parent / "hallumeasure" / "report" / "coverage_grid.py"
+GRID_MODULE = HERE.parent / "hallumeasure" / "stats" / "coverage_grid.py"
 RATES = (0.01, 0.05, 0.15, 0.30)
 LABELS = (50, 100, 200, 400)
 ACCURACY = (0.7, 0.85, 0.95)
@@ -372,7 +372,7 @@ def _mark(value: float) -> str:
 
 
 def grid_module(result: dict) -> str:
-    """The source of ``hallumeasure/report/coverage_grid.py``: the reported methods' coverage per cell."""
+    """The source of ``hallumeasure/stats/coverage_grid.py``: the reported methods' coverage per cell."""
     lines = [
         '"""Measured coverage of calibrate\'s 95% intervals per simulated cell; written by benchmarks/ppi_coverage.py.',
         "",

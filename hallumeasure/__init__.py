@@ -40,9 +40,9 @@ if TYPE_CHECKING:
     from hallumeasure.pipeline.settings import MeasureSettings
     from hallumeasure.report.audit import AuditGates, AuditSettings
     from hallumeasure.report.plan import PlanSettings
-    from hallumeasure.report.power import SamplePlan
     from hallumeasure.runs.inputs import load_samples
     from hallumeasure.sources.rag import SourceOptions
+    from hallumeasure.stats.power import SamplePlan
 
 #: Public name -> (module, name in it).
 _EXPORTS: dict[str, tuple[str, str]] = {
@@ -65,7 +65,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # planning an audit
     "plan": ("hallumeasure.api.plan", "plan"),
     "PlanSettings": ("hallumeasure.report.plan", "PlanSettings"),
-    "SamplePlan": ("hallumeasure.report.power", "SamplePlan"),
+    "SamplePlan": ("hallumeasure.stats.power", "SamplePlan"),
     # in a test suite
     "assert_grounded": ("hallumeasure.api.grounded", "assert_grounded"),
     "GroundednessError": ("hallumeasure.api.grounded", "GroundednessError"),

@@ -91,7 +91,9 @@ def _model_layer_contract() -> ForbiddenContract:
         ("hallumeasure.pipeline.run", "hallumeasure.detectors.conli"),
         ("hallumeasure.mitigate.rounds", "hallumeasure.report.render"),
         ("hallumeasure.report.plan", "hallumeasure.bench.run"),  # reports and benchmarks are independent
-        ("hallumeasure.bench.run", "hallumeasure.report.stats"),
+        ("hallumeasure.bench.run", "hallumeasure.report.rates"),
+        ("hallumeasure.stats.groups", "hallumeasure.runs.run"),  # statistics know only core
+        ("hallumeasure.stats.power", "hallumeasure.pipeline.estimate"),
         ("hallumeasure.report.audit", "hallumeasure.cli.common"),
     ],
 )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hallumeasure.report.plan import PlanSettings, plan_audit
-from hallumeasure.report.power import SamplePlan
+from hallumeasure.stats.power import SamplePlan
 
 if TYPE_CHECKING:
     from hallumeasure.api.run import Run

@@ -1,4 +1,4 @@
-"""Classification metrics and percentile-bootstrap confidence intervals, in plain numpy.
+"""Classification metrics, in plain numpy, and their percentile-bootstrap intervals as ``MetricCI``.
 
 Conventions shared by every function here:
 
@@ -7,29 +7,28 @@ Conventions shared by every function here:
   with no true positives, F1 when precision + recall is 0) is defined as ``0.0``.
   This matches scikit-learn's ``zero_division=0`` and never raises or warns.
 * ``roc_auc`` returns ``nan`` when ``y_true`` holds only one class, because the
-  area is undefined there; ``bootstrap_ci`` skips and counts resamples whose
-  metric is not finite.
+  area is undefined there; the bootstrap (``hallumeasure.stats.bootstrap.bootstrap_ci``,
+  the package's one) skips and counts resamples whose metric is not finite.
 
-Paired tests between two systems live with the reports, not here.
+Paired tests between two systems live in ``hallumeasure.stats``, not here.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import BaseModel
 
+from hallumeasure.stats.bootstrap import bootstrap_ci
+
 __all__ = [
-    "CI",
     "MetricCI",
     "accuracy",
     "balanced_accuracy",
-    "bootstrap_ci",
     "interval",
     "macro_f1",
     "per_class_prf",
@@ -142,73 +141,6 @@ def weighted_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[Any] | No
         return 0.0
     f1s = np.array([row[2] for row in table.values()])
     return float(np.sum(f1s * support) / support.sum())
-
-
-@dataclass(frozen=True)
-class CI:
-    """A point estimate with a percentile-bootstrap confidence interval.
-
-    ``n_skipped`` counts resamples on which the metric was undefined (not finite);
-    ``low`` / ``high`` come from the remaining ``n_resamples - n_skipped`` values and
-    are ``nan`` when none remain.
-    """
-
-    point: float
-    low: float
-    high: float
-    confidence: float = 0.95
-    n_resamples: int = 0
-    n_skipped: int = 0
-
-    def as_dict(self) -> dict[str, float | int]:
-        return {
-            "point": self.point,
-            "low": self.low,
-            "high": self.high,
-            "confidence": self.confidence,
-            "n_resamples": self.n_resamples,
-            "n_skipped": self.n_skipped,
-        }
-
-
-def bootstrap_ci(
-    metric_fn: Callable[..., float],
-    *arrays: ArrayLike,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> CI:
-    """Percentile bootstrap CI of ``metric_fn(*arrays)``, resampling whole rows with replacement.
-
-    All arrays are indexed by the same resampled row indices, so pairs such as
-    (truth, prediction) stay together. Resamples where the metric is ``nan`` / inf
-    (for example AUC on a one-class resample) are skipped and counted in ``n_skipped``.
-    """
-    if not arrays:
-        raise ValueError("bootstrap_ci needs at least one array")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    cols = [np.asarray(a) for a in arrays]
-    n = cols[0].shape[0]
-    if any(c.shape[0] != n for c in cols):
-        raise ValueError(f"arrays differ in length: {[c.shape[0] for c in cols]}")
-    point = float(metric_fn(*cols)) if n else float("nan")
-    if n == 0 or n_resamples <= 0:
-        return CI(
-            point, float("nan"), float("nan"), confidence, max(n_resamples, 0), max(n_resamples, 0) if n == 0 else 0
-        )
-    rng = np.random.default_rng(seed)
-    values = np.empty(n_resamples, dtype=float)
-    for i in range(n_resamples):
-        idx = rng.integers(0, n, size=n)
-        values[i] = float(metric_fn(*(c[idx] for c in cols)))
-    finite = values[np.isfinite(values)]
-    skipped = n_resamples - finite.size
-    if finite.size == 0:
-        return CI(point, float("nan"), float("nan"), confidence, n_resamples, skipped)
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(finite, [alpha, 1.0 - alpha])
-    return CI(point, float(low), float(high), confidence, n_resamples, skipped)
 
 
 class MetricCI(BaseModel):

@@ -33,7 +33,6 @@ with an error are counted in the claim block. Usage covers every response, faile
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -327,12 +326,12 @@ def score_bench(
         sources[source] += 1
     y_a, p_a, s_a = np.array(y, dtype=int), np.array(pred, dtype=int), np.array(score, dtype=float)
     response = {
-        "precision": _ci(lambda a, b: precision_recall_f1(a, b)[0], y_a, p_a, **boot),
-        "recall": _ci(lambda a, b: precision_recall_f1(a, b)[1], y_a, p_a, **boot),
-        "f1": _ci(lambda a, b: precision_recall_f1(a, b)[2], y_a, p_a, **boot),
-        "accuracy": _ci(accuracy, y_a, p_a, **boot),
-        "balanced_accuracy": _ci(balanced_accuracy, y_a, p_a, **boot),
-        "auc_roc": _ci(roc_auc, y_a, s_a, **boot),
+        "precision": interval(lambda a, b: precision_recall_f1(a, b)[0], y_a, p_a, **boot),
+        "recall": interval(lambda a, b: precision_recall_f1(a, b)[1], y_a, p_a, **boot),
+        "f1": interval(lambda a, b: precision_recall_f1(a, b)[2], y_a, p_a, **boot),
+        "accuracy": interval(accuracy, y_a, p_a, **boot),
+        "balanced_accuracy": interval(balanced_accuracy, y_a, p_a, **boot),
+        "auc_roc": interval(roc_auc, y_a, s_a, **boot),
     }
     if n_error or n_undefined:
         notes.append(
@@ -418,20 +417,12 @@ def _response_score(r: ResponseResult) -> tuple[float, str]:
     return 0.0, "unsupported_rate"  # no evaluated claim: nothing unsupported
 
 
-def _finite(value: float) -> float | None:
-    return float(value) if value is not None and math.isfinite(value) else None
-
-
 class _Bootstrap(TypedDict):
     """The bootstrap's settings, passed on to every interval and recorded in the result."""
 
     n_resamples: int
     seed: int
     confidence: float
-
-
-def _ci(fn: Callable[..., float], *arrays: np.ndarray, n_resamples: int, seed: int, confidence: float) -> MetricCI:
-    return interval(fn, *arrays, n_resamples=n_resamples, seed=seed, confidence=confidence)
 
 
 def _ratio(num: float, den: float) -> float:
@@ -481,7 +472,7 @@ def _claim_scores(pairs: _Pairs, policy: Policy, boot: _Bootstrap) -> ClaimScore
         if s.claims:
             rows.append((tp, fp, fn, tn))
     counts = [np.array(col, dtype=float) for col in zip(*rows, strict=True)] if rows else [np.zeros(0)] * 4
-    metric = {k: _ci(_claim_counts_metric(k), *counts, **boot) for k in ("precision", "recall", "f1", "balanced")}
+    metric = {k: interval(_claim_counts_metric(k), *counts, **boot) for k in ("precision", "recall", "f1", "balanced")}
     return ClaimScores(
         n_gold=n_gold,
         n_scored=n_gold - n_errors,
@@ -547,8 +538,8 @@ def _subtype_scores(pairs: _Pairs, policy: Policy, boot: _Bootstrap) -> SubtypeS
     ]
     return SubtypeScores(
         n_responses=len(gold),
-        macro_f1=_ci(lambda a, b: macro_f1(a, b, _subtype_classes(a, b)), g_a, p_a, **boot),
-        weighted_f1=_ci(lambda a, b: weighted_f1(a, b, _subtype_classes(a, b)), g_a, p_a, **boot),
+        macro_f1=interval(lambda a, b: macro_f1(a, b, _subtype_classes(a, b)), g_a, p_a, **boot),
+        weighted_f1=interval(lambda a, b: weighted_f1(a, b, _subtype_classes(a, b)), g_a, p_a, **boot),
         rows=rows,
         unmapped=dict(unmapped.most_common()),
         unknown=dict(unknown.most_common()),
@@ -592,7 +583,9 @@ def _usage_stats(
         extracted = (extraction_usage or {}).get(s.id, Usage())
         judge_rows.append(_minus(total, extracted))
         extract_rows.append(extracted)
-    per = {k: _ci(np.mean, np.array([getattr(u, k) for u in judge_rows], dtype=float), **boot) for k in USAGE_FIELDS}
+    per = {
+        k: interval(np.mean, np.array([getattr(u, k) for u in judge_rows], dtype=float), **boot) for k in USAGE_FIELDS
+    }
     note, total_cost = "", None
     needs_extract_price = extractor != GoldClaimExtractor.name and any(u.calls for u in extract_rows)
     if judge_price is None:
@@ -606,7 +599,7 @@ def _usage_stats(
                 for j, e in zip(judge_rows, extract_rows, strict=True)
             ]
         )
-        per["cost_usd"] = _ci(np.mean, costs, **boot)
+        per["cost_usd"] = interval(np.mean, costs, **boot)
         total_cost = float(costs.sum())
         note = "cost covers judge" + (" and extraction" if needs_extract_price else "") + " at list prices"
     return UsageStats(

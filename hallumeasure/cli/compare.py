@@ -20,7 +20,7 @@ from hallumeasure.cli.common import (
 )
 from hallumeasure.cli.output import print_rates
 from hallumeasure.core.errors import HalluMeasureError
-from hallumeasure.report.resampling import RESAMPLES, SEED
+from hallumeasure.stats.resampling import RESAMPLES, SEED
 
 
 @app.command()

@@ -114,8 +114,8 @@ def plan(
     rule: exact for the hallucinated share, simulated audits for the rate.
     """
     from hallumeasure.report.plan import PlanSettings, plan_audit
-    from hallumeasure.report.power import is_metric
     from hallumeasure.runs.run import Run
+    from hallumeasure.stats.power import is_metric
 
     check_specs({"--judge": [judge] if judge else [], "--extractor": [extractor] if extractor else []})
     if not is_metric(metric):

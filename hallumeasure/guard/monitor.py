@@ -35,7 +35,7 @@ from hallumeasure.guard.traffic import TrafficRecord, read_traffic, shared_recor
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.run import run_measurement
-from hallumeasure.report.correction import stratified_ppi
+from hallumeasure.stats.correction import stratified_ppi
 
 ACTED = frozenset({"flag", "block", "rewrite"})
 REWRITE_SUFFIX = ":rewrite"

@@ -11,7 +11,7 @@ baseline (paired over shared samples):
 * ``inconclusive`` — neither. The gate then says the minimum detectable rise at this sample
   size and how many shared samples would decide.
 
-The bounds hold at every sample size and every true rate (``hallumeasure.report.audit_bounds``):
+The bounds hold at every sample size and every true rate (``hallumeasure.stats.audit_bounds``):
 exact Clopper-Pearson bounds of the discordant shares for the share, a betting bound for the
 rate. So P(pass) <= alpha whenever the true rise is at least the margin, and P(regression) <=
 alpha whenever there is no rise; with no differing pair a gate passes only once the sample size
@@ -49,7 +49,6 @@ import numpy as np
 import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.report.audit_bounds import METHODS, paired_binary_sd, planning, rise_bounds, rise_outcome
 from hallumeasure.report.audit_inputs import SampleOverlap, check_audit_inputs, undecided_column
 from hallumeasure.report.audit_models import (
     MIN_RESAMPLES,
@@ -62,8 +61,6 @@ from hallumeasure.report.audit_models import (
 )
 from hallumeasure.report.audit_outputs import junit_xml, write_audit, write_usage_error
 from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
-from hallumeasure.report.power import difference_sd
-from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import (
     judge_notes,
     pair_up,
@@ -71,9 +68,12 @@ from hallumeasure.report.runs import (
     response_units,
     run_info,
 )
-from hallumeasure.report.stats import SUBTYPES, GroupStats, group_stats
 from hallumeasure.report.unsure import group_unsure_stats
 from hallumeasure.runs.run import Run
+from hallumeasure.stats.audit_bounds import METHODS, paired_binary_sd, planning, rise_bounds, rise_outcome
+from hallumeasure.stats.groups import SUBTYPES, GroupStats, group_stats
+from hallumeasure.stats.power import difference_sd
+from hallumeasure.stats.resampling import RESAMPLES, SEED
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
 __all__ = [

@@ -11,12 +11,12 @@ from typing import Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from hallumeasure.report.audit_bounds import Outcome
 from hallumeasure.report.comparison import Comparison
-from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import RunInfo
-from hallumeasure.report.stats import GroupStats
 from hallumeasure.report.unsure import UnsureStats
+from hallumeasure.stats.audit_bounds import Outcome
+from hallumeasure.stats.groups import GroupStats
+from hallumeasure.stats.resampling import RESAMPLES, SEED
 
 Status = Literal["pass", "regression", "inconclusive", "incomplete", "usage_error"]
 

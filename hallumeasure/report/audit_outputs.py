@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hallumeasure.report.render import render_markdown
-from hallumeasure.report.stats import SUBTYPES
+from hallumeasure.stats.groups import SUBTYPES
 
 if TYPE_CHECKING:
     from hallumeasure.report.audit_models import AuditResult, GateResult

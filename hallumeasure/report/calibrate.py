@@ -37,17 +37,17 @@ from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Label, Policy, Subtype
-from hallumeasure.report.correction import (
+from hallumeasure.runs.run import Run
+from hallumeasure.stats.correction import (
     cohen_kappa,
     labels_only_bounded,
     ppi_mean,
     rogan_gladen_bounded,
     stratified_ppi,
 )
-from hallumeasure.report.coverage_check import CoverageCheck, check_coverage
-from hallumeasure.report.intervals import wilson_interval
-from hallumeasure.report.stats import Estimate
-from hallumeasure.runs.run import Run
+from hallumeasure.stats.coverage_check import CoverageCheck, check_coverage
+from hallumeasure.stats.estimate import Estimate
+from hallumeasure.stats.intervals import wilson_interval
 
 LABELS = [label.value for label in Label]
 SUBTYPES = [subtype.value for subtype in Subtype]

@@ -25,7 +25,6 @@ from hallumeasure.report.comparison import Comparison, compare_groups
 from hallumeasure.report.plots import LABEL_ORDER, save_report_plots
 from hallumeasure.report.rag import ClaimEvidence, load_rag, passage_use_line
 from hallumeasure.report.render import data_uri, render_html, render_markdown
-from hallumeasure.report.resampling import CONFIDENCE, RESAMPLES, SEED
 from hallumeasure.report.runs import (
     Group,
     RunInfo,
@@ -39,12 +38,13 @@ from hallumeasure.report.runs import (
     run_info,
 )
 from hallumeasure.report.stability import RunStability, runs_stability
-from hallumeasure.report.stats import SUBTYPES, GroupStats, Resampling, group_stats
 from hallumeasure.report.unsure import UnsureStats, group_unsure_stats
 from hallumeasure.report.viewer import build_viewer_data, render_viewer
 from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import align_claim, highlight
 from hallumeasure.sources.rag import RagSummary
+from hallumeasure.stats.groups import SUBTYPES, GroupStats, Resampling, group_stats
+from hallumeasure.stats.resampling import CONFIDENCE, RESAMPLES, SEED
 
 
 class ComparisonReport(BaseModel):

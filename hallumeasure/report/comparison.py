@@ -5,9 +5,8 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import BaseModel
 
-from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import pair_up
-from hallumeasure.report.stats import (
+from hallumeasure.stats.groups import (
     SUBTYPES,
     Difference,
     Resampling,
@@ -16,6 +15,7 @@ from hallumeasure.report.stats import (
     subtype_shift,
     unpaired_difference,
 )
+from hallumeasure.stats.resampling import RESAMPLES, SEED
 
 #: Fewest shared samples for a paired analysis; below it the groups are compared as independent.
 MIN_PAIRS = 2

@@ -17,9 +17,9 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from hallumeasure.core.text import split_sentences
-from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import Alignment, align_claim, highlight
+from hallumeasure.stats.resampling import RESAMPLES, SEED
 
 
 def claims_with_sources(run: Run) -> pd.DataFrame:

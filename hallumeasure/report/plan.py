@@ -1,9 +1,9 @@
 """Planning an audit: from a measured run (or a baseline rate) and ``PlanSettings`` to a ``SamplePlan`` with its cost.
 
-The arithmetic is ``hallumeasure.report.power``'s; this module decides where its inputs come from,
+The arithmetic is ``hallumeasure.stats.power``'s; this module decides where its inputs come from,
 as ``hallumeasure plan`` and ``hallumeasure.plan`` both use it:
 
-* the per-sample differences the rate gate is simulated on (``hallumeasure.report.rate_power``):
+* the per-sample differences the rate gate is simulated on (``hallumeasure.stats.rate_power``):
   the paired differences of two runs over the same samples (pairing included), else pairs of one
   run's values (independent, or the same sample's value with chance ``correlation``), else the
   yes/no outcomes of two shares with mean ``baseline_rate`` (the largest spread a rate can have);
@@ -25,21 +25,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from hallumeasure.core.errors import ConfigError, RunStoreError
 from hallumeasure.core.types import Mode, RunManifest, Sample
 from hallumeasure.report.audit_models import AuditGates
-from hallumeasure.report.power import (
+from hallumeasure.report.runs import pair_up, response_units
+from hallumeasure.runs.run import Run
+from hallumeasure.stats.power import (
     Metric,
+    PlanCost,
     SamplePlan,
     difference_sd,
     discordant_shares,
-    plan_cost,
     plan_samples,
     sd_from_rates,
 )
-from hallumeasure.report.rate_power import Differences
-from hallumeasure.report.runs import pair_up, response_units
-from hallumeasure.runs.run import Run
+from hallumeasure.stats.rate_power import Differences
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from hallumeasure.runs.datasets import LabelledSample
 
 #: A run to plan from: its directory, or a run already loaded for reporting.
 RunSource = str | Path | Run
@@ -277,3 +279,32 @@ def plan_audit(
         cost = plan_cost(priced, wanted, judge=judge, extractor=extractor, mode=mode.value)
         result = result.model_copy(update={"cost": cost})
     return result
+
+
+def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str, extractor: str, mode: str) -> PlanCost:
+    """Price ``n`` samples like ``samples`` (scaled from the dry-run estimate of ``samples``)."""
+    from hallumeasure.models.pricing import PRICES_AS_OF, price_for
+    from hallumeasure.pipeline.estimate import estimate_cost, estimate_run
+    from hallumeasure.registry import PartKind, is_keyless
+
+    est = estimate_run(samples, mode)
+    scale = n / max(est.n_samples, 1)
+    dollars = None
+    if is_keyless(judge) and is_keyless(extractor, PartKind.EXTRACTOR):
+        dollars = 0.0
+    else:
+        price = price_for(judge)
+        if price is not None:
+            dollars = round(estimate_cost(est, price) * scale, 2)
+    return PlanCost(
+        judge=judge,
+        extractor=extractor,
+        mode=str(mode),
+        samples=n,
+        calls=round(est.calls * scale),
+        input_tokens=round(est.input_tokens * scale),
+        output_tokens=round(est.output_tokens * scale),
+        dollars=dollars,
+        prices_as_of=PRICES_AS_OF,
+        assumptions=[f"samples as long as the {est.n_samples} priced ones", *est.assumptions],
+    )

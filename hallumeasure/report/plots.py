@@ -14,7 +14,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from hallumeasure.report.comparison import Comparison
-from hallumeasure.report.stats import SUBTYPES, Estimate, GroupStats
+from hallumeasure.stats.estimate import Estimate
+from hallumeasure.stats.groups import SUBTYPES, GroupStats
 
 LABEL_COLOURS = {
     "supported": "#4c9a5a",

@@ -20,11 +20,12 @@ from collections.abc import Sequence
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from hallumeasure.report.resampling import CONFIDENCE, RESAMPLES, SEED
 from hallumeasure.report.runs import Group, model_groups, response_units
-from hallumeasure.report.stats import Estimate, GroupStats, Resampling, group_stats
 from hallumeasure.report.unsure import UnsureStats, group_unsure_stats
 from hallumeasure.runs.run import Run
+from hallumeasure.stats.estimate import Estimate
+from hallumeasure.stats.groups import GroupStats, Resampling, group_stats
+from hallumeasure.stats.resampling import CONFIDENCE, RESAMPLES, SEED
 
 #: The name of the whole run's group.
 ALL = "(all)"

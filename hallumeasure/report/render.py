@@ -17,8 +17,8 @@ from jinja2 import Environment
 from hallumeasure.core.text import md_escape
 from hallumeasure.mitigate.render import template_environment
 from hallumeasure.report.rates import bounds_phrase, unsure_cell
-from hallumeasure.report.stats import Estimate
 from hallumeasure.report.summary import audit_summary, comparison_summary
+from hallumeasure.stats.estimate import Estimate
 
 TEMPLATES = Path(__file__).parent / "templates"
 

@@ -24,8 +24,8 @@ from pydantic import BaseModel
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import RunManifest
-from hallumeasure.report.stats import LABELS, SUBTYPES
 from hallumeasure.runs.run import Run
+from hallumeasure.stats.groups import LABELS, SUBTYPES
 
 NO_MODEL = "(no model)"
 

@@ -17,8 +17,8 @@ from hallumeasure.judges.llm import outputs
 from hallumeasure.report import stability
 from hallumeasure.report.audit import AuditResult
 from hallumeasure.report.calibrate import CalibrationReport
-from hallumeasure.report.power import SamplePlan
 from hallumeasure.sources import rag
+from hallumeasure.stats.power import SamplePlan
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 

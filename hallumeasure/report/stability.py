@@ -26,8 +26,6 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from math import sqrt
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,8 +33,10 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.labels import Label, Policy
-from hallumeasure.report.resampling import CONFIDENCE, RESAMPLES, SEED
-from hallumeasure.report.stats import Estimate, bootstrap_weights, percentile_interval
+from hallumeasure.stats.bootstrap import expanded_confidence, mean_draws, percentile_interval
+from hallumeasure.stats.correction import cohen_kappa as confusion_kappa
+from hallumeasure.stats.estimate import Estimate
+from hallumeasure.stats.resampling import CONFIDENCE, RESAMPLES, SEED
 
 if TYPE_CHECKING:
     from hallumeasure.report.runs import Group
@@ -86,12 +86,7 @@ def cohen_kappa(a: Iterable[object], b: Iterable[object]) -> float | None:
     confusion = np.zeros((len(categories), len(categories)))
     for x, y in zip(a, b, strict=True):
         confusion[index[x], index[y]] += 1
-    total = confusion.sum()
-    observed = np.trace(confusion) / total
-    expected = float((confusion.sum(axis=0) * confusion.sum(axis=1)).sum() / total**2)
-    if expected >= 1.0:
-        return None
-    return float((observed - expected) / (1.0 - expected))
+    return confusion_kappa(confusion)
 
 
 def _counts(rows: list[list[str]], categories: list[str]) -> np.ndarray:
@@ -379,7 +374,7 @@ def judge_variance_stats(
     rated = rate.notna().to_numpy()
     rng = np.random.default_rng(seed)
     values = np.column_stack([rate.to_numpy(), hallucinated.to_numpy(), combined.to_numpy()])
-    draws = _bootstrap_means(values, resamples, rng)
+    draws = mean_draws(values, resamples, rng)
     estimates = []
     for column in range(values.shape[1]):
         point = np.nanmean(values[:, column]) if np.isfinite(values[:, column]).any() else None
@@ -401,44 +396,6 @@ def judge_variance_stats(
         combined_rate=estimates[2],
         judge_variance_share=None if share is None else round(min(1.0, share), 6),
     )
-
-
-def _bootstrap_means(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Column means (NaN left out) of ``resamples`` draws of the rows with replacement (one draw for all columns)."""
-    finite = np.isfinite(values)
-    filled = np.where(finite, values, 0.0)
-    draws = []
-    for weights in bootstrap_weights(len(values), resamples, rng):
-        sums, kept = weights @ filled, weights @ finite
-        with np.errstate(invalid="ignore", divide="ignore"):
-            draws.append(np.where(kept > 0, sums / np.where(kept > 0, kept, 1), np.nan))
-    return np.concatenate(draws) if draws else np.full((resamples, values.shape[1]), np.nan)
-
-
-def _t_quantile(p: float, df: int) -> float:
-    """Student's t quantile by its Cornish-Fisher expansion (within 0.003 of the exact value from 5 degrees
-    of freedom on; scipy is not a runtime dependency)."""
-    z = NormalDist().inv_cdf(p)
-    return (
-        z
-        + (z**3 + z) / (4 * df)
-        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
-    )
-
-
-def expanded_confidence(confidence: float, n: int) -> float:
-    """The percentile level that makes a bootstrap interval of a mean of ``n`` values as wide as a t interval.
-
-    The percentile bootstrap runs narrow for small and moderate ``n`` (its spread is the plug-in one,
-    short by sqrt((n-1)/n), and it uses normal rather than t tails). Hesterberg's expanded percentile
-    interval (The American Statistician 69(4), 2015) takes the bootstrap quantiles at
-    Phi(sqrt(n/(n-1)) * t_{n-1}) instead; in ``benchmarks/results/judge_stability.md`` it brings coverage to nominal.
-    """
-    if n < 3:
-        return confidence
-    t = _t_quantile(1 - (1 - confidence) / 2, n - 1)
-    return 1 - 2 * NormalDist().cdf(-sqrt(n / (n - 1)) * t)
 
 
 # --- the report ---------------------------------------------------------------------------------------

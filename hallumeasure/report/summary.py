@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hallumeasure.report.comparison import Comparison
-from hallumeasure.report.stats import Estimate, GroupStats
 from hallumeasure.report.unsure import UnsureStats
+from hallumeasure.stats.estimate import Estimate
+from hallumeasure.stats.groups import GroupStats
 
 if TYPE_CHECKING:
     from hallumeasure.report.audit_models import RiseDecision

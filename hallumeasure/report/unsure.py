@@ -4,7 +4,7 @@ Each response stores two extremes of its unsupported rate: every unsure claim co
 (``unsupported_rate_low``) and every unsure claim counted unsupported (``unsupported_rate_high``).
 The group's mean rate gets the same two bounds, each with its interval, and one interval *covering*
 both: from the lower limit of the low bound's interval to the upper limit of the high bound's. The
-best-guess rate keeps its own interval (:func:`hallumeasure.report.stats.group_stats`); the covering
+best-guess rate keeps its own interval (:func:`hallumeasure.stats.groups.group_stats`); the covering
 interval is shown beside it, labelled, never in its place (:mod:`hallumeasure.report.rates`). All
 intervals are percentile bootstraps over responses with one seed, so the same resamples of responses
 make every interval. Within one resample the mean of the low rates is at most the mean of the
@@ -19,9 +19,11 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from hallumeasure.report.resampling import CONFIDENCE, RESAMPLES, SEED
 from hallumeasure.report.runs import NO_MODEL
-from hallumeasure.report.stats import Estimate, Resampling, bootstrap_mean
+from hallumeasure.stats.bootstrap import bootstrap_mean
+from hallumeasure.stats.estimate import Estimate
+from hallumeasure.stats.groups import Resampling
+from hallumeasure.stats.resampling import CONFIDENCE, RESAMPLES, SEED
 
 
 class UnsureStats(BaseModel):
@@ -107,7 +109,7 @@ def group_unsure_stats(
     """``UnsureStats`` of one model's responses (``model``; None: the whole run), or None when none is unsure.
 
     The rows are taken in the run's order, so the bootstrap resamples them exactly as
-    :func:`hallumeasure.report.stats.group_stats` resamples the same group.
+    :func:`hallumeasure.stats.groups.group_stats` resamples the same group.
     """
     if model is not None:
         responses = responses[responses["model"].fillna(NO_MODEL).astype(str) == model]

@@ -41,7 +41,6 @@ from hallumeasure.core.types import (
 )
 from hallumeasure.registry import is_keyless, is_scripted
 from hallumeasure.report.rates import group_rates, rate_text, share_text, unsure_cells, unsure_legend
-from hallumeasure.report.resampling import RESAMPLES, SEED
 from hallumeasure.report.runs import (
     NO_MODEL,
     judge_notes,
@@ -49,10 +48,12 @@ from hallumeasure.report.runs import (
     model_groups,
     response_units,
 )
-from hallumeasure.report.stats import LABELS, SUBTYPES, Estimate
 from hallumeasure.report.viewer_page import embedded_bytes, render_page, write_html
 from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import SentenceIndex
+from hallumeasure.stats.estimate import Estimate
+from hallumeasure.stats.groups import LABELS, SUBTYPES
+from hallumeasure.stats.resampling import RESAMPLES, SEED
 from hallumeasure.version import __version__
 
 #: Bumped when the embedded data changes shape in a way the page must know about.

@@ -4,10 +4,8 @@ import numpy as np
 import pytest
 
 from hallumeasure.bench.metrics import (
-    CI,
     accuracy,
     balanced_accuracy,
-    bootstrap_ci,
     macro_f1,
     per_class_prf,
     precision_recall_f1,
@@ -92,43 +90,3 @@ def test_one_class_edge_cases() -> None:
 def test_length_mismatch_is_an_error() -> None:
     with pytest.raises(ValueError, match="length"):
         precision_recall_f1([0, 1], [0])
-    with pytest.raises(ValueError, match="length"):
-        bootstrap_ci(accuracy, [0, 1], [0])
-
-
-def test_bootstrap_skips_and_counts_undefined_resamples() -> None:
-    y = np.array([1] * 9 + [0])
-    s = np.linspace(0, 1, 10)
-    ci = bootstrap_ci(roc_auc, y, s, n_resamples=500, seed=3)
-    # P(resample misses the single negative) = 0.9**10 ~ 0.35
-    assert 100 < ci.n_skipped < 260
-    assert ci.n_resamples == 500
-    assert 0.0 <= ci.low <= ci.high <= 1.0
-    all_one = bootstrap_ci(roc_auc, [1, 1, 1], [0.1, 0.2, 0.3], n_resamples=50)
-    assert math.isnan(all_one.point) and math.isnan(all_one.low) and all_one.n_skipped == 50
-
-
-def test_bootstrap_is_deterministic_for_a_seed() -> None:
-    rng = np.random.default_rng(0)
-    y, p = rng.integers(0, 2, 50), rng.integers(0, 2, 50)
-    a = bootstrap_ci(accuracy, y, p, n_resamples=200, seed=7)
-    b = bootstrap_ci(accuracy, y, p, n_resamples=200, seed=7)
-    assert a == b
-    assert isinstance(a, CI) and a.low <= a.point <= a.high
-    assert set(a.as_dict()) == {"point", "low", "high", "confidence", "n_resamples", "n_skipped"}
-
-
-def test_bootstrap_ci_covers_truth_at_about_nominal_rate() -> None:
-    # Accuracy of a classifier that is right with probability 0.7, on 100 rows.
-    true_value, n, trials = 0.7, 100, 200
-    rng = np.random.default_rng(42)
-    covered = 0
-    for t in range(trials):
-        y = rng.integers(0, 2, n)
-        correct = rng.uniform(size=n) < true_value
-        pred = np.where(correct, y, 1 - y)
-        ci = bootstrap_ci(accuracy, y, pred, n_resamples=300, seed=t)
-        covered += ci.low <= true_value <= ci.high
-    rate = covered / trials
-    # Nominal 0.95; percentile bootstrap at n=100 sits close to it. Binomial sd ~ 0.015.
-    assert 0.89 <= rate <= 0.99, rate

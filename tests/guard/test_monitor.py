@@ -18,7 +18,7 @@ from hallumeasure.guard import Guard, GuardSettings
 from hallumeasure.guard.app import create_app
 from hallumeasure.guard.monitor import Share
 from hallumeasure.guard.traffic import TRAFFIC_FILE, read_traffic
-from hallumeasure.report.correction import stratified_ppi
+from hallumeasure.stats.correction import stratified_ppi
 from hallumeasure.testing import AnthropicServer, default_answer
 from hallumeasure.testing.calls import Answer, Call
 

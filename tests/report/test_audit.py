@@ -224,7 +224,7 @@ def test_inconclusive_decision_reports_what_would_decide(tmp_path):
     assert result.status == "inconclusive" and result.exit_code == 4
     assert d.lower_bound <= d.margin < d.upper_bound
     # What would decide comes from the betting bound itself: at that many samples shaped like these, it decides.
-    from hallumeasure.report.intervals import betting_rejects
+    from hallumeasure.stats.intervals import betting_rejects
 
     assert d.samples_needed > 12 and d.margin < d.min_detectable_rise < 1
     diffs = np.array([[1, 1, 2, 1, 0, 2][i % 6] - [0, 1, 2, 0][i % 4] for i in range(12)]) / 4
@@ -267,7 +267,7 @@ def test_hallucinated_share_uses_exact_discordant_bounds_and_can_regress(tmp_pat
     assert result.headline.startswith(
         "REGRESSION (exit code 1), decided by hallucinated_share: hallucinated share rose"
     )
-    from hallumeasure.report.intervals import discordant_bounds
+    from hallumeasure.stats.intervals import discordant_bounds
 
     flags_a = np.array([0, 0, 0, 1] * 8, dtype=float)[:N]
     flags_b = np.array([1, 1, 0, 1] * 8, dtype=float)[:N]

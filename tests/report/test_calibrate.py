@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from hallumeasure.cli import app
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.calibrate import calibrate, export_sample
-from hallumeasure.report.correction import ppi_mean, stratified_ppi
 from hallumeasure.report.schemas import SCHEMA_DIR
+from hallumeasure.stats.correction import ppi_mean, stratified_ppi
 
 # Judge verdicts per sample (3 claims each) and what people said about the same claims.
 JUDGE = [

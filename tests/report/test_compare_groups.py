@@ -12,10 +12,10 @@ from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.compare import compare_runs
 from hallumeasure.report.plots import report_figures
 from hallumeasure.report.runs import load_runs, model_groups, response_units
-from hallumeasure.report.stats import group_stats
 from hallumeasure.report.summary import RATIO_FLOOR, comparison_summary
 from hallumeasure.report.viewer import build_viewer_data
 from hallumeasure.runs.inputs import key_samples
+from hallumeasure.stats.groups import group_stats
 
 #: Long model names, as providers spell them, so clipping and overlap would show.
 MODELS = [f"provider-{i}:model-with-a-long-name-v{i}" for i in range(8)]

@@ -16,9 +16,9 @@ from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.audit import audit_runs
 from hallumeasure.report.compare import compare_runs
 from hallumeasure.report.rates import UNSURE_COLUMNS, rate_text, run_rates, unsure_cells
-from hallumeasure.report.stats import Estimate
 from hallumeasure.report.viewer import build_viewer_data
 from hallumeasure.runs.inputs import load_samples
+from hallumeasure.stats.estimate import Estimate
 
 runner = CliRunner()
 

@@ -5,7 +5,7 @@ from report.helpers import sample, write_run
 from hallumeasure.report.audit import AuditGates, audit_runs
 from hallumeasure.report.compare import compare_runs
 from hallumeasure.report.render import format_estimate
-from hallumeasure.report.stats import Estimate
+from hallumeasure.stats.estimate import Estimate
 
 
 def _run(path, unsupported: int, model: str = "m"):

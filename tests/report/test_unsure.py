@@ -11,9 +11,9 @@ from hallumeasure.judges.offline import OfflineExtractor, OfflineJudge
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.compare import compare_runs
 from hallumeasure.report.runs import load_runs, response_units
-from hallumeasure.report.stats import group_stats
 from hallumeasure.report.unsure import group_unsure_stats, run_unsure_stats, unsure_stats
 from hallumeasure.runs.inputs import load_samples
+from hallumeasure.stats.groups import group_stats
 
 
 def _run(out, unsure):

@@ -14,7 +14,7 @@ from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
-from hallumeasure.report.intervals import (
+from hallumeasure.stats.intervals import (
     newcombe_independent,
     newcombe_paired,
     one_sided_confidence,

@@ -1,5 +1,5 @@
 """The one interval procedure of every report, as plain numbers: importing it loads no numpy or pandas, so the
-command line can show these defaults in its help without loading the statistics (``report.stats``)."""
+command line can show these defaults in its help without loading the statistics (``stats.bootstrap``)."""
 
 #: The one interval procedure of every report (measure, show, view, compare, audit): this many
 #: bootstrap resamples from this seed at this confidence, so one run always gets one interval.

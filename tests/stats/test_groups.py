@@ -4,20 +4,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hallumeasure.report.stats import (
+from hallumeasure.stats.bootstrap import bootstrap_mean
+from hallumeasure.stats.estimate import Estimate
+from hallumeasure.stats.groups import (
     LABELS,
     SUBTYPES,
-    Estimate,
-    bootstrap_mean,
     group_stats,
-    holm,
     paired_difference,
-    permutation_pvalue,
-    sign_flip_pvalue,
-    sign_flip_test,
     subtype_shift,
     unpaired_difference,
 )
+from hallumeasure.stats.permutation import holm, permutation_pvalue, sign_flip_pvalue, sign_flip_test
 
 
 def test_bootstrap_interval_covers_the_true_mean_at_about_the_nominal_rate():

@@ -11,7 +11,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from hallumeasure.report.audit import AuditGates, decide_rise
-from hallumeasure.report.intervals import (
+from hallumeasure.stats.intervals import (
     betting_bounds,
     betting_rejects,
     betting_upper,
@@ -20,7 +20,7 @@ from hallumeasure.report.intervals import (
     exact_upper,
     independent_exact_bounds,
 )
-from hallumeasure.report.power import discordant_shares, share_outcomes
+from hallumeasure.stats.power import discordant_shares, share_outcomes
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (10, 10), (1, 200), (17, 3200)])

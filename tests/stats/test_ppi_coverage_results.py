@@ -8,8 +8,8 @@ import json
 
 from testdata import REPO, load_script
 
-from hallumeasure.report import coverage_grid
-from hallumeasure.report.coverage_check import TARGET, check_coverage
+from hallumeasure.stats import coverage_grid
+from hallumeasure.stats.coverage_check import TARGET, check_coverage
 
 BENCH = REPO / "benchmarks"
 

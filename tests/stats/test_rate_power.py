@@ -1,4 +1,4 @@
-"""plan sizes the rate gate with the audit's own betting rule (hallumeasure/report/rate_power.py; issue #39).
+"""plan sizes the rate gate with the audit's own betting rule (hallumeasure/stats/rate_power.py; issue #39).
 
 Heavier checks, the issue's cells at 1,000 audits each: benchmarks/plan_operating.py.
 """
@@ -6,12 +6,12 @@ Heavier checks, the issue's cells at 1,000 audits each: benchmarks/plan_operatin
 import numpy as np
 import pytest
 
-from hallumeasure.report.audit_bounds import rise_outcome
-from hallumeasure.report.coverage_check import check_coverage
-from hallumeasure.report.intervals import betting_rejects
 from hallumeasure.report.plan import PlanSettings, plan_audit
-from hallumeasure.report.power import discordant_shares
-from hallumeasure.report.rate_power import Differences, bet_decisions, rate_count
+from hallumeasure.stats.audit_bounds import rise_outcome
+from hallumeasure.stats.coverage_check import check_coverage
+from hallumeasure.stats.intervals import betting_rejects
+from hallumeasure.stats.power import discordant_shares
+from hallumeasure.stats.rate_power import Differences, bet_decisions, rate_count
 
 
 def test_the_vectorised_bet_decides_as_the_audit_does():

@@ -1,6 +1,6 @@
 """Operating characteristics of the rate gate: how often its betting bound passes or flags at n shared samples.
 
-The audit decides the mean unsupported rate with a betting test (``hallumeasure.report.intervals``:
+The audit decides the mean unsupported rate with a betting test (``hallumeasure.stats.intervals``:
 ``betting_rejects``, averaged over ``BETTING_ORDERS`` fixed orders of the values). Its power has
 no closed form, so it is simulated here with the audit's own decision rule, vectorised over
 replicates: the same wealth, the same orders, the same caps, so a replicate passes or flags
@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from hallumeasure.report.intervals import bet_orders
+from hallumeasure.stats.intervals import bet_orders
 
 #: Simulated audits behind each chance (Monte Carlo sd about 0.02 at 80%): enough to tell 80% from 70%.
 REPLICATES = 400

@@ -1,10 +1,10 @@
-"""Placing a run on the simulated coverage grid (hallumeasure/report/coverage_check.py)."""
+"""Placing a run on the simulated coverage grid (hallumeasure/stats/coverage_check.py)."""
 
 import pytest
 
-from hallumeasure.report import coverage_check
-from hallumeasure.report.coverage_check import TARGET, check_coverage
-from hallumeasure.report.coverage_grid import COVERAGE
+from hallumeasure.stats import coverage_check
+from hallumeasure.stats.coverage_check import TARGET, check_coverage
+from hallumeasure.stats.coverage_grid import COVERAGE
 
 
 def test_a_run_on_a_grid_point_reads_that_cell():

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, TypeGuard, get_args
 
 import numpy as np
@@ -25,9 +25,7 @@ from pydantic import BaseModel, Field
 from scipy import optimize, stats
 
 if TYPE_CHECKING:
-    from hallumeasure.core.types import Sample
-    from hallumeasure.report.rate_power import Differences
-    from hallumeasure.runs.datasets import LabelledSample
+    from hallumeasure.stats.rate_power import Differences
 
 #: Largest sample count the planner reports; above it the rise is too small to decide in practice.
 MAX_SAMPLES = 10_000_000
@@ -188,7 +186,7 @@ def plan_samples(
     The hallucinated share is planned exactly (``share_outcomes``, the audit's own decision rule,
     with the pairing given by ``correlation``, 0 when unknown) unless ``exact`` is False. The rate
     is planned by simulating the audit's betting bound on ``differences(r)``, the per-sample
-    differences at a true rise r (``hallumeasure.report.rate_power``); without it, with the
+    differences at a true rise r (``hallumeasure.stats.rate_power``); without it, with the
     normal-theory power of a one-sided t test at ``sd`` (which the betting bound does not reach).
     """
     notes = []
@@ -220,7 +218,7 @@ def plan_samples(
             chance_pass = pass_chance(unchanged, to_pass)
 
     elif differences is not None:
-        from hallumeasure.report.rate_power import REPLICATES, rate_chances, rate_count
+        from hallumeasure.stats.rate_power import REPLICATES, rate_chances, rate_count
 
         method = (
             f"simulation: the audit's own betting bound run on {REPLICATES} simulated audits per count "
@@ -295,40 +293,11 @@ def plan_samples(
     )
 
 
-def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str, extractor: str, mode: str) -> PlanCost:
-    """Price ``n`` samples like ``samples`` (scaled from the dry-run estimate of ``samples``)."""
-    from hallumeasure.models.pricing import PRICES_AS_OF, price_for
-    from hallumeasure.pipeline.estimate import estimate_cost, estimate_run
-    from hallumeasure.registry import PartKind, is_keyless
-
-    est = estimate_run(samples, mode)
-    scale = n / max(est.n_samples, 1)
-    dollars = None
-    if is_keyless(judge) and is_keyless(extractor, PartKind.EXTRACTOR):
-        dollars = 0.0
-    else:
-        price = price_for(judge)
-        if price is not None:
-            dollars = round(estimate_cost(est, price) * scale, 2)
-    return PlanCost(
-        judge=judge,
-        extractor=extractor,
-        mode=str(mode),
-        samples=n,
-        calls=round(est.calls * scale),
-        input_tokens=round(est.input_tokens * scale),
-        output_tokens=round(est.output_tokens * scale),
-        dollars=dollars,
-        prices_as_of=PRICES_AS_OF,
-        assumptions=[f"samples as long as the {est.n_samples} priced ones", *est.assumptions],
-    )
-
-
 # --- exact operating characteristics of the hallucinated-share gate --------------------------------
 #
 # For paired yes/no flags the audit's decision depends only on the two discordant counts: b
 # responses flagged only in the baseline, c only in the current run (see
-# ``hallumeasure.report.intervals.discordant_bounds``). (b, c) is trinomial, so the chance of each
+# ``hallumeasure.stats.intervals.discordant_bounds``). (b, c) is trinomial, so the chance of each
 # outcome is a finite sum, computed here exactly rather than simulated.
 
 
@@ -355,7 +324,7 @@ def discordant_shares(baseline: float, current: float, correlation: float) -> tu
 @functools.lru_cache(maxsize=64)
 def _exact_bounds(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Clopper-Pearson upper and lower bounds of k of n for every k, as ``exact_upper`` / ``exact_lower``."""
-    from hallumeasure.report.intervals import exact_lower, exact_upper
+    from hallumeasure.stats.intervals import exact_lower, exact_upper
 
     k = np.arange(n + 1)
     with np.errstate(all="ignore"):

@@ -16,13 +16,13 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from hallumeasure.report.intervals import (
+from hallumeasure.stats.intervals import (
     betting_bounds,
     betting_rejects,
     discordant_bounds,
     independent_exact_bounds,
 )
-from hallumeasure.report.power import (
+from hallumeasure.stats.power import (
     detectable_effect,
     samples_needed,
     share_detectable_rise,
@@ -107,7 +107,7 @@ def planning(
 ) -> tuple[float | None, int | None]:
     """(minimum detectable rise, samples that would decide if the truth is what was observed).
 
-    Exact for the paired share (``hallumeasure.report.power.share_outcomes`` at the observed
+    Exact for the paired share (``hallumeasure.stats.power.share_outcomes`` at the observed
     discordant shares). For the paired rate, the betting bound itself, run on the observed
     differences repeated to n values with their mean moved against the decision by z(power)
     standard errors (an approximation of its power). A normal-theory t estimate for independent

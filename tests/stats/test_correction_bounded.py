@@ -11,7 +11,7 @@ import pytest
 from scipy import optimize, stats
 from statsmodels.stats.proportion import proportion_confint
 
-from hallumeasure.report.correction import (
+from hallumeasure.stats.correction import (
     labels_only_bounded,
     ppi_mean,
     rogan_gladen,

@@ -15,7 +15,7 @@ from statsmodels.stats.power import NormalIndPower, TTestPower
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
-from hallumeasure.report.power import (
+from hallumeasure.stats.power import (
     detectable_effect,
     difference_sd,
     discordant_shares,

@@ -25,7 +25,7 @@ import itertools
 from pydantic import BaseModel, Field
 from scipy import stats
 
-from hallumeasure.report.coverage_grid import ACCURACY, COVERAGE, LABELS, RATES, RUNS_PER_CELL
+from hallumeasure.stats.coverage_grid import ACCURACY, COVERAGE, LABELS, RATES, RUNS_PER_CELL
 
 #: Coverage below this (of a nominal 95% interval) means the interval does not hold.
 TARGET = 0.93

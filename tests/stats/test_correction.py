@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from hallumeasure.report.correction import cohen_kappa, labels_only_mean, ppi_mean, rogan_gladen
+from hallumeasure.stats.correction import cohen_kappa, labels_only_mean, ppi_mean, rogan_gladen
 
 
 def test_kappa_matches_sklearn():
