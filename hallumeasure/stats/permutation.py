@@ -80,21 +80,6 @@ def sign_flip_test(
     return p, low, high
 
 
-def sign_flip_greater(
-    d: np.ndarray, shift: float = 0.0, *, resamples: int = 10000, rng: np.random.Generator
-) -> float | None:
-    """One-sided sign-flip p-value that the mean of paired differences ``d`` is above ``shift``.
-
-    Flips the signs of ``d - shift``: exact for up to 12 pairs (so it can never go below
-    2**-n: with four pairs or fewer no difference is significant at 5%), Monte Carlo otherwise.
-    """
-    x = np.asarray(d, dtype=float) - shift
-    if x.size == 0:
-        return None
-    sums, _ = _sign_flip_sums(x, resamples, rng)
-    return float(np.mean(sums >= x.sum() - 1e-12 * max(1.0, abs(x.sum()))))
-
-
 def sign_flip_pvalue(d: np.ndarray, *, resamples: int = 10000, rng: np.random.Generator) -> float | None:
     """Two-sided p-value that the mean of paired differences ``d`` is zero (signs flipped at random).
 

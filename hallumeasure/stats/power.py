@@ -368,22 +368,6 @@ def share_outcomes(
 PAIRINGS = tuple(round(x, 2) for x in np.linspace(-1.0, 1.0, 41))
 
 
-def worst_share_outcomes(
-    n: int, baseline: float, rise: float, *, margin: float, above: float, alpha: float
-) -> tuple[ShareOutcomes, ShareOutcomes]:
-    """The outcomes at the pairing most favourable to a pass and at the one most favourable to a regression.
-
-    The pairing (how often both runs flag the same response) is unknown to the audit, so its
-    promises must hold for every pairing; this scans the correlations in ``PAIRINGS``.
-    """
-    current = min(1.0, baseline + rise)
-    seen = [
-        share_outcomes(n, *discordant_shares(baseline, current, r), margin=margin, above=above, alpha=alpha)
-        for r in PAIRINGS
-    ]
-    return max(seen, key=lambda o: o.p_pass), max(seen, key=lambda o: o.p_regression)
-
-
 def share_samples_for(
     outcome: Literal["pass", "regression"],
     first_only: float,
