@@ -22,7 +22,7 @@ from hallumeasure.core.aggregate import summarise_response, summarise_run
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.spans import bounded
-from hallumeasure.core.types import Claim, ClaimVerdict, Mode, ResponseResult, RunManifest, Sample
+from hallumeasure.core.types import Claim, ClaimVerdict, ErrorKind, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.judges.protocols import (
     CacheWarmingJudge,
     ClaimExtractor,
@@ -36,7 +36,7 @@ from hallumeasure.judges.protocols import (
     model_to_close,
 )
 from hallumeasure.models.model import ProviderUnreachableError
-from hallumeasure.pipeline.limits import OVER_LIMIT, WorkLimits
+from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
@@ -70,7 +70,7 @@ async def measure_sample(
     limits = limits or WorkLimits()
     too_long = limits.response_error(sample.response)
     if too_long is not None:
-        return summarise_response(sample, [], [], policy, error=too_long)
+        return summarise_response(sample, [], [], policy, error=too_long, error_kind=ErrorKind.OVER_LIMIT)
     warm = WarmUp()
     started = time.perf_counter()
     try:
@@ -87,11 +87,25 @@ async def measure_sample(
         )
         if extraction.error is not None:
             return summarise_response(
-                sample, [], [], policy, usage=extraction.usage + warm.usage, error=extraction.error
+                sample,
+                [],
+                [],
+                policy,
+                usage=extraction.usage + warm.usage,
+                error=extraction.error,
+                error_kind=ErrorKind.EXTRACTION_FAILED,
             )
         too_many = limits.claims_error(len(extraction.claims))
         if too_many is not None:  # before any judge call: its cost grows with the claims
-            return summarise_response(sample, [], [], policy, usage=extraction.usage + warm.usage, error=too_many)
+            return summarise_response(
+                sample,
+                [],
+                [],
+                policy,
+                usage=extraction.usage + warm.usage,
+                error=too_many,
+                error_kind=ErrorKind.OVER_LIMIT,
+            )
         # Spans point into the response as the user gave it, and never outside it, whatever the extractor said.
         claims = bounded(prepared.restore(extraction.claims), sample.response)
         at_stage("judging claims", claims=len(claims))
@@ -112,7 +126,15 @@ async def measure_sample(
         raise  # a wrong endpoint: stop the run rather than store an error row per sample
     except Exception as exc:
         log.exception("sample %s failed", sample.id)
-        return summarise_response(sample, [], [], policy, usage=warm.usage, error=f"{type(exc).__name__}: {exc}")
+        return summarise_response(
+            sample,
+            [],
+            [],
+            policy,
+            usage=warm.usage,
+            error=f"{type(exc).__name__}: {exc}",
+            error_kind=ErrorKind.UNEXPECTED,
+        )
     result = summarise_response(
         sample,
         claims,
@@ -212,6 +234,7 @@ def _store(store: RunStore, sample: Sample, result: ResponseResult, policy: Poli
             policy,
             usage=result.usage,
             error=f"the result could not be stored ({type(exc).__name__}: {exc})",
+            error_kind=ErrorKind.STORE_FAILURE,
         )
         store.write_result(error)
         return error
@@ -332,7 +355,7 @@ def run_measurement(
             store.write_input_problems(input_problems)
         store.write_manifest(manifest)
         # On resume, a response a work limit left out is measured again: the limits may have been raised.
-        done = store.done_ids() - store.error_ids(OVER_LIMIT) if resume else set()
+        done = store.done_ids() - store.error_ids(ErrorKind.OVER_LIMIT) if resume else set()
         todo = [s for s in samples if s.id not in done]
         log.info(
             "measuring %d samples into %s (%d already stored) with %s / %s",
