@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.spans import UnsupportedSpan, unsupported_spans
-from hallumeasure.core.types import Evidence, Passage, ResponseResult, Sample, Usage
+from hallumeasure.core.types import ErrorKind, Evidence, Passage, ResponseResult, Sample, Usage
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
@@ -98,8 +98,9 @@ class Result(BaseModel):
     unsupported_spans: list[UnsupportedSpan] = Field(default_factory=list)
     judge: str
     extractor: str
-    #: Set when the whole response could not be checked (the extraction failed, for example).
+    #: Set when the whole response could not be checked (the extraction failed, for example), with its kind.
     error: str | None = None
+    error_kind: ErrorKind | None = None
     usage: Usage = Field(default_factory=Usage)
 
     @property
@@ -176,6 +177,7 @@ def result_of(response: str, result: ResponseResult, policy: Policy, *, judge: s
         judge=judge,
         extractor=extractor,
         error=result.error,
+        error_kind=result.error_kind,
         usage=result.usage,
     )
 

@@ -14,7 +14,6 @@ import asyncio
 import hashlib
 import json
 import secrets
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -26,7 +25,7 @@ from hallumeasure.core.config import cache_path
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.types import ResponseResult, Sample
 from hallumeasure.pipeline.measurement import Measurement
-from hallumeasure.runs.inputs import API_COLUMN_HINT, LoadedInput, load_samples
+from hallumeasure.runs.inputs import API_COLUMN_HINT, LoadedInput, load_samples, records_to_samples
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -161,10 +160,18 @@ def load_input(
 ) -> LoadedInput:
     """Samples from a path, a DataFrame, or a list of dicts or ``Sample``s.
 
-    A DataFrame or a list of dicts goes through the same reader as a JSONL file (the same row checks,
-    problems and column map); its hash is that of those JSON lines, so the same data resumes the same run.
-    ``fmt`` names the input format (``otlp``, ``openinference?outputs=all`` ...); without it the format is
-    detected: a Phoenix span DataFrame or the DataFrame of ``mlflow.search_traces`` is read as spans.
+    A DataFrame or a list of dicts is read in memory by ``runs.inputs.records_to_samples``: the same row checks,
+    problems and column map as a JSONL file, with rows numbered from 1 and the data named in errors
+    (``<DataFrame of 4 rows>``). ``fmt`` names the input format (``otlp``, ``openinference?outputs=all`` ...);
+    without it the format is detected: a Phoenix span DataFrame or the DataFrame of ``mlflow.search_traces``
+    is read as spans.
+
+    The input hash of such data (what a resume compares) is the SHA-256 of its canonical JSON lines: one
+    line per record as ``DataFrame.to_json(orient="records", lines=True, force_ascii=False, date_format="iso")``
+    writes them (for a list of dicts ``json.dumps(record, ensure_ascii=False, default=str)``, joined by newlines),
+    then one newline. The records are read back from those same lines, so the hash covers exactly the values
+    measured. It is the hash of the JSONL file that earlier versions wrote to a temporary folder, so runs
+    made then resume now.
     """
     if isinstance(data, (str, Path)):
         return load_samples(
@@ -179,7 +186,7 @@ def load_input(
     if _is_frame(data):
         # Objects a trace DataFrame may hold (MLflow's Trace, timestamps) go in as their text.
         text = data.to_json(orient="records", lines=True, force_ascii=False, date_format="iso", default_handler=str)
-        return _from_jsonl(text, f"<DataFrame of {len(data)} rows>", columns, model, strict, fmt)
+        return _from_json_lines(text, f"<DataFrame of {len(data)} rows>", columns, model, strict, fmt)
     if isinstance(data, (Mapping, Sample)):
         raise InputError("measure takes a list of samples; wrap one dict or Sample in a list, or use check()")
     try:
@@ -200,7 +207,7 @@ def load_input(
         )
     if all(isinstance(x, Mapping) for x in items):
         text = "\n".join(json.dumps(dict(x), ensure_ascii=False, default=str) for x in items)
-        return _from_jsonl(text, f"<list of {len(items)} records>", columns, model, strict, fmt)
+        return _from_json_lines(text, f"<list of {len(items)} records>", columns, model, strict, fmt)
     kinds = sorted({type(x).__name__ for x in items})
     raise InputError(f"measure takes a list of dicts or a list of Samples, not a list of {', '.join(kinds)}")
 
@@ -209,19 +216,12 @@ def _is_frame(data: Any) -> bool:
     return type(data).__name__ == "DataFrame" and hasattr(data, "to_json")
 
 
-def _from_jsonl(
+def _from_json_lines(
     text: str, name: str, columns: Mapping[str, str] | None, model: str | None, strict: bool, fmt: str | None = None
 ) -> LoadedInput:
-    with tempfile.TemporaryDirectory(prefix="hallumeasure-input-") as folder:
-        path = Path(folder) / "input.jsonl"
-        path.write_text(text + "\n", encoding="utf-8")
-        try:
-            loaded = load_samples(
-                path, columns=columns, model=model, strict=strict, column_hint=API_COLUMN_HINT, fmt=fmt
-            )
-        except InputError as exc:  # the message names the temporary file: name the data instead
-            raise InputError(str(exc).replace(str(path), name)) from None
-    for problem in loaded.problems:
-        problem.message = problem.message.replace(str(path), name)
-    loaded.path = name
+    """Samples from canonical JSON lines (one record each), hashed as ``load_input`` says."""
+    # JSON escapes every line break inside a value, so a newline always ends a record.
+    records = [json.loads(line) for line in text.split("\n") if line.strip()]
+    loaded = records_to_samples(records, name=name, fmt=fmt, columns=columns, model=model, strict=strict)
+    loaded.sha256 = hashlib.sha256((text + "\n").encode("utf-8", errors="surrogatepass")).hexdigest()
     return loaded

@@ -23,7 +23,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.labels import Decidable, Label, Policy, Subtype
-from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, Sample, Usage
+from hallumeasure.core.types import Claim, ClaimVerdict, ErrorKind, ResponseResult, Sample, Usage
 
 
 class UnsureBounds(NamedTuple):
@@ -111,6 +111,7 @@ def summarise_response(
     score: float | None = None,
     usage: Usage | None = None,
     error: str | None = None,
+    error_kind: ErrorKind | None = None,
     decidable: Decidable | None = None,
 ) -> ResponseResult:
     """Counts, unsupported rate and hallucinated flag of one response.
@@ -119,7 +120,8 @@ def summarise_response(
     a response with any error row gets ``hallucinated=None`` unless it is already hallucinated
     on the claims that were judged (a missing verdict cannot make it clean). A response with no
     checkable claim gets ``hallucinated=None``: nothing was checked, so nothing is cleared.
-    ``decided`` and the rate bounds come from :func:`decision_fields`.
+    ``decided`` and the rate bounds come from :func:`decision_fields`. ``error_kind`` says what kind of
+    error row an ``error`` makes (``ErrorKind.UNKNOWN`` when not given).
     """
     labels = Counter(v.label for v in verdicts if v.ok and v.label is not None)
     subtypes = Counter(v.subtype for v in verdicts if v.ok and v.subtype is not None)
@@ -156,6 +158,7 @@ def summarise_response(
         score=score,
         decided=decision["decided"],
         error=error,
+        error_kind=error_kind,
         usage=usage or Usage(),
     )
 

@@ -243,6 +243,22 @@ class Vote(ClaimVerdict):
     repeat: int = Field(default=0, ge=0)
 
 
+class ErrorKind(StrEnum):
+    """Why a response is an error row (``ResponseResult.error``): set where the row is made, so that code asks
+    the kind and never reads it back from the message, which is for people."""
+
+    #: A work limit (``max_response_chars``, ``max_claims``) left the response out; a resume measures it again.
+    OVER_LIMIT = "over_limit"
+    #: The extractor gave no claims, with its reason (a provider failure or an answer that could not be read).
+    EXTRACTION_FAILED = "extraction_failed"
+    #: An exception nobody expected while the sample was measured.
+    UNEXPECTED = "unexpected"
+    #: The result was measured but the run store refused it.
+    STORE_FAILURE = "store_failure"
+    #: An error row whose kind was not recorded (a run stored before kinds existed, or a caller that gave none).
+    UNKNOWN = "unknown"
+
+
 class Usage(BaseModel):
     """Provider usage accumulated over one or more calls."""
 
@@ -289,7 +305,18 @@ class ResponseResult(BaseModel):
     decided: bool | None = None
     #: Set when the whole sample failed (for example extraction); the result is then an error row.
     error: str | None = None
+    #: What kind of error row it is (None when ``error`` is None); ``UNKNOWN`` when the maker gave none.
+    error_kind: ErrorKind | None = None
     usage: Usage = Field(default_factory=Usage)
+
+    @model_validator(mode="after")
+    def _kind_with_error(self) -> ResponseResult:
+        """An error row always has a kind, and a result without an error none."""
+        if self.error is None:
+            self.error_kind = None
+        elif self.error_kind is None:
+            self.error_kind = ErrorKind.UNKNOWN
+        return self
 
 
 class RunManifest(BaseModel):

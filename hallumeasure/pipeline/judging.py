@@ -30,7 +30,7 @@ from hallumeasure.core.activity import at_stage
 from hallumeasure.core.aggregate import summarise_response
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.spans import bounded
-from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, Sample, Usage
+from hallumeasure.core.types import Claim, ClaimVerdict, ErrorKind, ResponseResult, Sample, Usage
 from hallumeasure.judges.protocols import (
     CacheWarmingJudge,
     ClaimExtractor,
@@ -60,8 +60,9 @@ class Judged:
     claims: tuple[Claim, ...] = ()
     verdicts: tuple[ClaimVerdict, ...] = ()
     judgement: Judgement | None = None
-    #: Why the response has no verdicts at all (a limit, a failed extraction, an unexpected error).
+    #: Why the response has no verdicts at all (a limit, a failed extraction, an unexpected error), and its kind.
     error: str | None = None
+    error_kind: ErrorKind | None = None
     #: The work limit the response is over, when that is why it was not judged.
     over_limit: LimitHit | None = None
     usage: Usage = field(default_factory=Usage)
@@ -95,6 +96,7 @@ class Judged:
             score=judgement.score if judgement is not None else None,
             usage=self.usage,
             error=self.error,
+            error_kind=self.error_kind,
             decidable=judgement.decidable if judgement is not None else None,
         )
         if judgement is not None and judgement.votes:
@@ -120,7 +122,7 @@ async def judge_sample(
     limits = limits or WorkLimits()
     hit = limits.response_hit(sample.response)
     if hit is not None:
-        return Judged(sample, error=hit.message, over_limit=hit)
+        return Judged(sample, error=hit.message, error_kind=ErrorKind.OVER_LIMIT, over_limit=hit)
     warm = WarmUp()
     latency: dict[str, float] = {}
     try:
@@ -139,14 +141,16 @@ async def judge_sample(
         latency["extract"] = _ms_since(started)
         usage = extraction.usage + warm.usage
         if extraction.error is not None:
-            return Judged(sample, error=extraction.error, usage=usage, latency_ms=latency, prepared=prepared)
+            failed = ErrorKind.EXTRACTION_FAILED
+            return Judged(sample, error=extraction.error, error_kind=failed, usage=usage, latency_ms=latency)
         # Spans point into the response as the user gave it, and never outside it, whatever the extractor said.
         claims = bounded(prepared.restore(extraction.claims), sample.response)
         if claims_from:
             claims = [c for c in claims if c.spans and c.spans[0].start >= claims_from]
         hit = limits.claims_hit(len(claims))
         if hit is not None:  # before any judge call: its cost grows with the claims
-            return Judged(sample, error=hit.message, over_limit=hit, usage=usage, latency_ms=latency)
+            over = ErrorKind.OVER_LIMIT
+            return Judged(sample, error=hit.message, error_kind=over, over_limit=hit, usage=usage, latency_ms=latency)
         at_stage("judging claims", claims=len(claims))
         started = time.perf_counter()
         shown = view(prepared.sample, claims, judge.name, sources)
@@ -166,7 +170,8 @@ async def judge_sample(
         raise  # a wrong endpoint: stop the run rather than store an error row per sample
     except Exception as exc:
         log.exception("sample %s failed", sample.id)
-        return Judged(sample, error=f"{type(exc).__name__}: {exc}", usage=warm.usage, latency_ms=latency)
+        error = f"{type(exc).__name__}: {exc}"
+        return Judged(sample, error=error, error_kind=ErrorKind.UNEXPECTED, usage=warm.usage, latency_ms=latency)
     return Judged(
         sample,
         claims=tuple(claims),

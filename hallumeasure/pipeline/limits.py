@@ -20,7 +20,8 @@ LIMIT_SETTINGS = ("max_response_chars", "max_claims")
 #: The limits of ``measure`` by default; ``bench``, ``monitor`` and the mitigation rounds apply them too.
 MAX_RESPONSE_CHARS = 100_000
 MAX_CLAIMS = 2_000
-#: How the error of a response left out by a limit begins (the run store finds those rows by it on resume).
+#: How the message of a response left out by a limit begins. For people only: the row's kind is
+#: ``ErrorKind.OVER_LIMIT`` (set by the pipeline), and that is what a resume asks the run store for.
 OVER_LIMIT = "not judged: "
 
 

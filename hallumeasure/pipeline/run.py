@@ -22,7 +22,7 @@ from hallumeasure.core.activity import Activity
 from hallumeasure.core.aggregate import summarise_response, summarise_run
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
-from hallumeasure.core.types import Mode, ResponseResult, RunManifest, Sample
+from hallumeasure.core.types import ErrorKind, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.judges.protocols import (
     ClaimExtractor,
     ClaimJudge,
@@ -32,7 +32,7 @@ from hallumeasure.judges.protocols import (
     model_to_close,
 )
 from hallumeasure.pipeline.judging import measure_sample
-from hallumeasure.pipeline.limits import OVER_LIMIT, WorkLimits
+from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
@@ -98,6 +98,7 @@ def _store(store: RunStore, sample: Sample, result: ResponseResult, policy: Poli
             policy,
             usage=result.usage,
             error=f"the result could not be stored ({type(exc).__name__}: {exc})",
+            error_kind=ErrorKind.STORE_FAILURE,
         )
         store.write_result(error)
         return error
@@ -240,7 +241,7 @@ def run_measurement(
             store.write_input_problems(input_problems)
         store.write_manifest(manifest)
         # On resume, a response a work limit left out is measured again: the limits may have been raised.
-        done = store.done_ids() - store.error_ids(OVER_LIMIT) if resume else set()
+        done = store.done_ids() - store.error_ids(ErrorKind.OVER_LIMIT) if resume else set()
         todo = [s for s in samples if s.id not in done]
         log.info(
             "measuring %d samples into %s (%d already stored) with %s / %s",

@@ -1,8 +1,9 @@
-"""Read samples from JSONL, CSV or Parquet, with a column map and errors that name the row.
+"""Read samples from JSONL, CSV or Parquet, or from records in memory, with a column map and errors that name the row.
 
 A bad row never stops the others: it comes back as a ``RowProblem`` (row number, id when known,
-what is wrong) and is left out. Only a file that cannot be read at all, or whose columns cannot
-be mapped, raises ``InputError``.
+what is wrong, and its kind) and is left out. Only a file that cannot be read at all, or whose columns cannot
+be mapped, raises ``InputError``. A file's rows, once parsed, and records given in memory (a DataFrame's
+rows, a list of dicts: ``records_to_samples``) become samples the same way (``rows_to_samples``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import inspect
 import io
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from pydantic import ValidationError
 from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.text import clean_text
 from hallumeasure.core.types import Passage, Sample
-from hallumeasure.registry import PartKind, registry
+from hallumeasure.registry import BUILTIN, Part, PartKind, registry
 from hallumeasure.registry.specs import split_options
 from hallumeasure.runs.messages import MessagesError, read_conversation
 
@@ -50,11 +52,27 @@ API_COLUMN_HINT = "Map your column names with columns={'field': 'name'} (e.g. co
 _BAD_BYTES = re.compile("[\udc80-\udcff]")
 
 
+class ProblemKind(StrEnum):
+    """What is wrong with an input row that did not become a sample."""
+
+    #: The row cannot be read: not UTF-8, not JSON or CSV, not an object, or what a trace reader could not use.
+    UNREADABLE = "unreadable"
+    #: A field the row needs is absent: a column map (``--column``, ``columns=``) may be what is missing.
+    MISSING_FIELD = "missing_field"
+    #: A field is there but its value cannot be used (empty, not text, a malformed list of passages ...).
+    INVALID_VALUE = "invalid_value"
+    #: An earlier row has the same (id, model) pair.
+    DUPLICATE = "duplicate"
+
+
 @dataclass
 class RowProblem:
+    """An input row left out of a run: its number as the user counts it, its id when known, why, and the kind."""
+
     row: int
     sample_id: str | None
     message: str
+    kind: ProblemKind
 
 
 @dataclass
@@ -67,6 +85,14 @@ class LoadedInput:
 
 class _UnusableRowError(ValueError):
     """A row that cannot become a sample; the message says why."""
+
+    kind = ProblemKind.INVALID_VALUE
+
+
+class _MissingFieldError(_UnusableRowError):
+    """A row without a field it needs."""
+
+    kind = ProblemKind.MISSING_FIELD
 
 
 def file_sha256(path: str | Path) -> str:
@@ -90,9 +116,50 @@ def read_rows(
     JSONL rows are numbered by line; CSV rows by record, the header being row 1; Parquet rows from 1.
     ``on_header(columns, how)`` is called once before the rows of a CSV or Parquet file.
     """
+    part, options = _input_format(fmt)
+    yield from part.load()(path, delimiter=delimiter, on_header=on_header, **options)
+
+
+#: Formats whose rows are records in our fields (``response``, ``context`` ...): records given in memory are
+#: read as their rows. The other built-in formats (the trace readers) read JSON values in memory as from a file.
+ROW_FORMATS = ("jsonl", "csv", "parquet")
+
+
+def read_records(values: Sequence[Mapping[str, Any]], fmt: str | None) -> Iterator[tuple[int, Mapping[str, Any] | str]]:
+    """(1-based row number, record or an error message) for JSON values in memory (a DataFrame's records, a
+    list of dicts), read by the input format ``fmt``, or by the built-in format that recognises them.
+
+    Without ``fmt``, or with a row format, the values are the rows. A trace format reads them as it reads
+    its files; a plugin's format reads files only, and is refused here with what to do instead.
+    """
+    part, options = _input_format(fmt or format_of_values(values))
+    if part.name in ROW_FORMATS:
+        yield from enumerate(values, start=1)
+        return
+    if part.origin != BUILTIN:
+        raise InputError(
+            f"input format {part.name!r} ({part.origin}) reads files only: save the data to a file and measure "
+            "that file"
+        )
+    yield from part.load()(list(values), delimiter=None, on_header=None, **options)
+
+
+def format_of_values(values: Sequence[Mapping[str, Any]]) -> str:
+    """The built-in input format that recognises ``values`` in memory (a span DataFrame's records), else ``jsonl``:
+    records in our fields. Plugins' formats recognise files only (``format_of``)."""
+    for part in registry().parts[PartKind.INPUT_FORMAT].values():
+        sniff = part.load_sniff() if part.origin == BUILTIN else None
+        if sniff is not None and sniff(list(values)):
+            return part.name
+    return "jsonl"
+
+
+def _input_format(fmt: str) -> tuple[Part, dict[str, Any]]:
+    """The registered input format that ``fmt`` names, and its options, checked against what its reader takes."""
     name, options = split_options(fmt)
     try:
-        reader = registry().part(PartKind.INPUT_FORMAT, name.strip()).load()
+        part = registry().part(PartKind.INPUT_FORMAT, name.strip())
+        reader = part.load()
     except ConfigError as exc:
         raise InputError(str(exc)) from None
     if options:
@@ -100,7 +167,7 @@ def read_rows(
         unknown = sorted(set(options) - {n for n, p in taken.items() if p.kind is inspect.Parameter.KEYWORD_ONLY})
         if unknown and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in taken.values()):
             raise InputError(f"input format {name!r} takes no option {', '.join(unknown)}")
-    yield from reader(path, delimiter=delimiter, on_header=on_header, **options)
+    return part, options
 
 
 def parquet_rows(
@@ -270,46 +337,108 @@ def load_samples(
         raise InputError(f"{path} is a directory; give a JSONL, CSV or Parquet file")
     fmt = fmt or format_of(path)
     delimiter = csv_delimiter(delimiter)
-    mapping = {name: name for name in FIELDS}
-    unknown = set(columns or {}) - set(FIELDS)
-    if unknown:
-        raise InputError(f"unknown field(s) in the column map: {sorted(unknown)}; fields are {list(FIELDS)}")
-    mapping.update(columns or {})
-    # Aliases only stand in for fields the user did not map.
-    aliases = {f: names for f, names in ALIASES.items() if f not in (columns or {})}
-    samples: list[Sample] = []
-    problems: list[RowProblem] = []
-    seen: dict[tuple[str, str | None], int] = {}
+    fields = ColumnMap.of(columns)
 
     # CSV and Parquet columns are checked once for the whole file; JSONL rows one by one, since each
     # line may have its own fields.
     def check_header(present: list[str], how: str) -> None:
-        _check_columns(path, present, _resolve(mapping, aliases, present), how, column_hint)
+        _check_columns(str(path), present, fields.resolve(present), how, column_hint)
 
-    for number, record in read_rows(path, fmt, delimiter if fmt == "csv" else None, on_header=check_header):
+    rows = read_rows(path, fmt, delimiter if fmt == "csv" else None, on_header=check_header)
+    loaded = rows_to_samples(rows, name=str(path), fields=fields, model=model, strict=strict, column_hint=column_hint)
+    loaded.sha256 = file_sha256(path)
+    return loaded
+
+
+def records_to_samples(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    name: str,
+    fmt: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    model: str | None = None,
+    strict: bool = False,
+    column_hint: str = API_COLUMN_HINT,
+) -> LoadedInput:
+    """Samples from records in memory (a DataFrame's rows, a list of dicts), checked as a file's rows are.
+
+    Row ``n`` of a problem is the ``n``-th record, counted from 1 as the lines of a JSONL file are; ``name``
+    names the data in errors (``<DataFrame of 4 rows>``). Records of spans (a trace format's, named by ``fmt``
+    or recognised) are read by that format first (``read_records``). The caller sets ``sha256``: what it
+    hashes is its own (see ``api/measure.py``).
+    """
+    fields = ColumnMap.of(columns)
+    rows = read_records(list(records), fmt)
+    return rows_to_samples(rows, name=name, fields=fields, model=model, strict=strict, column_hint=column_hint)
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """Where each of our fields is read from: ``mapping`` (field -> column) and the aliases of unmapped fields."""
+
+    mapping: Mapping[str, str]
+    aliases: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, columns: Mapping[str, str] | None) -> ColumnMap:
+        """The column map of the user's ``columns`` (our field -> their column); unknown fields raise."""
+        unknown = set(columns or {}) - set(FIELDS)
+        if unknown:
+            raise InputError(f"unknown field(s) in the column map: {sorted(unknown)}; fields are {list(FIELDS)}")
+        mapping = {name: name for name in FIELDS}
+        mapping.update(columns or {})
+        # Aliases only stand in for fields the user did not map.
+        return cls(mapping, {f: names for f, names in ALIASES.items() if f not in (columns or {})})
+
+    def resolve(self, present: Any) -> dict[str, str]:
+        """``mapping`` with a field's alias column in place of its own name when only the alias is present."""
+        out = dict(self.mapping)
+        for name, names in self.aliases.items():
+            if out[name] not in present:
+                out[name] = next((alias for alias in names if alias in present), out[name])
+        return out
+
+
+def rows_to_samples(
+    rows: Iterable[tuple[int, Mapping[str, Any] | str]],
+    *,
+    name: str,
+    fields: ColumnMap,
+    model: str | None,
+    strict: bool,
+    column_hint: str,
+) -> LoadedInput:
+    """Samples from numbered rows, each a record or why it could not be read (``read_rows``); see ``load_samples``.
+
+    ``name`` names the input in errors (a file's path, ``<DataFrame of 4 rows>``).
+    """
+    samples: list[Sample] = []
+    problems: list[RowProblem] = []
+    seen: dict[tuple[str, str | None], int] = {}
+    for number, record in rows:
         if isinstance(record, str):
-            problems.append(RowProblem(number, None, record))
+            problems.append(RowProblem(number, None, record, ProblemKind.UNREADABLE))
             continue
         try:
-            sample = _to_sample(record, _resolve(mapping, aliases, record), number, model)
+            sample = _to_sample(record, fields.resolve(record), number, model)
         except _UnusableRowError as exc:
-            problems.append(RowProblem(number, _row_id(record, mapping), str(exc)))
+            problems.append(RowProblem(number, _row_id(record, fields.mapping), str(exc), exc.kind))
             continue
         pair = (sample.id, sample.model)
         if pair in seen:
-            problems.append(RowProblem(number, sample.id, duplicate_message(sample, seen[pair])))
+            problems.append(RowProblem(number, sample.id, duplicate_message(sample, seen[pair]), ProblemKind.DUPLICATE))
             continue
         seen[pair] = number
         samples.append(sample)
     samples = key_samples(samples)
     if strict and problems:
         p = problems[0]
-        raise InputError(f"{path}: row {p.row}{f' (id {p.sample_id})' if p.sample_id else ''}: {p.message}")
+        raise InputError(f"{name}: row {p.row}{f' (id {p.sample_id})' if p.sample_id else ''}: {p.message}")
     if not samples:
         detail = f"; first problem: row {problems[0].row}: {problems[0].message}" if problems else ""
-        hint = f" {column_hint}" if problems and problems[0].message.startswith("has no ") else ""
-        raise InputError(f"{path}: no usable rows{detail}.{hint}")
-    return LoadedInput(samples=samples, problems=problems, sha256=file_sha256(path), path=str(path))
+        hint = f" {column_hint}" if problems and problems[0].kind is ProblemKind.MISSING_FIELD else ""
+        raise InputError(f"{name}: no usable rows{detail}.{hint}")
+    return LoadedInput(samples=samples, problems=problems, path=name)
 
 
 #: Joins an id and a model into the run key of a sample whose id other models' samples share.
@@ -369,23 +498,14 @@ def key_samples(samples: Sequence[Sample]) -> list[Sample]:
     return out
 
 
-def _resolve(mapping: Mapping[str, str], aliases: Mapping[str, tuple[str, ...]], present: Any) -> dict[str, str]:
-    """``mapping`` with a field's alias column in place of its own name when only the alias is present."""
-    out = dict(mapping)
-    for name, names in aliases.items():
-        if out[name] not in present:
-            out[name] = next((alias for alias in names if alias in present), out[name])
-    return out
-
-
-def _check_columns(path: Path, present: list[str], mapping: Mapping[str, str], how: str, hint: str) -> None:
+def _check_columns(name: str, present: list[str], mapping: Mapping[str, str], how: str, hint: str) -> None:
     conversation = mapping["messages"] in present
     missing = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in present and not conversation]
     if not any(mapping[f] in present for f in SOURCE_FIELDS):
         missing.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
     if missing:
         raise InputError(
-            f"{path}: read as {how}, the header has no {', '.join(missing)}; "
+            f"{name}: read as {how}, the header has no {', '.join(missing)}; "
             f"columns present: {[str(c) for c in present][:20]}. {hint}"
         )
 
@@ -417,14 +537,14 @@ def _blank_to_none(text: str | None) -> str | None:
     return text if text is not None and text.strip() else None
 
 
-def _to_sample(record: dict[str, Any], mapping: Mapping[str, str], number: int, model: str | None) -> Sample:
+def _to_sample(record: Mapping[str, Any], mapping: Mapping[str, str], number: int, model: str | None) -> Sample:
     values = {name: record.get(column) for name, column in mapping.items()}
     conversation = values["messages"] is not None and not (isinstance(values["messages"], float))
     absent = [f"{f} (column {mapping[f]!r})" for f in REQUIRED if mapping[f] not in record and not conversation]
     if not any(mapping[f] in record for f in SOURCE_FIELDS):
         absent.insert(0, " or ".join(f"{f} (column {mapping[f]!r})" for f in SOURCE_FIELDS))
     if absent:
-        raise _UnusableRowError(f"has no {', '.join(absent)}")
+        raise _MissingFieldError(f"has no {', '.join(absent)}")
     passages = _passages(values["contexts"])
     context = None if passages else _text(values["context"], "context")
     response = _text(values["response"], "response")
@@ -487,7 +607,7 @@ def _with_conversation(
         raise _UnusableRowError(f"messages: {exc}") from None
     answer = response if response is not None and response.strip() else conversation.response
     if answer is None:
-        raise _UnusableRowError("has no response, and its messages end with no assistant answer")
+        raise _MissingFieldError("has no response, and its messages end with no assistant answer")
     return (*passages, *conversation.sources), answer, question or conversation.question
 
 

@@ -9,7 +9,7 @@ CREATE TABLE IF NOT EXISTS results (
   n_evaluated INTEGER NOT NULL, n_unsupported INTEGER NOT NULL, n_errors INTEGER NOT NULL,
   unsupported_rate REAL, hallucinated INTEGER, score REAL, error TEXT,
   label_counts TEXT NOT NULL, subtype_counts TEXT NOT NULL, usage TEXT NOT NULL,
-  decided INTEGER, unsupported_rate_low REAL, unsupported_rate_high REAL);
+  decided INTEGER, unsupported_rate_low REAL, unsupported_rate_high REAL, error_kind TEXT);
 CREATE TABLE IF NOT EXISTS claims (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL,
   spans TEXT NOT NULL);
@@ -42,4 +42,11 @@ ADDED_COLUMNS = (
     ("results", "unsupported_rate_low", "REAL"),
     ("results", "unsupported_rate_high", "REAL"),
     ("verdicts", "confident", "INTEGER"),
+    ("results", "error_kind", "TEXT"),
 )
+
+
+#: The message start of an over-limit error row as ``pipeline/limits.py`` wrote it before kinds were stored.
+#: Read once, by the migration that gives an old run's error rows their kind (``RunStore._migrate_error_kinds``);
+#: nothing else reads a message back.
+LEGACY_OVER_LIMIT = "not judged: "

@@ -30,10 +30,40 @@ from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.run_files import DATABASE as DATABASE  # re-exported: the store's own names
 from hallumeasure.core.run_files import MANIFEST as MANIFEST
 from hallumeasure.core.text import encodable
-from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, RunManifest, Sample, Span, Usage, Vote
-from hallumeasure.runs.schema import ADDED_COLUMNS, SCHEMA
+from hallumeasure.core.types import (
+    Claim,
+    ClaimVerdict,
+    ErrorKind,
+    ResponseResult,
+    RunManifest,
+    Sample,
+    Span,
+    Usage,
+    Vote,
+)
+from hallumeasure.runs.schema import ADDED_COLUMNS, LEGACY_OVER_LIMIT, SCHEMA
 
 LOCK = ".lock"
+#: The columns of the results table, in the order ``write_result`` gives their values.
+RESULT_COLUMNS = (
+    "sample_id",
+    "model",
+    "n_claims",
+    "n_evaluated",
+    "n_unsupported",
+    "n_errors",
+    "unsupported_rate",
+    "hallucinated",
+    "score",
+    "error",
+    "label_counts",
+    "subtype_counts",
+    "usage",
+    "decided",
+    "unsupported_rate_low",
+    "unsupported_rate_high",
+    "error_kind",
+)
 #: Who holds the lock (process id and host), for the message a second writer gets.
 LOCK_OWNER = ".lock.owner"
 
@@ -142,6 +172,8 @@ class RunStore:
             for table, column, kind in ADDED_COLUMNS:
                 if not self._has_column(table, column):
                     self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                    if (table, column) == ("results", "error_kind"):
+                        self._migrate_error_kinds()
             self.db.commit()
 
     def __enter__(self) -> RunStore:
@@ -166,6 +198,19 @@ class RunStore:
     def _column(self, table: str, column: str, default: str = "NULL") -> str:
         """``column`` for a SELECT, or ``default`` when the run was written before the column existed."""
         return column if self._has_column(table, column) else f"{default} AS {column}"
+
+    def _migrate_error_kinds(self) -> None:
+        """LEGACY MIGRATION, run once: the error rows of a run stored before ``error_kind`` existed get their kind.
+
+        Only an over-limit row matters to code (a resume measures it again); it is known by the start its message
+        had then (``schema.LEGACY_OVER_LIMIT``). Every other old error row is ``unknown``. This is the one place a
+        message is read for its meaning, and only for rows written before the kind was stored with them.
+        """
+        self.db.execute(
+            "UPDATE results SET error_kind = CASE WHEN substr(error, 1, ?) = ? THEN ? ELSE ? END"
+            " WHERE error IS NOT NULL",
+            (len(LEGACY_OVER_LIMIT), LEGACY_OVER_LIMIT, ErrorKind.OVER_LIMIT.value, ErrorKind.UNKNOWN.value),
+        )
 
     def _owner(self) -> str:
         try:
@@ -318,7 +363,8 @@ class RunStore:
                 [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))],
             )
             self.db.execute(
-                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                # Columns named: a run resumed from an older version has its added columns in the order they came.
+                f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
                 tuple(
                     map(
                         _s,
@@ -339,6 +385,7 @@ class RunStore:
                             None if result.decided is None else int(result.decided),
                             result.unsupported_rate_low,
                             result.unsupported_rate_high,
+                            None if result.error_kind is None else result.error_kind.value,
                         ),
                     )
                 ),
@@ -349,9 +396,12 @@ class RunStore:
     def done_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT sample_id FROM results")}
 
-    def error_ids(self, prefix: str) -> set[str]:
-        """Samples stored as error rows whose error begins with ``prefix``."""
-        rows = self.db.execute("SELECT sample_id FROM results WHERE substr(error, 1, ?) = ?", (len(prefix), prefix))
+    def error_ids(self, kind: ErrorKind) -> set[str]:
+        """Samples stored as error rows of ``kind`` (a run opened for writing has every row's kind, see
+        ``_migrate_error_kinds``; read only, an old run's rows have none and match no kind)."""
+        if not self._has_column("results", "error_kind"):
+            return set()
+        rows = self.db.execute("SELECT sample_id FROM results WHERE error_kind = ?", (kind.value,))
         return {row[0] for row in rows}
 
     def input_problems(self) -> pd.DataFrame:
@@ -472,7 +522,7 @@ class RunStore:
         policy: Policy | None = None
         for row in self.db.execute(query):
             (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row[:13]
-            decided, rate_low, rate_high = row[13:]
+            decided, rate_low, rate_high, error_kind = row[13:]
             sample_claims = claims.get(sid, [])
             by_claim = verdicts.get(sid, {})
             flag = None if hall is None else bool(hall)
@@ -499,6 +549,7 @@ class RunStore:
                     hallucinated=flag,
                     score=score,
                     error=error,
+                    error_kind=None if error_kind is None else ErrorKind(error_kind),
                     usage=Usage.model_validate_json(usage),
                     **decision,
                 )

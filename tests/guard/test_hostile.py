@@ -345,6 +345,7 @@ def test_a_judge_that_fails_on_one_response_is_an_error_row_flagged_as_check_giv
     body = r.json()
     assert r.status_code == 200 and body["decision"] == "flag"
     assert body["hallucinated"] is None and body["error"] == "RuntimeError: the judge broke"
+    assert body["error_kind"] == "unexpected"
 
 
 def test_a_stream_judges_a_window_not_the_whole_text_again() -> None:

@@ -3,6 +3,7 @@ which limit, how big the response was and how to raise it; nothing is judged for
 
 import asyncio
 import json
+import sqlite3
 
 import pytest
 from testdata import EXAMPLES
@@ -12,7 +13,7 @@ import hallumeasure
 from hallumeasure.cli import app
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Policy
-from hallumeasure.core.types import Mode, Sample
+from hallumeasure.core.types import ErrorKind, Mode, Sample
 from hallumeasure.judges.llm.classify import LLMJudge
 from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.fake import FakeAPI
@@ -42,6 +43,7 @@ def test_a_response_over_the_character_limit_is_an_error_row_and_costs_no_call()
     results, api = _fake_run([LONG], WorkLimits(max_response_chars=3_000))
     row = results["long"]
     assert api.calls == 0 and row.claims == [] and row.hallucinated is None
+    assert row.error_kind is ErrorKind.OVER_LIMIT
     assert row.error == (
         "not judged: 3,001 characters in the response, over the limit of 3,000 (max_response_chars). "
         "Raise it to measure it: --max-response-chars 3001 (command line), max_response_chars=3001 "
@@ -52,7 +54,7 @@ def test_a_response_over_the_character_limit_is_an_error_row_and_costs_no_call()
 def test_a_response_over_the_claim_limit_is_an_error_row_before_any_judge_call():
     results, api = _fake_run([SHORT, LONG], WorkLimits(max_claims=5))
     row = results["long"]
-    assert row.error is not None and row.claims == []
+    assert row.error is not None and row.claims == [] and row.error_kind is ErrorKind.OVER_LIMIT
     assert "claims extracted from the response, over the limit of 5 (max_claims)" in row.error
     assert "--max-claims" in row.error and "max_claims=" in row.error
     n_extracted = int(row.error.split("not judged: ", 1)[1].split(" ", 1)[0].replace(",", ""))
@@ -120,3 +122,21 @@ def test_resume_measures_again_what_a_limit_left_out_once_the_limit_is_raised(tm
     huge = raised.responses.set_index("sample_id").loc["huge"]
     assert raised.manifest.counts["measured_now"] == 1 and raised.manifest.counts["error_responses"] == 0
     assert huge["error"] is None and huge["n_claims"] > 0
+
+
+def test_resume_finds_the_over_limit_rows_of_a_run_stored_before_error_kinds(tmp_path):
+    """An older run has no error_kind column: opening it to resume adds it, and its rows get their kind once
+    from the message they were stored with; any other old error row is of unknown kind and stays as it is."""
+    rows = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines()[:2]]
+    rows.append(dict(rows[0], id="huge", response=rows[0]["response"] * 20))
+    out = tmp_path / "run"
+    hallumeasure.measure(rows, out=out, max_response_chars=2_000)
+    with sqlite3.connect(out / "run.sqlite") as db:
+        db.execute("UPDATE results SET error = 'RuntimeError: boom' WHERE sample_id = ?", (rows[1]["id"],))
+        db.execute("ALTER TABLE results DROP COLUMN error_kind")
+    old = hallumeasure.load_run(out).results
+    assert [r.error_kind for r in old] == [None, ErrorKind.UNKNOWN, ErrorKind.UNKNOWN]  # read only: not known
+    raised = hallumeasure.measure(rows, out=out, max_response_chars=0, resume=True)
+    assert raised.manifest.counts["measured_now"] == 1  # the over-limit row, not the other error row
+    kinds = {r.sample_id: (r.error_kind, r.error) for r in raised.results}
+    assert kinds["huge"] == (None, None) and kinds[rows[1]["id"]] == (ErrorKind.UNKNOWN, "RuntimeError: boom")

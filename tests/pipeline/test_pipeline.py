@@ -6,7 +6,7 @@ import pytest
 from testdata import EXAMPLES
 
 from hallumeasure.core.labels import Label, Policy
-from hallumeasure.core.types import Mode, Sample
+from hallumeasure.core.types import ErrorKind, Mode, Sample
 from hallumeasure.judges.llm.classify import LLMJudge
 from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.base import GenerateResponse
@@ -116,7 +116,7 @@ def test_failed_extraction_is_an_error_row_not_a_crash():
         return demo_responder(request)
 
     (result,), _ = _run([SAMPLE], Mode.COT_ONE, responder=no_claims)
-    assert result.error and "extraction failed" in result.error
+    assert result.error and "extraction failed" in result.error and result.error_kind is ErrorKind.EXTRACTION_FAILED
     assert result.hallucinated is None and result.claims == []
 
 
@@ -124,3 +124,14 @@ def test_empty_response_has_no_claims_and_costs_no_call():
     sample = Sample(id="e", context="Something.", response="   ")
     (result,), api = _run([sample], Mode.COT_ONE)
     assert result.n_claims == 0 and result.error is None and api.calls == 0
+
+
+def test_an_unexpected_exception_is_an_error_row_of_its_kind():
+    class Broken(LLMJudge):
+        async def judge(self, sample, claims, **_):
+            raise RuntimeError("boom")
+
+    model = Model(FakeAPI())
+    (result,) = asyncio.run(measure_samples([SAMPLE], LLMExtractor(model), Broken(model, Mode.COT_ONE), Policy()))
+    assert (result.error, result.error_kind) == ("RuntimeError: boom", ErrorKind.UNEXPECTED)
+    assert type(result).model_validate(result.model_dump() | {"error": None}).error_kind is None

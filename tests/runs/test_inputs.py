@@ -3,7 +3,7 @@ import json
 import pytest
 
 from hallumeasure.core.errors import InputError
-from hallumeasure.runs.inputs import load_samples
+from hallumeasure.runs.inputs import ProblemKind, load_samples, records_to_samples
 
 
 def _jsonl(path, rows):
@@ -91,3 +91,47 @@ def test_a_tab_delimiter_can_be_written_as_a_shell_passes_it(tmp_path, spelling)
     path = tmp_path / "in.csv"
     path.write_text("id\tcontext\tresponse\na\tC, c.\tR.\n", encoding="utf-8")
     assert [s.context for s in load_samples(path, delimiter=spelling).samples] == ["C, c."]
+
+
+def test_each_problem_carries_its_kind_and_only_a_missing_field_gets_the_column_hint(tmp_path):
+    path = _jsonl(
+        tmp_path / "in.jsonl",
+        [
+            {"id": "d", "context": "C."},
+            {"id": "e", "context": "C.", "messages": [{"role": "user", "content": "Hi?"}]},
+            {"id": "x", "context": "C.", "response": "R."},
+            [1, 2],
+            {"id": "x", "context": "C.", "response": "Again."},
+            {"id": "y", "contexts": "not a list", "response": "R."},
+        ],
+    )
+    kinds = {p.row: p.kind for p in load_samples(path).problems}
+    assert kinds == {
+        1: ProblemKind.MISSING_FIELD,
+        2: ProblemKind.MISSING_FIELD,
+        4: ProblemKind.UNREADABLE,
+        5: ProblemKind.DUPLICATE,
+        6: ProblemKind.INVALID_VALUE,
+    }
+    # No usable row: the column hint ends the error when the first problem is a missing field, and only then.
+    with pytest.raises(InputError, match=r"has no response .*--column field=name"):
+        load_samples(_jsonl(tmp_path / "missing.jsonl", [{"id": "a", "context": "C.", "answer": "R."}]))
+    with pytest.raises(InputError) as raised:
+        load_samples(_jsonl(tmp_path / "empty.jsonl", [{"id": "a", "context": "", "response": "R."}]))
+    assert "context is empty" in str(raised.value) and "--column" not in str(raised.value)
+
+
+def test_records_in_memory_load_as_the_same_lines_of_a_file_do(tmp_path):
+    rows = [
+        {"id": "a", "context": "C.", "answer": "R."},
+        {"id": "b", "context": "", "answer": "R."},
+        {"id": "c", "context": "C.", "answer": "R.", "model": "m"},
+    ]
+    from_file = load_samples(_jsonl(tmp_path / "in.jsonl", rows), columns={"response": "answer"})
+    in_memory = records_to_samples(rows, name="<my rows>", columns={"response": "answer"})
+    assert in_memory.samples == from_file.samples and in_memory.path == "<my rows>"
+    assert [(p.row, p.sample_id, p.message, p.kind) for p in in_memory.problems] == [
+        (p.row, p.sample_id, p.message, p.kind) for p in from_file.problems
+    ]
+    with pytest.raises(InputError, match=r"^<my rows>: row 2 \(id b\): the context is empty"):
+        records_to_samples(rows, name="<my rows>", columns={"response": "answer"}, strict=True)

@@ -64,6 +64,7 @@ def _make_old(path):
         ("results", "decided"),
         ("results", "unsupported_rate_low"),
         ("results", "unsupported_rate_high"),
+        ("results", "error_kind"),
     ):
         db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     db.commit()

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from hallumeasure.core.text import quote
-from hallumeasure.core.types import Claim, ClaimVerdict, Sample
+from hallumeasure.core.types import Claim, Sample
 from hallumeasure.judges.nli.model import NliModel, load_nli
 from hallumeasure.judges.nli.premises import premise_for
-from hallumeasure.judges.offline.confidence import confident_verdict
+from hallumeasure.judges.offline.confidence import KeylessVerdict, confident_verdict
 from hallumeasure.judges.offline.judge import (
     checkable_signals,
     flagged_verdict,
@@ -78,7 +78,7 @@ class NliClaimJudge(InstantJudge):
         score = round(max(probabilities), 4) if probabilities else None
         return keyless_judgement(sample, in_claim_order(claims, found, self.name), score, self.name)
 
-    def _label(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
+    def _label(self, claim: Claim, signals: ClaimSignals, p: float) -> KeylessVerdict:
         if p < self.threshold:
             reason = f"the context entails the claim: {quote(signals.best_sentence)}"
             return supported_verdict(claim.id, self.name, reason, p, self.threshold)

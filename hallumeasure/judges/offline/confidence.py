@@ -19,7 +19,9 @@ Everything else keeps its best-guess label with ``confident=False``: the claim n
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Any
 
 from hallumeasure.core.labels import Label
 from hallumeasure.core.text import quote
@@ -397,27 +399,60 @@ def _unsure_reason(r: _Reading) -> str:
     return f"unsure: the closest sentence shares most of the claim's words, but not all of them: {quote(sentence)}"
 
 
-def confident_verdict(verdict: ClaimVerdict, s: ClaimSignals) -> ClaimVerdict:
-    """``verdict`` with ``confident`` set from the evidence rules (module doc).
+@dataclass(frozen=True)
+class Odds:
+    """A claim's probability beside the judge's threshold, so that a reason says which side decided it;
+    ``then`` adds what decided it besides."""
+
+    p: float
+    threshold: float
+    then: str = ""
+
+    @property
+    def text(self) -> str:
+        side = "under" if self.p < self.threshold else "at or over"
+        digits = 2  # more where two would print 0.65 "under the 0.65"
+        while digits < 6 and self.p != self.threshold and f"{self.p:.{digits}f}" == f"{self.threshold:.{digits}f}":
+            digits += 1
+        return f"(P(unsupported) = {self.p:.{digits}f}, {side} the {self.threshold:.2f} that flags a claim{self.then})"
+
+
+@dataclass(frozen=True)
+class KeylessVerdict:
+    """A keyless judge's verdict before its reason is written: what decided it (``basis``) and its ``odds``.
+
+    The reason is rendered from these once, by :meth:`render`; a step that explains the claim otherwise
+    (``confident_verdict``) replaces the basis, and the odds stay as they were computed.
+    """
+
+    verdict: ClaimVerdict
+    basis: str
+    odds: Odds
+
+    def render(self, *, basis: str | None = None, **update: Any) -> ClaimVerdict:
+        """The verdict with its reason, ``basis`` (or the basis it was made with) then the odds."""
+        reason = f"{self.basis if basis is None else basis} {self.odds.text}"
+        return self.verdict.model_copy(update={"label_reason": reason, **update})
+
+
+def confident_verdict(draft: KeylessVerdict, s: ClaimSignals) -> ClaimVerdict:
+    """The verdict of ``draft`` with ``confident`` set from the evidence rules (module doc), its reason rendered.
 
     A confident "supported" quotes the covering sentence that decided it, as reason and as evidence; a
     supported guess without positive evidence says why it is unsure instead of calling the claim a match.
     """
-    if verdict.label is None or verdict.label == Label.UNEVALUATABLE:
-        return verdict
-    tail = (verdict.label_reason or "").rsplit(" (P(unsupported)", 1)
-    p = f" (P(unsupported){tail[1]}" if len(tail) == 2 else ""
+    label = draft.verdict.label
+    if label is None or label == Label.UNEVALUATABLE:
+        return draft.render()
     r = _Reading(s)
-    if verdict.label == Label.SUPPORTED:
+    if label == Label.SUPPORTED:
         sentence = r.covering if _supported(r) else None
         if sentence is None:
-            return verdict.model_copy(update={"confident": False, "label_reason": f"{_unsure_reason(r)}{p}"})
-        return verdict.model_copy(
-            update={
-                "label_reason": f"one source sentence holds the claim's words and values: {quote(sentence)}{p}",
-                "evidence": (Evidence(quote=sentence),),
-            }
+            return draft.render(basis=_unsure_reason(r), confident=False)
+        return draft.render(
+            basis=f"one source sentence holds the claim's words and values: {quote(sentence)}",
+            evidence=(Evidence(quote=sentence),),
         )
     if _unsupported(r):
-        return verdict
-    return verdict.model_copy(update={"confident": False})
+        return draft.render()
+    return draft.render(confident=False)

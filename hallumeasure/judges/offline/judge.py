@@ -17,7 +17,7 @@ from hallumeasure.core.labels import Decidable, Label
 from hallumeasure.core.language import outside
 from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Sample
 from hallumeasure.judges.decision import decidable
-from hallumeasure.judges.offline.confidence import confident_verdict
+from hallumeasure.judges.offline.confidence import KeylessVerdict, Odds, confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
 from hallumeasure.judges.offline.model import OfflineModel, load_model
 from hallumeasure.judges.offline.reasons import definite, explain, support_reason
@@ -122,7 +122,7 @@ class OfflineJudge(InstantJudge):
     #: Kept for callers of the first version.
     judge_sync = judge_now
 
-    def _verdict(self, claim: Claim, signals: ClaimSignals, p: float) -> ClaimVerdict:
+    def _verdict(self, claim: Claim, signals: ClaimSignals, p: float) -> KeylessVerdict:
         if p < self.threshold and not definite(signals):
             return supported_verdict(claim.id, self.name, support_reason(signals), p, self.threshold)
         return flagged_verdict(claim.id, self.name, signals, p, self.threshold)
@@ -160,41 +160,31 @@ def checkable_signals(sample: Sample, claims: Sequence[Claim]) -> list[tuple[Cla
 
 
 def odds(p: float, threshold: float, *, then: str = "") -> str:
-    """The claim's probability beside the judge's threshold, so that a reason says which side decided it;
-    ``then`` adds what decided it besides."""
-    side = "under" if p < threshold else "at or over"
-    digits = 2  # more where two would print 0.65 "under the 0.65"
-    while digits < 6 and p != threshold and f"{p:.{digits}f}" == f"{threshold:.{digits}f}":
-        digits += 1
-    return f"(P(unsupported) = {p:.{digits}f}, {side} the {threshold:.2f} that flags a claim{then})"
+    """The claim's probability beside the judge's threshold, as a reason ends with it (``Odds``)."""
+    return Odds(p, threshold, then).text
 
 
-def supported_verdict(claim_id: str, judge: str, reason: str, p: float, threshold: float) -> ClaimVerdict:
+def supported_verdict(claim_id: str, judge: str, reason: str, p: float, threshold: float) -> KeylessVerdict:
     """A keyless verdict on a claim under the threshold: supported, with ``reason`` and the odds."""
-    return ClaimVerdict(
-        claim_id=claim_id,
-        judge=judge,
-        label=Label.SUPPORTED,
-        probability=round(p, 4),
-        label_reason=f"{reason} {odds(p, threshold)}",
-    )
+    verdict = ClaimVerdict(claim_id=claim_id, judge=judge, label=Label.SUPPORTED, probability=round(p, 4))
+    return KeylessVerdict(verdict, reason, Odds(p, threshold))
 
 
-def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float, threshold: float) -> ClaimVerdict:
+def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float, threshold: float) -> KeylessVerdict:
     """A verdict on a claim judged unsupported: label, subtype and reasons from its offline signals.
 
     A definite mismatch (a number or name the source contradicts) flags the claim under the threshold too."""
     label, subtype, reason, subtype_reason = explain(signals)
-    note = odds(p, threshold, then="; flagged for the definite mismatch" if p < threshold else "")
-    return ClaimVerdict(
+    verdict = ClaimVerdict(
         claim_id=claim_id,
         judge=judge,
         label=label,
         subtype=subtype,
         probability=round(p, 4),
-        label_reason=f"{reason} {note}",
         subtype_reason=subtype_reason,
     )
+    then = "; flagged for the definite mismatch" if p < threshold else ""
+    return KeylessVerdict(verdict, reason, Odds(p, threshold, then))
 
 
 #: Labels whose verdict quotes the source sentence that decided it (an absent claim has none to quote).

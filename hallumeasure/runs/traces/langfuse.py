@@ -11,16 +11,15 @@ failed when ``level`` is ``ERROR``). Times are ``startTime`` / ``endTime`` (ISO 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from hallumeasure.runs.inputs import OnHeader
 from hallumeasure.runs.messages import content_text, mapping
-from hallumeasure.runs.traces.spans import TraceSpan, head_objects, loads_maybe, text_of, trace_rows
+from hallumeasure.runs.traces.spans import TraceSource, TraceSpan, head_objects, loads_maybe, text_of, trace_rows
 
 
 def langfuse_rows(
-    path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
+    path: TraceSource, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Samples of the generations of a Langfuse export."""
     return trace_rows(path, _spans, outputs=outputs, source_format="langfuse")
@@ -39,7 +38,7 @@ def _spans(obj: Any) -> list[TraceSpan] | str:
     return spans
 
 
-def sniff_langfuse(path: Path) -> bool:
+def sniff_langfuse(path: TraceSource) -> bool:
     """Whether ``path`` holds a Langfuse export."""
     for obj in head_objects(path)[:1]:
         if isinstance(obj, Mapping) and isinstance(obj.get("data"), list) and obj["data"]:

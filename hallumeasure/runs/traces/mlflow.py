@@ -14,12 +14,12 @@ calls, failed when their status is an error.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from hallumeasure.runs.inputs import OnHeader
 from hallumeasure.runs.messages import content_text, mapping
 from hallumeasure.runs.traces.spans import (
+    TraceSource,
     TraceSpan,
     head_objects,
     hex_id,
@@ -32,7 +32,7 @@ LLM_TYPES = ("LLM", "CHAT_MODEL")
 
 
 def mlflow_rows(
-    path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
+    path: TraceSource, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Samples of MLflow traces."""
     return trace_rows(path, _trace_spans, outputs=outputs, source_format="mlflow")
@@ -46,7 +46,7 @@ def _trace_spans(obj: Any) -> list[TraceSpan] | str:
     return [span_of(s, trace_id) for s in raw if isinstance(s, Mapping)]
 
 
-def sniff_mlflow(path: Path) -> bool:
+def sniff_mlflow(path: TraceSource) -> bool:
     """Whether ``path`` holds MLflow traces."""
     for obj in head_objects(path)[:1]:
         raw = _spans(obj)

@@ -12,12 +12,12 @@ The same attributes sent over OTLP are read by the OTLP reader through ``span_fr
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from hallumeasure.runs.inputs import OnHeader
 from hallumeasure.runs.traces.spans import (
     Role,
+    TraceSource,
     TraceSpan,
     flatten,
     head_objects,
@@ -32,7 +32,7 @@ _ROLES: dict[str, Role] = {"LLM": "llm", "RETRIEVER": "retriever", "TOOL": "tool
 
 
 def openinference_rows(
-    path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
+    path: TraceSource, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Samples of OpenInference spans (Phoenix's JSONL export, or its span DataFrame as records)."""
     return trace_rows(
@@ -43,7 +43,7 @@ def openinference_rows(
     )
 
 
-def sniff_openinference(path: Path) -> bool:
+def sniff_openinference(path: TraceSource) -> bool:
     """Whether ``path`` holds OpenInference spans (a span kind and a span context, nested or flat)."""
     for obj in head_objects(path)[:1]:
         if not isinstance(obj, Mapping):

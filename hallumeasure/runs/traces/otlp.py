@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from hallumeasure.runs.inputs import OnHeader
 from hallumeasure.runs.messages import content_text
 from hallumeasure.runs.traces.openinference import KIND, span_from_attributes
 from hallumeasure.runs.traces.spans import (
+    TraceSource,
     TraceSpan,
     flatten,
     head_objects,
@@ -44,7 +44,7 @@ RETRIEVAL_OPERATIONS = ("retrieval", "retrieve", "search")
 
 
 def otlp_rows(
-    path: Path, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
+    path: TraceSource, *, delimiter: str | None = None, on_header: OnHeader | None = None, outputs: str = "final"
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """Samples of the GenAI (or OpenInference) spans of an OTLP JSON file."""
     return trace_rows(path, _spans, outputs=outputs, source_format="otlp")
@@ -60,7 +60,7 @@ def _spans(obj: Any) -> list[TraceSpan] | str:
     return spans
 
 
-def sniff_otlp(path: Path) -> bool:
+def sniff_otlp(path: TraceSource) -> bool:
     """Whether ``path`` holds OTLP JSON traces."""
     head = head_objects(path)
     return bool(head) and isinstance(head[0], Mapping) and "resourceSpans" in head[0]

@@ -172,10 +172,13 @@ def _tool_span(
 
 #: A format's spans of one JSON object of its export, or why the object is not one of its traces.
 SpansOf = Callable[[Any], "list[TraceSpan] | str"]
+#: A trace export: its file, or its JSON values already in memory (the records of a span DataFrame). Every
+#: built-in trace reader and sniff takes either (``runs.inputs.read_records``).
+TraceSource = Path | Sequence[Any]
 
 
 def trace_rows(
-    path: Path, spans_of: SpansOf, *, outputs: str, source_format: str
+    path: TraceSource, spans_of: SpansOf, *, outputs: str, source_format: str
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """The rows every trace reader yields: each JSON object of the export read by ``spans_of`` (a problem becomes an
     error row of that object), then one sample per measured LLM answer of all the spans together."""
@@ -189,11 +192,15 @@ def trace_rows(
     yield from sample_rows(spans, outputs=outputs, source_format=source_format)
 
 
-def json_objects(path: Path) -> Iterator[tuple[int, Any]]:
+def json_objects(path: TraceSource) -> Iterator[tuple[int, Any]]:
     """The JSON values of a file: its items when it is one JSON array, itself when one object, else one per line.
 
     A line that is not JSON is yielded as an error message (a string starting with "not valid JSON").
+    Values already in memory are numbered from 1 as they come.
     """
+    if not isinstance(path, Path):
+        yield from enumerate(path, start=1)
+        return
     text = path.read_text(encoding="utf-8-sig")
     try:
         whole = json.loads(text)
@@ -214,8 +221,11 @@ def json_objects(path: Path) -> Iterator[tuple[int, Any]]:
             yield number, f"not valid JSON ({exc.msg} at column {exc.colno})"
 
 
-def head_objects(path: Path, limit: int = 1 << 16) -> list[Any]:
-    """The first JSON values of a file, read from at most ``limit`` bytes (for detecting its format)."""
+def head_objects(path: TraceSource, limit: int = 1 << 16) -> list[Any]:
+    """The first JSON values of a file, read from at most ``limit`` bytes (for detecting its format); of values
+    already in memory, the first five."""
+    if not isinstance(path, Path):
+        return list(path[:5])
     try:
         with open(path, "rb") as handle:
             head = handle.read(limit)

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from hallumeasure.cli import app
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.text import count_tokens
-from hallumeasure.core.types import Claim, Mode, Sample
+from hallumeasure.core.types import Claim, ErrorKind, Mode, Sample
 from hallumeasure.judges.llm.classify import LLMJudge
 from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.judges.protocols import Extraction
@@ -381,4 +381,5 @@ def test_a_result_the_store_refuses_becomes_an_error_row_not_a_crash(tmp_path):
     )
     check_nothing_lost(tmp_path / "run", samples)
     assert all(r.error.startswith("the result could not be stored (IntegrityError") for r in results)
+    assert all(r.error_kind is ErrorKind.STORE_FAILURE for r in results)  # as read back from the store
     assert manifest.counts["error_responses"] == 2
