@@ -10,7 +10,6 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
-import inspect
 import io
 import json
 import re
@@ -24,7 +23,7 @@ from pydantic import ValidationError
 from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.text import clean_text
 from hallumeasure.core.types import Passage, Sample
-from hallumeasure.registry import PartKind, registry
+from hallumeasure.registry import InputFormatPart, PartKind, registry
 from hallumeasure.registry.specs import split_options
 from hallumeasure.runs.messages import MessagesError, read_conversation
 
@@ -90,16 +89,13 @@ def read_rows(
     JSONL rows are numbered by line; CSV rows by record, the header being row 1; Parquet rows from 1.
     ``on_header(columns, how)`` is called once before the rows of a CSV or Parquet file.
     """
-    name, options = split_options(fmt)
+    name, given = split_options(fmt)
     try:
-        reader = registry().part(PartKind.INPUT_FORMAT, name.strip()).load()
+        part = registry().part(PartKind.INPUT_FORMAT, name.strip())
+        options = part.read_options(given)
+        reader = part.load()
     except ConfigError as exc:
         raise InputError(str(exc)) from None
-    if options:
-        taken = inspect.signature(reader).parameters
-        unknown = sorted(set(options) - {n for n, p in taken.items() if p.kind is inspect.Parameter.KEYWORD_ONLY})
-        if unknown and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in taken.values()):
-            raise InputError(f"input format {name!r} takes no option {', '.join(unknown)}")
     yield from reader(path, delimiter=delimiter, on_header=on_header, **options)
 
 
@@ -225,7 +221,7 @@ def csv_rows(
 def format_of(path: Path) -> str:
     """The registered input format of ``path``: the first whose ``sniff`` knows the file (a trace export), else
     the one that reads ``path``'s suffix; JSON Lines for any other."""
-    parts = list(registry().parts[PartKind.INPUT_FORMAT].values())
+    parts = registry().parts_of(InputFormatPart)
     for part in parts:
         try:
             sniff = part.load_sniff()
