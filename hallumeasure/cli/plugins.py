@@ -37,7 +37,8 @@ def plugins(
                 note = f" ({', '.join(flags)})" if flags else ""
                 # name and origin on one line, what it is below, wrapped to the terminal (80 columns when piped)
                 out.print(f"  {part.name:<12} {part.origin}{note}", markup=False, highlight=False, soft_wrap=True)
-                for text in (f"{part.summary}{extra}", part.problem):
+                options = ", ".join(f"{name} ({o.type}, default {o.default})" for name, o in part.options.items())
+                for text in (f"{part.summary}{extra}", options and f"options: {options}", part.problem):
                     if text:
                         wrapped = textwrap.fill(text, width=max(out.size.width, 40), initial_indent=" " * 4)
                         out.print(wrapped.replace("\n", "\n    "), markup=False, highlight=False, soft_wrap=True)

@@ -69,6 +69,7 @@ __all__ = [
     "JudgePart",
     "ModelFacts",
     "Option",
+    "OptionInfo",
     "Part",
     "PartInfo",
     "PartKind",
@@ -374,6 +375,14 @@ def facts(spec: str) -> ModelFacts:
     return registry().facts(spec)
 
 
+class OptionInfo(BaseModel):
+    """One option of a part, as ``hallumeasure plugins`` shows it."""
+
+    type: str
+    default: str
+    help: str
+
+
 class PartInfo(BaseModel):
     """One line of ``hallumeasure plugins``: a registered part, where it comes from, and whether it loads."""
 
@@ -384,7 +393,7 @@ class PartInfo(BaseModel):
     keyless: bool
     extra: str | None = None
     #: The options its specs may set, by name: type, default and what each does.
-    options: dict[str, str] = Field(default_factory=dict)
+    options: dict[str, OptionInfo] = Field(default_factory=dict)
     #: Whether its factory imports (None: not checked).
     loads: bool | None = None
     problem: str | None = None
@@ -420,7 +429,10 @@ def listing(*, check: bool = False) -> PluginListing:
                 summary=part.summary,
                 keyless=part.keyless,
                 extra=part.extra,
-                options={name: f"{o.describe()}: {o.help}" for name, o in part.options.items()},
+                options={
+                    name: OptionInfo(type=o.type_name, default=repr(o.default), help=o.help)
+                    for name, o in part.options.items()
+                },
                 loads=loads,
                 problem=problem,
             )

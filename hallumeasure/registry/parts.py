@@ -62,10 +62,10 @@ class Option:
     default: Any = None
     help: str = ""
 
-    def describe(self) -> str:
-        """``float, default 0.5``: the type and default as the listing shows them."""
-        name = self.type.__name__ if isinstance(self.type, type) else str(self.type).replace("typing.", "")
-        return f"{name}, default {self.default!r}"
+    @property
+    def type_name(self) -> str:
+        """The type as the listing shows it: ``float``, ``int | None``."""
+        return self.type.__name__ if isinstance(self.type, type) else str(self.type).replace("typing.", "")
 
 
 @cache

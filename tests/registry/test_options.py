@@ -112,9 +112,6 @@ def test_the_listing_shows_each_part_s_options() -> None:
     from hallumeasure.registry import listing
 
     nli = next(p for p in listing().parts if p.kind == "judge" and p.name == "nli")
-    assert nli.options["threshold"].startswith("float, default 0.5: ")
-
-
-def test_option_describes_its_type_and_default() -> None:
-    assert Option(float, 0.5).describe() == "float, default 0.5"
-    assert Option(int | None).describe() == "int | None, default None"
+    threshold = nli.options["threshold"]
+    assert (threshold.type, threshold.default) == ("float", "0.5") and "flagged" in threshold.help
+    assert Option(int | None).type_name == "int | None"
