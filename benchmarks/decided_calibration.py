@@ -233,14 +233,14 @@ def run(rows: list[Cached]) -> dict[str, Any]:
 
 def write_rules(result: dict[str, Any], data: Path) -> None:
     """The shipped rules: small JSON files beside each judge."""
-    from hallumeasure.judges.decision import RULE_FILES
+    from hallumeasure.judges.decision import rule_files
 
     shas = {}
     import hashlib
 
     for name in SHARED_SETS:
         shas[name] = hashlib.sha256((data / f"{name}.jsonl").read_bytes()).hexdigest()
-    for folder, judges in RULE_FILES.items():
+    for folder, judges in rule_files().items():
         rules = {}
         for judge in judges:
             found = result["shipped"][judge]

@@ -37,10 +37,14 @@ def plugins(
                 note = f" ({', '.join(flags)})" if flags else ""
                 # name and origin on one line, what it is below, wrapped to the terminal (80 columns when piped)
                 out.print(f"  {part.name:<12} {part.origin}{note}", markup=False, highlight=False, soft_wrap=True)
-                for text in (f"{part.summary}{extra}", part.problem):
+                options = ", ".join(f"{name} ({o.type}, default {o.default})" for name, o in part.options.items())
+                for text in (f"{part.summary}{extra}", options and f"options: {options}", part.problem):
                     if text:
-                        wrapped = textwrap.fill(text, width=max(out.size.width, 40), initial_indent=" " * 4)
-                        out.print(wrapped.replace("\n", "\n    "), markup=False, highlight=False, soft_wrap=True)
+                        indent = " " * 4
+                        wrapped = textwrap.fill(
+                            text, width=max(out.size.width, 40), initial_indent=indent, subsequent_indent=indent
+                        )
+                        out.print(wrapped, markup=False, highlight=False, soft_wrap=True)
         for problem in found.problems:
             console.print(
                 f"plugin {problem.name} in {problem.kind} ({problem.origin}) was not registered: {problem.problem}",

@@ -9,9 +9,9 @@ from hallumeasure.core.types import Mode
 from hallumeasure.judges.llm.classify import LLMJudge
 from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
-from hallumeasure.models.factory import build_model, check_options
+from hallumeasure.models.factory import build_model
 from hallumeasure.models.model import Model
-from hallumeasure.registry import PartKind, registry
+from hallumeasure.registry import JudgeFamilyPart, PartKind, ProviderJudgePart, registry
 
 __all__ = ["OFFLINE", "build_extractor", "build_judge", "build_model"]
 
@@ -19,15 +19,16 @@ OFFLINE = "offline"
 
 
 def _keyless(spec: str, kind: PartKind) -> Any | None:
-    """The keyless part ``spec`` names, built with the spec's options (a family's member with its argument
-    first: ``hf:<path>``); None for a spec that calls a provider."""
+    """The keyless part ``spec`` names, built with the spec's options as its part declares them (a family's
+    member with its argument first: ``hf:<path>``); None for a spec that calls a provider."""
     resolved = registry().resolve(spec, kind)
     if resolved.model_spec is not None:
         return None
-    factory = resolved.part.load()
-    options = dict(resolved.options)
-    check_options(factory, resolved.part.name, options)
-    return factory(resolved.model, **options) if resolved.part.argument is not None else factory(**options)
+    part = resolved.part
+    options = part.read_options(resolved.options)
+    if isinstance(part, JudgeFamilyPart):
+        return part.load()(resolved.model, **options)
+    return part.load()(**options)
 
 
 def build_extractor(spec: str, *, model: Model | None = None, **options: Any) -> ClaimExtractor:
@@ -52,7 +53,7 @@ def build_judge(
     resolved = registry().resolve(spec, PartKind.JUDGE)
     llm_spec = resolved.model_spec or spec
     model = model or build_model(llm_spec, **options)
-    if not resolved.is_provider:  # a family that calls a provider (minicheck:openai:...): built on its model
+    if isinstance(resolved.part, ProviderJudgePart):  # minicheck:openai:...: built on its provider's model
         judge = resolved.part.load()(model)
         if not isinstance(judge, ClaimJudge):
             raise TypeError(f"judge {spec!r} does not implement ClaimJudge (name, judge, settings)")

@@ -7,24 +7,21 @@ least ``flag_at_least`` for a hallucinated one. The two thresholds per judge are
 (Learn-then-Test, MAPIE) so that at most ``target`` of all responses are decided wrongly, with probability
 ``confidence``, on data like the calibration data; benchmarks/decided_calibration.py makes them (its command
 is in each file) and measures them leave-one-dataset-out (benchmarks/results/decided_calibration.md).
+
+A judge's rule is part of its registration: ``JudgePart.decision`` names the rule file (``"package:file.json"``)
+that holds a rule under the judge's name, so a plugin judge may ship a calibrated rule of its own.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.labels import Decidable
-
-_HERE = Path(__file__).resolve().parent
-
-#: The rule files shipped with the package, and the judges each holds.
-RULE_FILES: dict[Path, tuple[str, ...]] = {
-    _HERE / "offline" / "decision.json": ("offline", "offline+nli"),
-    _HERE / "nli" / "decision.json": ("nli",),
-}
+from hallumeasure.registry import JudgePart, PartKind, registry
 
 
 class DecisionRule(BaseModel):
@@ -56,13 +53,35 @@ class DecisionRules(BaseModel):
     data_sha256: dict[str, str] = Field(default_factory=dict)
 
 
+def rule_path(where: str) -> Path:
+    """The file a part's ``decision`` names (``"hallumeasure.judges.nli:decision.json"``)."""
+    package, _, name = where.partition(":")
+    return Path(str(files(package) / name))
+
+
+def rule_files() -> dict[Path, tuple[str, ...]]:
+    """Every registered judge's rule file, with the judges whose rules it holds (what the calibration writes)."""
+    found: dict[Path, tuple[str, ...]] = {}
+    for part in registry().parts[PartKind.JUDGE].values():
+        if isinstance(part, JudgePart) and part.decision is not None:
+            path = rule_path(part.decision)
+            found[path] = (*found.get(path, ()), part.name)
+    return found
+
+
 @cache
+def _rules(where: str) -> DecisionRules | None:
+    path = rule_path(where)
+    return DecisionRules.model_validate_json(path.read_text()) if path.exists() else None
+
+
 def decision_rule(judge: str) -> DecisionRule | None:
-    """The shipped rule of a keyless judge (``offline``, ``nli``, ``offline+nli``), or None when it has none."""
-    for file, judges in RULE_FILES.items():
-        if judge in judges and file.exists():
-            return DecisionRules.model_validate_json(file.read_text()).rules.get(judge)
-    return None
+    """The calibrated rule its registered part gives ``judge`` (``offline``, ``nli`` ...), or None when it has none."""
+    part = registry().parts[PartKind.JUDGE].get(judge)
+    if not isinstance(part, JudgePart) or part.decision is None:
+        return None
+    rules = _rules(part.decision)
+    return None if rules is None else rules.rules.get(judge)
 
 
 def decidable(judge: str, score: float | None) -> Decidable | None:

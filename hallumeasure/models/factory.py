@@ -8,7 +8,6 @@ limiter per model, one batch ledger), built from ``ModelOptions``. The command l
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +33,8 @@ def build_model_api(spec: str, **options: Any) -> ModelAPI:
     ``options`` given in code win over the spec's, and may hold secrets (they are never recorded).
     """
     resolved = registry().resolve(spec, PartKind.PROVIDER)
-    merged = {**resolved.options, **options}
+    merged = resolved.part.read_options({**resolved.options, **options})
     factory = resolved.part.load()
-    check_options(factory, resolved.part.name, merged)
     api = factory(resolved.model, **merged) if resolved.model else factory(**merged)
     if not isinstance(api, ModelAPI):
         raise ConfigError(f"provider {resolved.part.name!r} ({resolved.part.origin}) did not build a ModelAPI")
@@ -48,29 +46,6 @@ def build_model(
 ) -> Model:
     """A ``Model`` wrapper (retries, deadline, cache, limits) around the provider named by ``spec``."""
     return Model(build_model_api(spec, **(model_options or {})), cache=cache, **wrapper)
-
-
-def accepted_options(factory: Callable[..., Any]) -> list[str] | None:
-    """The keyword options ``factory`` takes, or None when it takes any (``**kwargs``)."""
-    parameters = inspect.signature(factory).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return None
-    return [n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-
-
-def check_options(factory: Callable[..., Any], name: str, options: dict[str, Any]) -> None:
-    """Refuse options ``factory`` does not take, naming the valid ones."""
-    valid = accepted_options(factory)
-    if valid is None:
-        return
-    unknown = sorted(set(options) - set(valid))
-    if unknown and not valid:
-        raise ConfigError(f"{name!r} takes no model options (given: {', '.join(unknown)})")
-    if unknown:
-        raise ConfigError(
-            f"{name}: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-            f"valid options: {', '.join(valid) or 'none'}"
-        )
 
 
 @dataclass(frozen=True)
@@ -132,10 +107,9 @@ class ModelFactory:
         limiter = shared_limiter(spec, rpm, tpm, output_tpm=otpm) if (rpm or tpm or otpm) else None
         model_options: dict[str, Any] = {}
         if o.batch is not None:
-            factory = registry().resolve(spec, PartKind.PROVIDER).part.load()
-            takes = accepted_options(factory)
+            part = registry().resolve(spec, PartKind.PROVIDER).part
             wanted = dict(zip(BATCH_OPTIONS, (o.batch.s3_uri, o.batch.role_arn), strict=True))
-            model_options = {k: v for k, v in wanted.items() if takes is None or k in takes}
+            model_options = {k: v for k, v in wanted.items() if part.open_options or k in part.options}
         wrapper = {
             k: v
             for k, v in (("max_concurrency", o.max_concurrency), ("max_retries", o.max_retries), ("timeout", o.timeout))

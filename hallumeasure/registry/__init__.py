@@ -1,22 +1,26 @@
-"""One registry of the parts a run is built from: providers, judges, extractors, detectors, rewriters, input formats,
-and of the exporters that write a run out.
+"""One registry of the parts a run is built from: providers, judges, extractors, detectors, rewriters, input formats.
 
 Every part registers once, with what builds it, what it can do (``keyless``, ``scripted``, the extra it
 needs) and, for providers, the facts of its models (context window, price, cache minimum, batch). Code
 elsewhere asks the registry (``resolve``, ``facts``, ``part``); it never reads a spec string's prefix.
 
-Built-in parts are listed in ``registry.builtin``. Third-party packages add theirs through entry points,
-one group per kind (``hallumeasure.providers``, ``hallumeasure.judges``, ``hallumeasure.extractors``,
+Each kind has its part record and factory protocol (``registry.parts``: ``ProviderPart``, ``JudgePart``,
+``ExtractorPart`` ...), and each part declares the options a spec may set (``JudgePart(options={"threshold":
+Option(float, 0.5, ...)})``), checked and converted by ``Part.read_options`` when the part is built. A judge part
+also carries its calibrated decision rule (``JudgePart.decision``, read by judges/decision.py).
+
+Built-in parts are listed in ``registry.builtin``. Third-party packages add theirs the same way, through entry
+points, one group per kind (``hallumeasure.providers``, ``hallumeasure.judges``, ``hallumeasure.extractors``,
 ``hallumeasure.detectors``, ``hallumeasure.rewriters``, ``hallumeasure.input_formats``,
 ``hallumeasure.exporters``)::
 
     [project.entry-points."hallumeasure.judges"]
-    toy = "hallumeasure_toy:part"          # a registry.Part, or a factory called as factory(**options)
+    toy = "hallumeasure_toy:part"          # a registry.JudgePart, or a bare factory (it then takes no options)
 
-A judge may be a *family*: a part registered once with an ``argument`` (``Part.argument``), whose spec is
-``name:<argument>``: ``hf:<path or hub id>`` and ``onnx:<folder>`` (trained entailment models, keyless) and
-``minicheck:<provider:model>`` (a generative checker behind a provider; its argument is the LLM spec it calls,
-given by ``Spec.model_spec``). ``resolve`` tries a family's name before the providers' names, so a family and a
+A judge may be a *family*, whose spec is ``name:<argument>``: ``hf:<path or hub id>`` and ``onnx:<folder>``
+(``JudgeFamilyPart``: trained entailment models, keyless) and ``minicheck:<provider:model>``
+(``ProviderJudgePart``: a generative checker behind a provider; its argument is the LLM spec it calls, given by
+``Spec.model_spec``). ``resolve`` tries a family's name before the providers' names, so a family and a
 provider may not share a name; a family's bare name (``hf``) is refused with the form it takes.
 
 ``hallumeasure plugins`` lists what is installed. A plugin that fails to load is reported there and named in
@@ -31,23 +35,53 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Literal, TypeVar, overload
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.registry.facts import ModelFacts, facts_of
-from hallumeasure.registry.parts import BUILTIN, Part, PartKind, Spec
+from hallumeasure.registry.parts import (
+    BARE_PART,
+    BUILTIN,
+    FAMILIES,
+    AnyJudgePart,
+    DetectorPart,
+    ExporterPart,
+    ExtractorPart,
+    InputFormatPart,
+    JudgeFamilyPart,
+    JudgePart,
+    Option,
+    Part,
+    PartKind,
+    ProviderJudgePart,
+    ProviderPart,
+    RewriterPart,
+    Spec,
+)
 from hallumeasure.registry.specs import split_options
 
 __all__ = [
     "BUILTIN",
+    "DetectorPart",
+    "ExporterPart",
+    "ExtractorPart",
+    "InputFormatPart",
+    "JudgeFamilyPart",
+    "JudgePart",
     "ModelFacts",
+    "Option",
+    "OptionInfo",
     "Part",
     "PartInfo",
     "PartKind",
     "PluginListing",
     "PluginProblem",
+    "ProviderJudgePart",
+    "ProviderPart",
     "Registry",
+    "RewriterPart",
     "Spec",
     "facts",
     "is_keyless",
@@ -60,6 +94,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=Part[Any])
 
 
 @dataclass(frozen=True)
@@ -76,12 +112,12 @@ class PluginProblem:
 class Registry:
     """The parts known to this process, by kind and name."""
 
-    parts: dict[PartKind, dict[str, Part]] = field(default_factory=lambda: {kind: {} for kind in PartKind})
+    parts: dict[PartKind, dict[str, Part[Any]]] = field(default_factory=lambda: {kind: {} for kind in PartKind})
     problems: list[PluginProblem] = field(default_factory=list)
     #: Facts already read, by spec: a run asks for its judge's window once per sample. Emptied when parts change.
     _facts: dict[str, ModelFacts] = field(default_factory=dict, init=False, repr=False)
 
-    def add(self, part: Part, *, replace_existing: bool = False) -> None:
+    def add(self, part: Part[Any], *, replace_existing: bool = False) -> None:
         """Register ``part``; a name taken by another part of the same kind is refused unless ``replace_existing``."""
         if not part.name or any(c in part.name for c in ":?& \t\n"):
             raise ConfigError(
@@ -101,7 +137,23 @@ class Registry:
         self.parts[kind].pop(name, None)
         self._facts.clear()
 
-    def part(self, kind: PartKind, name: str) -> Part:
+    @overload
+    def part(self, kind: Literal[PartKind.PROVIDER], name: str) -> ProviderPart: ...
+    @overload
+    def part(self, kind: Literal[PartKind.JUDGE], name: str) -> AnyJudgePart: ...
+    @overload
+    def part(self, kind: Literal[PartKind.EXTRACTOR], name: str) -> ExtractorPart: ...
+    @overload
+    def part(self, kind: Literal[PartKind.DETECTOR], name: str) -> DetectorPart: ...
+    @overload
+    def part(self, kind: Literal[PartKind.REWRITER], name: str) -> RewriterPart: ...
+    @overload
+    def part(self, kind: Literal[PartKind.INPUT_FORMAT], name: str) -> InputFormatPart: ...
+    @overload
+    def part(self, kind: Literal[PartKind.EXPORTER], name: str) -> ExporterPart: ...
+    @overload
+    def part(self, kind: PartKind, name: str) -> Part[Any]: ...
+    def part(self, kind: PartKind, name: str) -> Part[Any]:
         """The part of ``kind`` called ``name``; a ``ConfigError`` naming the closest known one otherwise."""
         found = self.parts[kind].get(name)
         if found is not None:
@@ -115,7 +167,11 @@ class Registry:
         """Names of the registered parts of ``kind``: the built-in ones in their order, then plugins'."""
         return list(self.parts[kind])
 
-    def all_parts(self) -> list[Part]:
+    def parts_of(self, record: type[P]) -> list[P]:
+        """The registered parts of one record type (``InputFormatPart`` ...), in registration order."""
+        return [part for part in self.parts[record.kind].values() if isinstance(part, record)]
+
+    def all_parts(self) -> list[Part[Any]]:
         """Every registered part, by kind, in registration order."""
         return [part for kind in PartKind for part in self.parts[kind].values()]
 
@@ -131,7 +187,7 @@ class Registry:
         base = base.strip()
         own = self._own(kind).get(base)
         if own is not None:
-            if own.argument is not None:
+            if isinstance(own, FAMILIES):
                 raise ConfigError(f"{spec!r} names no {own.argument}: write {own.name}:{own.argument}")
             return Spec(spec, own, "", options)
         provider_name, _, model = base.partition(":")
@@ -143,23 +199,23 @@ class Registry:
                 self.resolve(spec.strip().partition(":")[2], PartKind.PROVIDER)
             return Spec(spec, family, model.strip(), options)
         provider = self.parts[PartKind.PROVIDER].get(provider_name)
-        if provider is None:
+        if not isinstance(provider, ProviderPart):
             raise ConfigError(self._unknown_spec(spec, base, kind))
         if provider.needs_model and not model:
             raise ConfigError(f"{spec!r} names no model: write {provider.name}:<model>")
         return Spec(spec, provider, model, options)
 
-    def _own(self, kind: PartKind) -> dict[str, Part]:
+    def _own(self, kind: PartKind) -> dict[str, Part[Any]]:
         """The keyless parts of ``kind`` a spec may name by itself (``offline``); providers need ``name:model``."""
         if kind not in (PartKind.JUDGE, PartKind.EXTRACTOR, PartKind.REWRITER):
             return {}
         return {name: part for name, part in self.parts[kind].items() if part.keyless}
 
-    def _families(self, kind: PartKind) -> dict[str, Part]:
-        """The families of ``kind`` (parts with an ``argument``): their specs are ``name:<argument>``."""
+    def _families(self, kind: PartKind) -> dict[str, JudgeFamilyPart | ProviderJudgePart]:
+        """The families of ``kind``: their specs are ``name:<argument>``."""
         if kind is not PartKind.JUDGE:
             return {}
-        return {name: part for name, part in self.parts[kind].items() if part.argument is not None}
+        return {name: part for name, part in self.parts[kind].items() if isinstance(part, FAMILIES)}
 
     def model_spec(self, spec: str, kind: PartKind = PartKind.JUDGE) -> str | None:
         """The LLM spec that ``spec`` calls (itself, or a family's argument); None when it calls no provider."""
@@ -173,7 +229,8 @@ class Registry:
             for name in {**self._own(kind), **families}
         )
         providers = [
-            p.name if not p.needs_model else f"{p.name}:<model>" for p in self.parts[PartKind.PROVIDER].values()
+            f"{p.name}:<model>" if isinstance(p, ProviderPart) and p.needs_model else p.name
+            for p in self.parts[PartKind.PROVIDER].values()
         ]
         return [*own, *sorted(providers)]
 
@@ -192,7 +249,8 @@ class Registry:
         if not close:
             return None
         part = self.parts[PartKind.PROVIDER].get(close[0])
-        return close[0] + (":<model>" if part is not None and part.needs_model and close[0] not in own else "")
+        needs_model = isinstance(part, ProviderPart) and part.needs_model
+        return close[0] + (":<model>" if needs_model and close[0] not in own else "")
 
     def _unknown_spec(self, spec: str, base: str, kind: PartKind) -> str:
         hint = self.suggestion(spec, kind)
@@ -229,14 +287,16 @@ class Registry:
         if not self.is_keyless(spec):
             return None
         part = self.resolve(spec).part
-        where = f"see {part.quality} for its measured quality" if part.quality else "hallumeasure has not measured it"
+        quality = part.quality if isinstance(part, JudgePart | JudgeFamilyPart) else None
+        where = f"see {quality} for its measured quality" if quality else "hallumeasure has not measured it"
         return f"it runs locally without a key, not an LLM; {where}"
 
     def facts_table(self) -> dict[str, ModelFacts]:
         """Every part's model facts in one table."""
         table: dict[str, ModelFacts] = {}
         for part in self.all_parts():
-            table.update(part.facts)
+            if isinstance(part, ProviderPart | JudgePart):
+                table.update(part.facts)
         return table
 
     def facts(self, spec: str) -> ModelFacts:
@@ -251,7 +311,8 @@ def _origin(entry: EntryPoint) -> str:
     return f"{dist.name} {dist.version}" if dist is not None else "unknown distribution"
 
 
-def _from_entry_point(kind: PartKind, entry: EntryPoint) -> Part:
+def _from_entry_point(kind: PartKind, entry: EntryPoint) -> Part[Any]:
+    """The part an entry point names: a part of its group's kind, or a bare factory (which takes no options)."""
     obj = entry.load()
     origin = _origin(entry)
     if isinstance(obj, Part):
@@ -259,9 +320,9 @@ def _from_entry_point(kind: PartKind, entry: EntryPoint) -> Part:
             raise ConfigError(f"entry point {entry.name!r} in {kind.group} holds a {obj.kind.value} part")
         return replace(obj, name=obj.name or entry.name, origin=origin)
     if not callable(obj):
-        raise ConfigError(f"entry point {entry.name!r} in {kind.group} is neither a Part nor callable")
+        raise ConfigError(f"entry point {entry.name!r} in {kind.group} is neither a part nor callable")
     summary = (obj.__doc__ or "").strip().splitlines()[0] if obj.__doc__ else ""
-    return Part(kind, entry.name, obj, summary, keyless=kind in (PartKind.JUDGE, PartKind.EXTRACTOR), origin=origin)
+    return BARE_PART[kind](entry.name, obj, summary, origin=origin)
 
 
 def load_plugins(target: Registry, groups: Mapping[PartKind, Iterable[EntryPoint]] | None = None) -> None:
@@ -319,6 +380,14 @@ def facts(spec: str) -> ModelFacts:
     return registry().facts(spec)
 
 
+class OptionInfo(BaseModel):
+    """One option of a part, as ``hallumeasure plugins`` shows it."""
+
+    type: str
+    default: str
+    help: str
+
+
 class PartInfo(BaseModel):
     """One line of ``hallumeasure plugins``: a registered part, where it comes from, and whether it loads."""
 
@@ -328,6 +397,8 @@ class PartInfo(BaseModel):
     summary: str
     keyless: bool
     extra: str | None = None
+    #: The options its specs may set, by name: type, default and what each does.
+    options: dict[str, OptionInfo] = Field(default_factory=dict)
     #: Whether its factory imports (None: not checked).
     loads: bool | None = None
     problem: str | None = None
@@ -363,6 +434,10 @@ def listing(*, check: bool = False) -> PluginListing:
                 summary=part.summary,
                 keyless=part.keyless,
                 extra=part.extra,
+                options={
+                    name: OptionInfo(type=o.type_name, default=repr(o.default), help=o.help)
+                    for name, o in part.options.items()
+                },
                 loads=loads,
                 problem=problem,
             )

@@ -3,8 +3,9 @@
 Options are part of the spec string so that a run records them and ``--resume`` rebuilds the same
 provider: ``langchain:langchain_openai:ChatOpenAI?model=qwen2.5-7b-instruct&base_url=http://localhost:8000/v1``.
 A value is read as JSON when it parses as JSON (``0``, ``0.5``, ``true``, ``null``, ``"7"``), else as
-text. Secrets (keys, tokens, passwords) are refused: a spec is written to the run manifest and to
-shell history, so keys come from the environment only.
+text; the part the spec names then checks each option against the ones it declares and converts it to the
+declared type (``Part.read_options``). Secrets (keys, tokens, passwords) are refused: a spec is written to
+the run manifest and to shell history, so keys come from the environment only.
 """
 
 from __future__ import annotations

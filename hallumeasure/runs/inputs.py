@@ -11,7 +11,6 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
-import inspect
 import io
 import json
 import re
@@ -26,7 +25,7 @@ from pydantic import ValidationError
 from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.text import clean_text
 from hallumeasure.core.types import Passage, Sample
-from hallumeasure.registry import BUILTIN, Part, PartKind, registry
+from hallumeasure.registry import BUILTIN, InputFormatPart, PartKind, registry
 from hallumeasure.registry.specs import split_options
 from hallumeasure.runs.messages import MessagesError, read_conversation
 
@@ -147,26 +146,21 @@ def read_records(values: Sequence[Mapping[str, Any]], fmt: str | None) -> Iterat
 def format_of_values(values: Sequence[Mapping[str, Any]]) -> str:
     """The built-in input format that recognises ``values`` in memory (a span DataFrame's records), else ``jsonl``:
     records in our fields. Plugins' formats recognise files only (``format_of``)."""
-    for part in registry().parts[PartKind.INPUT_FORMAT].values():
+    for part in registry().parts_of(InputFormatPart):
         sniff = part.load_sniff() if part.origin == BUILTIN else None
         if sniff is not None and sniff(list(values)):
             return part.name
     return "jsonl"
 
 
-def _input_format(fmt: str) -> tuple[Part, dict[str, Any]]:
-    """The registered input format that ``fmt`` names, and its options, checked against what its reader takes."""
-    name, options = split_options(fmt)
+def _input_format(fmt: str) -> tuple[InputFormatPart, dict[str, Any]]:
+    """The registered input format that ``fmt`` names, and its options, checked against those it declares."""
+    name, given = split_options(fmt)
     try:
         part = registry().part(PartKind.INPUT_FORMAT, name.strip())
-        reader = part.load()
+        options = part.read_options(given)
     except ConfigError as exc:
         raise InputError(str(exc)) from None
-    if options:
-        taken = inspect.signature(reader).parameters
-        unknown = sorted(set(options) - {n for n, p in taken.items() if p.kind is inspect.Parameter.KEYWORD_ONLY})
-        if unknown and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in taken.values()):
-            raise InputError(f"input format {name!r} takes no option {', '.join(unknown)}")
     return part, options
 
 
@@ -292,7 +286,7 @@ def csv_rows(
 def format_of(path: Path) -> str:
     """The registered input format of ``path``: the first whose ``sniff`` knows the file (a trace export), else
     the one that reads ``path``'s suffix; JSON Lines for any other."""
-    parts = list(registry().parts[PartKind.INPUT_FORMAT].values())
+    parts = registry().parts_of(InputFormatPart)
     for part in parts:
         try:
             sniff = part.load_sniff()

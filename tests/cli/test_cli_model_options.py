@@ -83,4 +83,4 @@ def test_a_secret_option_is_refused_without_echoing_it(tmp_path):
 
 def test_options_for_the_offline_judge_are_refused(tmp_path):
     result = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(tmp_path / "r"), "--judge-option", "x=1"])
-    assert result.exit_code == 2 and "takes no model options" in result.output
+    assert result.exit_code == 2 and "judge 'offline': unknown option x; valid options: threshold" in result.output

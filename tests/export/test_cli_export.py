@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from hallumeasure.cli import app
 from hallumeasure.export import export_run, targets
 from hallumeasure.export.lettucedetect import lettucedetect_records
-from hallumeasure.registry import Part, PartKind, Registry, load_plugins, registry
+from hallumeasure.registry import ExporterPart, PartKind, Registry, load_plugins, registry
 from hallumeasure.runs.run import Run
 from tests.testdata import EXAMPLES
 
@@ -114,7 +114,7 @@ def test_the_deprecated_spellings_work_and_name_the_new_one(run_dir: Path, tmp_p
 def toy():
     from export.toy_exporter import ToyExporter
 
-    registry().add(Part(PartKind.EXPORTER, "toy", ToyExporter, "a toy exporter"))
+    registry().add(ExporterPart("toy", ToyExporter, "a toy exporter"))
     try:
         yield "toy"
     finally:

@@ -42,7 +42,7 @@ from hallumeasure.models.batch import BatchAPI, CheckedBatchAPI
 from hallumeasure.models.factory import build_model_api
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.run import close_stage_models, prompt_hashes
-from hallumeasure.registry import Part, PartKind, registry
+from hallumeasure.registry import JudgePart, PartKind, registry
 from hallumeasure.runs.store import RunStore
 
 #: Every optional stage capability, so that each check below also says which ones a stage must lack.
@@ -180,7 +180,7 @@ class MiniJudge:
 
 @pytest.fixture
 def mini() -> Any:
-    registry().add(Part(PartKind.JUDGE, "mini", MiniJudge, keyless=True))
+    registry().add(JudgePart("mini", MiniJudge))
     try:
         yield "mini"
     finally:

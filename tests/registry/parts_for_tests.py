@@ -7,7 +7,7 @@ from typing import Any
 
 from hallumeasure.core.types import Claim, Sample
 from hallumeasure.judges.protocols import Judgement
-from hallumeasure.registry import Part, PartKind
+from hallumeasure.registry import JudgePart, ProviderPart
 
 
 class SilentJudge:
@@ -22,8 +22,8 @@ class SilentJudge:
         return Judgement()
 
 
-part = Part(PartKind.JUDGE, "silent", SilentJudge, "a judge of the tests", keyless=True)
-provider_part = Part(PartKind.PROVIDER, "wrongkind", "x:y")
+part = JudgePart("silent", SilentJudge, "a judge of the tests")
+provider_part = ProviderPart("wrongkind", "x:y")
 not_callable = 42
 
 

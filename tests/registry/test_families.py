@@ -3,7 +3,7 @@
 import pytest
 
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.registry import Part, PartKind, Registry, registry
+from hallumeasure.registry import JudgeFamilyPart, Option, PartKind, Registry, registry
 
 
 def test_a_keyless_family_takes_what_follows_its_colon_with_the_options():
@@ -44,9 +44,9 @@ def test_families_are_listed_and_keyless_is_asked_of_the_registry():
 
 def test_a_plugin_can_register_a_family_of_its_own():
     reg = Registry()
-    reg.add(Part(PartKind.JUDGE, "toy", lambda arg, **kw: (arg, kw), keyless=True, argument="<name>"))
+    reg.add(JudgeFamilyPart("toy", lambda arg, **kw: (arg, kw), argument="<name>", options={"x": Option(int, 0)}))
     spec = reg.resolve("toy:alpha?x=1")
-    assert spec.part.load()(spec.model, **spec.options) == ("alpha", {"x": 1})
+    assert spec.part.load()(spec.model, **spec.part.read_options(spec.options)) == ("alpha", {"x": 1})
     # families are judges: an extractor spec of the same form is not one
     with pytest.raises(ConfigError):
         reg.resolve("toy:alpha", PartKind.EXTRACTOR)

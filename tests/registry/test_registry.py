@@ -13,7 +13,17 @@ import pytest
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.models.pricing import price_for
-from hallumeasure.registry import Part, PartKind, Registry, facts, is_keyless, is_scripted, load_plugins, registry
+from hallumeasure.registry import (
+    JudgePart,
+    PartKind,
+    ProviderPart,
+    Registry,
+    facts,
+    is_keyless,
+    is_scripted,
+    load_plugins,
+    registry,
+)
 
 PACKAGE = Path(__file__).resolve().parents[2] / "hallumeasure"
 
@@ -95,7 +105,7 @@ def test_the_most_specific_row_wins_field_by_field():
 
 def test_a_provider_brings_its_own_facts():
     r = Registry()
-    r.add(Part(PartKind.PROVIDER, "acme", "x:y", facts={"acme:big*": facts("openai:gpt-4o")}))
+    r.add(ProviderPart("acme", "x:y", facts={"acme:big*": facts("openai:gpt-4o")}))
     assert r.facts("acme:big-1").price.input == Decimal("2.50") and r.facts("acme:small").price is None
 
 
@@ -128,7 +138,7 @@ def test_entry_points_register_parts_and_broken_ones_are_reported_not_raised():
 
 def test_a_plugin_cannot_take_a_built_in_name():
     r = Registry()
-    r.add(Part(PartKind.JUDGE, "offline", "a:b", keyless=True))
+    r.add(JudgePart("offline", "a:b"))
     load_plugins(r, {PartKind.JUDGE: [_ep("offline", "registry.parts_for_tests:SilentJudge", PartKind.JUDGE)]})
     assert r.part(PartKind.JUDGE, "offline").target == "a:b"
     assert "clashes" in r.problems[0].message
@@ -139,7 +149,7 @@ def test_a_registered_judge_runs_through_the_one_door(tmp_path):
 
     import hallumeasure
 
-    registry().add(Part(PartKind.JUDGE, "silent", SilentJudge, keyless=True))
+    registry().add(JudgePart("silent", SilentJudge))
     try:
         run = hallumeasure.measure(
             [{"id": "1", "context": "The sky is blue.", "response": "The sky is blue."}],
@@ -152,7 +162,7 @@ def test_a_registered_judge_runs_through_the_one_door(tmp_path):
 
 
 def test_a_missing_extra_is_named_when_the_part_loads():
-    part = Part(PartKind.JUDGE, "needs", "no_such_module_anywhere:thing", extra="nli")
+    part = JudgePart("needs", "no_such_module_anywhere:thing", extra="nli")
     with pytest.raises(ConfigError, match=r"pip install 'hallumeasure\[nli\]'"):
         part.load()
 

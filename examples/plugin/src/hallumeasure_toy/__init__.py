@@ -14,7 +14,7 @@ from typing import Any
 from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Claim, ClaimVerdict, Sample
 from hallumeasure.judges.protocols import Judgement
-from hallumeasure.registry import Part, PartKind
+from hallumeasure.registry import JudgePart, Option
 
 _WORD = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
 _STOP = frozenset(
@@ -62,5 +62,11 @@ class ToyJudge:
         return Judgement(verdicts=verdicts)
 
 
-#: What the entry point registers: a keyless judge built as ``ToyJudge(**options)`` (``toy?min_share=0.8``).
-part = Part(PartKind.JUDGE, "toy", ToyJudge, "toy word-overlap judge (example plugin)", keyless=True)
+#: What the entry point registers: a keyless judge built as ``ToyJudge(**options)``, with the one option a spec may
+#: set (``toy?min_share=0.8``; the text is converted to a float, and an unknown option is refused).
+part = JudgePart(
+    "toy",
+    ToyJudge,
+    "toy word-overlap judge (example plugin)",
+    options={"min_share": Option(float, 1.0, "the share of a claim's content words the source must hold")},
+)
