@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.core.errors import ConfigError, RunStoreError
 from hallumeasure.core.types import Mode, RunManifest, Sample
-from hallumeasure.report.audit_models import AuditGates
+from hallumeasure.report.audit_settings import AuditGates
 from hallumeasure.report.power import (
     Metric,
     SamplePlan,
