@@ -2,7 +2,7 @@
 
 A package lists its names once per module in a table, ``{module: (name, ...)}``, and repeats them in an
 ``if TYPE_CHECKING:`` block of ``from module import name as name`` lines, which is what type checkers read
-(``tests/test_public_api.py`` checks that the two agree).
+(``tests/api/test_namespace.py`` checks that the two agree).
 """
 
 from __future__ import annotations

@@ -24,4 +24,5 @@ _EXPORTS = {
     "hallumeasure.guard.settings": ("Action", "Decision", "GuardPolicy", "GuardSettings", "PolicyOverride"),
 }
 
-__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
+if not TYPE_CHECKING:  # hidden from type checkers, so that a name not listed above is an error there
+    __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
