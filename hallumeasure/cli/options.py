@@ -20,6 +20,7 @@ from pydantic.fields import FieldInfo
 from hallumeasure.cli.common import check_specs, console, fail
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.pipeline.settings import CONFIG_FILE, find_config, flag_name, merge, option_flag, read_config
+from hallumeasure.registry.specs import with_options
 
 _R = TypeVar("_R")
 
@@ -189,19 +190,14 @@ def with_settings(
                 path = Path(config) if config is not None else find_config(Path.cwd()) if discover else None
                 from_file = read_config(path, section=file_section) if path is not None else {}
                 settings = merge(model, from_file, given, explicit=explicit, source=path)
+                specs = _specs(settings)  # a secret in an --*-option is refused here
             except ConfigError as exc:
                 if on_error is not None:
                     raise on_error(str(exc), kwargs) from None
                 raise fail(str(exc)) from None  # one line, exit 2, like every other usage error
             if path is not None:
                 _say_settings_file(path, from_file, explicit)
-            check_specs(
-                {
-                    flag_name(model, name): value if isinstance(value, list) else [value]
-                    for name in SPEC_FIELDS
-                    if isinstance(value := getattr(settings, name, None), str | list)
-                }
-            )
+            check_specs(specs)
             if wants_file:
                 kwargs["config_file"] = path
             return command(**kwargs, settings=settings)
@@ -229,6 +225,19 @@ def _config_help(section: str | None, discover: bool) -> str:
 
 #: Settings that name a judge or model, checked for a close known name when they name none.
 SPEC_FIELDS = ("extractor", "judge", "first_pass", "rewriter")
+
+
+def _specs(settings: BaseModel) -> dict[str, list[str]]:
+    """The specs the settings name, by option, with their ``<field>_option`` settings joined on (as they run)."""
+    specs = {}
+    for name in SPEC_FIELDS:
+        value = getattr(settings, name, None)
+        if isinstance(value, str | list):
+            options = getattr(settings, f"{name}_option", None) or []
+            specs[flag_name(type(settings), name)] = [
+                with_options(spec, options) for spec in (value if isinstance(value, list) else [value])
+            ]
+    return specs
 
 
 def _say_settings_file(path: Path, from_file: dict[str, Any], explicit: set[str]) -> None:

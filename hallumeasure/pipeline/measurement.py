@@ -212,12 +212,6 @@ class Measurement:
         """Whether claims are judged by votes (repeats or a panel)."""
         return len(self.judges) > 1 or self.settings.repeats > 1
 
-    def check_specs(self) -> None:
-        """Refuse a judge or extractor spec that names no registered part or provider (did-you-mean)."""
-        for spec in self.judges:
-            registry().resolve(spec, PartKind.JUDGE)
-        registry().resolve(self.extractor, PartKind.EXTRACTOR)
-
     def models(self, run_dir: Path | None = None) -> ModelFactory:
         """One ``Model`` per spec, wrapped as the settings say (a batch ledger lives in ``run_dir``)."""
         return ModelFactory(model_options(self.settings, run_dir=run_dir, batch_progress=self.batch_progress))

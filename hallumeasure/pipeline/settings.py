@@ -276,8 +276,9 @@ class MeasureSettings(BaseModel):
                 "{repeats} and several {judge} work with {detector} claims only; this run uses {detector} {got}",
                 got=self.detector,
             )
-        deterministic = [name for name in judges if is_keyless(name)]
-        if self.repeats > 1 and deterministic:  # VotingJudge refuses it too, but only once the input is read
+        # resolved only when it matters: each spec is resolved again where its stage is built
+        deterministic = [name for name in judges if is_keyless(name)] if self.repeats > 1 else []
+        if deterministic:  # VotingJudge refuses it too, but only once the input is read
             raise _refuse(
                 "{repeats} {n}: the {name} judge is deterministic, so its repeats would agree by construction; "
                 "use {repeats} 1 with it, or an LLM judge such as {judge} anthropic:<model>",
