@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs read: the names of _EXPORTS (te
     from hallumeasure.pipeline.settings import MeasureSettings as MeasureSettings
     from hallumeasure.report.audit_settings import AuditGates as AuditGates
     from hallumeasure.report.audit_settings import AuditSettings as AuditSettings
-    from hallumeasure.report.plan import PlanSettings as PlanSettings
+    from hallumeasure.report.audit_settings import PlanSettings as PlanSettings
     from hallumeasure.report.power import SamplePlan as SamplePlan
     from hallumeasure.runs.inputs import load_samples as load_samples
     from hallumeasure.sources.rag import SourceOptions as SourceOptions
@@ -67,10 +67,9 @@ _EXPORTS = {
     "hallumeasure.pipeline.settings": ("MeasureSettings",),
     # stored runs and their reports
     "hallumeasure.api.run": ("load_run", "Run", "RunComparison", "RunAudit", "ErrorReason"),
-    "hallumeasure.report.audit_settings": ("AuditGates", "AuditSettings"),
+    "hallumeasure.report.audit_settings": ("AuditGates", "AuditSettings", "PlanSettings"),
     # planning an audit
     "hallumeasure.api.plan": ("plan",),
-    "hallumeasure.report.plan": ("PlanSettings",),
     "hallumeasure.report.power": ("SamplePlan",),
     # in a test suite
     "hallumeasure.api.grounded": ("assert_grounded", "GroundednessError", "parametrize_samples"),

@@ -10,12 +10,14 @@ from collections.abc import Callable, Collection, Mapping
 from enum import Enum
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import annotated_types
 import typer
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 from hallumeasure.cli.common import check_specs, console, fail
 from hallumeasure.core.errors import ConfigError
@@ -66,11 +68,16 @@ def _as_typed(annotation: Any) -> Any:
         return str
     if get_origin(annotation) in (frozenset, set):
         return list[_as_typed(get_args(annotation)[0])]  # type: ignore[misc]  # a type built at run time
+    others = [x for x in get_args(annotation) if x is not type(None)]
+    if get_origin(annotation) in (Union, UnionType) and len(others) == 1 < len(get_args(annotation)):
+        return _as_typed(others[0]) | None  # an optional closed set: read as optional text
     return annotation
 
 
 def _default(value: Any) -> Any:
-    """The field's default as typer shows and parses it."""
+    """The field's default as typer shows and parses it (none: a required option)."""
+    if value is PydanticUndefined:
+        return inspect.Parameter.empty
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, frozenset | set):

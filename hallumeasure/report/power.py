@@ -24,6 +24,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy import optimize, stats
 
+from hallumeasure.report.audit_settings import Metric
+
 if TYPE_CHECKING:
     from hallumeasure.core.types import Sample
     from hallumeasure.report.rate_power import Differences
@@ -31,8 +33,6 @@ if TYPE_CHECKING:
 
 #: Largest sample count the planner reports; above it the rise is too small to decide in practice.
 MAX_SAMPLES = 10_000_000
-
-Metric = Literal["unsupported_rate", "hallucinated_share"]
 
 
 def is_metric(name: str) -> TypeGuard[Metric]:

@@ -11,14 +11,15 @@ from hallumeasure.cli import app
 from hallumeasure.cli.options import option_parameters
 from hallumeasure.guard.settings import GuardSettings
 from hallumeasure.pipeline.settings import flag_name
-from hallumeasure.report.audit_settings import AuditSettings
+from hallumeasure.report.audit_settings import AuditSettings, PlanSettings
 
 #: Each command's own options, none of them a setting: what the command reads besides its settings model.
 OWN_OPTIONS = {
     "audit": {"baseline", "current", "out_dir"},
     "serve": {"host", "port", "api_key_file", "workers"},
+    "plan": {"baseline", "current", "samples", "as_json"},
 }
-MODELS = {"audit": AuditSettings, "serve": GuardSettings, "measure": None}
+MODELS = {"audit": AuditSettings, "serve": GuardSettings, "plan": PlanSettings}
 
 runner = CliRunner()
 
@@ -29,7 +30,7 @@ def _command(name):
     return registered.callback, get_command(app).commands[name]
 
 
-@pytest.mark.parametrize("name", ["audit", "serve"])
+@pytest.mark.parametrize("name", ["audit", "serve", "plan"])
 def test_no_option_declared_by_hand_is_a_setting(name):
     function, command = _command(name)
     model, left_out = function.settings_model, function.settings_left_out
@@ -44,7 +45,7 @@ def test_no_option_declared_by_hand_is_a_setting(name):
     assert not hand_flags & setting_flags
 
 
-@pytest.mark.parametrize("name", ["audit", "serve"])
+@pytest.mark.parametrize("name", ["audit", "serve", "plan"])
 def test_every_setting_is_an_option_or_left_out_with_a_reason(name):
     function, command = _command(name)
     model, left_out = function.settings_model, function.settings_left_out
@@ -58,6 +59,9 @@ def test_every_setting_is_an_option_or_left_out_with_a_reason(name):
         assert field in options or switches, f"{field} of {model.__name__} has no option in {name}"
         if field in options:  # its help and default are the model's
             assert options[field].help == info.description
+            if info.is_required():
+                assert options[field].required
+                continue
             default = info.default.value if hasattr(info.default, "value") else info.default
             assert options[field].default == (sorted(default) if isinstance(default, frozenset) else default)
 
