@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from hallumeasure.report.audit_bounds import rise_outcome
+from hallumeasure.report.audit_settings import PlanSettings
 from hallumeasure.report.coverage_check import check_coverage
 from hallumeasure.report.intervals import betting_rejects
-from hallumeasure.report.plan import PlanSettings, plan_audit
+from hallumeasure.report.plan import plan_audit
 from hallumeasure.report.power import discordant_shares
 from hallumeasure.report.rate_power import Differences, bet_decisions, rate_count
 
