@@ -8,155 +8,95 @@ a test uses it.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from hallumeasure.version import __version__
+from hallumeasure.core.lazy import lazy_exports
+from hallumeasure.version import __version__ as __version__
 
-if TYPE_CHECKING:
-    from hallumeasure.api.check import CheckedClaim, Result, acheck, check
-    from hallumeasure.api.grounded import GroundednessError, assert_grounded, parametrize_samples
-    from hallumeasure.api.measure import ameasure, measure
-    from hallumeasure.api.plan import plan
-    from hallumeasure.api.run import ErrorReason, Run, RunAudit, RunComparison
-    from hallumeasure.api.run import load as load_run
-    from hallumeasure.core.labels import Label, Policy, Subtype, UnevaluatablePolicy
-    from hallumeasure.core.types import (
-        Claim,
-        ClaimVerdict,
-        Evidence,
-        Mode,
-        Passage,
-        ResponseResult,
-        RunManifest,
-        Sample,
-    )
-    from hallumeasure.detectors import build_stages
-    from hallumeasure.guard import CheckResult, Guard, GuardSettings
-    from hallumeasure.judges.build import build_extractor, build_judge
-    from hallumeasure.mitigate import mitigate_run
-    from hallumeasure.models.factory import build_model
-    from hallumeasure.pipeline.run import measure_samples, run_measurement
-    from hallumeasure.pipeline.settings import MeasureSettings
-    from hallumeasure.report.audit import AuditGates, AuditSettings
-    from hallumeasure.report.plan import PlanSettings
-    from hallumeasure.runs.inputs import load_samples
-    from hallumeasure.sources.rag import SourceOptions
-    from hallumeasure.stats.power import SamplePlan
+if TYPE_CHECKING:  # what type checkers and IDEs read: the names of _EXPORTS (tests/api/test_namespace.py)
+    from hallumeasure.api.check import CheckedClaim as CheckedClaim
+    from hallumeasure.api.check import Result as Result
+    from hallumeasure.api.check import acheck as acheck
+    from hallumeasure.api.check import check as check
+    from hallumeasure.api.grounded import GroundednessError as GroundednessError
+    from hallumeasure.api.grounded import assert_grounded as assert_grounded
+    from hallumeasure.api.grounded import parametrize_samples as parametrize_samples
+    from hallumeasure.api.measure import ameasure as ameasure
+    from hallumeasure.api.measure import measure as measure
+    from hallumeasure.api.plan import plan as plan
+    from hallumeasure.api.run import ErrorReason as ErrorReason
+    from hallumeasure.api.run import Run as Run
+    from hallumeasure.api.run import RunAudit as RunAudit
+    from hallumeasure.api.run import RunComparison as RunComparison
+    from hallumeasure.api.run import load_run as load_run
+    from hallumeasure.core.labels import Label as Label
+    from hallumeasure.core.labels import Policy as Policy
+    from hallumeasure.core.labels import Subtype as Subtype
+    from hallumeasure.core.labels import UnevaluatablePolicy as UnevaluatablePolicy
+    from hallumeasure.core.types import Claim as Claim
+    from hallumeasure.core.types import ClaimVerdict as ClaimVerdict
+    from hallumeasure.core.types import Evidence as Evidence
+    from hallumeasure.core.types import Mode as Mode
+    from hallumeasure.core.types import Passage as Passage
+    from hallumeasure.core.types import ResponseResult as ResponseResult
+    from hallumeasure.core.types import RunManifest as RunManifest
+    from hallumeasure.core.types import Sample as Sample
+    from hallumeasure.detectors import build_stages as build_stages
+    from hallumeasure.guard import CheckResult as CheckResult
+    from hallumeasure.guard import Guard as Guard
+    from hallumeasure.guard import GuardSettings as GuardSettings
+    from hallumeasure.judges.build import build_extractor as build_extractor
+    from hallumeasure.judges.build import build_judge as build_judge
+    from hallumeasure.mitigate import mitigate_run as mitigate_run
+    from hallumeasure.models.factory import build_model as build_model
+    from hallumeasure.pipeline.measurement import Measurement as Measurement
+    from hallumeasure.pipeline.run import measure_samples as measure_samples
+    from hallumeasure.pipeline.settings import MeasureSettings as MeasureSettings
+    from hallumeasure.report.audit_settings import AuditGates as AuditGates
+    from hallumeasure.report.audit_settings import AuditSettings as AuditSettings
+    from hallumeasure.report.audit_settings import PlanSettings as PlanSettings
+    from hallumeasure.runs.inputs import load_samples as load_samples
+    from hallumeasure.sources.rag import SourceOptions as SourceOptions
+    from hallumeasure.stats.power import SamplePlan as SamplePlan
 
-#: Public name -> (module, name in it).
-_EXPORTS: dict[str, tuple[str, str]] = {
+#: Where each public name is defined, imported on first use (``hallumeasure.core.lazy``).
+_EXPORTS = {
     # measuring and checking
-    "measure": ("hallumeasure.api.measure", "measure"),
-    "ameasure": ("hallumeasure.api.measure", "ameasure"),
-    "check": ("hallumeasure.api.check", "check"),
-    "acheck": ("hallumeasure.api.check", "acheck"),
-    "Result": ("hallumeasure.api.check", "Result"),
-    "CheckedClaim": ("hallumeasure.api.check", "CheckedClaim"),
-    "MeasureSettings": ("hallumeasure.pipeline.settings", "MeasureSettings"),
+    "hallumeasure.api.measure": ("measure", "ameasure"),
+    "hallumeasure.api.check": ("check", "acheck", "Result", "CheckedClaim"),
+    "hallumeasure.pipeline.settings": ("MeasureSettings",),
     # stored runs and their reports
-    "load_run": ("hallumeasure.api.run", "load"),
-    "Run": ("hallumeasure.api.run", "Run"),
-    "RunComparison": ("hallumeasure.api.run", "RunComparison"),
-    "RunAudit": ("hallumeasure.api.run", "RunAudit"),
-    "ErrorReason": ("hallumeasure.api.run", "ErrorReason"),
-    "AuditGates": ("hallumeasure.report.audit", "AuditGates"),
-    "AuditSettings": ("hallumeasure.report.audit", "AuditSettings"),
+    "hallumeasure.api.run": ("load_run", "Run", "RunComparison", "RunAudit", "ErrorReason"),
+    "hallumeasure.report.audit_settings": ("AuditGates", "AuditSettings", "PlanSettings"),
     # planning an audit
-    "plan": ("hallumeasure.api.plan", "plan"),
-    "PlanSettings": ("hallumeasure.report.plan", "PlanSettings"),
-    "SamplePlan": ("hallumeasure.stats.power", "SamplePlan"),
+    "hallumeasure.api.plan": ("plan",),
+    "hallumeasure.stats.power": ("SamplePlan",),
     # in a test suite
-    "assert_grounded": ("hallumeasure.api.grounded", "assert_grounded"),
-    "GroundednessError": ("hallumeasure.api.grounded", "GroundednessError"),
-    "parametrize_samples": ("hallumeasure.api.grounded", "parametrize_samples"),
+    "hallumeasure.api.grounded": ("assert_grounded", "GroundednessError", "parametrize_samples"),
     # in the serving path (hallumeasure serve runs the same guard over HTTP)
-    "Guard": ("hallumeasure.guard", "Guard"),
-    "GuardSettings": ("hallumeasure.guard", "GuardSettings"),
-    "CheckResult": ("hallumeasure.guard", "CheckResult"),
+    "hallumeasure.guard": ("Guard", "GuardSettings", "CheckResult"),
     # the records
-    "Sample": ("hallumeasure.core.types", "Sample"),
-    "Passage": ("hallumeasure.core.types", "Passage"),
-    "Claim": ("hallumeasure.core.types", "Claim"),
-    "ClaimVerdict": ("hallumeasure.core.types", "ClaimVerdict"),
-    "Evidence": ("hallumeasure.core.types", "Evidence"),
-    "ResponseResult": ("hallumeasure.core.types", "ResponseResult"),
-    "RunManifest": ("hallumeasure.core.types", "RunManifest"),
-    "Mode": ("hallumeasure.core.types", "Mode"),
-    "Label": ("hallumeasure.core.labels", "Label"),
-    "Subtype": ("hallumeasure.core.labels", "Subtype"),
-    "Policy": ("hallumeasure.core.labels", "Policy"),
-    "UnevaluatablePolicy": ("hallumeasure.core.labels", "UnevaluatablePolicy"),
+    "hallumeasure.core.types": (
+        "Sample",
+        "Passage",
+        "Claim",
+        "ClaimVerdict",
+        "Evidence",
+        "ResponseResult",
+        "RunManifest",
+        "Mode",
+    ),
+    "hallumeasure.core.labels": ("Label", "Subtype", "Policy", "UnevaluatablePolicy"),
     # building blocks, for pipelines of your own
-    "load_samples": ("hallumeasure.runs.inputs", "load_samples"),
-    "build_extractor": ("hallumeasure.judges.build", "build_extractor"),
-    "build_judge": ("hallumeasure.judges.build", "build_judge"),
-    "build_model": ("hallumeasure.models.factory", "build_model"),
-    "build_stages": ("hallumeasure.detectors", "build_stages"),
-    "measure_samples": ("hallumeasure.pipeline.run", "measure_samples"),
-    "run_measurement": ("hallumeasure.pipeline.run", "run_measurement"),
-    "mitigate_run": ("hallumeasure.mitigate", "mitigate_run"),
-    "SourceOptions": ("hallumeasure.sources.rag", "SourceOptions"),
+    "hallumeasure.runs.inputs": ("load_samples",),
+    "hallumeasure.judges.build": ("build_extractor", "build_judge"),
+    "hallumeasure.models.factory": ("build_model",),
+    "hallumeasure.detectors": ("build_stages",),
+    "hallumeasure.pipeline.measurement": ("Measurement",),
+    "hallumeasure.pipeline.run": ("measure_samples",),
+    "hallumeasure.mitigate": ("mitigate_run",),
+    "hallumeasure.sources.rag": ("SourceOptions",),
 }
 
-__all__ = [
-    "AuditGates",
-    "AuditSettings",
-    "CheckResult",
-    "CheckedClaim",
-    "Claim",
-    "ClaimVerdict",
-    "ErrorReason",
-    "Evidence",
-    "GroundednessError",
-    "Guard",
-    "GuardSettings",
-    "Label",
-    "MeasureSettings",
-    "Mode",
-    "Passage",
-    "PlanSettings",
-    "Policy",
-    "ResponseResult",
-    "Result",
-    "Run",
-    "RunAudit",
-    "RunComparison",
-    "RunManifest",
-    "Sample",
-    "SamplePlan",
-    "SourceOptions",
-    "Subtype",
-    "UnevaluatablePolicy",
-    "__version__",
-    "acheck",
-    "ameasure",
-    "assert_grounded",
-    "build_extractor",
-    "build_judge",
-    "build_model",
-    "build_stages",
-    "check",
-    "load_run",
-    "load_samples",
-    "measure",
-    "measure_samples",
-    "mitigate_run",
-    "parametrize_samples",
-    "plan",
-    "run_measurement",
-]
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        module, attribute = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'hallumeasure' has no attribute {name!r}") from None
-    value = getattr(import_module(module), attribute)
-    globals()[name] = value  # the next look-up is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+if not TYPE_CHECKING:  # hidden from type checkers, so that a name not listed above is an error there
+    __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, own=("__version__",))

@@ -33,6 +33,7 @@ from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import close_stage_models, on_kept_loop
+from hallumeasure.pipeline.settings import MeasureSettings
 from hallumeasure.runs.messages import MessagesError, read_conversation
 from hallumeasure.sources.rag import SourceOptions
 
@@ -212,8 +213,8 @@ def _environment() -> str:
     return hashlib.sha256("\x00".join(values).encode("utf-8")).hexdigest()
 
 
-def _checker(values: dict[str, Any]) -> _Checker:
-    settings = measure_settings(values)
+def _checker(values: dict[str, Any], base: MeasureSettings | None = None) -> _Checker:
+    settings = measure_settings(values, base=base)
     key = json.dumps([settings.model_dump(mode="json"), _environment()], sort_keys=True)
     # One build at a time: callers on several threads (mlflow.genai.evaluate runs scorers in a pool) would
     # otherwise build the same stages twice and open the same request-cache database at once.
@@ -298,10 +299,11 @@ def check(
     passages: Sequence[str | Passage | dict[str, Any]] | None = None,
     messages: Sequence[Mapping[str, Any]] | None = None,
     question: str | None = None,
-    judge: str | list[str] = "offline",
-    extractor: str = "offline",
-    mode: str = "cot-one",
-    **settings: Any,
+    judge: str | list[str] | None = None,
+    extractor: str | None = None,
+    mode: str | None = None,
+    settings: MeasureSettings | None = None,
+    **options: Any,
 ) -> Result:
     """Check one response against ``context`` (or ``passages``, a list of texts or ``Passage``s), or a
     conversation: ``messages`` (OpenAI-style roles, ``tool_calls``, tool messages; ``runs/messages.py``) whose
@@ -309,13 +311,15 @@ def check(
     are sources with ids and kinds (earlier user turns too with ``user_turns=True``); each verdict's
     ``evidence`` names the source it came from. A response with no source at all is unevaluatable.
 
-    ``settings`` are fields of ``MeasureSettings`` (``unsupported_labels``, ``timeout``, ``no_cache`` ...).
+    ``settings`` is a ``MeasureSettings``, and ``options`` are its fields as keywords (``unsupported_labels``,
+    ``timeout``, ``no_cache`` ...), which win over ``settings``; the judge, extractor and mode default to
+    ``offline``, ``offline`` and ``cot-one``. An unknown keyword is a ``ConfigError`` that lists the valid ones.
     A response whose claims could not all be judged comes back with error rows (``n_errors``), not an
     exception; one over a work limit (``max_response_chars``, ``max_claims``) comes back unjudged, with
     ``error`` saying which limit and how to raise it. Works inside a running event loop too.
     """
     sample = _sample(response, context, passages, question, messages)
-    checker = _checker(dict(settings, judge=judge, extractor=extractor, mode=mode))
+    checker = _checker(dict(options, judge=judge, extractor=extractor, mode=mode), settings)
     return on_kept_loop(checker.check(sample)).result()
 
 
@@ -326,12 +330,13 @@ async def acheck(
     passages: Sequence[str | Passage | dict[str, Any]] | None = None,
     messages: Sequence[Mapping[str, Any]] | None = None,
     question: str | None = None,
-    judge: str | list[str] = "offline",
-    extractor: str = "offline",
-    mode: str = "cot-one",
-    **settings: Any,
+    judge: str | list[str] | None = None,
+    extractor: str | None = None,
+    mode: str | None = None,
+    settings: MeasureSettings | None = None,
+    **options: Any,
 ) -> Result:
     """``check`` for async code: awaits the check without blocking the caller's loop."""
     sample = _sample(response, context, passages, question, messages)
-    checker = await asyncio.to_thread(_checker, dict(settings, judge=judge, extractor=extractor, mode=mode))
+    checker = await asyncio.to_thread(_checker, dict(options, judge=judge, extractor=extractor, mode=mode), settings)
     return await asyncio.wrap_future(on_kept_loop(checker.check(sample)))

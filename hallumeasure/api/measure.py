@@ -25,6 +25,7 @@ from hallumeasure.core.config import cache_path
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.types import ResponseResult, Sample
 from hallumeasure.pipeline.measurement import Measurement
+from hallumeasure.pipeline.settings import MeasureSettings
 from hallumeasure.runs.inputs import API_COLUMN_HINT, LoadedInput, load_samples, records_to_samples
 
 if TYPE_CHECKING:
@@ -34,25 +35,28 @@ if TYPE_CHECKING:
 def measure(
     data: str | Path | pd.DataFrame | Iterable[Mapping[str, Any] | Sample],
     *,
-    judge: str | list[str] = "offline",
-    extractor: str = "offline",
-    mode: str = "cot-one",
+    judge: str | list[str] | None = None,
+    extractor: str | None = None,
+    mode: str | None = None,
     out: str | Path | None = None,
     columns: Mapping[str, str] | None = None,
     resume: bool = False,
     overwrite: bool = False,
     config: str | Path | None = None,
     progress: Callable[[ResponseResult], None] | None = None,
-    **settings: Any,
+    settings: MeasureSettings | None = None,
+    **options: Any,
 ) -> Run:
     """Measure every sample of ``data`` into a run directory and return the loaded ``Run``.
 
     ``data`` is a file path (JSONL, CSV, Parquet), a pandas DataFrame, or a list of dicts (the input
     file's fields: ``context`` or ``contexts``, ``response``, ``question``, ``id``, ``model`` ...) or of
     ``Sample``s. ``columns`` maps those field names to yours (``{"response": "answer"}``).
-    ``settings`` are the fields of ``MeasureSettings`` (``repeats``, ``detector``, ``concurrency``,
-    ``max_context_tokens``, ``no_cache`` ...), validated as the command line validates them; ``config``
-    reads more from a hallumeasure.toml or pyproject.toml first (keywords win). The work limits
+    ``settings`` is a ``MeasureSettings``, and ``options`` are its fields as keywords (``repeats``,
+    ``detector``, ``concurrency``, ``max_context_tokens``, ``no_cache`` ...), validated as the command line
+    validates them; ``config`` reads more from a hallumeasure.toml or pyproject.toml first (``settings`` win
+    over it, keywords over both). The judge, extractor and mode default to ``offline``, ``offline`` and
+    ``cot-one``. The work limits
     ``max_response_chars`` (100,000) and ``max_claims`` (2,000) make an over-long response an error row of
     the run instead of judging it; ``None`` or 0 lifts them.
 
@@ -63,41 +67,44 @@ def measure(
     """
     return _measure(
         data,
-        dict(settings, judge=judge, extractor=extractor, mode=mode),
+        dict(options, judge=judge, extractor=extractor, mode=mode),
         out=out,
         columns=columns,
         resume=resume,
         overwrite=overwrite,
         config=config,
         progress=progress,
+        base=settings,
     )
 
 
 async def ameasure(
     data: str | Path | pd.DataFrame | Iterable[Mapping[str, Any] | Sample],
     *,
-    judge: str | list[str] = "offline",
-    extractor: str = "offline",
-    mode: str = "cot-one",
+    judge: str | list[str] | None = None,
+    extractor: str | None = None,
+    mode: str | None = None,
     out: str | Path | None = None,
     columns: Mapping[str, str] | None = None,
     resume: bool = False,
     overwrite: bool = False,
     config: str | Path | None = None,
     progress: Callable[[ResponseResult], None] | None = None,
-    **settings: Any,
+    settings: MeasureSettings | None = None,
+    **options: Any,
 ) -> Run:
     """``measure`` for async code: the run goes on in a worker thread while the caller's loop keeps serving."""
     return await asyncio.to_thread(
         _measure,
         data,
-        dict(settings, judge=judge, extractor=extractor, mode=mode),
+        dict(options, judge=judge, extractor=extractor, mode=mode),
         out=out,
         columns=columns,
         resume=resume,
         overwrite=overwrite,
         config=config,
         progress=progress,
+        base=settings,
     )
 
 
@@ -111,8 +118,9 @@ def _measure(
     overwrite: bool,
     config: str | Path | None,
     progress: Callable[[ResponseResult], None] | None,
+    base: MeasureSettings | None = None,
 ) -> Run:
-    measurement = Measurement.from_values(values, config=config)
+    measurement = Measurement.from_values(values, config=config, base=base)
     s = measurement.settings
     loaded = load_input(
         data, columns=columns, model=s.model_name, strict=s.strict_input, delimiter=s.delimiter, fmt=s.input_format

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hallumeasure.report.plan import PlanSettings, plan_audit
+from hallumeasure.report.audit_settings import PlanSettings
+from hallumeasure.report.plan import plan_audit
 from hallumeasure.stats.power import SamplePlan
 
 if TYPE_CHECKING:

@@ -389,6 +389,6 @@ def _new_folder(kind: str) -> Path:
     return cache_path().parent / kind / f"{stamp}-{secrets.token_hex(3)}"
 
 
-def load(path: str | Path) -> Run:
+def load_run(path: str | Path) -> Run:
     """Load the run in ``path`` (a directory written by ``measure`` or ``hallumeasure measure``)."""
     return Run.load(path)

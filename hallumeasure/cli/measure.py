@@ -69,11 +69,11 @@ def measure(
     from hallumeasure.runs.inputs import load_samples
 
     s = settings  # validated by MeasureSettings: its closed sets of values and the combinations that cannot run
-    try:  # the refusals of the one door: resume with overwrite, a run already in --out, an unknown spec
+    try:  # the refusals of the one door: resume with overwrite, a run already in --out (with_settings refused
+        # an unknown judge or extractor spec)
         if not dry_run:
             check_run_dir(out_dir, resume=resume, overwrite=overwrite, spell=lambda name: f"--{name}")
         measurement = Measurement(s, config_file=config_file, batch_progress=batch_progress)
-        measurement.check_specs()
         loaded = load_samples(
             input,
             columns=column_mapping(column or []),

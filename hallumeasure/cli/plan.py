@@ -8,34 +8,19 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from hallumeasure.cli.common import (
-    app,
-    check_specs,
-    fail,
-    one_line,
-    one_sided_alpha,
-    open_unit,
-    out,
-    refuse_unfinished,
-    say,
-)
+from hallumeasure.cli.common import app, fail, one_line, out, refuse_unfinished, say
+from hallumeasure.cli.options import with_settings
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.registry import PartKind, is_keyless
+from hallumeasure.report.audit_settings import PlanSettings
 
 #: What the output calls each metric.
 METRICS = {"unsupported_rate": "mean unsupported rate", "hallucinated_share": "hallucinated share"}
 
 
 @app.command()
+@with_settings(PlanSettings, file_section="plan")
 def plan(
-    rise: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            max=1.0,
-            help="The true rise (current minus baseline) the audit must catch, absolute: 0.05 = five points.",
-        ),
-    ],
     baseline: Annotated[
         Path | None,
         typer.Option("--baseline", help="A measured run: its per-sample spread (and its samples, to price the plan)."),
@@ -47,57 +32,6 @@ def plan(
             help="A second run over the same samples: the spread of the paired differences, pairing included.",
         ),
     ] = None,
-    baseline_rate: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0,
-            max=1.0,
-            help="Without runs: the baseline's rate (the spread is then the largest a share with this mean can have).",
-        ),
-    ] = None,
-    correlation: Annotated[
-        float | None,
-        typer.Option(
-            min=-1.0,
-            max=1.0,
-            help="Correlation of the two runs' per-sample values (default: measured with --current, "
-            "else 0, which is conservative when it is positive).",
-        ),
-    ] = None,
-    metric: Annotated[
-        str, typer.Option(help="unsupported_rate (mean of per-response rates) or hallucinated_share.")
-    ] = "unsupported_rate",
-    max_rate_rise: Annotated[
-        float,
-        typer.Option(min=0.0, max=1.0, help="The rate gate's tolerated rise, as the audit's --max-rate-rise."),
-    ] = 0.02,
-    max_hallucinated_share_rise: Annotated[
-        float,
-        typer.Option(
-            min=0.0, max=1.0, help="The share gate's tolerated rise, as the audit's --max-hallucinated-share-rise."
-        ),
-    ] = 0.05,
-    fail_on_any_significant_rise: Annotated[
-        bool,
-        typer.Option(
-            "--fail-on-any-significant-rise", help="Plan for an audit that flags any significant rise (margin 0)."
-        ),
-    ] = False,
-    alpha: Annotated[
-        float, typer.Option(callback=one_sided_alpha, help="One-sided error level of the audit, in (0, 0.5).")
-    ] = 0.05,
-    power: Annotated[
-        float, typer.Option(callback=open_unit, help="Wanted probability of reaching the decision, in (0, 1).")
-    ] = 0.8,
-    judge: Annotated[
-        str | None, typer.Option(help="Judge to price (default: the baseline run's, else offline).")
-    ] = None,
-    extractor: Annotated[
-        str | None, typer.Option(help="Extractor to price (default: the baseline run's, else the judge).")
-    ] = None,
-    mode: Annotated[
-        str | None, typer.Option(help="Classifier mode to price (default: the baseline run's, else cot-one).")
-    ] = None,
     samples: Annotated[
         Path | None,
         typer.Option(
@@ -106,6 +40,8 @@ def plan(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    *,
+    settings: PlanSettings,
 ) -> None:
     """How many shared samples an audit needs for each outcome, the chance to pass at the margin, and the cost.
 
@@ -113,33 +49,15 @@ def plan(
     (when RISE is within the margin) to pass RISE, and the chance it reaches under the audit's own
     rule: exact for the hallucinated share, simulated audits for the rate.
     """
-    from hallumeasure.report.plan import PlanSettings, plan_audit
+    from hallumeasure.report.plan import plan_audit
     from hallumeasure.runs.run import Run
-    from hallumeasure.stats.power import is_metric
 
-    check_specs({"--judge": [judge] if judge else [], "--extractor": [extractor] if extractor else []})
-    if not is_metric(metric):
-        raise fail(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    if baseline is None and baseline_rate is None:
+    if baseline is None and settings.baseline_rate is None:
         raise fail("give --baseline RUN (measured spread) or --baseline-rate P (worst-case spread)")
     if current is not None and baseline is None:
         raise fail("--current needs --baseline: the spread comes from the pairs of the two runs")
-    what = METRICS[metric]
+    rise, alpha, power, what = settings.rise, settings.alpha, settings.power, METRICS[settings.metric]
     try:
-        settings = PlanSettings(
-            rise=rise,
-            baseline_rate=baseline_rate,
-            correlation=correlation,
-            metric=metric,
-            max_rate_rise=max_rate_rise,
-            max_hallucinated_share_rise=max_hallucinated_share_rise,
-            fail_on_any_significant_rise=fail_on_any_significant_rise,
-            alpha=alpha,
-            power=power,
-            judge=judge,
-            extractor=extractor,
-            mode=mode,
-        )
         base_run = Run.load(baseline) if baseline is not None else None
         cur_run = Run.load(current) if current is not None else None
         refuse_unfinished([run for run in (base_run, cur_run) if run is not None])

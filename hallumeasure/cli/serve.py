@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 
 from hallumeasure.cli.common import EXIT_USAGE, app, console, fail, one_line
-from hallumeasure.core.errors import ConfigError
+from hallumeasure.cli.options import with_settings
+from hallumeasure.guard.settings import GuardSettings, read_keys
 
 
 def _loopback(host: str) -> bool:
@@ -24,112 +24,42 @@ def _loopback(host: str) -> bool:
 
 
 @app.command()
+@with_settings(
+    GuardSettings,
+    file_section="serve",
+    discover=False,
+    exclude={"api_keys": "secrets stay off the command line: --api-key-file and $HALLUMEASURE_API_KEYS give them"},
+)
 def serve(
     host: Annotated[
         str, typer.Option(help="Address to bind. Without API keys only a loopback address is allowed.")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
-    config: Annotated[
-        Path | None,
-        typer.Option(help="A hallumeasure.toml or pyproject.toml whose [serve] table holds the guard's settings."),
-    ] = None,
-    judge: Annotated[str | None, typer.Option(help="The fast-path judge (default offline).")] = None,
-    policy: Annotated[str | None, typer.Option(help="detect (flag or block) or rewrite (default detect).")] = None,
-    action: Annotated[str | None, typer.Option(help="With --policy detect: flag or block (default flag).")] = None,
-    threshold: Annotated[
-        float | None, typer.Option(help="Response score at or above which a response is acted on (default 0.5).")
-    ] = None,
-    explainer: Annotated[
-        str | None,
-        typer.Option(
-            help="An LLM (model spec) that explains each flagged claim, or withdraws the flag (default none)."
-        ),
-    ] = None,
-    llm_deadline: Annotated[
-        float | None, typer.Option(help="Seconds the LLM step may take; past it the fast verdict stands (default 2).")
-    ] = None,
-    on_llm_failure: Annotated[
-        str | None, typer.Option(help="open (the fast decision stands) or closed (block flagged responses).")
-    ] = None,
     api_key_file: Annotated[
         Path | None,
         typer.Option(
             help="File of API keys, one per line ('#' starts a comment line only); also read: $HALLUMEASURE_API_KEYS."
         ),
     ] = None,
-    max_concurrency: Annotated[
-        int | None, typer.Option(help="Checks at once (default 8); more wait, then get 429.")
-    ] = None,
-    timeout: Annotated[
-        float | None, typer.Option(help="Deadline of a check in seconds, queueing included (default 10); 504 past it.")
-    ] = None,
-    max_context_chars: Annotated[
-        int | None, typer.Option(help="Most characters of source a check may give (default 100000); 413 beyond.")
-    ] = None,
-    max_response_chars: Annotated[
-        int | None, typer.Option(help="Most characters a checked response may have (default 100000); 413 beyond.")
-    ] = None,
-    max_sentences: Annotated[
-        int | None, typer.Option(help="Most sentences a checked response may have (default 200); 413 beyond.")
-    ] = None,
-    max_claims: Annotated[
-        int | None, typer.Option(help="Most claims a checked response may hold (default 400); 413 beyond.")
-    ] = None,
-    judge_workers: Annotated[
-        int | None,
-        typer.Option(help="Processes that run the keyless judges off the event loop (default: one per core; 0: none)."),
-    ] = None,
-    drain_seconds: Annotated[
-        float | None,
-        typer.Option(help="After SIGTERM, seconds to keep answering (readyz 503, Connection: close) (default 5)."),
-    ] = None,
-    log_sample: Annotated[
-        float | None,
-        typer.Option(help="Share of checks logged with their text into --log-dir, for hallumeasure monitor (0-1)."),
-    ] = None,
-    log_dir: Annotated[Path | None, typer.Option(help="Folder of the sampled traffic log (traffic.jsonl).")] = None,
     workers: Annotated[
         int, typer.Option(min=1, help="Worker processes (the keyless judges are CPU-bound: one per core).")
     ] = 1,
+    *,
+    settings: GuardSettings,
 ) -> None:
-    """Serve the guard: POST /v1/check and /v1/check/stream, GET /healthz, /readyz and /metrics."""
+    """Serve the guard: POST /v1/check and /v1/check/stream, GET /healthz, /readyz and /metrics.
+
+    The options from --judge on can also be set in the [serve] table of the file --config names.
+    """
     try:
         import uvicorn
 
         from hallumeasure.guard.app import create_app
-        from hallumeasure.guard.settings import GuardSettings, read_keys
     except ImportError as exc:
         raise fail(f"serve needs the serve extra: pip install 'hallumeasure[serve]' ({exc.name} is missing)") from None
-    from hallumeasure.pipeline.settings import read_config
-
-    values: dict[str, Any] = {}
     try:
-        if config is not None:
-            values.update(read_config(config, section="serve"))
-            console.print(f"settings: \\[serve] of {config}", markup=True, highlight=False)
-        given = {
-            "judge": judge,
-            "policy": policy,
-            "action": action,
-            "threshold": threshold,
-            "max_concurrency": max_concurrency,
-            "explainer": explainer,
-            "llm_deadline_s": llm_deadline,
-            "on_llm_failure": on_llm_failure,
-            "timeout_s": timeout,
-            "max_context_chars": max_context_chars,
-            "max_response_chars": max_response_chars,
-            "max_sentences": max_sentences,
-            "max_claims": max_claims,
-            "judge_workers": judge_workers,
-            "drain_s": drain_seconds,
-            "log_sample": log_sample,
-            "log_dir": log_dir,
-        }
-        values.update({k: v for k, v in given.items() if v is not None})
-        values["api_keys"] = read_keys(api_key_file)
-        settings = GuardSettings(**values)
-    except (ConfigError, OSError, ValueError, ValidationError) as exc:
+        settings = settings.model_validate({**dict(settings), "api_keys": read_keys(api_key_file)})
+    except (OSError, ValueError) as exc:
         raise fail(one_line(exc)) from None
     if not settings.api_keys:
         if not _loopback(host):

@@ -10,10 +10,11 @@ import os
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Self
+from typing import Annotated, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from hallumeasure.pipeline.settings import Flag
 from hallumeasure.registry import PartKind, is_keyless
 
 #: The environment variable that may hold the server's API keys, comma-separated.
@@ -67,58 +68,100 @@ class GuardSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    #: The fast path: a keyless judge by default (offline, nli or offline+nli), or any judge spec.
-    judge: str = "offline"
-    extractor: str = "offline"
-    policy: GuardPolicy = GuardPolicy.DETECT
-    action: Action = Action.FLAG
-    #: The response-level score (the judge's P(hallucinated), else the unsupported-claim rate) at or
-    #: above which a response with an unsupported claim is acted on. Below it the response is flagged
-    #: at most. Choose it for precision on your own traffic (``hallumeasure monitor`` measures it).
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    #: The rewriter for ``policy=rewrite``: ``offline`` (rules) or a model spec.
-    rewriter: str = "offline"
-    #: An LLM (model spec) that explains each flagged claim as a constrained reasoner: it names an error
-    #: category or "no problem found" (which withdraws the flag). None: the fast verdict is final.
-    explainer: str | None = None
-    #: Deadline of the LLM step (explaining or an LLM rewrite), seconds; past it the fast verdict is used.
-    llm_deadline_s: float = Field(default=2.0, gt=0.0)
-    #: What a flagged response gets when the LLM step fails or passes its deadline.
-    on_llm_failure: FailMode = FailMode.OPEN
-    #: Which policy fields a request may override.
-    overridable: frozenset[str] = frozenset({"policy", "action", "threshold"})
-    max_request_bytes: int = Field(default=1_000_000, ge=1_000)
-    #: Checks running at once; further requests wait in a queue of ``max_queue``, then get 429.
-    max_concurrency: int = Field(default=8, ge=1)
-    max_queue: int = Field(default=32, ge=0)
-    #: Deadline of one check, seconds: it covers the wait for a slot and a judge worker, judging and the LLM step.
-    timeout_s: float = Field(default=10.0, gt=0.0)
-    #: Work limits besides bytes (a request under the byte limit can still cost minutes of CPU): characters
-    #: of source (context or passages together), characters and sentences of the response (the characters as
-    #: ``measure``'s ``max_response_chars``), claims extracted from it (tighter than ``measure``'s 2,000: the
-    #: guard answers within ``timeout_s``).
-    max_context_chars: int = Field(default=100_000, ge=1)
-    max_response_chars: int = Field(default=100_000, ge=1)
-    max_sentences: int = Field(default=200, ge=1)
-    max_claims: int = Field(default=400, ge=1)
-    #: Worker processes that run the keyless judges off the event loop (a check past its deadline has its
-    #: worker killed and replaced). None: one per core, at most ``max_concurrency``, for the keyless judges,
-    #: and none for other judges (they wait on a provider, not the CPU). 0: judge on the event loop.
-    judge_workers: int | None = Field(default=None, ge=0)
-    #: Streams open at once (each holds a check slot only while one of its sentences is judged); more get 429.
-    max_streams: int = Field(default=64, ge=1)
-    #: A stream that sends nothing for this long is ended; seconds.
-    stream_idle_s: float = Field(default=30.0, gt=0.0)
-    #: Deadline of a whole stream, from its first byte to its ``done`` event; seconds.
-    stream_timeout_s: float = Field(default=300.0, gt=0.0)
-    #: After SIGTERM: seconds the server goes on answering (``/readyz`` says 503, answers close their
-    #: connections) before it stops accepting and lets in-flight work finish.
-    drain_s: float = Field(default=5.0, ge=0.0)
+    judge: str = Field(
+        default="offline",
+        description="The fast-path judge: a keyless one (offline, nli, offline+nli) or any judge spec.",
+    )
+    extractor: str = Field(default="offline", description="The claim extractor (a spec, as measure's --extractor).")
+    policy: GuardPolicy = Field(
+        default=GuardPolicy.DETECT, description="detect (flag or block) or rewrite (the rewriter fixes the claims)."
+    )
+    action: Action = Field(default=Action.FLAG, description="With policy detect: flag or block.")
+    threshold: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Response score (the judge's P(hallucinated), else the unsupported-claim rate) at or above "
+        "which a response with an unsupported claim is acted on; below it the response is flagged at most. "
+        "Choose it for precision on your own traffic (hallumeasure monitor measures it).",
+    )
+    rewriter: str = Field(
+        default="offline", description="The rewriter of policy rewrite: offline (rules) or a model spec."
+    )
+    explainer: str | None = Field(
+        default=None,
+        description="An LLM (model spec) that explains each flagged claim, naming an error category, or withdraws "
+        "the flag ('no problem found'). None: the fast verdict is final.",
+    )
+    llm_deadline_s: Annotated[float, Flag(decls=("--llm-deadline",))] = Field(
+        default=2.0,
+        gt=0.0,
+        description="Seconds the LLM step (explaining or an LLM rewrite) may take; past it the fast verdict stands.",
+    )
+    on_llm_failure: FailMode = Field(
+        default=FailMode.OPEN,
+        description="When the LLM step fails or passes its deadline: open (the fast decision stands) or closed "
+        "(block flagged responses).",
+    )
+    overridable: frozenset[str] = Field(
+        default=frozenset({"policy", "action", "threshold"}),
+        description="A policy field a request may override (repeatable): policy, action, threshold.",
+    )
+    max_request_bytes: int = Field(default=1_000_000, ge=1_000, description="Largest request body; 413 beyond.")
+    max_concurrency: int = Field(
+        default=8, ge=1, description="Checks at once; more wait in a queue of --max-queue, then get 429."
+    )
+    max_queue: int = Field(default=32, ge=0, description="Checks waiting for a slot; more get 429.")
+    timeout_s: Annotated[float, Flag(decls=("--timeout",))] = Field(
+        default=10.0,
+        gt=0.0,
+        description="Deadline of a check in seconds: the wait for a slot and a judge worker, judging and the LLM "
+        "step; 504 past it.",
+    )
+    # Work limits besides bytes (a request under the byte limit can still cost minutes of CPU). The claims are
+    # tighter than measure's 2,000: the guard answers within timeout_s.
+    max_context_chars: int = Field(
+        default=100_000, ge=1, description="Most characters of source (context or passages together); 413 beyond."
+    )
+    max_response_chars: int = Field(
+        default=100_000, ge=1, description="Most characters a checked response may have; 413 beyond."
+    )
+    max_sentences: int = Field(default=200, ge=1, description="Most sentences a checked response may have; 413 beyond.")
+    max_claims: int = Field(default=400, ge=1, description="Most claims a checked response may hold; 413 beyond.")
+    judge_workers: int | None = Field(
+        default=None,
+        ge=0,
+        description="Processes that run the keyless judges off the event loop; a check past its deadline has its "
+        "worker replaced (default: one per core, at most --max-concurrency, for keyless judges; none for "
+        "others; 0: none).",
+    )
+    max_streams: int = Field(
+        default=64,
+        ge=1,
+        description="Streams open at once (each holds a check slot only while one of its sentences is judged); "
+        "more get 429.",
+    )
+    stream_idle_s: Annotated[float, Flag(decls=("--stream-idle",))] = Field(
+        default=30.0, gt=0.0, description="Seconds a stream may send nothing before it is ended."
+    )
+    stream_timeout_s: Annotated[float, Flag(decls=("--stream-timeout",))] = Field(
+        default=300.0, gt=0.0, description="Deadline of a whole stream, from its first byte to its done event; seconds."
+    )
+    drain_s: Annotated[float, Flag(decls=("--drain-seconds",))] = Field(
+        default=5.0,
+        ge=0.0,
+        description="After SIGTERM, seconds to keep answering (readyz 503, Connection: close) before the server "
+        "stops accepting and lets in-flight work finish.",
+    )
     api_keys: tuple[SecretStr, ...] = ()
-    #: Share of checks logged (request text and decision) into ``log_dir`` for ``hallumeasure monitor``;
-    #: 0 logs nothing. The ordinary logs never carry request text.
-    log_sample: float = Field(default=0.0, ge=0.0, le=1.0)
-    log_dir: Path | None = None
+    log_sample: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Share of checks logged with their text and decision into --log-dir, for hallumeasure monitor; "
+        "0 logs nothing (the ordinary logs never carry request text).",
+    )
+    log_dir: Path | None = Field(default=None, description="Folder of the sampled traffic log (traffic.jsonl).")
 
     @field_validator("overridable")
     @classmethod

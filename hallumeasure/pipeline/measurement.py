@@ -46,12 +46,19 @@ log = logging.getLogger(__name__)
 BatchCallback = Callable[[BatchProgress], None]
 
 
-def measure_settings(values: Mapping[str, Any], *, config: str | Path | None = None) -> MeasureSettings:
-    """Validated settings: the keys of ``config`` (a hallumeasure.toml or pyproject.toml), then ``values``.
+def measure_settings(
+    values: Mapping[str, Any], *, config: str | Path | None = None, base: MeasureSettings | None = None
+) -> MeasureSettings:
+    """Validated settings: the keys of ``config`` (a hallumeasure.toml or pyproject.toml), then the fields set
+    in ``base`` (a ``MeasureSettings`` a caller made), then ``values`` (keywords; None: not given).
 
     Raises ``ConfigError`` with one line that names the setting (``judge``, ``repeats`` ...).
     """
+    if base is not None and not isinstance(base, MeasureSettings):
+        raise ConfigError(f"settings= takes a MeasureSettings, not a {type(base).__name__}")
     from_file = read_config(Path(config)) if config is not None else {}
+    if base is not None:
+        from_file = {**from_file, **base.model_dump(mode="json", exclude_unset=True)}
     unknown = sorted(set(from_file) - set(MeasureSettings.model_fields))
     if unknown:
         raise ConfigError(f"{config}: unknown setting(s) {', '.join(unknown)}")
@@ -66,7 +73,9 @@ def measure_settings(values: Mapping[str, Any], *, config: str | Path | None = N
     except ValidationError as exc:
 
         def spell(key: str) -> str:
-            return f"{key} in {config}" if key in from_file and key not in given else key
+            if key in from_file and key not in given and (base is None or key not in base.model_fields_set):
+                return f"{key} in {config}"
+            return key
 
         raise ConfigError(error_message(exc.errors()[0], spell)) from None
 
@@ -250,9 +259,12 @@ class Measurement:
         return cls(recorded_settings(manifest))
 
     @classmethod
-    def from_values(cls, values: Mapping[str, Any], *, config: str | Path | None = None) -> Measurement:
-        """Settings from ``config`` then ``values`` (keyword names of ``MeasureSettings``), validated."""
-        return cls(measure_settings(values, config=config), config_file=config)
+    def from_values(
+        cls, values: Mapping[str, Any], *, config: str | Path | None = None, base: MeasureSettings | None = None
+    ) -> Measurement:
+        """Settings from ``config``, then ``base``'s, then ``values`` (keyword names of ``MeasureSettings``),
+        validated (``measure_settings``)."""
+        return cls(measure_settings(values, config=config, base=base), config_file=config)
 
     @property
     def judges(self) -> list[str]:
@@ -268,12 +280,6 @@ class Measurement:
     def voting(self) -> bool:
         """Whether claims are judged by votes (repeats or a panel)."""
         return len(self.judges) > 1 or self.settings.repeats > 1
-
-    def check_specs(self) -> None:
-        """Refuse a judge or extractor spec that names no registered part or provider (did-you-mean)."""
-        for spec in self.judges:
-            registry().resolve(spec, PartKind.JUDGE)
-        registry().resolve(self.extractor, PartKind.EXTRACTOR)
 
     def models(self, run_dir: Path | None = None) -> ModelFactory:
         """One ``Model`` per spec, wrapped as the settings say (a batch ledger lives in ``run_dir``)."""

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from hallumeasure.core.errors import ConfigError
@@ -51,6 +52,23 @@ class Flag:
     decls: tuple[str, ...] = ()
     #: Extra ``typer.Option`` arguments (for instance ``show_default=False``).
     options: dict[str, Any] = field(default_factory=dict)
+    #: A set of names given as one switch per name, ``{name: (flag, help)}``: ``--allow-judge-change`` adds
+    #: ``judge`` to the set. No switch given: the set of the settings file, else the default.
+    members: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: A setting that None turns off gets an on/off switch besides its option, ``(flag pair, help)``:
+    #: ``--no-share-gate`` sets it to None.
+    off_switch: tuple[str, str] | None = None
+
+
+def option_flag(info: FieldInfo) -> Flag:
+    """How the field ``info`` appears on the command line."""
+    return next((m for m in info.metadata if isinstance(m, Flag)), Flag())
+
+
+def flag_name(model: type[BaseModel], name: str) -> str:
+    """The option that sets the field ``name`` of ``model``, as its user types it."""
+    decls = option_flag(model.model_fields[name]).decls
+    return next((d.split("/")[0] for d in decls if d.startswith("--")), f"--{name.replace('_', '-')}")
 
 
 class MeasureSettings(BaseModel):
@@ -258,8 +276,9 @@ class MeasureSettings(BaseModel):
                 "{repeats} and several {judge} work with {detector} claims only; this run uses {detector} {got}",
                 got=self.detector,
             )
-        deterministic = [name for name in judges if is_keyless(name)]
-        if self.repeats > 1 and deterministic:  # VotingJudge refuses it too, but only once the input is read
+        # resolved only when it matters: each spec is resolved again where its stage is built
+        deterministic = [name for name in judges if is_keyless(name)] if self.repeats > 1 else []
+        if deterministic:  # VotingJudge refuses it too, but only once the input is read
             raise _refuse(
                 "{repeats} {n}: the {name} judge is deterministic, so its repeats would agree by construction; "
                 "use {repeats} 1 with it, or an LLM judge such as {judge} anthropic:<model>",
@@ -393,6 +412,8 @@ def merge(
 
         def spell(key: str) -> str:  # as its user wrote it: the option, or the key in the file
             written = key.replace("_", "-")
-            return f"{written} in {source}" if key in from_file and key not in explicit else "--" + written
+            if key in from_file and key not in explicit:
+                return f"{written} in {source}"
+            return flag_name(model, key) if key in model.model_fields else "--" + written
 
         raise ConfigError(error_message(exc.errors()[0], spell)) from None

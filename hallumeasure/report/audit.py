@@ -50,16 +50,9 @@ import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.audit_inputs import SampleOverlap, check_audit_inputs, undecided_column
-from hallumeasure.report.audit_models import (
-    MIN_RESAMPLES,
-    AuditGates,
-    AuditResult,
-    AuditSettings,
-    GateResult,
-    RiseDecision,
-    Status,
-)
+from hallumeasure.report.audit_models import AuditResult, GateResult, RiseDecision, Status
 from hallumeasure.report.audit_outputs import junit_xml, write_audit, write_usage_error
+from hallumeasure.report.audit_settings import MIN_RESAMPLES, AuditGates, AuditSettings
 from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
 from hallumeasure.report.runs import (
     judge_notes,

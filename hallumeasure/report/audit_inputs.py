@@ -15,19 +15,12 @@ import numpy as np
 import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
+from hallumeasure.report.audit_settings import CHANGE_SWITCHES
 from hallumeasure.report.runs import pair_up, votes_of
 from hallumeasure.runs.run import Run
 
 #: Each way of measuring a run, and the flag that lets an audit compare runs that differ in it.
-CHANGE_FLAGS = {
-    "judge": "--allow-judge-change",
-    "extractor": "--allow-extractor-change",
-    "mode": "--allow-mode-change",
-    "detector": "--allow-detector-change",
-    "prompts": "--allow-prompt-change",
-    "votes": "--allow-votes-change",
-    "policy": "--allow-policy-change",
-}
+CHANGE_FLAGS = {field: flag for field, (flag, _) in CHANGE_SWITCHES.items()}
 
 
 def _measured(run: Run) -> dict[str, str] | None:

@@ -20,15 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.core.errors import ConfigError, RunStoreError
-from hallumeasure.core.types import Mode, RunManifest, Sample
-from hallumeasure.report.audit_models import AuditGates
+from hallumeasure.core.types import Sample
+from hallumeasure.report.audit_settings import PlanSettings
 from hallumeasure.report.runs import pair_up, response_units
 from hallumeasure.runs.run import Run
 from hallumeasure.stats.power import (
-    Metric,
     PlanCost,
     SamplePlan,
     difference_sd,
@@ -48,80 +46,6 @@ RunSource = str | Path | Run
 
 #: The per-response column each metric is planned on.
 METRIC_COLUMNS: dict[str, str] = {"unsupported_rate": "rate", "hallucinated_share": "hallucinated"}
-
-
-class PlanSettings(BaseModel):
-    """The knobs of a sample-size plan: the rise to catch, the audit's gate it is planned for, and what to price."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    rise: float = Field(
-        ge=0.0, le=1.0, description="The true rise (current minus baseline) the audit must catch, absolute."
-    )
-    baseline_rate: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=1.0,
-        description="Without runs: the baseline's rate (the spread is then the largest a share with this mean can "
-        "have). Ignored when a baseline run is given.",
-    )
-    correlation: float | None = Field(
-        default=None,
-        ge=-1.0,
-        le=1.0,
-        description="Correlation of the two runs' per-sample values (default: measured from two runs, else 0, "
-        "which is conservative when it is positive).",
-    )
-    metric: Metric = Field(
-        default="unsupported_rate",
-        description="unsupported_rate (mean of per-response rates) or hallucinated_share (planned exactly).",
-    )
-    max_rate_rise: float = Field(
-        default=AuditGates.model_fields["max_rate_rise"].default,
-        ge=0.0,
-        le=1.0,
-        description="The audit's tolerated rise of the mean unsupported rate (its margin, as in the audit).",
-    )
-    max_hallucinated_share_rise: float = Field(
-        default=AuditGates.model_fields["max_hallucinated_share_rise"].default,
-        ge=0.0,
-        le=1.0,
-        description="The audit's tolerated rise of the hallucinated share (its margin, as in the audit).",
-    )
-    fail_on_any_significant_rise: bool = Field(
-        default=False, description="Plan for an audit that flags any significant rise (margin 0)."
-    )
-    alpha: float = Field(default=0.05, gt=0.0, lt=0.5, description="One-sided error level of the audit.")
-    power: float = Field(default=0.8, gt=0.0, lt=1.0, description="Wanted probability of reaching the decision.")
-    judge: str | None = Field(default=None, description="Judge to price (default: the baseline run's, else offline).")
-    extractor: str | None = Field(
-        default=None, description="Extractor to price (default: the baseline run's, else the judge)."
-    )
-    mode: Mode | None = Field(
-        default=None, description="Classifier mode to price (default: the baseline run's, else cot-one)."
-    )
-
-    @property
-    def margin(self) -> float:
-        """The audit's margin the plan is for: the planned metric's gate's, 0 when any significant rise fails."""
-        if self.fail_on_any_significant_rise:
-            return 0.0
-        return self.max_hallucinated_share_rise if self.metric == "hallucinated_share" else self.max_rate_rise
-
-    def priced_stages(self, manifest: RunManifest | None) -> tuple[str, str, Mode]:
-        """(judge, extractor, mode) to price: these settings', else the run's, else offline in cot-one mode.
-
-        A judge given here without an extractor prices that judge as its own extractor.
-        """
-        judge = self.judge or (manifest.judge if manifest else "offline")
-        if self.extractor:
-            extractor = self.extractor
-        elif self.judge is not None or manifest is None:
-            extractor = judge
-        else:
-            extractor = manifest.extractor
-        mode = self.mode or (manifest.mode if manifest else Mode.COT_ONE)
-        return judge, extractor, mode
 
 
 def _loaded(run: RunSource) -> Run:

@@ -24,13 +24,13 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy import optimize, stats
 
+from hallumeasure.stats.metric import Metric
+
 if TYPE_CHECKING:
     from hallumeasure.stats.rate_power import Differences
 
 #: Largest sample count the planner reports; above it the rise is too small to decide in practice.
 MAX_SAMPLES = 10_000_000
-
-Metric = Literal["unsupported_rate", "hallucinated_share"]
 
 
 def is_metric(name: str) -> TypeGuard[Metric]:

@@ -135,3 +135,23 @@ def test_a_check_that_fails_on_a_bad_option_leaves_a_quiet_interpreter_exit() ->
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0 and "refused:" in done.stdout, done.stderr
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_settings_model_is_taken_as_its_keywords_are():
+    settings = hallumeasure.MeasureSettings(judge=["offline"], unsupported_labels="contradicted")
+    given = hallumeasure.check(WRONG, context=CONTEXT, settings=settings)
+    assert given == hallumeasure.check(WRONG, context=CONTEXT, judge=["offline"], unsupported_labels="contradicted")
+    assert given.n_unsupported == 1
+    # keywords win over the model's fields; the model's own fields stay
+    wider = hallumeasure.check(WRONG, context=CONTEXT, settings=settings, unsupported_labels="contradicted,absent")
+    assert wider == hallumeasure.check(WRONG, context=CONTEXT, unsupported_labels="contradicted,absent")
+    assert asyncio.run(hallumeasure.acheck(WRONG, context=CONTEXT, settings=settings)) == given
+
+
+def test_an_unknown_keyword_or_a_settings_of_another_type_is_refused_by_name():
+    from hallumeasure.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown setting\\(s\\) colour; valid settings: extractor, judge"):
+        hallumeasure.check(WRONG, context=CONTEXT, settings=hallumeasure.MeasureSettings(), colour="red")
+    with pytest.raises(ConfigError, match="settings= takes a MeasureSettings, not a dict"):
+        hallumeasure.check(WRONG, context=CONTEXT, settings={"judge": "offline"})  # type: ignore[arg-type]

@@ -87,6 +87,17 @@ def test_a_settings_file_is_read_and_keywords_win(tmp_path):
         hallumeasure.measure(ROWS, out=tmp_path / "again", config=config)
 
 
+def test_a_settings_model_sits_between_the_file_and_the_keywords(tmp_path):
+    config = tmp_path / "hallumeasure.toml"
+    config.write_text('unsupported_labels = "contradicted"\nmin_unsupported_claims = 3\n')
+    settings = hallumeasure.MeasureSettings(min_unsupported_claims=2, concurrency=1)
+    run = hallumeasure.measure(ROWS, out=tmp_path / "run", config=config, settings=settings, concurrency=2)
+    policy, effective = run.manifest.policy, run.manifest.settings["effective"]
+    assert policy.unsupported_labels == frozenset({hallumeasure.Label.CONTRADICTED})  # the file's
+    assert policy.min_unsupported_claims == 2  # the model's, over the file's
+    assert effective["concurrency"] == 2  # the keyword's, over the model's
+
+
 def test_an_existing_run_needs_resume_or_overwrite(tmp_path):
     hallumeasure.measure(ROWS, out=tmp_path / "run")
     with pytest.raises(RunStoreError, match="already holds a run"):

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 import hallumeasure
 from hallumeasure.cli import app
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.report.plan import PlanSettings, plan_audit
+from hallumeasure.report.audit_settings import PlanSettings
+from hallumeasure.report.plan import plan_audit
 from hallumeasure.runs.run import Run
 
 

@@ -6,7 +6,8 @@ Heavier checks, the issue's cells at 1,000 audits each: benchmarks/plan_operatin
 import numpy as np
 import pytest
 
-from hallumeasure.report.plan import PlanSettings, plan_audit
+from hallumeasure.report.audit_settings import PlanSettings
+from hallumeasure.report.plan import plan_audit
 from hallumeasure.stats.audit_bounds import rise_outcome
 from hallumeasure.stats.coverage_check import check_coverage
 from hallumeasure.stats.intervals import betting_rejects
