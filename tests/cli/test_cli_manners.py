@@ -46,7 +46,7 @@ def test_verbose_is_accepted_after_the_command_name_and_counts_with_the_one_befo
     assert after.returncode == 0, after.stderr
     assert "INFO hallumeasure.pipeline.run: measuring 16 samples" in after.stderr and " DEBUG " not in after.stderr
     both = _cli("-v", *args, "--judge", "fake", "--verbose")  # -v before and after: -vv
-    assert "DEBUG hallumeasure.pipeline.run: sample " in both.stderr
+    assert "DEBUG hallumeasure.pipeline.judging: sample " in both.stderr
     for command in COMMANDS:  # every command lists it
         assert "-v, --verbose" in runner.invoke(app, [command, "-h"]).output, command
 

@@ -64,7 +64,7 @@ def test_verbosity_levels_show_our_log_lines(tmp_path):
     assert " DEBUG " not in info.stderr
     debug = _measure(tmp_path, "-vv")
     # every sample's claims and timing, and the request cache answering the calls the first run paid for
-    assert debug.stderr.count("DEBUG hallumeasure.pipeline.run: sample ") == 16
+    assert debug.stderr.count("DEBUG hallumeasure.pipeline.judging: sample ") == 16
     assert "DEBUG hallumeasure.models.model: fake:demo: answered from the request cache" in debug.stderr
     other = [line for line in debug.stderr.splitlines() if " DEBUG " in line and " hallumeasure." not in line]
     assert not other, other[:3]  # the libraries' own debug logs wait for -vvv

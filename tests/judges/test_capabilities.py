@@ -228,7 +228,7 @@ def test_a_minimal_judge_cannot_be_repeated_and_says_so(mini: str, tmp_path: Pat
 #: beyond these counts fails: ask for a capability with a protocol from judges/protocols.py (stages) or
 #: models/batch.py (providers) and ``isinstance``, or add it here with its reason if it reads something else.
 ALLOWED: dict[str, tuple[int, str]] = {
-    "hallumeasure/__init__.py": (1, "module attribute look-up of the lazy public API"),
+    "hallumeasure/core/lazy.py": (1, "module attribute look-up of the lazy public API"),
     "hallumeasure/registry/parts.py": (1, "module attribute look-up of a part's 'module:attribute' target"),
     "hallumeasure/models/langchain.py": (27, "fields of LangChain chat models, messages and SDK exceptions"),
     "hallumeasure/judges/llm/classify.py": (4, "fields of the mode's pydantic output contract (they vary by mode)"),
@@ -244,7 +244,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "hallumeasure/bench/metrics.py": (1, "numpy scalars duck-typed by item()"),
     "hallumeasure/api/measure.py": (1, "a pandas DataFrame recognised without importing pandas"),
     "hallumeasure/cli/common.py": (3, "logging handler marks and click / typer internals"),
-    "hallumeasure/cli/options.py": (1, "settings fields by name"),
+    "hallumeasure/cli/options.py": (2, "settings fields by name (a spec and its options)"),
     "hallumeasure/cli/show.py": (2, "an optional citation on evidence rows shown in a table"),
 }
 
