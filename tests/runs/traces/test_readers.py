@@ -105,9 +105,8 @@ def test_otlp_current_conventions_give_every_source_its_kind(tmp_path: Path) -> 
     assert kinds == {
         "doc-7": (SourceKind.PASSAGE, False, None),
         "system": (SourceKind.SYSTEM_PROMPT, False, None),
-        "user-1": (SourceKind.USER_TURN, False, None),
         "call_9": (SourceKind.TOOL_RESULT, True, "weather"),
-    }
+    }  # the question ("When does it open?") is no source
 
 
 def test_otlp_older_conventions_attributes_and_events(tmp_path: Path) -> None:
@@ -190,7 +189,6 @@ def test_openinference_jsonl_as_phoenix_exports_it(tmp_path: Path) -> None:
     assert [(p.id, p.kind) for p in sample.passages] == [
         ("kb-3", SourceKind.PASSAGE),
         ("system", SourceKind.SYSTEM_PROMPT),
-        ("user-1", SourceKind.USER_TURN),
     ]
     assert sample.metadata["span_id"] == "s2"
 
