@@ -8,9 +8,10 @@ source (kind ``user_context``) while the user's own words stay out:
   ``<context>``, ``<documents>``, ``<passages>``, ``<sources>``, ``<search_results>``, ``<references>``;
 - **labelled blocks**: a line that opens with a label and a colon (``Context: …``, ``Documents:``,
   ``Passage 2:``, ``Background:``, ``Search results:``), a heading with one (``## Context``), or a lead-in
-  line ending with a colon that names it (``Use the following documents to answer:``). The block runs to
-  the next label, to a line that opens the request (``Question:``, ``Query:``, ``Task:``, ``Instructions:``),
-  or to the end, where a last paragraph ending with "?" is the question. Lines that open with ``[1]``,
+  line that names it (``Use the following pieces of context to answer the question.``, ``Context information
+  is below.``). The block runs to the next label, to a line that opens the request (``Question:``,
+  ``Query:``, ``Task:``, ``Instructions:``, ``Answer:``), to a rule line (``-----``) after its text, or to the
+  end, where a last paragraph ending with "?" is the question. Lines that open with ``[1]``,
   ``[2]`` … inside a block are one passage each;
 - **fenced or quoted blocks** above the request: ````` ``` ````` or ``\"\"\"`` fences, and runs of ``>`` lines.
 
@@ -34,14 +35,20 @@ _LABEL_RE = re.compile(
     r"(?:[ \t]*[:：][ \t]*(?P<rest>.*)|[ \t]*$)",
     re.IGNORECASE,
 )
-#: "Use the following documents to answer the question:" (a lead-in that names what follows).
+#: A lead-in that names what follows: "Use the following pieces of context to answer the question at the end.",
+#: "Answer from the documents below:", "Context information is below.".
 _LEAD_IN_RE = re.compile(
-    rf"^[^\n]*\b(?:following|below|these|this|given|provided)\s+(?:\w+\s+)?(?:{_SOURCE_WORDS})\b[^\n]*:[ \t]*$",
+    rf"^[^\n]*(?:\b(?:following|below)\s+(?:[\w-]+\s+){{0,3}}(?:{_SOURCE_WORDS})\b[^\n]*"
+    rf"|\b(?:{_SOURCE_WORDS})\b[^\n]*\b(?:below|follows?)\b[^\n]*"
+    rf"|\b(?:this|these|given|provided)\s+(?:[\w-]+\s+){{0,2}}(?:{_SOURCE_WORDS})\b[^\n]*:[ \t]*)$",
     re.IGNORECASE,
 )
+#: A line of dashes, equals signs or stars: it closes a block that has begun.
+_RULE_RE = re.compile(r"^[ \t]*([-=*_~#])\1{2,}[ \t]*$")
 #: A line that opens the request: the context block ends there.
 _REQUEST_RE = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]*)?[*_]*(?:question|query|q|user\s+question|task|instructions?|request|prompt|input)"
+    r"^[ \t]*(?:#{1,6}[ \t]*)?[*_]*(?:question|query|q|user\s+question|task|instructions?|request|prompt|input|"
+    r"(?:helpful\s+)?answer)"
     r"[*_]*[ \t]*(?:[:：][ \t]*|$)",
     re.IGNORECASE,
 )
@@ -101,6 +108,8 @@ def _labelled(text: str) -> tuple[list[tuple[str | None, str]], str]:
         elif _REQUEST_RE.match(line):
             inside = False
             outside.append(line)
+        elif _RULE_RE.match(line):
+            inside = inside and not "".join(blocks[-1][1]).strip()  # a rule opens a block's text, or closes it
         elif inside:
             blocks[-1][1].append(line)
         else:

@@ -48,6 +48,19 @@ from hallumeasure.runs.user_context import split_user_message
             "What colour is Alpha?",
         ),
         ("```\nAlpha is red.\n```\nWhat colour is Alpha?", ["Alpha is red."], "What colour is Alpha?"),
+        # common RAG templates (LangChain's question-answering prompt, LlamaIndex's text QA prompt)
+        (
+            "Use the following pieces of context to answer the question at the end.\n\nAlpha is red.\n\n"
+            "Question: What colour is Alpha?\nHelpful Answer:",
+            ["Alpha is red."],
+            "What colour is Alpha?",
+        ),
+        (
+            "Context information is below.\n-----\nAlpha is red.\n-----\nGiven the context, answer the query.\n"
+            "Query: What colour is Alpha?\nAnswer: ",
+            ["Alpha is red."],
+            "Given the context, answer the query.\nWhat colour is Alpha?",
+        ),
         (
             "> Alpha is red.\n> Beta is blue.\n\nWhat colour is Alpha?",
             ["Alpha is red.\nBeta is blue."],
