@@ -247,13 +247,15 @@ def forget_stages() -> None:
 atexit.register(forget_stages)
 
 
-def _sample(
+def sample_of(
     response: str | Sample | None,
     context: str | None,
     passages: Sequence[str | Passage | dict[str, Any]] | None,
     question: str | None,
     messages: Sequence[Mapping[str, Any]] | None = None,
 ) -> Sample:
+    """The sample that ``check`` (and the guard's ``/v1/check``) reads from its arguments; ``InputError`` when
+    they give no response or no source."""
     if isinstance(response, Sample):
         if context is not None or passages is not None or question is not None or messages is not None:
             raise InputError(
@@ -318,7 +320,7 @@ def check(
     exception; one over a work limit (``max_response_chars``, ``max_claims``) comes back unjudged, with
     ``error`` saying which limit and how to raise it. Works inside a running event loop too.
     """
-    sample = _sample(response, context, passages, question, messages)
+    sample = sample_of(response, context, passages, question, messages)
     checker = _checker(dict(options, judge=judge, extractor=extractor, mode=mode), settings)
     return on_kept_loop(checker.check(sample)).result()
 
@@ -337,6 +339,6 @@ async def acheck(
     **options: Any,
 ) -> Result:
     """``check`` for async code: awaits the check without blocking the caller's loop."""
-    sample = _sample(response, context, passages, question, messages)
+    sample = sample_of(response, context, passages, question, messages)
     checker = await asyncio.to_thread(_checker, dict(options, judge=judge, extractor=extractor, mode=mode), settings)
     return await asyncio.wrap_future(on_kept_loop(checker.check(sample)))

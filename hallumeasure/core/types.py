@@ -40,14 +40,19 @@ class SourceKind(StrEnum):
     USER_TURN = "user_turn"
     #: The system prompt (or system instructions) the application gave the model.
     SYSTEM_PROMPT = "system_prompt"
+    #: Context pasted into a user message ("Context: ...", documents above the question); a source by
+    #: default (``context_in_user_turns``), unlike the user's own words.
+    USER_CONTEXT = "user_context"
+    #: The arguments of a tool call the assistant made (``call_id``, ``tool_name``): what it asked for.
+    TOOL_CALL = "tool_call"
 
 
 class Passage(BaseModel):
     """One source of a response: an id the judge and the response can cite, its text, and what it is.
 
     Most are retrieved passages (``kind`` passage). From a conversation or a trace a source may also be
-    a tool result (with the call's id, the tool's name and whether the call failed), an earlier user
-    turn or the system prompt.
+    a tool result (with the call's id, the tool's name and whether the call failed), a tool call's
+    arguments, context pasted into a user message, an earlier user turn or the system prompt.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -62,6 +67,8 @@ class Passage(BaseModel):
     call_id: str | None = None
     #: Tool results: the call failed or errored; its text is no evidence for a claim.
     failed: bool = False
+    #: The source as the application sent it, when ``text`` is a reading of it (JSON read as facts).
+    raw: str | None = None
 
     @field_validator("id")
     @classmethod

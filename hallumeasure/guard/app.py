@@ -16,6 +16,7 @@ import asyncio
 import hmac
 import json
 import logging
+import re
 import signal
 import threading
 import time
@@ -580,14 +581,20 @@ def _too_large(limit: int) -> JSONResponse:
     )
 
 
+#: An unknown key that a 422 may name: a plain field name (a long or odd one may be hostile, and is not echoed).
+_PLAIN_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+
+
 def _errors(errors: Any) -> list[dict[str, Any]]:
-    """Validation errors that name the field and the problem, never the input nor an unknown key's name
-    (either may be long, or hostile)."""
+    """Validation errors that name the field and the problem, never the input; an unknown key is named only
+    when it is a plain field name (a long or odd one may be hostile)."""
     out = []
     for e in errors:
         loc = [p if isinstance(p, int) else str(p) for p in e.get("loc", ())]
         if e.get("type") == "extra_forbidden":
-            out.append({"loc": loc[:-1], "msg": "an unknown field (this API does not take it)"})
+            key = str(loc[-1]) if loc else ""
+            named = f"'{key}' is " if _PLAIN_KEY_RE.fullmatch(key) else ""
+            out.append({"loc": loc[:-1], "msg": f"{named}an unknown field (this API does not take it)"})
         else:
             out.append({"loc": loc, "msg": str(e.get("msg", "invalid"))[:300]})
     return out

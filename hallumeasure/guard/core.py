@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hallumeasure.api.check import Result, result_of
+from hallumeasure.api.check import Result, result_of, sample_of
+from hallumeasure.core.errors import InputError
 from hallumeasure.core.text import split_sentences
 from hallumeasure.core.types import Claim, ClaimVerdict, Passage, ResponseResult, Sample
 from hallumeasure.detectors.rewrite import Issue, build_rewriter
@@ -35,6 +36,7 @@ from hallumeasure.pipeline.judging import Judged, judge_sample
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import on_kept_loop
+from hallumeasure.runs.messages import MessagesError, read_conversation
 
 
 class PassageIn(BaseModel):
@@ -46,31 +48,57 @@ class PassageIn(BaseModel):
 
 
 class CheckRequest(BaseModel):
-    """One response to check against its source: a ``context`` string or a list of ``passages``."""
+    """One response to check against its source: a ``context`` string, a list of ``passages``, or a conversation
+    (``messages``, read as ``check(messages=...)`` reads them; its last assistant message is the response unless
+    ``response`` is given)."""
 
     model_config = ConfigDict(extra="forbid")
 
     response: str = Field(min_length=1)
     context: str | None = None
     passages: list[PassageIn] | None = None
+    messages: list[dict[str, Any]] | None = None
     question: str | None = None
     policy: PolicyOverride | None = None
 
     def sample(self, *, id: str = "guard", model: str | None = None, response: str | None = None) -> Sample:  # noqa: A002
         """The request as a ``Sample`` (``response`` replaces the request's own, e.g. a rewrite)."""
+        answer = self.response if response is None else response
+        if self.messages is not None:
+            passages = [p.model_dump() for p in self.passages or ()]
+            found = sample_of(answer, self.context, passages, self.question, self.messages)
+            return found.model_copy(update={"id": id, "model": model})
         return Sample(
             id=id,
             model=model,
             context=self.context or "",
             passages=tuple(Passage(id=p.id, text=p.text, title=p.title) for p in self.passages or ()),
-            response=self.response if response is None else response,
+            response=answer,
             question=self.question,
         )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _answer_from_messages(cls, data: Any) -> Any:
+        """A conversation's last assistant message is the response when the request gives none."""
+        if not isinstance(data, dict) or data.get("response") or not isinstance(data.get("messages"), list):
+            return data
+        try:
+            answer = read_conversation(data["messages"]).response
+        except MessagesError as exc:
+            raise ValueError(f"messages: {exc}") from None
+        if answer is None:
+            raise ValueError("messages end with no assistant answer: give 'response', or end with the answer")
+        return {**data, "response": answer}
+
     @model_validator(mode="after")
     def _one_source(self) -> CheckRequest:
-        if bool(self.context and self.context.strip()) == bool(self.passages):
-            raise ValueError("give the source as exactly one of 'context' (a string) or 'passages' (a list)")
+        if self.messages is None and bool(self.context and self.context.strip()) == bool(self.passages):
+            raise ValueError(
+                "give the source as exactly one of 'context' (a string), 'passages' (a list) or 'messages'"
+            )
+        if self.messages is not None and self.context and self.context.strip() and self.passages:
+            raise ValueError("with 'messages', give at most one of 'context' or 'passages'")
         ids = [p.id for p in self.passages or ()]
         if len(set(ids)) != len(ids):
             raise ValueError("each passage needs an id of its own (two passages share one)")
@@ -79,6 +107,8 @@ class CheckRequest(BaseModel):
         except ValidationError as exc:  # a source that the pipeline's Sample refuses: say which field
             fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
             raise ValueError(f"the source is not usable ({', '.join(fields)})") from None
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
         return self
 
 

@@ -111,7 +111,12 @@ def sources_of(settings: MeasureSettings) -> SourceOptions:
     except ValueError as exc:
         raise ConfigError(f"citation_pattern: {exc}") from None
     extra = {"citation_patterns": tuple(patterns)} if patterns else {}
-    return SourceOptions(max_context_tokens=settings.max_context_tokens, user_turns=settings.user_turns, **extra)
+    return SourceOptions(
+        max_context_tokens=settings.max_context_tokens,
+        user_turns=settings.user_turns,
+        context_in_user_turns=settings.context_in_user_turns,
+        **extra,
+    )
 
 
 def model_options(
@@ -202,6 +207,7 @@ def _settings_of_stages(manifest: RunManifest) -> dict[str, Any]:
     if patterns is not None and tuple(patterns) != DEFAULT_PATTERNS:
         values["citation_pattern"] = list(patterns)
     values["user_turns"] = bool(sources.get("user_turns", False))
+    values["context_in_user_turns"] = bool(sources.get("context_in_user_turns", True))
     return values
 
 

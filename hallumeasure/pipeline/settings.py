@@ -169,7 +169,12 @@ class MeasureSettings(BaseModel):
     user_turns: bool = Field(
         False,
         description="Count what the user said in earlier turns of a conversation as a source (by default a "
-        "user's claim is no evidence).",
+        "user's claim is no evidence; the question being answered never is one).",
+    )
+    context_in_user_turns: Annotated[bool, Flag(decls=("--context-in-user-turns/--no-context-in-user-turns",))] = Field(
+        True,
+        description="Use context pasted into a user message (a 'Context:' block, documents or fenced text above "
+        "the question) as a source.",
     )
     max_context_tokens: int | None = Field(
         None,

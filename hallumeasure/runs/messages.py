@@ -6,9 +6,17 @@ can ground an answer becomes a source with an id and a kind:
 - ``system`` (or ``developer``) messages: the system prompt, ids ``system``, ``system-2`` ...;
 - ``tool`` messages: tool results, id = the ``tool_call_id``, with the tool's name (from the assistant's
   ``tool_calls`` or the message's ``name``) and ``failed`` when the message says the call errored
-  (``"is_error": true``, ``"error": ...`` or ``"status": "error"``);
-- ``user`` messages: earlier user turns, ids ``user-1`` ...; the last one is also the question. They are
-  sources only when the run's settings say so (``user_turns``; see ``sources/rag.py``).
+  (``"is_error": true``, ``"error": ...`` or ``"status": "error"``). A result in JSON is read as facts
+  (``runs/json_facts.py``: keys and values, numbers and dates in plain forms), the JSON kept as ``raw``;
+- the assistant's ``tool_calls``: each call's arguments read as facts lead its result's text
+  (``get_ticket (ticket id: INC-2291): Error: timeout``), so that what the assistant asked for (the ticket
+  it tried to fetch, the venue whose seats a result counts) is known, also when the call failed; a call
+  with no result is a source of its own, id ``<call id>:args`` (kind ``tool_call``);
+- ``user`` messages: context pasted into them ("Context: ...", documents, fenced blocks above the question;
+  ``runs/user_context.py``) is a source of kind ``user_context``, ids ``user-context-1`` ...; the rest of an
+  earlier user message is an earlier user turn, ids ``user-1`` ... (a source only when the run's settings
+  say so: ``user_turns``; see ``sources/rag.py``). The last user message is the question, and never a
+  source: a question does not support its answer.
 
 Earlier assistant messages are not sources: what the model said before is no evidence for what it says now.
 A message's content is a string or a list of parts (``{"type": "text", "text": ...}``); other parts are skipped.
@@ -16,12 +24,15 @@ A message's content is a string or a list of parts (``{"type": "text", "text": .
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hallumeasure.core.text import clean_text
 from hallumeasure.core.types import Passage, SourceKind
+from hallumeasure.runs.json_facts import json_facts
+from hallumeasure.runs.user_context import split_user_message
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
@@ -93,19 +104,17 @@ def read_conversation(messages: Any, *, taken_ids: Sequence[str] = ()) -> Conver
     if last_assistant is not None and content_text(messages[last_assistant].get("content")).strip():
         response = clean_text(content_text(messages[last_assistant].get("content")))
         history = list(messages[:last_assistant])
-    tool_names: dict[str, str] = {}
+    last_user = max((i for i, m in enumerate(history) if m["role"] == "user"), default=None)
+    calls: dict[str, _Call] = {}
     sources: list[Passage] = []
     taken: set[str] = set(taken_ids)
-    counts = {"system": 0, "user": 0, "tool": 0}
+    counts = {"system": 0, "user": 0, "user-context": 0, "tool": 0}
     question = None
-    for message in history:
+    for position, message in enumerate(history):
         role = message["role"]
         for call in message.get("tool_calls") or ():
             if isinstance(call, Mapping) and call.get("id"):
-                function = mapping(call.get("function"))
-                name = function.get("name") or call.get("name")
-                if name:
-                    tool_names[str(call["id"])] = str(name)
+                calls[str(call["id"])] = _Call.of(call)
         text = clean_text(content_text(message.get("content"))).strip()
         if not text or role == "assistant":
             continue
@@ -115,24 +124,72 @@ def read_conversation(messages: Any, *, taken_ids: Sequence[str] = ()) -> Conver
             sources.append(Passage(id=_unique(pid, taken), text=text, kind=SourceKind.SYSTEM_PROMPT))
         elif role == "user":
             counts["user"] += 1
-            question = text
-            sources.append(Passage(id=_unique(f"user-{counts['user']}", taken), text=text, kind=SourceKind.USER_TURN))
+            said = split_user_message(text)
+            for title, context in said.context:
+                counts["user-context"] += 1
+                pid = _unique(f"user-context-{counts['user-context']}", taken)
+                sources.append(Passage(id=pid, text=context, title=title, kind=SourceKind.USER_CONTEXT))
+            if position == last_user:
+                question = said.request or text  # the question asked now: never a source of its answer
+            elif said.request:
+                pid = _unique(f"user-{counts['user']}", taken)
+                sources.append(Passage(id=pid, text=said.request, kind=SourceKind.USER_TURN))
         else:  # tool, or the older function role
             counts["tool"] += 1
             call_id = message.get("tool_call_id") or message.get("id")
             call_id = str(call_id) if call_id else None
-            name = tool_names.get(call_id or "") or message.get("name")
+            made = calls.pop(call_id, None) if call_id else None
+            name = (made.name if made else None) or message.get("name")
+            facts = json_facts(text)
             sources.append(
                 Passage(
                     id=_unique(call_id or f"tool-{counts['tool']}", taken),
-                    text=text,
+                    text=(made.lead() if made else "") + (facts or text),
                     kind=SourceKind.TOOL_RESULT,
                     tool_name=str(name) if name else None,
                     call_id=call_id,
                     failed=is_failed(message),
+                    raw=text if facts or (made and made.arguments) else None,
+                )
+            )
+    for call_id, call in calls.items():  # calls whose result never came: what was asked is still known
+        if call.arguments:
+            sources.append(
+                Passage(
+                    id=_unique(f"{call_id}:args", taken),
+                    text=f"{call.name or 'tool'} call: {call.arguments}",
+                    kind=SourceKind.TOOL_CALL,
+                    tool_name=call.name,
+                    call_id=call_id,
+                    raw=call.raw,
                 )
             )
     return Conversation(response=response, question=question, sources=sources)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One tool call of an assistant message: the tool's name and its arguments read as facts."""
+
+    name: str | None
+    arguments: str
+    raw: str | None
+
+    @classmethod
+    def of(cls, call: Mapping[str, Any]) -> _Call:
+        function = mapping(call.get("function"))
+        name = function.get("name") or call.get("name")
+        value = function.get("arguments", call.get("arguments"))
+        raw = value if isinstance(value, str) else json.dumps(value) if value else ""
+        facts = json_facts(raw)
+        arguments = (facts or raw).strip().rstrip(".") if raw.strip() not in ("", "{}", "[]") else ""
+        return cls(name=str(name) if name else None, arguments=arguments, raw=raw or None)
+
+    def lead(self) -> str:
+        """What a result's text opens with: the call that asked for it (``get_ticket (ticket id: INC-2291): ``)."""
+        if not self.arguments:
+            return ""
+        return f"{self.name or 'tool'} ({' '.join(self.arguments.split())}): "
 
 
 def _unique(wanted: str, taken: set[str]) -> str:

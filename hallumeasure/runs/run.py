@@ -98,7 +98,8 @@ class Run:
         #: (``{start, end, text, confidence, label, subtype, claims}``, merged where claims overlap).
         self.responses: pd.DataFrame = responses
         #: One row per claim with its verdict: ``label``, ``subtype``, reasons, ``spans`` (a list of dicts),
-        #: evidence and citation columns; a claim without a verdict has ``error`` set.
+        #: evidence and citation columns (``evidence_sources``: the ``{id, kind}`` of each source its evidence
+        #: names); a claim without a verdict has ``error`` set.
         self.claims: pd.DataFrame = claims
         #: The whole run and each model: responses, claims, error rows, mean rate, hallucinated share, labels.
         self.summary: pd.DataFrame = summary
@@ -315,10 +316,24 @@ def _add_evidence_columns(claims: pd.DataFrame, results: Iterable[ResponseResult
         index=claims.index,
         dtype=object,
     )
+    # Each source the evidence names, with its kind (passage, tool_result, user_context ...; None when the
+    # id names no source of the sample).
+    claims["evidence_sources"] = pd.Series(
+        [tuple(_evidence_sources(v)) if v else () for v in rows], index=claims.index, dtype=object
+    )
     claims["evidence_quote"] = [v.evidence[0].quote if v and v.evidence else None for v in rows]
     claims["evidence_verified"] = pd.array([v.evidence_verified if v else None for v in rows], dtype="boolean")
     claims["citations"] = pd.Series([v.citations if v else () for v in rows], index=claims.index, dtype=object)
     claims["citation"] = [v.citation.value if v and v.citation else None for v in rows]
+
+
+def _evidence_sources(verdict: ClaimVerdict) -> list[dict[str, str | None]]:
+    """``{"id", "kind"}`` of each source a verdict's evidence names, once per id, in order."""
+    kinds: dict[str, str | None] = {}
+    for e in verdict.evidence:
+        if e.passage_id and (e.passage_id not in kinds or kinds[e.passage_id] is None):
+            kinds[e.passage_id] = e.source_kind.value if e.source_kind else None
+    return [{"id": pid, "kind": kind} for pid, kind in kinds.items()]
 
 
 def _add_decision_columns(responses: pd.DataFrame, claims: pd.DataFrame, results: list[ResponseResult]) -> None:

@@ -177,7 +177,14 @@ def _on_word_boundaries(text: str, start: int, end: int) -> bool:
 
 
 #: Which source a quote found in several is taken from: the most direct kind first.
-KIND_ORDER = (SourceKind.PASSAGE, SourceKind.TOOL_RESULT, SourceKind.SYSTEM_PROMPT, SourceKind.USER_TURN)
+KIND_ORDER = (
+    SourceKind.PASSAGE,
+    SourceKind.TOOL_RESULT,
+    SourceKind.USER_CONTEXT,
+    SourceKind.TOOL_CALL,
+    SourceKind.SYSTEM_PROMPT,
+    SourceKind.USER_TURN,
+)
 
 
 def verify(sample: Sample, passage_id: str | None, quote: str) -> Evidence:

@@ -52,6 +52,9 @@ class SourceOptions(BaseModel):
     #: Whether what the user said in earlier turns of a conversation is a source (a user's claim is not
     #: evidence by default: a response that repeats it is judged against the other sources only).
     user_turns: bool = False
+    #: Whether context pasted into a user message ("Context: ...", documents above the question; kind
+    #: ``user_context``, see runs/user_context.py) is a source.
+    context_in_user_turns: bool = True
 
     def settings(self, judge_name: str) -> dict[str, Any]:
         return {
@@ -59,7 +62,19 @@ class SourceOptions(BaseModel):
             "ranker": "bm25s",
             "citation_patterns": list(self.citation_patterns),
             "user_turns": self.user_turns,
+            "context_in_user_turns": self.context_in_user_turns,
         }
+
+    def left_out(self) -> frozenset[SourceKind]:
+        """The kinds of source the judge may not use under these options."""
+        return frozenset(
+            kind
+            for kind, used in (
+                (SourceKind.USER_TURN, self.user_turns),
+                (SourceKind.USER_CONTEXT, self.context_in_user_turns),
+            )
+            if not used
+        )
 
 
 @dataclass(frozen=True)
@@ -77,10 +92,12 @@ class Prepared:
 
 
 def judged_sources(sample: Sample, options: SourceOptions) -> Sample:
-    """``sample`` with the sources the judge may use: earlier user turns left out unless ``options.user_turns``."""
-    if options.user_turns or not any(p.kind is SourceKind.USER_TURN for p in sample.passages):
+    """``sample`` with the sources the judge may use: earlier user turns left out unless ``options.user_turns``,
+    context pasted into user messages unless ``options.context_in_user_turns`` is off."""
+    left_out = options.left_out()
+    if not any(p.kind in left_out for p in sample.passages):
         return sample
-    kept = tuple(p for p in sample.passages if p.kind is not SourceKind.USER_TURN)
+    kept = tuple(p for p in sample.passages if p.kind not in left_out)
     return sample.model_copy(update={"passages": kept, "context": joined_text(kept)})
 
 

@@ -68,7 +68,9 @@ def test_ready_only_once_the_judge_is_built() -> None:
     [
         ({"response": "x"}, "exactly one of"),
         ({"context": CONTEXT}, "response"),
-        ({"response": "x", "context": CONTEXT, "extra": 1}, "unknown field"),
+        ({"response": "x", "context": CONTEXT, "extra": 1}, "'extra' is an unknown field"),
+        ({"messages": [{"role": "user", "content": "Hi?"}]}, "no assistant answer"),
+        ({"messages": [{"role": "robot", "content": "Hi"}]}, "role"),
         ({"response": "x", "context": CONTEXT, "policy": {"threshold": 2}}, "threshold"),
     ],
 )
@@ -76,6 +78,23 @@ def test_bad_requests_get_422_with_a_clear_message(client: TestClient, payload: 
     r = client.post("/v1/check", json=payload)
     assert r.status_code == 422
     assert needle in json.dumps(r.json())
+
+
+def test_check_takes_messages_read_as_check_reads_them(client: TestClient) -> None:
+    messages = [
+        {"role": "system", "content": "Answer from the context only."},
+        {"role": "user", "content": f"Context: {CONTEXT}\n\nQuestion: How many books does the library hold?"},
+        {"role": "assistant", "content": "The library holds 300,000 books."},
+    ]
+    r = client.post("/v1/check", json={"messages": messages})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["response"] == "The library holds 300,000 books."
+    assert body["claims"][0]["label"] == "contradicted" and body["decision"] == "flag"
+    assert body["claims"][0]["evidence"][0]["source_kind"] == "user_context"
+    # a response given beside the messages is the one checked
+    r = client.post("/v1/check", json={"messages": messages, "response": "It holds 120,000 books."})
+    assert r.status_code == 200 and r.json()["claims"][0]["label"] == "supported"
 
 
 def test_malformed_json_gets_422(client: TestClient) -> None:

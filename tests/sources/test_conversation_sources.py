@@ -47,6 +47,8 @@ NO_SOURCE = [
 ]
 USER_TURN = [
     {"role": "user", "content": "My order number is 4417 and it shipped on Monday."},
+    {"role": "assistant", "content": "Thanks, noted."},
+    {"role": "user", "content": "When did it ship?"},
     {"role": "assistant", "content": "Your order 4417 shipped on Monday."},
 ]
 
@@ -57,9 +59,9 @@ def test_a_conversation_gives_sources_with_kinds_and_ids():
     )
     assert conversation.response == "Flight BA117 departs at 9:40."
     assert conversation.question == "When does flight BA117 leave?"
+    # the question being answered is no source (it never supports its answer)
     assert [(s.id, s.kind, s.tool_name, s.failed) for s in conversation.sources] == [
         ("system", SourceKind.SYSTEM_PROMPT, None, False),
-        ("user-1", SourceKind.USER_TURN, None, False),
         ("call_1", SourceKind.TOOL_RESULT, "flight_status", True),
     ]
 

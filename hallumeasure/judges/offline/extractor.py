@@ -150,6 +150,18 @@ def _is_name(phrase: str) -> bool:
     return bool(head) and head[-1].lower() not in STOPWORDS and parts[0].lower() not in STOPWORDS - {"the"}
 
 
+def _with_head_noun(name: str, text: str) -> str:
+    """``name`` with the common noun that ends its phrase, when "The" opens it: "The Zephyr bridge is ..." names
+    "The Zephyr bridge", so that "It opened in 2003" becomes "The Zephyr bridge opened in 2003"."""
+    if not name.startswith("The "):
+        return name
+    verb = _SUBJECT_END_RE.search(text, len(name))
+    between = text[len(name) : verb.start()].split() if verb else []
+    if 0 < len(between) <= 2 and all(w.islower() and w.isalpha() and w not in STOPWORDS for w in between):
+        return f"{name} {' '.join(between)}"
+    return name
+
+
 def _plural_ok(name: str) -> bool:
     """Whether "They" may stand for ``name``: a plural noun phrase or a name of several words, never one
     capitalised word that opened a sentence ("Modern air-source heat pumps ..." does not make "Modern" a name)."""
@@ -202,7 +214,7 @@ def split_claims(response: str) -> list[tuple[str, Span]]:
                 text = replacement + text[len(word) :]
             name = _NAME_RE.match(text)
             if name and not pronoun and _is_name(name.group(0)):
-                last_name = name.group(0)
+                last_name = _with_head_noun(name.group(0), text)
             elif not pronoun and (own := _subject(text)) and _THE_NOUN_RE.match(own):
                 last_name = own  # "The bridge opened in 1998. It carries ..." -> "The bridge carries ..."
             claims.append((text, Span(start=span.start + start, end=span.start + end)))

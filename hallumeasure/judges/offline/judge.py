@@ -20,7 +20,7 @@ from hallumeasure.judges.decision import decidable
 from hallumeasure.judges.offline.confidence import KeylessVerdict, Odds, confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
 from hallumeasure.judges.offline.model import OfflineModel, load_model
-from hallumeasure.judges.offline.reasons import definite, explain, support_reason
+from hallumeasure.judges.offline.reasons import definite, explain, named_conflict, support_reason
 from hallumeasure.judges.offline.signals import ClaimSignals, claim_signals
 from hallumeasure.judges.protocols import InstantJudge, Judgement
 
@@ -194,12 +194,19 @@ _EVIDENCED = (Label.SUPPORTED, Label.PARTIALLY_SUPPORTED, Label.CONTRADICTED)
 def with_sentence(verdict: ClaimVerdict, signals: ClaimSignals) -> ClaimVerdict:
     """``verdict`` quoting the source sentence that best aligns with its claim, as the judge's own evidence.
 
-    The quote is copied from the context; the source layer locates it in its passage and verifies it
-    like any judge's quote.
+    An absent claim quotes nothing, unless its reason names a source sentence with another value ("the claim
+    says 450,000 books; the context says 120,000"): that sentence is quoted. The quote is copied from the
+    context; the source layer locates it in its passage and verifies it like any judge's quote.
     """
-    if verdict.label not in _EVIDENCED or verdict.evidence or not signals.best_sentence.strip():
+    if verdict.evidence:
         return verdict
-    return verdict.model_copy(update={"evidence": (Evidence(quote=signals.best_sentence),)})
+    quote = signals.best_sentence if verdict.label in _EVIDENCED else ""
+    conflict = named_conflict(signals) if verdict.label is Label.ABSENT else None
+    if conflict is not None and conflict.context is not None and conflict.sentence is not None:
+        quote = signals.context_sentences[conflict.sentence]
+    if not quote.strip():
+        return verdict
+    return verdict.model_copy(update={"evidence": (Evidence(quote=quote),)})
 
 
 def in_claim_order(claims: Sequence[Claim], found: dict[str, ClaimVerdict], judge: str) -> list[ClaimVerdict]:

@@ -88,7 +88,7 @@ _CONFLICT_WHY = {
 }
 
 
-def _conflict(s: ClaimSignals) -> Conflict | None:
+def named_conflict(s: ClaimSignals) -> Conflict | None:
     """The conflict a reason should name: a swap (both values known) before an invented value."""
     return min(s.conflicts, key=lambda c: c.context is None, default=None)
 
@@ -118,7 +118,7 @@ def support_reason(s: ClaimSignals) -> str:
 
 def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
     """(label, subtype, label reason, subtype reason) for a claim judged unsupported."""
-    conflict = _conflict(s)
+    conflict = named_conflict(s)
     if conflict is not None:
         return (
             conflict.label,

@@ -82,3 +82,16 @@ def test_a_unit_letter_after_a_number_ends_its_sentence():
 def test_a_numbered_name_keeps_its_number_when_it_replaces_a_pronoun():
     assert claims("Route 66 opened in 1926. It runs through eight states.")[1] == "Route 66 runs through eight states."
     assert claims("About 60 percent of homes have one. They cost less.")[1] == "They cost less."
+
+
+def test_it_keeps_the_head_noun_of_a_named_thing():
+    # "The Zephyr" names the bridge only with its noun: "The Zephyr opened in 2003" lost what opened
+    assert claims("The Zephyr bridge is 2.4 km long. It opened in 2003.") == [
+        "The Zephyr bridge is 2.4 km long.",
+        "The Zephyr bridge opened in 2003.",
+    ]
+    assert claims("The Golden Gate suspension bridge was built in 1937. Its span is 1280 m.")[1] == (
+        "The Golden Gate suspension bridge's span is 1280 m."
+    )
+    # a name followed by its verb keeps the name alone
+    assert claims("The Nile flows north. It is 6,650 km long.")[1] == "The Nile is 6,650 km long."

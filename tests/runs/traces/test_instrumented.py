@@ -44,7 +44,8 @@ def test_an_instrumented_agent_measures_from_its_otlp_export(tmp_path: Path) -> 
     ok_sample, ok = by_tool[False]
     failed = by_tool[True][1]
     kinds = {p.kind for p in ok_sample.passages}
-    assert kinds == {SourceKind.PASSAGE, SourceKind.SYSTEM_PROMPT, SourceKind.USER_TURN, SourceKind.TOOL_RESULT}
+    # the user's question is no source (it never supports its answer)
+    assert kinds == {SourceKind.PASSAGE, SourceKind.SYSTEM_PROMPT, SourceKind.TOOL_RESULT}
     # "Order 4417 shipped on Monday." rests on the tool's result: supported when the call worked ...
     shipped_ok = ok.verdicts[0]
     assert shipped_ok.label is Label.SUPPORTED

@@ -105,9 +105,8 @@ def test_otlp_current_conventions_give_every_source_its_kind(tmp_path: Path) -> 
     assert kinds == {
         "doc-7": (SourceKind.PASSAGE, False, None),
         "system": (SourceKind.SYSTEM_PROMPT, False, None),
-        "user-1": (SourceKind.USER_TURN, False, None),
         "call_9": (SourceKind.TOOL_RESULT, True, "weather"),
-    }
+    }  # the question ("When does it open?") is no source
 
 
 def test_otlp_older_conventions_attributes_and_events(tmp_path: Path) -> None:
@@ -190,9 +189,34 @@ def test_openinference_jsonl_as_phoenix_exports_it(tmp_path: Path) -> None:
     assert [(p.id, p.kind) for p in sample.passages] == [
         ("kb-3", SourceKind.PASSAGE),
         ("system", SourceKind.SYSTEM_PROMPT),
-        ("user-1", SourceKind.USER_TURN),
     ]
     assert sample.metadata["span_id"] == "s2"
+
+
+def test_openinference_context_pasted_into_the_user_message_is_a_source(tmp_path: Path) -> None:
+    question = "Context: The Zephyr bridge is 2.4 km long.\n\nQuestion: How long is the Zephyr bridge?"
+    span = _phoenix_span(
+        "s1",
+        "LLM",
+        "2025-01-01T00:00:01",
+        {
+            "llm": {
+                "input_messages": [
+                    {"message": {"role": "system", "content": "Answer from the context only."}},
+                    {"message": {"role": "user", "content": question}},
+                ],
+                "output_messages": [{"message": {"role": "assistant", "content": "The Zephyr bridge is 2.4 km long."}}],
+            }
+        },
+    )
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(span) + "\n", encoding="utf-8")
+    (sample,) = load_samples(path).samples
+    assert [(p.id, p.kind, p.text) for p in sample.passages] == [
+        ("system", SourceKind.SYSTEM_PROMPT, "Answer from the context only."),
+        ("user-context-1", SourceKind.USER_CONTEXT, "The Zephyr bridge is 2.4 km long."),
+    ]
+    assert sample.question == "How long is the Zephyr bridge?"
 
 
 def test_openinference_span_dataframe_records(tmp_path: Path) -> None:
