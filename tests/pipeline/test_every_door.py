@@ -2,7 +2,7 @@
 
 The doors: ``measure`` (a stored run), ``check``, ``Guard().check`` in process, the server's ``/v1/check``
 (judged in a worker process), the server's stream (its ``done`` event), ``monitor`` (the guard's traffic log
-judged again), and the guard's fast path on a conversation (the server does not take messages yet).
+judged again); a conversation with tool results through check, measure, the guard and ``/v1/check``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from hallumeasure.api.check import Result, result_of
 from hallumeasure.core.types import Passage, Sample
 from hallumeasure.guard import Guard, GuardSettings
 from hallumeasure.guard.app import create_app
+from hallumeasure.guard.core import CheckRequest
 from hallumeasure.guard.monitor import monitor_traffic
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import run_sync
@@ -180,9 +181,7 @@ def test_the_eiffel_example_gets_a_third_unsupported_from_every_door(
     assert all("[" not in c["text"] for c in claims)
 
 
-def test_a_conversation_with_tool_results_is_judged_alike_by_check_measure_and_the_guards_fast_path(
-    tmp_path: Path,
-) -> None:
+def test_a_conversation_with_tool_results_is_judged_alike_by_check_measure_and_the_guard(tmp_path: Path) -> None:
     conversation = read_conversation(MESSAGES)
     sample = Sample(
         id="arlo", response=conversation.response, passages=conversation.sources, question=conversation.question
@@ -192,9 +191,12 @@ def test_a_conversation_with_tool_results_is_judged_alike_by_check_measure_and_t
     with RunStore(tmp_path / "run") as store:
         stored = store.results()[0]
     guard = Guard()
-    judged = run_sync(guard.judged(sample))  # the guard's fast path, as its worker processes run it
     name, extractor = guard.judge.name, guard.extractor.name
-    from_guard = result_of(sample.response, judged.result(guard.policy), guard.policy, judge=name, extractor=extractor)
     from_measure = result_of(sample.response, stored, guard.policy, judge=name, extractor=extractor)
+    from_guard = run_sync(guard.run(CheckRequest.model_validate({"messages": MESSAGES})))
+    with _served(GuardSettings(judge_workers=1)) as base:
+        served = httpx.post(f"{base}/v1/check", json={"messages": MESSAGES}, timeout=60)
+    assert served.status_code == 200, served.text
     assert _comparable(checked) == _comparable(from_measure) == _comparable(from_guard)
+    assert _comparable(Result.model_validate(served.json())) == _comparable(checked)
     assert checked.n_unsupported >= 1  # 81,000 against the tool's 52,000
