@@ -18,11 +18,13 @@ FORMATS = ("lettucedetect", "ragtruth")
 def export_spans(
     run_dir: Annotated[Path, typer.Argument(help="The run directory.")],
     fmt: Annotated[
-        str, typer.Option("--format", help="lettucedetect (one JSONL file) or ragtruth (a folder of two JSONL files).")
+        str, typer.Option("--format", help="lettucedetect (one JSON file) or ragtruth (a folder of two JSONL files).")
     ] = "lettucedetect",
     out_path: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Where to write (default: spans.jsonl, or spans-ragtruth/, in the run)."),
+        typer.Option(
+            "--out", "-o", help="Where to write (default: spans-lettucedetect.json, or spans-ragtruth/, in the run)."
+        ),
     ] = None,
 ) -> None:
     """Deprecated: write the run's unsupported spans in a span tool's layout (use export --to)."""
