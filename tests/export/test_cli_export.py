@@ -17,18 +17,9 @@ from hallumeasure.export import export_run, targets
 from hallumeasure.export.lettucedetect import lettucedetect_records
 from hallumeasure.registry import Part, PartKind, Registry, load_plugins, registry
 from hallumeasure.runs.run import Run
-from tests.testdata import EXAMPLES
 
 runner = CliRunner()
 BUILT_IN = ["otlp-json", "otlp-http", "phoenix", "mlflow", "lettucedetect", "ragtruth"]
-
-
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("export") / "run"
-    made = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(out), "--judge", "offline"])
-    assert made.exit_code in (0, 3), made.output
-    return out
 
 
 def test_the_built_in_targets_are_registered_exporters():

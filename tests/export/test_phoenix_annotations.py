@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -21,7 +21,7 @@ from hallumeasure.export.phoenix import log_to_phoenix, span_annotations
 from tests.testdata import EXAMPLES
 
 
-def _rows() -> list[dict]:
+def _rows() -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()]
     for n, row in enumerate(rows):
         row["metadata"] = {"trace_id": f"{n:032x}", "span_id": f"{n + 1:016x}"}
@@ -50,7 +50,7 @@ def test_unsure_verdicts_keep_their_label_and_are_marked(offline: hallumeasure.R
     for row in rows:
         verdict = verdicts[(row["metadata"]["sample_id"], int(row["identifier"].removeprefix("claim-")))]
         assert row["metadata"]["unsure"] is (not verdict.confident)
-        assert row["label"] == verdict.label.value
+        assert verdict.label is not None and row["label"] == verdict.label.value
     responses = [r for r in span_annotations(evaluation_results(offline)) if r["name"] == RESPONSE_EVALUATION]
     assert any(r["metadata"]["unsure"] for r in responses)
 
@@ -58,7 +58,7 @@ def test_unsure_verdicts_keep_their_label_and_are_marked(offline: hallumeasure.R
 class _Phoenix(BaseHTTPRequestHandler):
     """A stand-in for Phoenix's REST API: keeps the body of every span-annotation POST."""
 
-    bodies: ClassVar[list[dict]] = []
+    bodies: ClassVar[list[dict[str, Any]]] = []
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -87,7 +87,7 @@ def phoenix() -> Iterator[str]:
         server.shutdown()
 
 
-def _sent() -> list[dict]:
+def _sent() -> list[dict[str, Any]]:
     return [a for body in _Phoenix.bodies for a in body["data"]]
 
 

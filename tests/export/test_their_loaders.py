@@ -1,31 +1,22 @@
 """The ``lettucedetect`` and ``ragtruth`` exports read by those projects' own reading code (``their_loaders.py``,
 copied from their repositories), on a run of ``examples/`` measured with the keyless offline judge."""
 
+# mypy: disable-error-code="no-untyped-call"
+# (their_loaders.py is their code as they wrote it, untyped)
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
 from hallumeasure.export.ragtruth import RAGTRUTH_TYPES
 from hallumeasure.report.spans import response_spans
 from hallumeasure.runs.run import Run
-from tests.testdata import EXAMPLES
-
-from . import their_loaders
+from tests.export import their_loaders
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("their") / "run"
-    made = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(out), "--judge", "offline"])
-    assert made.exit_code in (0, 3), made.output
-    return out
 
 
 def _export(run_dir: Path, target: str, out: Path) -> None:
