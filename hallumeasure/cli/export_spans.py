@@ -26,10 +26,14 @@ def export_spans(
             "--out", "-o", help="Where to write (default: spans-lettucedetect.json, or spans-ragtruth/, in the run)."
         ),
     ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace files already there.")] = False,
 ) -> None:
     """Deprecated: write the run's unsupported spans in a span tool's layout (use export --to)."""
     if fmt not in FORMATS:
         raise fail(f"--format must be one of {list(FORMATS)}, got {fmt!r}")
-    new = f"hallumeasure export {run_dir} --to {fmt}" + (f" --out {out_path}" if out_path is not None else "")
+    args = ["--overwrite"] if overwrite else []
+    new = " ".join(
+        ["hallumeasure export", str(run_dir), "--to", fmt, *(["--out", str(out_path)] if out_path else []), *args]
+    )
     deprecated("export-spans is deprecated", new)
-    export_to(run_dir, fmt, None if out_path is None else str(out_path), [])
+    export_to(run_dir, fmt, None if out_path is None else str(out_path), args)

@@ -60,6 +60,10 @@ def test_an_existing_file_is_refused_unless_overwrite(run_dir: Path, tmp_path: P
         assert f"{kept} exists; pass --overwrite" in refused.stderr and kept.read_text() == "mine\n"
         done = runner.invoke(app, ["export", str(run_dir), "--to", target, "--out", str(out), "--overwrite"])
         assert done.exit_code == 0 and kept.read_text() != "mine\n", done.output
+    old = ["export-spans", str(run_dir), "--format", "ragtruth", "--out", str(tmp_path / "rt")]
+    assert runner.invoke(app, old).exit_code == 2
+    again = runner.invoke(app, [*old, "--overwrite"])
+    assert again.exit_code == 0 and again.stderr.strip().endswith("--overwrite"), again.output
     with pytest.raises(InputError, match="exists"):
         export_run(Run.load(run_dir), "lettucedetect", out=tmp_path / "spans.json")
 
