@@ -18,8 +18,10 @@ from typing import Any
 from hallumeasure.api.check import Result, check
 from hallumeasure.api.measure import load_input
 from hallumeasure.core.errors import ConfigError, InputError
+from hallumeasure.export.evaluations import RESPONSE_EVALUATION
 
-NAME = "hallumeasure_unsupported_rate"
+#: The name the ``mlflow`` export gives the same value, so that scorer and export fill one column.
+NAME = RESPONSE_EVALUATION
 
 
 def grounded_scorer(*, name: str = NAME, judge: str | list[str] = "offline", **settings: Any) -> Any:

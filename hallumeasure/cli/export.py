@@ -59,8 +59,8 @@ def export(
 ) -> None:
     """Write a run's results for another tool: verdicts back to the tracing tools (otlp-json, otlp-http,
     phoenix, mlflow: OTLP events, Phoenix annotations, MLflow assessments; --no-claims: one result per response
-    only) or unsupported spans for span tools (lettucedetect: one JSONL file, default spans.jsonl in the run;
-    ragtruth: a folder, default spans-ragtruth in the run)."""
+    only) or unsupported spans for span tools (lettucedetect: one JSON file, default spans-lettucedetect.json in
+    the run; ragtruth: a folder, default spans-ragtruth in the run); --overwrite replaces files already there."""
     old = [
         (flag, target, value)
         for (flag, target), value in zip(OLD_FLAGS, (otlp_json, otlp_endpoint, phoenix, mlflow), strict=True)

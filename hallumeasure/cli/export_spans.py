@@ -18,16 +18,22 @@ FORMATS = ("lettucedetect", "ragtruth")
 def export_spans(
     run_dir: Annotated[Path, typer.Argument(help="The run directory.")],
     fmt: Annotated[
-        str, typer.Option("--format", help="lettucedetect (one JSONL file) or ragtruth (a folder of two JSONL files).")
+        str, typer.Option("--format", help="lettucedetect (one JSON file) or ragtruth (a folder of two JSONL files).")
     ] = "lettucedetect",
     out_path: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Where to write (default: spans.jsonl, or spans-ragtruth/, in the run)."),
+        typer.Option(
+            "--out", "-o", help="Where to write (default: spans-lettucedetect.json, or spans-ragtruth/, in the run)."
+        ),
     ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace files already there.")] = False,
 ) -> None:
     """Deprecated: write the run's unsupported spans in a span tool's layout (use export --to)."""
     if fmt not in FORMATS:
         raise fail(f"--format must be one of {list(FORMATS)}, got {fmt!r}")
-    new = f"hallumeasure export {run_dir} --to {fmt}" + (f" --out {out_path}" if out_path is not None else "")
+    args = ["--overwrite"] if overwrite else []
+    new = " ".join(
+        ["hallumeasure export", str(run_dir), "--to", fmt, *(["--out", str(out_path)] if out_path else []), *args]
+    )
     deprecated("export-spans is deprecated", new)
-    export_to(run_dir, fmt, None if out_path is None else str(out_path), [])
+    export_to(run_dir, fmt, None if out_path is None else str(out_path), args)

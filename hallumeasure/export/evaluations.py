@@ -5,7 +5,14 @@ Every sample read from a trace carries its trace and span ids (``metadata.trace_
 measured response gives one result for the response (``hallumeasure.unsupported_rate``: the rate as the
 score, ``hallucinated`` / ``grounded`` / ``unevaluatable`` / ``error`` as the label, the unsupported claims
 with the source their evidence came from as the explanation) and one per claim (``hallumeasure.claim``:
-the label, its reason, and the kind and id of the source its evidence came from).
+the label, its reason, and the kind and id of the source its evidence came from). The same two names are
+used by every target and by the MLflow scorer (``api/mlflow_scorer.py``), so a tool shows one column per
+metric whichever way the results came in.
+
+Each result names the judge that gave it (``judge``: the run's for a response, the verdict's for a claim),
+so a target can say what kind of annotator it was (``CODE`` for a keyless judge, ``LLM`` otherwise), and
+whether it is ``unsure``: a keyless verdict whose signals could not tell (``confident=False``: its label is
+a best guess that needs an LLM check), or, for a response, one with such a verdict among its claims.
 
 Where they go (one module each):
 
@@ -13,7 +20,7 @@ Where they go (one module each):
   each on its span's trace and span ids; no dependency;
 - ``otlp_http``: the same events to a collector over OTLP/HTTP with the OpenTelemetry SDK (extra ``otel``);
 - ``phoenix``: span annotations logged to a running Phoenix (extra ``phoenix``);
-- ``mlflow``: MLflow feedback assessments on each trace (extra ``mlflow``).
+- ``mlflow``: MLflow feedback assessments on each judged span (extra ``mlflow``).
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ class EvaluationResult(BaseModel):
     claim: str | None = None
     source_kind: str | None = None
     source_id: str | None = None
+    #: The judge spec that gave the result (None for a run without a manifest).
+    judge: str | None = None
+    #: A best guess that a keyless judge could not confirm (the verdict's ``confident`` was False).
+    unsure: bool = False
 
     def attributes(self) -> dict[str, Any]:
         """The event's attributes, in the GenAI semantic conventions' names (ours under ``hallumeasure.``)."""
@@ -54,6 +65,7 @@ class EvaluationResult(BaseModel):
             "gen_ai.evaluation.score.label": self.label,
             "gen_ai.evaluation.explanation": self.explanation,
             "hallumeasure.sample_id": self.sample_id,
+            "hallumeasure.unsure": self.unsure,
         }
         if self.score is not None:
             out["gen_ai.evaluation.score.value"] = self.score
@@ -80,6 +92,7 @@ def evaluation_results(run: Run, *, claims: bool = True) -> list[EvaluationResul
 def _results_of(sample: Sample, result: ResponseResult, run: Run, *, claims: bool) -> Iterator[EvaluationResult]:
     ids = {"trace_id": _meta(sample, "trace_id"), "span_id": _meta(sample, "span_id"), "sample_id": sample.id}
     verdicts = {v.claim_id: v for v in result.verdicts}
+    unsure = any(v.ok and not v.confident for v in result.verdicts)
     policy = run.policy
     unsupported = []
     for claim in result.claims:
@@ -98,7 +111,13 @@ def _results_of(sample: Sample, result: ResponseResult, run: Run, *, claims: boo
         + (f"; {result.error}" if result.error else "")
     )
     yield EvaluationResult(
-        **ids, name=RESPONSE_EVALUATION, score=result.unsupported_rate, label=label, explanation=explanation
+        **ids,
+        name=RESPONSE_EVALUATION,
+        score=result.unsupported_rate,
+        label=label,
+        explanation=explanation,
+        judge=run.judge,
+        unsure=unsure,
     )
     if not claims:
         return
@@ -118,6 +137,8 @@ def _results_of(sample: Sample, result: ResponseResult, run: Run, *, claims: boo
             claim=claim.text,
             source_kind=source.source_kind.value if source is not None and source.source_kind else None,
             source_id=source.passage_id if source is not None else None,
+            judge=verdict.judge,
+            unsure=verdict.ok and not verdict.confident,
         )
 
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from hallumeasure.core.errors import InputError
 from hallumeasure.runs.run import Run
 
 
@@ -21,6 +22,22 @@ class ExportOptions(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FileOptions(ExportOptions):
+    """What the targets that write files share: an existing file is refused unless ``overwrite``, as
+    ``measure`` refuses a run already in ``--out``."""
+
+    overwrite: bool = Field(False, description="replace files already there (else an existing file is refused)")
+
+
+def refuse_existing(paths: Iterable[Path], options: FileOptions) -> None:
+    """An ``InputError`` naming the first of ``paths`` that exists, unless ``options.overwrite``."""
+    if options.overwrite:
+        return
+    for path in paths:
+        if path.exists():
+            raise InputError(f"{path} exists; pass --overwrite (overwrite=True) to replace it")
 
 
 @dataclass(frozen=True)

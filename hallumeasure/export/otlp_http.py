@@ -1,6 +1,6 @@
 """The ``otlp-http`` target: evaluation results sent through the OpenTelemetry SDK (the ``otel`` extra) as
 ``gen_ai.evaluation.result`` events, each emitted in the context of the span it judges, to an OTLP/HTTP
-collector or any log exporter."""
+collector or any log exporter: in batches (``BATCH`` events a request), not one request per event."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ from hallumeasure.export.exporter import ExportOutcome
 from hallumeasure.export.otlp_json import EVENT_NAME, SCOPE, otel_id
 from hallumeasure.runs.run import Run
 
+#: Events per export request: the SDK's default batch size.
+BATCH = 512
+
 if TYPE_CHECKING:
     from opentelemetry.sdk._logs.export import LogRecordExporter
 
@@ -26,13 +29,15 @@ def emit_events(
     endpoint: str | None = None,
     headers: dict[str, str] | None = None,
     exporter: LogRecordExporter | None = None,
+    batch: int = BATCH,
 ) -> None:
-    """Emit one ``gen_ai.evaluation.result`` event per result and flush: to ``exporter`` when given (an
-    in-memory one in tests), else over OTLP/HTTP to ``endpoint`` (``http://127.0.0.1:4318/v1/logs``)."""
+    """Emit one ``gen_ai.evaluation.result`` event per result and flush them in batches of ``batch`` (one
+    export call, so one HTTP request, per batch): to ``exporter`` when given (an in-memory one in tests),
+    else over OTLP/HTTP to ``endpoint`` (``http://127.0.0.1:4318/v1/logs``)."""
     try:
         from opentelemetry import trace
         from opentelemetry.sdk._logs import LoggerProvider
-        from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
         from opentelemetry.sdk.resources import Resource
     except ImportError as exc:
         raise ConfigError(f"sending to OpenTelemetry needs its SDK: pip install 'hallumeasure[otel]' ({exc})") from None
@@ -43,7 +48,14 @@ def emit_events(
 
         exporter = OTLPLogExporter(endpoint=endpoint, headers=headers)
     provider = LoggerProvider(resource=Resource.create({"service.name": SCOPE}))
-    provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    # The queue holds every event, so none is dropped before the flush; the timer never fires first.
+    processor = BatchLogRecordProcessor(
+        exporter,
+        schedule_delay_millis=3_600_000,
+        max_export_batch_size=batch,
+        max_queue_size=max(len(results), batch),
+    )
+    provider.add_log_record_processor(processor)
     logger = provider.get_logger(SCOPE)
     now = time.time_ns()
     try:

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from hallumeasure.export.evaluations import EvaluationOptions, EvaluationResult, evaluation_results
-from hallumeasure.export.exporter import ExportOutcome
+from hallumeasure.export.exporter import ExportOutcome, FileOptions, refuse_existing
 from hallumeasure.runs.run import Run
 
 EVENT_NAME = "gen_ai.evaluation.result"
@@ -77,7 +77,7 @@ def write_otlp_json(run: Run, path: str | Path, *, claims: bool = True) -> Path:
     return path
 
 
-class OtlpJsonOptions(EvaluationOptions):
+class OtlpJsonOptions(EvaluationOptions, FileOptions):
     out: Path = Field(description="the file to write")
 
 
@@ -88,5 +88,6 @@ class OtlpJsonExporter:
     options = OtlpJsonOptions
 
     def export(self, run: Run, options: OtlpJsonOptions) -> ExportOutcome:
-        """Write the events to ``options.out``."""
+        """Write the events to ``options.out`` (an existing file only with ``overwrite``)."""
+        refuse_existing([options.out], options)
         return ExportOutcome(self.name, files=(write_otlp_json(run, options.out, claims=options.claims),))

@@ -1,9 +1,18 @@
-"""The ``ragtruth`` target: a folder with ``response.jsonl`` (``labels``: ``{start, end, text, label_type, meta}``)
-and ``source_info.jsonl``, RAGTruth's own layout; ``hallumeasure bench`` reads it back as span truth.
+"""The ``ragtruth`` target: a folder with RAGTruth's two files, every field its README lists, so that RAGTruth's
+baseline (``prepare_dataset.py``) and LettuceDetect's ``preprocess_ragtruth`` read it; ``hallumeasure bench``
+reads it back as span truth.
+
+- ``response.jsonl``: ``id``, ``source_id``, ``model`` (the sample's, ``"unknown"`` when the input named
+  none), ``temperature`` (the sample's ``metadata.temperature``, else null), ``labels`` (``{start, end, text,
+  label_type, meta}``, ``meta`` a string as RAGTruth's annotators' comment, with our ``confidence`` beside),
+  ``split`` (``test``), ``quality`` (``good``: only measured responses are written) and ``response``;
+- ``source_info.jsonl``: ``source_id``, ``task_type`` (``QA`` with a question, else ``Summary``), ``source``
+  (the run's name), ``source_info`` (``{question, passages}`` for QA, the source text otherwise) and
+  ``prompt`` (the question and source as one prompt).
 
 Labels go to RAGTruth's four types by what the claim behind the span did: contradicted -> Evident
 Conflict, partially supported -> Subtle Conflict, absent -> Evident Baseless Info, unevaluatable ->
-Subtle Baseless Info (our label stays in ``meta``).
+Subtle Baseless Info (our label and subtype stay in ``meta``: ``"hallumeasure: absent (number)"``).
 """
 
 from __future__ import annotations
@@ -14,7 +23,8 @@ from typing import Any
 from pydantic import Field
 
 from hallumeasure.core.labels import Label
-from hallumeasure.export.exporter import ExportOptions, ExportOutcome, write_jsonl
+from hallumeasure.export.exporter import ExportOutcome, FileOptions, refuse_existing, write_jsonl
+from hallumeasure.export.lettucedetect import source_prompt, task_type
 from hallumeasure.report.spans import response_spans
 from hallumeasure.runs.run import Run
 
@@ -35,34 +45,45 @@ def ragtruth_records(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any
             continue
         sample = samples[r.sample_id]
         source_id = f"{r.sample_id}:source"
+        temperature = sample.metadata.get("temperature")
+        if isinstance(temperature, bool) or not isinstance(temperature, int | float):
+            temperature = None
         responses.append(
             {
                 "id": r.sample_id,
                 "source_id": source_id,
-                "model": r.model,
+                "model": r.model or "unknown",
+                "temperature": temperature,
                 "labels": [
                     {
                         "start": s.start,
                         "end": s.end,
                         "text": s.text,
                         "label_type": RAGTRUTH_TYPES[s.label],
-                        "meta": {"label": s.label.value, "subtype": s.subtype.value if s.subtype else None},
+                        "meta": f"hallumeasure: {s.label.value}" + (f" ({s.subtype.value})" if s.subtype else ""),
                         "confidence": s.confidence,
                     }
                     for s in r.spans
                 ],
                 "split": "test",
+                "quality": "good",
                 "response": r.response,
             }
         )
         info: Any = {"question": sample.question, "passages": sample.context} if sample.question else sample.context
         sources.append(
-            {"source_id": source_id, "task_type": "QA" if sample.question else "Summary", "source_info": info}
+            {
+                "source_id": source_id,
+                "task_type": task_type(sample),
+                "source": run.name,
+                "source_info": info,
+                "prompt": source_prompt(sample),
+            }
         )
     return responses, sources
 
 
-class RagTruthOptions(ExportOptions):
+class RagTruthOptions(FileOptions):
     out: Path | None = Field(None, description="the folder to write (default: spans-ragtruth in the run)")
 
 
@@ -75,8 +96,10 @@ class RagTruthExporter:
     def export(self, run: Run, options: RagTruthOptions) -> ExportOutcome:
         """Write the two files into the folder ``options.out``, or ``spans-ragtruth`` in the run."""
         out = options.out or run.path / "spans-ragtruth"
+        files = (out / "response.jsonl", out / "source_info.jsonl")
+        refuse_existing(files, options)
         out.mkdir(parents=True, exist_ok=True)
         responses, sources = ragtruth_records(run)
-        write_jsonl(out / "response.jsonl", responses)
-        write_jsonl(out / "source_info.jsonl", sources)
-        return ExportOutcome(self.name, files=(out / "response.jsonl", out / "source_info.jsonl"))
+        write_jsonl(files[0], responses)
+        write_jsonl(files[1], sources)
+        return ExportOutcome(self.name, files=files)

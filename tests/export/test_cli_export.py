@@ -12,26 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from hallumeasure.cli import app
+from hallumeasure.core.errors import InputError
 from hallumeasure.export import export_run, targets
 from hallumeasure.export.lettucedetect import lettucedetect_records
 from hallumeasure.registry import ExporterPart, PartKind, Registry, load_plugins, registry
 from hallumeasure.runs.run import Run
-from tests.testdata import EXAMPLES
 
 runner = CliRunner()
 BUILT_IN = ["otlp-json", "otlp-http", "phoenix", "mlflow", "lettucedetect", "ragtruth"]
-
-
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("export") / "run"
-    made = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(out), "--judge", "offline"])
-    assert made.exit_code in (0, 3), made.output
-    return out
-
-
-def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def test_the_built_in_targets_are_registered_exporters():
@@ -40,11 +28,11 @@ def test_the_built_in_targets_are_registered_exporters():
 
 
 def test_lettucedetect_from_the_cli(run_dir: Path, tmp_path: Path):
-    out = tmp_path / "sub" / "spans.jsonl"
+    out = tmp_path / "sub" / "spans.json"
     done = runner.invoke(app, ["export", str(run_dir), "--to", "lettucedetect", "--out", str(out)])
     assert done.exit_code == 0, done.output
     assert done.stdout.strip() == f"wrote {out}" and not done.stderr
-    records = _jsonl(out)
+    records = json.loads(out.read_text(encoding="utf-8"))
     assert records == json.loads(json.dumps(lettucedetect_records(Run.load(run_dir))))
     assert records and {"prompt", "answer", "labels"} <= set(records[0])
     assert any(r["labels"] for r in records)
@@ -56,6 +44,28 @@ def test_a_span_target_writes_into_the_run_by_default(run_dir: Path):
     assert done.exit_code == 0, done.output
     folder = run_dir / "spans-ragtruth"
     assert done.stdout.splitlines() == [f"wrote {folder / 'response.jsonl'}", f"wrote {folder / 'source_info.jsonl'}"]
+
+
+def test_an_existing_file_is_refused_unless_overwrite(run_dir: Path, tmp_path: Path):
+    for target, out, kept in (
+        ("lettucedetect", tmp_path / "spans.json", tmp_path / "spans.json"),
+        ("ragtruth", tmp_path / "rt", tmp_path / "rt" / "source_info.jsonl"),
+        ("otlp-json", tmp_path / "events.json", tmp_path / "events.json"),
+    ):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_text("mine\n")
+        refused = runner.invoke(app, ["export", str(run_dir), "--to", target, "--out", str(out)])
+        assert refused.exit_code == 2 and not refused.stdout, refused.output
+        assert f"{kept} exists; pass --overwrite" in refused.stderr and kept.read_text() == "mine\n"
+        done = runner.invoke(app, ["export", str(run_dir), "--to", target, "--out", str(out), "--overwrite"])
+        assert done.exit_code == 0 and kept.read_text() != "mine\n", done.output
+    old = ["export-spans", str(run_dir), "--format", "ragtruth", "--out", str(tmp_path / "rt")]
+    assert runner.invoke(app, old).exit_code == 2
+    again = runner.invoke(app, [*old, "--overwrite"])
+    assert again.exit_code == 0 and again.stderr.strip().endswith("--overwrite"), again.output
+    with pytest.raises(InputError, match="exists"):
+        export_run(Run.load(run_dir), "lettucedetect", out=tmp_path / "spans.json")
 
 
 def test_an_unknown_target_names_the_closest_and_lists_them_all(run_dir: Path):

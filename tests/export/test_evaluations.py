@@ -79,6 +79,32 @@ def test_the_sdk_emits_the_events_in_the_span_context(run: hallumeasure.Run) -> 
     assert records[1].attributes["gen_ai.evaluation.score.label"] == "absent"
 
 
+def test_the_sdk_exports_in_batches(run: hallumeasure.Run) -> None:
+    pytest.importorskip("opentelemetry.sdk._logs", reason="needs the otel extra")
+    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+
+    from hallumeasure.export.otlp_http import emit_events
+
+    class Calls(LogRecordExporter):
+        def __init__(self) -> None:
+            self.batches: list[int] = []
+
+        def export(self, batch):  # type: ignore[no-untyped-def]
+            self.batches.append(len(batch))
+            return LogRecordExportResult.SUCCESS
+
+        def shutdown(self) -> None:
+            pass
+
+        def force_flush(self, timeout_millis: int = 30_000) -> bool:
+            return True
+
+    results = evaluation_results(run) * 5
+    calls = Calls()
+    emit_events(results, exporter=calls, batch=4)
+    assert calls.batches == [4, 4, 2]
+
+
 class _Collector(BaseHTTPRequestHandler):
     """A tiny OTLP/HTTP receiver: keeps the body of every POST to /v1/logs."""
 
@@ -102,6 +128,7 @@ def test_events_reach_a_collector_over_otlp_http(run: hallumeasure.Run) -> None:
 
     from hallumeasure.export.otlp_http import send_otlp
 
+    _Collector.bodies.clear()
     server = HTTPServer(("127.0.0.1", 0), _Collector)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -109,7 +136,7 @@ def test_events_reach_a_collector_over_otlp_http(run: hallumeasure.Run) -> None:
         sent = send_otlp(run, f"http://127.0.0.1:{server.server_port}/v1/logs")
     finally:
         server.shutdown()
-    assert sent == 2
+    assert sent == 2 and len(_Collector.bodies) == 1  # one request for the batch, not one per event
     request = ExportLogsServiceRequest()
     request.ParseFromString(b"".join(_Collector.bodies))
     records = [r for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records]

@@ -5,16 +5,19 @@ verdicts logged back as assessments and read through MLflow's client, and the sc
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 mlflow = pytest.importorskip("mlflow", reason="needs the mlflow extra")
 
+from mlflow.entities import AssessmentSource  # noqa: E402
+
 import hallumeasure  # noqa: E402
 from hallumeasure.core.labels import Label  # noqa: E402
 from hallumeasure.core.types import SourceKind  # noqa: E402
-from hallumeasure.export.evaluations import RESPONSE_EVALUATION  # noqa: E402
+from hallumeasure.export.evaluations import CLAIM_EVALUATION, RESPONSE_EVALUATION  # noqa: E402
 from hallumeasure.export.mlflow import log_to_mlflow  # noqa: E402
 from hallumeasure.testing import Answer, OpenAIServer  # noqa: E402
 
@@ -86,18 +89,37 @@ def test_traces_measured_and_assessments_read_back(store: str, tmp_path: Path) -
     assert failed[True].verdicts[0].label is Label.ABSENT
     assert "failed tool call" in (failed[True].verdicts[0].label_reason or "")
     assert failed[False].verdicts[0].label is Label.SUPPORTED
-    assert log_to_mlflow(run, tracking_uri=store) == 2
-    back = {}
+    # what the first version logged: on the trace, one name per claim; the export replaces it
+    old = AssessmentSource(source_type="CODE", source_id="hallumeasure")
     for trace_id in traces["trace_id"]:
-        (assessment,) = [a for a in mlflow.get_trace(trace_id).info.assessments if a.name == RESPONSE_EVALUATION]
-        back[trace_id] = assessment
-    values = sorted(a.value for a in back.values())
+        mlflow.log_feedback(trace_id=trace_id, name=RESPONSE_EVALUATION, value=1.0, source=old)
+        mlflow.log_feedback(trace_id=trace_id, name=f"{CLAIM_EVALUATION}.0", value=1.0, source=old)
+    # a response and its claims per trace; exported twice, each span still holds one assessment per metric
+    assert log_to_mlflow(run, tracking_uri=store) == 4
+    assert log_to_mlflow(run, tracking_uri=store) == 4
+    back = {}
+    for sample_id in (r.sample_id for r in run.results):
+        sample = samples[sample_id]
+        trace_id, span_id = sample.metadata["trace_id"], sample.metadata["span_id"]
+        assessments = mlflow.get_trace(trace_id).info.assessments
+        assert sorted(a.name for a in assessments) == [CLAIM_EVALUATION, RESPONSE_EVALUATION]
+        assert {a.span_id for a in assessments} == {span_id}
+        back[trace_id] = {a.name: a for a in assessments}
+    values = sorted(a[RESPONSE_EVALUATION].value for a in back.values())
     assert values == [0.0, 0.5]
-    assert any("tool result" in (a.rationale or "") for a in back.values())
+    assert any("tool result" in (a[RESPONSE_EVALUATION].rationale or "") for a in back.values())
+    claims = [a[CLAIM_EVALUATION] for a in back.values()]
+    assert sorted(tuple(c.value) for c in claims) == [("absent", "supported"), ("supported", "supported")]
+    rows = [row for c in claims for row in json.loads(c.metadata["claims"])]
+    absent = next(row for row in rows if row["label"] == "absent")
+    assert absent["source_kind"] == "tool_result" and len(absent["source_id"]) == 16
+    assert {c.metadata["source_id"] for c in claims} >= {f"{absent['source_id']},kb-12"}
 
 
 def test_the_scorer_runs_in_mlflow_genai_evaluate(store: str) -> None:
     from hallumeasure.api.mlflow_scorer import NAME, grounded_scorer
+
+    assert NAME == RESPONSE_EVALUATION  # the scorer's column and the export's are one
 
     traces = mlflow.search_traces()
     outcome = mlflow.genai.evaluate(data=traces, scorers=[grounded_scorer()])

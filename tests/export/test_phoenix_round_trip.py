@@ -32,6 +32,7 @@ import hallumeasure
 from hallumeasure.core.types import SourceKind
 from hallumeasure.export.evaluations import CLAIM_EVALUATION, RESPONSE_EVALUATION
 from hallumeasure.export.phoenix import log_to_phoenix
+from hallumeasure.registry import is_keyless
 
 PROJECT = "support"
 
@@ -110,11 +111,13 @@ def test_phoenix_spans_measured_and_annotations_read_back(phoenix_url: str, tmp_
         labels[tool.failed] = result.verdicts[0].label.value if result.verdicts[0].label else None
     assert labels == {False: "supported", True: "absent"}
 
-    logged = log_to_phoenix(run, phoenix_url, claims=True)
+    logged = log_to_phoenix(run, phoenix_url)  # the claims too, as the command line sends them
     assert logged == 2 + sum(len(r.claims) for r in run.results)
     back = client.spans.get_span_annotations_dataframe(
         span_ids=[r.sample_id for r in run.results], project_identifier=PROJECT
     )
+    # the run's judge (the default, offline) calls no model: Phoenix records the annotations as CODE
+    assert is_keyless(run.judge or "") and set(back["annotator_kind"]) == {"CODE"}
     names = back["annotation_name"].tolist()
     assert names.count(RESPONSE_EVALUATION) == 2 and CLAIM_EVALUATION in names
     responses = back[back["annotation_name"] == RESPONSE_EVALUATION]

@@ -53,9 +53,9 @@ def test_show_json_lists_the_spans(run_dir):
 
 
 def test_exports_read_back_as_span_truth(run_dir, tmp_path):
-    lettuce = runner.invoke(app, ["export", str(run_dir), "--to", "lettucedetect", "--out", str(tmp_path / "l.jsonl")])
+    lettuce = runner.invoke(app, ["export", str(run_dir), "--to", "lettucedetect", "--out", str(tmp_path / "l.json")])
     assert lettuce.exit_code == 0, lettuce.output
-    records = [json.loads(x) for x in (tmp_path / "l.jsonl").read_text().splitlines()]
+    records = json.loads((tmp_path / "l.json").read_text())
     assert {"prompt", "answer", "labels"} <= set(records[0])
     assert all(_hold_their_text(r["answer"], r["labels"]) for r in records)
     folder = tmp_path / "rt"
