@@ -259,7 +259,7 @@ class JudgeWorkers:
                 self._idle.put_nowait(worker)
             else:
                 # Its caller gave up (deadline, client gone), or it reported a failure: the pool stops it.
-                self._lost(worker, "while judging" if ended else "stopped by the pool", planned=not ended)
+                self._lost(worker, "died while judging" if ended else "was stopped by the pool", planned=not ended)
 
     async def _given(self, sample: Sample, claims_from: int) -> _Worker:
         """A free worker that runs and has been given the request (one found dead is dropped, the next taken)."""
@@ -270,10 +270,13 @@ class JudgeWorkers:
                     worker.give(sample, claims_from)
                 except OSError:  # it ended between the check and the send: the request was never given
                     pass
+                except BaseException:  # the request would not pickle: nothing was written, the worker is free
+                    self._idle.put_nowait(worker)
+                    raise
                 else:
                     worker.busy = True
                     return worker
-            self._lost(worker, "while idle")
+            self._lost(worker, "died while idle")
 
     def _adopt(self, worker: _Worker) -> None:
         if self._closed:
@@ -289,9 +292,9 @@ class JudgeWorkers:
         with contextlib.suppress(Exception):
             asyncio.get_running_loop().remove_reader(worker.process.sentinel)
         if not worker.busy:
-            self._lost(worker, "while idle")
+            self._lost(worker, "died while idle")
 
-    def _lost(self, worker: _Worker, when: str, *, planned: bool = False) -> None:
+    def _lost(self, worker: _Worker, how: str, *, planned: bool = False) -> None:
         """The one way out of the pool: stop and reap ``worker``, record how it ended, wake the supervisor.
         ``planned``: the pool stopped it (its caller gave up), which is no sign of a crash loop."""
         if worker not in self._live:
@@ -306,7 +309,7 @@ class JudgeWorkers:
             return
         if not planned:
             self._recent_ends.append(time.monotonic())
-        log.warning("a judge worker ended %s (%s); starting another", when, status)
+        log.warning("a judge worker %s (%s); starting another", how, status)
         self._wake.set()
 
     async def _supervise(self) -> None:

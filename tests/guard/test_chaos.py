@@ -11,16 +11,13 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import httpx
 import psutil
 
-from hallumeasure.core.types import Claim, Sample
 from hallumeasure.guard import Guard, GuardSettings
-from hallumeasure.judges.protocols import Judgement
-from tests.guard.test_hostile import CONTEXT, _raw, _sse, running, served
+from tests.guard.test_hostile import CONTEXT, _FailingJudge, _raw, _sse, running, served
 
 CHECK = {"response": "It holds 120,000 books.", "context": CONTEXT}
 
@@ -155,22 +152,11 @@ def test_a_crash_loop_ends_with_a_full_pool_that_answers() -> None:
 # 4. Every failure is a JSON answer, counted under its real status.
 
 
-class _CancelledJudge:
-    """A judge whose call meets a cancellation that is not the request's (as a shared in-flight call that
-    another caller cancelled)."""
-
-    name = "cancelled"
-
-    def settings(self) -> dict[str, Any]:
-        return {}
-
-    async def judge(self, sample: Sample, claims: Sequence[Claim]) -> Judgement:
-        raise asyncio.CancelledError
-
-
 def test_a_cancellation_that_is_not_the_requests_is_a_json_500_counted_as_500() -> None:
+    # a judge whose call meets a cancellation that is not the request's (a shared in-flight call that another
+    # caller cancelled)
     guard = Guard()
-    guard.judge = _CancelledJudge()  # type: ignore[assignment]
+    guard.judge = _FailingJudge(asyncio.CancelledError())  # type: ignore[assignment]
     with served(GuardSettings(judge_workers=0), guard) as base:
         r = _check(base)
         metrics = httpx.get(f"{base}/metrics", timeout=5).text

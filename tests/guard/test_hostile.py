@@ -192,7 +192,9 @@ def test_worst_case_checks_get_504_while_probes_answer_at_once() -> None:
         time.sleep(0.3)
         for path in ("/healthz", "/readyz", "/metrics") * 3:
             started = time.perf_counter()
-            assert httpx.get(f"{base}{path}", timeout=5).status_code == 200
+            status = httpx.get(f"{base}{path}", timeout=5).status_code
+            # /readyz says 503 once the deadline has stopped both workers, until a replacement is ready
+            assert status == 200 or (path == "/readyz" and status == 503)
             assert time.perf_counter() - started < 1.0  # the event loop is free while the slots are full
         for c in callers:
             c.join(timeout=30)
