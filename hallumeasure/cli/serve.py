@@ -97,6 +97,7 @@ def serve(
         import uvicorn
 
         from hallumeasure.guard.app import create_app
+        from hallumeasure.guard.connections import uvicorn_options
         from hallumeasure.guard.settings import GuardSettings, read_keys
     except ImportError as exc:
         raise fail(f"serve needs the serve extra: pip install 'hallumeasure[serve]' ({exc.name} is missing)") from None
@@ -179,6 +180,7 @@ def serve(
         "port": port,
         **options,
         **_fast_protocols(),
+        **uvicorn_options(),  # deadlines on request heads, caps on connections (guard/connections.py)
         "log_level": "info",
         # SIGTERM: the app drains first (guard/app.py), then uvicorn stops accepting and lets in-flight checks finish.
         "timeout_graceful_shutdown": 30,

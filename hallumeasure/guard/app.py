@@ -31,6 +31,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hallumeasure.guard.connections import STATE_KEY, ConnectionLimits
 from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
 from hallumeasure.guard.metrics import GuardMetrics, endpoint_label
 from hallumeasure.guard.settings import GuardSettings, PolicyError, WorkLimitError, judge_worker_count
@@ -97,6 +98,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         "model": Detail,
         "description": "over a limit: bytes, source characters, response characters, sentences or claims",
     },
+    408: {"model": Detail, "description": "the request's headers or body did not arrive in time"},
     422: {"model": Detail, "description": "the request is not a valid check (the fields and problems are named)"},
     429: {"model": Detail, "description": "at the concurrency limit; retry after Retry-After seconds"},
     500: {"model": Detail, "description": "the guard failed (counted in the metrics)"},
@@ -114,7 +116,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
     n_workers = judge_worker_count(settings) if guard is None else 0
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, Any]]:
         if state["guard"] is None:
             state["guard"] = await asyncio.to_thread(Guard, settings)
         if n_workers:
@@ -124,7 +126,8 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
             metrics.watch_pool(lambda: workers.status)
         restore = _drain_on_sigterm(state, settings.drain_s)
         try:
-            yield
+            # uvicorn's lifespan state: GuardHttpProtocol (connections.py) reads the connection limits there
+            yield {STATE_KEY: ConnectionLimits.of(settings)}
         finally:
             restore()
             if state["workers"] is not None:
@@ -178,7 +181,15 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         openapi_extra={"requestBody": _body("CheckRequest")},
     )
     async def check(request: Request) -> Response:
-        body = await _read_limited(request, settings.max_request_bytes)
+        # One deadline from arrival: reading the body counts (a client that trickles it holds no slot, but a task).
+        deadline = asyncio.get_running_loop().time() + settings.timeout_s
+        try:
+            async with asyncio.timeout_at(deadline):
+                body = await _read_limited(request, settings.max_request_bytes)
+        except TimeoutError:
+            metrics.timeouts.inc()
+            detail = f"the request body did not arrive within {settings.timeout_s:g} s (setting timeout_s)"
+            return JSONResponse({"detail": detail}, status_code=408, headers={"Connection": "close"})
         if body is None:
             return _too_large(settings.max_request_bytes)
         try:
@@ -190,7 +201,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         the_guard: Guard = state["guard"]
         try:
             the_guard.check_size(payload.sample())
-            async with asyncio.timeout(settings.timeout_s), checks.slot():
+            async with asyncio.timeout_at(deadline), checks.slot():
                 result = await the_guard.run(payload, request_id, judge_with=judge_call())
         except BusyError:
             metrics.rejected.inc()

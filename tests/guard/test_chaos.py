@@ -1,6 +1,7 @@
 """The guard under faults an operator meets (issue #46): judge workers killed with real signals at any moment
 (starting, idle, busy, in a loop), a cancellation that is not the request's, a lone surrogate in a stream, a
-shutdown that cuts a stream. Always through a real socket; each test is bounded in time."""
+shutdown that cuts a stream, heads and bodies that trickle, silent connections, too many connections. Always
+through a real socket; each test is bounded in time."""
 
 from __future__ import annotations
 
@@ -8,15 +9,22 @@ import asyncio
 import json
 import os
 import re
+import resource
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import psutil
+import pytest
+from local_servers import free_port, wait_ready
 
 from hallumeasure.guard import Guard, GuardSettings
+from hallumeasure.guard.connections import uvicorn_options
 from tests.guard.test_hostile import CONTEXT, _FailingJudge, _raw, _sse, running, served
 
 CHECK = {"response": "It holds 120,000 books.", "context": CONTEXT}
@@ -206,3 +214,134 @@ def test_a_stream_cut_at_shutdown_gets_an_error_event() -> None:
     assert events[0][0] == "sentence"
     assert events[-1][0] == "error" and events[-1][1]["status"] == 503
     assert "shutting down" in events[-1][1]["detail"]
+
+
+# 3. Connections with deadlines: a head that trickles, a connection that says nothing, too many connections.
+
+
+async def _answer_of(
+    port: int, send: bytes = b"", *, drip: bytes = b"", every: float = 0.2, seconds: float = 8.0
+) -> tuple[bytes, float]:
+    """Open a connection, send ``send``, then ``drip`` every ``every`` seconds until the server answers and
+    closes (or ``seconds`` pass); what it answered and when it closed, in seconds from the opening."""
+    started = time.monotonic()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    got = b""
+    try:
+        writer.write(send)
+        while time.monotonic() - started < seconds:
+            try:
+                block = await asyncio.wait_for(reader.read(65536), every)
+            except TimeoutError:
+                if drip:
+                    writer.write(drip)
+                continue
+            if not block:
+                break
+            got += block
+    except ConnectionError:
+        pass
+    finally:
+        writer.close()
+    return got, time.monotonic() - started
+
+
+def test_a_trickling_head_and_a_silent_connection_are_closed_with_408() -> None:
+    settings = GuardSettings(judge_workers=0, header_timeout_s=1.0)
+    with running(settings, Guard(), **uvicorn_options()) as (base, _):
+        port = int(base.rsplit(":", 1)[1])
+
+        async def scenario() -> list[tuple[bytes, float]]:
+            slowloris = [
+                _answer_of(port, b"GET /healthz HTTP/1.1\r\nhost: g\r\n", drip=b"x-a: b\r\n") for _ in range(20)
+            ]
+            silent = [_answer_of(port) for _ in range(20)]
+            return await asyncio.gather(*slowloris, *silent)
+
+        answers = asyncio.run(scenario())
+        assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+    for raw, closed_after in answers:
+        assert raw.startswith(b"HTTP/1.1 408") and b"header_timeout_s" in raw
+        assert closed_after < 3.0
+
+
+def test_a_body_that_trickles_gets_408_within_the_checks_deadline() -> None:
+    settings = GuardSettings(judge_workers=0, timeout_s=1.0)
+    with served(settings, Guard()) as base:
+        port = int(base.rsplit(":", 1)[1])
+        head = b"POST /v1/check HTTP/1.1\r\nhost: g\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n"
+        raw, closed_after = asyncio.run(_answer_of(port, head + b'{"response": ', drip=b" ", every=0.2))
+    assert raw.startswith(b"HTTP/1.1 408") and b"timeout_s" in raw
+    assert closed_after < 3.0
+
+
+@pytest.mark.parametrize(
+    ("caps", "setting"),
+    [({"max_connections": 6}, "max_connections"), ({"max_connections_per_client": 6}, "max_connections_per_client")],
+)
+def test_connections_beyond_the_caps_get_503_and_the_rest_are_served(caps: dict[str, int], setting: str) -> None:
+    settings = GuardSettings(judge_workers=0, header_timeout_s=5.0, **caps)
+    with running(settings, Guard(), **uvicorn_options()) as (base, _):
+        port = int(base.rsplit(":", 1)[1])
+
+        async def scenario() -> tuple[bytes, int]:
+            held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(6)]
+            await asyncio.sleep(0.2)
+            beyond, _ = await _answer_of(port, seconds=2.0)  # a 7th
+            for _, writer in held:
+                writer.close()
+            await asyncio.sleep(0.3)
+            async with httpx.AsyncClient() as c:
+                after = (await c.get(f"{base}/healthz")).status_code
+            return beyond, after
+
+        beyond, after = asyncio.run(scenario())
+    assert beyond.startswith(b"HTTP/1.1 503") and f"(setting {setting})".encode() in beyond
+    assert after == 200
+
+
+def test_under_a_low_descriptor_limit_the_connection_cap_keeps_healthz_answering(tmp_path: Path) -> None:
+    """``serve`` under ``ulimit -n 256``: 300 silent connections. Those beyond ``max_connections`` get 503 at
+    once (none is reset), the rest are closed at the head deadline, and /healthz answers throughout after it."""
+    (tmp_path / "guard.toml").write_text("[serve]\nmax_connections = 150\nheader_timeout_s = 2.0\njudge_workers = 0\n")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hallumeasure.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--config",
+            str(tmp_path / "guard.toml"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=low_limit,
+    )
+    try:
+        wait_ready(base, seconds=60)
+
+        async def scenario() -> list[tuple[bytes, float]]:
+            limit = asyncio.Semaphore(100)  # this process's own descriptors are limited too
+
+            async def one() -> tuple[bytes, float]:
+                async with limit:
+                    return await _answer_of(port, seconds=6.0)
+
+            return await asyncio.gather(*(one() for _ in range(300)))
+
+        answers = asyncio.run(scenario())
+        assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    statuses = [raw[:12] for raw, _ in answers]
+    assert set(statuses) <= {b"HTTP/1.1 503", b"HTTP/1.1 408"} and b"" not in statuses
+    assert all(closed_after < 4.0 for _, closed_after in answers)
