@@ -30,6 +30,9 @@ from hallumeasure.guard.settings import GuardSettings
 
 #: Where ``create_app``'s lifespan leaves the limits for the protocol (uvicorn's lifespan state).
 STATE_KEY = "hallumeasure_connection_limits"
+#: Seconds a refused connection stays half-open, its input read and dropped, before it is closed: closed at
+#: once, a client still sending would meet a reset instead of reading the answer.
+LINGER_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class GuardHttpProtocol(HttpToolsProtocol):
 
     _head_deadline: asyncio.TimerHandle | None = None
     _counted_as: str | None = None
+    _refused = False
 
     @property
     def limits(self) -> ConnectionLimits:
@@ -72,6 +76,10 @@ class GuardHttpProtocol(HttpToolsProtocol):
         per_client[address] += 1
         self._counted_as = address
         self._arm_head_deadline()
+
+    def data_received(self, data: bytes) -> None:
+        if not self._refused:  # a refused connection's input is read and dropped until it closes
+            super().data_received(data)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -108,14 +116,19 @@ class GuardHttpProtocol(HttpToolsProtocol):
         self._refuse(408, f"the request's headers did not arrive within {seconds:g} s (setting header_timeout_s)")
 
     def _refuse(self, status: int, detail: str) -> None:
-        """Answer ``status`` with a JSON detail and close, before any request was read (or its head ended)."""
-        if self.transport.is_closing():
+        """Answer ``status`` with a JSON detail before any request was read (or its head ended), and close."""
+        if self.transport.is_closing() or self._refused:
             return
+        self._refused = True
         body = json.dumps({"detail": detail}).encode()
         reason = {408: b"Request Timeout", 503: b"Service Unavailable"}[status]
         head = b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: %d\r\n\r\n"
         self.transport.write(head % (status, reason, len(body)) + body)
-        self.transport.close()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+            self.loop.call_later(LINGER_S, self.transport.close)
+        else:
+            self.transport.close()
 
 
 def _per_client(server_state: Any) -> Counter[str]:
