@@ -91,7 +91,8 @@ class GuardSettings(BaseModel):
     #: Checks running at once; further requests wait in a queue of ``max_queue``, then get 429.
     max_concurrency: int = Field(default=8, ge=1)
     max_queue: int = Field(default=32, ge=0)
-    #: Deadline of one check, seconds: it covers the wait for a slot and a judge worker, judging and the LLM step.
+    #: Deadline of one check, seconds, from arrival: it covers reading the body, the wait for a slot and a judge
+    #: worker, judging and the LLM step.
     timeout_s: float = Field(default=10.0, gt=0.0)
     #: Work limits besides bytes (a request under the byte limit can still cost minutes of CPU): characters
     #: of source (context or passages together), characters and sentences of the response (the characters as
@@ -111,16 +112,26 @@ class GuardSettings(BaseModel):
     stream_idle_s: float = Field(default=30.0, gt=0.0)
     #: Deadline of a whole stream, from its first byte to its ``done`` event; seconds.
     stream_timeout_s: float = Field(default=300.0, gt=0.0)
-    #: Seconds a connection has to send a request's whole head (request line and headers), from its opening or,
-    #: on a kept-alive connection, from the request's first byte; past it: 408 and the connection is closed.
-    #: A request's body has the check's deadline (``timeout_s``, counted from arrival); a stream's, ``stream_idle_s``.
-    header_timeout_s: float = Field(default=10.0, gt=0.0)
-    #: Connections open at once per server process; one beyond gets 503 and is closed. Keep it under the
-    #: process's descriptor limit (``ulimit -n``) less what the server needs besides (a few dozen).
-    max_connections: int = Field(default=512, ge=1)
-    #: Connections open at once from one client address; None: no such cap (behind a proxy or load balancer,
-    #: every client has the proxy's address).
-    max_connections_per_client: int | None = Field(default=None, ge=1)
+    # Deadlines and caps below the app (guard/connections.py): a request's body has the check's deadline
+    # (timeout_s, counted from arrival), a stream's lines stream_idle_s.
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0.0,
+        description="Seconds a connection has to send a request's whole head (request line and headers), from its "
+        "opening or, kept alive, from the request's first byte; 408 and closed past it.",
+    )
+    max_connections: int = Field(
+        default=512,
+        ge=1,
+        description="Connections open at once per server process; one beyond gets 503 and is closed (keep it "
+        "under ulimit -n, less a few dozen).",
+    )
+    max_connections_per_client: int | None = Field(
+        default=None,
+        ge=1,
+        description="Connections open at once from one client address; one beyond gets 503 (default: no such cap; "
+        "behind a proxy every client has the proxy's address).",
+    )
     #: After SIGTERM: seconds the server goes on answering (``/readyz`` says 503, answers close their
     #: connections) before it stops accepting and lets in-flight work finish.
     drain_s: float = Field(default=5.0, ge=0.0)
