@@ -376,6 +376,7 @@ class JudgeWorkers:
                 raise WorkerError(f"a judge worker ended while starting ({status})", exit_status=status) from exc
             return worker
         except BaseException:
+            ours.close()
             with contextlib.suppress(Exception):
                 process.kill()
             raise
