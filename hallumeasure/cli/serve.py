@@ -55,6 +55,7 @@ def serve(
         import uvicorn
 
         from hallumeasure.guard.app import create_app
+        from hallumeasure.guard.connections import uvicorn_options
     except ImportError as exc:
         raise fail(f"serve needs the serve extra: pip install 'hallumeasure[serve]' ({exc.name} is missing)") from None
     try:
@@ -109,6 +110,7 @@ def serve(
         "port": port,
         **options,
         **_fast_protocols(),
+        **uvicorn_options(),  # deadlines on request heads, caps on connections (guard/connections.py)
         "log_level": "info",
         # SIGTERM: the app drains first (guard/app.py), then uvicorn stops accepting and lets in-flight checks finish.
         "timeout_graceful_shutdown": 30,

@@ -13,6 +13,7 @@ whether the request succeeds, fails, is malformed, times out, or its client leav
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
@@ -25,11 +26,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pydantic_core
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hallumeasure.guard.connections import STATE_KEY, ConnectionLimits
 from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
 from hallumeasure.guard.metrics import GuardMetrics, endpoint_label
 from hallumeasure.guard.settings import GuardSettings, PolicyError, WorkLimitError, judge_worker_count
@@ -86,6 +89,8 @@ class Readiness(BaseModel):
     ready: bool
     judge: str
     draining: bool = False
+    #: Judge worker processes that can take a check (None: the server judges on its event loop).
+    judge_workers_alive: int | None = None
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -94,6 +99,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         "model": Detail,
         "description": "over a limit: bytes, source characters, response characters, sentences or claims",
     },
+    408: {"model": Detail, "description": "the request's headers or body did not arrive in time"},
     422: {"model": Detail, "description": "the request is not a valid check (the fields and problems are named)"},
     429: {"model": Detail, "description": "at the concurrency limit; retry after Retry-After seconds"},
     500: {"model": Detail, "description": "the guard failed (counted in the metrics)"},
@@ -111,16 +117,18 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
     n_workers = judge_worker_count(settings) if guard is None else 0
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, Any]]:
         if state["guard"] is None:
             state["guard"] = await asyncio.to_thread(Guard, settings)
         if n_workers:
             workers = JudgeWorkers(settings, n_workers)
             await workers.start()
             state["workers"] = workers
+            metrics.watch_pool(lambda: workers.status)
         restore = _drain_on_sigterm(state, settings.drain_s)
         try:
-            yield
+            # uvicorn's lifespan state: GuardHttpProtocol (connections.py) reads the connection limits there
+            yield {STATE_KEY: ConnectionLimits.of(settings)}
         finally:
             restore()
             if state["workers"] is not None:
@@ -150,8 +158,16 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
 
     @app.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
     async def readyz() -> JSONResponse:
-        ready = state["guard"] is not None and not state["draining"]
-        body = {"ready": ready, "judge": settings.judge, "draining": state["draining"]}
+        workers: JudgeWorkers | None = state["workers"]
+        # Not ready while no judge worker can take a check (all of them starting again): a load balancer
+        # then sends checks elsewhere rather than let them wait out their deadline here.
+        ready = state["guard"] is not None and not state["draining"] and (workers is None or workers.ready)
+        body = {
+            "ready": ready,
+            "judge": settings.judge,
+            "draining": state["draining"],
+            "judge_workers_alive": workers.status.alive if workers is not None else None,
+        }
         return JSONResponse(body, status_code=200 if ready else 503)
 
     @app.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
@@ -166,7 +182,15 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         openapi_extra={"requestBody": _body("CheckRequest")},
     )
     async def check(request: Request) -> Response:
-        body = await _read_limited(request, settings.max_request_bytes)
+        # One deadline from arrival: reading the body counts (a client that trickles it holds no slot, but a task).
+        deadline = asyncio.get_running_loop().time() + settings.timeout_s
+        try:
+            async with asyncio.timeout_at(deadline):
+                body = await _read_limited(request, settings.max_request_bytes)
+        except TimeoutError:
+            metrics.timeouts.inc()
+            detail = f"the request body did not arrive within {settings.timeout_s:g} s (setting timeout_s)"
+            return JSONResponse({"detail": detail}, status_code=408, headers={"Connection": "close"})
         if body is None:
             return _too_large(settings.max_request_bytes)
         try:
@@ -178,7 +202,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         the_guard: Guard = state["guard"]
         try:
             the_guard.check_size(payload.sample())
-            async with asyncio.timeout(settings.timeout_s), checks.slot():
+            async with asyncio.timeout_at(deadline), checks.slot():
                 result = await the_guard.run(payload, request_id, judge_with=judge_call())
         except BusyError:
             metrics.rejected.inc()
@@ -277,16 +301,19 @@ class GuardMiddleware:
                 await _too_large(self.max_bytes)(scope, receive, send_counted)
                 return
             await self.app(scope, receive, send_counted)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                # This request itself was cancelled: the server is stopping (past its graceful timeout).
+                if status == 499:
+                    with contextlib.suppress(Exception):
+                        await _shutting_down()(scope, receive, send_counted)
+                raise
+            # A cancellation that is not ours (a shared call someone else cancelled) is a failure like another.
+            await self._failed(asyncio.CancelledError(), path, status, scope, receive, send_counted)
+            status = 500
         except Exception as exc:  # noqa: BLE001 - counted, answered 500, logged without its message (request text)
-            frame = exc.__traceback__
-            while frame is not None and frame.tb_next is not None:
-                frame = frame.tb_next
-            where = f"{frame.tb_frame.f_code.co_filename}:{frame.tb_lineno}" if frame is not None else "?"
-            log.error("unhandled %s at %s while answering %s", type(exc).__name__, where, endpoint_label(path))
-            if status == 499:
-                await JSONResponse({"detail": "the guard failed; see its log"}, status_code=500)(
-                    scope, receive, send_counted
-                )
+            await self._failed(exc, path, status, scope, receive, send_counted)
             status = 500
         finally:
             self.metrics.requests.labels(endpoint=endpoint_label(path), status=str(status)).inc()
@@ -299,6 +326,18 @@ class GuardMiddleware:
                 status,
                 (time.perf_counter() - started) * 1000,
             )
+
+    @staticmethod
+    async def _failed(exc: BaseException, path: str, status: int, scope: Scope, receive: Receive, send: Send) -> None:
+        """Log ``exc`` by type and place (never its message: it may hold request text), and answer 500 in
+        JSON unless an answer has begun."""
+        frame = exc.__traceback__
+        while frame is not None and frame.tb_next is not None:
+            frame = frame.tb_next
+        where = f"{frame.tb_frame.f_code.co_filename}:{frame.tb_lineno}" if frame is not None else "?"
+        log.error("unhandled %s at %s while answering %s", type(exc).__name__, where, endpoint_label(path))
+        if status == 499:
+            await JSONResponse({"detail": "the guard failed; see its log"}, status_code=500)(scope, receive, send)
 
 
 class _ClientGoneError(Exception):
@@ -355,9 +394,10 @@ class _BodyLines:
         if line is None:
             return None
         try:
-            return json.loads(line)
-        except (ValueError, RecursionError):
-            raise _RefusedError(422, "a line of the stream is not JSON") from None
+            # pydantic's parser, as /v1/check's: it refuses a lone surrogate (text no UTF-8 answer can carry)
+            return pydantic_core.from_json(line)
+        except ValueError:
+            raise _RefusedError(422, "a line of the stream is not JSON (or holds a lone surrogate)") from None
 
 
 class _StreamCheck(Response):
@@ -395,6 +435,12 @@ class _StreamCheck(Response):
             self.metrics.timeouts.inc()
             detail = f"the stream did not finish within {settings.stream_timeout_s:g} s (setting stream_timeout_s)"
             await self._fail(scope, receive, send, 504, detail)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # the server stops (past its graceful timeout)
+                with contextlib.suppress(Exception):
+                    await self._fail(scope, receive, send, 503, _SHUTTING_DOWN)
+            raise
 
     async def _run(self, body: _BodyLines, send: Send) -> None:
         guard: Guard = self.state["guard"]
@@ -455,7 +501,10 @@ class _StreamCheck(Response):
         except TimeoutError:
             self.metrics.timeouts.inc()
             raise _RefusedError(504, f"a check did not finish within {self.settings.timeout_s:g} s") from None
-        except (WorkLimitError, PolicyError, WorkerError) as exc:
+        except WorkerError as exc:
+            log.error("a stream's check failed: %s", exc)
+            raise _RefusedError(500, _GUARD_FAILED) from None
+        except (WorkLimitError, PolicyError) as exc:
             raise _RefusedError(_status(exc), str(exc)) from None
         finally:
             if asyncio.iscoroutine(work):
@@ -553,11 +602,20 @@ def _status(exc: Exception) -> int:
     return 422
 
 
+#: What a client is told of a failure of the guard's own (the log has the rest: exit statuses, exception types).
+_GUARD_FAILED = "the guard failed; see its log"
+_SHUTTING_DOWN = "the server is shutting down; send the request again (to another server)"
+
+
 def _refused(exc: Exception, request_id: str) -> JSONResponse:
     if isinstance(exc, WorkerError):
         log.error("request %s: %s", request_id, exc)
-        return JSONResponse({"detail": "the guard failed; see its log", "request_id": request_id}, status_code=500)
+        return JSONResponse({"detail": _GUARD_FAILED, "request_id": request_id}, status_code=500)
     return JSONResponse({"detail": str(exc), "request_id": request_id}, status_code=_status(exc))
+
+
+def _shutting_down() -> JSONResponse:
+    return JSONResponse({"detail": _SHUTTING_DOWN}, status_code=503, headers={"Connection": "close"})
 
 
 def _busy() -> JSONResponse:

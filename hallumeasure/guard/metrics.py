@@ -6,9 +6,14 @@ never from request text, so hostile input cannot reach a label or blow up the se
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
 
 from hallumeasure.guard.core import CheckResult
+from hallumeasure.guard.workers import PoolStatus
 
 #: Seconds; the fast keyless path sits in the low milliseconds, a rewrite or an LLM step far above.
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -62,6 +67,10 @@ class GuardMetrics:
             registry=self.registry,
         )
 
+    def watch_pool(self, status: Callable[[], PoolStatus | None]) -> None:
+        """Show the judge worker pool that ``status`` describes at each scrape (nothing while it returns None)."""
+        self.registry.register(_PoolCollector(status))
+
     def observe(self, result: CheckResult) -> None:
         self.decisions.labels(decision=result.decision.value).inc()
         if result.decided is False:
@@ -79,3 +88,42 @@ class GuardMetrics:
 
 def endpoint_label(path: str) -> str:
     return path if path in ENDPOINTS else "other"
+
+
+class _PoolCollector:
+    """The judge worker pool, read at each scrape from the pool itself (it is the one record of its state)."""
+
+    def __init__(self, status: Callable[[], PoolStatus | None]) -> None:
+        self.status = status
+
+    def collect(self) -> Iterator[Metric]:
+        pool = self.status()
+        if pool is None:
+            return
+        yield GaugeMetricFamily("hallumeasure_guard_judge_workers", "Judge worker processes wanted", value=pool.size)
+        yield GaugeMetricFamily(
+            "hallumeasure_guard_judge_workers_alive", "Judge workers ready or judging", value=pool.alive
+        )
+        yield GaugeMetricFamily(
+            "hallumeasure_guard_judge_workers_starting",
+            "Judge workers being started in place of ones that ended (backoff included)",
+            value=pool.starting,
+        )
+        yield CounterMetricFamily(
+            "hallumeasure_guard_judge_worker_restarts",
+            "Judge workers started in place of one that ended (crashed, killed, or stopped at a deadline)",
+            value=pool.restarts,
+        )
+        yield CounterMetricFamily(
+            "hallumeasure_guard_judge_worker_start_failures",
+            "Judge workers that ended before they were ready",
+            value=pool.start_failures,
+        )
+        last = GaugeMetricFamily(
+            "hallumeasure_guard_judge_worker_last_exit",
+            "Unix time the last judge worker ended; its label says how (SIGKILL, code 1, start timeout)",
+            labels=["status"],
+        )
+        if pool.last_exit is not None and pool.last_exit_at is not None:
+            last.add_metric([pool.last_exit], pool.last_exit_at)
+        yield last

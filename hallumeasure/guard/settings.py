@@ -115,8 +115,8 @@ class GuardSettings(BaseModel):
     timeout_s: Annotated[float, Flag(decls=("--timeout",))] = Field(
         default=10.0,
         gt=0.0,
-        description="Deadline of a check in seconds: the wait for a slot and a judge worker, judging and the LLM "
-        "step; 504 past it.",
+        description="Deadline of a check in seconds, from arrival: reading the body, the wait for a slot and a "
+        "judge worker, judging and the LLM step; 504 past it (408 while the body is still arriving).",
     )
     # Work limits besides bytes (a request under the byte limit can still cost minutes of CPU). The claims are
     # tighter than measure's 2,000: the guard answers within timeout_s.
@@ -146,6 +146,26 @@ class GuardSettings(BaseModel):
     )
     stream_timeout_s: Annotated[float, Flag(decls=("--stream-timeout",))] = Field(
         default=300.0, gt=0.0, description="Deadline of a whole stream, from its first byte to its done event; seconds."
+    )
+    # Deadlines and caps below the app (guard/connections.py): a request's body has the check's deadline
+    # (timeout_s, counted from arrival), a stream's lines stream_idle_s.
+    header_timeout_s: Annotated[float, Flag(decls=("--header-timeout",))] = Field(
+        default=10.0,
+        gt=0.0,
+        description="Seconds a connection has to send a request's whole head (request line and headers), from its "
+        "opening or, kept alive, from the request's first byte; 408 and closed past it.",
+    )
+    max_connections: int = Field(
+        default=512,
+        ge=1,
+        description="Connections open at once per server process; one beyond gets 503 and is closed (keep it "
+        "under ulimit -n, less a few dozen).",
+    )
+    max_connections_per_client: int | None = Field(
+        default=None,
+        ge=1,
+        description="Connections open at once from one client address; one beyond gets 503 (default: no such cap; "
+        "behind a proxy every client has the proxy's address).",
     )
     drain_s: Annotated[float, Flag(decls=("--drain-seconds",))] = Field(
         default=5.0,

@@ -1,0 +1,348 @@
+"""The guard under faults an operator meets (issue #46): judge workers killed with real signals at any moment
+(starting, idle, busy, in a loop), a cancellation that is not the request's, a lone surrogate in a stream, a
+shutdown that cuts a stream, heads and bodies that trickle, silent connections, too many connections. Always
+through a real socket; each test is bounded in time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+from local_servers import free_port, wait_ready
+
+from hallumeasure.guard import Guard, GuardSettings
+from hallumeasure.guard.connections import uvicorn_options
+from tests.guard.test_hostile import CONTEXT, _FailingJudge, _raw, _sse, running, served
+
+CHECK = {"response": "It holds 120,000 books.", "context": CONTEXT}
+
+
+def _workers() -> list[int]:
+    """The judge worker processes of the servers this test runs in its own process (spawned children)."""
+    found = []
+    for child in psutil.Process().children():
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and "spawn_main" in " ".join(child.cmdline()):
+                found.append(child.pid)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def _until(condition: Callable[[], bool], seconds: float, what: str, every: float = 0.02) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {seconds:g} s: {what}"
+        time.sleep(every)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL ``pid`` and wait until it has ended (the server may not have reaped it yet)."""
+    os.kill(pid, signal.SIGKILL)
+    _until(lambda: _gone(pid), 5, f"worker {pid} ends")
+
+
+def _readyz(base: str) -> int:
+    return httpx.get(f"{base}/readyz", timeout=5).status_code
+
+
+def _metric(base: str, name: str) -> float:
+    text = httpx.get(f"{base}/metrics", timeout=5).text
+    found = re.search(rf"^{name}(?:\{{[^}}]*\}})? (\S+)$", text, re.M)
+    assert found, f"{name} is not in /metrics"
+    return float(found.group(1))
+
+
+def _check(base: str, client: httpx.Client | None = None) -> httpx.Response:
+    if client is None:
+        return httpx.post(f"{base}/v1/check", json=CHECK, timeout=30)
+    return client.post(f"{base}/v1/check", json=CHECK, timeout=30)
+
+
+# 1. A supervised pool: every worker that ends is replaced, whenever it ends.
+
+
+def test_a_worker_that_died_idle_is_found_before_a_request_is_given_to_it() -> None:
+    with served(GuardSettings(judge_workers=2)) as base:
+        pids = _workers()
+        assert len(pids) == 2
+        _kill(pids[0])
+        # Each check takes the next free worker in turn: the dead one would be the first or the second.
+        answers = [_check(base) for _ in range(4)]
+        assert [a.status_code for a in answers] == [200] * 4
+        _until(lambda: len(_workers()) == 2 and _readyz(base) == 200, 30, "the pool is full again", every=0.1)
+
+
+def test_a_worker_killed_while_starting_is_replaced_again_and_readyz_says_when_none_can_judge() -> None:
+    with served(GuardSettings(judge_workers=1, timeout_s=20)) as base:
+        [first] = _workers()
+        _kill(first)
+        # The pool is empty: not ready, so that a load balancer sends checks elsewhere.
+        _until(lambda: _readyz(base) == 503, 5, "/readyz says 503 while no worker is alive")
+        body = httpx.get(f"{base}/readyz", timeout=5).json()
+        assert body["ready"] is False and body["judge_workers_alive"] == 0
+        seen = {first}
+        for _ in range(2):  # the replacement, and the replacement's replacement, killed while they start
+            _until(lambda: bool(set(_workers()) - seen), 10, "a replacement starts", every=0.01)
+            [starting] = set(_workers()) - seen
+            assert _readyz(base) == 503  # it is still building its judge (a start takes seconds)
+            _kill(starting)
+            seen.add(starting)
+        _until(lambda: _readyz(base) == 200, 30, "the pool is refilled and /readyz says 200 again", every=0.1)
+        assert _check(base).status_code == 200
+        assert _metric(base, "hallumeasure_guard_judge_workers_alive") == 1
+        assert _metric(base, "hallumeasure_guard_judge_workers_starting") == 0
+        assert _metric(base, "hallumeasure_guard_judge_worker_restarts_total") == 3
+        assert _metric(base, "hallumeasure_guard_judge_worker_start_failures_total") == 2  # killed while starting
+        metrics = httpx.get(f"{base}/metrics", timeout=5).text
+        assert re.search(r'^hallumeasure_guard_judge_worker_last_exit\{status="SIGKILL"\} \d', metrics, re.M)
+
+
+def test_a_crash_loop_ends_with_a_full_pool_that_answers() -> None:
+    """SIGKILL a worker (starting, idle or busy) every 0.3 s for 8 s while a client checks; then stop. The
+    pool ends full and checks answer 200 at once. Meanwhile every answer is JSON and tells no exit status."""
+    with served(GuardSettings(judge_workers=2, timeout_s=5)) as base:
+        stop = threading.Event()
+        during: list[httpx.Response] = []
+
+        def client() -> None:
+            with httpx.Client() as c:
+                while not stop.is_set():
+                    during.append(_check(base, c))
+
+        thread = threading.Thread(target=client)
+        thread.start()
+        kills, end = 0, time.monotonic() + 8
+        try:
+            while time.monotonic() < end:
+                pids = _workers()
+                if pids:
+                    os.kill(pids[kills % len(pids)], signal.SIGKILL)
+                    kills += 1
+                time.sleep(0.3)
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+        assert kills >= 5  # fewer than 8 / 0.3: while the pool backs off there is no worker to kill
+        _until(lambda: _metric(base, "hallumeasure_guard_judge_workers_alive") == 2, 20, "the pool is full", every=0.1)
+        assert _readyz(base) == 200 and len(_workers()) == 2
+        for _ in range(5):
+            started = time.perf_counter()
+            assert _check(base).status_code == 200
+            assert time.perf_counter() - started < 2.0
+        assert during and all(a.headers["content-type"] == "application/json" for a in during)
+        assert {a.status_code for a in during} <= {200, 500, 504}
+        assert not any("exit" in a.text or "SIG" in a.text for a in during)
+        # each kill ended a worker, which was replaced (a kill may meet a worker that was ending already)
+        assert _metric(base, "hallumeasure_guard_judge_worker_restarts_total") >= kills - 2
+
+
+# 4. Every failure is a JSON answer, counted under its real status.
+
+
+def test_a_cancellation_that_is_not_the_requests_is_a_json_500_counted_as_500() -> None:
+    # a judge whose call meets a cancellation that is not the request's (a shared in-flight call that another
+    # caller cancelled)
+    guard = Guard()
+    guard.judge = _FailingJudge(asyncio.CancelledError())  # type: ignore[assignment]
+    with served(GuardSettings(judge_workers=0), guard) as base:
+        r = _check(base)
+        metrics = httpx.get(f"{base}/metrics", timeout=5).text
+        assert _readyz(base) == 200
+    assert r.status_code == 500 and r.json()["detail"] == "the guard failed; see its log"
+    assert 'hallumeasure_guard_requests_total{endpoint="/v1/check",status="500"} 1.0' in metrics
+    assert 'status="499"' not in metrics
+
+
+def test_a_lone_surrogate_in_a_stream_line_is_422_as_in_a_check() -> None:
+    lone = '{"text": "It holds \\ud800 books."}'  # a JSON escape of a lone surrogate: valid JSON, not text
+    with served(GuardSettings(judge_workers=0), Guard()) as base:
+        check = httpx.post(
+            f"{base}/v1/check",
+            content='{"response": "It holds \\ud800 books.", "context": "x"}',
+            headers={"content-type": "application/json"},
+            timeout=10,
+        )
+        for body in (f'{{"context": "{CONTEXT}"}}\n{lone}\n', '{"context": "\\ud800"}\n{"text": "It is."}\n'):
+            stream = httpx.post(f"{base}/v1/check/stream", content=body, timeout=10)
+            assert stream.status_code == 422, stream.text
+            assert "surrogate" in stream.json()["detail"]
+        metrics = httpx.get(f"{base}/metrics", timeout=5).text
+    assert check.status_code == 422
+    assert 'status="500"' not in metrics
+
+
+def test_a_stream_cut_at_shutdown_gets_an_error_event() -> None:
+    """A stream still open when the server's graceful shutdown runs out is told so, with an ``error`` event."""
+    with running(GuardSettings(judge_workers=0), Guard(), timeout_graceful_shutdown=1) as (base, server):
+        port = int(base.rsplit(":", 1)[1])
+        head = (json.dumps({"context": CONTEXT}) + "\n").encode()
+        first = (json.dumps({"text": "It holds 120,000 books. It opens"}) + "\n").encode()
+
+        async def stop_soon() -> None:
+            await asyncio.sleep(1.0)  # the first sentence is judged by then; the stream stays open
+            server.should_exit = True
+
+        async def scenario() -> bytes:
+            stopper = asyncio.create_task(stop_soon())
+            # The client would end its body only after the server has given up on it.
+            raw = await _raw(port, head + first, [], delay=4.0)
+            await stopper
+            return raw
+
+        events = _sse(asyncio.run(scenario()))
+    assert events[0][0] == "sentence"
+    assert events[-1][0] == "error" and events[-1][1]["status"] == 503
+    assert "shutting down" in events[-1][1]["detail"]
+
+
+# 3. Connections with deadlines: a head that trickles, a connection that says nothing, too many connections.
+
+
+async def _answer_of(
+    port: int, send: bytes = b"", *, drip: bytes = b"", every: float = 0.2, seconds: float = 8.0
+) -> tuple[bytes, float]:
+    """Open a connection, send ``send``, then ``drip`` every ``every`` seconds until the server answers and
+    closes (or ``seconds`` pass); what it answered and when it closed, in seconds from the opening."""
+    started = time.monotonic()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    got = b""
+    try:
+        writer.write(send)
+        while time.monotonic() - started < seconds:
+            try:
+                block = await asyncio.wait_for(reader.read(65536), every)
+            except TimeoutError:
+                if drip:
+                    writer.write(drip)
+                continue
+            if not block:
+                break
+            got += block
+    except ConnectionError:
+        pass
+    finally:
+        writer.close()
+    return got, time.monotonic() - started
+
+
+def test_a_trickling_head_and_a_silent_connection_are_closed_with_408() -> None:
+    settings = GuardSettings(judge_workers=0, header_timeout_s=1.0)
+    with running(settings, Guard(), **uvicorn_options()) as (base, _):
+        port = int(base.rsplit(":", 1)[1])
+
+        async def scenario() -> list[tuple[bytes, float]]:
+            slowloris = [
+                _answer_of(port, b"GET /healthz HTTP/1.1\r\nhost: g\r\n", drip=b"x-a: b\r\n") for _ in range(20)
+            ]
+            silent = [_answer_of(port) for _ in range(20)]
+            return await asyncio.gather(*slowloris, *silent)
+
+        answers = asyncio.run(scenario())
+        assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+    for raw, closed_after in answers:
+        assert raw.startswith(b"HTTP/1.1 408") and b"header_timeout_s" in raw
+        assert closed_after < 3.0
+
+
+def test_a_body_that_trickles_gets_408_within_the_checks_deadline() -> None:
+    settings = GuardSettings(judge_workers=0, timeout_s=1.0)
+    with served(settings, Guard()) as base:
+        port = int(base.rsplit(":", 1)[1])
+        head = b"POST /v1/check HTTP/1.1\r\nhost: g\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n"
+        raw, closed_after = asyncio.run(_answer_of(port, head + b'{"response": ', drip=b" ", every=0.2))
+    assert raw.startswith(b"HTTP/1.1 408") and b"timeout_s" in raw
+    assert closed_after < 3.0
+
+
+@pytest.mark.parametrize(
+    ("caps", "setting"),
+    [({"max_connections": 6}, "max_connections"), ({"max_connections_per_client": 6}, "max_connections_per_client")],
+)
+def test_connections_beyond_the_caps_get_503_and_the_rest_are_served(caps: dict[str, int], setting: str) -> None:
+    settings = GuardSettings(judge_workers=0, header_timeout_s=5.0, **caps)
+    with running(settings, Guard(), **uvicorn_options()) as (base, _):
+        port = int(base.rsplit(":", 1)[1])
+
+        async def scenario() -> tuple[bytes, int]:
+            held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(6)]
+            await asyncio.sleep(0.2)
+            # a 7th, which sends its request at once: it reads the 503, not a reset
+            beyond, _ = await _answer_of(port, b"GET /healthz HTTP/1.1\r\nhost: g\r\n\r\n", seconds=2.0)
+            for _, writer in held:
+                writer.close()
+            await asyncio.sleep(0.3)
+            async with httpx.AsyncClient() as c:
+                after = (await c.get(f"{base}/healthz")).status_code
+            return beyond, after
+
+        beyond, after = asyncio.run(scenario())
+    assert beyond.startswith(b"HTTP/1.1 503") and f"(setting {setting})".encode() in beyond
+    assert after == 200
+
+
+def test_under_a_low_descriptor_limit_the_connection_cap_keeps_healthz_answering(tmp_path: Path) -> None:
+    """``serve`` under ``ulimit -n 256``: 300 silent connections. Those beyond ``max_connections`` get 503 at
+    once (none is reset), the rest are closed at the head deadline, and /healthz answers throughout after it."""
+    (tmp_path / "guard.toml").write_text("[serve]\nmax_connections = 150\nheader_timeout_s = 2.0\njudge_workers = 0\n")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hallumeasure.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--config",
+            str(tmp_path / "guard.toml"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=low_limit,
+    )
+    try:
+        wait_ready(base, seconds=60)
+
+        async def scenario() -> list[tuple[bytes, float]]:
+            limit = asyncio.Semaphore(100)  # this process's own descriptors are limited too
+
+            async def one() -> tuple[bytes, float]:
+                async with limit:
+                    return await _answer_of(port, seconds=6.0)
+
+            return await asyncio.gather(*(one() for _ in range(300)))
+
+        answers = asyncio.run(scenario())
+        assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    statuses = [raw[:12] for raw, _ in answers]
+    assert set(statuses) <= {b"HTTP/1.1 503", b"HTTP/1.1 408"} and b"" not in statuses
+    assert all(closed_after < 4.0 for _, closed_after in answers)
