@@ -47,6 +47,14 @@ class SourceKind(StrEnum):
     TOOL_CALL = "tool_call"
 
 
+def _non_blank(value: str, message: str) -> str:
+    """``value`` without the spaces around it; a ``ValueError`` saying ``message`` when nothing is left."""
+    value = value.strip()
+    if not value:
+        raise ValueError(message)
+    return value
+
+
 class Passage(BaseModel):
     """One source of a response: an id the judge and the response can cite, its text, and what it is.
 
@@ -73,10 +81,7 @@ class Passage(BaseModel):
     @field_validator("id")
     @classmethod
     def _strip_id(cls, value: str) -> str:
-        value = value.strip()
-        if not value:
-            raise ValueError("a passage id must not be blank")
-        return value
+        return _non_blank(value, "a passage id must not be blank")
 
 
 @lru_cache(maxsize=32)
@@ -116,10 +121,7 @@ class Sample(BaseModel):
     @field_validator("id")
     @classmethod
     def _strip_id(cls, value: str) -> str:
-        value = value.strip()
-        if not value:
-            raise ValueError("id must not be blank")
-        return value
+        return _non_blank(value, "id must not be blank")
 
     @model_validator(mode="after")
     def _context_from_passages(self) -> Sample:
