@@ -53,6 +53,13 @@ _CHECKER = {
 #: The trace formats' option.
 _TRACES = {"outputs": Option(str, "final", "final: only a trace's final answer; all: every LLM output")}
 
+
+def _trace_format(name: str, about: str) -> InputFormatPart:
+    """A trace format, found by its content: ``<name>_rows`` and ``sniff_<name>`` in runs/traces/<name>.py."""
+    module = f"hallumeasure.runs.traces.{name}"
+    return InputFormatPart(name, f"{module}:{name}_rows", about, options=_TRACES, sniff=f"{module}:sniff_{name}")
+
+
 BUILTIN_PARTS: tuple[Part[Any], ...] = (
     # Providers: `<name>:<model>` specs.
     ProviderPart(
@@ -204,34 +211,10 @@ BUILTIN_PARTS: tuple[Part[Any], ...] = (
         "parquet", "hallumeasure.runs.inputs:parquet_rows", "Parquet (needs pyarrow)", suffixes=(".parquet",)
     ),
     # Trace formats: found by their content (sniff); see runs/traces/spans.py.
-    InputFormatPart(
-        "otlp",
-        "hallumeasure.runs.traces.otlp:otlp_rows",
-        "OTLP JSON traces with GenAI semantic conventions (collector file exporter)",
-        options=_TRACES,
-        sniff="hallumeasure.runs.traces.otlp:sniff_otlp",
-    ),
-    InputFormatPart(
-        "openinference",
-        "hallumeasure.runs.traces.openinference:openinference_rows",
-        "OpenInference spans as Arize Phoenix exports them (JSONL, span DataFrame)",
-        options=_TRACES,
-        sniff="hallumeasure.runs.traces.openinference:sniff_openinference",
-    ),
-    InputFormatPart(
-        "langfuse",
-        "hallumeasure.runs.traces.langfuse:langfuse_rows",
-        "Langfuse trace or observation export (JSON)",
-        options=_TRACES,
-        sniff="hallumeasure.runs.traces.langfuse:sniff_langfuse",
-    ),
-    InputFormatPart(
-        "mlflow",
-        "hallumeasure.runs.traces.mlflow:mlflow_rows",
-        "MLflow traces (mlflow.search_traces, Trace.to_json)",
-        options=_TRACES,
-        sniff="hallumeasure.runs.traces.mlflow:sniff_mlflow",
-    ),
+    _trace_format("otlp", "OTLP JSON traces with GenAI semantic conventions (collector file exporter)"),
+    _trace_format("openinference", "OpenInference spans as Arize Phoenix exports them (JSONL, span DataFrame)"),
+    _trace_format("langfuse", "Langfuse trace or observation export (JSON)"),
+    _trace_format("mlflow", "MLflow traces (mlflow.search_traces, Trace.to_json)"),
     # Exporters: target() -> Exporter; `hallumeasure export RUN --to <name>` (see export/).
     ExporterPart(
         "otlp-json",
