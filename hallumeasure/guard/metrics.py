@@ -6,7 +6,7 @@ never from request text, so hostile input cannot reach a label or blow up the se
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -23,19 +23,12 @@ ENDPOINTS = frozenset({"/v1/check", "/v1/check/stream", "/healthz", "/readyz", "
 class GuardMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.requests = Counter(
-            "hallumeasure_guard_requests",
-            "HTTP requests by endpoint and status",
-            ["endpoint", "status"],
-            registry=self.registry,
+        self.requests = self._counter(
+            "hallumeasure_guard_requests", "HTTP requests by endpoint and status", ["endpoint", "status"]
         )
-        self.decisions = Counter(
-            "hallumeasure_guard_decisions", "Checked responses by decision", ["decision"], registry=self.registry
-        )
-        self.undecided = Counter(
-            "hallumeasure_guard_undecided",
-            "Checked responses the keyless judge could not decide",
-            registry=self.registry,
+        self.decisions = self._counter("hallumeasure_guard_decisions", "Checked responses by decision", ["decision"])
+        self.undecided = self._counter(
+            "hallumeasure_guard_undecided", "Checked responses the keyless judge could not decide"
         )
         self.stage_seconds = Histogram(
             "hallumeasure_guard_stage_seconds",
@@ -44,19 +37,15 @@ class GuardMetrics:
             buckets=BUCKETS,
             registry=self.registry,
         )
-        self.rejected = Counter(
-            "hallumeasure_guard_rejected", "Requests refused with 429 at the concurrency limit", registry=self.registry
+        self.rejected = self._counter(
+            "hallumeasure_guard_rejected", "Requests refused with 429 at the concurrency limit"
         )
-        self.timeouts = Counter(
-            "hallumeasure_guard_timeouts", "Checks that passed their deadline", registry=self.registry
+        self.timeouts = self._counter("hallumeasure_guard_timeouts", "Checks that passed their deadline")
+        self.fallbacks = self._counter(
+            "hallumeasure_guard_llm_fallbacks", "Checks whose LLM step failed or passed its deadline"
         )
-        self.fallbacks = Counter(
-            "hallumeasure_guard_llm_fallbacks",
-            "Checks whose LLM step failed or passed its deadline",
-            registry=self.registry,
-        )
-        self.explained = Counter(
-            "hallumeasure_guard_llm_explained", "Checks whose flagged claims an LLM explained", registry=self.registry
+        self.explained = self._counter(
+            "hallumeasure_guard_llm_explained", "Checks whose flagged claims an LLM explained"
         )
         self.queue_depth = Gauge(
             "hallumeasure_guard_queue_depth", "Checks running or waiting for a slot", registry=self.registry
@@ -66,6 +55,10 @@ class GuardMetrics:
             "Streams open (each holds a check slot only while judging)",
             registry=self.registry,
         )
+
+    def _counter(self, name: str, documentation: str, labels: Sequence[str] = ()) -> Counter:
+        """A counter in this app's registry."""
+        return Counter(name, documentation, labels, registry=self.registry)
 
     def watch_pool(self, status: Callable[[], PoolStatus | None]) -> None:
         """Show the judge worker pool that ``status`` describes at each scrape (nothing while it returns None)."""
