@@ -19,7 +19,7 @@ from pydantic import Field
 
 from hallumeasure.core.types import Sample
 from hallumeasure.export.exporter import ExportOutcome, FileOptions, refuse_existing
-from hallumeasure.report.spans import response_spans
+from hallumeasure.report.spans import measured_spans
 from hallumeasure.runs.run import Run
 
 
@@ -37,12 +37,8 @@ def task_type(sample: Sample) -> str:
 
 def lettucedetect_records(run: Run) -> list[dict[str, Any]]:
     """LettuceDetect's sample layout, one record per measured response."""
-    samples = {s.id: s for s in run.samples}
     records = []
-    for r in response_spans(run):
-        if not r.measured:
-            continue
-        sample = samples[r.sample_id]
+    for sample, r in measured_spans(run):
         records.append(
             {
                 "prompt": source_prompt(sample),

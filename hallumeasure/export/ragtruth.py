@@ -25,7 +25,7 @@ from pydantic import Field
 from hallumeasure.core.labels import Label
 from hallumeasure.export.exporter import ExportOutcome, FileOptions, refuse_existing, write_jsonl
 from hallumeasure.export.lettucedetect import source_prompt, task_type
-from hallumeasure.report.spans import response_spans
+from hallumeasure.report.spans import measured_spans
 from hallumeasure.runs.run import Run
 
 RAGTRUTH_TYPES: dict[Label, str] = {
@@ -38,12 +38,8 @@ RAGTRUTH_TYPES: dict[Label, str] = {
 
 def ragtruth_records(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """RAGTruth's ``response.jsonl`` and ``source_info.jsonl`` records for the measured responses."""
-    samples = {s.id: s for s in run.samples}
     responses, sources = [], []
-    for r in response_spans(run):
-        if not r.measured:
-            continue
-        sample = samples[r.sample_id]
+    for sample, r in measured_spans(run):
         source_id = f"{r.sample_id}:source"
         temperature = sample.metadata.get("temperature")
         if isinstance(temperature, bool) or not isinstance(temperature, int | float):

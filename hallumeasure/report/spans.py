@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from pydantic import BaseModel
 
 from hallumeasure.core.spans import UnsupportedSpan, unsupported_spans
+from hallumeasure.core.types import Sample
 from hallumeasure.runs.run import Run
 
 
@@ -55,3 +58,11 @@ def response_spans(run: Run) -> list[ResponseSpans]:
             )
         )
     return out
+
+
+def measured_spans(run: Run) -> Iterator[tuple[Sample, ResponseSpans]]:
+    """Each measured response of ``run`` with its sample, in input order: what the span exporters write."""
+    samples = {s.id: s for s in run.samples}
+    for r in response_spans(run):
+        if r.measured:
+            yield samples[r.sample_id], r
