@@ -9,6 +9,7 @@ import typer
 from pydantic import ValidationError
 
 from hallumeasure.cli.common import (
+    Columns,
     app,
     check_specs,
     column_mapping,
@@ -49,9 +50,7 @@ def bench(
             "with an explicit --out benchmarks/results/bench).",
         ),
     ] = Path("runs/bench"),
-    column: Annotated[
-        list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
-    ] = None,
+    column: Columns = None,
     data: Annotated[
         Path | None,
         typer.Option("--data", help="Folder of the shared sets that DATASETS names (default: $HALLUMEASURE_DATA)."),

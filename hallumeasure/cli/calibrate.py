@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from pydantic import ValidationError
 
-from hallumeasure.cli.common import app, fail, one_line, open_unit, out, refuse_unfinished
+from hallumeasure.cli.common import MeasuredRunDir, app, fail, one_line, open_unit, out, refuse_unfinished
 from hallumeasure.cli.output import fitted_table
 from hallumeasure.core.errors import HalluMeasureError
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 @app.command()
 def calibrate(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
+    run_dir: MeasuredRunDir,
     labels: Annotated[
         Path | None,
         typer.Option(

@@ -246,6 +246,12 @@ CacheFile = Annotated[
 ]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
 
+# Arguments and options that several commands declare the same way.
+MeasuredRunDir = Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")]
+RunDir = Annotated[Path, typer.Argument(help="The run directory.")]
+#: --column field=name, read by ``column_mapping``.
+Columns = Annotated[list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")]
+
 
 def column_mapping(pairs: list[str]) -> dict[str, str]:
     mapping = {}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from hallumeasure.cli.common import app, console, fail, one_line, out
+from hallumeasure.cli.common import RunDir, app, console, fail, one_line, out
 from hallumeasure.core.errors import HalluMeasureError
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ OLD_FLAGS = (
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def export(
     ctx: typer.Context,
-    run_dir: Annotated[Path, typer.Argument(help="The run directory.")],
+    run_dir: RunDir,
     to: Annotated[
         str | None,
         typer.Option(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hallumeasure.cli.common import app, fail
+from hallumeasure.cli.common import RunDir, app, fail
 from hallumeasure.cli.export import deprecated, export_to
 
 #: The span layouts this command wrote, each now an exporter of that name.
@@ -16,7 +16,7 @@ FORMATS = ("lettucedetect", "ragtruth")
 
 @app.command("export-spans", hidden=True)
 def export_spans(
-    run_dir: Annotated[Path, typer.Argument(help="The run directory.")],
+    run_dir: RunDir,
     fmt: Annotated[
         str, typer.Option("--format", help="lettucedetect (one JSON file) or ragtruth (a folder of two JSONL files).")
     ] = "lettucedetect",

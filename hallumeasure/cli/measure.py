@@ -12,6 +12,7 @@ from rich.markup import escape
 from hallumeasure.cli.common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
+    Columns,
     app,
     batch_progress,
     column_mapping,
@@ -49,9 +50,7 @@ def measure(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Delete an existing run in --out first (not with --resume).")
     ] = False,
-    column: Annotated[
-        list[str] | None, typer.Option(help="Map a field to your column: --column response=answer.")
-    ] = None,
+    column: Columns = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the expected calls, tokens and cost; call nothing.")
     ] = False,

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from hallumeasure.cli.common import (
+    MeasuredRunDir,
     app,
     console,
     fail,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 @app.command()
 def show(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory written by 'measure'.")],
+    run_dir: MeasuredRunDir,
     claims: Annotated[
         bool, typer.Option("--claims", help="List every claim with its verdict (with --json: a 'claims' list).")
     ] = False,
