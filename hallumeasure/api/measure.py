@@ -128,7 +128,9 @@ def _measure(
     warn_skipped(loaded)
     run_dir = Path(out) if out is not None else default_run_dir(loaded.sha256)
     measurement.run(loaded, run_dir, resume=resume, overwrite=overwrite, progress=progress)
-    return Run.load(run_dir)
+    run = Run.load(run_dir)
+    warn_broken_judge(run)
+    return run
 
 
 class SkippedRowsWarning(UserWarning):
@@ -149,6 +151,23 @@ def warn_skipped(loaded: LoadedInput, *, shown: int = 3) -> None:
         SkippedRowsWarning,
         stacklevel=4,
     )
+
+
+class BrokenJudgeWarning(UserWarning):
+    """The run's judge failed its sanity checks (``Run.manifest.judge_checks``); the CLI prints the same."""
+
+
+def warn_broken_judge(run: Run) -> None:
+    """Warn about each sanity check the run's judge failed: its numbers are no measurement."""
+    checks = (run.manifest.judge_checks if run.manifest else None) or []
+    if checks:
+        warnings.warn(
+            f"the judge of run {run.name} failed {len(checks)} sanity check(s), so its numbers are no measurement: "
+            + "; ".join(check.line() for check in checks)
+            + " (audit refuses the run unless allow_broken_judge=True)",
+            BrokenJudgeWarning,
+            stacklevel=4,
+        )
 
 
 def default_run_dir(input_sha256: str) -> Path:

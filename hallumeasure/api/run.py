@@ -253,12 +253,14 @@ class Run(read_model.Run):
         baseline_model: str | None = None,
         current_model: str | None = None,
         allow_mismatch: bool = False,
+        allow_broken_judge: bool = False,
         resamples: int = RESAMPLES,
         seed: int = SEED,
         **gate_settings: Any,
     ) -> RunAudit:
         """Audit this run against ``baseline``: pass, regression, inconclusive or incomplete, with the exit
-        code the command line would give. ``gate_settings`` are fields of ``AuditGates`` (``max_rate_rise``,
+        code the command line would give; a run whose judge failed its sanity checks is refused unless
+        ``allow_broken_judge``. ``gate_settings`` are fields of ``AuditGates`` (``max_rate_rise``,
         ``alpha`` ...). The audit files (JSON, Markdown, JUnit) go to ``out`` when it is given."""
         from hallumeasure.report.audit import audit_runs
 
@@ -272,6 +274,7 @@ class Run(read_model.Run):
             gates if gates is not None else AuditGates(**gate_settings),
             out_dir=out,
             allow_mismatch=allow_mismatch,
+            allow_broken_judge=allow_broken_judge,
             baseline_model=baseline_model,
             current_model=current_model,
             resamples=resamples,

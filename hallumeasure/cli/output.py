@@ -200,7 +200,25 @@ def print_summary(run_dir: Path, data: Run | None = None) -> Run:
     stability = run_stability(data)
     for line in stability_lines(stability) if stability is not None else []:
         out.print(line, markup=False, highlight=False)
+    if manifest is not None:
+        print_judge_checks(manifest)
     return data
+
+
+def print_judge_checks(manifest: RunManifest) -> None:
+    """A short block for each sanity check the run's judge failed: what was seen, what it means, what to do."""
+    checks = manifest.judge_checks or []
+    if not checks:
+        return
+    out.print(
+        f"[red]the judge failed {len(checks)} sanity check(s) on its own output: "
+        "its numbers above are no measurement[/red]",
+        highlight=False,
+    )
+    for check in checks:
+        for line in (f"  {check.name.value}: {check.seen}", f"    means: {check.means}", f"    do: {check.todo}"):
+            out.print(line, markup=False, highlight=False)
+    out.print("  audit refuses this run unless given --allow-broken-judge", markup=False, highlight=False)
 
 
 def usage_line(usage: Usage, specs: Sequence[str], *, batch: bool = False) -> str | None:

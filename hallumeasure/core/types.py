@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hallumeasure.core.judge_checks import JudgeCheck
 from hallumeasure.core.labels import Label, Policy, Subtype
 
 
@@ -348,3 +349,6 @@ class RunManifest(BaseModel):
     status: str = "running"
     counts: dict[str, int] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
+    #: The judge's sanity checks that failed on this run (``core/judge_checks.py``); empty when all passed,
+    #: None when the run was not checked (an unfinished run, or one stored before the checks existed).
+    judge_checks: list[JudgeCheck] | None = None

@@ -31,6 +31,7 @@ from hallumeasure.judges.protocols import (
     PromptedStage,
     model_to_close,
 )
+from hallumeasure.pipeline.judge_checks import check_judge
 from hallumeasure.pipeline.judging import measure_sample
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.runs.inputs import key_samples
@@ -290,6 +291,7 @@ def run_measurement(
                     **_evidence_counts(results),
                 },
                 "usage": summary.usage,
+                "judge_checks": check_judge(results),
             }
         )
         store.write_manifest(manifest)

@@ -412,6 +412,7 @@ def audit_runs(
     out_dir: str | Path | None = None,
     allow_mismatch: bool = False,
     allow_changes: Collection[str] = (),
+    allow_broken_judge: bool = False,
     baseline_model: str | None = None,
     current_model: str | None = None,
     resamples: int = RESAMPLES,
@@ -423,7 +424,8 @@ def audit_runs(
     The runs must be measured alike (``allow_changes`` names the fields of
     ``hallumeasure.report.audit_inputs.CHANGE_FLAGS`` that may differ) and hold the same samples
     (``allow_mismatch`` allows others; without shared samples they are then compared as
-    independent groups). Raises ``HalluMeasureError`` (exit code 2) when the runs cannot be
+    independent groups). A run whose judge failed its sanity checks is refused unless
+    ``allow_broken_judge``. Raises ``HalluMeasureError`` (exit code 2) when the runs cannot be
     audited as given.
     """
     base_run, cur_run = Run.of(baseline), Run.of(current)
@@ -434,7 +436,14 @@ def audit_runs(
     base_units, base_name = _select(base_run, baseline_model)
     cur_units, cur_name = _select(cur_run, current_model)
     overlap = SampleOverlap(base_units, cur_units)
-    found = check_audit_inputs(base_run, cur_run, overlap, allow_changes=allow_changes, allow_mismatch=allow_mismatch)
+    found = check_audit_inputs(
+        base_run,
+        cur_run,
+        overlap,
+        allow_changes=allow_changes,
+        allow_mismatch=allow_mismatch,
+        allow_broken_judge=allow_broken_judge,
+    )
     options = {"resamples": resamples, "seed": seed}
     base_stats = group_stats(base_units, base_name, **options)
     cur_stats = group_stats(cur_units, cur_name, **options)
@@ -534,6 +543,7 @@ def run_audit(
         out_dir=out_dir,
         allow_mismatch=settings.allow_mismatch,
         allow_changes=settings.allow_changes,
+        allow_broken_judge=settings.allow_broken_judge,
         baseline_model=settings.baseline_model,
         current_model=settings.current_model,
         resamples=settings.resamples,

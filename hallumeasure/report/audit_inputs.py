@@ -5,6 +5,8 @@ fixed. A run judged by another judge, extractor, mode, detector, prompt version,
 policy measures differently, and the audit would report the change of instrument as a change of
 the model; runs over different samples compare different tasks. Each difference is refused
 (exit code 2) with the flag that allows it; an allowed difference is listed in the outputs.
+A run whose judge failed its own sanity checks (``pipeline/judge_checks.py``) measured nothing, and is
+refused in the same way (``--allow-broken-judge``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from hallumeasure.runs.run import Run
 
 #: Each way of measuring a run, and the flag that lets an audit compare runs that differ in it.
 CHANGE_FLAGS = {field: flag for field, (flag, _) in CHANGE_SWITCHES.items()}
+#: The flag that lets an audit use runs whose judge failed its sanity checks.
+BROKEN_FLAG = "--allow-broken-judge"
 
 
 def _measured(run: Run) -> dict[str, str] | None:
@@ -84,11 +88,13 @@ def check_audit_inputs(
     *,
     allow_changes: Collection[str] = (),
     allow_mismatch: bool = False,
+    allow_broken_judge: bool = False,
 ) -> list[str]:
     """Raise ``ConfigError`` naming every difference not allowed; return the allowed ones as sentences.
 
     ``allow_changes`` holds fields of ``CHANGE_FLAGS``; ``allow_mismatch`` allows different or
-    partly shared samples and runs without a manifest.
+    partly shared samples and runs without a manifest; ``allow_broken_judge`` allows runs whose judge
+    failed its sanity checks (``RunManifest.judge_checks``).
     """
     unknown = sorted(set(allow_changes) - set(CHANGE_FLAGS))
     if unknown:
@@ -109,13 +115,34 @@ def check_audit_inputs(
             allowed.append(overlap.describe())
         else:
             refused.append(f"{overlap.describe()} (--allow-mismatch)")
+    broken = broken_judges(base, cur)
+    problems = []
     if refused:
-        raise ConfigError(
+        problems.append(
             "the audit compares like with like, and these runs differ: "
             + "; ".join(refused)
             + ". Each difference names the flag that allows it."
         )
-    return allowed
+    if broken and not allow_broken_judge:
+        problems.append(
+            "the audit needs a judge that works: "
+            + "; ".join(broken)
+            + f". Measure again with a judge that passes them, or add {BROKEN_FLAG} to audit anyway."
+        )
+    if problems:
+        raise ConfigError(" ".join(problems))
+    return allowed + broken
+
+
+def broken_judges(*runs: Run) -> list[str]:
+    """A sentence for each run whose judge failed its sanity checks, naming the checks and what was seen."""
+    found = []
+    for run in runs:
+        checks = (run.manifest.judge_checks if run.manifest else None) or []
+        if checks:
+            seen = "; ".join(f"{c.name.value}: {c.seen}" for c in checks)
+            found.append(f"the judge of run {run.name} failed its sanity checks ({seen})")
+    return found
 
 
 def undecided_column(run: Run) -> np.ndarray:

@@ -111,6 +111,11 @@ class AuditSettings(AuditGates):
         default=False,
         description="Audit runs over different or partly shared samples (or without a manifest); the outputs say so.",
     )
+    allow_broken_judge: bool = Field(
+        default=False,
+        description="Audit runs whose judge failed its own sanity checks (one label for every claim, reasons "
+        "copied from the prompt, quotes in no passage); the outputs say so.",
+    )
     allow_changes: Annotated[frozenset[ChangeField], Flag(members=CHANGE_SWITCHES)] = Field(
         default=frozenset(), description="What may differ between how the two runs were measured."
     )

@@ -29,6 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.judge_checks import JudgeCheck
 from hallumeasure.core.spans import unsupported_spans
 from hallumeasure.core.types import (
     PASSAGE_SEPARATOR,
@@ -183,6 +184,8 @@ class ViewerRun(BaseModel):
     #: ``offline`` when a keyless judge (offline, nli, offline+nli) gave the labels, ``fake`` for the
     #: scripted fake model; None for an LLM judge.
     banner: Literal["offline", "fake"] | None = None
+    #: The sanity checks the run's judge failed (``core/judge_checks.py``): a red banner each.
+    judge_checks: list[JudgeCheck] = Field(default_factory=list)
     models: list[ViewerModel]
     n_total: int
     n_shown: int
@@ -308,6 +311,7 @@ def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
         status=m.status if m else None,
         notes=judge_notes([run]),
         banner=banner,
+        judge_checks=(m.judge_checks or []) if m else [],
         models=models,
         n_total=len(run.samples),
         n_shown=n_shown,

@@ -104,6 +104,13 @@
           ", not an LLM: read the labels as a cheap first pass (see the README for its measured quality).";
       add(notes, el("p", { "class": "banner " + g.banner, "data-judge": g.kind, text: text }));
     });
+    // A judge that failed its own sanity checks: one red banner per check, before anything else is read.
+    DATA.runs.forEach(function (run) {
+      (run.judge_checks || []).forEach(function (c) {
+        add(notes, el("p", { "class": "banner broken", "data-check": c.name, text: "Run " + run.name +
+          ": the judge failed a sanity check (" + c.name + "): " + c.seen + ". It means " + c.means + " " + c.todo }));
+      });
+    });
     DATA.notes.forEach(function (n) { add(notes, el("p", { "class": "note", text: n })); });
     if (paired) {
       var p = DATA.pairing;
