@@ -40,6 +40,20 @@ _OPEN = "<\uff1c\ufe64\u2329\u3008\u27e8"
 _SLASH = "/\uff0f\u2215\u2044"
 
 
+_INVISIBLE_CHARS = frozenset(
+    chr(c) for lo, hi in re.findall(r"(.)(?:-(.))?", _INVISIBLE) for c in range(ord(lo), ord(hi or lo) + 1)
+)
+
+
+def visible(text: str) -> bool:
+    """Whether ``text`` shows anything: a character other than whitespace, a format character (Unicode
+    category Cf: zero-width spaces and joiners, direction marks) or another that prints as nothing.
+    A response of only such characters makes no claim."""
+    return any(
+        not char.isspace() and char not in _INVISIBLE_CHARS and unicodedata.category(char) != "Cf" for char in text
+    )
+
+
 def _tag_name(tag: str) -> str:
     return f"[{_INVISIBLE}]*".join(re.escape(char) for char in tag)
 
@@ -111,14 +125,17 @@ def split_sentences(text: str) -> list[tuple[str, Span]]:
     pysbd (rule-based, offline) handles abbreviations, initials and the like; plain text without
     any of those takes a fast path that splits after ``.``, ``!`` or ``?`` followed by a space.
     Full-width sentence ends (``。！？``, Chinese and Japanese) split too, with or without a space.
+    A piece that shows nothing (zero-width or format characters only: see ``visible``) is no sentence.
     """
     if _FULL_WIDTH_END_RE.search(text):
-        return [
+        sentences = [
             (piece, Span(start=span.start + start, end=span.start + end))
             for sentence, span in _split_sentences(text)
             for piece, start, end in _full_width_pieces(sentence)
         ]
-    return _split_sentences(text)
+    else:
+        sentences = _split_sentences(text)
+    return [(sentence, span) for sentence, span in sentences if visible(sentence)]
 
 
 _FULL_WIDTH_END_RE = re.compile(r"[。！？]+")

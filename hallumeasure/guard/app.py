@@ -32,6 +32,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hallumeasure.core.text import visible
 from hallumeasure.guard.connections import STATE_KEY, ConnectionLimits
 from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
 from hallumeasure.guard.metrics import GuardMetrics, endpoint_label
@@ -100,6 +101,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         "description": "over a limit: bytes, source characters, response characters, sentences or claims",
     },
     408: {"model": Detail, "description": "the request's headers or body did not arrive in time"},
+    415: {"model": Detail, "description": "a Content-Type the endpoint does not read (the types it reads are named)"},
     422: {"model": Detail, "description": "the request is not a valid check (the fields and problems are named)"},
     429: {"model": Detail, "description": "at the concurrency limit; retry after Retry-After seconds"},
     500: {"model": Detail, "description": "the guard failed (counted in the metrics)"},
@@ -182,6 +184,9 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         openapi_extra={"requestBody": _body("CheckRequest")},
     )
     async def check(request: Request) -> Response:
+        wrong_type = _wrong_media_type(request, JSON_TYPES)
+        if wrong_type is not None:
+            return wrong_type
         # One deadline from arrival: reading the body counts (a client that trickles it holds no slot, but a task).
         deadline = asyncio.get_running_loop().time() + settings.timeout_s
         try:
@@ -238,6 +243,9 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
     )
     async def check_stream(request: Request) -> Response:
         """The response arrives as NDJSON: a first line with the source, then lines of ``{"text": delta}``."""
+        wrong_type = _wrong_media_type(request, NDJSON_TYPES)
+        if wrong_type is not None:
+            return wrong_type
         return _StreamCheck(settings, state, checks, streams, metrics, traffic, judge_call())
 
     original_openapi = app.openapi
@@ -474,8 +482,8 @@ class _StreamCheck(Response):
         for sentence in stream.close():
             await self._sentence(guard, stream, sentence, index, send)
             index += 1
-        if not stream.text.strip():
-            raise _RefusedError(422, "the stream held no response text")
+        if not visible(stream.text):
+            raise _RefusedError(422, "the stream held no response text (or only characters that show nothing)")
         request = stream.head.model_copy(update={"response": stream.text})
         result = await self._checked(guard.run(request, judge_with=self.judge))
         self.metrics.observe(result)
@@ -588,6 +596,24 @@ async def _read_limited(request: Request, limit: int) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+#: The Content-Types ``/v1/check`` reads. A request without one is read as JSON (raw bytes sent by most
+#: clients carry none); another one gets 415: plain text, or a form (what ``curl -d`` sends unless told).
+JSON_TYPES = ("application/json",)
+#: The Content-Types ``/v1/check/stream`` reads: NDJSON under its usual names, and JSON for clients that
+#: send every body as JSON. A request without one is read as NDJSON.
+NDJSON_TYPES = ("application/x-ndjson", "application/ndjson", "application/jsonl", "application/json")
+
+
+def _wrong_media_type(request: Request, accepted: tuple[str, ...]) -> JSONResponse | None:
+    """A 415 that names the types the endpoint reads, when the request declares another; None otherwise.
+    The declared type is not echoed (a header is the client's text)."""
+    declared = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if not declared or declared in accepted:
+        return None
+    detail = f"the body must be sent as {' or '.join(accepted)} (header Content-Type), not another type"
+    return JSONResponse({"detail": detail}, status_code=415)
 
 
 def _body(model: str) -> dict[str, Any]:

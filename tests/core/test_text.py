@@ -40,3 +40,12 @@ def test_locate_exact_and_fuzzy():
     (fuzzy,) = locate("The budget was approved by the council", text)
     assert text[fuzzy.start : fuzzy.end] == "The council approved the budget."
     assert locate("Completely unrelated words here", text) == ()
+
+
+def test_a_piece_that_shows_nothing_is_no_sentence():
+    from hallumeasure.core.text import visible
+
+    assert split_sentences("\u200b\u200b") == []
+    assert [s for s, _ in split_sentences("It opens at 9. \u200b\u2060 \ufeff\n\u200d")] == ["It opens at 9."]
+    assert [s for s, _ in split_sentences("They met.\u200b。\u200b")] == ["They met.\u200b。"]
+    assert not visible(" \u200b\u200c\u200d\u200e\u2060\ufeff\u00ad\n") and visible("\u200ba") and visible(".")

@@ -60,3 +60,21 @@ def test_the_api_reference_documents_every_public_name():
     public = [name for name in hallumeasure.__all__ if name != "__version__"]
     missing = [name for name in public if not any(getattr(hallumeasure, name) is obj for obj in documented)]
     assert not missing, f"docs/python-api.md has no '::: module.name' entry for these public names: {missing}"
+
+
+def test_the_guard_options_table_lists_every_serve_option() -> None:
+    from typer.main import get_command
+
+    from hallumeasure.cli import app
+
+    serve = get_command(app).commands["serve"]  # type: ignore[attr-defined]
+    options = {opt for param in serve.params for opt in param.opts if opt.startswith("--")} - {"--help"}
+    page = (DOCS / "guard.md").read_text(encoding="utf-8")
+    section = page.split("\n## Options of `hallumeasure serve`\n", 1)[1].split("\n## ", 1)[0]
+    # the first column of each row: the flags it is about
+    listed = {flag for line in section.splitlines() if line.startswith("| `-") for flag in _flags(line)}
+    assert not options - listed, f"docs/guard.md's options table lacks: {sorted(options - listed)}"
+
+
+def _flags(row: str) -> list[str]:
+    return re.findall(r"`(--[a-z][a-z-]*)`", row.split(" | ", 1)[0])

@@ -22,6 +22,8 @@ from hallumeasure.judges.protocols import Judgement
 
 CONTEXT = "The Kessler Public Library opens at 9 a.m. and closes at 9 p.m. on weekdays. It holds 120,000 books."
 KEY = "test-key-" + "x" * 24
+#: A stream's body: the source, then the response.
+STREAM = f"{json.dumps({'context': CONTEXT})}\n{json.dumps({'text': 'It holds 120,000 books.'})}\n".encode()
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +103,32 @@ def test_malformed_json_gets_422(client: TestClient) -> None:
     r = client.post("/v1/check", content=b'{"response": "x", ', headers={"content-type": "application/json"})
     assert r.status_code == 422
     assert "json" in r.text.lower()
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/xml"])
+def test_a_body_declared_as_another_type_gets_415_naming_the_one_read(client: TestClient, content_type: str) -> None:
+    body = json.dumps({"response": "It holds 120,000 books.", "context": CONTEXT}).encode()
+    r = client.post("/v1/check", content=body, headers={"content-type": content_type})
+    assert r.status_code == 415 and r.headers["content-type"] == "application/json"
+    assert "application/json" in r.json()["detail"]
+    r = client.post("/v1/check/stream", content=STREAM, headers={"content-type": content_type})
+    assert r.status_code == 415 and "application/x-ndjson" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("content_type", [None, "application/json; charset=utf-8", "Application/JSON"])
+def test_a_check_is_read_as_json_when_declared_so_or_not_declared(client: TestClient, content_type: str | None) -> None:
+    body = json.dumps({"response": "It holds 120,000 books.", "context": CONTEXT}).encode()
+    headers = {"content-type": content_type} if content_type else {}
+    assert client.post("/v1/check", content=body, headers=headers).status_code == 200
+
+
+@pytest.mark.parametrize("content_type", [None, "application/x-ndjson", "application/json", "application/jsonl"])
+def test_a_stream_is_read_as_ndjson_when_declared_so_or_not_declared(
+    client: TestClient, content_type: str | None
+) -> None:
+    headers = {"content-type": content_type} if content_type else {}
+    r = client.post("/v1/check/stream", content=STREAM, headers=headers)
+    assert r.status_code == 200 and _events(r.text)[-1][0] == "done"
 
 
 def test_keys_are_required_when_configured(guard: Guard) -> None:
@@ -248,3 +276,27 @@ def test_the_stream_reports_each_sentence_then_the_whole(client: TestClient) -> 
 def test_the_stream_needs_the_source_first(client: TestClient) -> None:
     r = client.post("/v1/check/stream", content=b'{"text": "hello"}\n')
     assert r.status_code == 422
+
+
+@pytest.mark.parametrize("response", ["\u200b\u200b", "\u200b \u2060\ufeff\n\u200d\u200e", "\u00ad\u180e"])
+def test_a_response_that_shows_nothing_makes_no_claim_at_every_door(
+    client: TestClient, guard: Guard, response: str
+) -> None:
+    """Zero-width and format characters only (what a model may emit around nothing): no claim to check,
+    in process and over HTTP alike; a stream of them is refused like a stream of no text."""
+    import hallumeasure
+
+    assert hallumeasure.check(response, context=CONTEXT).claims == []
+    assert guard.check(response, context=CONTEXT).claims == []
+    r = client.post("/v1/check", json={"response": response, "context": CONTEXT})
+    assert r.status_code == 200 and r.json()["claims"] == [] and r.json()["n_claims"] == 0
+    lines = [json.dumps({"context": CONTEXT}), json.dumps({"text": response})]
+    r = client.post("/v1/check/stream", content="\n".join(lines).encode())
+    assert r.status_code == 422 and "no response text" in r.json()["detail"]
+
+
+def test_a_claim_around_invisible_characters_is_still_checked(client: TestClient) -> None:
+    response = "\u200bThe library holds 300,000 books. \u200b\u200d"
+    r = client.post("/v1/check", json={"response": response, "context": CONTEXT})
+    assert r.status_code == 200
+    assert [c["label"] for c in r.json()["claims"]] == ["contradicted"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hallumeasure.core.text import clean_text, fence, locate, split_sentences, words
+from hallumeasure.core.text import clean_text, fence, locate, split_sentences, visible, words
 from hallumeasure.core.types import Claim, Sample, Span
 from hallumeasure.judges.llm.outputs import ExtractedClaims, tool_schema
 from hallumeasure.judges.llm.parsing import ask_structured
@@ -119,8 +119,8 @@ class LLMExtractor(OnePromptStage):
         return GenerateRequest(system=system, messages=(message,), tool=EXTRACT_TOOL, max_tokens=self.max_tokens)
 
     async def extract(self, sample: Sample) -> Extraction:
-        if not sample.response.strip():
-            return Extraction()  # an empty response makes no claims; aggregation reports it
+        if not visible(sample.response):
+            return Extraction()  # an empty (or invisible) response makes no claims; aggregation reports it
         request = self.request(sample)
         result = await ask_structured(self.model, request, ExtractedClaims, max_reasks=self.max_reasks)
         usage = result.usage
