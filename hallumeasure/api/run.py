@@ -139,7 +139,8 @@ class Run(read_model.Run):
     ) -> pd.DataFrame:
         """Claims matching every filter (one value or several each), beside their response, context and the
         context sentence each aligns to (``source_sentence``; a reading aid, not part of the verdict).
-        ``errors=True`` keeps only error rows, ``False`` drops them."""
+        ``sample_id`` is the id as written (every model's rows of it) or a run key such as
+        ``q-ticket@assistant-v1`` (those rows only). ``errors=True`` keeps only error rows, ``False`` drops them."""
         from hallumeasure.report.drilldown import filter_claims
 
         return filter_claims(

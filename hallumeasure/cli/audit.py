@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -57,18 +55,9 @@ def audit(
         else:
             message = f"the audit could not run: {type(exc).__name__}: {one_line(exc)}"
         raise _usage_error(message, baseline, current, out_dir) from None
-    try:
-        _print_result(result, _out(baseline, current, out_dir))
-    except BrokenPipeError:
-        # A reader that stopped early (``| head -1``) must not turn the audit's exit code into 1:
-        # silence the rest of the output and exit as the audit decided.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except SystemExit:
-        # rich's Console meets a broken pipe by silencing stdout and exiting 1 (Console.on_broken_pipe);
-        # only that exit is replaced by the audit's own code.
-        if not out.quiet:
-            raise
+    # A reader that stopped early (``| head -1``) silences the rest of the output (``cli.common._Output``);
+    # the audit still exits as it decided.
+    _print_result(result, _out(baseline, current, out_dir))
     raise typer.Exit(result.exit_code)
 
 

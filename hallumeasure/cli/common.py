@@ -7,7 +7,9 @@ the command modules never import each other in a circle.
 from __future__ import annotations
 
 import copy
+import errno
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -88,7 +90,19 @@ def _metavar(param: TyperOption, ctx: Any) -> str | None:
 
 
 class _Group(TyperGroup):
-    """The app's command group: gives every command -v/--verbose and plain metavars (TEXT, INTEGER, PATH)."""
+    """The app's command group: gives every command -v/--verbose and plain metavars (TEXT, INTEGER, PATH), and
+    takes a closed stdout (``| head -2``) as no failure."""
+
+    def invoke(self, ctx: Any) -> Any:
+        # Output through ``out`` meets a closed pipe in ``_Output.on_broken_pipe`` and goes on; this catches
+        # click's own writes (a command's help), which click would end with exit 1.
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            let_go_of_stdout()
+            raise typer.Exit(EXIT_OK) from None
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
@@ -146,10 +160,31 @@ def check_specs(specs: dict[str, list[str]]) -> None:
                 raise fail(f"{option}: {exc}") from None
 
 
+def let_go_of_stdout() -> None:
+    """The reader of stdout is gone (``| head -2``): send the rest of the output to the null device, so that
+    later writes, and Python's own flush at exit, do not fail ("Exception ignored ... BrokenPipeError")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # not a file (a test's captured output): replace the object
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stdout for the rest of the process
+    finally:
+        os.close(devnull)
+
+
+class _Output(Console):
+    """The commands' stdout. A reader that stops early is no failure: rich would exit 1 at the first write to a
+    closed pipe; here the output goes quiet and the command finishes its work and exits with its own code."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        let_go_of_stdout()
+
+
 console = Console(stderr=True)
 # Wrapped at word boundaries to the terminal (80 columns when piped): a terminal breaks a longer line
 # mid-word. Machine-read output (print_json) is never wrapped.
-out = Console()
+out = _Output()
 
 
 def say(text: str) -> None:

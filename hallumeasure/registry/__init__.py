@@ -401,6 +401,8 @@ class PartInfo(BaseModel):
     options: dict[str, OptionInfo] = Field(default_factory=dict)
     #: Whether its factory imports (None: not checked).
     loads: bool | None = None
+    #: It does not load only because its extra is not installed: optional, not broken.
+    extra_missing: bool = False
     problem: str | None = None
 
 
@@ -412,19 +414,23 @@ class PluginListing(BaseModel):
 
 
 def listing(*, check: bool = False) -> PluginListing:
-    """What ``hallumeasure plugins`` shows; with ``check``, each part's factory is imported to see that it loads."""
+    """What ``hallumeasure plugins`` shows; with ``check``, each part's factory is imported to see that it loads,
+    and a part that does not is told optional (its extra is not installed) or broken."""
+    from hallumeasure.registry.extras import needs_missing_extra
     from hallumeasure.version import __version__
 
     reg = registry()
     infos = []
     for part in reg.all_parts():
-        loads, problem = None, None
+        loads, problem, extra_missing = None, None, False
         if check:
             try:
                 part.load()
                 loads = True
             except Exception as exc:  # noqa: BLE001 - reported, not raised: the listing shows what is broken
-                loads, problem = False, f"{type(exc).__name__}: {exc}"
+                loads, extra_missing = False, needs_missing_extra(part, exc)
+                # an optional part says what to install; a broken one what failed
+                problem = str(exc) if extra_missing else f"{type(exc).__name__}: {exc}"
         origin = f"hallumeasure {__version__}" if part.origin == BUILTIN else part.origin
         infos.append(
             PartInfo(
@@ -439,6 +445,7 @@ def listing(*, check: bool = False) -> PluginListing:
                     for name, o in part.options.items()
                 },
                 loads=loads,
+                extra_missing=extra_missing,
                 problem=problem,
             )
         )

@@ -62,13 +62,21 @@ def filter_claims(
 ) -> pd.DataFrame:
     """Rows matching every given filter (each filter takes one value or several).
 
+    ``sample_id`` takes the id as written in the input, which matches the rows of every model that shares it
+    (the run keys them ``q-ticket@assistant-v1``, ...), or a run key, which matches its own rows only.
     ``errors=True`` keeps only error rows (claims without a verdict), ``False`` drops them.
     """
     keep = pd.Series(True, index=claims.index)
-    for column, wanted in (("model", model), ("label", label), ("subtype", subtype), ("sample_id", sample_id)):
+    for column, wanted in (("model", model), ("label", label), ("subtype", subtype)):
         values = _as_set(wanted)
         if values is not None:
             keep &= claims[column].isin(values)
+    ids = _as_set(sample_id)
+    if ids is not None:
+        match = claims["sample_id"].isin(ids)
+        if "input_id" in claims:  # the frames of a stored run have it; a hand-made frame may not
+            match |= claims["input_id"].isin(ids)
+        keep &= match
     if errors is not None:
         is_error = claims["label"].isna()
         keep &= is_error if errors else ~is_error

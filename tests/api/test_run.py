@@ -85,6 +85,28 @@ def test_filter_and_tables_for_a_notebook(run):
     assert run.citations.empty  # no passages, no citation numbers
 
 
+def test_filter_by_sample_id_matches_every_model_of_a_shared_id_and_a_run_key_exactly(tmp_path):
+    context = "Ticket INC-2291 was closed on Monday. The refund takes five days."
+    rows = [
+        {"id": "q-ticket", "model": "assistant-v1", "context": context, "response": "INC-2291 was closed on Monday."},
+        {"id": "q-ticket", "model": "assistant-v2", "context": context, "response": "INC-2291 was closed on Friday."},
+        {"id": "q-refund", "model": "assistant-v1", "context": context, "response": "The refund takes five days."},
+    ]
+    path = tmp_path / "models.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    run = hallumeasure.measure(path, out=tmp_path / "run")
+    assert {"q-ticket@assistant-v1", "q-ticket@assistant-v2"} <= set(run.claims["sample_id"])  # keyed per model
+
+    shared = run.filter(sample_id="q-ticket")  # the id as written: both models' rows
+    assert len(shared) and set(shared["model"]) == {"assistant-v1", "assistant-v2"}
+    assert set(shared["sample_id"]) == {"q-ticket@assistant-v1", "q-ticket@assistant-v2"}
+    keyed = run.filter(sample_id="q-ticket@assistant-v2")  # a run key: that row only
+    assert len(keyed) and set(keyed["sample_id"]) == {"q-ticket@assistant-v2"}
+    several = run.filter(sample_id=["q-ticket@assistant-v1", "q-refund"], model="assistant-v1")
+    assert set(several["sample_id"]) == {"q-ticket@assistant-v1", "q-refund"}
+    assert run.filter(sample_id="q-ticket@assistant-v3").empty and run.filter(sample_id="q-tick").empty
+
+
 def test_view_writes_the_viewer(run, tmp_path, monkeypatch):
     opened = []
     monkeypatch.setattr("webbrowser.open", opened.append)
