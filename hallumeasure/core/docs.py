@@ -20,7 +20,7 @@ def docs_site() -> str | None:
     except PackageNotFoundError:
         return None
     for entry in urls:
-        name, _, url = entry.partition(",")
+        name, _, url = str(entry).partition(",")
         if name.strip().lower() in ("documentation", "docs") and url.strip():
             return url.strip().rstrip("/")
     return None
