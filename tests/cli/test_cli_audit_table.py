@@ -2,18 +2,10 @@
 text once (issue #47: the table repeated its numbers in two narrow columns, 48 lines for four gates)."""
 
 import json
-import os
-import subprocess
-import sys
 
-from testdata import EXAMPLES
+from testdata import EXAMPLES, cli_at_80
 
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "80"}
-    return subprocess.run(
-        [sys.executable, "-m", "hallumeasure.cli", *args], capture_output=True, text=True, timeout=300, env=env
-    )
+_cli = cli_at_80
 
 
 def test_the_gate_table_says_each_text_once_within_80_columns(tmp_path):

@@ -131,3 +131,26 @@ def test_the_demo_runs_without_any_package_that_only_an_extra_installs(tmp_path)
         assert done.returncode == 0, done.stderr[-2000:]
         printed += done.stdout
     assert "judge: offline" in printed and (tmp_path / "runs" / "demo" / "view.html").is_file()
+
+
+def test_make_test_prints_progress_and_counts(tmp_path):
+    """`make test`'s pytest line, run on a small suite: the count collected, progress with the share done, and
+    the counts at the end (not -q's silence until the end)."""
+    line = next(line for line in _recipe("test") if "pytest" in line)
+    options = re.search(r"\$\(BIN\)/pytest([^;]*);", line)
+    assert options, line
+    assert " -q" not in options[1] and "-qq" not in options[1]
+    for i in range(3):
+        (tmp_path / f"test_part{i}.py").write_text("def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *options[1].split()],
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "80"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "collected 6 items" in done.stdout
+    assert re.search(r"test_part0\.py \.\. +\[ 33%\]", done.stdout), done.stdout
+    assert "6 passed" in done.stdout.splitlines()[-1]

@@ -2,13 +2,10 @@
 (issue #47 item 3): a model column, whole headers and model names, claims wrapped rather than cut, filters."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from rich.cells import cell_len
-from testdata import EXAMPLES
+from testdata import EXAMPLES, cli_at_80
 
 from hallumeasure import load_run
 
@@ -16,11 +13,7 @@ RAG = EXAMPLES.parent / "rag_samples.jsonl"
 MODELS = EXAMPLES.parent / "models.jsonl"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "80"}
-    return subprocess.run(
-        [sys.executable, "-m", "hallumeasure.cli", *args], capture_output=True, text=True, timeout=300, env=env
-    )
+_cli = cli_at_80
 
 
 @pytest.fixture(scope="module")
