@@ -29,3 +29,14 @@ def load_script(relative: str) -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def cli_at_80(*args: str):  # -> subprocess.CompletedProcess[str]
+    """Run ``hallumeasure ARGS`` in a process of its own with its output piped at COLUMNS=80, as a new user sees it."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "COLUMNS": "80"}
+    return subprocess.run(
+        [sys.executable, "-m", "hallumeasure.cli", *args], capture_output=True, text=True, timeout=300, env=env
+    )

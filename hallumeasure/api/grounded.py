@@ -29,6 +29,9 @@ _RUN_ONLY = ("batch", "batch_s3", "batch_role", "batch_poll", "concurrency", "st
 class GroundednessError(AssertionError):
     """A response with more unsupported claims (or error rows) than allowed; ``result`` holds what was found."""
 
+    # A failure's first line reads "hallumeasure.GroundednessError: ...", the name users import, and fits 80 columns.
+    __module__ = "hallumeasure"
+
     def __init__(self, message: str, result: Result) -> None:
         super().__init__(message)
         self.result = result
@@ -158,17 +161,30 @@ def assert_grounded(
     return result
 
 
+#: The width of a failure message's lines: pytest puts "E" and the failing line's indent (8 columns) before each.
+MESSAGE_WIDTH = 72
+
+
 def failure_message(result: Result, problems: list[str]) -> str:
-    """The lines of a failed ``assert_grounded``: what failed, then each unsupported or unjudged claim."""
+    """The lines of a failed ``assert_grounded``: what failed, then each unsupported or unjudged claim, each line
+    wrapped to ``MESSAGE_WIDTH`` so that pytest's report of it fits an 80-column terminal."""
     rate = "-" if result.unsupported_rate is None else f"{result.unsupported_rate:.3f}"
     lines = [
-        f"response not grounded: {'; '.join(problems)}; {result.n_claims} claims, unsupported rate {rate}, "
-        f"judge {result.judge}"
+        "response not grounded:",
+        f"  {'; '.join(problems)}; {result.n_claims} claims, unsupported rate {rate}, judge {result.judge}",
     ]
     for claim in result.claims:
         if claim.unsupported or claim.error is not None:
             lines += _claim_lines(claim)
-    return "\n".join(lines)
+    return "\n".join(_wrapped(line) for line in lines)
+
+
+def _wrapped(line: str) -> str:
+    """One message line wrapped to ``MESSAGE_WIDTH``, its continuation lines indented two more columns."""
+    import textwrap
+
+    indent = " " * (len(line) - len(line.lstrip()) + 2)
+    return "\n".join(textwrap.wrap(line, MESSAGE_WIDTH, subsequent_indent=indent, break_on_hyphens=False)) or line
 
 
 def _claim_lines(claim: CheckedClaim) -> list[str]:

@@ -10,6 +10,7 @@ checks a response: it imports no judge and prints nothing before that. A test th
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Generator, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -80,9 +81,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     rate = "-" if tally.rate is None else f"{tally.rate:.3f}"
     terminalreporter.write_line(
         f"{tally.responses} responses, {tally.claims} claims checked: {tally.unsupported} unsupported "
-        f"(rate {rate}), {tally.errors} error rows; judge {', '.join(sorted(tally.judges))}"
+        f"(rate {rate}), {tally.errors} error rows"
     )
-    terminalreporter.write_line(cost_line(tally))
+    terminalreporter.write_line(f"judge: {', '.join(sorted(tally.judges))}")
+    # the cost line wraps within the terminal (80 columns when piped), as pytest's own lines do
+    width = max(40, config.get_terminal_writer().fullwidth)
+    for line in textwrap.wrap(cost_line(tally), width, subsequent_indent="  "):
+        terminalreporter.write_line(line)
 
 
 def cost_line(tally: grounded.Tally) -> str:
@@ -114,7 +119,11 @@ class Grounding:
 
     A test that names the fixture ``hallumeasure`` hides the module of that name; the fixture has the
     module's two functions, so ``hallumeasure.assert_grounded(...)`` reads the same inside such a test.
+    Its methods hide their frames (``__tracebackhide__``): a failure shows the test's line, then the claims.
     """
+
+    def __repr__(self) -> str:  # pytest prints a failing test's arguments: one short line, not an address
+        return "<hallumeasure fixture>"
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -137,6 +146,7 @@ class Grounding:
     ) -> Result:
         """``hallumeasure.check`` with the project's settings (counted in the session summary); ``messages``
         checks the last answer of a conversation against its system prompt and tool results."""
+        __tracebackhide__ = True
         return grounded.check_with_defaults(response, context=context, passages=passages, messages=messages, **options)
 
     def assert_grounded(
@@ -149,6 +159,7 @@ class Grounding:
         **options: Any,
     ) -> Result:
         """``hallumeasure.assert_grounded`` with the project's settings."""
+        __tracebackhide__ = True
         return grounded.assert_grounded(response, context, passages, messages=messages, **options)
 
 

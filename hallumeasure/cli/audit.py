@@ -78,13 +78,19 @@ def _usage_error(message: str, baseline: Path, current: Path, out_dir: Path | No
 
 
 def _print_result(result: AuditResult, out_dir: Path) -> None:
+    from rich import box
+
     say(f"audit: {result.headline}")
-    table = Table()
-    for name in ("gate", "result", "observed", "message"):
-        table.add_column(name, overflow="fold")
+    # what each gate saw, one row each; then, below, what the gates that did not pass mean (each text once)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
+    for name in ("gate ", "result ", "observed"):
+        table.add_column(name, no_wrap=name != "observed", overflow="fold")
     for gate in result.gates:
-        table.add_row(escape(gate.name), gate.status.upper(), escape(str(gate.observed)), escape(gate.message))
+        table.add_row(escape(gate.name) + " ", gate.status.upper() + " ", escape(str(gate.observed)))
     out.print(table)
+    for gate in result.gates:
+        if gate.status != "pass":
+            say(f"{gate.name}: {gate.message}")
     for line in result.policy:
         say(line)
     for note in result.notes:

@@ -149,6 +149,24 @@ def fitted_table(
     return table
 
 
+def table_width(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    """The width ``fitted_table`` needs with its headers wrapped between words (no value is ever cut)."""
+    widths = [max([len(word) for word in h.split()] + [len(row[i]) for row in rows]) for i, h in enumerate(headers)]
+    return sum(widths) + len(headers) - 1
+
+
+def turned_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, title: str | None = None, width: int | None = None
+) -> Table:
+    """``fitted_table``, turned when it would not fit: one row per column and one column per row (a few
+    models' numbers side by side), so that every header and every name stays whole at 80 columns."""
+    room = width if width is not None else out.size.width
+    if table_width(headers, rows) <= room or len(rows) > len(headers):
+        return fitted_table(headers, rows, title=title, width=room)
+    turned = [[header, *(row[i] for row in rows)] for i, header in enumerate(headers) if i]
+    return fitted_table(["", *(row[0] for row in rows)], turned, title=title, width=room)
+
+
 def print_rates(rows: Sequence[GroupRates], *, title: str, first: str = "model", judge: str | None = None) -> None:
     """Groups' rates as every view shows them (``hallumeasure.report.rates``): one table of the rates with their
     intervals, then, when a keyless judge left claims unsure, a table of the unsure-claim bounds and a legend."""

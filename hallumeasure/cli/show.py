@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from hallumeasure.report.rag import ClaimEvidence
     from hallumeasure.runs.run import Run
+    from hallumeasure.sources.rag import RagSummary
 
 
 @app.command()
@@ -43,10 +44,22 @@ def show(
     summary: Annotated[
         bool, typer.Option("--summary/--no-summary", help="Print the summary table (--no-summary: only the claims).")
     ] = True,
+    models: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="List only this model's claims (repeat for several; implies --claims)."),
+    ] = None,
+    labels: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--label",
+            help="List only claims with this label: supported, partial (partially_supported), absent, "
+            "contradicted or unevaluatable (repeat for several; implies --claims).",
+        ),
+    ] = None,
 ) -> None:
     """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability;
     with passages, the evidence and citation checks."""
-    from hallumeasure.report.rag import load_rag, print_rag
+    from hallumeasure.report.rag import load_rag
     from hallumeasure.report.spans import response_spans
     from hallumeasure.report.stability import claim_votes, run_stability
     from hallumeasure.runs.run import Run
@@ -64,6 +77,11 @@ def show(
             highlight=False,
             soft_wrap=True,
         )
+    claims = claims or bool(models or labels)
+    try:
+        chosen = _chosen_claims(data.claims, models or [], labels or [])
+    except ValueError as exc:
+        raise fail(str(exc)) from exc
     if as_json:
         payload = {
             "manifest": json.loads(data.manifest.model_dump_json()) if data.manifest else None,
@@ -76,7 +94,7 @@ def show(
             "unsupported_spans": [r.model_dump(mode="json", exclude={"response"}) for r in response_spans(data)],
         }
         if claims:
-            payload["claims"] = _claim_records(_with_votes(data, claim_votes))
+            payload["claims"] = _claim_records(_with_votes(data, claim_votes).loc[chosen])
         out.print_json(data=payload)
         return
     summaries, evidence = load_rag(data)
@@ -84,9 +102,53 @@ def show(
         print_summary(run_dir, data)
         print_skipped(data, out)
         print_error_reasons(data, out, run_dir=run_dir)
-        print_rag(out, summaries)
+        _print_rag(summaries)
     if claims:
-        _print_claims(data, run_dir, _with_votes(data, claim_votes), evidence)
+        _print_claims(data, run_dir, _with_votes(data, claim_votes).loc[chosen], evidence)
+
+
+#: What ``--label`` accepts besides the labels' own names.
+LABEL_ALIASES = {"partial": "partially_supported"}
+
+
+def _chosen_claims(claims: pd.DataFrame, models: list[str], labels: list[str]) -> pd.Series[bool]:
+    """Which claims ``--model`` and ``--label`` keep (all of them without either); a ValueError names a
+    model that is not in the run, or a label that does not exist, with the ones that do."""
+    from hallumeasure.core.labels import Label
+
+    chosen = claims["sample_id"].notna()
+    if models:
+        present = sorted({str(m) for m in claims.get("model", []) if isinstance(m, str) and m})
+        unknown = [m for m in models if m not in present]
+        if unknown:
+            raise ValueError(
+                f"--model {unknown[0]!r}: no claim of this run is by that model; its models: "
+                + (", ".join(present) or "none (the input named no model)")
+            )
+        chosen &= claims["model"].isin(models)
+    if labels:
+        valid = [label.value for label in Label]
+        wanted = [LABEL_ALIASES.get(label.lower(), label.lower()) for label in labels]
+        unknown = [label for label, value in zip(labels, wanted, strict=True) if value not in valid]
+        if unknown:
+            raise ValueError(f"--label {unknown[0]!r} is no label; use one of: partial, {', '.join(valid)}")
+        chosen &= claims["label"].isin(wanted)
+    return chosen
+
+
+def _print_rag(summaries: list[RagSummary]) -> None:
+    """The RAG table, every header and model name whole: turned (one column per model) when it would not fit."""
+    from hallumeasure.cli.output import turned_table
+    from hallumeasure.report.rag import RAG_COLUMNS, RAG_TITLE, passage_use_line, rag_rows
+
+    rows = rag_rows(summaries)
+    if not rows:
+        return
+    cells = [[escape(model), *values] for model, values in rows]
+    out.print(turned_table(["model", *RAG_COLUMNS], cells, title=RAG_TITLE))
+    use = passage_use_line(next(s for s in summaries if s.applies))
+    if use:
+        out.print(f"passage use (by id): {use}", markup=False, highlight=False, soft_wrap=False)
 
 
 def _print_claims(
@@ -95,68 +157,83 @@ def _print_claims(
     rows: pd.DataFrame | None = None,
     evidence: dict[str, ClaimEvidence] | None = None,
 ) -> None:
-    """One line per claim, cut to the terminal's width (80 columns when not a terminal); reasons when it is wide.
+    """The claims as a table that fits the terminal (80 columns when not a terminal); the claim's text wraps.
 
-    ``rows``: the claims with their votes (``_with_votes``); a run with repeats or a panel shows them.
+    Below 150 columns a claim's subtype sits under its label; from 150, reasons and evidence quotes get
+    columns of their own, cut to fit. A run with models gets a model column, and its samples are shown by
+    the id of the input (the same for every model).
+    ``rows``: the claims to list, with their votes (``_with_votes``); a run with repeats or a panel shows them.
     ``evidence``: the evidence of each claim by claim id (``load_rag``); a run with passages shows each claim's
-    citation finding and its evidence quote.
+    citation finding (and, from 150 columns, its evidence quote).
     """
     from rich import box
 
     from hallumeasure.report.rag import quote_cell
 
-    wide = out.size.width >= 150
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    sample_width = min(16, max([6, *(len(str(x)) for x in data.claims["sample_id"])]))
-    table.add_column("sample", no_wrap=True, overflow="ellipsis", width=sample_width)
-    unsure = int(data.claims["confident"].eq(False).sum()) if "confident" in data.claims else 0
-    label_width = 13 if unsure else 12  # room for "contradicted?"
-    table.add_column("label", no_wrap=True, overflow="ellipsis", width=label_width)
-    table.add_column("subtype", no_wrap=True, overflow="ellipsis", width=11)
     rows = data.claims if rows is None else rows
     evidence = evidence or {}
+    wide = out.size.width >= 150
+    models = "model" in rows and bool(rows["model"].map(lambda m: isinstance(m, str) and bool(m)).any())
+    # a model's rows carry the model in their id (harbor@model-a); with a model column the input's id is enough
+    ids = rows["input_id"] if models and "input_id" in rows else rows["sample_id"]
+    ids = ids.where(ids.map(lambda i: isinstance(i, str) and bool(i)), rows["sample_id"])
+    unsure = int(rows["confident"].eq(False).sum()) if "confident" in rows else 0
     voted = "votes" in rows
-    if voted:
-        table.add_column("votes", no_wrap=True, overflow="ellipsis", width=14)
-    # the citation finding when some claim has one (a response that cites passages), the quote when wide
-    cited = bool(evidence) and any(getattr(e, "citation", None) for e in evidence.values())
-    if cited:
-        table.add_column("citation", no_wrap=True, overflow="ellipsis", width=17)
+    cited = bool(evidence) and any(getattr(evidence.get(c), "citation", None) for c in rows["claim_id"])
     quoted = bool(evidence) and wide
-    # rich squeezes every column when a text is longer than the line, so the rest is shared out here
-    n_columns = 4 + voted + cited + wide + quoted
-    fixed = sample_width + label_width + 11 + (15 if voted else 0) + (18 if cited else 0)
-    rest = max(20, out.size.width - fixed - 2 * n_columns)
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)  # one space between columns
+    fixed: list[int] = []
+
+    def column(header: str, values: list[str], most: int, *, fold: bool = True) -> None:
+        width = min(most, max([len(word) for word in header.split()] + [len(v) for v in values]))
+        table.add_column(header, width=width, overflow="fold" if fold else "ellipsis", no_wrap=not fold)
+        fixed.append(width)
+
+    column("sample", [str(i) for i in ids], 16)
+    if models:
+        column("model", [_cell(m) for m in rows["model"]], 14)
+    column("label" if wide else "label, subtype", ["unevaluatable", "x" * (12 + bool(unsure))], 13)
+    if wide:
+        column("subtype", [_cell(s) for s in rows["subtype"]], 20)
+    if voted:
+        column("votes", [_cell(v) for v in rows["votes"]], 14)
+    if cited:
+        column("citation", ["cited_unsupported" if wide else "unsupported"], 17)
+    rest = max(24, out.size.width - sum(fixed) - len(fixed))
     claim_width = rest * 2 // 5 if wide else rest
-    table.add_column("claim", no_wrap=True, overflow="ellipsis", width=claim_width)
+    table.add_column("claim", width=claim_width, overflow="fold")
     if wide:
         table.add_column("reason", no_wrap=True, overflow="ellipsis", width=(rest - claim_width) // (1 + quoted))
     if quoted:
         table.add_column("evidence", no_wrap=True, overflow="ellipsis", width=(rest - claim_width) // 2)
-    for row in rows.to_dict(orient="records"):
+    for sample, row in zip(ids, rows.to_dict(orient="records"), strict=True):
         label = _cell(row["label"])
         shown = {"partially_supported": "partial"}.get(label, label)
         if label and row.get("confident") is False:  # a best guess, never shown as a decision
             shown += "?"
+        shown = shown or "[red]ERROR[/red]"
+        subtype = _cell(row["subtype"])
+        citation = _cell(getattr(evidence.get(row["claim_id"]), "citation", None))
         cells = [
-            _cell(row["sample_id"]),
-            shown or "[red]ERROR[/red]",
-            _cell(row["subtype"]),
+            _cell(sample),
+            *((_cell(row["model"]),) if models else ()),
+            *((shown, subtype) if wide else (f"{shown}\n{subtype}" if subtype else shown,)),
             *((_cell(row["votes"]),) if voted else ()),
+            # the finding's words wrap at a narrow width: "cited_unsupported" as "cited" over "unsupported"
+            *((citation if wide else citation.replace("_", " "),) if cited else ()),
             _cell(row["claim"]),
         ]
-        if cited:
-            cells.insert(3 + voted, _cell(getattr(evidence.get(row["claim_id"]), "citation", None)))
         if wide:
             cells.append(_cell(row["label_reason"]) if label else _cell(row["error"]))
         if quoted:
             cells.append(_cell(quote_cell(evidence.get(row["claim_id"]))))
         table.add_row(*cells)
     out.print(table)
+    counted = f"{len(rows)} of {len(data.claims)} claims" if len(rows) != len(data.claims) else f"{len(rows)} claims"
     marked = f"; '?' = unsure: the judge could not tell, its label is a best guess ({unsure} claims)" if unsure else ""
     out.print(
-        f"{len(data.claims)} claims, one line each, cut to fit ('partial' = partially_supported{marked}); every "
-        "reason and the evidence in full: "
+        f"{counted} ('partial' = partially_supported{marked}); every reason and the evidence in full: "
         f"hallumeasure view {run_dir} (or: show {run_dir} --json --claims)",
         highlight=False,
         markup=False,

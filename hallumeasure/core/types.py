@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
 from functools import lru_cache
@@ -113,6 +114,14 @@ class Sample(BaseModel):
     #: The id as the input wrote it, when ``id`` is a run key made unique by adding the model (the
     #: same question answered by several models shares one id); None when ``id`` is that id.
     input_id: str | None = None
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """A short repr (pytest prints a failing test's arguments on one line): the id, the model, the
+        response's start; the source and the rest stay on the fields."""
+        yield "id", self.id
+        if self.model:
+            yield "model", self.model
+        yield "response", self.response if len(self.response) <= 40 else self.response[:39] + "…"
 
     @property
     def given_id(self) -> str:

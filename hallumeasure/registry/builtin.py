@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hallumeasure.core.docs import QUALITY_PAGE, docs_reference
 from hallumeasure.registry.facts import BUILTIN_FACTS, ModelFacts
 from hallumeasure.registry.parts import (
     DetectorPart,
@@ -24,8 +25,8 @@ from hallumeasure.registry.parts import (
     RewriterPart,
 )
 
-#: Where the keyless judges' measured quality is published.
-QUALITY = "docs/quality.md"
+#: Where the keyless judges' measured quality is published (a docs page by its title, never a repository path).
+QUALITY = docs_reference(*QUALITY_PAGE)
 #: The calibrated decision rules of the keyless judges (judges/decision.py; benchmarks/decided_calibration.py).
 OFFLINE_RULES = "hallumeasure.judges.offline:decision.json"
 NLI_RULES = "hallumeasure.judges.nli:decision.json"

@@ -15,7 +15,6 @@ from hallumeasure.sources.rag import RagSummary, rag_summaries
 
 if TYPE_CHECKING:
     import pandas as pd
-    from rich.console import Console
 
 
 @dataclass
@@ -84,50 +83,42 @@ def passage_use_line(summary: RagSummary) -> str:
     )
 
 
-def print_rag(console: Console, summaries: list[RagSummary]) -> None:
-    """The RAG table of ``show`` (nothing when the run has nothing RAG to report)."""
-    from rich.table import Table
+#: The RAG table's title and its columns after "model", as ``show`` prints them.
+RAG_TITLE = "RAG: evidence and citations"
+RAG_COLUMNS = (
+    "citing",
+    "citation precision",
+    "citation recall",
+    "wrong passage",
+    "uncited",
+    "cites contradicting",
+    "unverified evidence",
+    "cut",
+    "passages used",
+)
 
-    rows = [s for s in summaries if s.applies]
-    if not rows:
-        return
-    table = Table(title="RAG: evidence and citations", title_justify="left")
-    for name in (
-        "model",
-        "citing",
-        "citation precision",
-        "citation recall",
-        "wrong passage",
-        "uncited",
-        "cites contradicting",
-        "unverified evidence",
-        "cut",
-        "passages used",
-    ):
-        table.add_column(name, justify="left" if name == "model" else "right")
-    for s in rows:
-        table.add_row(
-            escape_rich(s.model),
-            f"{s.n_citing_responses}/{s.n_responses}",
-            share(s.citation_precision),
-            share(s.citation_recall),
-            str(s.findings.get(CitationFinding.WRONG_PASSAGE, 0)),
-            str(s.findings.get(CitationFinding.UNCITED, 0)),
-            str(s.findings.get(CitationFinding.CITED_CONTRADICTS, 0)),
-            f"{s.n_evidence_unverified}/{s.n_claims_with_evidence}",
-            str(s.n_claims_cut),
-            f"{s.n_passages_used}/{s.n_passages}",
+
+def rag_rows(summaries: list[RagSummary]) -> list[tuple[str, list[str]]]:
+    """The RAG table of ``show``: one row per model (the whole run first), its cells in ``RAG_COLUMNS`` order;
+    empty when the run has nothing RAG to report. Model names are plain text (the caller escapes them)."""
+    return [
+        (
+            s.model,
+            [
+                f"{s.n_citing_responses}/{s.n_responses}",
+                share(s.citation_precision),
+                share(s.citation_recall),
+                str(s.findings.get(CitationFinding.WRONG_PASSAGE, 0)),
+                str(s.findings.get(CitationFinding.UNCITED, 0)),
+                str(s.findings.get(CitationFinding.CITED_CONTRADICTS, 0)),
+                f"{s.n_evidence_unverified}/{s.n_claims_with_evidence}",
+                str(s.n_claims_cut),
+                f"{s.n_passages_used}/{s.n_passages}",
+            ],
         )
-    console.print(table)
-    for s in rows[:1]:
-        if s.passage_use:
-            console.print(f"passage use (by id): {escape_rich(passage_use_line(s))}", highlight=False, soft_wrap=True)
-
-
-def escape_rich(text: str) -> str:
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
+        for s in summaries
+        if s.applies
+    ]
 
 
 def quote_cell(evidence: ClaimEvidence | None) -> str:

@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from hallumeasure.core.docs import QUALITY_PAGE, docs_url
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.judge_checks import JudgeCheck
 from hallumeasure.core.spans import unsupported_spans
@@ -181,6 +182,10 @@ class ViewerRun(BaseModel):
     policy: str
     status: str | None = None
     notes: list[str] = Field(default_factory=list)
+    #: The docs page on the keyless judges' measured quality: its title, and its address when the package
+    #: declares a docs site (``hallumeasure.core.docs``); the banner of a keyless run links it.
+    quality_page: str = QUALITY_PAGE[0]
+    quality_url: str | None = Field(default_factory=lambda: docs_url(QUALITY_PAGE[1]))
     #: ``offline`` when a keyless judge (offline, nli, offline+nli) gave the labels, ``fake`` for the
     #: scripted fake model; None for an LLM judge.
     banner: Literal["offline", "fake"] | None = None

@@ -97,7 +97,10 @@ def test_assert_grounded_passes_and_fails_with_a_readable_list():
     error = failure.value
     assert isinstance(error, hallumeasure.GroundednessError) and error.result.n_unsupported == 1
     message = str(error)
-    assert message.splitlines()[0].startswith("response not grounded: 1 unsupported (at most 0 allowed)")
+    assert message.splitlines()[:2] == [
+        "response not grounded:",
+        "  1 unsupported (at most 0 allowed); 2 claims, unsupported rate 0.500,",
+    ], message
     assert "claim 1: 'The Storebaelt bridge is 42 km long.'" in message
     assert "label: contradicted / number" in message and "reason: " in message
     assert "It opened in 1998" not in message  # supported claims are not listed

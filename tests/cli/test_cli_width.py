@@ -5,22 +5,14 @@ terminal sees it: no line may be wider than 80 cells (a terminal would break it 
 value may be cut to an ellipsis.
 """
 
-import os
-import subprocess
-import sys
-
 import pytest
 from rich.cells import cell_len
-from testdata import EXAMPLES
+from testdata import EXAMPLES, cli_at_80
 
 LABELS = EXAMPLES.parent / "labels.csv"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "80"}
-    return subprocess.run(
-        [sys.executable, "-m", "hallumeasure.cli", *args], capture_output=True, text=True, timeout=300, env=env
-    )
+_cli = cli_at_80
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""`mkdocs build --strict` passes: no broken link or anchor, no page missing from the nav, no docstring error."""
+"""`mkdocs build --strict` passes: no broken link or anchor, no page missing from the nav, no docstring error;
+the API reference lists the fields of the pydantic models."""
 
 from __future__ import annotations
 
@@ -17,3 +18,23 @@ def test_the_site_builds_strictly(docs_installed, tmp_path):
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert (tmp_path / "site" / "cli" / "index.html").is_file()
+    _assert_the_api_reference_lists_the_fields((tmp_path / "site" / "python-api" / "index.html").read_text())
+
+
+def _assert_the_api_reference_lists_the_fields(page: str) -> None:
+    """Every field of the models that ``measure`` and ``check`` take and give has an entry with its words."""
+    import re
+
+    from hallumeasure.api.check import CheckedClaim, Result
+    from hallumeasure.core.types import Sample
+    from hallumeasure.pipeline.settings import MeasureSettings
+
+    for model in (Sample, CheckedClaim, Result, MeasureSettings):
+        path = f"{model.__module__}.{model.__qualname__}"
+        listed = set(re.findall(rf'id="{re.escape(path)}\.(\w+)"', page))
+        missing = set(model.model_fields) - listed
+        assert not missing, f"docs/python-api.md shows no entry for these fields of {path}: {sorted(missing)}"
+    # a field's words come from its description or its "#:" comment
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert "Ask each judge this many times per claim" in " ".join(text.split())  # MeasureSettings.repeats
+    assert "Unsupported claims among those evaluated" in " ".join(text.split())  # Result.unsupported_rate

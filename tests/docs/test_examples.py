@@ -8,9 +8,9 @@ once per session). The blocks of one page share one folder and run in page order
 earlier block of its page wrote; pages run side by side.
 
 A command that cannot run here (it needs a key, a model server or the network) goes in a ```console block
-whose paragraph just above starts with "*Not run by the docs tests:" and gives the reason; their number is
-capped below. Output for reading goes in ```text. Every fence must name its language, so no command can hide
-in an unlabelled block.
+just below an HTML comment (unseen by readers) that starts with "<!-- not run by the docs tests:" and gives the
+reason; their number is capped below. Output for reading goes in ```text. Every fence must name its language,
+so no command can hide in an unlabelled block.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from testdata import REPO
 RUN = {"bash": "bash", "sh": "bash", "shell": "bash", "python": "python"}
 NOT_RUN = {"console"}
 READ_ONLY = {"text", "yaml", "toml", "json", "jsonl", "mermaid"}
-NOT_RUN_REASON = "*Not run by the docs tests:"
+NOT_RUN_REASON = "<!-- not run by the docs tests:"
 #: The examples that cannot run here: the README's install commands, getting started's install commands, and
 #: the judges page's LLM keys, model servers, llama.cpp build and real-judge repeats, the checkers page's
 #: downloaded models (hf:, an ONNX export, a vLLM server), and the trace pages' collector, Phoenix server and

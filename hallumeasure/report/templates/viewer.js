@@ -98,11 +98,17 @@
     });
     groups.forEach(function (g) {
       var who = (g.names.length > 1 ? "Runs " : "Run ") + g.names.join(", ") + (g.names.length > 1 ? " were" : " was");
-      var text = g.banner === "fake"
-        ? who + " judged by the scripted fake model: the labels demonstrate the viewer, they are not a measurement."
-        : who + " judged by " + (KEYLESS_TEXT[g.kind] || "a keyless judge (" + g.kind + ")") +
-          ", not an LLM: read the labels as a cheap first pass (see the README for its measured quality).";
-      add(notes, el("p", { "class": "banner " + g.banner, "data-judge": g.kind, text: text }));
+      if (g.banner === "fake") {
+        add(notes, el("p", { "class": "banner fake", "data-judge": g.kind, text: who +
+          " judged by the scripted fake model: the labels demonstrate the viewer, they are not a measurement." }));
+        return;
+      }
+      // its measured quality: the docs page, a link when the package declares a docs site
+      var page = "'" + DATA.quality_page + "' in the hallumeasure docs";
+      add(notes, el("p", { "class": "banner " + g.banner, "data-judge": g.kind },
+        who + " judged by " + (KEYLESS_TEXT[g.kind] || "a keyless judge (" + g.kind + ")") +
+        ", not an LLM: read the labels as a cheap first pass (its measured quality: ",
+        DATA.quality_url ? el("a", { href: DATA.quality_url, text: page }) : page, ")."));
     });
     // A judge that failed its own sanity checks: one red banner per check, before anything else is read.
     DATA.runs.forEach(function (run) {
