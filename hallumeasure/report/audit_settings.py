@@ -71,6 +71,21 @@ class AuditGates(BaseModel):
     min_samples: int = Field(
         default=5, ge=1, description="Fewest compared samples (pairs, or responses per side when unpaired)."
     )
+    judge_sensitivity: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="The judge's sensitivity as you know it (with --judge-specificity): a pass then needs the "
+        "labels' upper bound at or below the margin times sensitivity + specificity - 1.",
+    )
+    judge_specificity: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="The judge's specificity as you know it (with --judge-sensitivity)."
+    )
+    judge_calibration: str | None = Field(
+        default=None,
+        description="The JSON of `hallumeasure calibrate RUN --labels FILE --json`: the judge's sensitivity and "
+        "specificity measured on your labels, which a pass allows for.",
+    )
     max_error_share: float = Field(
         default=0.05,
         ge=0.0,
