@@ -35,10 +35,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hallumeasure.report.audit import decide_rise  # noqa: E402
-from hallumeasure.report.audit_settings import AuditGates  # noqa: E402
-from hallumeasure.stats.judge_error import JudgeError  # noqa: E402
-from hallumeasure.stats.style_shift import style_shift  # noqa: E402
+from hallumeasure.report.audit import decide_rise
+from hallumeasure.report.audit_settings import AuditGates
+from hallumeasure.stats.judge_error import JudgeError
+from hallumeasure.stats.style_shift import style_shift
 
 RESULTS = ROOT / "benchmarks" / "results"
 RATES = (0.05, 0.2)

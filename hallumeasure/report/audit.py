@@ -49,8 +49,8 @@ import numpy as np
 import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.report.audit_judge import judge_error_for, style_columns
 from hallumeasure.report.audit_inputs import SampleOverlap, check_audit_inputs, undecided_column
+from hallumeasure.report.audit_judge import judge_error_for, style_columns
 from hallumeasure.report.audit_models import AuditResult, GateResult, RiseDecision, Status
 from hallumeasure.report.audit_outputs import junit_xml, write_audit, write_usage_error
 from hallumeasure.report.audit_settings import MIN_RESAMPLES, AuditGates, AuditSettings
@@ -74,9 +74,9 @@ from hallumeasure.stats.audit_bounds import (
 )
 from hallumeasure.stats.groups import SUBTYPES, GroupStats, group_stats
 from hallumeasure.stats.judge_error import JudgeError, changed_samples_for
-from hallumeasure.stats.style_shift import style_shift
 from hallumeasure.stats.power import difference_sd
 from hallumeasure.stats.resampling import RESAMPLES, SEED
+from hallumeasure.stats.style_shift import style_shift
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
 __all__ = [
@@ -292,13 +292,13 @@ def _rise_gate(name: str, what: str, decision: RiseDecision | None) -> GateResul
             message += " (read from the judge's labels, which a judge that errs alike in both runs can only shrink)"
     elif d.outcome == "pass":
         message = f"{what} changed by {d.difference:+.3f}; a rise above {d.margin:.3f} is ruled out"
-        if judged is None or judged.passed_by == "labels" and (judge is None or judge.error_free):
+        if judged is None or (judged.passed_by == "labels" and (judge is None or judge.error_free)):
             message += f" (upper bound {d.upper_bound:+.3f})"
-        elif judged.passed_by == "labels":
+        elif judged.passed_by == "labels" and judge is not None:
+            level = f"{1 - judged.pass_alpha:.1%}"
             message += (
-                f": the labels' {1 - judged.pass_alpha:.1%} upper bound is at or below {judged.pass_margin_labels:.4f}, "
-                f"the margin times the judge's smallest J {judge.youden_low:.3f} (true rise at most "
-                f"{_bound(judged.true_rise_upper)})"
+                f": the labels' {level} upper bound is at or below {judged.pass_margin_labels:.4f}, the margin times "
+                f"the judge's smallest J {judge.youden_low:.3f} (true rise at most {_bound(judged.true_rise_upper)})"
             )
         else:
             message += (

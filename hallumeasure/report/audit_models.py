@@ -16,9 +16,9 @@ from hallumeasure.report.comparison import Comparison
 from hallumeasure.report.runs import RunInfo
 from hallumeasure.report.unsure import UnsureStats
 from hallumeasure.stats.audit_bounds import JudgedBounds, Outcome
+from hallumeasure.stats.groups import GroupStats
 from hallumeasure.stats.judge_error import JudgeError
 from hallumeasure.stats.style_shift import StyleShift
-from hallumeasure.stats.groups import GroupStats
 
 Status = Literal["pass", "regression", "inconclusive", "incomplete", "usage_error"]
 

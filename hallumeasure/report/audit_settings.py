@@ -199,6 +199,16 @@ class PlanSettings(BaseModel):
     )
     alpha: float = Field(default=0.05, gt=0.0, lt=0.5, description="One-sided error level of the audit.")
     power: float = Field(default=0.8, gt=0.0, lt=1.0, description="Wanted probability of reaching the decision.")
+    judge_sensitivity: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="The judge's sensitivity as you know it (with --judge-specificity): the counts allow for its "
+        "error as the audit does (default: the judge's published figures, else error-free).",
+    )
+    judge_specificity: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="The judge's specificity as you know it (with --judge-sensitivity)."
+    )
     judge: str | None = Field(default=None, description="Judge to price (default: the baseline run's, else offline).")
     extractor: str | None = Field(
         default=None, description="Extractor to price (default: the baseline run's, else the judge)."

@@ -84,7 +84,11 @@ def rise_outcome(
     """pass, regression or inconclusive from the bounds (a regression wins: it is checked first)."""
     if shows_rise(base, cur, bounds, paired=paired, binary=binary, above=above, alpha=alpha):
         return "regression"
-    return "pass" if rules_out(base, cur, bounds, paired=paired, binary=binary, margin=margin, alpha=alpha) else "inconclusive"
+    return (
+        "pass"
+        if rules_out(base, cur, bounds, paired=paired, binary=binary, margin=margin, alpha=alpha)
+        else "inconclusive"
+    )
 
 
 def shows_rise(
@@ -160,15 +164,14 @@ def judged_outcome(
     """
     above_l = above * judge.youden_high
     if judge.error_free:
-        outcome = rise_outcome(base, cur, bounds, paired=paired, binary=binary, margin=margin, above=above, alpha=alpha)
-        passed = "labels" if outcome == "pass" else "none"
-        return outcome, JudgedBounds(
+        plain = rise_outcome(base, cur, bounds, paired=paired, binary=binary, margin=margin, above=above, alpha=alpha)
+        return plain, JudgedBounds(
             regression_above_labels=above,
             pass_margin_labels=margin,
             pass_alpha=alpha,
             true_rise_upper=bounds[2],
             changed_share_upper=None,
-            passed_by=passed,
+            passed_by="labels" if plain == "pass" else "none",
         )
     half = alpha / 2
     margin_l = margin * judge.youden_low

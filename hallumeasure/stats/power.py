@@ -24,6 +24,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy import optimize, stats
 
+from hallumeasure.stats.judge_error import JudgeError
 from hallumeasure.stats.metric import Metric
 
 if TYPE_CHECKING:
@@ -156,6 +157,15 @@ class SamplePlan(BaseModel):
         default=None,
         description="Chance that a true rise equal to the margin passes at the largest planned count "
         "(the audit promises at most alpha).",
+    )
+    judge_error: JudgeError | None = Field(
+        default=None, description="The judge's error the counts allow for (None: planned for an error-free judge)."
+    )
+    samples_to_flag_error_free: int | None = Field(
+        default=None, description="samples_to_flag for an error-free judge (set when the judge's error counts)."
+    )
+    samples_to_pass_error_free: int | None = Field(
+        default=None, description="samples_to_pass for an error-free judge (set when the judge's error counts)."
     )
     cost: PlanCost | None = None
     notes: list[str] = []

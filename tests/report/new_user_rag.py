@@ -81,8 +81,7 @@ ANSWERS = [
     ),
     (
         "Who founded the company?",
-        "The company was founded by Maria Lopez in 2004. It now employs 1,200 people. "
-        "Its headquarters are in Madrid.",
+        "The company was founded by Maria Lopez in 2004. It now employs 1,200 people. Its headquarters are in Madrid.",
         "Maria Lopez started the company in 2004; today it has about 1,200 employees and is based in Madrid.",
         "Ana Garcia started the company in 2009; today it has about 3,400 employees and is based in Madrid.",
     ),
