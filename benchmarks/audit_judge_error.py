@@ -127,9 +127,10 @@ def markdown(rows: list[dict], command: str, seconds: float) -> str:
     lines = [
         "# Audit verdicts through an imperfect judge (known truth)",
         "",
-        f"Command: `{command}` ({seconds:.0f} s). Each cell: {rows[0]['replicates']} (rate gate) or more simulated "
-        "audits; the judge's sensitivity and specificity are given to the audit (`--judge-sensitivity`, "
-        "`--judge-specificity`). Margins: share 0.05, rate 0.02; alpha 0.05. Every pair's responses differ (no "
+        f"Command: `{command}` ({seconds:.0f} s). Each cell: the replicates of its gate (share "
+        f"{rows[0]['replicates']}, rate {rows[-1]['replicates']}) simulated audits; the judge's sensitivity and "
+        "specificity are given to the audit (`--judge-sensitivity`, `--judge-specificity`). Margins: share 0.05, "
+        "rate 0.02; alpha 0.05. Every pair's responses differ (no "
         "judge-free bound). Pairs share their draw with chance 0.5.",
         "",
         f"**Judge errs alike in both runs: false pass at rise = margin at most {_pct(worst_pass)}, false regression "
@@ -166,19 +167,29 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--share-replicates", type=int, default=1000)
     parser.add_argument("--rate-replicates", type=int, default=200)
+    parser.add_argument(
+        "--rate-sizes", default="200,800,3200", help="shared samples of the rate gate's cells (its bet is slow)"
+    )
     parser.add_argument("--quick", action="store_true", help="a small grid, for a test")
     args = parser.parse_args()
     sizes, judges, rates = (SIZES, JUDGES, RATES) if not args.quick else ((200,), JUDGES[:1], RATES[:1])
     tasks = []
     seed = 0
-    for metric, p, n, judge in itertools.product(MARGINS, rates, sizes, judges):
-        reps = args.share_replicates if metric == "hallucinated_share" else args.rate_replicates
-        tasks.append((metric, p, n, judge, "alike", reps, seed))
-        seed += 1
-    for metric, p, n in itertools.product(MARGINS, rates, sizes):
-        reps = args.share_replicates if metric == "hallucinated_share" else args.rate_replicates
-        tasks.append((metric, p, n, JUDGES[1], "differs", reps, seed))
-        seed += 1
+    rate_sizes = tuple(int(x) for x in args.rate_sizes.split(",")) if not args.quick else sizes
+
+    def sizes_of(metric: str) -> tuple[int, ...]:
+        return sizes if metric == "hallucinated_share" else rate_sizes
+
+    for metric, p, judge in itertools.product(MARGINS, rates, judges):
+        for n in sizes_of(metric):
+            reps = args.share_replicates if metric == "hallucinated_share" else args.rate_replicates
+            tasks.append((metric, p, n, judge, "alike", reps, seed))
+            seed += 1
+    for metric, p in itertools.product(MARGINS, rates):
+        for n in sizes_of(metric):
+            reps = args.share_replicates if metric == "hallucinated_share" else args.rate_replicates
+            tasks.append((metric, p, n, JUDGES[1], "differs", reps, seed))
+            seed += 1
     start = time.time()
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(cell, tasks))
