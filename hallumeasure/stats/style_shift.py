@@ -42,7 +42,7 @@ class StyleShift(BaseModel):
     def describe(self) -> str:
         moved = [f for f in self.features if abs(f.standardized) >= SHIFT_AT]
         parts = ", ".join(
-            f"{f.name} {f.baseline_mean:.3g} -> {f.current_mean:.3g} ({f.standardized:+.1f} sd)" for f in moved
+            f"{f.name} {f.baseline_mean:.3g} to {f.current_mean:.3g} ({f.standardized:+.1f} sd)" for f in moved
         )
         if not moved:
             return "no style shift (length, overlap with the source and claims per response within 0.5 sd)"
