@@ -7,7 +7,8 @@ comes from the first of:
 2. ``calibrate`` labels: ``--judge-calibration FILE``, the JSON of ``hallumeasure calibrate RUN --labels
    FILE --json``; its counts give exact bounds of J (response-level counts for the hallucinated share,
    claim-level for the unsupported rate), at alpha / 2 per side;
-3. the judge's published held-out figures (``PUBLISHED``);
+3. the judge's published held-out figures (``PUBLISHED``): the lowest J for a pass; a regression keeps the
+   labels' own threshold, since the user's data may suit the judge better than the held-out sets did;
 4. a scripted judge's labels are its script: exact;
 5. otherwise: a keyless judge whose error is not published may have any J in [0, 1] (it passes only on
    unchanged responses); any other judge is assumed error-free, and every output says so.
@@ -109,8 +110,10 @@ def judge_error_for(
     if calibration:
         return _calibrated(calibration, metric, alpha)
     if judge in PUBLISHED:
-        low, high, where = PUBLISHED[judge]
-        return JudgeError(youden_low=low, youden_high=high, source="published", detail=f"published: {where}")
+        # Held-out sets are not the user's data: their J may be higher here, so a regression keeps the labels'
+        # own threshold (J at most 1), and only a pass leans on the published figure (its lowest J).
+        low, _, where = PUBLISHED[judge]
+        return JudgeError(youden_low=low, youden_high=1.0, source="published", detail=f"published: {where}")
     if judge and is_scripted(judge):
         return JudgeError.error_free_judge("scripted", "a scripted judge: its labels are its script")
     if judge and is_keyless(judge):
