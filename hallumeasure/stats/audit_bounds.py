@@ -30,6 +30,7 @@ from hallumeasure.stats.power import (
     share_detectable_rise,
     share_samples_for,
 )
+from hallumeasure.stats.search import smallest_count
 
 Outcome = Literal["pass", "regression", "inconclusive"]
 #: Largest sample count the audit looks for when it says how many samples would decide.
@@ -264,19 +265,7 @@ def _bet_samples(d: np.ndarray, diff: float, margin: float, above: float, alpha:
             return betting_rejects(-_planned(d, n, diff, -z * sd / np.sqrt(n)), -above, alpha)
         return betting_rejects(_planned(d, n, diff, z * sd / np.sqrt(n)), margin, alpha)
 
-    high = 2
-    while not decides(high):
-        high *= 2
-        if high > _LIMIT:
-            return None
-    low = high // 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        if decides(mid):
-            high = mid
-        else:
-            low = mid
-    return high
+    return smallest_count(decides, start=2, limit=_LIMIT)
 
 
 def _bet_detectable(d: np.ndarray, n: int, above: float, alpha: float, power: float) -> float | None:

@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from hallumeasure.stats.intervals import exact_lower, exact_upper
+from hallumeasure.stats.search import smallest_count
 
 #: Where a judge's error figures came from.
 ErrorSource = Literal["stated", "calibrated", "published", "scripted", "assumed"]
@@ -95,16 +96,4 @@ def changed_samples_for(share: float, margin: float, alpha: float, limit: int = 
     def holds(n: int) -> bool:
         return changed_share_upper(round(share * n), n, alpha) <= margin
 
-    high = 8
-    while not holds(high):
-        high *= 2
-        if high > limit:
-            return None
-    low = high // 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        if holds(mid):
-            high = mid
-        else:
-            low = mid
-    return high
+    return smallest_count(holds, start=8, limit=limit)

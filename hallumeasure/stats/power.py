@@ -26,6 +26,7 @@ from scipy import optimize, stats
 
 from hallumeasure.stats.judge_error import JudgeError
 from hallumeasure.stats.metric import Metric
+from hallumeasure.stats.search import smallest_count
 
 if TYPE_CHECKING:
     from hallumeasure.stats.rate_power import Differences
@@ -399,19 +400,8 @@ def share_samples_for(
         o = share_outcomes(n, first_only, second_only, margin=margin, above=above, alpha=alpha)
         return o.p_pass if outcome == "pass" else o.p_regression
 
-    high = 8
-    while chance(high) < power:
-        high *= 2
-        if high > limit:
-            return None
-    low = high // 2
-    while high - low > 1:  # bisection; the chance rises with n apart from small saw-teeth
-        mid = (low + high) // 2
-        if chance(mid) >= power:
-            high = mid
-        else:
-            low = mid
-    return high
+    # the chance rises with n apart from small saw-teeth
+    return smallest_count(lambda n: chance(n) >= power, start=8, limit=limit)
 
 
 def share_detectable_rise(

@@ -6,16 +6,13 @@ import json
 
 import numpy as np
 import pytest
+from report.helpers import measure_offline
 from report.new_user_rag import write_answers
 from statsmodels.stats.proportion import proportion_confint
 
 from hallumeasure.core.errors import ConfigError
-from hallumeasure.core.types import Mode
-from hallumeasure.judges.build import build_extractor, build_judge
-from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.audit import AuditGates, audit_runs, decide_rise
 from hallumeasure.report.audit_judge import judge_error_for
-from hallumeasure.runs.inputs import load_samples
 from hallumeasure.stats.judge_error import JudgeError, changed_samples_for, changed_share_upper, youden_bounds
 from hallumeasure.stats.style_shift import style_shift
 
@@ -24,26 +21,11 @@ needs_offline = pytest.mark.skipif(
 )
 
 
-def _measure(path, out):
-    loaded = load_samples(path)
-    run_measurement(
-        loaded.samples,
-        out,
-        build_extractor("offline"),
-        build_judge("offline", Mode.COT_ONE),
-        mode=Mode.COT_ONE,
-        input_sha256=loaded.sha256,
-        input_path=str(path),
-        concurrency=2,
-    )
-    return out
-
-
 @needs_offline
 def test_the_new_users_planted_rise_is_a_regression_with_the_offline_judge(tmp_path):
     faithful, planted = write_answers(tmp_path / "answers")
-    base = _measure(faithful, tmp_path / "faithful")
-    worse = audit_runs(base, _measure(planted, tmp_path / "planted"), resamples=200)
+    base = measure_offline(faithful, tmp_path / "faithful")
+    worse = audit_runs(base, measure_offline(planted, tmp_path / "planted"), resamples=200)
     # the judge was unsure of every baseline response; the rise is read from its labels all the same
     assert worse.undecided["baseline"] == 60
     assert worse.status == "regression" and worse.exit_code == 1
@@ -51,7 +33,7 @@ def test_the_new_users_planted_rise_is_a_regression_with_the_offline_judge(tmp_p
     assert rate.difference > 0.25 and rate.lower_bound > 0.2
     assert rate.judge_error.source == "published"
     # two measurements of the same answers are not a regression (and 60 unchanged answers cannot pass yet)
-    again = audit_runs(base, _measure(faithful, tmp_path / "again"), resamples=200)
+    again = audit_runs(base, measure_offline(faithful, tmp_path / "again"), resamples=200)
     assert again.status != "regression" and again.exit_code != 1
     same = next(g for g in again.gates if g.name == "unsupported_rate").decision
     assert same.difference == 0 and same.changed_pairs == 0
