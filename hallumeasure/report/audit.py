@@ -19,9 +19,14 @@ itself bounds the rise (about 3 / margin pairs). ``benchmarks/results/audit_oper
 exactly for the share and by simulation for the rate. The subtype-shift gate (a significance
 test with no margin) is opt-in. The first line of every output names the gates that decided.
 
-The runs must be measured alike and over the same samples (``hallumeasure.report.audit_inputs``);
-responses a keyless judge left undecided are counted, and a regression that disappears when they
-count as unchanged is not called.
+The bounds are of the judge's labels. A judge that errs alike in both runs shrinks a true difference
+by its Youden index J (``hallumeasure.stats.judge_error``), so a regression is read from the labels
+whatever share of the responses the judge was unsure of (they stay as a sensitivity line), and a pass
+needs the margin shrunk by the judge's smallest J, or few enough changed responses
+(``hallumeasure.report.audit_judge`` says where J comes from). Each rise gate also measures how the
+responses' style moved (``hallumeasure.stats.style_shift``) and says when that could explain the change.
+
+The runs must be measured alike and over the same samples (``hallumeasure.report.audit_inputs``).
 
 Exit codes (``AuditResult.exit_code``):
 

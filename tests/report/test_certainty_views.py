@@ -11,13 +11,14 @@ import json
 from datetime import UTC, datetime
 
 from report.helpers import sample
+from testdata import REPO
 from typer.testing import CliRunner
 
 from hallumeasure.api.check import result_of
 from hallumeasure.api.grounded import failure_message
 from hallumeasure.cli import app
 from hallumeasure.core.aggregate import summarise_response
-from hallumeasure.core.certainty import UNSURE_NOTE, claim_certainty
+from hallumeasure.core.certainty import UNSURE, UNSURE_NOTE, claim_certainty
 from hallumeasure.core.labels import Decidable, Label, Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, RunManifest
 from hallumeasure.export.evaluations import evaluation_results
@@ -108,6 +109,10 @@ def test_every_view_says_the_same_of_confident_and_decided(tmp_path):
     data = build_viewer_data([load_run(tmp_path / "run")])
     viewer_claims = [c for r in data.responses for c in r.claims]
     assert {c.text for c in viewer_claims if not c.confident} == expected_unsure
+
+    # the viewer's page calls them by the same word
+    page_script = (REPO / "hallumeasure" / "report" / "templates" / "viewer.js").read_text(encoding="utf-8")
+    assert f'var UNSURE = "needs an LLM check ({UNSURE})";' in page_script
 
     # the pytest message: the unsure note, never "not confident", beside the same claims
     message = failure_message(checked[0], ["1 unsupported"])
