@@ -242,11 +242,13 @@ def _with_judge_error(
     if error.error_free:
         return plan.model_copy(update={"judge_error": error})
     margin, rise = settings.margin, settings.rise
-    flag = planner(rise=error.youden_low * rise, margin=error.youden_high * margin, alpha=settings.alpha)
+    flag = planner(
+        rise=error.youden_low * rise, margin=error.youden_high * margin, alpha=settings.alpha, only="regression"
+    )
     to_flag = flag.samples_to_flag if error.youden_low * rise > error.youden_high * margin else None
     to_pass, chance_pass = None, None
     if error.youden_low > 0 and margin > 0:
-        passing = planner(rise=0.0, margin=error.youden_low * margin, alpha=settings.alpha / 2)
+        passing = planner(rise=0.0, margin=error.youden_low * margin, alpha=settings.alpha / 2, only="pass")
         to_pass, chance_pass = passing.samples_to_pass, passing.chance_to_pass
 
     def count(n: int | None) -> str:
