@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from report.helpers import measure_offline
+from report.helpers import measure_offline, sample, write_run
 from report.new_user_rag import write_answers
 from statsmodels.stats.proportion import proportion_confint
 
@@ -181,3 +181,25 @@ def test_plan_sizes_the_audit_for_the_judges_stated_error():
     assert judged.samples_to_flag_error_free == plain.samples_to_flag
     assert judged.samples_to_flag > plain.samples_to_flag and judged.samples_to_pass > plain.samples_to_pass
     assert any("costs samples" in note for note in judged.notes)
+
+
+def test_an_audit_allows_for_the_error_measured_by_calibrate(tmp_path):
+    rows = [(sample(i, "m"), [(f"Claim {j} about bridge {i}.", "supported") for j in range(3)]) for i in range(400)]
+    base, cur = write_run(tmp_path / "base", rows), write_run(tmp_path / "cur", rows)
+    plain = audit_runs(base, cur, AuditGates(max_hallucinated_share_rise=None), resamples=200)
+    rate = next(g for g in plain.gates if g.name == "unsupported_rate")
+    assert plain.status == "pass" and "assumed error-free" in rate.message
+    report = {
+        "sensitivity": {"k": 30, "n": 40},
+        "specificity": {"k": 150, "n": 160},
+        "response_sensitivity": {"k": 9, "n": 12},
+        "response_specificity": {"k": 30, "n": 38},
+    }
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(report))
+    gates = AuditGates(max_hallucinated_share_rise=None, judge_calibration=str(path))
+    judged = audit_runs(base, cur, gates, resamples=200)
+    decision = next(g for g in judged.gates if g.name == "unsupported_rate").decision
+    assert decision.judge_error.source == "calibrated" and decision.judge_error.youden_low < 0.75
+    # the same responses in both runs: the changed share (0 of 400) bounds the rise whatever the judge
+    assert judged.status == "pass" and decision.judged.passed_by == "changed_responses"
