@@ -25,6 +25,7 @@ from typing import Any
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
+from hallumeasure.core.certainty import CONFIDENT, claim_certainty, undecided_reason
 from hallumeasure.core.errors import InputError
 from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.spans import UnsupportedSpan, unsupported_spans
@@ -68,8 +69,10 @@ class CheckedClaim(BaseModel):
     evidence: tuple[Evidence, ...] = ()
     #: Probability that the claim is unsupported, when the judge gives one.
     probability: float | None = None
-    #: False when a keyless judge cannot tell: ``label`` is then its best guess.
+    #: False when a keyless judge cannot tell: ``label`` is then its best guess (docs/concepts.md).
     confident: bool = True
+    #: ``confident`` or ``unsure``, the word every view uses for ``confident`` (``core/certainty.py``).
+    certainty: str = CONFIDENT
     #: Whether the claim counts as unsupported under the policy; None for an error row.
     unsupported: bool | None = None
     #: Why the claim has no verdict (an error row).
@@ -92,8 +95,11 @@ class Result(BaseModel):
     #: Unsupported claims among those evaluated; None when none was.
     unsupported_rate: float | None = None
     hallucinated: bool | None = None
-    #: Whether ``hallucinated`` holds whatever the claims judged without confidence turn out to be.
+    #: Whether ``hallucinated`` holds whatever the unsure claims turn out to be and, for a keyless judge, its
+    #: response score agrees with it (docs/concepts.md).
     decided: bool | None = None
+    #: Why the response is not decided, in the concepts page's words; None when it is.
+    undecided_reason: str | None = None
     #: The characters of the response behind its unsupported claims, merged where claims overlap
     #: (LettuceDetect's ``{start, end, text, confidence}`` with the claims' ``label`` and ``subtype``).
     unsupported_spans: list[UnsupportedSpan] = Field(default_factory=list)
@@ -158,6 +164,7 @@ def result_of(response: str, result: ResponseResult, policy: Policy, *, judge: s
                 evidence=v.evidence if v is not None else (),
                 probability=v.probability if v is not None else None,
                 confident=v.confident if v is not None else True,
+                certainty=claim_certainty(v.confident if v is not None else None),
                 unsupported=policy.is_unsupported(v.label) if ok and v is not None and v.label else None,
                 error=(v.error if v is not None else "the judge returned no verdict") if not ok else None,
                 spans=tuple((s.start, s.end) for s in claim.spans),
@@ -174,6 +181,11 @@ def result_of(response: str, result: ResponseResult, policy: Policy, *, judge: s
         unsupported_rate=result.unsupported_rate,
         hallucinated=result.hallucinated,
         decided=result.decided,
+        undecided_reason=undecided_reason(
+            result.decided,
+            (v.confident for v in result.verdicts if v.ok),
+            has_flag=result.hallucinated is not None,
+        ),
         unsupported_spans=unsupported_spans(response, result.claims, result.verdicts, policy),
         judge=judge,
         extractor=extractor,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hallumeasure.core.certainty import UNSURE_NOTE
 from hallumeasure.core.config import redact
 from hallumeasure.core.types import Passage, Sample, Usage
 
@@ -191,7 +192,7 @@ def _claim_lines(claim: CheckedClaim) -> list[str]:
     label = claim.label.value if claim.label is not None else "error"
     kind = label + (f" / {claim.subtype.value}" if claim.subtype is not None else "")
     if not claim.confident:
-        kind += " (the judge is not confident)"
+        kind += f" ({UNSURE_NOTE})"
     lines = [f"  claim {claim.index + 1}: {claim.text!r}", f"    label: {kind}"]
     reason = claim.label_reason if claim.error is None else claim.error
     if reason:

@@ -19,9 +19,14 @@ itself bounds the rise (about 3 / margin pairs). ``benchmarks/results/audit_oper
 exactly for the share and by simulation for the rate. The subtype-shift gate (a significance
 test with no margin) is opt-in. The first line of every output names the gates that decided.
 
-The runs must be measured alike and over the same samples (``hallumeasure.report.audit_inputs``);
-responses a keyless judge left undecided are counted, and a regression that disappears when they
-count as unchanged is not called.
+The bounds are of the judge's labels. A judge that errs alike in both runs shrinks a true difference
+by its Youden index J (``hallumeasure.stats.judge_error``), so a regression is read from the labels
+whatever share of the responses the judge was unsure of (they stay as a sensitivity line), and a pass
+needs the margin shrunk by the judge's smallest J, or few enough changed responses
+(``hallumeasure.report.audit_judge`` says where J comes from). Each rise gate also measures how the
+responses' style moved (``hallumeasure.stats.style_shift``) and says when that could explain the change.
+
+The runs must be measured alike and over the same samples (``hallumeasure.report.audit_inputs``).
 
 Exit codes (``AuditResult.exit_code``):
 
@@ -50,6 +55,7 @@ import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.audit_inputs import SampleOverlap, check_audit_inputs, undecided_column
+from hallumeasure.report.audit_judge import judge_error_for, style_columns
 from hallumeasure.report.audit_models import AuditResult, GateResult, RiseDecision, Status
 from hallumeasure.report.audit_outputs import junit_xml, write_audit, write_usage_error
 from hallumeasure.report.audit_settings import MIN_RESAMPLES, AuditGates, AuditSettings
@@ -63,10 +69,19 @@ from hallumeasure.report.runs import (
 )
 from hallumeasure.report.unsure import group_unsure_stats
 from hallumeasure.runs.run import Run
-from hallumeasure.stats.audit_bounds import METHODS, paired_binary_sd, planning, rise_bounds, rise_outcome
+from hallumeasure.stats.audit_bounds import (
+    METHODS,
+    judged_outcome,
+    paired_binary_sd,
+    planning,
+    rise_bounds,
+    shows_rise,
+)
 from hallumeasure.stats.groups import SUBTYPES, GroupStats, group_stats
+from hallumeasure.stats.judge_error import JudgeError, changed_samples_for
 from hallumeasure.stats.power import difference_sd
 from hallumeasure.stats.resampling import RESAMPLES, SEED
+from hallumeasure.stats.style_shift import style_shift
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
 __all__ = [
@@ -91,6 +106,7 @@ INCONCLUSIVE_EXITS = {"exit4": EXIT_INCONCLUSIVE, "pass": EXIT_PASS, "fail": EXI
 def _select(run: Run, model: str | None) -> tuple[pd.DataFrame, str]:
     units = response_units(run)
     units["undecided"] = undecided_column(run)
+    units = pd.concat([units, style_columns(run)], axis=1)
     if model is None:
         return units, run.name
     chosen = units[units["model"] == model].reset_index(drop=True)
@@ -111,22 +127,30 @@ def decide_rise(
     gates: AuditGates,
     plan: bool = True,
     unchanged: np.ndarray | None = None,
+    judge: JudgeError | None = None,
+    changed: np.ndarray | None = None,
 ) -> RiseDecision:
     """Decide one metric from the one-sided bounds of ``cur - base`` (aligned pairs when ``paired``).
 
     The bounds hold at their level whatever the sample size and however rare the differences
     (see ``_METHODS``): with no differing pair a gate passes only once n itself bounds the rise
-    below the margin (about 3 / margin pairs). ``unchanged`` marks pairs (or current responses,
-    unpaired) that the judge could not decide: a regression must still be shown with them set
-    to the baseline's value (paired) or left out (unpaired). ``plan=False`` skips the minimum
-    detectable rise and the samples needed (simulations).
+    below the margin (about 3 / margin pairs). ``judge`` is the judge's error (``stats/judge_error.py``;
+    None: an exact judge): a regression is read from the judge's labels, a pass needs the margin
+    shrunk by the judge's Youden index, or few enough ``changed`` pairs (paired: the two responses differ).
+    ``unchanged`` marks pairs (or current responses, unpaired) that the judge could not decide: they do
+    not change the outcome, and ``rests_on_undecided`` says whether a regression would still be shown
+    with them set to the baseline's value (paired) or left out (unpaired). ``plan=False`` skips the
+    minimum detectable rise and the samples needed (simulations).
     """
     base, cur = np.asarray(base, dtype=float), np.asarray(cur, dtype=float)
+    judge = judge or JudgeError.error_free_judge("assumed", "")
     above = 0.0 if gates.fail_on_any_significant_rise else margin
     flags = np.zeros(cur.size, dtype=bool) if unchanged is None else np.asarray(unchanged, dtype=bool)
+    moved = None if changed is None else np.asarray(changed, dtype=bool)
     if paired:
         keep = np.isfinite(base) & np.isfinite(cur)
         base, cur, flags = base[keep], cur[keep], flags[keep]
+        moved = None if moved is None else moved[keep]
         n = int(base.size)
     else:
         flags = flags[np.isfinite(cur)]
@@ -135,18 +159,22 @@ def decide_rise(
     options = {"paired": paired, "binary": binary}
     bounds = rise_bounds(base, cur, alpha=gates.alpha, **options)
     diff, low, high = bounds
-    outcome = rise_outcome(base, cur, bounds, margin=margin, above=above, alpha=gates.alpha, **options)
+    n_changed = None if moved is None or not paired else int(moved.sum())
+    outcome, judged = judged_outcome(
+        base, cur, bounds, margin=margin, above=above, alpha=gates.alpha, judge=judge, changed=n_changed, **options
+    )
     rests_on_undecided = False
     if outcome == "regression" and flags.any():
+        # a sensitivity line, not the gate: would the rise still show with the undecided responses unchanged?
         if paired:
-            alt_cur = np.where(flags, base, cur)
-            alt_base = base
+            alt_cur, alt_base = np.where(flags, base, cur), base
         else:
             alt_cur, alt_base = cur[~flags], base
         alt = rise_bounds(alt_base, alt_cur, alpha=gates.alpha, **options)
-        again = rise_outcome(alt_base, alt_cur, alt, margin=margin, above=above, alpha=gates.alpha, **options)
-        if again != "regression":
-            outcome, rests_on_undecided = "inconclusive", True
+        rests_on_undecided = not shows_rise(
+            alt_base, alt_cur, alt, above=judged.regression_above_labels, alpha=gates.alpha, **options
+        )
+    above, margin_plan = judged.regression_above_labels, judged.pass_margin_labels
     sd, mdr, needed = None, None, None
     if paired and binary:
         sd = paired_binary_sd(base, cur) if n else None
@@ -163,11 +191,15 @@ def decide_rise(
             sd,
             paired=paired,
             binary=binary,
-            margin=margin,
+            margin=margin_plan,
             above=above,
             alpha=gates.alpha,
             power=gates.power,
         )
+        if n_changed is not None and not judge.error_free and outcome != "regression":
+            by_changed = changed_samples_for(n_changed / n, margin, judged.pass_alpha)
+            if by_changed is not None and (needed is None or by_changed < needed):
+                needed = by_changed
     return RiseDecision(
         metric=metric,
         outcome=outcome,
@@ -178,7 +210,7 @@ def decide_rise(
         upper_bound=_r(high),
         confidence=1 - gates.alpha,
         margin=margin,
-        regression_above=above,
+        regression_above=0.0 if gates.fail_on_any_significant_rise else margin,
         sd_difference=_r(sd),
         min_detectable_rise=_r(mdr),
         samples_needed=needed,
@@ -186,7 +218,31 @@ def decide_rise(
         method=METHODS[(paired, binary)],
         undecided=int(flags.sum()),
         rests_on_undecided=rests_on_undecided,
+        judge_error=judge,
+        judged=judged,
+        changed_pairs=n_changed,
     )
+
+
+_STYLE = ["style_words", "style_overlap", "style_claims"]
+
+
+def _with_style(decision: RiseDecision, base: pd.DataFrame, cur: pd.DataFrame, column: str) -> RiseDecision:
+    """The decision with the style shift between the two tables, and whether it could explain the outcome."""
+    d = decision
+    if d.outcome == "regression" and d.lower_bound is not None and d.judged is not None:
+        beyond = d.lower_bound - d.judged.regression_above_labels
+    elif d.difference is not None:
+        beyond = max(d.difference, 0.0)
+    else:
+        beyond = 0.0
+    shift = style_shift(
+        base[_STYLE].to_numpy(dtype=float),
+        cur[_STYLE].to_numpy(dtype=float),
+        base[column].to_numpy(dtype=float),
+        change_beyond=beyond,
+    )
+    return d.model_copy(update={"style_shift": shift})
 
 
 def _r(value: float | None) -> float | None:
@@ -224,21 +280,47 @@ def _rise_gate(name: str, what: str, decision: RiseDecision | None) -> GateResul
         f"difference {d.difference:+.3f}, {level} bounds [{_bound(d.lower_bound)}, {_bound(d.upper_bound)}] "
         f"over {d.n} {'shared samples' if d.paired else 'responses per run'}"
     )
+    judged, judge = d.judged, d.judge_error
     if d.outcome == "regression":
+        threshold_l = d.regression_above if judged is None else judged.regression_above_labels
         message = (
             f"{what} rose by {d.difference:.3f}; the rise is shown: its lower bound {d.lower_bound:+.3f} "
-            f"is above {d.regression_above:.3f}"
+            f"is above {threshold_l:.3f}"
         )
+        if judge is not None and judge.youden_high < 1 and d.regression_above > 0:
+            message += (
+                f" (the margin {d.regression_above:.3f} times the judge's largest J {judge.youden_high:.3f}: a judge "
+                "that errs alike in both runs shrinks a true rise, so a labelled rise above it is a true rise above "
+                "the margin)"
+            )
+        else:
+            message += " (read from the judge's labels, which a judge that errs alike in both runs can only shrink)"
     elif d.outcome == "pass":
-        message = (
-            f"{what} changed by {d.difference:+.3f}; a rise above {d.margin:.3f} is ruled out "
-            f"(upper bound {d.upper_bound:+.3f})"
-        )
+        message = f"{what} changed by {d.difference:+.3f}; a rise above {d.margin:.3f} is ruled out"
+        if judged is None or (judged.passed_by == "labels" and (judge is None or judge.error_free)):
+            message += f" (upper bound {d.upper_bound:+.3f})"
+        elif judged.passed_by == "labels" and judge is not None:
+            level = f"{1 - judged.pass_alpha:.1%}"
+            message += (
+                f": the labels' {level} upper bound is at or below {judged.pass_margin_labels:.4f}, the margin times "
+                f"the judge's smallest J {judge.youden_low:.3f} (true rise at most {_bound(judged.true_rise_upper)})"
+            )
+        else:
+            message += (
+                f": only {d.changed_pairs} of {d.n} responses changed, and the {1 - judged.pass_alpha:.1%} upper bound "
+                f"of that share, {judged.changed_share_upper:.4f}, bounds the rise whatever the judge"
+            )
     else:
         message = (
             f"{what} changed by {d.difference:+.3f}; neither a rise above {d.regression_above:.3f} nor its "
             f"absence is shown at {d.n} samples"
         )
+        if judge is not None and not judge.error_free and judged is not None:
+            message += (
+                f" (with the judge's error: a pass needs the labels' upper bound at or below "
+                f"{judged.pass_margin_labels:.4f} or few changed responses; true rise at most "
+                f"{_bound(judged.true_rise_upper)})"
+            )
         if d.min_detectable_rise is not None:
             message += f"; minimum detectable rise {d.min_detectable_rise:.3f} at {d.power:.0%} power"
         message += (
@@ -246,6 +328,12 @@ def _rise_gate(name: str, what: str, decision: RiseDecision | None) -> GateResul
             if d.samples_needed is not None
             else ""
         )
+    if judge is not None and judge.source != "scripted":
+        message += f"; judge error: {judge.detail}"
+    if d.rests_on_undecided:
+        message += "; sensitivity: with the undecided responses counted as unchanged the rise would not show"
+    if d.style_shift is not None and d.style_shift.shifted:
+        message += f"; {d.style_shift.describe()}"
     status = {"pass": "pass", "regression": "fail", "inconclusive": "inconclusive"}[d.outcome]
     return GateResult(
         name=name, kind="regression", status=status, observed=observed, threshold=threshold, message=message, decision=d
@@ -394,6 +482,8 @@ def headline(
             text += f"; minimum detectable rise not estimable {where}"
         if status == "inconclusive" and rate.outcome == "inconclusive" and rate.samples_needed is not None:
             text += f"; about {rate.samples_needed} would decide"
+    if rate is not None and rate.style_shift is not None and rate.style_shift.could_explain and status != "incomplete":
+        text += f"; {rate.style_shift.describe()}"
     for line in context or []:
         text += f"; {line}"
     return text
@@ -461,19 +551,35 @@ def audit_runs(
     else:
         ta, tb = base_units, cur_units
         unchanged = cur_units["undecided"].to_numpy() > 0
+    changed = pa["response_hash"].to_numpy() != pb["response_hash"].to_numpy() if paired else None
     margins = {"unsupported_rate": gates.max_rate_rise, "hallucinated_share": gates.max_hallucinated_share_rise}
+    judge = base_run.manifest.judge if base_run.manifest else None
     decisions = {
         name: None
         if margin is None
-        else decide_rise(
-            name,
-            ta[column].to_numpy(dtype=float),
-            tb[column].to_numpy(dtype=float),
-            paired=paired,
-            binary=name == "hallucinated_share",
-            margin=margin,
-            gates=gates,
-            unchanged=unchanged,
+        else _with_style(
+            decide_rise(
+                name,
+                ta[column].to_numpy(dtype=float),
+                tb[column].to_numpy(dtype=float),
+                paired=paired,
+                binary=name == "hallucinated_share",
+                margin=margin,
+                gates=gates,
+                unchanged=unchanged,
+                judge=judge_error_for(
+                    judge,
+                    name,
+                    sensitivity=gates.judge_sensitivity,
+                    specificity=gates.judge_specificity,
+                    calibration=gates.judge_calibration,
+                    alpha=gates.alpha / 4,
+                ),
+                changed=changed,
+            ),
+            ta,
+            tb,
+            column,
         )
         for name, column, margin in (
             ("unsupported_rate", "rate", margins["unsupported_rate"]),

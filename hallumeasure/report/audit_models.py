@@ -15,8 +15,10 @@ from hallumeasure.report.audit_settings import AuditGates
 from hallumeasure.report.comparison import Comparison
 from hallumeasure.report.runs import RunInfo
 from hallumeasure.report.unsure import UnsureStats
-from hallumeasure.stats.audit_bounds import Outcome
+from hallumeasure.stats.audit_bounds import JudgedBounds, Outcome
 from hallumeasure.stats.groups import GroupStats
+from hallumeasure.stats.judge_error import JudgeError
+from hallumeasure.stats.style_shift import StyleShift
 
 Status = Literal["pass", "regression", "inconclusive", "incomplete", "usage_error"]
 
@@ -51,7 +53,18 @@ class RiseDecision(BaseModel):
     )
     rests_on_undecided: bool = Field(
         default=False,
-        description="A regression was shown only with the undecided responses counted; it is inconclusive instead.",
+        description="A sensitivity line, not the gate: the regression would not show with the undecided "
+        "responses counted as unchanged.",
+    )
+    judge_error: JudgeError | None = Field(
+        default=None, description="The judge's error the decision allowed for (its Youden index J as a range)."
+    )
+    judged: JudgedBounds | None = Field(default=None, description="The thresholds and bounds after the judge's error.")
+    changed_pairs: int | None = Field(
+        default=None, description="Shared samples whose two responses differ in text (paired audits)."
+    )
+    style_shift: StyleShift | None = Field(
+        default=None, description="How the responses' style moved between the runs, and whether it could explain it."
     )
 
 

@@ -71,6 +71,21 @@ class AuditGates(BaseModel):
     min_samples: int = Field(
         default=5, ge=1, description="Fewest compared samples (pairs, or responses per side when unpaired)."
     )
+    judge_sensitivity: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="The judge's sensitivity as you know it (with --judge-specificity): a pass then needs the "
+        "labels' upper bound at or below the margin times sensitivity + specificity - 1.",
+    )
+    judge_specificity: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="The judge's specificity as you know it (with --judge-sensitivity)."
+    )
+    judge_calibration: str | None = Field(
+        default=None,
+        description="The JSON of `hallumeasure calibrate RUN --labels FILE --json`: the judge's sensitivity and "
+        "specificity measured on your labels, which a pass allows for.",
+    )
     max_error_share: float = Field(
         default=0.05,
         ge=0.0,
@@ -184,6 +199,16 @@ class PlanSettings(BaseModel):
     )
     alpha: float = Field(default=0.05, gt=0.0, lt=0.5, description="One-sided error level of the audit.")
     power: float = Field(default=0.8, gt=0.0, lt=1.0, description="Wanted probability of reaching the decision.")
+    judge_sensitivity: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="The judge's sensitivity as you know it (with --judge-specificity): the counts allow for its "
+        "error as the audit does (default: the judge's published figures, else error-free).",
+    )
+    judge_specificity: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="The judge's specificity as you know it (with --judge-sensitivity)."
+    )
     judge: str | None = Field(default=None, description="Judge to price (default: the baseline run's, else offline).")
     extractor: str | None = Field(
         default=None, description="Extractor to price (default: the baseline run's, else the judge)."

@@ -15,6 +15,7 @@ as ``hallumeasure plan`` and ``hallumeasure.plan`` both use it:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,9 +24,11 @@ import numpy as np
 
 from hallumeasure.core.errors import ConfigError, RunStoreError
 from hallumeasure.core.types import Sample
+from hallumeasure.report.audit_judge import PUBLISHED, judge_error_for
 from hallumeasure.report.audit_settings import PlanSettings
 from hallumeasure.report.runs import pair_up, response_units
 from hallumeasure.runs.run import Run
+from hallumeasure.stats.judge_error import JudgeError
 from hallumeasure.stats.power import (
     PlanCost,
     SamplePlan,
@@ -185,24 +188,92 @@ def plan_audit(
         priced = load_samples(samples).samples
     elif samples is not None:
         priced = list(samples)
-    result = plan_samples(
+    planner = functools.partial(
+        plan_samples,
         metric=settings.metric,
         baseline_rate=round(rate, 6),
-        rise=settings.rise,
-        margin=settings.margin,
         sd=sd,
         source=source,
-        alpha=settings.alpha,
         power=settings.power,
         correlation=None if correlation is None else round(correlation, 6),
         differences=differences,
     )
+    result = planner(rise=settings.rise, margin=settings.margin, alpha=settings.alpha)
+    judge = settings.priced_stages(manifest)[0]
+    if settings.judge_sensitivity is not None or settings.judge_specificity is not None:
+        error = judge_error_for(
+            judge,
+            settings.metric,
+            sensitivity=settings.judge_sensitivity,
+            specificity=settings.judge_specificity,
+            calibration=None,
+            alpha=settings.alpha / 4,
+        )
+        result = _with_judge_error(result, settings, error, planner)
+    elif judge in PUBLISHED:
+        low, high, where = PUBLISHED[judge]
+        result = result.model_copy(
+            update={
+                "notes": [
+                    *result.notes,
+                    f"these counts are for an error-free judge; the audit allows for the {judge} judge's error "
+                    f"(J {low:g}-{high:g}, {where}): give --judge-sensitivity and --judge-specificity to plan "
+                    "with it",
+                ]
+            }
+        )
     wanted = result.largest_count
     if priced and wanted:
         judge, extractor, mode = settings.priced_stages(manifest)
         cost = plan_cost(priced, wanted, judge=judge, extractor=extractor, mode=mode.value)
         result = result.model_copy(update={"cost": cost})
     return result
+
+
+def _with_judge_error(
+    plan: SamplePlan, settings: PlanSettings, error: JudgeError, planner: Callable[..., SamplePlan]
+) -> SamplePlan:
+    """The plan by the audit's rule for a judge with ``error``: the same counts on the judge's labels.
+
+    A true rise R reaches the labels as J R; a regression needs the labels above the margin times the
+    judge's largest J, a pass their upper bound at alpha / 2 at or below the margin times its smallest J.
+    The error-free counts stay beside them, so the note says what the judge's error costs.
+    """
+    if error.error_free:
+        return plan.model_copy(update={"judge_error": error})
+    margin, rise = settings.margin, settings.rise
+    flag = planner(
+        rise=error.youden_low * rise, margin=error.youden_high * margin, alpha=settings.alpha, only="regression"
+    )
+    to_flag = flag.samples_to_flag if error.youden_low * rise > error.youden_high * margin else None
+    to_pass, chance_pass = None, None
+    if error.youden_low > 0 and margin > 0:
+        passing = planner(rise=0.0, margin=error.youden_low * margin, alpha=settings.alpha / 2, only="pass")
+        to_pass, chance_pass = passing.samples_to_pass, passing.chance_to_pass
+
+    def count(n: int | None) -> str:
+        return "out of reach" if n is None else f"{n:,}"
+
+    note = (
+        f"the judge's error ({error.detail}; J {error.youden_low:.3f}-{error.youden_high:.3f}) costs samples: to flag "
+        f"a rise of {rise:g}, {count(to_flag)} instead of {count(plan.samples_to_flag)} for an error-free judge; to "
+        f"pass when unchanged, {count(to_pass)} instead of {count(plan.samples_to_pass)} (or responses that do not "
+        "change: 0 changed of about 3 / margin pairs pass whatever the judge)"
+    )
+    return plan.model_copy(
+        update={
+            "judge_error": error,
+            "samples_to_flag": to_flag,
+            "chance_to_flag": flag.chance_to_flag if to_flag is not None else None,
+            "samples_to_pass": to_pass,
+            "chance_to_pass": chance_pass,
+            "samples_to_flag_error_free": plan.samples_to_flag,
+            "samples_to_pass_error_free": plan.samples_to_pass,
+            "samples_to_pass_at_rise": None,
+            "pass_chance_at_rise": None,
+            "notes": [*plan.notes, note],
+        }
+    )
 
 
 def plan_cost(samples: Sequence[Sample | LabelledSample], n: int, *, judge: str, extractor: str, mode: str) -> PlanCost:

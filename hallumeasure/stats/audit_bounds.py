@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+from pydantic import BaseModel, Field
 from scipy import stats
 
 from hallumeasure.stats.intervals import (
@@ -22,12 +23,14 @@ from hallumeasure.stats.intervals import (
     discordant_bounds,
     independent_exact_bounds,
 )
+from hallumeasure.stats.judge_error import JudgeError, changed_share_upper, true_rise_upper
 from hallumeasure.stats.power import (
     detectable_effect,
     samples_needed,
     share_detectable_rise,
     share_samples_for,
 )
+from hallumeasure.stats.search import smallest_count
 
 Outcome = Literal["pass", "regression", "inconclusive"]
 #: Largest sample count the audit looks for when it says how many samples would decide.
@@ -80,16 +83,120 @@ def rise_outcome(
     alpha: float,
 ) -> Outcome:
     """pass, regression or inconclusive from the bounds (a regression wins: it is checked first)."""
-    _, low, high = bounds
+    if shows_rise(base, cur, bounds, paired=paired, binary=binary, above=above, alpha=alpha):
+        return "regression"
+    return (
+        "pass"
+        if rules_out(base, cur, bounds, paired=paired, binary=binary, margin=margin, alpha=alpha)
+        else "inconclusive"
+    )
+
+
+def shows_rise(
+    base: np.ndarray,
+    cur: np.ndarray,
+    bounds: tuple[float | None, float | None, float | None],
+    *,
+    paired: bool,
+    binary: bool,
+    above: float,
+    alpha: float,
+) -> bool:
+    """Whether the rise is shown above ``above``: the lower bound of ``bounds`` (level 1 - alpha) is above it."""
     if paired and not binary and base.size:
         # The bet itself decides (the shown bounds are its bisection, equal up to 1e-12).
-        d = cur - base
-        shows_rise = betting_rejects(-d, -above, alpha)
-        rules_out = betting_rejects(d, margin, alpha)
-    else:
-        shows_rise = low is not None and low > above
-        rules_out = high is not None and high <= margin
-    return "regression" if shows_rise else "pass" if rules_out else "inconclusive"
+        return betting_rejects(-(cur - base), -above, alpha)
+    low = bounds[1]
+    return low is not None and low > above
+
+
+def rules_out(
+    base: np.ndarray,
+    cur: np.ndarray,
+    bounds: tuple[float | None, float | None, float | None],
+    *,
+    paired: bool,
+    binary: bool,
+    margin: float,
+    alpha: float,
+) -> bool:
+    """Whether a rise above ``margin`` is ruled out: the upper bound of ``bounds`` (level 1 - alpha) is at or below."""
+    if paired and not binary and base.size:
+        return betting_rejects(cur - base, margin, alpha)
+    high = bounds[2]
+    return high is not None and high <= margin
+
+
+class JudgedBounds(BaseModel):
+    """What a gate's outcome rests on once the judge's error is counted (``hallumeasure.stats.judge_error``)."""
+
+    regression_above_labels: float = Field(
+        description="A rise of the judge's labels above this is a true rise above the regression threshold."
+    )
+    pass_margin_labels: float = Field(description="The labels' upper bound must be at or below this to pass.")
+    pass_alpha: float = Field(description="Level of the bounds a pass rests on (alpha / 2 unless the judge is exact).")
+    true_rise_upper: float | None = Field(description="Upper bound of the true rise: the smaller of the two routes.")
+    changed_share_upper: float | None = Field(
+        description="Upper bound of the share of pairs whose response changed (a judge-free bound of the rise)."
+    )
+    passed_by: Literal["labels", "changed_responses", "none"]
+
+
+def judged_outcome(
+    base: np.ndarray,
+    cur: np.ndarray,
+    bounds: tuple[float | None, float | None, float | None],
+    *,
+    paired: bool,
+    binary: bool,
+    margin: float,
+    above: float,
+    alpha: float,
+    judge: JudgeError,
+    changed: int | None = None,
+) -> tuple[Outcome, JudgedBounds]:
+    """pass, regression or inconclusive for a judge with error ``judge`` (``bounds`` at level 1 - alpha).
+
+    Regression: the labels' lower bound (level 1 - alpha) above ``judge.youden_high * above``, whatever
+    share of the responses the judge was unsure of. Pass: for an exact judge the labels' upper bound at or
+    below the margin; otherwise either the labels' upper bound at alpha / 2 at or below
+    ``judge.youden_low * margin``, or (paired, ``changed`` responses of n) the exact upper bound of the
+    changed share at alpha / 2 at or below the margin.
+    """
+    above_l = above * judge.youden_high
+    if judge.error_free:
+        plain = rise_outcome(base, cur, bounds, paired=paired, binary=binary, margin=margin, above=above, alpha=alpha)
+        return plain, JudgedBounds(
+            regression_above_labels=above,
+            pass_margin_labels=margin,
+            pass_alpha=alpha,
+            true_rise_upper=bounds[2],
+            changed_share_upper=None,
+            passed_by="labels" if plain == "pass" else "none",
+        )
+    half = alpha / 2
+    margin_l = margin * judge.youden_low
+    shows = shows_rise(base, cur, bounds, paired=paired, binary=binary, above=above_l, alpha=alpha)
+    half_bounds = rise_bounds(base, cur, paired=paired, binary=binary, alpha=half)
+    by_labels = margin_l > 0 and rules_out(
+        base, cur, half_bounds, paired=paired, binary=binary, margin=margin_l, alpha=half
+    )
+    upper = true_rise_upper(half_bounds[2], judge.youden_low)
+    changed_upper = changed_share_upper(changed, int(base.size), half) if paired and changed is not None else None
+    by_changed = changed_upper is not None and changed_upper <= margin
+    tops = [x for x in (upper, changed_upper) if x is not None]
+    passed: Literal["labels", "changed_responses", "none"] = (
+        "labels" if by_labels else "changed_responses" if by_changed else "none"
+    )
+    outcome: Outcome = "regression" if shows else "pass" if passed != "none" else "inconclusive"
+    return outcome, JudgedBounds(
+        regression_above_labels=above_l,
+        pass_margin_labels=margin_l,
+        pass_alpha=half,
+        true_rise_upper=min(tops) if tops else None,
+        changed_share_upper=changed_upper,
+        passed_by=passed if outcome == "pass" else "none",
+    )
 
 
 def planning(
@@ -158,19 +265,7 @@ def _bet_samples(d: np.ndarray, diff: float, margin: float, above: float, alpha:
             return betting_rejects(-_planned(d, n, diff, -z * sd / np.sqrt(n)), -above, alpha)
         return betting_rejects(_planned(d, n, diff, z * sd / np.sqrt(n)), margin, alpha)
 
-    high = 2
-    while not decides(high):
-        high *= 2
-        if high > _LIMIT:
-            return None
-    low = high // 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        if decides(mid):
-            high = mid
-        else:
-            low = mid
-    return high
+    return smallest_count(decides, start=2, limit=_LIMIT)
 
 
 def _bet_detectable(d: np.ndarray, n: int, above: float, alpha: float, power: float) -> float | None:

@@ -24,7 +24,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy import optimize, stats
 
+from hallumeasure.stats.judge_error import JudgeError
 from hallumeasure.stats.metric import Metric
+from hallumeasure.stats.search import smallest_count
 
 if TYPE_CHECKING:
     from hallumeasure.stats.rate_power import Differences
@@ -157,6 +159,15 @@ class SamplePlan(BaseModel):
         description="Chance that a true rise equal to the margin passes at the largest planned count "
         "(the audit promises at most alpha).",
     )
+    judge_error: JudgeError | None = Field(
+        default=None, description="The judge's error the counts allow for (None: planned for an error-free judge)."
+    )
+    samples_to_flag_error_free: int | None = Field(
+        default=None, description="samples_to_flag for an error-free judge (set when the judge's error counts)."
+    )
+    samples_to_pass_error_free: int | None = Field(
+        default=None, description="samples_to_pass for an error-free judge (set when the judge's error counts)."
+    )
     cost: PlanCost | None = None
     notes: list[str] = []
 
@@ -180,6 +191,7 @@ def plan_samples(
     correlation: float | None = None,
     exact: bool = True,
     differences: Callable[[float], Differences] | None = None,
+    only: Literal["regression", "pass"] | None = None,
 ) -> SamplePlan:
     """The sample counts that flag ``rise``, pass an unchanged model, and pass ``rise`` when within ``margin``.
 
@@ -188,9 +200,11 @@ def plan_samples(
     is planned by simulating the audit's betting bound on ``differences(r)``, the per-sample
     differences at a true rise r (``hallumeasure.stats.rate_power``); without it, with the
     normal-theory power of a one-sided t test at ``sd`` (which the betting bound does not reach).
+    ``only`` plans one outcome and skips the rest (the judge-error plans of ``report/plan.py``).
     """
     notes = []
     above = margin
+    flag_wanted, pass_wanted = only != "pass", only != "regression"
     chance_flag: float | None = None
     chance_pass: float | None = None
     replicates: int | None = None
@@ -205,9 +219,9 @@ def plan_samples(
         def samples(outcome: Literal["pass", "regression"], shares: tuple[float, float]) -> int | None:
             return share_samples_for(outcome, *shares, margin=margin, above=above, alpha=alpha, power=power)
 
-        to_flag = samples("regression", at_rise) if rise > above else None
-        to_pass = samples("pass", unchanged) if margin > 0 else None
-        to_pass_rise = samples("pass", at_rise) if 0 < rise < margin else None
+        to_flag = samples("regression", at_rise) if rise > above and flag_wanted else None
+        to_pass = samples("pass", unchanged) if margin > 0 and pass_wanted else None
+        to_pass_rise = samples("pass", at_rise) if 0 < rise < margin and only is None else None
 
         def pass_chance(shares: tuple[float, float], n: int) -> float:
             return share_outcomes(n, *shares, margin=margin, above=above, alpha=alpha).p_pass
@@ -230,9 +244,9 @@ def plan_samples(
         def count(outcome: Literal["pass", "regression"], d: Differences) -> tuple[int | None, float | None]:
             return rate_count(outcome, d, margin=margin, above=above, alpha=alpha, power=power)
 
-        to_flag, chance_flag = count("regression", at_rise_d) if rise > above else (None, None)
-        to_pass, chance_pass = count("pass", unchanged_d) if margin > 0 else (None, None)
-        to_pass_rise = count("pass", at_rise_d)[0] if 0 < rise < margin else None
+        to_flag, chance_flag = count("regression", at_rise_d) if rise > above and flag_wanted else (None, None)
+        to_pass, chance_pass = count("pass", unchanged_d) if margin > 0 and pass_wanted else (None, None)
+        to_pass_rise = count("pass", at_rise_d)[0] if 0 < rise < margin and only is None else None
         at_rise, at_margin = (baseline_rate, rise), (baseline_rate, margin)
         by_rise = {rise: at_rise_d, margin: at_margin_d}
 
@@ -249,9 +263,12 @@ def plan_samples(
         def pass_chance(shares: tuple[float, float], n: int) -> float:
             return t_power((margin - shares[1]) / sd, n, alpha) if sd > 0 else float("nan")
 
-    chance_at_rise = round(pass_chance(at_rise, to_pass), 4) if to_pass is not None and rise > 0 else None
+    whole = only is None
+    chance_at_rise = round(pass_chance(at_rise, to_pass), 4) if whole and to_pass is not None and rise > 0 else None
     largest = max([n for n in (to_flag, to_pass, to_pass_rise) if n is not None], default=None)
-    chance_at_margin = round(pass_chance(at_margin, largest), 4) if largest is not None and margin > 0 else None
+    chance_at_margin = (
+        round(pass_chance(at_margin, largest), 4) if whole and largest is not None and margin > 0 else None
+    )
     if 0 < rise < margin and to_pass is not None:
         notes.append(
             f"a true rise of {rise:g} is within the margin {margin:g}, so the audit should pass it, but less often "
@@ -389,19 +406,8 @@ def share_samples_for(
         o = share_outcomes(n, first_only, second_only, margin=margin, above=above, alpha=alpha)
         return o.p_pass if outcome == "pass" else o.p_regression
 
-    high = 8
-    while chance(high) < power:
-        high *= 2
-        if high > limit:
-            return None
-    low = high // 2
-    while high - low > 1:  # bisection; the chance rises with n apart from small saw-teeth
-        mid = (low + high) // 2
-        if chance(mid) >= power:
-            high = mid
-        else:
-            low = mid
-    return high
+    # the chance rises with n apart from small saw-teeth
+    return smallest_count(lambda n: chance(n) >= power, start=8, limit=limit)
 
 
 def share_detectable_rise(

@@ -181,3 +181,25 @@ def test_the_gitlab_script_exits_with_the_audit_code(tmp_path):
     worse = _run(script, work, env)
     assert worse.returncode == 1 and worse.returncode not in job["allow_failure"]["exit_codes"]
     assert (work / job["artifacts"]["reports"]["junit"]).exists()
+
+
+def test_the_github_job_fails_on_the_new_users_planted_rise_with_the_keyless_judge(tmp_path):
+    """Issue #45: 60 faithful RAG answers, then the same 60 with planted errors, judged by the offline judge."""
+    from report.new_user_rag import write_answers
+
+    [step] = [s for s in _github()["jobs"]["audit"]["steps"] if s.get("name") == "Measure and audit"]
+    work, env = _workspace(tmp_path)
+    (work / "hallumeasure.toml").write_text('judge = ["offline"]\nextractor = "offline"\n', encoding="utf-8")
+    faithful, planted = write_answers(tmp_path / "answers")
+    answers = work / "eval" / "answers.jsonl"
+
+    shutil.copy(faithful, answers)
+    assert _run(step["run"], work, env).returncode == 0  # the first night makes the baseline
+    same = _run(step["run"], work, env)  # the same answers measured again: never a regression
+    assert same.returncode == 0 and "::error" not in same.stdout, same.stdout + same.stderr
+
+    shutil.copy(planted, answers)
+    worse = _run(step["run"], work, env)
+    assert worse.returncode == 1 and "::error title=hallumeasure audit::regression" in worse.stdout, (
+        worse.stdout + worse.stderr
+    )

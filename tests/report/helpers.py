@@ -152,3 +152,23 @@ def planned_run(path: Path, unsupported: list[int], n: int = 20) -> Path:
         specs = [("contradicted", "number")] * bad + ["supported"] * (4 - bad)
         rows.append((sample(i, "m"), [(f"Claim {j}.", spec) for j, spec in enumerate(specs)]))
     return write_run(path, rows, judge="anthropic:claude-sonnet-4-5", extractor="anthropic:claude-sonnet-4-5")
+
+
+def measure_offline(path: Path, out: Path, *, concurrency: int = 4) -> Path:
+    """Measure the input file at ``path`` into ``out`` with the keyless offline extractor and judge."""
+    from hallumeasure.judges.build import build_extractor, build_judge
+    from hallumeasure.pipeline.run import run_measurement
+    from hallumeasure.runs.inputs import load_samples
+
+    loaded = load_samples(path)
+    run_measurement(
+        loaded.samples,
+        out,
+        build_extractor("offline"),
+        build_judge("offline", Mode.COT_ONE),
+        mode=Mode.COT_ONE,
+        input_sha256=loaded.sha256,
+        input_path=str(path),
+        concurrency=concurrency,
+    )
+    return out

@@ -100,23 +100,26 @@ def _with_decided(path, undecided: set[int]) -> Run:
     return run
 
 
-def test_a_regression_resting_on_undecided_responses_alone_is_not_called(tmp_path):
+def test_undecided_responses_do_not_block_a_regression_and_stay_as_a_sensitivity_line(tmp_path):
     n = 60
     worse = set(range(0, n, 3))  # 20 of 60 samples gain a contradicted claim
     base, cur = _faithful(tmp_path / "base", n), _faithful(tmp_path / "cur", n, bad=worse)
     gates = AuditGates(max_rate_rise=0.05, max_hallucinated_share_rise=0.05)
     plain = audit_loaded(_with_decided(base, set()), _with_decided(cur, set()), gates, resamples=200)
     assert plain.status == "regression"
-    # The keyless judge could not decide most of the worse responses: what remains shows no rise.
+    # The judge was unsure of most of the worse responses: its labels still show the rise (issue #45), and a
+    # judge that errs alike in both runs can only shrink a true rise, so the regression stands.
     shaky = audit_loaded(_with_decided(base, set()), _with_decided(cur, set(sorted(worse)[:17])), gates, resamples=200)
-    assert shaky.status == "inconclusive"
+    assert shaky.status == "regression"
     assert shaky.undecided == {"baseline": 0, "current": 17}
     assert "17 of 60 responses of the current run undecided by the judge" in shaky.headline
-    rate = next(g for g in shaky.gates if g.name == "unsupported_rate").decision
-    assert rate.rests_on_undecided and rate.undecided == 17
-    # A few undecided responses do not undo a regression the decided ones show.
+    gate = next(g for g in shaky.gates if g.name == "unsupported_rate")
+    assert gate.decision.rests_on_undecided and gate.decision.undecided == 17
+    assert "with the undecided responses counted as unchanged the rise would not show" in gate.message
     firm = audit_loaded(_with_decided(base, set()), _with_decided(cur, {0, 3}), gates, resamples=200)
     assert firm.status == "regression" and firm.undecided["current"] == 2
+    firm_rate = next(g for g in firm.gates if g.name == "unsupported_rate").decision
+    assert not firm_rate.rests_on_undecided
 
 
 def test_the_exit_code_survives_a_closed_pipe(tmp_path):

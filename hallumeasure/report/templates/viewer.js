@@ -54,7 +54,7 @@
   function labelOf(claim) { return claim.label || "error"; }
   // The colour a claim is shown in: neutral when a keyless judge could not tell (its label is a guess).
   function colourOf(claim) { return claim.label && claim.confident === false ? "unsure" : labelOf(claim); }
-  var UNSURE = "needs an LLM check";
+  var UNSURE = "needs an LLM check (unsure)";  // the concepts page's word, core/certainty.py
   function pretty(label) { return String(label).replace(/_/g, " "); }
 
   // --- data indexes ------------------------------------------------------------------------------

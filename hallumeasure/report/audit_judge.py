@@ -1,0 +1,131 @@
+"""What an audit knows of its judge's error, and what it can see of the responses' style.
+
+The judge's error (its Youden index J = sensitivity + specificity - 1, ``hallumeasure.stats.judge_error``)
+comes from the first of:
+
+1. stated by the user: ``--judge-sensitivity`` and ``--judge-specificity`` (taken as exact);
+2. ``calibrate`` labels: ``--judge-calibration FILE``, the JSON of ``hallumeasure calibrate RUN --labels
+   FILE --json``; its counts give exact bounds of J (response-level counts for the hallucinated share,
+   claim-level for the unsupported rate), at alpha / 2 per side;
+3. the judge's published held-out figures (``PUBLISHED``): the lowest J for a pass; a regression keeps the
+   labels' own threshold, since the user's data may suit the judge better than the held-out sets did;
+4. a scripted judge's labels are its script: exact;
+5. otherwise: a keyless judge whose error is not published may have any J in [0, 1] (it passes only on
+   unchanged responses); any other judge is assumed error-free, and every output says so.
+
+The style features are measured from the run's own text: words per response, the share of the response's
+words found in its source, and its claims.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hallumeasure.core.errors import ConfigError
+from hallumeasure.registry import is_keyless, is_scripted
+from hallumeasure.runs.run import Run
+from hallumeasure.stats.judge_error import JudgeError, youden_bounds
+
+#: Published held-out figures: judge -> (lowest J, highest J, where). From balanced accuracy BA (J = 2 BA - 1),
+#: the lowest lower and the highest upper 95% bound over the held-out sets.
+PUBLISHED: dict[str, tuple[float, float, str]] = {
+    "offline": (
+        0.074,
+        0.608,
+        "balanced accuracy 0.537-0.804 over five held-out sets (benchmarks/results/offline_quality.md)",
+    ),
+}
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: object) -> list[str]:
+    return _WORD.findall(text.lower()) if isinstance(text, str) else []
+
+
+def style_columns(run: Run) -> pd.DataFrame:
+    """words, overlap (share of the response's words in its source), claims, and a hash of the response text."""
+    r = run.responses
+    words, overlap, hashes = [], [], []
+    for response, context in zip(r["response"], r["context"], strict=True):
+        said = _words(response)
+        source = set(_words(context))
+        words.append(float(len(said)))
+        overlap.append(sum(w in source for w in said) / len(said) if said else np.nan)
+        text = " ".join(response.split()) if isinstance(response, str) else ""
+        hashes.append(float(zlib.crc32(text.encode("utf-8"))))
+    return pd.DataFrame(
+        {
+            "style_words": words,
+            "style_overlap": overlap,
+            "style_claims": r["n_claims"].astype(float).to_numpy(),
+            "response_hash": hashes,
+        }
+    )
+
+
+def _calibrated(path: str, metric: str, alpha: float) -> JudgeError:
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"--judge-calibration {path}: cannot read it ({exc}); write it with "
+            "`hallumeasure calibrate RUN --labels FILE --json > FILE`"
+        ) from None
+    prefix = "response_" if metric == "hallucinated_share" else ""
+    try:
+        se, sp = report[f"{prefix}sensitivity"], report[f"{prefix}specificity"]
+        low, high = youden_bounds(int(se["k"]), int(se["n"]), int(sp["k"]), int(sp["n"]), alpha)
+    except (KeyError, TypeError, ValueError):
+        raise ConfigError(f"--judge-calibration {path} is not the JSON of `hallumeasure calibrate --json`") from None
+    level = "responses" if prefix else "claims"
+    detail = (
+        f"calibrate labels ({path}): sensitivity {se['k']}/{se['n']}, specificity {sp['k']}/{sp['n']} of labelled "
+        f"{level}"
+    )
+    return JudgeError(youden_low=low, youden_high=high, source="calibrated", detail=detail)
+
+
+def judge_error_for(
+    judge: str | None,
+    metric: str,
+    *,
+    sensitivity: float | None,
+    specificity: float | None,
+    calibration: str | None,
+    alpha: float,
+) -> JudgeError:
+    """The judge's error the audit allows for, from the first source that has it (see the module's list)."""
+    if (sensitivity is None) != (specificity is None):
+        raise ConfigError("give both --judge-sensitivity and --judge-specificity, or neither")
+    if sensitivity is not None and specificity is not None:
+        return JudgeError.exact(
+            sensitivity, specificity, "stated", f"stated: sensitivity {sensitivity:g}, specificity {specificity:g}"
+        )
+    if calibration:
+        return _calibrated(calibration, metric, alpha)
+    if judge in PUBLISHED:
+        # Held-out sets are not the user's data: their J may be higher here, so a regression keeps the labels'
+        # own threshold (J at most 1), and only a pass leans on the published figure (its lowest J).
+        low, _, where = PUBLISHED[judge]
+        return JudgeError(youden_low=low, youden_high=1.0, source="published", detail=f"published: {where}")
+    if judge and is_scripted(judge):
+        return JudgeError.error_free_judge("scripted", "a scripted judge: its labels are its script")
+    if judge and is_keyless(judge):
+        return JudgeError(
+            youden_low=0.0,
+            youden_high=1.0,
+            source="assumed",
+            detail=f"the error of the keyless judge {judge} is not published: any J in [0, 1]",
+        )
+    return JudgeError.error_free_judge(
+        "assumed",
+        f"the error of judge {judge or '(unknown)'} is not known, so it is assumed error-free; give "
+        "--judge-calibration (calibrate labels) or --judge-sensitivity/--judge-specificity for a pass that "
+        "allows for it",
+    )
