@@ -38,7 +38,7 @@ PUBLISHED: dict[str, tuple[float, float, str]] = {
     "offline": (
         0.074,
         0.608,
-        "balanced accuracy 0.537-0.804 over five held-out sets (benchmarks/results/offline_quality.md)",
+        "balanced accuracy 0.537-0.804 over five held-out sets (the 'Judge quality' page of the docs)",
     ),
 }
 _WORD = re.compile(r"\w+")

@@ -98,12 +98,12 @@ def test_every_view_says_the_same_of_confident_and_decided(tmp_path):
     assert as_json[1]["undecided_reason"].startswith("undecided: its claims are confident, but its response score")
     assert as_json[2]["undecided_reason"] is None
 
-    # show --claims: an unsure label ends in "?"
+    # show --claims (columns: sample, model, label, ...): an unsure label ends in "?"
     shown = CliRunner().invoke(app, ["show", str(tmp_path / "run"), "--claims"], env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
     every = [text for claims, _ in RESPONSES for text, *_ in claims]
     shown_lines = {text: next(line for line in shown.output.splitlines() if text in line) for text in every}
-    assert {text for text, line in shown_lines.items() if line.split()[1].endswith("?")} == expected_unsure
+    assert {text for text, line in shown_lines.items() if line.split()[2].endswith("?")} == expected_unsure
 
     # the viewer's data
     data = build_viewer_data([load_run(tmp_path / "run")])
@@ -116,7 +116,8 @@ def test_every_view_says_the_same_of_confident_and_decided(tmp_path):
 
     # the pytest message: the unsure note, never "not confident", beside the same claims
     message = failure_message(checked[0], ["1 unsupported"])
-    assert UNSURE_NOTE in message and "not confident" not in message
+    flat = " ".join(message.split())  # the message wraps at 72 columns
+    assert UNSURE_NOTE in flat and "not confident" not in flat
     assert "P(unsupported) = 0.98" in message  # the probability is shown, with what it means beside it
 
     # the exports
