@@ -138,7 +138,7 @@ def keyless_judgement(sample: Sample, verdicts: list[ClaimVerdict], score: float
         v.model_copy(
             update={"confident": False, "label_reason": f"{v.label_reason} ({why})" if v.label_reason else why}
         )
-        if v.ok
+        if v.ok and v.label is not Label.UNEVALUATABLE  # nothing was judged there: it stays as it is
         else v
         for v in verdicts
     ]
