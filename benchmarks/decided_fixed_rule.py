@@ -17,6 +17,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from hallumeasure.runs.datasets import data_dir
 HERE = Path(__file__).resolve().parent
 
 
-def _calibration_module():  # type: ignore[no-untyped-def]
+def _calibration_module() -> Any:
     spec = importlib.util.spec_from_file_location("decided_calibration", HERE / "decided_calibration.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -51,12 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     shipped = (rule.clear_at_most, rule.flag_at_least)
     rows = dc.build_cache(Path(args.cache), Path(data), 0)
     training = [dc.featurized(r) for r in rows]
-    out = {"rule": list(shipped), "sets": {}}
+    sets: dict[str, Any] = {}
+    out = {"rule": list(shipped), "sets": sets}
     for held in dc.SHARED_SETS:
         part = [r for r in rows if r.dataset == held]
         model = dc.trees(rows, training, [s for s in dc.SHARED_SETS if s != held])
         found = dc.measure_rule(dc.outcomes("offline", part, model, None), np.array([r.label for r in part]), shipped)
-        out["sets"][held] = found
+        sets[held] = found
         print(held, json.dumps(found), flush=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     return 0
