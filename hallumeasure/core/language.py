@@ -6,6 +6,11 @@ Detection is cheap but unreliable on a few words: a text counts as another langu
 (``MIN_PROBABILITY`` over at least ``MIN_LETTERS`` letters), or when most of its letters are of a script that
 English does not use (CJK, Cyrillic, Arabic...), which needs no model. A text that is plainly English by
 its common words needs no model either (``plainly_english``): that is most of what the judges see.
+
+The whole text is read, block by block (``blocks``): a source that opens in English and goes on in German
+is outside English too. A text too short to tell (``unknown``: fewer than ``ENGLISH_MIN_WORDS`` words, none
+of them an English function word and not all of them copied from a text known to be English) has no
+language a keyless judge may rely on either: "Umsatz: 412 Millionen Euro." is never decided.
 """
 
 from __future__ import annotations
@@ -18,8 +23,7 @@ from typing import NamedTuple
 KEYLESS_LANGUAGES = frozenset({"en"})
 MIN_PROBABILITY = 0.9
 MIN_LETTERS = 20
-#: Only this much of a text is read: the language of a source or response shows in its first sentences,
-#: and a whole news article would cost milliseconds.
+#: The size of the blocks a text is read in: each block that is not plainly English is asked of the model.
 PREFIX = 400
 #: Words common in English prose and absent from the other languages' (German "was" and "will", Dutch "is",
 #: Polish "to", French "on" are left out). A text where they make up ``ENGLISH_SHARE`` of at least
@@ -32,6 +36,11 @@ ENGLISH_WORDS = frozenset(
 ENGLISH_SHARE = 0.1
 ENGLISH_MIN_WORDS = 15
 _WORD = re.compile(r"[^\W\d_]+")
+#: English function words a short English text hardly goes without ("Revenue was 412 million euros.").
+SHORT_ENGLISH_WORDS = ENGLISH_WORDS | frozenset(
+    "a an in on at to is was be by or no we you i he she her our your my me him them us do does did yes can will "
+    "may one two only also all some any each both over under up out per".split()
+)
 
 NAMES = {
     "en": "English",
@@ -102,9 +111,28 @@ def _script_language(text: str) -> str | None:
     return max(counts, key=lambda k: counts[k])
 
 
+def blocks(text: str, size: int = PREFIX) -> list[str]:
+    """``text`` cut into blocks of about ``size`` characters at white space; a short last block joins the one
+    before it (too few words to tell alone)."""
+    out: list[str] = []
+    start = 0
+    while start < len(text):
+        end = start + size
+        if end < len(text):
+            space = text.rfind(" ", start + size // 2, end)
+            end = space if space > start else end
+        out.append(text[start:end])
+        start = end
+    if len(out) > 1 and len(out[-1]) < size // 2:
+        last = out.pop()
+        out[-1] += last
+    return out
+
+
 @lru_cache(maxsize=4096)
 def detect(text: str) -> Language | None:
-    """The language of ``text`` when it is clear, else None (too short, or no clear answer)."""
+    """The language of ``text`` when it is clear, else None (too short, or no clear answer); read over the
+    first ``PREFIX`` characters (``outside`` reads every block of a text)."""
     head = text[:PREFIX]
     script = _script_language(head)
     if script is not None:
@@ -121,9 +149,30 @@ def plainly_english(text: str) -> bool:
     return len(words) >= ENGLISH_MIN_WORDS and sum(w in ENGLISH_WORDS for w in words) >= ENGLISH_SHARE * len(words)
 
 
+@lru_cache(maxsize=1024)
 def outside(text: str, supported: frozenset[str] = KEYLESS_LANGUAGES) -> Language | None:
-    """The language of ``text`` when it is clearly one outside ``supported``; None otherwise."""
-    if "en" in supported and plainly_english(text):
-        return None
-    found = detect(text)
-    return found if found is not None and found.code not in supported else None
+    """The language of a block of ``text`` that is clearly one outside ``supported``; None otherwise.
+
+    Every block is read, so a text that opens in English and goes on in German is outside English.
+    """
+    for block in blocks(text):
+        if "en" in supported and plainly_english(block):
+            continue
+        found = detect(block)
+        if found is not None and found.code not in supported:
+            return found
+    return None
+
+
+def unknown(text: str, known: str = "") -> bool:
+    """Whether ``text`` is too short to be told English: fewer than ``ENGLISH_MIN_WORDS`` words, none of them an
+    English function word (``SHORT_ENGLISH_WORDS``), and not every one copied from ``known`` (a text known to be
+    English: the source a short answer quotes). A text with no words at all ("1998.") is not unknown."""
+    words = _WORD.findall(text.lower())
+    if not words or len(words) >= ENGLISH_MIN_WORDS or not SHORT_ENGLISH_WORDS.isdisjoint(words):
+        return False
+    if known:
+        theirs = set(_WORD.findall(known.lower()))
+        if all(w in theirs for w in words):
+            return False
+    return True

@@ -8,7 +8,9 @@ Two jobs, both over character offsets ``[start, end)`` into the response:
   claim keeps no span and ``Claim.located`` is False; a span is never outside the response.
 * ``unsupported_spans`` turns a response's judged claims into LettuceDetect-style records
   ``{start, end, text, confidence, label, subtype}``, merged where claims overlap, with
-  ``response[start:end] == text`` always.
+  ``response[start:end] == text`` always. Where a verdict names the words it finds wrong (``focus``: the
+  number, date, name or negation, or the phrase the claim adds), the record covers those words, not the
+  whole claim.
 """
 
 from __future__ import annotations
@@ -174,7 +176,7 @@ def unsupported_spans(
             continue
         for span in valid(claim.spans, response):
             if (kept := trimmed(span, response)) is not None:
-                pieces.append((kept, claim, verdict))
+                pieces += [(part, claim, verdict) for part in focused(kept, verdict.focus, response)]
     pieces.sort(key=lambda p: (p[0].start, p[0].end))
     groups: list[list[tuple[Span, Claim, ClaimVerdict]]] = []
     end = -1
@@ -186,6 +188,22 @@ def unsupported_spans(
             groups.append([piece])
             end = piece[0].end
     return [_merged(response, group) for group in groups]
+
+
+def focused(span: Span, focus: Sequence[str], response: str) -> list[Span]:
+    """The parts of ``span`` that hold the words a verdict finds wrong (``ClaimVerdict.focus``), matched ignoring
+    case and the spacing and punctuation between words; the whole span when there are none or none is found."""
+    text = response[span.start : span.end]
+    parts = []
+    for words in focus:
+        pieces = _WORD.findall(words)
+        if not pieces:
+            continue
+        pattern = r"(?<!\w)" + r"\W{1,3}".join(re.escape(p) for p in pieces) + r"(?!\w)"
+        found = re.search(pattern, text, flags=re.IGNORECASE)
+        if found is not None:
+            parts.append(Span(start=span.start + found.start(), end=span.start + found.end()))
+    return list(valid(parts, response)) or [span]
 
 
 def _merged(response: str, group: list[tuple[Span, Claim, ClaimVerdict]]) -> UnsupportedSpan:

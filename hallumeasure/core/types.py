@@ -246,6 +246,10 @@ class ClaimVerdict(BaseModel):
     #: False when a keyless judge's signals cannot tell: ``label`` is then its best guess, and the claim
     #: needs an LLM check. LLM judges are always confident (their variance is measured by repeats).
     confident: bool = True
+    #: The words of the claim the verdict finds wrong, as the claim writes them: a value, a name, a negation, or
+    #: the phrase the claim adds beyond its evidence. An unsupported span covers these where the claim holds them,
+    #: the whole claim otherwise (core/spans.py). Empty when the judge does not know which words.
+    focus: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

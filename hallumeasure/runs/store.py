@@ -568,8 +568,9 @@ def passages_json(sample: Sample) -> str:
     return json.dumps([p.model_dump(mode="json", exclude_defaults=True) for p in sample.passages], ensure_ascii=False)
 
 
-#: ClaimVerdict fields kept in the verdict_evidence table (RAG evidence, citations, what the judge saw).
-EVIDENCE_FIELDS = ("evidence", "evidence_verified", "citations", "citation", "shown")
+#: ClaimVerdict fields kept in the verdict_evidence table (RAG evidence, citations, what the judge saw, the words
+#: it found wrong).
+EVIDENCE_FIELDS = ("evidence", "evidence_verified", "citations", "citation", "shown", "focus")
 
 
 def evidence_json(verdict: ClaimVerdict) -> str | None:

@@ -33,8 +33,9 @@ def test_check_returns_claims_verdicts_and_rates():
     assert result.hallucinated and not result.grounded and isinstance(first.confident, bool)
     assert WRONG[first.spans[0][0] : first.spans[0][1]] == "The Storebaelt bridge is 42 km long."
     assert first.located and second.located
-    (span,) = result.unsupported_spans  # the contradicted claim's characters, LettuceDetect-style
-    assert (span.start, span.end) == first.spans[0] and WRONG[span.start : span.end] == span.text
+    (span,) = result.unsupported_spans  # the wrong value's characters inside the claim, LettuceDetect-style
+    assert first.spans[0][0] <= span.start < span.end <= first.spans[0][1] and WRONG[span.start : span.end] == span.text
+    assert span.text == "42 km"
     assert span.label == hallumeasure.Label.CONTRADICTED and span.subtype == hallumeasure.Subtype.NUMBER
     assert 0 < span.confidence <= 1 and span.claims == (first.index,)
     assert "<Result: 2 claims, 1 unsupported" in repr(result) and "contradicted" in result._repr_html_()

@@ -147,3 +147,29 @@ def test_unsupported_spans_are_disjoint_hold_their_text_and_cover_every_unsuppor
     assert covered(out) <= {
         i for i in range(len(response)) if any(s.start <= i < s.end for c in claims for s in c.spans)
     }
+
+
+def test_a_verdict_that_names_the_wrong_words_is_spanned_on_them():
+    claims = [
+        Claim(id="c0", sample_id="s", index=0, text="a", spans=(Span(start=0, end=26),)),
+        Claim(id="c1", sample_id="s", index=1, text="b", spans=(Span(start=27, end=55),)),
+        Claim(id="c2", sample_id="s", index=2, text="c", spans=(Span(start=73, end=93),)),
+    ]
+    verdicts = [
+        _verdict("c0", Label.CONTRADICTED, Subtype.TEMPORAL, 0.9, focus=("1998",)),
+        # matched ignoring case and the punctuation between words; a word found nowhere adds nothing
+        _verdict("c1", Label.CONTRADICTED, Subtype.NUMBER, 0.9, focus=("40,000 CARS", "tonnes")),
+        _verdict("c2", Label.ABSENT, focus=("euros",)),  # none found: the whole claim
+    ]
+    spans = unsupported_spans(RESPONSE, claims, verdicts)
+    assert [(s.text, s.claims) for s in spans] == [
+        ("1998", (0,)),
+        ("40,000 cars", (1,)),
+        ("and cost $2 billion.", (2,)),
+    ]
+
+
+def test_a_focus_word_inside_another_word_is_not_matched():
+    claims = [Claim(id="c0", sample_id="s", index=0, text="a", spans=(Span(start=27, end=55),))]
+    (span,) = unsupported_spans(RESPONSE, claims, [_verdict("c0", Label.ABSENT, focus=("car",))])
+    assert span.text == "It carries 40,000 cars a day"

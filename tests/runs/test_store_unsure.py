@@ -105,3 +105,12 @@ def test_resuming_an_older_run_adds_the_columns(tmp_path):
     # the row without a stored decision gets it worked out on reading
     data = load_run(tmp_path / "run")
     assert data.responses["decided"].head(2).notna().all()
+
+
+def test_the_words_a_verdict_finds_wrong_round_trip(tmp_path):
+    _, results = _measure(tmp_path / "run", unsure=lambda claim, verdict: False)
+    assert any(v.focus for r in results for v in r.verdicts)
+    with RunStore(tmp_path / "run") as store:
+        loaded = store.results()
+    for before, after in zip(results, loaded, strict=True):
+        assert [v.focus for v in after.verdicts] == [v.focus for v in before.verdicts]

@@ -28,7 +28,7 @@ from hallumeasure.judges.offline.lexicon import (
     STOPWORDS,
     WEEKDAYS,
 )
-from hallumeasure.judges.offline.tokens import info, is_content, key, stem
+from hallumeasure.judges.offline.tokens import info, is_content, key, short_form, stem
 from hallumeasure.judges.offline.values import same_number
 
 #: Two fragments are neighbours when at most this many context words lie between them.
@@ -237,9 +237,14 @@ def classify(
         and sorted(map(key, c_nums)) != sorted(map(key, x_nums))
     ):  # "June 3" against "3 June"
         kinds.add("number")
-    c_names = {w for i, w in enumerate(claim_words) if _is_name(w, claim_first and i == 0)}
-    x_names = {w for w in context_words if _is_name(w, False)}
-    if c_names and x_names and not {stem(w) for w in c_names} & {stem(w) for w in x_names}:
+    c_names = [w for i, w in enumerate(claim_words) if _is_name(w, claim_first and i == 0)]
+    x_names = [w for w in context_words if _is_name(w, False)]
+    if (
+        c_names
+        and x_names
+        and not {stem(w) for w in c_names} & {stem(w) for w in x_names}
+        and not short_form(" ".join(c_names), " ".join(x_names))  # "Brom" for "Bromwich Albion"
+    ):
         kinds.add("name")
     if (c_low & WEEKDAYS and x_low & WEEKDAYS and not c_low & x_low & WEEKDAYS) or (
         c_low & MONTHS.keys() and x_low & MONTHS.keys() and not c_low & x_low

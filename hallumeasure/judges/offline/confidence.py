@@ -39,6 +39,7 @@ from hallumeasure.judges.offline.derived import (
     value_units,
 )
 from hallumeasure.judges.offline.lexicon import MONTHS, PRONOUNS, WEEKDAYS
+from hallumeasure.judges.offline.roles import RoleSwap, role_swap
 from hallumeasure.judges.offline.signals import ClaimSignals
 from hallumeasure.judges.offline.tokens import (
     content_stem_set,
@@ -163,6 +164,11 @@ class _Reading:
         return _negated_only_in_claim(self.s)
 
     @cached_property
+    def swapped(self) -> RoleSwap | None:
+        """``role_swap`` of the claim and its covering sentence (none without one)."""
+        return None if self.covering is None else role_swap(self.s.claim, self.covering)
+
+    @cached_property
     def pronoun(self) -> str | None:
         """``_unanchored_pronoun`` of the claim."""
         return _unanchored_pronoun(self.s.claim)
@@ -181,7 +187,7 @@ def _supported(r: _Reading) -> bool:
         return False
     if r.pronoun:
         return False
-    return r.covering is not None and not r.covering_conflicts
+    return r.covering is not None and not r.covering_conflicts and r.swapped is None
 
 
 #: Conflict kinds that name a value (the rest are cue words: modality, quantifier, speaker).
@@ -389,6 +395,12 @@ def _unsure_reason(r: _Reading) -> str:
     if sentence is None:
         closest = quote(s.best_sentence)
         return f"unsure: no single source sentence holds the claim's words and values; the closest is {closest}"
+    swap = r.swapped
+    if swap is not None:
+        return (
+            f"unsure: the claim puts '{swap.before}' and '{swap.after}' the other way round from the source, "
+            f"a swap of roles that word overlap cannot check: {quote(sentence)}"
+        )
     conflicts = r.covering_conflicts
     if conflicts:
         c = conflicts[0]

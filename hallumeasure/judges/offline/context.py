@@ -11,7 +11,7 @@ from operator import itemgetter
 from typing import Any
 
 from hallumeasure.judges.offline.tokens import info, words
-from hallumeasure.judges.offline.values import Date, Quantity, dates, quantities
+from hallumeasure.judges.offline.values import SPLIT_DECIMAL_RE, Date, Quantity, dates, quantities
 
 # Sentence ends: a full stop (or ! ?) followed by a capital, a digit or an opening quote; or a line break.
 # A regular expression rather than pysbd, because contexts are long and this runs once per context.
@@ -23,8 +23,25 @@ _APOSTROPHE_OR_HYPHEN = re.compile(r"['\-]")
 _LOWER, _KEY = itemgetter(0), itemgetter(3)
 
 
+def _split_decimal(text: str, dot: int, after: int) -> bool:
+    """Whether the sentence end between ``dot`` and ``after`` is the space inside a split decimal."""
+    for begin in range(max(0, dot - 4), dot - 1):
+        found = SPLIT_DECIMAL_RE.match(text, begin)
+        if found is not None and found.end() == after:
+            return True
+    return False
+
+
 def split_context(text: str) -> list[str]:
-    return [s.strip() for s in _SENT_RE.split(text) if s and s.strip()]
+    """The sentences of ``text``; a decimal split by a space after its point ("98. 7 per cent") is no sentence end."""
+    pieces, start = [], 0
+    for end in _SENT_RE.finditer(text):
+        if _split_decimal(text, end.start(), end.end()):
+            continue
+        pieces.append(text[start : end.start()])
+        start = end.end()
+    pieces.append(text[start:])
+    return [s.strip() for s in pieces if s and s.strip()]
 
 
 @dataclass

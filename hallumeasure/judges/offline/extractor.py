@@ -42,11 +42,22 @@ _CONDITIONAL_START_RE = re.compile(
 _UNIT_STOP_RE = re.compile(r"(?<=\d\s[A-Z])\.\s+(?=[A-Z])|(?<=\d[A-Z])\.\s+(?=[A-Z])")
 
 
+#: A list marker: "3.", "(2)", "b)", "iv.", "-", "•". Alone it is no claim; before one it is no number of it.
+_LIST_MARKER = r"(?:\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]|\(?[A-Z]\)|[-*\u2022\u2013])"
+_MARKER_ONLY_RE = re.compile(_LIST_MARKER + r"$")
+_LEADING_MARKER_RE = re.compile(r"^\s*" + _LIST_MARKER + r"\s+(?=\S)")
+
+
+def without_list_marker(text: str) -> str:
+    """``text`` without a list marker it opens with ("3. The bridge opened in 1998." -> "The bridge ...")."""
+    return _LEADING_MARKER_RE.sub("", text, count=1)
+
+
 def is_unevaluatable(text: str) -> bool:
-    """A question, greeting, sign-off or instruction: nothing to check against a context."""
+    """A question, greeting, sign-off, instruction or bare list marker: nothing to check against a context."""
     stripped = text.strip()
     lowered = stripped.lower()
-    if stripped.endswith("?"):
+    if stripped.endswith("?") or _MARKER_ONLY_RE.match(stripped):
         return True
     if _GREETING_RE.match(lowered) and len(stripped.split()) <= 8:
         return True

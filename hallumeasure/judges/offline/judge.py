@@ -14,13 +14,13 @@ from typing import Any, Protocol
 
 from hallumeasure.core.activity import claims_judged
 from hallumeasure.core.labels import Decidable, Label
-from hallumeasure.core.language import outside
+from hallumeasure.core.language import outside, unknown
 from hallumeasure.core.types import Claim, ClaimVerdict, Evidence, Sample
 from hallumeasure.judges.decision import decidable
 from hallumeasure.judges.offline.confidence import KeylessVerdict, Odds, confident_verdict
 from hallumeasure.judges.offline.extractor import is_unevaluatable
 from hallumeasure.judges.offline.model import OfflineModel, load_model
-from hallumeasure.judges.offline.reasons import definite, explain, named_conflict, support_reason
+from hallumeasure.judges.offline.reasons import definite, explain, focus, named_conflict, support_reason
 from hallumeasure.judges.offline.signals import ClaimSignals, claim_signals
 from hallumeasure.judges.protocols import InstantJudge, Judgement
 
@@ -129,23 +129,37 @@ class OfflineJudge(InstantJudge):
 
 
 def keyless_judgement(sample: Sample, verdicts: list[ClaimVerdict], score: float | None, judge: str) -> Judgement:
-    """A keyless judge's answer: its calibrated rule applied, and nothing sure on a language it was not built for."""
-    other = outside(sample.response) or outside(sample.context)
-    if other is None:
+    """A keyless judge's answer: its calibrated rule applied, and nothing sure on a language it was not built for
+    (another language anywhere in the response or the source, or a text too short to tell)."""
+    why = language_doubt(sample)
+    if why is None:
         return Judgement(verdicts=verdicts, score=score, decidable=decidable(judge, score))
-    why = (
-        f"the text is in {other.name} ({other.code}); the keyless judges read English only, "
-        "so this verdict is a guess an LLM judge must check"
-    )
     unsure = [
         v.model_copy(
             update={"confident": False, "label_reason": f"{v.label_reason} ({why})" if v.label_reason else why}
         )
-        if v.ok
+        if v.ok and v.label is not Label.UNEVALUATABLE  # nothing was judged there: it stays as it is
         else v
         for v in verdicts
     ]
     return Judgement(verdicts=unsure, score=score, decidable=Decidable.NEITHER)
+
+
+def language_doubt(sample: Sample) -> str | None:
+    """Why the keyless judges cannot rely on the language of ``sample``; None when both texts read as English."""
+    other = outside(sample.response) or outside(sample.context)
+    if other is not None:
+        return (
+            f"the text is (at least in part) in {other.name} ({other.code}); the keyless judges read English only, "
+            "so this verdict is a guess an LLM judge must check"
+        )
+    known = f"{sample.context} {sample.question or ''}"
+    if unknown(sample.context) or unknown(sample.response, known):
+        return (
+            "the text is too short to tell its language; the keyless judges read English only, "
+            "so this verdict is a guess an LLM judge must check"
+        )
+    return None
 
 
 def checkable_signals(sample: Sample, claims: Sequence[Claim]) -> list[tuple[Claim, ClaimSignals]]:
@@ -182,6 +196,7 @@ def flagged_verdict(claim_id: str, judge: str, signals: ClaimSignals, p: float, 
         subtype=subtype,
         probability=round(p, 4),
         subtype_reason=subtype_reason,
+        focus=focus(signals),
     )
     then = "; flagged for the definite mismatch" if p < threshold else ""
     return KeylessVerdict(verdict, reason, Odds(p, threshold, then))
@@ -217,7 +232,7 @@ def in_claim_order(claims: Sequence[Claim], found: dict[str, ClaimVerdict], judg
             claim_id=claim.id,
             judge=judge,
             label=Label.UNEVALUATABLE,
-            label_reason="a question, greeting or instruction: nothing to check",
+            label_reason="a question, greeting, instruction or list marker: nothing to check",
         )
         for claim in claims
     ]

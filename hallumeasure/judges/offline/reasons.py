@@ -14,9 +14,10 @@ from __future__ import annotations
 from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.text import quote
 from hallumeasure.judges.offline.alignment import Difference, exclusive_set
+from hallumeasure.judges.offline.lexicon import NEGATIONS
 from hallumeasure.judges.offline.signals import ALIGNED, ClaimSignals
 from hallumeasure.judges.offline.slots import Conflict, read_values
-from hallumeasure.judges.offline.tokens import stem
+from hallumeasure.judges.offline.tokens import is_content, stem, words
 from hallumeasure.judges.offline.values import format_date
 
 #: The subtype of a swap between members of a closed set of exclusive values, by set (others: other).
@@ -262,9 +263,66 @@ def explain(s: ClaimSignals) -> tuple[Label, Subtype, str, str]:
 
 def _surface(s: ClaimSignals, stems: list[str]) -> list[str]:
     """The claim's own words for a list of stems (so a reason quotes "revolutionized", not "revolutioniz")."""
-    from hallumeasure.judges.offline.tokens import stem, words
-
     by_stem: dict[str, str] = {}
     for w in words(s.claim):
         by_stem.setdefault(stem(w), w)
     return [by_stem.get(x, x) for x in stems]
+
+
+def focus(s: ClaimSignals) -> tuple[str, ...]:
+    """The words of the claim that ``explain`` finds wrong, as the claim writes them; () when it names none.
+
+    In the order ``explain`` prefers its reasons: a named conflict's value, a typed difference in copied text,
+    a missing or conflicting number, a swapped or opposite word, a negation, a missing name or intensifier, and
+    last the smallest phrase the claim adds beyond its closest sentence (``added_phrases``).
+    """
+    conflict = named_conflict(s)
+    if conflict is not None and conflict.kind not in ("modality", "speaker"):
+        return (conflict.claim,)
+    typed = s.typed_difference()
+    if typed and typed[0] == "number" and typed[1].claim_words:
+        return (" ".join(typed[1].claim_words),)
+    if s.missing_numbers:
+        return tuple(s.missing_numbers)
+    if typed and typed[0] in ("temporal", "negation", "antonym", "exclusive") and typed[1].claim_words:
+        return (" ".join(typed[1].claim_words),)
+    if s.swaps:
+        return (s.swaps[0][0],)
+    if s.opposites:
+        return tuple(_surface(s, [c for c, _ in s.opposites[:2]]))
+    if s.values["negation_mismatch"]:
+        negations = [w for w in words(s.claim) if w.lower() in NEGATIONS or w.lower().endswith("n't")]
+        if negations:
+            return tuple(negations)
+    if typed and typed[0] == "name" and typed[1].claim_words:
+        return (" ".join(typed[1].claim_words),)
+    if s.missing_entities:
+        return tuple(s.missing_entities)
+    if s.displaced_entities:
+        return tuple(s.displaced_entities)
+    if s.novel_intensifiers:
+        return tuple(s.novel_intensifiers)
+    changed = next((d for d in s.differences if d.claim_words and d.context_words and not d.edge), None)
+    if changed is not None:
+        return (" ".join(changed.claim_words),)
+    return added_phrases(s)
+
+
+def added_phrases(s: ClaimSignals) -> tuple[str, ...]:
+    """The runs of the claim's words that its closest sentence lacks: content words the source does not hold, with
+    the words between two of them ("in a landslide" of "won in a landslide"); () when there are none."""
+    novel = set(s.novel_words)
+    tokens = words(s.claim)
+    marked = [is_content(t) and stem(t) in novel for t in tokens]
+    runs: list[str] = []
+    start = None
+    for at, flag in enumerate([*marked, False]):
+        if flag and start is None:
+            start = at
+        elif not flag and start is not None:
+            gap = next((j for j in range(at, min(at + 3, len(marked))) if marked[j]), None)
+            if gap is not None and not any(is_content(t) for t in tokens[at:gap]):
+                continue  # "a new and bigger" - a stopword between two new words joins them
+            runs.append(" ".join(tokens[start:at]))
+            start = None
+    return tuple(runs)

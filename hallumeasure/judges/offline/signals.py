@@ -29,6 +29,7 @@ from hallumeasure.judges.offline.alignment import (
     opposites_in,
 )
 from hallumeasure.judges.offline.context import ContextIndex, index_context
+from hallumeasure.judges.offline.extractor import without_list_marker
 from hallumeasure.judges.offline.lexicon import (
     ATTRIBUTION,
     EXCLUSIVE,
@@ -39,7 +40,7 @@ from hallumeasure.judges.offline.lexicon import (
     WEEKDAYS,
 )
 from hallumeasure.judges.offline.slots import Conflict, slot_conflicts
-from hallumeasure.judges.offline.tokens import content_stems, stem, word_stems, words
+from hallumeasure.judges.offline.tokens import content_stems, short_form, stem, word_stems, words
 from hallumeasure.judges.offline.values import (
     Date,
     Quantity,
@@ -206,6 +207,11 @@ def _entity_sentences(entity: str, index: ContextIndex) -> Sequence[int] | None:
     return None
 
 
+def _short_for_near(name: str, near: Sequence[int], index: ContextIndex) -> bool:
+    """Whether ``name`` may be the short form of a name in the ``near`` sentences ("Man Utd": "Manchester United")."""
+    return any(short_form(name, full) for i in near for full in entities(index.sentences[i], index))
+
+
 def _support_near(entity_sentences: Sequence[int], claim_stems: set[str], entity: str, index: ContextIndex) -> float:
     """Share of the claim's other content words found within one sentence of where the entity is mentioned."""
     own = {stem(w) for w in words(entity)}
@@ -234,7 +240,8 @@ def _complements(claim_stems: set[str], sentence_stems: frozenset[str]) -> list[
 
 
 def claim_signals(claim: str, context: str) -> ClaimSignals:
-    """All signals of ``claim`` against ``context``."""
+    """All signals of ``claim`` against ``context`` (a list marker it opens with is no number of it)."""
+    claim = without_list_marker(claim)
     index = index_context(context)
     toks = words(claim)
     low = [t.lower() for t in toks]
@@ -294,7 +301,8 @@ def claim_signals(claim: str, context: str) -> ClaimSignals:
     for name in names:
         where = _entity_sentences(name, index)
         if where is None:
-            missing.append(name)
+            if not _short_for_near(name, order[:2], index):
+                missing.append(name)
             continue
         support = _support_near(where, cset, name, index)
         supports.append(support)

@@ -26,7 +26,7 @@ from hallumeasure.core.labels import Label, Subtype
 from hallumeasure.core.text import quote
 from hallumeasure.judges.offline.context import ContextIndex
 from hallumeasure.judges.offline.lexicon import EXCLUSIVE, MONTHS, STOPWORDS, WEEKDAYS
-from hallumeasure.judges.offline.tokens import source_stems, stem, words
+from hallumeasure.judges.offline.tokens import short_form, source_stems, stem, words
 from hallumeasure.judges.offline.values import (
     Date,
     Quantity,
@@ -416,6 +416,10 @@ def slot_conflicts(claim: str, index: ContextIndex, candidates: list[int], align
         if v.kind == "name":
             if v.text.lower() in index.lower_text or (v.text.isupper() and not aligned):
                 continue
+            if any(
+                w.kind == "name" and short_form(v.text, _full_name(w.text, sentences[i])) for i, vs in near for w in vs
+            ):
+                continue  # "West Brom" where the source says "West Bromwich Albion": a short form, not another name
             other = (
                 next(
                     (

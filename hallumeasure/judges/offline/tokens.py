@@ -8,7 +8,12 @@ from functools import lru_cache
 from hallumeasure.judges.offline.lexicon import IRREGULAR, NUMBER_WORDS, STOPWORDS
 
 #: A word (letters, inner apostrophes and hyphens) or a number with thousands separators / decimals.
-WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]|[A-Za-z]|\d[\d,]*(?:\.\d+)?")
+#: A decimal split by a space after its point ("98. 7 per cent") is one number (values.SPLIT_DECIMAL_RE).
+WORD_RE = re.compile(
+    r"[A-Za-z][A-Za-z'\-]*[A-Za-z]|[A-Za-z]"
+    r"|(?<![\d.,])\d{1,3}\.\s\d+(?=\s*(?:%|(?i:per\s?cent|percentage|million|billion|thousand|bn)\b))"
+    r"|\d[\d,]*(?:\.\d+)?"
+)
 
 
 def words(text: str) -> list[str]:
@@ -68,7 +73,7 @@ def content_stems(tokens: list[str]) -> list[str]:
 def key(word: str) -> str:
     """The form two words must share to count as the same word in alignment (numbers: digits only)."""
     if word[0].isdigit():
-        return word.replace(",", "")
+        return word.replace(",", "").replace(" ", "")
     value = NUMBER_WORDS.get(word.lower())
     if value is not None:
         return f"{value:g}"  # "five" and "5" align
@@ -99,3 +104,38 @@ def content_stem_set(text: str) -> frozenset[str]:
     """The stems of the content words of ``text``, read once per text: a claim's and its aligned sentence's are
     compared by several rules."""
     return frozenset(content_stems(words(text)))
+
+
+#: Words a name's short form leaves out ("Bank of England" is "BoE", "the UN").
+_NAME_FILLERS = frozenset({"of", "the", "and", "for", "de", "la", "&"})
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def short_form(short: str, full: str) -> bool:
+    """Whether the name ``short`` may be a short form of the name ``full``: each of its words abbreviates a word
+    of ``full``, in order, by the same first letter and letters taken from it in order ("West Brom" of "West
+    Bromwich Albion", "Man Utd" of "Manchester United", "Barca" of "Barcelona"), or it is the initials of
+    ``full`` ("UN" of "United Nations"). Two different names of one shape ("Anna" and "Maria") are not."""
+    mine = _LETTERS.findall(short)
+    theirs = [w for w in _LETTERS.findall(full) if w.lower() not in _NAME_FILLERS]
+    if not mine or not theirs or short.strip().lower() == full.strip().lower():
+        return False
+    if len(mine) == 1 and len(mine[0]) >= 2 and mine[0].isupper() and mine[0] == "".join(w[0] for w in theirs).upper():
+        return True
+    at = 0
+    for word in mine:
+        while at < len(theirs) and not _abbreviates(word, theirs[at]):
+            at += 1
+        if at == len(theirs):
+            return False
+        at += 1
+    return True
+
+
+def _abbreviates(word: str, whole: str) -> bool:
+    """Whether ``word`` is ``whole`` or shortened from it: the same first letter, its letters in ``whole`` in order."""
+    a, b = word.lower(), whole.lower()
+    if a[0] != b[0] or len(a) > len(b):
+        return False
+    rest = iter(b)
+    return all(letter in rest for letter in a)

@@ -34,7 +34,16 @@ _NUM_RE = re.compile(
 #: A number in digits that does not continue another: "1,250", "3.5", "2019". The pattern opens with its first
 #: digit and checks the character before it afterwards (the same matches as a leading look-behind), because a
 #: pattern that starts with a character class is scanned for much faster.
-_DIGITS_RE = re.compile(r"\d(?<![\d.,]\d)(?:\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?)")
+_DIGITS_RE = re.compile(
+    r"\d(?<![\d.,]\d)(?:\d{0,2}\.\s\d+(?=\s*(?:%|(?:per\s?cent|percentage|million|billion|thousand|bn)\b))"
+    r"|\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?)",
+    re.IGNORECASE,
+)
+#: A decimal number that a space splits after its point ("98. 7 per cent", as some sources print 98.7): read as
+#: one number when a share or a scale word follows, never as the "7" it ends with. The first alternative above.
+SPLIT_DECIMAL_RE = re.compile(
+    r"(?<![\d.,])\d{1,3}\.\s(?=\d+\s*(?:%|(?:per\s?cent|percentage|million|billion|thousand|bn)\b))", re.IGNORECASE
+)
 _TAIL_RE = re.compile(
     r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn|k|m)\b)?"
     r"(?:\s*(?P<pct>%|percent|per cent|percentage points?))?",
@@ -121,7 +130,7 @@ def quantities(text: str, letters: set[str] | None = None) -> list[Quantity]:
             continue  # "9:00", "9 a.m.": times are compared as times
         if months and _in_date(text, start, end):
             continue  # the day of "14 March" / "March 14": dates are compared as dates
-        value = float(match.group(0).replace(",", ""))
+        value = float(re.sub(r"[,\s]", "", match.group(0)))
         tail = _TAIL_RE.match(text, end)
         assert tail is not None  # every part of the pattern is optional: it always matches
         begin = start - 1 if start >= 1 and text[start - 1].isspace() else start
