@@ -292,6 +292,9 @@ def run_measurement(
                 },
                 "usage": summary.usage,
                 "judge_checks": check_judge(results),
+                # Again after the run: what the judge learnt while judging (its model's window) is recorded too.
+                "settings": {**manifest.settings, "judge": judge.settings()},
+                "prompts": prompt_hashes(extractor, judge),
             }
         )
         store.write_manifest(manifest)
