@@ -204,7 +204,17 @@ def print_summary(run_dir: Path, data: Run | None = None) -> Run:
         out.print(line, markup=False, highlight=False)
     if manifest is not None:
         print_judge_checks(manifest)
+    print_next_steps(data)
     return data
+
+
+def print_next_steps(data: Run) -> None:
+    """After a keyless run with unsure claims: the concrete ways to settle them (``report/next_steps.py``)."""
+    from hallumeasure.report.next_steps import next_steps
+
+    steps = next_steps(data)
+    for line in steps.lines() if steps is not None else []:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def print_judge_checks(manifest: RunManifest) -> None:

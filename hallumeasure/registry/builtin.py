@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hallumeasure.core.docs import docs_link
 from hallumeasure.registry.facts import BUILTIN_FACTS, ModelFacts
 from hallumeasure.registry.parts import (
     DetectorPart,
@@ -25,7 +26,7 @@ from hallumeasure.registry.parts import (
 )
 
 #: Where the keyless judges' measured quality is published.
-QUALITY = "docs/quality.md"
+QUALITY = docs_link("quality")
 #: The calibrated decision rules of the keyless judges (judges/decision.py; benchmarks/decided_calibration.py).
 OFFLINE_RULES = "hallumeasure.judges.offline:decision.json"
 NLI_RULES = "hallumeasure.judges.nli:decision.json"

@@ -309,7 +309,7 @@ def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
         detector=m.detector if m else None,
         policy=run.policy.describe(),
         status=m.status if m else None,
-        notes=judge_notes([run]),
+        notes=[*judge_notes([run]), *_next_steps(run)],
         banner=banner,
         judge_checks=(m.judge_checks or []) if m else [],
         models=models,
@@ -669,3 +669,11 @@ def render_viewer(data: ViewerData) -> str:
 def write_page(data: ViewerData, out: str | Path) -> Path:
     """Write the page of ``data`` to ``out`` (a file, its folder made if needed); returns its path."""
     return write_html(render_viewer(data), out)
+
+
+def _next_steps(run: Run) -> list[str]:
+    """The next-steps block of a keyless run with unsure claims (``report/next_steps.py``), as the run's notes."""
+    from hallumeasure.report.next_steps import next_steps
+
+    steps = next_steps(run)
+    return steps.lines() if steps is not None else []

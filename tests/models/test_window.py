@@ -48,13 +48,15 @@ def _window_of(spec: str) -> int | None:
 
 @pytest.mark.parametrize("rule", ["llama.cpp", "vllm"])
 @pytest.mark.parametrize("mode", ["cot-one", "cot-all"])
-def test_a_2048_token_server_runs_without_a_context_length_error_row(tmp_path, mode, rule):
+@pytest.mark.parametrize("extractor", ["offline", "llm"])
+def test_a_2048_token_server_runs_without_a_context_length_error_row(tmp_path, mode, rule, extractor):
     samples = [{"id": f"s{i}", "context": SOURCE, "response": RESPONSE} for i in range(3)]
     with OpenAIServer(context_window=2048, window_rule=rule) as srv:
+        spec = f"openai:smollm2-135m?base_url={srv.base_url}"
         run = measure(
             samples,
-            judge=f"openai:smollm2-135m?base_url={srv.base_url}",
-            extractor="offline",
+            judge=spec,
+            extractor="offline" if extractor == "offline" else spec,
             mode=mode,
             out=tmp_path / "run",
         )
@@ -66,8 +68,7 @@ def test_a_2048_token_server_runs_without_a_context_length_error_row(tmp_path, m
     assert asked and max(asked) < 2048  # the answer budget is sized to the window, not 1,024 or 4,096
     judge = run.manifest.settings["judge"]
     assert judge["context_window"] == 2048
-    shown = run.claims.merge(run.responses[["sample_id"]], on="sample_id")
-    assert len(shown) == 15
+    assert len(run.claims) >= 3 * (5 if extractor == "offline" else 1)
     verdicts = [v for r in run.results for v in r.verdicts]
     assert all(v.shown for v in verdicts)  # the source was cut to fit
 
