@@ -18,9 +18,10 @@ mode, or ``warm_cache=False``.
 A model with a small window (a local server started with ``-c 2048``; the window comes from the server,
 the spec or the facts table, ``Model.window``) gets requests that fit it: the source is cut to what the
 window leaves beside the instructions, one claim and its answer (``source_budget``); the prompt's worked
-examples are left out when even the bare prompt would leave no room; every request's answer budget is
-what its prompt leaves of the window; and the all-claims modes judge a response's claims in batches,
-halved until each batch's prompt leaves room for its answers.
+examples are left out when with them the source would get less than a quarter of the window; every
+request's answer budget is what its prompt leaves of the window; the all-claims modes judge a response's
+claims in batches, halved until each batch's prompt leaves room for its answers, and where the
+all-claims prompt itself leaves (nearly) no room, each claim is asked with the one-claim prompt.
 """
 
 from __future__ import annotations
@@ -413,11 +414,7 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
         sized = self._sized(request, len(claims))
         if sized is None:
             if len(claims) > 1:
-                half = len(claims) // 2
-                left, right = await asyncio.gather(
-                    self._judge_batch(sample, claims[:half]), self._judge_batch(sample, claims[half:])
-                )
-                return left[0] + right[0], left[1] + right[1]
+                return await self._halves(sample, claims)
             reason = (
                 f"not asked: the prompt ({prompt_tokens(request):,} tokens with the source as cut) leaves too little "
                 f"of the model's window of {self.window:,} tokens for the answer; give a smaller source budget "
@@ -438,11 +435,8 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
                 return again, usage + more
             if result.stop_reason == "max_tokens" and len(claims) > self.min_batch:
                 # The answer for many claims did not fit: judge the halves separately.
-                half = len(claims) // 2
-                left, right = await asyncio.gather(
-                    self._judge_batch(sample, claims[:half]), self._judge_batch(sample, claims[half:])
-                )
-                return left[0] + right[0], usage + left[1] + right[1]
+                verdicts, more = await self._halves(sample, claims)
+                return verdicts, usage + more
             return [self._error(c, result.error, result.raw_output, kind=result.error_kind) for c in claims], usage
         if self.asked.one_claim:
             return [self._verdict(sample, claims[0], result.value, raw=result.raw_output)], usage
@@ -474,6 +468,14 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
                 missing[0], "the answer had no verdict for this claim id", result.raw_output, kind=ErrorKind.NO_VERDICT
             )
         return [found[c.id] for c in claims], usage
+
+    async def _halves(self, sample: Sample, claims: list[Claim]) -> tuple[list[ClaimVerdict], Usage]:
+        """``claims`` judged in two halves at once, their verdicts in claim order."""
+        half = len(claims) // 2
+        left, right = await asyncio.gather(
+            self._judge_batch(sample, claims[:half]), self._judge_batch(sample, claims[half:])
+        )
+        return left[0] + right[0], left[1] + right[1]
 
     def _grown(self, request: GenerateRequest) -> int:
         """The answer budget of a cut-off one-claim call's retry: ``CUT_OFF_GROWTH`` times more, within the window."""
