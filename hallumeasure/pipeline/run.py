@@ -258,6 +258,9 @@ def run_measurement(
                     todo, extractor, judge, policy, store, concurrency, progress, sources, limits, activity, samples
                 )
             )
+            if not todo and previous is not None and "context_probe" in previous.settings:
+                # Nothing measured now (a resume of a finished run): the verdicts, so the probe, are those of before.
+                probe = ContextProbe.model_validate(previous.settings["context_probe"])
         except (KeyboardInterrupt, asyncio.CancelledError):
             # Ctrl-C: work in flight is dropped (each stored result is whole); say so in the manifest.
             stored = len(store.done_ids())
@@ -339,6 +342,8 @@ async def _measure_and_close(
             limits=limits,
             activity=activity,
         )
+        if not todo:
+            return None  # nothing new to probe: the caller keeps the probe of the run that measured them
         try:
             return await probe_context(judge, samples, store.results())
         except Exception:
