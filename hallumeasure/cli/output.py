@@ -213,8 +213,8 @@ def print_next_steps(data: Run) -> None:
     from hallumeasure.report.next_steps import next_steps
 
     steps = next_steps(data)
-    for line in steps.lines() if steps is not None else []:
-        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    for line in steps.lines() if steps is not None else []:  # wrapped to the terminal (80 columns when piped)
+        out.print(line, markup=False, highlight=False, soft_wrap=False)
 
 
 def print_judge_checks(manifest: RunManifest) -> None:

@@ -15,7 +15,8 @@ reported a hallucinated share of 1.000. These checks look for such signs in the 
   that it found supported, contradicted or partially supported, with their source removed, and at least
   ``PROBE_SAME_SHARE`` of them (of at least ``MIN_PROBED``) keep their label: without a source a judge that
   reads it can only answer absent or unevaluatable. The probe's requests go through the run's request cache,
-  and what it asked and found is recorded in the manifest (``settings.context_probe``).
+  and what it asked and found is recorded in the manifest (``settings.context_probe``). Detectors that count
+  their calls for the manifest (the cascade, CoNLI) are not probed.
 
 The label and reason-text checks and the probe skip verdicts of keyless judges: their labels and reasons
 are rules over the text (a reason template per finding, one label for a data set of one kind), measured on
@@ -37,7 +38,7 @@ from hallumeasure.core.judge_checks import JudgeCheck, JudgeCheckName
 from hallumeasure.core.labels import Label
 from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, Sample, Usage
 from hallumeasure.judges.llm.prompts import all_prompts
-from hallumeasure.judges.protocols import ClaimJudge
+from hallumeasure.judges.protocols import ClaimJudge, CountingJudge
 from hallumeasure.registry import is_keyless
 from hallumeasure.sources.evidence import count_unverified
 
@@ -144,6 +145,8 @@ async def probe_context(
 ) -> ContextProbe | None:
     """Ask ``judge`` again about a few of its claims (``probe_claims``) with their source removed; None when there is
     nothing to probe (a keyless judge, or too few claims with a label that needs the source)."""
+    if isinstance(judge, CountingJudge):
+        return None  # a detector that counts its calls (cascade, CoNLI) would count the probe's too
     chosen = probe_claims(results)
     if sum(len(claims) for _, claims, _ in chosen) < MIN_PROBED:
         return None

@@ -34,12 +34,13 @@ class NextSteps(BaseModel):
     steps: list[NextStep]
 
     def lines(self) -> list[str]:
-        """The block as printed: a heading line, then each step with its command and link."""
+        """The block as printed: a heading line, then each step with its command, and its link on a line of its
+        own (so that a terminal of 80 columns wraps the words, never the address)."""
         head = (
             f"next steps: the {self.judge} judge left {self.unsure_claims} of {self.claims} claims unsure, so the "
             "rate is a range; to settle them:"
         )
-        return [head, *(f"  - {s.what}: {s.how} ({s.link})" for s in self.steps)]
+        return [head, *(line for s in self.steps for line in (f"  - {s.what}: {s.how}", f"    {s.link}"))]
 
 
 def next_steps(run: Run) -> NextSteps | None:
@@ -74,6 +75,6 @@ def _steps(judge: str) -> list[NextStep]:
         NextStep(
             what="measure its error against a few human labels",
             how="hallumeasure calibrate <run> --export-sample 30, label them, then --labels <file>",
-            link=docs_link("statistics", "calibrating-the-judge-against-people"),
+            link=docs_link("statistics"),
         ),
     ]

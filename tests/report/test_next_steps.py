@@ -1,5 +1,6 @@
 """After a keyless run with unsure claims, one block names what to do next (#45 item 5): the LLM judge with its
-key variable, the cascade, an own checker and calibrate, each with a link to the documentation site."""
+key variable, the cascade, an own checker and calibrate, each with a link to the documentation site. That the
+block fits 80 columns is checked with every command's output in tests/cli/test_cli_width.py."""
 
 import re
 from pathlib import Path
