@@ -185,13 +185,13 @@ def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> Sou
     for ranking in rankings:
         if ranking:
             take(ranking[0])
-    if not chosen:  # nothing shares a word with the response: show the start of the source
+    best = next((ranking[0] for ranking in rankings if ranking), None)
+    if not chosen and best is None:  # nothing shares a word with the response: show the start of the source
         take(chunks[0])
-    if not chosen:  # a budget smaller than one chunk (a small window): the start of the best chunk, cut to fit
-        best = next((ranking[0] for ranking in rankings if ranking), chunks[0])
+        best = chunks[0]
+    if not chosen:  # a budget smaller than the best chunk (a small window): its start, cut to fit
         cut = _cut_to(best, next(p.text for p in sources if p.id == best.passage_id), budget)
-        if cut is not None:
-            take(cut)
+        return _view(sample, [cut] if cut is not None else [], budget)
     # Then the text around the best chunks, nearest first; then the rest of each ranking in turns.
     seeds = list(chosen.values())
     for distance in range(1, NEIGHBOURS + 1):
