@@ -185,10 +185,10 @@ def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> Sou
     for ranking in rankings:
         if ranking:
             take(ranking[0])
-    best = next((ranking[0] for ranking in rankings if ranking), None)
-    if not chosen and best is None:  # nothing shares a word with the response: show the start of the source
+    ranked_best = next((ranking[0] for ranking in rankings if ranking), None)
+    if not chosen and ranked_best is None:  # nothing shares a word with the response: show the start of the source
         take(chunks[0])
-        best = chunks[0]
+    best = ranked_best or chunks[0]
     if not chosen:  # a budget smaller than the best chunk (a small window): its start, cut to fit
         cut = _cut_to(best, next(p.text for p in sources if p.id == best.passage_id), budget)
         return _view(sample, [cut] if cut is not None else [], budget)
