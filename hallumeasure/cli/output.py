@@ -15,6 +15,7 @@ from rich.table import Table
 from hallumeasure.cli.common import (
     out,
 )
+from hallumeasure.core.types import ErrorKind
 from hallumeasure.registry import PartKind, is_keyless, is_scripted, registry
 
 if TYPE_CHECKING:
@@ -29,15 +30,16 @@ SHOWN_REASONS = 3
 
 
 def print_error_reasons(data: Run, where: Console, *, run_dir: Path) -> None:
-    """The distinct reasons of the error rows, counted, most frequent first (the first few)."""
+    """The causes of the error rows (one per kind of error), counted, most frequent first, each with an example."""
     reasons = data.error_reasons_within(240)
     if not reasons:
         return
-    where.print(f"error rows by reason ({len(reasons)} distinct):", highlight=False)
+    where.print(f"error rows by cause ({len(reasons)} cause{'s' if len(reasons) != 1 else ''}):", highlight=False)
     for item in reasons[:SHOWN_REASONS]:
         noun = "response" if item.rows == "response" else "claim"
+        cause = "" if item.kind is ErrorKind.UNKNOWN else f"{item.kind.value}, "
         where.print(
-            f"  {item.count} {noun}{'s' if item.count != 1 else ''}: {escape(item.reason)}",
+            f"  {item.count} {noun}{'s' if item.count != 1 else ''} ({cause}e.g.): {escape(item.reason)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -220,7 +222,17 @@ def print_summary(run_dir: Path, data: Run | None = None) -> Run:
         out.print(line, markup=False, highlight=False)
     if manifest is not None:
         print_judge_checks(manifest)
+    print_next_steps(data)
     return data
+
+
+def print_next_steps(data: Run) -> None:
+    """After a keyless run with unsure claims: the concrete ways to settle them (``report/next_steps.py``)."""
+    from hallumeasure.report.next_steps import next_steps
+
+    steps = next_steps(data)
+    for line in steps.lines() if steps is not None else []:  # wrapped to the terminal (80 columns when piped)
+        out.print(line, markup=False, highlight=False, soft_wrap=False)
 
 
 def print_judge_checks(manifest: RunManifest) -> None:

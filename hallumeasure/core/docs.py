@@ -1,39 +1,23 @@
-"""Pointers to the docs in what users read (CLI output, the viewer): a page named by its title, never a path in
-the repository, with the docs site's address when the installed package declares one (its ``Documentation``
-project URL)."""
+"""Where the documentation is published, so that what users read (CLI output, the viewer) names a docs page by its
+title and links it, never a path in the repository.
+
+The address is declared three times, and ``tests/core/test_docs_links.py`` holds them equal: here, as mkdocs'
+``site_url`` and as the package's ``Documentation`` project URL."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+#: The documentation site; the page ``docs/<page>.md`` is at ``<site>/<page>/``.
+DOCS_SITE = "https://hallumeasure.readthedocs.io/en/latest"
 
 #: The docs page that publishes the keyless judges' measured quality: its title and its name on the site.
 QUALITY_PAGE = ("Judge quality", "quality")
 
 
-@lru_cache(maxsize=1)
-def docs_site() -> str | None:
-    """The docs site's address from the package's metadata (``[project.urls] Documentation``), or None."""
-    from importlib.metadata import PackageNotFoundError, metadata
-
-    try:
-        urls = metadata("hallumeasure").get_all("Project-URL") or []
-    except PackageNotFoundError:
-        return None
-    for entry in urls:
-        name, _, url = str(entry).partition(",")
-        if name.strip().lower() in ("documentation", "docs") and url.strip():
-            return url.strip().rstrip("/")
-    return None
-
-
-def docs_url(page: str) -> str | None:
-    """The address of a page of the docs site (``quality``), or None when the package declares no site."""
-    site = docs_site()
-    return f"{site}/{page}/" if site else None
+def docs_link(page: str, anchor: str = "") -> str:
+    """The address of ``page`` (a docs file's name without ``.md``) on the documentation site, at ``anchor``."""
+    return f"{DOCS_SITE}/{page}/" + (f"#{anchor}" if anchor else "")
 
 
 def docs_reference(title: str, page: str) -> str:
-    """How output names a docs page: "the 'Judge quality' page of the hallumeasure docs", with its address
-    when there is one."""
-    url = docs_url(page)
-    return f"the '{title}' page of the hallumeasure docs" + (f" ({url})" if url else "")
+    """How output names a docs page: "the 'Judge quality' page of the hallumeasure docs (<address>)"."""
+    return f"the '{title}' page of the hallumeasure docs ({docs_link(page)})"

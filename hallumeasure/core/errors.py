@@ -23,6 +23,11 @@ class RunStoreError(HalluMeasureError):
     """The run directory cannot be used (locked, from another run, or corrupt)."""
 
 
+#: The ``cause`` of a ``ProviderError`` whose request did not fit the model's context window (each provider
+#: maps its own code to it: OpenAI's ``context_length_exceeded``, llama.cpp's ``exceed_context_size_error``).
+CONTEXT_TOO_LONG = "context_length_exceeded"
+
+
 class ProviderError(HalluMeasureError):
     """A provider call failed. ``retryable`` says whether the model wrapper may try again."""
 

@@ -25,6 +25,8 @@ class JudgeCheckName(StrEnum):
     SAME_REASON = "same_reason"
     #: Most quotes the judge gave as evidence are in no passage.
     UNVERIFIED_EVIDENCE = "unverified_evidence"
+    #: Asked again with the source removed, the judge gave (nearly) the same labels: it ignores the context.
+    CONTEXT_IGNORED = "context_ignored"
 
 
 class JudgeCheck(BaseModel):

@@ -219,6 +219,31 @@ class CitationFinding(StrEnum):
     UNCHECKED = "unchecked"  # supported, but no verified quote says which passage supports it
 
 
+class ErrorKind(StrEnum):
+    """Why a response, or a claim, is an error row (``ResponseResult.error``, ``ClaimVerdict.error``): set where
+    the row is made, so that code asks the kind and never reads it back from the message, which is for people."""
+
+    #: A work limit (``max_response_chars``, ``max_claims``) left the response out; a resume measures it again.
+    OVER_LIMIT = "over_limit"
+    #: The extractor gave no claims, with its reason (a provider failure or an answer that could not be read).
+    EXTRACTION_FAILED = "extraction_failed"
+    #: An exception nobody expected while the sample was measured.
+    UNEXPECTED = "unexpected"
+    #: The result was measured but the run store refused it.
+    STORE_FAILURE = "store_failure"
+    #: An error row whose kind was not recorded (a run stored before kinds existed, or a caller that gave none).
+    UNKNOWN = "unknown"
+    # Kinds of a claim's error row (``ClaimVerdict.error_kind``): why the judge gave no verdict.
+    #: The request did not fit the model's context window (refused by the server, or not sent).
+    WINDOW = "window"
+    #: A provider call failed (after its retries) for another reason.
+    PROVIDER = "provider"
+    #: The judge answered, but not in a form a verdict could be read from (after its re-asks).
+    UNREADABLE_ANSWER = "unreadable_answer"
+    #: The judge's answer for several claims had no verdict for this one.
+    NO_VERDICT = "no_verdict"
+
+
 class ClaimVerdict(BaseModel):
     """The judge's decision on one claim; an error row when ``error`` is set and ``label`` is None."""
 
@@ -233,6 +258,8 @@ class ClaimVerdict(BaseModel):
     probability: float | None = Field(default=None, ge=0.0, le=1.0)
     judge: str
     error: str | None = None
+    #: Why there is no verdict, when ``error`` is set (None: not recorded, as in runs stored before kinds).
+    error_kind: ErrorKind | None = None
     raw_output: str | None = None
     #: Quotes the verdict rests on, each checked against its passage.
     evidence: tuple[Evidence, ...] = ()
@@ -264,22 +291,6 @@ class Vote(ClaimVerdict):
     """
 
     repeat: int = Field(default=0, ge=0)
-
-
-class ErrorKind(StrEnum):
-    """Why a response is an error row (``ResponseResult.error``): set where the row is made, so that code asks
-    the kind and never reads it back from the message, which is for people."""
-
-    #: A work limit (``max_response_chars``, ``max_claims``) left the response out; a resume measures it again.
-    OVER_LIMIT = "over_limit"
-    #: The extractor gave no claims, with its reason (a provider failure or an answer that could not be read).
-    EXTRACTION_FAILED = "extraction_failed"
-    #: An exception nobody expected while the sample was measured.
-    UNEXPECTED = "unexpected"
-    #: The result was measured but the run store refused it.
-    STORE_FAILURE = "store_failure"
-    #: An error row whose kind was not recorded (a run stored before kinds existed, or a caller that gave none).
-    UNKNOWN = "unknown"
 
 
 class Usage(BaseModel):

@@ -82,6 +82,16 @@ class CacheWarmingJudge(Protocol):
 
 
 @runtime_checkable
+class WindowedJudge(Protocol):
+    """A judge whose model reads a limited window: it says how many source tokens one call may be shown, so
+    that the source is cut to fit (``sources/rag.py``'s view) before it is asked."""
+
+    async def source_budget(self) -> int | None:
+        """Source tokens one call may be shown (None: no limit of its own)."""
+        ...
+
+
+@runtime_checkable
 class CountingJudge(Protocol):
     """A judge that keeps counters over a run (CoNLI's and the cascade's), recorded in the manifest after it."""
 

@@ -163,10 +163,15 @@ class ModelAPI(ABC):
     #: The shortest prompt prefix (tokens) the provider caches for this model; None: it caches nothing.
     #: Stages skip cache warm-ups below it; settable, for a provider whose documented minimum differs.
     min_cache_tokens: int | None = None
+    #: Tokens the model reads and writes per request (prompt and answer together); None: no known limit.
+    #: From the registry's facts, a spec option, or the server itself (``ask_window``).
+    context_window: int | None = None
 
     def __init__(self, model_name: str) -> None:
         self.model_name = model_name
-        self.min_cache_tokens = model_facts(f"{self.provider}:{model_name}").min_cache_tokens
+        facts = model_facts(f"{self.provider}:{model_name}")
+        self.min_cache_tokens = facts.min_cache_tokens
+        self.context_window = facts.context_window
 
     @property
     def spec(self) -> str:
@@ -185,6 +190,13 @@ class ModelAPI(ABC):
     def sampling(self) -> str:
         """How answers to the same request may differ between repeats, as recorded in the manifest."""
         return "the provider's default sampling (hallumeasure sends no temperature, so repeats may differ)"
+
+    async def ask_window(self) -> int | None:
+        """The context window the server says it serves this model with, or None when it says nothing.
+
+        Asked once per model (``Model.window``), where the facts table cannot know: a local server
+        runs any model with the window it was started with. Most providers have nothing to ask."""
+        return None
 
     def bound(self, *, timeout: float, max_concurrency: int) -> None:  # noqa: B027 - optional hook
         """Fit the client to the wrapper's limits: ``timeout`` seconds per attempt, ``max_concurrency`` calls.

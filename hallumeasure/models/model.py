@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import ConfigError, HalluMeasureError, ProviderError
 from hallumeasure.core.types import Usage
 from hallumeasure.models.base import ATTEMPT_DEADLINE, GenerateRequest, GenerateResponse, ModelAPI
 from hallumeasure.models.cache import RequestCache, request_key
@@ -143,6 +143,9 @@ class Model:
         self._unreachable: ProviderUnreachableError | None = None
         self._flights: dict[str, _Flight] = {}
         self._flights_loop: asyncio.AbstractEventLoop | None = None
+        self._window_asked = False
+        self._window_lock: asyncio.Lock | None = None
+        self._window_lock_loop: asyncio.AbstractEventLoop | None = None
         api.bound(timeout=timeout, max_concurrency=max_concurrency)
 
     @property
@@ -167,6 +170,26 @@ class Model:
         if self.batch is not None:
             settings["batch"] = True
         return settings
+
+    async def window(self) -> int | None:
+        """The model's context window in tokens: what its server says (asked once), else the spec option or the
+        facts table; None when nothing is known. A server that cannot be asked leaves the known value."""
+        loop = asyncio.get_running_loop()
+        if self._window_lock is None or self._window_lock_loop is not loop:
+            self._window_lock, self._window_lock_loop = asyncio.Lock(), loop
+        async with self._window_lock:
+            if not self._window_asked:
+                self._window_asked = True
+                try:
+                    async with asyncio.timeout(min(self.timeout, 30.0)):
+                        said = await self.api.ask_window()
+                except (HalluMeasureError, TimeoutError, OSError) as exc:
+                    log.info("%s: could not ask the server for its context window (%s)", self.spec, exc)
+                    said = None
+                if said:
+                    log.info("%s: the server serves a context window of %d tokens", self.spec, said)
+                    self.api.context_window = said
+        return self.api.context_window
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import openai
 
-from hallumeasure.core.errors import ConfigError, ProviderError
+from hallumeasure.core.errors import CONTEXT_TOO_LONG, ConfigError, ProviderError
 from hallumeasure.core.types import Usage
 from hallumeasure.models.base import (
     GenerateRequest,
@@ -117,10 +117,17 @@ class OpenAIAPI(SDKModelAPI[openai.AsyncOpenAI]):
         api_version: str | None = None,
         strict: bool = True,
         reasoning_effort: str | None = None,
+        context_window: int | None = None,
         timeout: float | None = None,
         connect_timeout: float | None = None,
     ) -> None:
         super().__init__(model_name, timeout=timeout, connect_timeout=connect_timeout)
+        if context_window is not None and context_window < 1:
+            raise ConfigError(f"{self.spec}: context_window must be a positive number of tokens")
+        #: Given in the spec (``?context_window=2048``): then the server is not asked.
+        self._window_given = context_window is not None
+        if context_window is not None:
+            self.context_window = context_window
         if azure_endpoint and base_url:
             raise ConfigError(f"{self.spec}: give either base_url or azure_endpoint, not both")
         self._azure_endpoint = azure_endpoint or None
@@ -148,6 +155,39 @@ class OpenAIAPI(SDKModelAPI[openai.AsyncOpenAI]):
     def _hosted(self) -> bool:
         """OpenAI's or Azure's service, not another server that speaks its API."""
         return self._azure_endpoint is not None or public_url(self._base_url or DEFAULT_BASE_URL) == DEFAULT_BASE_URL
+
+    async def ask_window(self) -> int | None:
+        """The window another OpenAI-compatible server serves the model with: llama.cpp's ``/props`` (``n_ctx`` of a
+        slot), else the model's entry in ``/v1/models`` where the server puts one there (vLLM's ``max_model_len``,
+        ``context_length``, ``context_window``, ``max_context_length``). OpenAI's and Azure's own models are in the
+        facts table, and a window given in the spec is not asked."""
+        if self._window_given or self._hosted:
+            return None
+        import httpx
+
+        base = (self._base_url or DEFAULT_BASE_URL).rstrip("/")
+        root = base[: -len("/v1")] if base.endswith("/v1") else base
+        headers = {"Authorization": f"Bearer {self._api_key}"}
+        async with httpx.AsyncClient(timeout=10.0, headers=headers) as client:
+            for url, read in ((f"{root}/props", _props_window), (f"{base}/models", self._listed_window)):
+                try:
+                    reply = await client.get(url)
+                    found = read(reply.json()) if reply.status_code == 200 else None
+                except (httpx.HTTPError, ValueError):
+                    found = None
+                if found:
+                    return found
+        return None
+
+    def _listed_window(self, body: Any) -> int | None:
+        """The window of this model's entry in a ``/v1/models`` list (the only entry when none has its id)."""
+        entries = [e for e in (body.get("data") or []) if isinstance(e, dict)] if isinstance(body, dict) else []
+        mine = [e for e in entries if e.get("id") == self.model_name] or (entries if len(entries) == 1 else [])
+        for entry in mine:
+            for name in _WINDOW_FIELDS:
+                if _tokens(entry.get(name)):
+                    return _tokens(entry.get(name))
+        return None
 
     def settings(self) -> dict[str, Any]:
         # The endpoint and the API version are part of the cache key: another server may answer differently.
@@ -338,7 +378,29 @@ class OpenAIAPI(SDKModelAPI[openai.AsyncOpenAI]):
     def status_error(self, exc: openai.APIStatusError) -> tuple[str, str]:
         body = exc.body if isinstance(exc.body, dict) else {}
         detail = body.get("message") or (exc.body if isinstance(exc.body, str) else "") or "no details"
-        return exc.code or exc.type or type(exc).__name__, str(detail)
+        # llama.cpp sends the status as its code and the kind as its type: the first one that is a name is the kind.
+        kind = next(
+            (k for k in (exc.code, exc.type) if isinstance(k, str) and k and not k.isdigit()), type(exc).__name__
+        )
+        return (CONTEXT_TOO_LONG if kind in _TOO_LONG_KINDS else kind), str(detail)
+
+
+#: Error kinds of a request longer than the model's window: OpenAI's code, llama.cpp's type.
+_TOO_LONG_KINDS = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+#: Fields of a ``/v1/models`` entry that give the window a server serves the model with.
+_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
+
+
+def _tokens(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _props_window(body: Any) -> int | None:
+    """llama.cpp's ``/props``: the context of one slot (``default_generation_settings.n_ctx``)."""
+    if not isinstance(body, dict):
+        return None
+    settings = body.get("default_generation_settings")
+    return _tokens(settings.get("n_ctx")) if isinstance(settings, dict) else _tokens(body.get("n_ctx"))
 
 
 async def _file_content(client: openai.AsyncOpenAI, file_id: str) -> bytes:

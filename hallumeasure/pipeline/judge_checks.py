@@ -10,10 +10,16 @@ reported a hallucinated share of 1.000. These checks look for such signs in the 
   something of the example (a person, a number);
 - ``same_reason``: one reason text for ``SAME_REASON_SHARE`` of at least ``MIN_CLAIMS`` claims judged by an LLM;
 - ``unverified_evidence``: ``UNVERIFIED_SHARE`` of at least ``MIN_QUOTED`` claims with quotes have a quote
-  that is in no passage.
+  that is in no passage;
+- ``context_ignored``: a probe (``probe_context``) asks the judge again about up to ``PROBE_CLAIMS`` claims
+  that it found supported, contradicted or partially supported, with their source removed, and at least
+  ``PROBE_SAME_SHARE`` of them (of at least ``MIN_PROBED``) keep their label: without a source a judge that
+  reads it can only answer absent or unevaluatable. The probe's requests go through the run's request cache,
+  and what it asked and found is recorded in the manifest (``settings.context_probe``). Detectors that count
+  their calls for the manifest (the cascade, CoNLI) are not probed.
 
-The label and reason-text checks skip verdicts of keyless judges: their labels and reasons are rules
-over the text (a reason template per finding, one label for a data set of one kind), measured on
+The label and reason-text checks and the probe skip verdicts of keyless judges: their labels and reasons
+are rules over the text (a reason template per finding, one label for a data set of one kind), measured on
 held-out data rather than here.
 """
 
@@ -26,10 +32,13 @@ from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 from functools import cache
 
+from pydantic import BaseModel, Field
+
 from hallumeasure.core.judge_checks import JudgeCheck, JudgeCheckName
 from hallumeasure.core.labels import Label
-from hallumeasure.core.types import ClaimVerdict, ResponseResult
+from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, Sample, Usage
 from hallumeasure.judges.llm.prompts import all_prompts
+from hallumeasure.judges.protocols import ClaimJudge, CountingJudge
 from hallumeasure.registry import is_keyless
 from hallumeasure.sources.evidence import count_unverified
 
@@ -47,6 +56,16 @@ NEAR_EQUAL = 0.85
 #: Fewest claims with quotes, and the share of them unverified, that fail ``unverified_evidence``.
 MIN_QUOTED = 10
 UNVERIFIED_SHARE = 0.8
+
+#: Most claims the context probe asks again (its cost: at most this many extra judge answers per run), and at most
+#: this many of one response.
+PROBE_CLAIMS = 8
+PROBE_PER_RESPONSE = 2
+#: Fewest claims the probe must ask before it speaks, and the share of them keeping their label that fails it.
+MIN_PROBED = 4
+PROBE_SAME_SHARE = 0.85
+#: Labels that a judge can give only from the source: without it, each should become absent or unevaluatable.
+_SOURCE_LABELS = frozenset({Label.SUPPORTED, Label.CONTRADICTED, Label.PARTIALLY_SUPPORTED})
 
 #: What each failing check means for the run's numbers, and what to do about it.
 _MEANS_AND_TODO: dict[JudgeCheckName, tuple[str, str]] = {
@@ -67,18 +86,93 @@ _MEANS_AND_TODO: dict[JudgeCheckName, tuple[str, str]] = {
         "the judge's quotes are made up, so the verdicts they back rest on nothing in the source.",
         "Check that the source reaches the judge (is it cut to fit its window?); else use a larger judge model.",
     ),
+    JudgeCheckName.CONTEXT_IGNORED: (
+        "the judge's labels do not depend on the source: it answers from habit or its own knowledge, not from "
+        "the context, so its rate says nothing about grounding.",
+        "Check that the source reaches the judge (is it cut to fit its window?); else use a larger judge model.",
+    ),
 }
 
 _REASON_RE = re.compile(r'"(?:label_reason|subtype_reason)":\s*("(?:[^"\\]|\\.)*")')
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
-def check_judge(results: Sequence[ResponseResult]) -> list[JudgeCheck]:
-    """The sanity checks that the judge's verdicts in ``results`` fail (an empty list when all pass)."""
+class ContextProbe(BaseModel):
+    """What the context probe asked and found: the claims asked again without their source, and how many of them
+    kept their label (``settings.context_probe`` of the manifest)."""
+
+    claims: list[str] = Field(default_factory=list)
+    same: int = 0
+    #: Claims whose second answer was an error row (left out of the count).
+    errors: int = 0
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def asked(self) -> int:
+        return len(self.claims) - self.errors
+
+
+def check_judge(results: Sequence[ResponseResult], probe: ContextProbe | None = None) -> list[JudgeCheck]:
+    """The sanity checks that the judge's verdicts in ``results`` (and the context ``probe``, when it ran) fail
+    (an empty list when all pass)."""
     verdicts = [v for r in results for v in r.verdicts if v.ok]
     by_llm = [v for v in verdicts if not _keyless(v.judge)]
     found = [_one_label(by_llm), _copied_reasons(verdicts), _same_reason(by_llm), _unverified(verdicts)]
+    found.append(_context_ignored(probe) if probe is not None else None)
     return [check for check in found if check is not None]
+
+
+def probe_claims(results: Sequence[ResponseResult]) -> list[tuple[str, list[Claim], list[ClaimVerdict]]]:
+    """The claims the probe asks again, by sample id: judged by an LLM with a label only the source can give, at
+    most ``PROBE_PER_RESPONSE`` of a response and ``PROBE_CLAIMS`` in all, in the run's order."""
+    chosen: list[tuple[str, list[Claim], list[ClaimVerdict]]] = []
+    left = PROBE_CLAIMS
+    for result in results:
+        by_id = {v.claim_id: v for v in result.verdicts if v.ok and not _keyless(v.judge)}
+        picked = [(c, by_id[c.id]) for c in result.claims if c.id in by_id and by_id[c.id].label in _SOURCE_LABELS][
+            : min(PROBE_PER_RESPONSE, left)
+        ]
+        if picked:
+            chosen.append((result.sample_id, [c for c, _ in picked], [v for _, v in picked]))
+            left -= len(picked)
+        if left <= 0:
+            break
+    return chosen
+
+
+async def probe_context(
+    judge: ClaimJudge, samples: Sequence[Sample], results: Sequence[ResponseResult]
+) -> ContextProbe | None:
+    """Ask ``judge`` again about a few of its claims (``probe_claims``) with their source removed; None when there is
+    nothing to probe (a keyless judge, or too few claims with a label that needs the source)."""
+    if isinstance(judge, CountingJudge):
+        return None  # a detector that counts its calls (cascade, CoNLI) would count the probe's too
+    chosen = probe_claims(results)
+    if sum(len(claims) for _, claims, _ in chosen) < MIN_PROBED:
+        return None
+    by_id = {s.id: s for s in samples}
+    probe = ContextProbe()
+    for sample_id, claims, before in chosen:
+        sample = by_id.get(sample_id)
+        if sample is None:
+            continue
+        sourceless = Sample.model_validate({**sample.model_dump(), "context": "", "passages": []})
+        judgement = await judge.judge(sourceless, claims)
+        probe.usage = probe.usage + judgement.usage
+        for claim, first, again in zip(claims, before, judgement.verdicts, strict=True):
+            probe.claims.append(claim.id)
+            if not again.ok:
+                probe.errors += 1
+            elif again.label == first.label:
+                probe.same += 1
+    return probe
+
+
+def _context_ignored(probe: ContextProbe) -> JudgeCheck | None:
+    if probe.asked < MIN_PROBED or probe.same < PROBE_SAME_SHARE * probe.asked:
+        return None
+    seen = "judged supported, contradicted or partially supported kept their label with the source removed"
+    return _failed(JudgeCheckName.CONTEXT_IGNORED, probe.same, probe.asked, seen)
 
 
 @cache

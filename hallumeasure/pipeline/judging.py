@@ -38,6 +38,7 @@ from hallumeasure.judges.protocols import (
     Extraction,
     Judgement,
     WarmUp,
+    WindowedJudge,
 )
 from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.limits import LimitHit, WorkLimits
@@ -132,11 +133,13 @@ async def judge_sample(
         # A source cut to a view per response is not warmed: the view (the prefix its claims share) depends on
         # the claims, and the whole source may not even fit the judge's window.
         sourced = prepared.sample.has_source
+        # The source tokens the judge's own window leaves (a local model's small window), asked once per model.
+        fits = await judge.source_budget() if sourced and isinstance(judge, WindowedJudge) else None
         extraction, warm = await _extract_and_warm_up(
             prepared.sample,
             extractor,
             judge,
-            warm_cache=sourced and shown_whole(prepared.sample, judge.name, sources),
+            warm_cache=sourced and shown_whole(prepared.sample, judge.name, sources, fits=fits),
         )
         latency["extract"] = _ms_since(started)
         usage = extraction.usage + warm.usage
@@ -153,7 +156,7 @@ async def judge_sample(
             return Judged(sample, error=hit.message, error_kind=over, over_limit=hit, usage=usage, latency_ms=latency)
         at_stage("judging claims", claims=len(claims))
         started = time.perf_counter()
-        shown = view(prepared.sample, claims, judge.name, sources)
+        shown = view(prepared.sample, claims, judge.name, sources, fits=fits)
         if not sourced:
             # Nothing to check against (no context, passage, tool result or system prompt): unevaluatable,
             # never supported, and the judge is not asked.

@@ -31,7 +31,7 @@ from hallumeasure.judges.protocols import (
     PromptedStage,
     model_to_close,
 )
-from hallumeasure.pipeline.judge_checks import check_judge
+from hallumeasure.pipeline.judge_checks import ContextProbe, check_judge, probe_context
 from hallumeasure.pipeline.judging import measure_sample
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.runs.inputs import key_samples
@@ -253,11 +253,14 @@ def run_measurement(
             judge.name,
         )
         try:
-            run_sync(
+            probe = run_sync(
                 _measure_and_close(
-                    todo, extractor, judge, policy, store, concurrency, progress, sources, limits, activity
+                    todo, extractor, judge, policy, store, concurrency, progress, sources, limits, activity, samples
                 )
             )
+            if not todo and previous is not None and "context_probe" in previous.settings:
+                # Nothing measured now (a resume of a finished run): the verdicts, so the probe, are those of before.
+                probe = ContextProbe.model_validate(previous.settings["context_probe"])
         except (KeyboardInterrupt, asyncio.CancelledError):
             # Ctrl-C: work in flight is dropped (each stored result is whole); say so in the manifest.
             stored = len(store.done_ids())
@@ -291,7 +294,15 @@ def run_measurement(
                     **_evidence_counts(results),
                 },
                 "usage": summary.usage,
-                "judge_checks": check_judge(results),
+                "judge_checks": check_judge(results, probe),
+                # Again after the run: what the judge learnt while judging (its model's window) is recorded too,
+                # and what the context probe asked and found.
+                "settings": {
+                    **manifest.settings,
+                    "judge": judge.settings(),
+                    **({"context_probe": probe.model_dump(mode="json")} if probe is not None else {}),
+                },
+                "prompts": prompt_hashes(extractor, judge),
             }
         )
         store.write_manifest(manifest)
@@ -314,7 +325,10 @@ async def _measure_and_close(
     sources: SourceOptions | None,
     limits: WorkLimits | None,
     activity: Activity | None,
-) -> None:
+    samples: Sequence[Sample],
+) -> ContextProbe | None:
+    """Measure ``todo``, then probe the judge with a few claims' sources removed (``probe_context``) while its models
+    are open; the probe never fails the run."""
     try:
         await measure_samples(
             todo,
@@ -328,6 +342,13 @@ async def _measure_and_close(
             limits=limits,
             activity=activity,
         )
+        if not todo:
+            return None  # nothing new to probe: the caller keeps the probe of the run that measured them
+        try:
+            return await probe_context(judge, samples, store.results())
+        except Exception:
+            log.warning("the context probe of the judge could not run", exc_info=True)
+            return None
     finally:
         await close_stage_models(extractor, judge)
 

@@ -102,6 +102,9 @@ BUILTIN_PARTS: tuple[Part[Any], ...] = (
             "api_version": Option(_TEXT, None, "the Azure OpenAI API version"),
             "strict": Option(bool, True, "ask for structured output by a strict JSON schema"),
             "reasoning_effort": Option(_TEXT, None, "low, medium or high, for reasoning models"),
+            "context_window": Option(
+                int | None, None, "the model's window in tokens (default: what the server says, else the facts)"
+            ),
             **_TIMEOUTS,
         },
         extra="openai",

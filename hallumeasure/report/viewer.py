@@ -28,7 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from hallumeasure.core.docs import QUALITY_PAGE, docs_url
+from hallumeasure.core.docs import QUALITY_PAGE, docs_link
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.judge_checks import JudgeCheck
 from hallumeasure.core.spans import unsupported_spans
@@ -182,10 +182,10 @@ class ViewerRun(BaseModel):
     policy: str
     status: str | None = None
     notes: list[str] = Field(default_factory=list)
-    #: The docs page on the keyless judges' measured quality: its title, and its address when the package
-    #: declares a docs site (``hallumeasure.core.docs``); the banner of a keyless run links it.
+    #: The docs page on the keyless judges' measured quality: its title and its address on the docs site
+    #: (``hallumeasure.core.docs``); the banner of a keyless run links it.
     quality_page: str = QUALITY_PAGE[0]
-    quality_url: str | None = Field(default_factory=lambda: docs_url(QUALITY_PAGE[1]))
+    quality_url: str = docs_link(QUALITY_PAGE[1])
     #: ``offline`` when a keyless judge (offline, nli, offline+nli) gave the labels, ``fake`` for the
     #: scripted fake model; None for an LLM judge.
     banner: Literal["offline", "fake"] | None = None
@@ -314,7 +314,7 @@ def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
         detector=m.detector if m else None,
         policy=run.policy.describe(),
         status=m.status if m else None,
-        notes=judge_notes([run]),
+        notes=[*judge_notes([run]), *_next_steps(run)],
         banner=banner,
         judge_checks=(m.judge_checks or []) if m else [],
         models=models,
@@ -674,3 +674,11 @@ def render_viewer(data: ViewerData) -> str:
 def write_page(data: ViewerData, out: str | Path) -> Path:
     """Write the page of ``data`` to ``out`` (a file, its folder made if needed); returns its path."""
     return write_html(render_viewer(data), out)
+
+
+def _next_steps(run: Run) -> list[str]:
+    """The next-steps block of a keyless run with unsure claims (``report/next_steps.py``), as the run's notes."""
+    from hallumeasure.report.next_steps import next_steps
+
+    steps = next_steps(run)
+    return steps.lines() if steps is not None else []

@@ -35,7 +35,7 @@ from hallumeasure.core.config import redact
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Label, Policy
 from hallumeasure.core.spans import unsupported_spans
-from hallumeasure.core.types import ClaimVerdict, ResponseResult, RunManifest, Sample
+from hallumeasure.core.types import ClaimVerdict, ErrorKind, ResponseResult, RunManifest, Sample
 from hallumeasure.runs.store import DATABASE, RunStore, first_line
 
 #: Columns of the frames that hold counts (nullable integers) and numbers (nullable floats).
@@ -57,12 +57,17 @@ FLOAT_COLUMNS = frozenset(
 
 
 class ErrorReason(BaseModel):
-    """One distinct reason of a run's error rows and how many rows gave it."""
+    """One cause of a run's error rows, how many rows it gave, and one of their messages as its example.
+
+    Rows are grouped by their kind (``ErrorKind``), so that one cause whose messages differ in a number (a
+    window refused at 2,282 tokens, then at 2,301) is one line; rows whose kind was not recorded are grouped by
+    their message."""
 
     reason: str
     count: int
     #: Whether the rows are whole responses (the sample failed) or single claims (no verdict).
     rows: Literal["response", "claim"]
+    kind: ErrorKind = ErrorKind.UNKNOWN
 
 
 class Run:
@@ -191,22 +196,28 @@ class Run:
         return self.error_reasons_within(300)
 
     def error_reasons_within(self, width: int) -> list[ErrorReason]:
-        """Distinct reasons of the error rows, most frequent first, each shortened to ``width`` characters.
+        """The causes of the error rows, most frequent first: one per kind of error (``ErrorReason``), with the first
+        row's message as its example, shortened to ``width`` characters.
 
-        Reasons are redacted again (they were stored redacted; the environment may hold a secret that
+        Messages are redacted again (they were stored redacted; the environment may hold a secret that
         was not set then).
         """
-        counts: Counter[tuple[Literal["response", "claim"], str]] = Counter()
-        frames: tuple[tuple[Literal["response", "claim"], pd.DataFrame], ...] = (
-            ("response", self.responses),
-            ("claim", self.claims),
-        )
-        for rows, frame in frames:
-            for value in frame["error"]:
-                if isinstance(value, str) and value.strip():
-                    text = " ".join(redact(value).split())
-                    counts[(rows, text if len(text) <= width else text[: width - 1] + "\u2026")] += 1
-        return [ErrorReason(reason=reason, count=n, rows=rows) for (rows, reason), n in counts.most_common()]
+        counts: Counter[tuple[Literal["response", "claim"], ErrorKind, str]] = Counter()
+        examples: dict[tuple[Literal["response", "claim"], ErrorKind, str], str] = {}
+        rows: list[tuple[Literal["response", "claim"], ErrorKind | None, str | None]] = []
+        for result in self.results:
+            rows.append(("response", result.error_kind, result.error))
+            rows += [("claim", v.error_kind, v.error) for v in result.verdicts]
+        for where, kind, error in rows:
+            if not (isinstance(error, str) and error.strip()):
+                continue
+            text = " ".join(redact(error).split())
+            text = text if len(text) <= width else text[: width - 1] + "\u2026"
+            known = kind is not None and kind is not ErrorKind.UNKNOWN
+            key = (where, kind or ErrorKind.UNKNOWN, "" if known else text)
+            counts[key] += 1
+            examples.setdefault(key, text)
+        return [ErrorReason(reason=examples[key], count=n, rows=key[0], kind=key[1]) for key, n in counts.most_common()]
 
 
 def load_run(path: str | Path) -> Run:

@@ -43,6 +43,7 @@ ADDED_COLUMNS = (
     ("results", "unsupported_rate_high", "REAL"),
     ("verdicts", "confident", "INTEGER"),
     ("results", "error_kind", "TEXT"),
+    ("verdicts", "error_kind", "TEXT"),
 )
 
 

@@ -311,7 +311,8 @@ class RunStore:
                 ],
             )
             self.db.executemany(
-                "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO verdicts (claim_id, sample_id, label_reason, label, subtype_reason, subtype, probability,"
+                " judge, error, raw_output, confident, error_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     tuple(
                         map(
@@ -328,6 +329,7 @@ class RunStore:
                                 v.error,
                                 v.raw_output,
                                 int(v.confident),
+                                None if v.error_kind is None else v.error_kind.value,
                             ),
                         )
                     )
@@ -476,11 +478,12 @@ class RunStore:
         verdicts: dict[str, dict[str, ClaimVerdict]] = {}
         extras = self._json_rows("SELECT claim_id, data FROM verdict_evidence")
         confident_column = self._column("verdicts", "confident", "1")
+        kind_column = self._column("verdicts", "error_kind")
         for row in self.db.execute(
             "SELECT claim_id, sample_id, label_reason, label, subtype_reason, subtype, probability, judge, error,"
-            f" raw_output, {confident_column} FROM verdicts"
+            f" raw_output, {confident_column}, {kind_column} FROM verdicts"
         ):
-            cid, sid, lr, label, sr, subtype, prob, judge, error, raw, confident = row
+            cid, sid, lr, label, sr, subtype, prob, judge, error, raw, confident, kind = row
             verdicts.setdefault(sid, {})[cid] = ClaimVerdict(
                 claim_id=cid,
                 label_reason=lr,
@@ -492,6 +495,7 @@ class RunStore:
                 error=error,
                 raw_output=raw,
                 confident=confident is None or bool(confident),
+                error_kind=kind if error is not None else None,
                 **extras.get(cid, {}),
             )
         votes: dict[str, list[Vote]] = {}

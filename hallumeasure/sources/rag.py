@@ -113,14 +113,25 @@ def prepare(sample: Sample, options: SourceOptions) -> Prepared:
     return Prepared(sample.model_copy(update={"response": text}), markers, tuple(kept))
 
 
-def view(sample: Sample, claims: Sequence[Claim], judge_name: str, options: SourceOptions) -> SourceView:
-    return view_for(sample, claims, context_budget(judge_name, options.max_context_tokens))
+def view(
+    sample: Sample, claims: Sequence[Claim], judge_name: str, options: SourceOptions, *, fits: int | None = None
+) -> SourceView:
+    """What the judge is shown of ``sample``'s source for ``claims``; ``fits``: the source tokens the judge's own
+    window leaves per call (``WindowedJudge``), which cuts further unless a budget was given."""
+    return view_for(sample, claims, _budget(judge_name, options, fits))
 
 
-def shown_whole(sample: Sample, judge_name: str, options: SourceOptions) -> bool:
+def shown_whole(sample: Sample, judge_name: str, options: SourceOptions, *, fits: int | None = None) -> bool:
     """Whether the judge is shown ``sample``'s whole source (``view`` cuts nothing), known before the claims are."""
-    budget = context_budget(judge_name, options.max_context_tokens)
+    budget = _budget(judge_name, options, fits)
     return budget is None or source_tokens(sample) <= budget
+
+
+def _budget(judge_name: str, options: SourceOptions, fits: int | None) -> int | None:
+    budget = context_budget(judge_name, options.max_context_tokens)
+    if options.max_context_tokens is not None or fits is None:
+        return budget  # a budget the user gave is theirs to keep
+    return fits if budget is None else min(budget, fits)
 
 
 def finish(

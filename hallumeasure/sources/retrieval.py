@@ -185,8 +185,13 @@ def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> Sou
     for ranking in rankings:
         if ranking:
             take(ranking[0])
-    if not chosen:  # nothing shares a word with the response: show the start of the source
+    ranked_best = next((ranking[0] for ranking in rankings if ranking), None)
+    if not chosen and ranked_best is None:  # nothing shares a word with the response: show the start of the source
         take(chunks[0])
+    best = ranked_best or chunks[0]
+    if not chosen:  # a budget smaller than the best chunk (a small window): its start, cut to fit
+        cut = _cut_to(best, next(p.text for p in sources if p.id == best.passage_id), budget)
+        return _view(sample, [cut] if cut is not None else [], budget)
     # Then the text around the best chunks, nearest first; then the rest of each ranking in turns.
     seeds = list(chosen.values())
     for distance in range(1, NEIGHBOURS + 1):
@@ -199,6 +204,17 @@ def view_for(sample: Sample, claims: Sequence[Claim], budget: int | None) -> Sou
             if rank < len(ranking):
                 take(ranking[rank])
     return _view(sample, list(chosen.values()), budget)
+
+
+def _cut_to(chunk: Chunk, text: str, budget: int) -> Chunk | None:
+    """The start of ``chunk`` that fits ``budget`` tokens, ended after a whole word; None when no word fits."""
+    end, tokens = chunk.start, 0
+    for word in re.finditer(r"\S+", text[chunk.start : chunk.end]):
+        more = count_tokens(word.group())
+        if tokens + more > budget:
+            break
+        end, tokens = chunk.start + word.end(), tokens + more
+    return Chunk(chunk.passage_id, chunk.start, end, tokens) if tokens else None
 
 
 def _view(sample: Sample, chunks: list[Chunk], budget: int) -> SourceView:

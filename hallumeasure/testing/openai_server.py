@@ -31,7 +31,8 @@ import json
 import re
 import threading
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from dataclasses import replace
+from typing import Any, ClassVar, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from hallumeasure.testing.calls import Answer, Call, Reply, Segment, Tokens
@@ -264,15 +265,40 @@ error_reply = PROTOCOL.error_reply
 raw_tool_reply = PROTOCOL.raw_tool_reply
 
 
+WindowRule = Literal["llama.cpp", "vllm"]
+
+
 class OpenAIServer(SimServer):
     """``POST /v1/chat/completions`` (and Azure's deployment path), ``/v1/files`` and ``/v1/batches`` on
     127.0.0.1; point ``ChatOpenAI(base_url=srv.base_url)`` or ``AsyncAzureOpenAI(azure_endpoint=srv.url)``
-    at it. ``srv.files`` holds the uploaded and written files (id -> metadata with its ``data``)."""
+    at it. ``srv.files`` holds the uploaded and written files (id -> metadata with its ``data``).
+
+    ``context_window`` serves the model with a window of that many tokens (the simulator's count: the tool
+    definitions and every message), as a local server started with ``-c``/``--max-model-len`` does, and says
+    so at ``GET /props`` (llama.cpp's ``default_generation_settings.n_ctx``) and in its ``GET /v1/models``
+    entry (vLLM's ``max_model_len``); ``list_window=False`` keeps it out of both. ``window_rule`` is how a
+    request is held to it: ``"llama.cpp"`` refuses a prompt longer than the window with llama.cpp's
+    ``exceed_context_size_error`` and stops the answer where the window ends; ``"vllm"`` refuses a prompt
+    whose ``max_tokens`` do not fit beside it, with vLLM's message. ``srv.window_refusals`` lists the token
+    counts (prompt, max_tokens) of the requests it refused."""
 
     protocol = PROTOCOL
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        context_window: int | None = None,
+        window_rule: WindowRule = "llama.cpp",
+        list_window: bool = True,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
+        self.context_window = context_window
+        self.window_rule = window_rule
+        self.list_window = list_window
+        self.window_refusals: list[tuple[int, int | None]] = []
+        #: The paths of the ``GET /props`` and ``GET /v1/models`` requests, in order.
+        self.fact_requests: list[str] = []
         self.files: dict[str, dict[str, Any]] = {}
         self._file_ids = itertools.count(1)
         self._files_lock = threading.Lock()
@@ -281,6 +307,62 @@ class OpenAIServer(SimServer):
     def base_url(self) -> str:
         """The API root as OpenAI clients take it (with ``/v1``)."""
         return f"{self.url}/v1"
+
+    def answer_call(self, call: Call, body: Any, *, batch_id: str | None = None) -> Reply:
+        """Hold the call to ``context_window`` (refused, or its answer stopped where the window ends), then answer."""
+        window = self.context_window
+        if window is None or batch_id is not None:
+            return super().answer_call(call, body, batch_id=batch_id)
+        prompt = sum(piece.tokens for piece in call.pieces())
+        refused = self._over_window(prompt, call.max_tokens, window)
+        if refused is not None:
+            with self._lock:
+                self.window_refusals.append((prompt, call.max_tokens))
+            return refused
+        room = window - prompt
+        if call.max_tokens is None or call.max_tokens > room:
+            call = replace(call, max_tokens=room)  # generation stops where the window is full
+        return super().answer_call(call, body)
+
+    def _over_window(self, prompt: int, max_tokens: int | None, window: int) -> Reply | None:
+        if self.window_rule == "vllm":
+            asked = prompt + (max_tokens or 0)
+            if asked <= window:
+                return None
+            message = (
+                f"This model's maximum context length is {window} tokens. However, you requested {asked} tokens "
+                f"({prompt} in the messages, {max_tokens or 0} in the completion). Please reduce the length of the "
+                "messages or completion."
+            )
+            return Reply(400, {"object": "error", "message": message, "type": "BadRequestError", "code": 400})
+        if prompt < window:
+            return None
+        message = f"request ({prompt} tokens) exceeds the available context size ({window} tokens), try increasing it"
+        error = {"code": 400, "message": message, "type": "exceed_context_size_error"}
+        return Reply(400, {"error": {**error, "n_prompt_tokens": prompt, "n_ctx": window}})
+
+    def _server_facts(self, path: str) -> Reply | None:
+        """``GET /props`` (llama.cpp) and ``GET /v1/models``, with the window where ``list_window``."""
+        window = self.context_window if self.list_window else None
+        if path.rstrip("/") == "/props":
+            settings = {"n_ctx": window} if window is not None else {}
+            return Reply(200, {"default_generation_settings": settings, "total_slots": 1})
+        if path.rstrip("/") in ("/v1/models", "/models"):
+            entry: dict[str, Any] = {"id": "simulated-open-model", "object": "model", "owned_by": "simulator"}
+            if window is not None:
+                entry["max_model_len"] = window
+            return Reply(200, {"object": "list", "data": [entry]})
+        return None
+
+    def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        """``GET /props`` and ``GET /v1/models`` are answered here and kept apart (``srv.fact_requests``), so that
+        ``srv.requests`` stays the requests a run makes of the model."""
+        facts = self._server_facts(urlsplit(path).path) if method == "GET" else None
+        if facts is None:
+            return super().respond(method, path, headers, raw)
+        with self._lock:
+            self.fact_requests.append(urlsplit(path).path)
+        return facts
 
     def serve_other(self, method: str, path: str, headers: dict[str, str], raw: bytes, body: Any) -> Reply | None:
         parts = urlsplit(path)

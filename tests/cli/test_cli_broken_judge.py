@@ -52,18 +52,33 @@ def test_a_copying_judge_is_caught_stored_and_printed(tmp_path, copying_judge):
     assert result.exit_code == 0, result.output
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     checks = {c["name"]: c for c in manifest["judge_checks"]}
-    assert set(checks) == {"one_label", "copied_reasons", "same_reason", "unverified_evidence"}
+    assert set(checks) == {"one_label", "copied_reasons", "same_reason", "unverified_evidence", "context_ignored"}
     n = manifest["counts"]["claims"]
     assert checks["one_label"]["count"] == checks["one_label"]["total"] == n >= 20
     assert f"{n} of {n} (100%) claims judged by the LLM are partially_supported" in checks["one_label"]["seen"]
     assert checks["unverified_evidence"]["count"] == manifest["counts"]["evidence_unverified"] == n
     assert all(c["means"] and c["todo"] for c in checks.values())
+    # The context probe: 8 claims asked again without their source, every one kept its label.
+    probe = manifest["settings"]["context_probe"]
+    assert len(probe["claims"]) == 8 and probe["same"] == 8 and probe["errors"] == 0 and probe["usage"]["calls"] == 8
+    assert (checks["context_ignored"]["count"], checks["context_ignored"]["total"]) == (8, 8)
     output = " ".join(result.output.split())
-    assert "the judge failed 4 sanity check(s)" in output
+    assert "the judge failed 5 sanity check(s)" in output
+    assert "context_ignored: 8 of 8 (100%) claims judged supported" in output
     assert "copied_reasons:" in output and "repeat a reason of the prompt's own example" in output
     assert "--allow-broken-judge" in output
     shown = runner.invoke(app, ["show", str(tmp_path / "r")])
     assert shown.exit_code == 0 and "one_label:" in shown.output
+
+
+def test_a_judge_that_reads_the_source_passes_the_context_probe(tmp_path):
+    """The fake provider's demo judge reads the context (word overlap): without it, its labels change."""
+    result = _measure(tmp_path / "r")
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    probe = manifest["settings"]["context_probe"]
+    assert len(probe["claims"]) >= 4 and probe["same"] < 0.85 * (len(probe["claims"]) - probe["errors"])
+    assert "context_ignored" not in {c["name"] for c in manifest["judge_checks"]}
 
 
 def test_the_viewer_shows_each_failed_check_as_a_banner_escaped(tmp_path, copying_judge):

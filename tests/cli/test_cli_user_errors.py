@@ -168,17 +168,22 @@ def test_measure_and_show_name_the_reasons_of_error_rows(tmp_path, monkeypatch):
     result = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(out), *FAKE, "--no-cache"])
     assert result.exit_code == 3, result.output
     assert "16 response(s) and 0 claim(s) ended as error rows" in result.stderr
-    assert "16 responses:" in result.stderr and "no AWS credentials found: set AWS_PROFILE" in result.stderr
+    assert "16 responses (extraction_failed, e.g.):" in result.stderr
+    assert "no AWS credentials found: set AWS_PROFILE" in result.stderr
     assert secret not in result.output
     shown = runner.invoke(app, ["show", str(out)])
-    assert shown.exit_code == 0 and "16 responses:" in shown.stdout and "no AWS credentials found" in shown.stdout
+    assert (
+        shown.exit_code == 0
+        and "16 responses (extraction_failed" in shown.stdout
+        and "no AWS credentials found" in shown.stdout
+    )
     as_json = json.loads(runner.invoke(app, ["show", str(out), "--json"]).stdout)
     [reason] = as_json["error_reasons"]
     assert reason["count"] == 16 and reason["rows"] == "response" and "no AWS credentials found" in reason["reason"]
     assert secret not in json.dumps(as_json)
 
 
-def test_many_distinct_reasons_show_the_first_few_and_point_to_the_rest(tmp_path, monkeypatch):
+def test_one_cause_with_varied_messages_is_one_line_with_a_count_and_an_example(tmp_path, monkeypatch):
     calls = {"n": 0}
 
     async def varied(self, request):
@@ -189,9 +194,12 @@ def test_many_distinct_reasons_show_the_first_few_and_point_to_the_rest(tmp_path
     out = tmp_path / "r"
     result = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(out), *FAKE, "--no-cache"])
     assert result.exit_code == 3
-    assert "(16 distinct)" in result.stderr and "and 13 more" in result.stderr and "--json" in result.stderr
+    # Grouped by kind, not by message text (#45 item 7): sixteen different messages of one cause are one line.
+    assert "(1 cause)" in result.stderr and "16 responses (extraction_failed, e.g.): " in result.stderr
+    assert "failure number 1 " in result.stderr and "failure number 2 " not in result.stderr
     assert "x" * 300 not in result.stderr  # shortened
-    assert len(json.loads(runner.invoke(app, ["show", str(out), "--json"]).stdout)["error_reasons"]) == 16
+    [reason] = json.loads(runner.invoke(app, ["show", str(out), "--json"]).stdout)["error_reasons"]
+    assert reason["count"] == 16 and reason["kind"] == "extraction_failed"
 
 
 # --- 4: Bedrock without credentials fails fast -----------------------------------------------------------

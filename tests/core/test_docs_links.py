@@ -1,36 +1,26 @@
-"""Output names a docs page by its title, and links it when the installed package declares a docs site."""
+"""Output links docs pages on one docs site, declared alike in the code, mkdocs.yml and the package metadata."""
 
-import importlib.metadata
-from email.message import Message
+import tomllib
+from pathlib import Path
 
-import pytest
+import yaml
 
 from hallumeasure.core import docs
 
-
-@pytest.fixture(autouse=True)
-def fresh():
-    docs.docs_site.cache_clear()
-    yield
-    docs.docs_site.cache_clear()
+REPO = Path(__file__).resolve().parents[2]
 
 
-def _metadata(*urls: str) -> Message:
-    message = Message()
-    for url in urls:
-        message["Project-URL"] = url
-    return message
+def test_the_docs_site_is_declared_once_in_three_places():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    mkdocs = yaml.load((REPO / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    assert project["urls"]["Documentation"].rstrip("/") == docs.DOCS_SITE
+    assert mkdocs["site_url"].rstrip("/") == docs.DOCS_SITE
 
 
-def test_without_a_docs_site_the_page_is_named_not_linked(monkeypatch):
-    monkeypatch.setattr(importlib.metadata, "metadata", lambda name: _metadata("Source, https://example.org/src"))
-    assert docs.docs_url("quality") is None
-    assert docs.docs_reference("Judge quality", "quality") == "the 'Judge quality' page of the hallumeasure docs"
-
-
-def test_a_declared_docs_site_gives_the_pages_address(monkeypatch):
-    monkeypatch.setattr(
-        importlib.metadata, "metadata", lambda name: _metadata("Documentation, https://example.org/hm/")
+def test_a_page_is_named_by_its_title_and_linked():
+    assert docs.docs_link("quality") == f"{docs.DOCS_SITE}/quality/"
+    assert docs.docs_link("judges", "using-an-llm-judge") == f"{docs.DOCS_SITE}/judges/#using-an-llm-judge"
+    assert docs.docs_reference("Judge quality", "quality") == (
+        f"the 'Judge quality' page of the hallumeasure docs ({docs.DOCS_SITE}/quality/)"
     )
-    assert docs.docs_url("quality") == "https://example.org/hm/quality/"
-    assert docs.docs_reference("Judge quality", "quality").endswith("docs (https://example.org/hm/quality/)")
+    assert (REPO / "docs" / "quality.md").is_file()

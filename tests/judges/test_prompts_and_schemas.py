@@ -93,3 +93,14 @@ def test_schemas_are_current(name):
     path = schemas.SCHEMA_DIR / f"{name}.schema.json"
     assert path.exists(), "run 'python -m hallumeasure.report.schemas'"
     assert path.read_text() == schemas.render(schemas.MODELS[name]), "run 'python -m hallumeasure.report.schemas'"
+
+
+def test_the_classify_prompts_can_leave_their_worked_examples_out():
+    """A judge in a small window leaves the examples out (judges/llm/classify.py); the full text is the file's."""
+    for prompt_id in ("classify_cot_one", "classify_cot_all", "classify_nocot_one", "classify_nocot_all"):
+        prompt = prompts.load_prompt(prompt_id)
+        values = {"question_block": "", "context_block": "", "claim_block": "", "claims_block": ""}
+        full, _ = prompt.render(**values)
+        short, _ = prompt.render(examples=False, **values)
+        assert prompts.EXAMPLES_MARKER not in full and "Example" in full
+        assert "Example" not in short and full.startswith(short.rstrip("\n")) and len(short) < len(full)

@@ -2,7 +2,7 @@
 
 from hallumeasure.core.judge_checks import JudgeCheckName
 from hallumeasure.core.types import ClaimVerdict, Evidence, ResponseResult
-from hallumeasure.pipeline.judge_checks import MIN_CLAIMS, check_judge
+from hallumeasure.pipeline.judge_checks import MIN_CLAIMS, PROBE_CLAIMS, ContextProbe, check_judge, probe_claims
 
 LLM = "anthropic:claude-haiku-4-5"
 
@@ -54,3 +54,28 @@ def test_evidence_that_never_verifies_fails():
     assert _names(bad) == [JudgeCheckName.UNVERIFIED_EVIDENCE]
     half = bad[:5] + [_verdict(i, "supported", evidence=quote, evidence_verified=True) for i in range(5)]
     assert _names(half) == []
+
+
+def test_labels_kept_without_the_source_fail_the_context_probe():
+    verdicts = [_verdict(i, "supported" if i % 2 else "contradicted") for i in range(6)]
+    ids = [v.claim_id for v in verdicts]
+    kept = ContextProbe(claims=ids, same=6)
+    assert [c.name for c in check_judge(_results(verdicts), kept)] == [JudgeCheckName.CONTEXT_IGNORED]
+    assert check_judge(_results(verdicts), ContextProbe(claims=ids, same=2)) == []  # labels changed: it reads
+    assert check_judge(_results(verdicts), ContextProbe(claims=ids[:3], same=3)) == []  # too few to tell
+    assert check_judge(_results(verdicts), ContextProbe(claims=ids, same=3, errors=3)) == []  # errors left out
+
+
+def test_the_probe_asks_a_few_llm_claims_whose_label_needs_the_source():
+    from hallumeasure.core.types import Claim
+
+    claims = [Claim(id=f"s:c{i}", sample_id="s", index=i, text=f"claim {i}") for i in range(6)]
+    labels = ["supported", "absent", "contradicted", "partially_supported", "unevaluatable", "supported"]
+    verdicts = [_verdict(i, label) for i, label in enumerate(labels)]
+    results = [ResponseResult(sample_id=f"s{k}", claims=claims, verdicts=verdicts) for k in range(10)]
+    chosen = probe_claims(results)
+    asked = [c for _, cs, _ in chosen for c in cs]
+    assert len(asked) == PROBE_CLAIMS and all(len(cs) <= 2 for _, cs, _ in chosen)
+    assert {v.label.value for _, _, vs in chosen for v in vs} <= {"supported", "contradicted", "partially_supported"}
+    offline = [_verdict(i, label, judge="offline") for i, label in enumerate(labels)]
+    assert probe_claims([ResponseResult(sample_id="s", claims=claims, verdicts=offline)]) == []

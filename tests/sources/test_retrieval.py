@@ -167,3 +167,13 @@ def test_a_run_resumes_only_with_the_same_source_settings(tmp_path):
     assert again.counts["measured_now"] == 0
     with pytest.raises(RunStoreError, match="different sources"):
         run(900, resume=True)
+
+
+def test_a_budget_smaller_than_one_chunk_shows_the_start_of_the_best_chunk():
+    """A small window's budget (a local model's) still shows the words that matter, whole, within the budget."""
+    sample = _long_sample()
+    claim = Claim(id="long:c0", sample_id="long", index=0, text=sample.response)
+    shown = view_for(sample, [claim], budget=12)
+    (log,) = shown.sample.passages
+    assert shown.cut and 0 < count_tokens(log.text) <= 12
+    assert log.text in sample.sources[1].text  # the start of the chunk that ranks best, not the unrelated intro

@@ -14,6 +14,14 @@ claim goes out at once and reads the cache. The very first warm-up of a run writ
 asked without a warm-up (called directly) judges the first claim alone and fans out when it has
 answered. No warm-up where nothing can be cached: a short prefix, a provider without caching, batch
 mode, or ``warm_cache=False``.
+
+A model with a small window (a local server started with ``-c 2048``; the window comes from the server,
+the spec or the facts table, ``Model.window``) gets requests that fit it: the source is cut to what the
+window leaves beside the instructions, one claim and its answer (``source_budget``); the prompt's worked
+examples are left out when with them the source would get less than a quarter of the window; every
+request's answer budget is what its prompt leaves of the window; the all-claims modes judge a response's
+claims in batches, halved until each batch's prompt leaves room for its answers, and where the
+all-claims prompt itself leaves (nearly) no room, each claim is asked with the one-claim prompt.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from pydantic import BaseModel
 from hallumeasure.core.activity import claims_judged
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.text import fence
-from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage
+from hallumeasure.core.types import Claim, ClaimVerdict, ErrorKind, Mode, Sample, Usage
 from hallumeasure.judges.llm.extract import question_block
 from hallumeasure.judges.llm.outputs import CotVerdict, CotVerdicts, PlainVerdict, PlainVerdicts, tool_schema
 from hallumeasure.judges.llm.parsing import ask_structured
@@ -46,13 +54,16 @@ from hallumeasure.judges.protocols import (
     RepeatableJudge,
     WarmableJudge,
     WarmUp,
+    WindowedJudge,
 )
 from hallumeasure.models.base import GenerateRequest, Message, TextBlock, ToolSpec
 from hallumeasure.models.cache import request_key
 from hallumeasure.models.limits import text_tokens
 from hallumeasure.models.model import Model
+from hallumeasure.models.window import answer_room, prompt_tokens
 from hallumeasure.sources.evidence import all_verified, verify
 from hallumeasure.sources.passages import context_block
+from hallumeasure.sources.retrieval import TOKEN_SAFETY
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +100,17 @@ WARM_FOR = 240.0
 #: How much larger the output budget of a one-claim call cut off at ``max_tokens`` is on its one retry.
 CUT_OFF_GROWTH = 4
 
+#: Answer tokens one claim's verdict needs in a small window: a reason, quotes and a label (chain of
+#: thought), or a label alone. A batch of claims is split until its prompt leaves this much per claim.
+VERDICT_TOKENS = {True: 200, False: 40}
+#: Tokens one claim's block takes in a request, reserved beside the source when the source is cut.
+CLAIM_TOKENS = 60
+#: The share of a window the source should get: below it, the prompt's worked examples are left out to make room.
+EXAMPLES_ROOM = 0.25
+#: Below this share of the window left for the source by the all-claims prompt (without examples), an all-claims
+#: mode asks each claim with its one-claim prompt instead.
+ALL_CLAIMS_ROOM = 0.1
+
 
 def _with_claim_ids(tool: ToolSpec, ids: list[str]) -> ToolSpec:
     """``tool`` with its verdicts' ``claim_id`` limited to ``ids``, the ids of the request's claims.
@@ -115,7 +137,7 @@ def _short_id(claim: Claim) -> str:
     return f"c{claim.index}"
 
 
-class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJudge, CacheWarmingJudge):
+class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJudge, CacheWarmingJudge, WindowedJudge):
     """Judges claims against the context with an LLM in one of the four modes."""
 
     def __init__(
@@ -132,6 +154,8 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
     ) -> None:
         self.model: Model = model
         self.mode = Mode(mode)
+        #: The mode requests are shaped by: ``mode``, or its one-claim form in a window too small for all claims.
+        self.asked = self.mode
         self.spec = MODES[self.mode]
         self.prompt: Prompt = load_prompt(self.spec.prompt_id)
         self.max_reasks = max_reasks
@@ -152,9 +176,14 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
         #: When each prefix was last written by a warm-up of this judge (monotonic seconds): a later
         #: response over the same context needs no warm-up of its own while the provider keeps it.
         self._written: dict[str, float] = {}
+        #: The model's window once asked (``_fit_window``), and whether the prompt keeps its worked examples.
+        self.window: int | None = None
+        self.examples = True
+        self._window_fitted = False
+        self._source_budget: int | None = None
 
     def settings(self) -> dict[str, Any]:
-        return {
+        settings = {
             "model": self.model.spec,
             **self.model.settings(),
             "mode": self.mode.value,
@@ -163,6 +192,75 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
             "prompt": self.prompt.key,
             "warm_cache": self.warms_cache,
         }
+        if self.window is not None:  # known once the run has asked (see source_budget)
+            settings |= {"context_window": self.window, "prompt_examples": self.examples}
+        if self.asked is not self.mode:
+            settings["asked_as"] = self.asked.value
+        return settings
+
+    @property
+    def verdict_tokens(self) -> int:
+        """Answer tokens one claim's verdict needs (``VERDICT_TOKENS``)."""
+        return VERDICT_TOKENS[self.mode.cot]
+
+    async def _fit_window(self) -> int | None:
+        """Ask the model's window once; leave the worked examples out when, with them, the source would get less
+        than ``EXAMPLES_ROOM`` of the window, and work out the source budget (``source_budget``)."""
+        window = await self.model.window()
+        if self._window_fitted:
+            return self.window
+        self.window, self._window_fitted = window, True  # nothing below waits: the first caller fits it alone
+        if window is None:
+            return None
+        if not self.mode.one_claim and self._bare_room(examples=False) - self.verdict_tokens < ALL_CLAIMS_ROOM * window:
+            # The all-claims prompt leaves (nearly) no room for a source: each claim is asked with the shorter
+            # one-claim prompt of the same mode, the closest to it that fits.
+            self.asked = Mode.COT_ONE if self.mode.cot else Mode.NOCOT_ONE
+            self.spec = MODES[self.asked]
+            self.prompt = load_prompt(self.spec.prompt_id)
+            log.warning(
+                "%s: a window of %d tokens is too small for the %s prompt: each claim is asked with the %s prompt",
+                self.name,
+                window,
+                self.mode.value,
+                self.asked.value,
+            )
+        if self._bare_room() - self.verdict_tokens < EXAMPLES_ROOM * window:
+            self.examples = False
+            log.warning(
+                "%s: a window of %d tokens is too small for the prompt's worked examples: they are left out",
+                self.name,
+                window,
+            )
+        room = self._bare_room() - self.verdict_tokens
+        if room < EXAMPLES_ROOM * window:
+            log.warning(
+                "%s: a window of %d tokens leaves about %d tokens of source per call: longer sources are cut to "
+                "that; a model with a larger window judges them whole",
+                self.name,
+                window,
+                max(0, room),
+            )
+        self._source_budget = max(0, int(room / TOKEN_SAFETY))
+        return window
+
+    def _bare_room(self, *, examples: bool | None = None) -> int:
+        """What the window leaves beside the prompt with no source and one claim (needs ``self.window``);
+        ``examples``: with or without the worked examples (default: as the judge asks now)."""
+        assert self.window is not None
+        kept, self.examples = self.examples, self.examples if examples is None else examples
+        try:
+            bare = Sample(id="window", response=".", context="")
+            request = self.request(bare, [Claim(id="window-c0", sample_id="window", index=0, text="")])
+        finally:
+            self.examples = kept
+        return answer_room(request, self.window) - CLAIM_TOKENS
+
+    async def source_budget(self) -> int | None:
+        """Source tokens one call may be shown: what the model's window leaves beside the prompt, one claim and its
+        verdict (None when the window is not known)."""
+        await self._fit_window()
+        return self._source_budget
 
     @property
     def warms_cache(self) -> bool:
@@ -172,7 +270,7 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
     def _cacheable_prefix(self, sample: Sample) -> GenerateRequest | None:
         """The warm-up request for ``sample``'s claims, or None when their shared prefix cannot be cached."""
         minimum = self.model.api.min_cache_tokens
-        if not (self.mode.one_claim and self.warms_cache) or minimum is None:
+        if not (self.asked.one_claim and self.warms_cache) or minimum is None:
             return None
         system, message = self._render(sample, claim_block=_WARM_UP_CLAIM)
         first = message.content[0]
@@ -239,12 +337,14 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
         return WarmUp(ok=not response.cached, usage=response.usage)
 
     def _render(self, sample: Sample, **values: str) -> tuple[str, Message]:
-        return self.prompt.render(question_block=question_block(sample), context_block=context_block(sample), **values)
+        return self.prompt.render(
+            examples=self.examples, question_block=question_block(sample), context_block=context_block(sample), **values
+        )
 
     def request(self, sample: Sample, claims: Sequence[Claim]) -> GenerateRequest:
         """The request for ``claims``: context first (shared, cacheable), the claim(s) last."""
         tool = self.spec.tool
-        if self.mode.one_claim:
+        if self.asked.one_claim:
             (claim,) = claims
             system, message = self._render(sample, claim_block=claim_block(claim))
         else:
@@ -258,11 +358,32 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
         """Verdicts for ``claims``; ``warmed``: a warm-up has written their shared prefix, so all go out at once."""
         if not claims:
             return Judgement()
-        groups = [[c] for c in claims] if self.mode.one_claim else [list(claims)]
+        await self._fit_window()
+        groups = [[c] for c in claims] if self.asked.one_claim else self._batches(sample, list(claims))
         parts = await self._fan_out(sample, groups, warmed=warmed)
         verdicts = {v.claim_id: v for part, _ in parts for v in part}
         usage = sum((u for _, u in parts), Usage())
         return Judgement(verdicts=[verdicts[c.id] for c in claims], usage=usage)
+
+    def _batches(self, sample: Sample, claims: list[Claim]) -> list[list[Claim]]:
+        """``claims`` in one batch, or, in a window too small for all their verdicts, in halves until each fits."""
+        if self.window is None or len(claims) == 1:
+            return [claims]
+        needed = min(self.max_tokens, self.verdict_tokens * len(claims))
+        if answer_room(self.request(sample, claims), self.window) >= needed:
+            return [claims]
+        half = len(claims) // 2
+        return self._batches(sample, claims[:half]) + self._batches(sample, claims[half:])
+
+    def _sized(self, request: GenerateRequest, claims: int) -> GenerateRequest | None:
+        """``request`` with its answer budget cut to what its prompt leaves of the window; None when that is less
+        than its claims' verdicts need (the request would be refused, or cut off)."""
+        if self.window is None:
+            return request
+        room = answer_room(request, self.window)
+        if room < min(request.max_tokens, self.verdict_tokens * claims):
+            return None
+        return request.model_copy(update={"max_tokens": min(request.max_tokens, room)})
 
     async def _fan_out(
         self,
@@ -290,26 +411,34 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
         request = self.request(sample, claims)
         if max_tokens is not None:
             request = request.model_copy(update={"max_tokens": max_tokens})
+        sized = self._sized(request, len(claims))
+        if sized is None:
+            if len(claims) > 1:
+                return await self._halves(sample, claims)
+            reason = (
+                f"not asked: the prompt ({prompt_tokens(request):,} tokens with the source as cut) leaves too little "
+                f"of the model's window of {self.window:,} tokens for the answer; give a smaller source budget "
+                "(--max-context-tokens) or a model with a larger window"
+            )
+            return [self._error(claims[0], reason, None, kind=ErrorKind.WINDOW)], Usage()
+        request = sized
         result = await ask_structured(self.model, request, self.spec.contract, max_reasks=self.max_reasks)
         usage = result.usage
         if result.value is None:
             if (
                 result.stop_reason == "max_tokens"
                 and len(claims) <= self.min_batch
-                and request.max_tokens < (bigger := self.max_tokens * CUT_OFF_GROWTH)
+                and request.max_tokens < (bigger := self._grown(request))
             ):
                 # One claim's answer did not fit (a long reason, a rambling local model): once more with room.
                 again, more = await self._judge_batch(sample, claims, max_tokens=bigger)
                 return again, usage + more
             if result.stop_reason == "max_tokens" and len(claims) > self.min_batch:
                 # The answer for many claims did not fit: judge the halves separately.
-                half = len(claims) // 2
-                left, right = await asyncio.gather(
-                    self._judge_batch(sample, claims[:half]), self._judge_batch(sample, claims[half:])
-                )
-                return left[0] + right[0], usage + left[1] + right[1]
-            return [self._error(c, result.error, result.raw_output) for c in claims], usage
-        if self.mode.one_claim:
+                verdicts, more = await self._halves(sample, claims)
+                return verdicts, usage + more
+            return [self._error(c, result.error, result.raw_output, kind=result.error_kind) for c in claims], usage
+        if self.asked.one_claim:
             return [self._verdict(sample, claims[0], result.value, raw=result.raw_output)], usage
         by_id = {_short_id(c): c for c in claims}
         items = list(result.value.verdicts)  # type: ignore[attr-defined]
@@ -336,9 +465,22 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
                 found.update({v.claim_id: v for v in verdicts})
         elif missing:
             found[missing[0].id] = self._error(
-                missing[0], "the answer had no verdict for this claim id", result.raw_output
+                missing[0], "the answer had no verdict for this claim id", result.raw_output, kind=ErrorKind.NO_VERDICT
             )
         return [found[c.id] for c in claims], usage
+
+    async def _halves(self, sample: Sample, claims: list[Claim]) -> tuple[list[ClaimVerdict], Usage]:
+        """``claims`` judged in two halves at once, their verdicts in claim order."""
+        half = len(claims) // 2
+        left, right = await asyncio.gather(
+            self._judge_batch(sample, claims[:half]), self._judge_batch(sample, claims[half:])
+        )
+        return left[0] + right[0], left[1] + right[1]
+
+    def _grown(self, request: GenerateRequest) -> int:
+        """The answer budget of a cut-off one-claim call's retry: ``CUT_OFF_GROWTH`` times more, within the window."""
+        bigger = self.max_tokens * CUT_OFF_GROWTH
+        return bigger if self.window is None else min(bigger, answer_room(request, self.window))
 
     def _verdict(
         self, sample: Sample, claim: Claim, value: BaseModel, *, note: str | None = None, raw: str | None = None
@@ -363,5 +505,7 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
             judge=self.name,
         )
 
-    def _error(self, claim: Claim, error: str | None, raw: str | None) -> ClaimVerdict:
-        return ClaimVerdict(claim_id=claim.id, judge=self.name, error=error or "unknown error", raw_output=raw)
+    def _error(self, claim: Claim, error: str | None, raw: str | None, *, kind: ErrorKind | None) -> ClaimVerdict:
+        return ClaimVerdict(
+            claim_id=claim.id, judge=self.name, error=error or "unknown error", error_kind=kind, raw_output=raw
+        )

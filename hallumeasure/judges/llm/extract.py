@@ -12,6 +12,7 @@ from hallumeasure.judges.llm.prompts import Prompt, load_prompt
 from hallumeasure.judges.protocols import Extraction, ModelStage, PromptedStage
 from hallumeasure.models.base import GenerateRequest, ToolSpec
 from hallumeasure.models.model import Model
+from hallumeasure.models.window import answer_room
 
 EXTRACT_TOOL = ToolSpec(
     name="record_claims",
@@ -122,17 +123,21 @@ class LLMExtractor(OnePromptStage):
         if not visible(sample.response):
             return Extraction()  # an empty (or invisible) response makes no claims; aggregation reports it
         request = self.request(sample)
+        # In a small window (a local server's) the answer gets what the prompt leaves, and no more.
+        window = await self.model.window()
+        room = answer_room(request, window) if window is not None else None
+        if room is not None:
+            request = request.model_copy(update={"max_tokens": max(1, min(request.max_tokens, room))})
         result = await ask_structured(self.model, request, ExtractedClaims, max_reasks=self.max_reasks)
         usage = result.usage
-        if result.value is None and result.stop_reason == "max_tokens" and self.max_tokens_retry > request.max_tokens:
+        retry = self.max_tokens_retry if room is None else min(self.max_tokens_retry, room)
+        if result.value is None and result.stop_reason == "max_tokens" and retry > request.max_tokens:
             # A long response has many claims: one more try with room for all of them.
-            bigger = request.model_copy(update={"max_tokens": self.max_tokens_retry})
+            bigger = request.model_copy(update={"max_tokens": retry})
             result = await ask_structured(self.model, bigger, ExtractedClaims, max_reasks=self.max_reasks)
             usage = usage + result.usage
             if result.value is None and result.stop_reason == "max_tokens":
-                result = result.model_copy(
-                    update={"error": f"{result.error} (also with max_tokens={self.max_tokens_retry})"}
-                )
+                result = result.model_copy(update={"error": f"{result.error} (also with max_tokens={retry})"})
         if result.value is None:
             # The error is all a failed response keeps in the run, so the model's answer goes in it too.
             answer = f"; the answer was: {result.raw_output[:RAW_KEPT]}" if result.raw_output else ""

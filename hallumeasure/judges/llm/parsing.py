@@ -10,9 +10,9 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from hallumeasure.core.config import redact
-from hallumeasure.core.errors import OutputError, ProviderError
+from hallumeasure.core.errors import CONTEXT_TOO_LONG, OutputError, ProviderError
 from hallumeasure.core.text import encodable
-from hallumeasure.core.types import Usage
+from hallumeasure.core.types import ErrorKind, Usage
 from hallumeasure.models.base import (
     GenerateRequest,
     GenerateResponse,
@@ -175,6 +175,8 @@ class Structured(BaseModel, Generic[T]):
 
     value: T | None = None
     error: str | None = None
+    #: What kind of failure ``error`` is: the window, another provider failure, or an unreadable answer.
+    error_kind: ErrorKind | None = None
     raw_output: str | None = None
     stop_reason: str | None = None
     attempts: int = 0
@@ -201,7 +203,10 @@ async def ask_structured(
         except ProviderUnreachableError:
             raise  # nothing can be answered: the run stops, rather than one error row per claim
         except ProviderError as exc:
-            return Structured(error=f"provider error ({exc.cause}): {exc}", usage=usage, attempts=attempt)
+            kind = ErrorKind.WINDOW if exc.cause == CONTEXT_TOO_LONG else ErrorKind.PROVIDER
+            return Structured(
+                error=f"provider error ({exc.cause}): {exc}", error_kind=kind, usage=usage, attempts=attempt
+            )
         except Exception as exc:  # noqa: BLE001 - one unreadable answer must not fail the other claims
             reason = f"{type(exc).__name__}: {redact(str(exc))[:300]}"
             log.warning("%s: unreadable answer (%s); asking again", model.spec, reason)
@@ -226,7 +231,14 @@ async def ask_structured(
         return Structured(
             value=value, raw_output=raw_text(response), usage=usage, attempts=attempt, stop_reason=response.stop_reason
         )
-    return Structured(error=last_error, raw_output=last_raw, usage=usage, attempts=attempt, stop_reason=last_stop)
+    return Structured(
+        error=last_error,
+        error_kind=ErrorKind.UNREADABLE_ANSWER,
+        raw_output=last_raw,
+        usage=usage,
+        attempts=attempt,
+        stop_reason=last_stop,
+    )
 
 
 def reask(request: GenerateRequest, response: GenerateResponse, exc: OutputError, *, attempt: int) -> GenerateRequest:

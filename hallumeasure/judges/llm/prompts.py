@@ -3,7 +3,9 @@
 A prompt file is ``<id>.v<N>.md`` with a ``## system`` part and a ``## user`` template.
 Placeholders are ``{{name}}``. A line ``<!-- cache -->`` in the user template ends the
 part that is shared by every call for one response (instructions and context), so it can
-be cached by the provider; the rest (the claim) follows it.
+be cached by the provider; the rest (the claim) follows it. A line ``<!-- examples -->`` in the
+system part starts its worked examples, which a judge whose model's window is too small for them
+leaves out (``render(examples=False)``); with them, the text is the file's without that line.
 
 Run ``python -m hallumeasure.judges.llm.prompts`` after a deliberate prompt change to rewrite the lock
 file (and bump the version in the file name when the change alters answers).
@@ -26,6 +28,7 @@ from hallumeasure.models.base import Message, TextBlock
 PROMPT_DIR = Path(__file__).parent / "templates"
 LOCK_FILE = PROMPT_DIR / "prompts.lock"
 CACHE_MARKER = "<!-- cache -->"
+EXAMPLES_MARKER = "<!-- examples -->"
 _NAME_RE = re.compile(r"^(?P<id>[a-z_]+)\.v(?P<version>\d+)\.md$")
 _PLACEHOLDER_RE = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 
@@ -44,6 +47,8 @@ class Prompt:
     user_prefix: str
     user_suffix: str
     sha256: str
+    #: The system part without its worked examples; None when the file marks none.
+    system_without_examples: str | None = None
 
     @property
     def key(self) -> str:
@@ -53,13 +58,16 @@ class Prompt:
     def placeholders(self) -> set[str]:
         return set(_PLACEHOLDER_RE.findall(self.system + self.user_prefix + self.user_suffix))
 
-    def render(self, **values: str) -> tuple[str, Message]:
-        """The system text and the user message; the message's first block is cacheable when split."""
+    def render(self, *, examples: bool = True, **values: str) -> tuple[str, Message]:
+        """The system text and the user message; the message's first block is cacheable when split.
+
+        ``examples=False`` leaves the system part's worked examples out, where the file marks them."""
         values = {**STANDARD_VALUES, **values}
         missing = self.placeholders - values.keys()
         if missing:
             raise PromptError(f"prompt {self.key} needs values for {sorted(missing)}")
-        system = _fill(self.system, values)
+        shown = self.system if examples or self.system_without_examples is None else self.system_without_examples
+        system = _fill(shown, values)
         prefix = _fill(self.user_prefix, values)
         suffix = _fill(self.user_suffix, values)
         if suffix.strip():
@@ -86,7 +94,13 @@ def _parse(path: Path) -> Prompt:
         raise PromptError(f"{path.name}: needs one '## system' and one '## user' line") from exc
     if user_at < system_at:
         raise PromptError(f"{path.name}: '## system' must come before '## user'")
-    system = "\n".join(lines[system_at + 1 : user_at]).strip()
+    system_lines = lines[system_at + 1 : user_at]
+    without_examples = None
+    if EXAMPLES_MARKER in (line.strip() for line in system_lines):
+        cut = [line.strip() for line in system_lines].index(EXAMPLES_MARKER)
+        without_examples = "\n".join(system_lines[:cut]).strip()
+        system_lines = system_lines[:cut] + system_lines[cut + 1 :]
+    system = "\n".join(system_lines).strip()
     user_lines = lines[user_at + 1 :]
     if CACHE_MARKER in (line.strip() for line in user_lines):
         cut = [line.strip() for line in user_lines].index(CACHE_MARKER)
@@ -100,6 +114,7 @@ def _parse(path: Path) -> Prompt:
         user_prefix=prefix.strip("\n"),
         user_suffix=suffix.strip("\n"),
         sha256=hashlib.sha256(raw).hexdigest(),
+        system_without_examples=without_examples,
     )
 
 

@@ -103,12 +103,12 @@
           " judged by the scripted fake model: the labels demonstrate the viewer, they are not a measurement." }));
         return;
       }
-      // its measured quality: the docs page, a link when the package declares a docs site
+      // its measured quality: a link to the docs page
       var page = "'" + DATA.quality_page + "' in the hallumeasure docs";
       add(notes, el("p", { "class": "banner " + g.banner, "data-judge": g.kind },
         who + " judged by " + (KEYLESS_TEXT[g.kind] || "a keyless judge (" + g.kind + ")") +
         ", not an LLM: read the labels as a cheap first pass (its measured quality: ",
-        DATA.quality_url ? el("a", { href: DATA.quality_url, text: page }) : page, ")."));
+        el("a", { href: DATA.quality_url, text: page }), ")."));
     });
     // A judge that failed its own sanity checks: one red banner per check, before anything else is read.
     DATA.runs.forEach(function (run) {

@@ -1,0 +1,80 @@
+"""What a user of a keyless judge can do next, when the run left claims unsure.
+
+A keyless judge (``offline``, ``nli``) runs without a key, and it says so when its signals cannot tell:
+such a claim is unsure, and the run's rate is then a range, not a number. This module names, in one short
+block, the concrete ways to settle them: an LLM judge (the option and the key it reads), the cascade that
+sends only the claims the keyless judge flags to the LLM, a checker of the user's own (``hf:``, ``onnx:``),
+and ``calibrate`` against a few human labels. Each step links to its page of the documentation site, never
+to a file of the repository. ``measure`` and ``show`` print it; the viewer shows the same lines.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from hallumeasure.core.docs import docs_link
+from hallumeasure.registry import is_keyless
+from hallumeasure.runs.run import Run
+
+
+class NextStep(BaseModel):
+    """One thing to do next: what, the command or option that does it, and where it is explained."""
+
+    what: str
+    how: str
+    link: str
+
+
+class NextSteps(BaseModel):
+    """The block shown after a keyless run that left claims unsure."""
+
+    judge: str
+    unsure_claims: int
+    claims: int
+    steps: list[NextStep]
+
+    def lines(self) -> list[str]:
+        """The block as printed: a heading line, then each step with its command, and its link on a line of its
+        own (so that a terminal of 80 columns wraps the words, never the address)."""
+        head = (
+            f"next steps: the {self.judge} judge left {self.unsure_claims} of {self.claims} claims unsure, so the "
+            "rate is a range; to settle them:"
+        )
+        return [head, *(line for s in self.steps for line in (f"  - {s.what}: {s.how}", f"    {s.link}"))]
+
+
+def next_steps(run: Run) -> NextSteps | None:
+    """The next steps for ``run``: None unless its judge is keyless and left at least one claim unsure."""
+    judge = run.judge
+    if judge is None or not is_keyless(judge):
+        return None
+    verdicts = [v for r in run.results for v in r.verdicts if v.ok]
+    unsure = sum(1 for v in verdicts if not v.confident)
+    if not unsure:
+        return None
+    return NextSteps(judge=judge, unsure_claims=unsure, claims=len(verdicts), steps=_steps(judge))
+
+
+def _steps(judge: str) -> list[NextStep]:
+    return [
+        NextStep(
+            what="judge with an LLM",
+            how="--judge anthropic:<model> with ANTHROPIC_API_KEY set, or --judge openai:<model> with OPENAI_API_KEY",
+            link=docs_link("judges", "using-an-llm-judge"),
+        ),
+        NextStep(
+            what="send only the claims it flags to the LLM",
+            how=f"--detector cascade --first-pass {judge} --judge anthropic:<model>",
+            link=docs_link("detectors"),
+        ),
+        NextStep(
+            what="use a checker of your own",
+            how="--judge hf:<model folder> or --judge onnx:<exported folder>",
+            link=docs_link("checkers"),
+        ),
+        NextStep(
+            what="measure its error against a few human labels",
+            how="hallumeasure calibrate <run> --export-sample 30, label them, then --labels <file>",
+            link=docs_link("statistics"),
+        ),
+    ]
