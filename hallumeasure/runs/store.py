@@ -255,7 +255,9 @@ class RunStore:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def add_samples(self, samples: list[Sample]) -> None:
+    def add_samples(self, samples: list[Sample], *, start: int = 0) -> None:
+        """Store samples not stored yet, numbered in input order from ``start`` (a run written in pieces
+        numbers each piece on from the last)."""
         with self.db:
             self.db.executemany(
                 "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -275,7 +277,7 @@ class RunStore:
                             ),
                         )
                     )
-                    for i, s in enumerate(samples)
+                    for i, s in enumerate(samples, start=start)
                 ],
             )
             self.db.executemany(
@@ -392,6 +394,31 @@ class RunStore:
             )
 
     # --- reading ------------------------------------------------------------------------------
+
+    def positions(self, sample_ids: list[str]) -> dict[str, int]:
+        """The input position of each of ``sample_ids`` that is stored (the others are left out)."""
+        marks = ", ".join("?" * len(sample_ids))
+        rows = self.db.execute(f"SELECT sample_id, position FROM samples WHERE sample_id IN ({marks})", sample_ids)
+        return dict(rows)
+
+    def note_rows(self, rows: list[tuple[str, int, str | None]]) -> None:
+        """Remember the input row and model of each sample id while this store is open (a temporary table, kept
+        on disk by SQLite, not in memory), for a writer that reads its input in pieces."""
+        with self.db:
+            self.db.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS input_rows (sample_id TEXT PRIMARY KEY, row INTEGER, model TEXT)"
+            )
+            self.db.executemany("INSERT OR IGNORE INTO temp.input_rows VALUES (?, ?, ?)", rows)
+
+    def noted_row(self, sample_id: str) -> tuple[int, str | None] | None:
+        """The input row and model ``note_rows`` remembered for ``sample_id``, if any."""
+        try:
+            found = self.db.execute(
+                "SELECT row, model FROM temp.input_rows WHERE sample_id = ?", (sample_id,)
+            ).fetchone()
+        except sqlite3.OperationalError:  # nothing noted yet
+            return None
+        return None if found is None else (found[0], found[1])
 
     def done_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT sample_id FROM results")}
