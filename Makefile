@@ -12,7 +12,7 @@ endif
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,nli,serve,docs]'
+	$(BIN)/pip install --quiet -e '.[dev,nli,serve,docs,ray]'
 	touch $@
 
 install: $(BIN)/.installed
