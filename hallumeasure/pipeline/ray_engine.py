@@ -32,6 +32,7 @@ from hallumeasure.core.types import ResponseResult, RunManifest, Sample
 from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.measurement import Measurement
 from hallumeasure.pipeline.run import (
+    STORE_ERRORS,
     Progress,
     finish_manifest,
     mark_interrupted,
@@ -270,11 +271,15 @@ class _Writer:
         self.store.note_rows([(sid, number, model) for sid, (number, model) in seen.items()])
         self.position += len(keep)
         self.samples += len(keep)
-        for sample, result in results:
-            stored_result = store_result(self.store, sample, result, self.measurement.policy)
-            self.measured += 1
-            if self.progress is not None:
-                self.progress(stored_result)
+        try:  # the batch in one transaction: a commit per response would cost the writer about half its time
+            self.store.write_results([result for _, result in results])
+            written = [result for _, result in results]
+        except STORE_ERRORS:  # one by one, so that the result the store rejects becomes an error row that says why
+            written = [store_result(self.store, sample, result, self.measurement.policy) for sample, result in results]
+        self.measured += len(written)
+        if self.progress is not None:
+            for result in written:
+                self.progress(result)
 
     def _duplicate(self, number: int, sample: Sample, seen: dict[str, tuple[int, str | None]]) -> RowProblem:
         """The problem of a row whose id an earlier row has: worded as a local run words it, unless the two

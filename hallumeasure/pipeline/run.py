@@ -81,6 +81,10 @@ async def measure_samples(
     return list(await asyncio.gather(*(one(s) for s in samples)))
 
 
+#: What the store raises for a result it cannot take (a value SQLite refuses, text it cannot encode).
+STORE_ERRORS = (sqlite3.Error, ValueError, TypeError, OverflowError)
+
+
 def store_result(store: RunStore, sample: Sample, result: ResponseResult, policy: Policy) -> ResponseResult:
     """Write ``result``; if the store rejects it, write an error row that says why instead.
 
@@ -90,7 +94,7 @@ def store_result(store: RunStore, sample: Sample, result: ResponseResult, policy
     try:
         store.write_result(result)
         return result
-    except (sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
+    except STORE_ERRORS as exc:
         log.exception("sample %s: the result could not be stored", sample.id)
         error = summarise_response(
             sample,

@@ -301,97 +301,105 @@ class RunStore:
 
     def write_result(self, result: ResponseResult) -> None:
         """Replace everything stored for the result's sample in one transaction."""
-        sid = result.sample_id
+        self.write_results([result])
+
+    def write_results(self, results: list[ResponseResult]) -> None:
+        """Replace everything stored for each result's sample, all in one transaction (none stored if one fails)."""
         with self.db:
-            for table in ("votes", "verdicts", "verdict_evidence", "claims", "results"):
-                self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
-            self.db.executemany(
-                "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
-                [
-                    tuple(map(_s, (c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans]))))
-                    for c in result.claims
-                ],
-            )
-            self.db.executemany(
-                "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    tuple(
-                        map(
-                            _s,
-                            (
-                                v.claim_id,
-                                sid,
-                                v.label_reason,
-                                v.label,
-                                v.subtype_reason,
-                                v.subtype,
-                                v.probability,
-                                v.judge,
-                                v.error,
-                                v.raw_output,
-                                int(v.confident),
-                            ),
-                        )
-                    )
-                    for v in result.verdicts
-                ],
-            )
-            self.db.executemany(
-                "INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    tuple(
-                        map(
-                            _s,
-                            (
-                                v.claim_id,
-                                sid,
-                                v.judge,
-                                v.repeat,
-                                v.label_reason,
-                                v.label,
-                                v.subtype_reason,
-                                v.subtype,
-                                v.probability,
-                                v.error,
-                                v.raw_output,
-                            ),
-                        )
-                    )
-                    for v in result.votes
-                ],
-            )
-            self.db.executemany(
-                "INSERT INTO verdict_evidence VALUES (?, ?, ?)",
-                [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))],
-            )
-            self.db.execute(
-                # Columns named: a run resumed from an older version has its added columns in the order they came.
-                f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+            for result in results:
+                self._replace_result(result)
+
+    def _replace_result(self, result: ResponseResult) -> None:
+        sid = result.sample_id
+        for table in ("votes", "verdicts", "verdict_evidence", "claims", "results"):
+            self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
+        self.db.executemany(
+            "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
+            [
+                tuple(map(_s, (c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans]))))
+                for c in result.claims
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
                 tuple(
                     map(
                         _s,
                         (
+                            v.claim_id,
                             sid,
-                            result.model,
-                            result.n_claims,
-                            result.n_evaluated,
-                            result.n_unsupported,
-                            result.n_errors,
-                            result.unsupported_rate,
-                            None if result.hallucinated is None else int(result.hallucinated),
-                            result.score,
-                            result.error,
-                            json.dumps(result.label_counts),
-                            json.dumps(result.subtype_counts),
-                            result.usage.model_dump_json(),
-                            None if result.decided is None else int(result.decided),
-                            result.unsupported_rate_low,
-                            result.unsupported_rate_high,
-                            None if result.error_kind is None else result.error_kind.value,
+                            v.label_reason,
+                            v.label,
+                            v.subtype_reason,
+                            v.subtype,
+                            v.probability,
+                            v.judge,
+                            v.error,
+                            v.raw_output,
+                            int(v.confident),
                         ),
                     )
-                ),
-            )
+                )
+                for v in result.verdicts
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                tuple(
+                    map(
+                        _s,
+                        (
+                            v.claim_id,
+                            sid,
+                            v.judge,
+                            v.repeat,
+                            v.label_reason,
+                            v.label,
+                            v.subtype_reason,
+                            v.subtype,
+                            v.probability,
+                            v.error,
+                            v.raw_output,
+                        ),
+                    )
+                )
+                for v in result.votes
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO verdict_evidence VALUES (?, ?, ?)",
+            [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))],
+        )
+        self.db.execute(
+            # Columns named: a run resumed from an older version has its added columns in the order they came.
+            f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+            tuple(
+                map(
+                    _s,
+                    (
+                        sid,
+                        result.model,
+                        result.n_claims,
+                        result.n_evaluated,
+                        result.n_unsupported,
+                        result.n_errors,
+                        result.unsupported_rate,
+                        None if result.hallucinated is None else int(result.hallucinated),
+                        result.score,
+                        result.error,
+                        json.dumps(result.label_counts),
+                        json.dumps(result.subtype_counts),
+                        result.usage.model_dump_json(),
+                        None if result.decided is None else int(result.decided),
+                        result.unsupported_rate_low,
+                        result.unsupported_rate_high,
+                        None if result.error_kind is None else result.error_kind.value,
+                    ),
+                )
+            ),
+        )
 
     # --- reading ------------------------------------------------------------------------------
 
