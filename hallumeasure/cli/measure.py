@@ -128,10 +128,11 @@ def measure(
     if dry_run:
         from hallumeasure.sources.rag import capped_for_estimate
 
-        judged = [x for x in loaded.samples if measurement.limits.response_error(x.response) is None]
-        if len(judged) < len(loaded.samples):
+        picked = measurement.sampled(loaded).samples
+        judged = [x for x in picked if measurement.limits.response_error(x.response) is None]
+        if len(judged) < len(picked):
             out.print(
-                f"{len(loaded.samples) - len(judged)} response(s) over --max-response-chars "
+                f"{len(picked) - len(judged)} response(s) over --max-response-chars "
                 f"({s.max_response_chars:,} characters) left out: they would be error rows, and cost nothing",
                 markup=False,
                 highlight=False,
@@ -146,7 +147,8 @@ def measure(
             )
         return
     try:
-        with SampleProgress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as progress:
+        total = len(measurement.sampled(loaded).samples)
+        with SampleProgress(total, already=_stored_count(out_dir) if resume else 0) as progress:
             manifest = measurement.run(
                 loaded,
                 out_dir,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from hallumeasure.core.errors import ConfigError, InputError
+from hallumeasure.core.sampling import in_sample
 from hallumeasure.core.types import ResponseResult, RunManifest, Sample
 from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.measurement import Measurement
@@ -113,6 +114,7 @@ class RowKind(IntEnum):
     MEASURED = 2  # a sample with its result
     STORED = 3  # a sample a resumed run already holds: not measured again
     UNREACHABLE = 4  # the provider cannot be reached at all: the run stops, as a local one does
+    SAMPLED_OUT = 5  # a sample that sample_rate leaves out: counted, not stored
 
 
 #: Why a row without an id is left out: rows are not numbered across workers, so an id cannot default to one.
@@ -193,6 +195,8 @@ class BatchMeasurer:
             return RowKind.PROBLEM, sample
         if row_id(record, self.fields) is None:
             return RowKind.PROBLEM, RowProblem(0, None, NO_ID, ProblemKind.MISSING_FIELD)
+        if not in_sample(sample.id, self.measurement.settings.sample_rate):
+            return RowKind.SAMPLED_OUT, None
         return (RowKind.STORED if sample.id in self.stored else RowKind.MEASURED), sample
 
     def __call__(self, batch: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -235,6 +239,7 @@ class _Writer:
     position: int = 0
     samples: int = 0
     measured: int = 0
+    sampled_out: int = 0
     problems: list[RowProblem] = field(default_factory=list)
     digest: Any = field(default_factory=hashlib.sha256)
 
@@ -245,7 +250,8 @@ class _Writer:
             if kind is RowKind.UNREACHABLE:
                 raise ProviderUnreachableError(bytes(payload).decode())
             self.row += 1
-            rows.append((self.row, kind, None if kind is RowKind.BLANK else pickle.loads(payload)))
+            self.sampled_out += kind is RowKind.SAMPLED_OUT
+            rows.append((self.row, kind, pickle.loads(payload) if kind in WITH_VALUE else None))
         ids = [_sample_of(value).id for _, kind, value in rows if kind in (RowKind.MEASURED, RowKind.STORED)]
         stored = self.store.positions(ids) if ids else {}
         keep: list[Sample] = []
@@ -255,7 +261,7 @@ class _Writer:
             if kind is RowKind.PROBLEM:
                 self._problem(RowProblem(number, value.sample_id, value.message, value.kind))
                 continue
-            if kind is RowKind.BLANK:
+            if kind not in WITH_VALUE:
                 continue
             sample = _sample_of(value)
             where = self.position + len(keep)
@@ -299,6 +305,10 @@ class _Writer:
             who = f" (id {problem.sample_id})" if problem.sample_id else ""
             raise InputError(f"row {problem.row}{who}: {problem.message}")
         self.problems.append(problem)
+
+
+#: The kinds of rows a worker sends a value with (a problem, a sample, a sample with its result).
+WITH_VALUE = (RowKind.PROBLEM, RowKind.MEASURED, RowKind.STORED)
 
 
 def _sample_of(value: Sample | tuple[Sample, ResponseResult]) -> Sample:
@@ -434,11 +444,10 @@ def measure_on_ray(
             mark_interrupted(store, manifest, writer.samples)
             raise
         if not writer.samples:
-            first = (
-                f"; first problem: row {writer.problems[0].row}: {writer.problems[0].message}"
-                if writer.problems
-                else ""
-            )
+            if writer.sampled_out:
+                raise InputError(f"sample_rate {s.sample_rate} picks none of the {writer.sampled_out} responses")
+            problems = writer.problems
+            first = f"; first problem: row {problems[0].row}: {problems[0].message}" if problems else ""
             raise InputError(f"{path or 'the Dataset'}: no usable rows{first}")
         store.write_input_problems(writer.problems)
         if local_hash is None:
@@ -450,7 +459,10 @@ def measure_on_ray(
                     manifest.input_sha256,
                 )
             manifest = manifest.model_copy(update={"input_sha256": digest})
-        recorded["skipped_input_rows"] = len(writer.problems)
+        recorded = {
+            **measurement.recorded(LoadedInput([], problems=writer.problems), sampled_out=writer.sampled_out),
+            "engine": recorded["engine"],
+        }
         manifest = manifest.model_copy(update={"settings": {**manifest.settings, **recorded}})
         manifest, _ = finish_manifest(
             store, manifest, n_samples=writer.samples, measured_now=writer.measured, skipped=len(writer.problems)

@@ -84,8 +84,8 @@ def _offline(**values) -> Measurement:
     return Measurement(measure_settings({"judge": ["offline"], **values}))
 
 
-def _local(path: Path, out: Path) -> Path:
-    _offline().run(load_samples(path), out)
+def _local(path: Path, out: Path, **values) -> Path:
+    _offline(**values).run(load_samples(path), out)
     return out
 
 
@@ -160,11 +160,13 @@ def test_a_dataset_with_arrow_types_and_missing_values_reads_as_a_local_run_read
     parquet = tmp_path / "mixed.parquet"
     pd.DataFrame(rows).to_parquet(parquet)
     dataset = ray.data.read_parquet(parquet)
-    manifest = measure_on_ray(dataset, tmp_path / "ray", _offline(), options=RayOptions(batch_size=2))
+    sampled = _offline(sample_rate=0.7)  # and the same responses picked by the hash of their ids
+    manifest = measure_on_ray(dataset, tmp_path / "ray", sampled, options=RayOptions(batch_size=2))
     assert manifest.input_path == "<Ray Dataset>" and len(manifest.input_sha256) == 64
-    _same_rows(tmp_path / "ray", _local(parquet, tmp_path / "local"), same_input=False)
-    questions = [s.question for s in Run.load(tmp_path / "ray").samples]
-    assert questions[0] is None and questions[1] is not None
+    assert 0 < manifest.settings["sampled_out"] < len(rows) and manifest.n_samples < len(rows)
+    _same_rows(tmp_path / "ray", _local(parquet, tmp_path / "local", sample_rate=0.7), same_input=False)
+    samples = Run.load(tmp_path / "ray").samples
+    assert {len(s.passages) > 1 for s in samples} == {True, False}  # list columns and plain ones, both read
 
 
 def _results_count(run_dir: Path) -> int:
@@ -252,3 +254,25 @@ def test_an_unreachable_provider_stops_the_run_with_its_own_error_not_a_ray_fail
     with pytest.raises(ProviderUnreachableError, match=r"127\.0\.0\.1") as caught:
         measure_on_ray(EXAMPLES / "samples.jsonl", tmp_path / "ray", measurement, options=RayOptions(batch_size=4))
     assert FAKE_KEY not in str(caught.value)
+
+
+def test_llm_requests_one_worker_answered_are_not_sent_again_by_others(cluster, tmp_path, monkeypatch):
+    """The request cache is one SQLite file per host: every worker on it reads what any worker stored."""
+    from hallumeasure.testing import AnthropicServer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join((EXAMPLES / "samples.jsonl").read_text().splitlines(keepends=True)[:6]))
+    with AnthropicServer() as srv:
+        judge = f"anthropic:claude-3-5-haiku-latest?base_url={srv.base_url}"
+        values = {"judge": [judge], "extractor": "offline", "cache": str(tmp_path / "requests.sqlite")}
+        first = Measurement(measure_settings(values))
+        measure_on_ray(path, tmp_path / "first", first, options=RayOptions(workers=2, batch_size=3))
+        sent = len(srv.requests)
+        again = Measurement(measure_settings(values))
+        # other batches, so that other workers ask for what the first run's workers were answered
+        measure_on_ray(path, tmp_path / "again", again, options=RayOptions(workers=2, batch_size=2))
+        assert sent > 0 and len(srv.requests) == sent
+    first_run, second_run = Run.load(tmp_path / "first", name="r"), Run.load(tmp_path / "again", name="r")
+    assert first_run.claims["label"].tolist() == second_run.claims["label"].tolist()
+    assert first_run.claims["label"].notna().all()
