@@ -19,6 +19,7 @@ import logging
 import math
 import os
 import pickle
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -30,8 +31,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.sampling import in_sample
 from hallumeasure.core.types import ResponseResult, RunManifest, Sample
+from hallumeasure.models.factory import ModelFactory
+from hallumeasure.models.limits import parse_limit
 from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.measurement import Measurement
+from hallumeasure.pipeline.ray_limits import cluster_limits
 from hallumeasure.pipeline.run import (
     STORE_ERRORS,
     Progress,
@@ -170,7 +174,12 @@ class BatchMeasurer:
         model: str | None,
         lines: bool,
         stored: frozenset[str] = frozenset(),
+        limits_run: str | None = None,
     ) -> None:
+        if limits_run is not None:  # --rpm / --tpm: this worker's calls draw on the run's buckets
+            from hallumeasure.pipeline.ray_limits import draw_on_cluster_limits
+
+            draw_on_cluster_limits(require_ray(), limits_run)
         self.measurement = measurement
         self.stages = measurement.stages()
         self.fields, self.model, self.lines, self.stored = fields, model, lines, stored
@@ -420,6 +429,9 @@ def measure_on_ray(
         store.write_manifest(manifest)
         done = frozenset(stored_ids(store)) if resumed else frozenset()
         writer = _Writer(store, measurement, progress)
+        limits = (parse_limit(s.rpm), parse_limit(s.tpm), parse_limit(s.otpm))
+        specs = list(stages.models.models) if isinstance(stages.models, ModelFactory) else []
+        limits_run = uuid.uuid4().hex if any(limits) and specs else None
         measured = dataset.map_batches(
             BatchMeasurer,
             fn_constructor_kwargs={
@@ -428,6 +440,7 @@ def measure_on_ray(
                 "model": s.model_name,
                 "lines": path is not None and reads_lines(path),
                 "stored": done,
+                "limits_run": limits_run,
             },
             batch_size=options.batch_size,
             batch_format="pandas",
@@ -437,7 +450,7 @@ def measure_on_ray(
         )
         log.info("measuring on Ray with %d worker(s) of %.2f CPU, %d already stored", workers, cpus, len(done))
         try:
-            with _in_input_order(measured.context):
+            with _in_input_order(measured.context), cluster_limits(ray, limits_run or "", specs, limits):
                 for batch in measured.iter_batches(batch_size=None, batch_format="numpy"):
                     writer.write(batch["kind"], batch["payload"])
         except KeyboardInterrupt:
