@@ -20,7 +20,7 @@ $(BIN)/.demo-installed: pyproject.toml
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,nli,serve,docs]'
+	$(BIN)/pip install --quiet -e '.[dev,nli,serve,docs,ray]'
 	touch $@ $(BIN)/.demo-installed
 
 install: $(BIN)/.installed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -31,7 +32,15 @@ from hallumeasure.cli.output import (
 from hallumeasure.cli.progress import SampleProgress
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.core.types import RunManifest
 from hallumeasure.pipeline.settings import MeasureSettings
+
+
+class Engine(StrEnum):
+    """Where the samples are measured."""
+
+    LOCAL = "local"
+    RAY = "ray"
 
 
 @app.command()
@@ -54,6 +63,26 @@ def measure(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the expected calls, tokens and cost; call nothing.")
     ] = False,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            "--engine",
+            help="local: this process; ray: workers of a Ray cluster (needs the ray extra; JSONL or Parquet with ids).",
+        ),
+    ] = Engine.LOCAL,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address", envvar="RAY_ADDRESS", help="The Ray cluster for --engine ray (default: a local cluster)."
+        ),
+    ] = None,
+    ray_workers: Annotated[
+        int | None,
+        typer.Option("--ray-workers", min=1, help="Measuring actors for --engine ray (default: the CPUs less one)."),
+    ] = None,
+    ray_batch_size: Annotated[
+        int, typer.Option("--ray-batch-size", min=1, help="Responses per batch for --engine ray.")
+    ] = 256,
     *,
     settings: MeasureSettings,
     config_file: Path | None = None,
@@ -68,6 +97,11 @@ def measure(
     from hallumeasure.runs.inputs import load_samples
 
     s = settings  # validated by MeasureSettings: its closed sets of values and the combinations that cannot run
+    if engine is Engine.RAY:
+        _measure_on_ray(
+            input, out_dir, s, config_file, column, resume, overwrite, dry_run, ray_address, ray_workers, ray_batch_size
+        )
+        return
     try:  # the refusals of the one door: resume with overwrite, a run already in --out (with_settings refused
         # an unknown judge or extractor spec)
         if not dry_run:
@@ -94,10 +128,11 @@ def measure(
     if dry_run:
         from hallumeasure.sources.rag import capped_for_estimate
 
-        judged = [x for x in loaded.samples if measurement.limits.response_error(x.response) is None]
-        if len(judged) < len(loaded.samples):
+        picked = measurement.sampled(loaded).samples
+        judged = [x for x in picked if measurement.limits.response_error(x.response) is None]
+        if len(judged) < len(picked):
             out.print(
-                f"{len(loaded.samples) - len(judged)} response(s) over --max-response-chars "
+                f"{len(picked) - len(judged)} response(s) over --max-response-chars "
                 f"({s.max_response_chars:,} characters) left out: they would be error rows, and cost nothing",
                 markup=False,
                 highlight=False,
@@ -112,7 +147,8 @@ def measure(
             )
         return
     try:
-        with SampleProgress(len(loaded.samples), already=_stored_count(out_dir) if resume else 0) as progress:
+        total = len(measurement.sampled(loaded).samples)
+        with SampleProgress(total, already=_stored_count(out_dir) if resume else 0) as progress:
             manifest = measurement.run(
                 loaded,
                 out_dir,
@@ -139,18 +175,69 @@ def measure(
     except OSError as exc:  # the request cache or the run directory cannot be written
         where = f"{exc.filename}: " if exc.filename else ""
         raise fail(f"{where}{exc.strerror or one_line(exc)}") from None
+    _report(out_dir, manifest)
+
+
+def _report(out_dir: Path, manifest: RunManifest) -> None:
+    """The summary of a finished run; exit with ``EXIT_INCOMPLETE`` when rows ended as errors or were skipped."""
     data = print_summary(out_dir)
     print_usage(manifest)
     out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
-    if errors or loaded.problems:
+    skipped = manifest.counts.get("skipped_input_rows", 0)
+    if errors or skipped:
         console.print(
             f"[yellow]{manifest.counts.get('error_responses', 0)} response(s) and "
             f"{manifest.counts.get('claim_errors', 0)} claim(s) ended as error rows; "
-            f"{len(loaded.problems)} input row(s) skipped[/yellow]"
+            f"{skipped} input row(s) skipped[/yellow]"
         )
         print_error_reasons(data, console, run_dir=out_dir)
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _measure_on_ray(
+    input: Path,  # noqa: A002 - as in measure
+    out_dir: Path,
+    s: MeasureSettings,
+    config_file: Path | None,
+    column: list[str] | None,
+    resume: bool,
+    overwrite: bool,
+    dry_run: bool,
+    address: str | None,
+    workers: int | None,
+    batch_size: int,
+) -> None:
+    """``measure --engine ray``: the same run, measured by Ray workers and written by this process."""
+    from hallumeasure.models.model import ProviderUnreachableError
+    from hallumeasure.pipeline.measurement import Measurement, check_run_dir
+    from hallumeasure.pipeline.ray_engine import RayOptions, measure_on_ray
+
+    if dry_run:
+        raise fail("--dry-run reads the input in this process: run it without --engine ray")
+    if s.input_format or s.delimiter:
+        raise fail("--engine ray reads JSON Lines and Parquet rows: drop --input-format and --delimiter")
+    try:
+        check_run_dir(out_dir, resume=resume, overwrite=overwrite, spell=lambda name: f"--{name}")
+        manifest = measure_on_ray(
+            input,
+            out_dir,
+            Measurement(s, config_file=config_file),
+            options=RayOptions(address=address, workers=workers, batch_size=batch_size),
+            columns=column_mapping(column or []),
+            resume=resume,
+            overwrite=overwrite,
+        )
+    except KeyboardInterrupt:
+        console.print(f"[yellow]interrupted[/yellow]: {_stored_count(out_dir)} samples are stored; resume with:")
+        console.print(escape(redact(_resume_command(out_dir))), highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except ProviderUnreachableError as exc:
+        stored = _stored_count(out_dir)
+        raise fail(f"{exc}. {stored} sample(s) stored in {out_dir}; once the endpoint is right, add --resume") from exc
+    except HalluMeasureError as exc:
+        raise fail(str(exc)) from exc
+    _report(out_dir, manifest)
 
 
 def _stored_count(run_dir: Path) -> int:

@@ -10,6 +10,7 @@ import typer
 from hallumeasure.cli.common import EXIT_FAILURE, app, fail, one_line, out
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.types import Mode
+from hallumeasure.pipeline.settings import MeasureSettings
 
 
 @app.command()
@@ -36,6 +37,9 @@ def monitor(
         ),
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Responses judged at once.")] = 4,
+    sample_rate: Annotated[
+        float | None, typer.Option(min=0.0, max=1.0, help=MeasureSettings.model_fields["sample_rate"].description)
+    ] = None,
     cache: Annotated[Path | None, typer.Option(help="Request cache file (default: the shared cache).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
@@ -60,6 +64,7 @@ def monitor(
             concurrency=concurrency,
             export_disagreements=export_disagreements,
             human_labels=human,
+            sample_rate=sample_rate,
         )
     except (HalluMeasureError, OSError, ValueError) as exc:
         raise fail(one_line(exc)) from None

@@ -30,6 +30,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy.stats import binomtest
 
+from hallumeasure.core.sampling import in_sample
 from hallumeasure.core.types import Mode, ResponseResult
 from hallumeasure.guard.traffic import TrafficRecord, read_traffic, shared_record
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
@@ -100,11 +101,13 @@ def monitor_traffic(
     concurrency: int = 4,
     export_disagreements: Path | None = None,
     human_labels: Mapping[str, bool] | None = None,
+    sample_rate: float | None = None,
 ) -> MonitorReport:
     """Re-judge the guard's traffic log in ``log_dir`` with ``judge``; write the run into ``out``.
 
     The run directory is remade from the log each time; the request cache keeps responses judged
-    before from being paid for again.
+    before from being paid for again. With ``sample_rate``, only the requests a hash of their id picks are
+    judged (with their rewrites), and the report is of them.
     """
     records, unreadable = read_traffic(log_dir)
     if not records:
@@ -112,6 +115,11 @@ def monitor_traffic(
     unknown = sorted(set(human_labels or {}) - {r.request_id for r in records})
     if unknown:  # before anything is paid for
         raise ValueError(f"{len(unknown)} labelled request id(s) are not in the traffic log, e.g. {unknown[0]!r}")
+    if sample_rate is not None:  # the same requests on every run and for every reference judge (core/sampling.py)
+        records = [r for r in records if in_sample(r.request_id, sample_rate)]
+        if not records:
+            raise ValueError(f"sample_rate {sample_rate} picks none of the logged responses")
+        human_labels = {rid: v for rid, v in (human_labels or {}).items() if in_sample(rid, sample_rate)}
     samples = [r.request.sample(id=r.request_id, model="guard") for r in records]
     samples += [
         r.request.sample(id=r.request_id + REWRITE_SUFFIX, model="guard-rewrite", response=r.rewritten)

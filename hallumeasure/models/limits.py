@@ -318,18 +318,37 @@ _SHARED: dict[tuple[str, float | None, float | None, float | None], RateLimiter]
 _SHARED_GUARD = threading.Lock()
 
 
+#: Makes the limiter of a spec and its limits (rpm, tpm, output tpm) where they must hold beyond this process.
+LimiterSource = Callable[[str, float | None, float | None, float | None], RateLimiter]
+_source: LimiterSource | None = None
+
+
+def share_limits_through(source: LimiterSource | None) -> None:
+    """Have ``shared_limiter`` make its limiters with ``source`` from now on (None: this process's own buckets).
+
+    An engine that spreads one run over processes (the Ray engine) sets a source whose limiters draw on buckets
+    all its workers share, so that ``--rpm`` and ``--tpm`` hold for the run, not per process.
+    """
+    global _source
+    with _SHARED_GUARD:
+        _source = source
+        _SHARED.clear()
+
+
 def shared_limiter(
     spec: str, rpm: float | None = None, tpm: float | None = None, *, output_tpm: float | None = None, **options: Any
 ) -> RateLimiter:
     """The one limiter of this process for ``spec`` (``provider:model``) and these limits.
 
     Every ``Model`` built for the same provider and model with the same limits gets the same
-    buckets, so the limits hold for the process as a whole, not per stage.
+    buckets, so the limits hold for the process as a whole, not per stage (and for every process of a run
+    when an engine shares them: ``share_limits_through``).
     """
     key = (spec, rpm, tpm, output_tpm)
     with _SHARED_GUARD:
         if key not in _SHARED:
-            _SHARED[key] = RateLimiter(rpm, tpm, output_tpm=output_tpm, **options)
+            made = _source(spec, rpm, tpm, output_tpm) if _source is not None else None
+            _SHARED[key] = made or RateLimiter(rpm, tpm, output_tpm=output_tpm, **options)
         return _SHARED[key]
 
 

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from hallumeasure.core.activity import Activity
 from hallumeasure.core.errors import ConfigError, InputError
 from hallumeasure.core.labels import Label, Policy
+from hallumeasure.core.sampling import in_sample
 from hallumeasure.core.types import ResponseResult, RunManifest
 from hallumeasure.judges.protocols import (
     ClaimExtractor,
@@ -318,10 +319,20 @@ class Measurement:
                     member.warm_cache = False
         return Stages(extractor, judge, self.policy, models)
 
-    def recorded(self, loaded: LoadedInput) -> dict[str, Any]:
-        """What the manifest records of this measurement besides its stages."""
+    def sampled(self, loaded: LoadedInput) -> LoadedInput:
+        """``loaded`` with only the samples ``sample_rate`` picks (by a hash of each id; ``core/sampling.py``)."""
+        rate = self.settings.sample_rate
+        if rate is None:
+            return loaded
+        kept = [sample for sample in loaded.samples if in_sample(sample.id, rate)]
+        return LoadedInput(samples=kept, problems=loaded.problems, sha256=loaded.sha256, path=loaded.path)
+
+    def recorded(self, loaded: LoadedInput, *, sampled_out: int = 0) -> dict[str, Any]:
+        """What the manifest records of this measurement besides its stages (``sampled_out``: the responses
+        ``sample_rate`` left out)."""
         s = self.settings
         return {
+            **({"sampled_out": sampled_out} if s.sample_rate is not None else {}),
             "skipped_input_rows": len(loaded.problems),
             "cache": not s.no_cache,
             "batch": s.batch,
@@ -352,8 +363,11 @@ class Measurement:
         check_run_dir(run_dir, resume=resume, overwrite=overwrite)
         stages = stages or self.stages(run_dir)
         s = self.settings
+        picked = self.sampled(loaded)
+        if not picked.samples:
+            raise InputError(f"sample_rate {s.sample_rate} picks none of the {len(loaded.samples)} responses")
         manifest, _ = run_measurement(
-            loaded.samples,
+            picked.samples,
             run_dir,
             stages.extractor,
             stages.judge,
@@ -363,8 +377,8 @@ class Measurement:
             policy=stages.policy,
             resume=resume,
             # In batch mode every sample starts at once, so that each stage becomes one batch.
-            concurrency=max(s.concurrency, len(loaded.samples)) if s.batch else s.concurrency,
-            settings=self.recorded(loaded),
+            concurrency=max(s.concurrency, len(picked.samples)) if s.batch else s.concurrency,
+            settings=self.recorded(loaded, sampled_out=len(loaded.samples) - len(picked.samples)),
             detector=s.detector,
             progress=progress,
             sources=self.sources,

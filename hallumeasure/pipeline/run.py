@@ -73,7 +73,7 @@ async def measure_samples(
             with in_flight.tracking(sample.id):
                 result = await measure_sample(sample, extractor, judge, policy, sources=sources, limits=limits)
         if store is not None:
-            result = _store(store, sample, result, policy)
+            result = store_result(store, sample, result, policy)
         if progress is not None:
             progress(result)
         return result
@@ -81,7 +81,11 @@ async def measure_samples(
     return list(await asyncio.gather(*(one(s) for s in samples)))
 
 
-def _store(store: RunStore, sample: Sample, result: ResponseResult, policy: Policy) -> ResponseResult:
+#: What the store raises for a result it cannot take (a value SQLite refuses, text it cannot encode).
+STORE_ERRORS = (sqlite3.Error, ValueError, TypeError, OverflowError)
+
+
+def store_result(store: RunStore, sample: Sample, result: ResponseResult, policy: Policy) -> ResponseResult:
     """Write ``result``; if the store rejects it, write an error row that says why instead.
 
     Only a store that cannot take even the error row (disk full, database gone) stops the run:
@@ -90,7 +94,7 @@ def _store(store: RunStore, sample: Sample, result: ResponseResult, policy: Poli
     try:
         store.write_result(result)
         return result
-    except (sqlite3.Error, ValueError, TypeError, OverflowError) as exc:
+    except STORE_ERRORS as exc:
         log.exception("sample %s: the result could not be stored", sample.id)
         error = summarise_response(
             sample,
@@ -204,51 +208,33 @@ def run_measurement(
     sources = sources or SourceOptions()
     with RunStore(out, write=True, overwrite=overwrite) as store:
         previous = store.read_manifest()
-        manifest = RunManifest(
-            run_id=Path(out).name,
-            package_version=__version__,
-            input_path=input_path,
-            input_sha256=input_sha256,
-            n_samples=len(samples),
-            extractor=extractor.name,
-            judge=judge.name,
-            mode=mode,
-            detector=detector,
-            policy=policy,
-            prompts=prompt_hashes(extractor, judge),
-            settings={
-                "extractor": extractor.settings(),
-                "judge": judge.settings(),
-                "concurrency": concurrency,
-                "sources": sources.settings(judge.name),
-                **(settings or {}),
-            },
-            started_at=datetime.now(UTC),
+        manifest, resumed = start_manifest(
+            store,
+            new_manifest(
+                out,
+                extractor,
+                judge,
+                mode=mode,
+                input_sha256=input_sha256,
+                input_path=input_path,
+                n_samples=len(samples),
+                policy=policy,
+                detector=detector,
+                settings={"concurrency": concurrency, "sources": sources.settings(judge.name), **(settings or {})},
+            ),
+            resume=resume,
         )
-        if previous is not None:
-            if not resume:
-                raise existing_run_error(Path(out), resumable=True)
-            diff = {
-                k: (v, _manifest_identity(manifest)[k])
-                for k, v in _manifest_identity(previous).items()
-                if _manifest_identity(manifest)[k] != v
-            }
-            if diff:
-                names = ", ".join(sorted(diff))
-                raise RunStoreError(f"cannot resume {out}: it was measured with a different {names}")
-            manifest = manifest.model_copy(update={"started_at": previous.started_at})
         store.add_samples(list(samples))
-        if input_problems or previous is None:
+        if input_problems or not resumed:
             store.write_input_problems(input_problems)
         store.write_manifest(manifest)
-        # On resume, a response a work limit left out is measured again: the limits may have been raised.
-        done = store.done_ids() - store.error_ids(ErrorKind.OVER_LIMIT) if resume else set()
+        done = stored_ids(store) if resumed else set()
         todo = [s for s in samples if s.id not in done]
         log.info(
             "measuring %d samples into %s (%d already stored) with %s / %s",
             len(todo),
             out,
-            len(done),
+            len(samples) - len(todo),
             extractor.name,
             judge.name,
         )
@@ -258,54 +244,131 @@ def run_measurement(
                     todo, extractor, judge, policy, store, concurrency, progress, sources, limits, activity, samples
                 )
             )
-            if not todo and previous is not None and "context_probe" in previous.settings:
+            if not todo and resumed and previous is not None and "context_probe" in previous.settings:
                 # Nothing measured now (a resume of a finished run): the verdicts, so the probe, are those of before.
                 probe = ContextProbe.model_validate(previous.settings["context_probe"])
         except (KeyboardInterrupt, asyncio.CancelledError):
-            # Ctrl-C: work in flight is dropped (each stored result is whole); say so in the manifest.
-            stored = len(store.done_ids())
-            store.write_manifest(
-                manifest.model_copy(
-                    update={
-                        "status": "interrupted",
-                        "finished_at": datetime.now(UTC),
-                        "counts": {"samples": len(samples), "results": stored},
-                    }
-                )
-            )
-            log.info("interrupted with %d of %d samples stored", stored, len(samples))
+            mark_interrupted(store, manifest, len(samples))
             raise KeyboardInterrupt from None
-        results = store.results()
-        summary = summarise_run(results, policy)
         skipped = len(input_problems) or int((settings or {}).get("skipped_input_rows", 0))
-        manifest = manifest.model_copy(
-            update={
-                "finished_at": datetime.now(UTC),
-                "status": "complete" if len(results) == len(samples) else "incomplete",
-                "counts": {
-                    "samples": len(samples),
-                    "results": len(results),
-                    "measured_now": len(todo),
-                    "error_responses": summary.n_error_responses,
-                    "claim_errors": summary.n_claim_errors,
-                    "responses_with_errors": summary.n_responses_with_errors,
-                    "claims": summary.n_claims,
-                    "skipped_input_rows": skipped,
-                    **_evidence_counts(results),
-                },
-                "usage": summary.usage,
-                "judge_checks": check_judge(results, probe),
-                # Again after the run: what the judge learnt while judging (its model's window) is recorded too,
-                # and what the context probe asked and found.
-                "settings": {
-                    **manifest.settings,
-                    "judge": judge.settings(),
-                    **({"context_probe": probe.model_dump(mode="json")} if probe is not None else {}),
-                },
-                "prompts": prompt_hashes(extractor, judge),
-            }
+        return finish_manifest(
+            store,
+            manifest,
+            n_samples=len(samples),
+            measured_now=len(todo),
+            skipped=skipped,
+            probe=probe,
+            stages=(extractor, judge),
         )
-        store.write_manifest(manifest)
+
+
+def new_manifest(
+    out: str | Path,
+    extractor: ClaimExtractor,
+    judge: ClaimJudge,
+    *,
+    mode: Mode,
+    input_sha256: str,
+    input_path: str | None,
+    n_samples: int,
+    policy: Policy,
+    detector: str,
+    settings: dict[str, Any],
+) -> RunManifest:
+    """The manifest of a run about to start: what measures it (stages, prompts, policy) and its ``settings``."""
+    return RunManifest(
+        run_id=Path(out).name,
+        package_version=__version__,
+        input_path=input_path,
+        input_sha256=input_sha256,
+        n_samples=n_samples,
+        extractor=extractor.name,
+        judge=judge.name,
+        mode=mode,
+        detector=detector,
+        policy=policy,
+        prompts=prompt_hashes(extractor, judge),
+        settings={"extractor": extractor.settings(), "judge": judge.settings(), **settings},
+        started_at=datetime.now(UTC),
+    )
+
+
+def start_manifest(store: RunStore, manifest: RunManifest, *, resume: bool) -> tuple[RunManifest, bool]:
+    """``manifest`` and whether it resumes the run already in ``store`` (which needs ``resume`` and the same
+    input, stages, prompts and policy; a resumed run keeps its start time)."""
+    previous = store.read_manifest()
+    if previous is None:
+        return manifest, False
+    if not resume:
+        raise existing_run_error(store.path, resumable=True)
+    ours, theirs = _manifest_identity(manifest), _manifest_identity(previous)
+    diff = sorted(k for k, v in theirs.items() if ours[k] != v)
+    if diff:
+        raise RunStoreError(f"cannot resume {store.path}: it was measured with a different {', '.join(diff)}")
+    return manifest.model_copy(update={"started_at": previous.started_at}), True
+
+
+def stored_ids(store: RunStore) -> set[str]:
+    """The samples a resume keeps: those stored, except the ones a work limit left out (the limits may have
+    been raised since)."""
+    return store.done_ids() - store.error_ids(ErrorKind.OVER_LIMIT)
+
+
+def mark_interrupted(store: RunStore, manifest: RunManifest, n_samples: int) -> None:
+    """Ctrl-C (or a stopped driver): work in flight is dropped (each stored result is whole); say so."""
+    stored = len(store.done_ids())
+    update = {"status": "interrupted", "finished_at": datetime.now(UTC)}
+    store.write_manifest(manifest.model_copy(update={**update, "counts": {"samples": n_samples, "results": stored}}))
+    log.info("interrupted with %d of %d samples stored", stored, n_samples)
+
+
+def finish_manifest(
+    store: RunStore,
+    manifest: RunManifest,
+    *,
+    n_samples: int,
+    measured_now: int,
+    skipped: int,
+    probe: ContextProbe | None = None,
+    stages: tuple[ClaimExtractor, ClaimJudge] | None = None,
+) -> tuple[RunManifest, list[ResponseResult]]:
+    """The finished manifest, written: counts, usage and the judge's sanity checks over every stored result.
+
+    With the ``stages`` that measured in this process, their settings and prompts are recorded again (what the
+    judge learnt while judging, such as its model's window), and with a context ``probe`` what it asked and found.
+    """
+    settings = dict(manifest.settings)
+    prompts = manifest.prompts
+    if stages is not None:
+        settings["judge"] = stages[1].settings()
+        prompts = prompt_hashes(*stages)
+    if probe is not None:
+        settings["context_probe"] = probe.model_dump(mode="json")
+    results = store.results()
+    summary = summarise_run(results, manifest.policy)
+    manifest = manifest.model_copy(
+        update={
+            "n_samples": n_samples,
+            "finished_at": datetime.now(UTC),
+            "status": "complete" if len(results) == n_samples else "incomplete",
+            "counts": {
+                "samples": n_samples,
+                "results": len(results),
+                "measured_now": measured_now,
+                "error_responses": summary.n_error_responses,
+                "claim_errors": summary.n_claim_errors,
+                "responses_with_errors": summary.n_responses_with_errors,
+                "claims": summary.n_claims,
+                "skipped_input_rows": skipped,
+                **_evidence_counts(results),
+            },
+            "usage": summary.usage,
+            "judge_checks": check_judge(results, probe),
+            "settings": settings,
+            "prompts": prompts,
+        }
+    )
+    store.write_manifest(manifest)
     return manifest, results
 
 

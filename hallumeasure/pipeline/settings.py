@@ -128,6 +128,13 @@ class MeasureSettings(BaseModel):
         "least this probability of being unsupported (default: 0.5).",
     )
     model_name: str | None = Field(None, description="Model name for rows without one.")
+    sample_rate: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        description="Measure only this share of the responses, picked by a hash of each id: the same responses on "
+        "every run and for every judge, so that audits stay paired (default: all).",
+    )
     concurrency: int = Field(4, ge=1, description="Samples measured at once.")
     max_concurrency: int = Field(8, ge=1, description="Provider calls in flight at once, per model.")
     max_retries: int = Field(4, ge=0, description="Retries of a failed provider call.")

@@ -196,15 +196,18 @@ def jsonl_rows(
             except UnicodeDecodeError as exc:
                 yield number, f"not valid UTF-8 at byte {exc.start} of the line; re-save the file as UTF-8"
                 continue
-            # Without its line ending, an error at the end of a cut line points at that end, not at
-            # "column 1" of a line that does not exist.
-            text = text.rstrip("\r\n")
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield number, f"not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
-                continue
-            yield number, record if isinstance(record, dict) else "a JSON object was expected"
+            yield number, jsonl_record(text)
+
+
+def jsonl_record(line: str) -> dict[str, Any] | str:
+    """One line of a JSON Lines file as a record, or why it is not one."""
+    # Without its line ending, an error at the end of a cut line points at that end, not at
+    # "column 1" of a line that does not exist.
+    try:
+        record = json.loads(line.rstrip("\r\n"))
+    except json.JSONDecodeError as exc:
+        return f"not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
+    return record if isinstance(record, dict) else "a JSON object was expected"
 
 
 #: Spellings of a tab that a shell passes through as more than one character.
@@ -413,10 +416,9 @@ def rows_to_samples(
         if isinstance(record, str):
             problems.append(RowProblem(number, None, record, ProblemKind.UNREADABLE))
             continue
-        try:
-            sample = _to_sample(record, fields.resolve(record), number, model)
-        except _UnusableRowError as exc:
-            problems.append(RowProblem(number, _row_id(record, fields.mapping), str(exc), exc.kind))
+        sample = record_to_sample(record, fields, number, model)
+        if isinstance(sample, RowProblem):
+            problems.append(sample)
             continue
         pair = (sample.id, sample.model)
         if pair in seen:
@@ -490,6 +492,21 @@ def key_samples(samples: Sequence[Sample]) -> list[Sample]:
         first[sample.id] = position
         out.append(sample)
     return out
+
+
+def record_to_sample(
+    record: Mapping[str, Any], fields: ColumnMap, number: int, model: str | None
+) -> Sample | RowProblem:
+    """One record as a sample, or the problem that keeps it out (``number`` is its row, counted from 1)."""
+    try:
+        return _to_sample(record, fields.resolve(record), number, model)
+    except _UnusableRowError as exc:
+        return RowProblem(number, _row_id(record, fields.mapping), str(exc), exc.kind)
+
+
+def row_id(record: Mapping[str, Any], fields: ColumnMap) -> str | None:
+    """The id a record gives itself (None when it has none)."""
+    return _row_id(record, fields.mapping)
 
 
 def _check_columns(name: str, present: list[str], mapping: Mapping[str, str], how: str, hint: str) -> None:

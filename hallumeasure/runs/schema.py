@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS input_ids (
 CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
 CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
 CREATE INDEX IF NOT EXISTS votes_by_sample ON votes(sample_id);
+CREATE INDEX IF NOT EXISTS evidence_by_sample ON verdict_evidence(sample_id);
 """
 
 

@@ -255,7 +255,9 @@ class RunStore:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def add_samples(self, samples: list[Sample]) -> None:
+    def add_samples(self, samples: list[Sample], *, start: int = 0) -> None:
+        """Store samples not stored yet, numbered in input order from ``start`` (a run written in pieces
+        numbers each piece on from the last)."""
         with self.db:
             self.db.executemany(
                 "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -275,7 +277,7 @@ class RunStore:
                             ),
                         )
                     )
-                    for i, s in enumerate(samples)
+                    for i, s in enumerate(samples, start=start)
                 ],
             )
             self.db.executemany(
@@ -299,101 +301,134 @@ class RunStore:
 
     def write_result(self, result: ResponseResult) -> None:
         """Replace everything stored for the result's sample in one transaction."""
-        sid = result.sample_id
+        self.write_results([result])
+
+    def write_results(self, results: list[ResponseResult]) -> None:
+        """Replace everything stored for each result's sample, all in one transaction (none stored if one fails)."""
         with self.db:
-            for table in ("votes", "verdicts", "verdict_evidence", "claims", "results"):
-                self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
-            self.db.executemany(
-                "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
-                [
-                    tuple(map(_s, (c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans]))))
-                    for c in result.claims
-                ],
-            )
-            self.db.executemany(
-                "INSERT INTO verdicts (claim_id, sample_id, label_reason, label, subtype_reason, subtype, probability,"
-                " judge, error, raw_output, confident, error_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    tuple(
-                        map(
-                            _s,
-                            (
-                                v.claim_id,
-                                sid,
-                                v.label_reason,
-                                v.label,
-                                v.subtype_reason,
-                                v.subtype,
-                                v.probability,
-                                v.judge,
-                                v.error,
-                                v.raw_output,
-                                int(v.confident),
-                                None if v.error_kind is None else v.error_kind.value,
-                            ),
-                        )
-                    )
-                    for v in result.verdicts
-                ],
-            )
-            self.db.executemany(
-                "INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    tuple(
-                        map(
-                            _s,
-                            (
-                                v.claim_id,
-                                sid,
-                                v.judge,
-                                v.repeat,
-                                v.label_reason,
-                                v.label,
-                                v.subtype_reason,
-                                v.subtype,
-                                v.probability,
-                                v.error,
-                                v.raw_output,
-                            ),
-                        )
-                    )
-                    for v in result.votes
-                ],
-            )
-            self.db.executemany(
-                "INSERT INTO verdict_evidence VALUES (?, ?, ?)",
-                [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))],
-            )
-            self.db.execute(
-                # Columns named: a run resumed from an older version has its added columns in the order they came.
-                f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+            for result in results:
+                self._replace_result(result)
+
+    def _replace_result(self, result: ResponseResult) -> None:
+        sid = result.sample_id
+        for table in ("votes", "verdicts", "verdict_evidence", "claims", "results"):
+            self.db.execute(f"DELETE FROM {table} WHERE sample_id = ?", (sid,))
+        self.db.executemany(
+            "INSERT INTO claims VALUES (?, ?, ?, ?, ?)",
+            [
+                tuple(map(_s, (c.id, sid, c.index, c.text, json.dumps([s.model_dump() for s in c.spans]))))
+                for c in result.claims
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO verdicts (claim_id, sample_id, label_reason, label, subtype_reason, subtype, probability,"
+            " judge, error, raw_output, confident, error_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
                 tuple(
                     map(
                         _s,
                         (
+                            v.claim_id,
                             sid,
-                            result.model,
-                            result.n_claims,
-                            result.n_evaluated,
-                            result.n_unsupported,
-                            result.n_errors,
-                            result.unsupported_rate,
-                            None if result.hallucinated is None else int(result.hallucinated),
-                            result.score,
-                            result.error,
-                            json.dumps(result.label_counts),
-                            json.dumps(result.subtype_counts),
-                            result.usage.model_dump_json(),
-                            None if result.decided is None else int(result.decided),
-                            result.unsupported_rate_low,
-                            result.unsupported_rate_high,
-                            None if result.error_kind is None else result.error_kind.value,
+                            v.label_reason,
+                            v.label,
+                            v.subtype_reason,
+                            v.subtype,
+                            v.probability,
+                            v.judge,
+                            v.error,
+                            v.raw_output,
+                            int(v.confident),
+                            None if v.error_kind is None else v.error_kind.value,
                         ),
                     )
-                ),
-            )
+                )
+                for v in result.verdicts
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO votes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                tuple(
+                    map(
+                        _s,
+                        (
+                            v.claim_id,
+                            sid,
+                            v.judge,
+                            v.repeat,
+                            v.label_reason,
+                            v.label,
+                            v.subtype_reason,
+                            v.subtype,
+                            v.probability,
+                            v.error,
+                            v.raw_output,
+                        ),
+                    )
+                )
+                for v in result.votes
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO verdict_evidence VALUES (?, ?, ?)",
+            [(v.claim_id, sid, _s(data)) for v in result.verdicts if (data := evidence_json(v))],
+        )
+        self.db.execute(
+            # Columns named: a run resumed from an older version has its added columns in the order they came.
+            f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))})",
+            tuple(
+                map(
+                    _s,
+                    (
+                        sid,
+                        result.model,
+                        result.n_claims,
+                        result.n_evaluated,
+                        result.n_unsupported,
+                        result.n_errors,
+                        result.unsupported_rate,
+                        None if result.hallucinated is None else int(result.hallucinated),
+                        result.score,
+                        result.error,
+                        json.dumps(result.label_counts),
+                        json.dumps(result.subtype_counts),
+                        result.usage.model_dump_json(),
+                        None if result.decided is None else int(result.decided),
+                        result.unsupported_rate_low,
+                        result.unsupported_rate_high,
+                        None if result.error_kind is None else result.error_kind.value,
+                    ),
+                )
+            ),
+        )
 
     # --- reading ------------------------------------------------------------------------------
+
+    def positions(self, sample_ids: list[str]) -> dict[str, int]:
+        """The input position of each of ``sample_ids`` that is stored (the others are left out)."""
+        marks = ", ".join("?" * len(sample_ids))
+        rows = self.db.execute(f"SELECT sample_id, position FROM samples WHERE sample_id IN ({marks})", sample_ids)
+        return dict(rows)
+
+    def note_rows(self, rows: list[tuple[str, int, str | None]]) -> None:
+        """Remember the input row and model of each sample id while this store is open (a temporary table, kept
+        on disk by SQLite, not in memory), for a writer that reads its input in pieces."""
+        with self.db:
+            self.db.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS input_rows (sample_id TEXT PRIMARY KEY, row INTEGER, model TEXT)"
+            )
+            self.db.executemany("INSERT OR IGNORE INTO temp.input_rows VALUES (?, ?, ?)", rows)
+
+    def noted_row(self, sample_id: str) -> tuple[int, str | None] | None:
+        """The input row and model ``note_rows`` remembered for ``sample_id``, if any."""
+        try:
+            found = self.db.execute(
+                "SELECT row, model FROM temp.input_rows WHERE sample_id = ?", (sample_id,)
+            ).fetchone()
+        except sqlite3.OperationalError:  # nothing noted yet
+            return None
+        return None if found is None else (found[0], found[1])
 
     def done_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT sample_id FROM results")}

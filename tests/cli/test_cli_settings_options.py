@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from hallumeasure.cli import app
 from hallumeasure.cli.options import option_parameters
 from hallumeasure.guard.settings import GuardSettings
-from hallumeasure.pipeline.settings import flag_name
+from hallumeasure.pipeline.settings import MeasureSettings, flag_name
 from hallumeasure.report.audit_settings import AuditSettings, PlanSettings
 
 #: Each command's own options, none of them a setting: what the command reads besides its settings model.
@@ -18,8 +18,12 @@ OWN_OPTIONS = {
     "audit": {"baseline", "current", "out_dir"},
     "serve": {"host", "port", "api_key_file", "workers"},
     "plan": {"baseline", "current", "samples", "as_json"},
+    "measure": {
+        *("input", "out_dir", "resume", "overwrite", "column", "dry_run"),
+        *("engine", "ray_address", "ray_workers", "ray_batch_size"),
+    },
 }
-MODELS = {"audit": AuditSettings, "serve": GuardSettings, "plan": PlanSettings}
+MODELS = {"audit": AuditSettings, "serve": GuardSettings, "plan": PlanSettings, "measure": MeasureSettings}
 
 runner = CliRunner()
 
@@ -30,7 +34,7 @@ def _command(name):
     return registered.callback, get_command(app).commands[name]
 
 
-@pytest.mark.parametrize("name", ["audit", "serve", "plan"])
+@pytest.mark.parametrize("name", ["audit", "serve", "plan", "measure"])
 def test_no_option_declared_by_hand_is_a_setting(name):
     function, command = _command(name)
     model, left_out = function.settings_model, function.settings_left_out

@@ -152,3 +152,20 @@ def test_a_bad_labels_file_is_a_usage_error(log_dir: Path, tmp_path: Path) -> No
     labels.write_text("request_id,hallucinated\nnot-in-the-log,1\n")
     done = _monitor(log_dir, tmp_path, "--labels", str(labels))
     assert done.returncode == 2 and "not in the traffic log" in done.stderr
+
+
+def test_sample_rate_judges_the_requests_a_hash_of_their_id_picks(log_dir: Path, tmp_path: Path) -> None:
+    from hallumeasure.core.sampling import hash_share, in_sample
+    from hallumeasure.guard.monitor import REWRITE_SUFFIX
+    from hallumeasure.runs.run import Run
+
+    records, _ = read_traffic(log_dir)
+    shares = sorted(hash_share(r.request_id) for r in records)
+    rate = (shares[0] + shares[-1]) / 2  # picks some of the logged requests and leaves some out
+    picked = {r.request_id for r in records if in_sample(r.request_id, rate)}
+    assert 0 < len(picked) < len(records)
+    done = _monitor(log_dir, tmp_path, "--json", "--sample-rate", str(rate), "--out", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["n_logged"] == len(picked)
+    judged = Run.load(tmp_path / "run").responses["sample_id"].str.removesuffix(REWRITE_SUFFIX)
+    assert set(judged) == picked

@@ -1,0 +1,483 @@
+"""The Ray engine: one run measured by many Ray workers and stored by one writer, the same run a local one makes.
+
+Ray Data reads the input (JSON Lines as lines, Parquet as tables, or a Dataset the caller built) and hands
+batches to a pool of actors. Each actor builds the run's stages once (``Measurement.stages``) and measures its
+batch with ``measure_samples``, the judging path of a local run. The batches come back to this process in input
+order, where one writer stores them in the run store as they arrive, so the driver holds a batch at a time,
+not the run. Rows are keyed by sample id, never by Ray's blocks: a retried batch replaces its rows instead of
+adding them, and a resume measures the ids not stored yet, whatever the cluster's size now.
+
+``ray`` is an optional extra (``pip install 'hallumeasure[ray]'``); nothing here imports it until a run starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import math
+import os
+import pickle
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hallumeasure.core.errors import ConfigError, InputError
+from hallumeasure.core.sampling import in_sample
+from hallumeasure.core.types import ResponseResult, RunManifest, Sample
+from hallumeasure.models.factory import ModelFactory
+from hallumeasure.models.limits import parse_limit
+from hallumeasure.models.model import ProviderUnreachableError
+from hallumeasure.pipeline.measurement import Measurement
+from hallumeasure.pipeline.ray_limits import cluster_limits
+from hallumeasure.pipeline.run import (
+    STORE_ERRORS,
+    Progress,
+    finish_manifest,
+    mark_interrupted,
+    measure_samples,
+    new_manifest,
+    start_manifest,
+    store_result,
+    stored_ids,
+)
+from hallumeasure.runs.inputs import (
+    ColumnMap,
+    LoadedInput,
+    ProblemKind,
+    RowProblem,
+    duplicate_message,
+    file_sha256,
+    jsonl_record,
+    record_to_sample,
+    row_id,
+)
+from hallumeasure.runs.store import RunStore
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    import ray.data
+    from ray.data import DataContext
+
+log = logging.getLogger(__name__)
+
+#: What the extra is called, for the message a user without it gets.
+INSTALL_HINT = "pip install 'hallumeasure[ray]'"
+
+
+class RayOptions(BaseModel):
+    """Where and how wide a run on Ray goes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    address: str | None = Field(
+        default=None, description="The Ray cluster to join (else RAY_ADDRESS, else a local cluster on this machine)."
+    )
+    workers: int | None = Field(
+        default=None, ge=1, description="Measuring actors (default: the cluster's CPUs less one, at least one)."
+    )
+    batch_size: int = Field(default=256, ge=1, description="Responses per batch an actor measures at a time.")
+
+
+def require_ray() -> Any:
+    """The ``ray`` module, or a ``ConfigError`` that says how to install it."""
+    try:
+        import ray
+        import ray.data  # the data library is what the engine needs; ray alone is not enough
+    except ImportError as exc:
+        raise ConfigError(f"the Ray engine needs the ray extra ({exc.name} is not installed): {INSTALL_HINT}") from None
+    return ray
+
+
+def pool_size(cluster_cpus: float, workers: int | None) -> tuple[int, float]:
+    """How many measuring actors, and the CPUs each asks for, so that one CPU is always left for reading.
+
+    An actor pool that takes every CPU leaves the read step none, and Ray then waits for ever (seen with two
+    one-CPU actors on a two-CPU cluster). The actors share what is left after one CPU (half of a one-CPU
+    cluster); more actors than that share it in fractions.
+    """
+    if cluster_cpus <= 0:
+        raise ConfigError("the Ray cluster has no CPUs to measure on")
+    room = cluster_cpus - 1 if cluster_cpus >= 2 else cluster_cpus / 2
+    count = workers or max(1, math.floor(room))
+    return count, min(1.0, room / count)
+
+
+class RowKind(IntEnum):
+    """What became of one input row in a worker."""
+
+    BLANK = 0  # an empty line: counted, as a local run counts it, and nothing else
+    PROBLEM = 1  # a row that is not a sample (its RowProblem)
+    MEASURED = 2  # a sample with its result
+    STORED = 3  # a sample a resumed run already holds: not measured again
+    UNREACHABLE = 4  # the provider cannot be reached at all: the run stops, as a local one does
+    SAMPLED_OUT = 5  # a sample that sample_rate leaves out: counted, not stored
+
+
+#: Why a row without an id is left out: rows are not numbered across workers, so an id cannot default to one.
+NO_ID = "has no id; the Ray engine keys samples by id (rows are not numbered across workers): give every row an id"
+
+
+def read_input(path: str | Path) -> ray.data.Dataset:
+    """The Ray Dataset of an input path: JSON Lines read as lines (parsed as a local run parses them), Parquet
+    (a file or a folder, local or in object storage) as tables."""
+    require_ray()
+    import ray.data
+
+    name = str(path).rstrip("/")
+    if reads_lines(name):
+        return ray.data.read_text(name, drop_empty_lines=False)
+    if name.endswith(".parquet") or (Path(name).is_dir() and not name.startswith(("s3:", "gs:"))):
+        return ray.data.read_parquet(name)
+    if "://" in name:
+        return ray.data.read_parquet(name)
+    raise InputError(
+        f"{path}: the Ray engine reads JSON Lines (.jsonl) and Parquet; convert the file, or pass a Ray Dataset"
+    )
+
+
+def reads_lines(path: str | Path) -> bool:
+    """Whether ``path`` is read as JSON Lines (else as Parquet)."""
+    return str(path).endswith((".jsonl", ".json", ".jsonl.gz"))
+
+
+def _plain(value: Any) -> Any:
+    """A value from an Arrow-backed batch as a local run's reader gives it: <NA> as None, numpy scalars as Python
+    ones (arrays stay arrays: the readers take Parquet's list columns as arrays already)."""
+    import numpy as np
+    import pandas as pd
+
+    if value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+class BatchMeasurer:
+    """One measuring actor: the run's stages built once, then batch after batch through ``measure_samples``."""
+
+    def __init__(
+        self,
+        measurement: Measurement,
+        *,
+        fields: ColumnMap,
+        model: str | None,
+        lines: bool,
+        stored: frozenset[str] = frozenset(),
+        limits_run: str | None = None,
+    ) -> None:
+        if limits_run is not None:  # --rpm / --tpm: this worker's calls draw on the run's buckets
+            from hallumeasure.pipeline.ray_limits import draw_on_cluster_limits
+
+            draw_on_cluster_limits(require_ray(), limits_run)
+        self.measurement = measurement
+        self.stages = measurement.stages()
+        self.fields, self.model, self.lines, self.stored = fields, model, lines, stored
+        self.loop = asyncio.new_event_loop()
+
+    def _records(self, batch: pd.DataFrame) -> Iterator[dict[str, Any] | str | None]:
+        if self.lines:
+            for text in batch["text"]:
+                line = str(text).lstrip("\ufeff")
+                yield jsonl_record(line) if line.strip() else None
+            return
+        for record in batch.to_dict(orient="records"):
+            yield {str(k): _plain(v) for k, v in record.items()}
+
+    def _row(self, record: dict[str, Any] | str | None) -> tuple[RowKind, Any]:
+        if record is None:
+            return RowKind.BLANK, None
+        if isinstance(record, str):
+            return RowKind.PROBLEM, RowProblem(0, None, record, ProblemKind.UNREADABLE)
+        sample = record_to_sample(record, self.fields, 0, self.model)
+        if isinstance(sample, RowProblem):
+            return RowKind.PROBLEM, sample
+        if row_id(record, self.fields) is None:
+            return RowKind.PROBLEM, RowProblem(0, None, NO_ID, ProblemKind.MISSING_FIELD)
+        if not in_sample(sample.id, self.measurement.settings.sample_rate):
+            return RowKind.SAMPLED_OUT, None
+        return (RowKind.STORED if sample.id in self.stored else RowKind.MEASURED), sample
+
+    def __call__(self, batch: pd.DataFrame) -> dict[str, np.ndarray]:
+        import numpy as np
+
+        rows = [self._row(record) for record in self._records(batch)]
+        todo = [value for kind, value in rows if kind is RowKind.MEASURED]
+        m, stages = self.measurement, self.stages
+        try:
+            results = iter(
+                self.loop.run_until_complete(
+                    measure_samples(
+                        todo,
+                        stages.extractor,
+                        stages.judge,
+                        stages.policy,
+                        concurrency=m.settings.concurrency,
+                        sources=m.sources,
+                        limits=m.limits,
+                    )
+                )
+            )
+        except ProviderUnreachableError as exc:  # a value, so that the driver stops the run with the provider's words
+            return {
+                "kind": np.array([int(RowKind.UNREACHABLE)]),
+                "payload": np.array([str(exc).encode()], dtype=object),
+            }
+        payloads = [pickle.dumps((value, next(results)) if kind is RowKind.MEASURED else value) for kind, value in rows]
+        return {"kind": np.array([int(kind) for kind, _ in rows]), "payload": np.array(payloads, dtype=object)}
+
+
+@dataclass
+class _Writer:
+    """The one writer: stores each batch as it arrives, numbering rows and positions in input order."""
+
+    store: RunStore
+    measurement: Measurement
+    progress: Progress | None = None
+    row: int = 0
+    position: int = 0
+    samples: int = 0
+    measured: int = 0
+    sampled_out: int = 0
+    problems: list[RowProblem] = field(default_factory=list)
+    digest: Any = field(default_factory=hashlib.sha256)
+
+    def write(self, kinds: np.ndarray, payloads: np.ndarray) -> None:
+        rows: list[tuple[int, RowKind, Any]] = []
+        for kind, payload in zip(kinds, payloads, strict=True):
+            kind = RowKind(int(kind))
+            if kind is RowKind.UNREACHABLE:
+                raise ProviderUnreachableError(bytes(payload).decode())
+            self.row += 1
+            self.sampled_out += kind is RowKind.SAMPLED_OUT
+            rows.append((self.row, kind, pickle.loads(payload) if kind in WITH_VALUE else None))
+        ids = [_sample_of(value).id for _, kind, value in rows if kind in (RowKind.MEASURED, RowKind.STORED)]
+        stored = self.store.positions(ids) if ids else {}
+        keep: list[Sample] = []
+        results: list[tuple[Sample, ResponseResult]] = []
+        seen: dict[str, tuple[int, str | None]] = {}
+        for number, kind, value in rows:
+            if kind is RowKind.PROBLEM:
+                self._problem(RowProblem(number, value.sample_id, value.message, value.kind))
+                continue
+            if kind not in WITH_VALUE:
+                continue
+            sample = _sample_of(value)
+            where = self.position + len(keep)
+            if sample.id in seen or stored.get(sample.id, where) != where:
+                self._problem(self._duplicate(number, sample, seen))
+                continue
+            seen[sample.id] = (number, sample.model)
+            keep.append(sample)
+            self.digest.update(sample.model_dump_json().encode())
+            if kind is RowKind.MEASURED:
+                results.append(value)
+        self.store.add_samples(keep, start=self.position)
+        self.store.note_rows([(sid, number, model) for sid, (number, model) in seen.items()])
+        self.position += len(keep)
+        self.samples += len(keep)
+        try:  # the batch in one transaction: a commit per response would cost the writer about half its time
+            self.store.write_results([result for _, result in results])
+            written = [result for _, result in results]
+        except STORE_ERRORS:  # one by one, so that the result the store rejects becomes an error row that says why
+            written = [store_result(self.store, sample, result, self.measurement.policy) for sample, result in results]
+        self.measured += len(written)
+        if self.progress is not None:
+            for result in written:
+                self.progress(result)
+
+    def _duplicate(self, number: int, sample: Sample, seen: dict[str, tuple[int, str | None]]) -> RowProblem:
+        """The problem of a row whose id an earlier row has: worded as a local run words it, unless the two
+        rows' models differ (a local run keys those as id@model; this engine cannot know ids ahead)."""
+        first_row, model = seen.get(sample.id) or self.store.noted_row(sample.id) or (0, sample.model)
+        if model == sample.model:
+            message = duplicate_message(sample, first_row)
+        else:
+            message = (
+                f"id {sample.id!r} is also the id of row {first_row} (model {model!r}); the Ray engine needs an id "
+                "per row: give each model's rows their own ids, or measure this input without --engine ray"
+            )
+        return RowProblem(number, sample.id, message, ProblemKind.DUPLICATE)
+
+    def _problem(self, problem: RowProblem) -> None:
+        if self.measurement.settings.strict_input:
+            who = f" (id {problem.sample_id})" if problem.sample_id else ""
+            raise InputError(f"row {problem.row}{who}: {problem.message}")
+        self.problems.append(problem)
+
+
+#: The kinds of rows a worker sends a value with (a problem, a sample, a sample with its result).
+WITH_VALUE = (RowKind.PROBLEM, RowKind.MEASURED, RowKind.STORED)
+
+
+def _sample_of(value: Sample | tuple[Sample, ResponseResult]) -> Sample:
+    return value[0] if isinstance(value, tuple) else value
+
+
+def input_sha256(path: str | Path | None) -> str | None:
+    """The hash a local run records for the same input (a local file's bytes; a local folder's files in name
+    order); None for a Dataset or object storage, whose rows are hashed as they pass instead."""
+    if path is None or "://" in str(path):
+        return None
+    local = Path(path)
+    if local.is_file():
+        return file_sha256(local)
+    digest = hashlib.sha256()
+    for part in sorted(p for p in local.rglob("*") if p.is_file()):
+        digest.update(f"{part.relative_to(local)}:{file_sha256(part)}\n".encode())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def connected(address: str | None) -> Iterator[Any]:
+    """Ray, joined to ``address`` (else ``RAY_ADDRESS``, else a new local cluster); a cluster started here is shut
+    down on the way out, one the caller started is left running."""
+    ray = require_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    ray.init(
+        address=address or os.environ.get("RAY_ADDRESS") or None,
+        include_dashboard=False,
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+    )
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+@contextlib.contextmanager
+def _in_input_order(ctx: DataContext) -> Iterator[None]:
+    """Ray Data set to give batches back in input order (the writer numbers rows by it) and without its bars;
+    the context (a Dataset's, shared with the Datasets it was made from) is put back as it was afterwards."""
+    before = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
+    ctx.execution_options.preserve_order, ctx.enable_progress_bars = True, False
+    try:
+        yield
+    finally:
+        ctx.execution_options.preserve_order, ctx.enable_progress_bars = before
+
+
+def measure_on_ray(
+    data: ray.data.Dataset | str | Path,
+    out: str | Path,
+    measurement: Measurement | None = None,
+    *,
+    options: RayOptions | None = None,
+    columns: dict[str, str] | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: Callable[[ResponseResult], None] | None = None,
+) -> RunManifest:
+    """Measure ``data`` (a Ray Dataset, or a JSON Lines or Parquet path Ray Data reads) into the run directory
+    ``out`` on a Ray cluster, and return the finished manifest.
+
+    The run is the one a local ``measure`` makes of the same rows: the same stages from ``measurement``'s
+    settings, the same manifest, rates and intervals. Every row needs an id.
+    """
+    from hallumeasure.pipeline.measurement import check_run_dir
+
+    measurement = measurement or Measurement()
+    options = options or RayOptions()
+    run_dir = Path(out)
+    check_run_dir(run_dir, resume=resume, overwrite=overwrite)
+    if measurement.settings.batch:
+        raise ConfigError("the Ray engine measures live: provider batches (batch) run in one process, without it")
+    path = str(data) if isinstance(data, (str, Path)) else None
+    local_hash = input_sha256(path)
+    stages = measurement.stages()  # checked here, in one process, before any worker starts; workers build their own
+    s = measurement.settings
+    with connected(options.address) as ray, RunStore(run_dir, write=True, overwrite=overwrite) as store:
+        dataset = data if path is None and not isinstance(data, (str, Path)) else read_input(str(data))
+        workers, cpus = pool_size(ray.cluster_resources().get("CPU", 0), options.workers)
+        recorded = {
+            **measurement.recorded(LoadedInput(samples=[])),
+            "engine": {"name": "ray", "workers": workers, "batch_size": options.batch_size},
+        }
+        manifest = new_manifest(
+            run_dir,
+            stages.extractor,
+            stages.judge,
+            mode=s.mode,
+            input_sha256=local_hash or "",
+            input_path=path or "<Ray Dataset>",
+            n_samples=0,
+            policy=stages.policy,
+            detector=s.detector,
+            settings={
+                "concurrency": s.concurrency,
+                "sources": measurement.sources.settings(stages.judge.name),
+                **recorded,
+            },
+        )
+        previous = store.read_manifest()
+        if local_hash is None and previous is not None:  # rows are hashed as they pass: compared once they have
+            manifest = manifest.model_copy(update={"input_sha256": previous.input_sha256})
+        manifest, resumed = start_manifest(store, manifest, resume=resume)
+        store.write_manifest(manifest)
+        done = frozenset(stored_ids(store)) if resumed else frozenset()
+        writer = _Writer(store, measurement, progress)
+        limits = (parse_limit(s.rpm), parse_limit(s.tpm), parse_limit(s.otpm))
+        specs = list(stages.models.models) if isinstance(stages.models, ModelFactory) else []
+        limits_run = uuid.uuid4().hex if any(limits) and specs else None
+        measured = dataset.map_batches(
+            BatchMeasurer,
+            fn_constructor_kwargs={
+                "measurement": measurement,
+                "fields": ColumnMap.of(columns),
+                "model": s.model_name,
+                "lines": path is not None and reads_lines(path),
+                "stored": done,
+                "limits_run": limits_run,
+            },
+            batch_size=options.batch_size,
+            batch_format="pandas",
+            # A pool of fixed size; Ray restarts a lost actor and retries its batch (the writer keys rows by id).
+            compute=ray.data.ActorPoolStrategy(size=workers),
+            num_cpus=cpus,
+        )
+        log.info("measuring on Ray with %d worker(s) of %.2f CPU, %d already stored", workers, cpus, len(done))
+        try:
+            with _in_input_order(measured.context), cluster_limits(ray, limits_run or "", specs, limits):
+                for batch in measured.iter_batches(batch_size=None, batch_format="numpy"):
+                    writer.write(batch["kind"], batch["payload"])
+        except KeyboardInterrupt:
+            mark_interrupted(store, manifest, writer.samples)
+            raise
+        if not writer.samples:
+            if writer.sampled_out:
+                raise InputError(f"sample_rate {s.sample_rate} picks none of the {writer.sampled_out} responses")
+            problems = writer.problems
+            first = f"; first problem: row {problems[0].row}: {problems[0].message}" if problems else ""
+            raise InputError(f"{path or 'the Dataset'}: no usable rows{first}")
+        store.write_input_problems(writer.problems)
+        if local_hash is None:
+            digest = writer.digest.hexdigest()
+            if resumed and manifest.input_sha256 and digest != manifest.input_sha256:
+                log.warning(
+                    "the resumed input's rows differ from the first run's (hash %s, was %s)",
+                    digest,
+                    manifest.input_sha256,
+                )
+            manifest = manifest.model_copy(update={"input_sha256": digest})
+        recorded = {
+            **measurement.recorded(LoadedInput([], problems=writer.problems), sampled_out=writer.sampled_out),
+            "engine": recorded["engine"],
+        }
+        manifest = manifest.model_copy(update={"settings": {**manifest.settings, **recorded}})
+        manifest, _ = finish_manifest(
+            store, manifest, n_samples=writer.samples, measured_now=writer.measured, skipped=len(writer.problems)
+        )
+    return manifest
