@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hallumeasure.core.text import visible
+from hallumeasure.core.types import Sample
 from hallumeasure.guard.connections import STATE_KEY, ConnectionLimits
 from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
 from hallumeasure.guard.metrics import GuardMetrics, endpoint_label
@@ -40,6 +41,7 @@ from hallumeasure.guard.settings import GuardSettings, PolicyError, WorkLimitErr
 from hallumeasure.guard.stream import SentenceStream, done_event, error_event, sentence_event
 from hallumeasure.guard.traffic import TrafficLog
 from hallumeasure.guard.workers import JudgeWorkers, WorkerError
+from hallumeasure.pipeline.judging import Judged
 from hallumeasure.version import __version__
 
 log = logging.getLogger("hallumeasure.guard")
@@ -123,7 +125,9 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         if state["guard"] is None:
             state["guard"] = await asyncio.to_thread(Guard, settings)
         if n_workers:
-            workers = JudgeWorkers(settings, n_workers)
+            workers = JudgeWorkers(
+                settings, n_workers, spares=settings.spare_workers, max_checks=settings.worker_max_checks
+            )
             await workers.start()
             state["workers"] = workers
             metrics.watch_pool(lambda: workers.status)
@@ -151,8 +155,18 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
     )
 
     def judge_call() -> Any:
-        workers = state["workers"]
-        return workers.judged if workers is not None else None
+        workers: JudgeWorkers | None = state["workers"]
+        if workers is None:
+            return None
+        guard: Guard = state["guard"]
+
+        async def judged(sample: Sample, claims_from: int) -> Judged:
+            # A small check is judged here, at once: no hop to a worker, and no wait behind heavy checks there.
+            if guard.is_small(sample):
+                return await guard.judged(sample, claims_from)
+            return await workers.judged(sample, claims_from)
+
+        return judged
 
     @app.get("/healthz", response_model=Health)
     async def healthz() -> dict[str, str]:
@@ -660,8 +674,12 @@ def _deadline(seconds: float, request_id: str) -> JSONResponse:
 
 
 def _too_large(limit: int) -> JSONResponse:
+    # The rest of the body is not read: the connection closes after the answer (lingering, so that a client
+    # still sending reads the 413 rather than a reset), rather than read an unbounded body to keep it alive.
     return JSONResponse(
-        {"detail": f"request body over the {limit}-byte limit (setting max_request_bytes)"}, status_code=413
+        {"detail": f"request body over the {limit}-byte limit (setting max_request_bytes)"},
+        status_code=413,
+        headers={"Connection": "close"},
     )
 
 
