@@ -13,7 +13,7 @@ descriptor until the server runs out of them. uvicorn closes idle keep-alive con
   address (``max_connections_per_client``); a connection beyond either gets 503 and is closed at once;
 * a lingering close: a connection closed after its answer (a 413, a 408, ``Connection: close``) while
   the client is still sending its body is half-closed, and what the client still sends is read and
-  dropped until it stops for ``LINGER_S`` (at most ``LINGER_MAX_S``), then closed. Closed at once, the
+  dropped until it pauses for ``LINGER_S`` (at most ``LINGER_MAX_S`` in all), then closed. Closed at once, the
   kernel would answer the unread bytes with a reset, and the client would see a broken pipe, not the
   answer written before it.
 
@@ -38,8 +38,9 @@ STATE_KEY = "hallumeasure_connection_limits"
 #: Seconds a closing connection stays half-open after the client's last byte, its input read and dropped:
 #: closed at once, a client still sending would meet a reset instead of reading the answer.
 LINGER_S = 1.0
-#: Seconds a closing connection lingers at most, however long the client goes on sending.
-LINGER_MAX_S = 10.0
+#: Seconds a closing connection lingers at most, however long the client goes on sending (a client that
+#: trickles bytes is not worth a descriptor for longer).
+LINGER_MAX_S = 1.5
 
 
 @dataclass(frozen=True)
