@@ -173,6 +173,27 @@ def test_a_killed_worker_is_replaced_by_the_spare_at_once() -> None:
         _until(lambda: _metric(base, "hallumeasure_guard_judge_workers_spare") == 1, 30, "a new spare", every=0.1)
 
 
+# 6. Memory: a worker is retired after worker_max_checks checks, through the spare, without a failed check.
+
+
+def test_a_worker_is_retired_after_its_checks_and_the_spare_takes_over_without_a_failed_check() -> None:
+    settings = GuardSettings(judge_workers=1, worker_max_checks=3, inline_work_units=0)
+    with served(settings) as base:
+        spare = "hallumeasure_guard_judge_workers_spare"
+        _until(lambda: _metric(base, spare) == 1, 30, "the spare is ready", every=0.1)
+        first = set(_workers())
+        with httpx.Client() as client:
+            statuses = [_check(base, client).status_code for _ in range(3)]
+            assert _metric(base, "hallumeasure_guard_judge_worker_recycled_total") == 1
+            started = time.perf_counter()
+            statuses.append(_check(base, client).status_code)  # answered by the spare, at once
+            assert time.perf_counter() - started < 0.5
+        _until(lambda: _metric(base, spare) == 1, 30, "a new spare", every=0.1)
+        assert statuses == [200] * 4
+        assert len(first - set(_workers())) == 1  # the retired worker's process has ended
+        assert _metric(base, "hallumeasure_guard_judge_worker_start_failures_total") == 0
+
+
 # 2. No request can hold the pool: work is bounded before it starts, and small checks never wait behind heavy ones.
 
 
