@@ -13,13 +13,9 @@ times each, alternating. Writes ``guard_load_ratio.json`` and ``guard_load_ratio
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -27,7 +23,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guard_load import serving
+from guard_load import run_record, serving, write_results
 from guard_load_traffic import TRAFFIC
 
 from hallumeasure.guard import Guard
@@ -79,19 +75,9 @@ def main() -> None:
             with serving("--drain-seconds", "0", *extra, ready_s=90) as (port, _):  # nothing in flight to drain
                 runs.append({"setup": name, "repeat": repeat, **interleaved(port, guard, args.rounds)})
                 print(runs[-1], flush=True)
-    result = {
-        "command": f"python benchmarks/guard_load_ratio.py --rounds {args.rounds} --repeats {args.repeats}",
-        "date": datetime.now(UTC).date().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "load_average_before": os.getloadavg(),
-        "runs": runs,
-    }
-    (HERE / "results" / "guard_load_ratio.json").write_text(json.dumps(result, indent=2) + "\n")
+    result = run_record(f"python benchmarks/guard_load_ratio.py --rounds {args.rounds} --repeats {args.repeats}", runs)
     lines = [
-        "# Guard: server p95 over in-process p95, one user, calls interleaved",
-        "",
-        f"`{result['command']}` on {result['machine']} (load average before: {result['load_average_before'][0]:.1f};",
-        "the machine is shared with other jobs).",
+        "The machine is shared with other jobs.",
         "",
         "| setup | run | calls | in process p50 / p95 (ms) | server p50 / p95 (ms) | p95 ratio |",
         "|---|---:|---:|---:|---:|---:|",
@@ -105,7 +91,9 @@ def main() -> None:
     for name in setups:
         ratios = sorted(r["p95_ratio"] for r in runs if r["setup"] == name)
         lines.append(f"- {name}: p95 ratios {', '.join(map(str, ratios))} (median {statistics.median(ratios)})")
-    (HERE / "results" / "guard_load_ratio.md").write_text("\n".join(lines) + "\n")
+    write_results(
+        "guard_load_ratio", "Guard: server p95 over in-process p95, one user, calls interleaved", result, lines
+    )
 
 
 if __name__ == "__main__":

@@ -16,14 +16,10 @@ Writes ``results/guard_soak.json`` and ``results/guard_soak.md``.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import random
 import sys
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -32,7 +28,7 @@ import psutil
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guard_load import serving
+from guard_load import run_record, serving, write_results
 
 WORDS = "library museum river bridge council hall garden station tower market school harbour mill chapel".split()
 
@@ -144,23 +140,10 @@ def main() -> None:
     args = parser.parse_args()
     runs = [soak(extra, args.checks, args.seconds, args.every) for extra in (["--inline-work-units", "0"], [])]
     command = f"python benchmarks/guard_soak.py --checks {args.checks} --seconds {args.seconds:g} --every {args.every}"
-    result = {
-        "command": command,
-        "date": datetime.now(UTC).date().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "load_average_before": os.getloadavg(),
-        "runs": runs,
-    }
-    (HERE / "results" / "guard_soak.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = [
-        "# Guard soak: memory over unique checks",
-        "",
-        f"`{command}` on {result['machine']} (load average before: {result['load_average_before'][0]:.1f}).",
-        "",
-    ]
+    body: list[str] = []
     for run in runs:
-        lines += _table(run)
-    (HERE / "results" / "guard_soak.md").write_text("\n".join(lines))
+        body += _table(run)
+    write_results("guard_soak", "Guard soak: memory over unique checks", run_record(command, runs), body)
 
 
 if __name__ == "__main__":
