@@ -36,6 +36,7 @@ from hallumeasure.core.text import visible
 from hallumeasure.core.types import Sample
 from hallumeasure.guard.connections import STATE_KEY, ConnectionLimits
 from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
+from hallumeasure.guard.fairness import ClientCaps, client_of
 from hallumeasure.guard.metrics import GuardMetrics, endpoint_label
 from hallumeasure.guard.settings import GuardSettings, PolicyError, WorkLimitError, judge_worker_count
 from hallumeasure.guard.stream import SentenceStream, done_event, error_event, sentence_event
@@ -154,17 +155,21 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         state=state,
     )
 
-    def judge_call() -> Any:
+    caps = ClientCaps(settings.max_worker_checks_per_client)
+
+    def judge_call(request: Request) -> Any:
         workers: JudgeWorkers | None = state["workers"]
         if workers is None:
             return None
         guard: Guard = state["guard"]
+        client = client_of(request, keyed=bool(settings.api_keys))
 
         async def judged(sample: Sample, claims_from: int) -> Judged:
             # A small check is judged here, at once: no hop to a worker, and no wait behind heavy checks there.
             if guard.is_small(sample):
                 return await guard.judged(sample, claims_from)
-            return await workers.judged(sample, claims_from)
+            async with caps.slot(client):  # one client never holds more than its share of the workers
+                return await workers.judged(sample, claims_from)
 
         return judged
 
@@ -222,7 +227,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         try:
             the_guard.check_size(payload.sample())
             async with asyncio.timeout_at(deadline), checks.slot():
-                result = await the_guard.run(payload, request_id, judge_with=judge_call())
+                result = await the_guard.run(payload, request_id, judge_with=judge_call(request))
         except BusyError:
             metrics.rejected.inc()
             return _busy()
@@ -260,7 +265,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         wrong_type = _wrong_media_type(request, NDJSON_TYPES)
         if wrong_type is not None:
             return wrong_type
-        return _StreamCheck(settings, state, checks, streams, metrics, traffic, judge_call())
+        return _StreamCheck(settings, state, checks, streams, metrics, traffic, judge_call(request))
 
     original_openapi = app.openapi
 

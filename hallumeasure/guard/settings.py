@@ -149,6 +149,13 @@ class GuardSettings(BaseModel):
         "worker replaced (default: one per core, at most --max-concurrency, for keyless judges; none for "
         "others; 0: none).",
     )
+    max_worker_checks_per_client: int | None = Field(
+        default=None,
+        ge=1,
+        description="Checks of one client (its API key, else its address) in the judge workers at once; more wait "
+        "for its earlier ones, so one client's heavy checks never hold every worker (default: no cap; behind a "
+        "proxy without keys every client has the proxy's address).",
+    )
     spare_workers: int = Field(
         default=1,
         ge=0,

@@ -281,7 +281,7 @@ class JudgeWorkers:
             worker.checks += 1
             if keep and self.max_checks and worker.checks >= self.max_checks:
                 self.recycled += 1
-                self._lost(worker, f"was retired after {worker.checks} checks", planned=True)
+                self._lost(worker, f"was retired after {worker.checks} checks", planned=True, exit_as="retired")
             elif keep and not self._closed:
                 self._idle.put_nowait(worker)
             else:
@@ -347,7 +347,7 @@ class JudgeWorkers:
         elif not worker.busy:
             self._lost(worker, "died while idle")
 
-    def _lost(self, worker: _Worker, how: str, *, planned: bool = False) -> None:
+    def _lost(self, worker: _Worker, how: str, *, planned: bool = False, exit_as: str | None = None) -> None:
         """The one way out of the pool: stop and reap ``worker``, record how it ended, wake the supervisor.
         ``planned``: the pool stopped it (its caller gave up), which is no sign of a crash loop."""
         if worker not in self._live:
@@ -356,7 +356,7 @@ class JudgeWorkers:
         with contextlib.suppress(Exception):
             asyncio.get_running_loop().remove_reader(worker.process.sentinel)
         worker.kill()
-        status = exit_status(worker.process.exitcode)
+        status = exit_as or exit_status(worker.process.exitcode)
         self.last_exit, self.last_exit_at = status, time.time()
         if self._closed:
             return

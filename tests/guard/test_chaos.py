@@ -22,6 +22,7 @@ import httpx
 import psutil
 import pytest
 from local_servers import free_port, wait_ready
+from pydantic import SecretStr
 
 from hallumeasure.guard import Guard, GuardSettings
 from hallumeasure.guard.connections import uvicorn_options
@@ -192,6 +193,8 @@ def test_a_worker_is_retired_after_its_checks_and_the_spare_takes_over_without_a
         assert statuses == [200] * 4
         assert len(first - set(_workers())) == 1  # the retired worker's process has ended
         assert _metric(base, "hallumeasure_guard_judge_worker_start_failures_total") == 0
+        metrics = httpx.get(f"{base}/metrics", timeout=5).text
+        assert re.search(r'^hallumeasure_guard_judge_worker_last_exit\{status="retired"\} \d', metrics, re.M)
 
 
 # 2. No request can hold the pool: work is bounded before it starts, and small checks never wait behind heavy ones.
@@ -267,6 +270,47 @@ def test_two_clients_of_the_heaviest_checks_within_the_limits_do_not_stop_a_thir
     assert answered >= 0.99, f"{answered:.1%} of {len(during)} ordinary checks answered"
     before, meanwhile = _p95([t for _, t in baseline]), _p95([t for _, t in during])
     assert meanwhile <= 2 * before, f"p95 {meanwhile * 1000:.1f} ms meanwhile, {before * 1000:.1f} ms before"
+
+
+def test_one_clients_heavy_checks_hold_at_most_its_share_of_the_workers() -> None:
+    """With ``max_worker_checks_per_client=1`` a client (an API key) sending two heavy checks at once holds one
+    worker, and another client's checks, sent to the workers too, take the other at once rather than wait
+    seconds behind the heavy ones."""
+    heavy, other = "heavy-client-key-0123456789", "other-client-key-0123456789"
+    settings = GuardSettings(
+        judge_workers=2,
+        inline_work_units=0,
+        max_worker_checks_per_client=1,
+        max_work_units=10**9,
+        timeout_s=60,
+        api_keys=(SecretStr(heavy), SecretStr(other)),
+    )
+    slow = _heaviest_within_the_limits()
+    slow["context"] = " ".join([slow["context"]] * 4)  # a few seconds of a core
+    with served(settings) as base:
+        heavy_times: list[float] = []
+
+        def heavy_client() -> None:
+            started = time.perf_counter()
+            r = httpx.post(f"{base}/v1/check", json=slow, headers={"authorization": f"Bearer {heavy}"}, timeout=120)
+            assert r.status_code == 200, r.text
+            heavy_times.append(time.perf_counter() - started)
+
+        threads = [threading.Thread(target=heavy_client) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        _until(lambda: _metric(base, "hallumeasure_guard_queue_depth") >= 2, 20, "the heavy checks run", every=0.05)
+        others = []
+        with httpx.Client(headers={"authorization": f"Bearer {other}"}) as client:
+            for _ in range(10):
+                started = time.perf_counter()
+                assert _check(base, client).status_code == 200
+                others.append(time.perf_counter() - started)
+        for thread in threads:
+            thread.join(timeout=120)
+    assert len(heavy_times) == 2
+    # the other client never waited for a heavy check: each of its checks took a small part of one
+    assert max(others) < min(heavy_times) / 3, (others, heavy_times)
 
 
 # 4. Every failure is a JSON answer, counted under its real status.
