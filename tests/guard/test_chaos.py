@@ -330,6 +330,36 @@ def test_a_cancellation_that_is_not_the_requests_is_a_json_500_counted_as_500() 
     assert 'status="499"' not in metrics
 
 
+def test_identical_checks_on_a_hung_llm_all_fall_back_and_none_gets_a_500(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A provider that stops answering, an LLM deadline, and waves of identical checks arriving while earlier
+    ones give up on the shared call: every check is answered 200 with the fast verdict and says why."""
+    from hallumeasure.testing import AnthropicServer, Fault, FaultPlan
+    from tests.guard.test_llm_step import KEY, WRONG, explainer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    hung = FaultPlan.random(1.0, [Fault.READ_TIMEOUT], hang=30.0)
+    with AnthropicServer(answer=explainer("number"), faults=hung) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        settings = GuardSettings(judge_workers=0, explainer="anthropic:claude-test", llm_deadline_s=0.3)
+        with served(settings) as base:
+
+            async def waves() -> list[httpx.Response]:
+                async with httpx.AsyncClient(timeout=30) as client:
+
+                    async def one(delay: float) -> httpx.Response:
+                        await asyncio.sleep(delay)
+                        return await client.post(f"{base}/v1/check", json={"response": WRONG, "context": CONTEXT})
+
+                    # arrivals spread over a few deadlines, so that some join a call just as it is cancelled
+                    return await asyncio.gather(*(one(i * 0.0375) for i in range(48)))
+
+            answers = asyncio.run(waves())
+            metrics = httpx.get(f"{base}/metrics", timeout=5).text
+    assert [a.status_code for a in answers] == [200] * 48
+    assert all(a.json()["fallback"] for a in answers)
+    assert 'status="500"' not in metrics
+
+
 def test_a_lone_surrogate_in_a_stream_line_is_422_as_in_a_check() -> None:
     lone = '{"text": "It holds \\ud800 books."}'  # a JSON escape of a lone surrogate: valid JSON, not text
     with served(GuardSettings(judge_workers=0), Guard()) as base:
