@@ -41,6 +41,8 @@ log = logging.getLogger("hallumeasure.guard")
 
 #: Seconds a new worker may take to build its judge (the NLI model loads in a few).
 START_TIMEOUT_S = 120.0
+#: What a new worker judges before it says it is ready.
+WARM_UP = Sample(id="warm-up", context="The hall opened in 1901 with 120 seats.", response="The hall has 120 seats.")
 #: How much lower a worker's CPU priority is than the server's (``os.nice``).
 WORKER_NICE = 10
 
@@ -73,6 +75,10 @@ def _worker_main(conn: Connection, settings_json: str) -> None:
     settings = GuardSettings.model_validate_json(settings_json)
     guard = Guard(settings)
     loop = asyncio.new_event_loop()
+    # One check before "ready": the judge loads its data on first use (a second or more), which would
+    # otherwise fall on the first request the worker is given, or on the check a spare takes over.
+    with contextlib.suppress(Exception):
+        loop.run_until_complete(guard.judged(WARM_UP))
     conn.send(("ready", None))
     while True:
         try:
