@@ -79,6 +79,25 @@ def serving(*args: str, ready_s: float = 60) -> Iterator[tuple[int, subprocess.P
         proc.wait(timeout=60)
 
 
+def run_record(command: str, runs: list[dict]) -> dict:
+    """A results file's body: the command, the date, the machine, its load before, and the runs."""
+    return {
+        "command": command,
+        "date": datetime.now(UTC).date().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "load_average_before": os.getloadavg(),
+        "runs": runs,
+    }
+
+
+def write_results(stem: str, title: str, result: dict, body: list[str]) -> None:
+    """``results/<stem>.json`` (``result``) and ``results/<stem>.md``: ``title``, the command and machine, ``body``."""
+    (HERE / "results" / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
+    load = result["load_average_before"][0]
+    head = [f"# {title}", "", f"`{result['command']}` on {result['machine']} (load average before: {load:.1f}).", ""]
+    (HERE / "results" / f"{stem}.md").write_text("\n".join(head + body) + "\n")
+
+
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

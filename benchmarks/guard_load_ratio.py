@@ -2,22 +2,20 @@
 
 One ``Guard.check`` in process, then the same request to ``hallumeasure serve`` over one keep-alive
 connection, alternating, over the bundled traffic ``--rounds`` times, so that both see the same
-machine load. Run for the default server (judging in worker processes) and with ``--judge-workers 0``
-(judging on the event loop). Writes ``guard_load_ratio.json``; guard_load.md quotes it.
+machine load. Run for the default server (judge workers, with the small checks, all of the bundled
+traffic, judged in the server process: ``inline_work_units``), with every check sent to a worker
+(``--inline-work-units 0``: the process hop) and with ``--judge-workers 0`` (no workers), ``--repeats``
+times each, alternating. Writes ``guard_load_ratio.json`` and ``guard_load_ratio.md``.
 
-    python benchmarks/guard_load_ratio.py --rounds 30
+    python benchmarks/guard_load_ratio.py --rounds 10 --repeats 5
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -25,7 +23,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guard_load import serving
+from guard_load import run_record, serving, write_results
 from guard_load_traffic import TRAFFIC
 
 from hallumeasure.guard import Guard
@@ -63,24 +61,39 @@ def interleaved(port: int, guard: Guard, rounds: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each server setup, alternating")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each server setup, alternating")
     args = parser.parse_args()
     guard = Guard()
-    setups = {"judge workers (default)": [], "judge on the event loop (--judge-workers 0)": ["--judge-workers", "0"]}
+    setups = {
+        "default (judge workers; small checks in the server process)": [],
+        "every check to a judge worker (--inline-work-units 0)": ["--inline-work-units", "0"],
+        "no judge workers (--judge-workers 0)": ["--judge-workers", "0"],
+    }
     runs: list[dict] = []
     for repeat in range(args.repeats):
         for name, extra in setups.items():
             with serving("--drain-seconds", "0", *extra, ready_s=90) as (port, _):  # nothing in flight to drain
                 runs.append({"setup": name, "repeat": repeat, **interleaved(port, guard, args.rounds)})
                 print(runs[-1], flush=True)
-    result = {
-        "command": f"python benchmarks/guard_load_ratio.py --rounds {args.rounds} --repeats {args.repeats}",
-        "date": datetime.now(UTC).date().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "load_average_before": os.getloadavg(),
-        "runs": runs,
-    }
-    (HERE / "results" / "guard_load_ratio.json").write_text(json.dumps(result, indent=2) + "\n")
+    result = run_record(f"python benchmarks/guard_load_ratio.py --rounds {args.rounds} --repeats {args.repeats}", runs)
+    lines = [
+        "The machine is shared with other jobs.",
+        "",
+        "| setup | run | calls | in process p50 / p95 (ms) | server p50 / p95 (ms) | p95 ratio |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        lines.append(
+            f"| {run['setup']} | {run['repeat'] + 1} | {run['calls']} | {run['in_process_p50_ms']} / "
+            f"{run['in_process_p95_ms']} | {run['server_p50_ms']} / {run['server_p95_ms']} | {run['p95_ratio']} |"
+        )
+    lines.append("")
+    for name in setups:
+        ratios = sorted(r["p95_ratio"] for r in runs if r["setup"] == name)
+        lines.append(f"- {name}: p95 ratios {', '.join(map(str, ratios))} (median {statistics.median(ratios)})")
+    write_results(
+        "guard_load_ratio", "Guard: server p95 over in-process p95, one user, calls interleaved", result, lines
+    )
 
 
 if __name__ == "__main__":

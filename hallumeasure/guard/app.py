@@ -33,13 +33,16 @@ from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hallumeasure.core.text import visible
+from hallumeasure.core.types import Sample
 from hallumeasure.guard.connections import STATE_KEY, ConnectionLimits
 from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
+from hallumeasure.guard.fairness import ClientCaps, client_of
 from hallumeasure.guard.metrics import GuardMetrics, endpoint_label
 from hallumeasure.guard.settings import GuardSettings, PolicyError, WorkLimitError, judge_worker_count
 from hallumeasure.guard.stream import SentenceStream, done_event, error_event, sentence_event
 from hallumeasure.guard.traffic import TrafficLog
 from hallumeasure.guard.workers import JudgeWorkers, WorkerError
+from hallumeasure.pipeline.judging import Judged
 from hallumeasure.version import __version__
 
 log = logging.getLogger("hallumeasure.guard")
@@ -123,7 +126,9 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         if state["guard"] is None:
             state["guard"] = await asyncio.to_thread(Guard, settings)
         if n_workers:
-            workers = JudgeWorkers(settings, n_workers)
+            workers = JudgeWorkers(
+                settings, n_workers, spares=settings.spare_workers, max_checks=settings.worker_max_checks
+            )
             await workers.start()
             state["workers"] = workers
             metrics.watch_pool(lambda: workers.status)
@@ -150,9 +155,23 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         state=state,
     )
 
-    def judge_call() -> Any:
-        workers = state["workers"]
-        return workers.judged if workers is not None else None
+    caps = ClientCaps(settings.max_worker_checks_per_client)
+
+    def judge_call(request: Request) -> Any:
+        workers: JudgeWorkers | None = state["workers"]
+        if workers is None:
+            return None
+        guard: Guard = state["guard"]
+        client = client_of(request, keyed=bool(settings.api_keys))
+
+        async def judged(sample: Sample, claims_from: int) -> Judged:
+            # A small check is judged here, at once: no hop to a worker, and no wait behind heavy checks there.
+            if guard.is_small(sample):
+                return await guard.judged(sample, claims_from)
+            async with caps.slot(client):  # one client never holds more than its share of the workers
+                return await workers.judged(sample, claims_from)
+
+        return judged
 
     @app.get("/healthz", response_model=Health)
     async def healthz() -> dict[str, str]:
@@ -208,7 +227,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         try:
             the_guard.check_size(payload.sample())
             async with asyncio.timeout_at(deadline), checks.slot():
-                result = await the_guard.run(payload, request_id, judge_with=judge_call())
+                result = await the_guard.run(payload, request_id, judge_with=judge_call(request))
         except BusyError:
             metrics.rejected.inc()
             return _busy()
@@ -246,7 +265,7 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         wrong_type = _wrong_media_type(request, NDJSON_TYPES)
         if wrong_type is not None:
             return wrong_type
-        return _StreamCheck(settings, state, checks, streams, metrics, traffic, judge_call())
+        return _StreamCheck(settings, state, checks, streams, metrics, traffic, judge_call(request))
 
     original_openapi = app.openapi
 
@@ -660,8 +679,12 @@ def _deadline(seconds: float, request_id: str) -> JSONResponse:
 
 
 def _too_large(limit: int) -> JSONResponse:
+    # The rest of the body is not read: the connection closes after the answer (lingering, so that a client
+    # still sending reads the 413 rather than a reset), rather than read an unbounded body to keep it alive.
     return JSONResponse(
-        {"detail": f"request body over the {limit}-byte limit (setting max_request_bytes)"}, status_code=413
+        {"detail": f"request body over the {limit}-byte limit (setting max_request_bytes)"},
+        status_code=413,
+        headers={"Connection": "close"},
     )
 
 

@@ -10,7 +10,12 @@ descriptor until the server runs out of them. uvicorn closes idle keep-alive con
   the first byte of the next request on a kept-alive one, until its headers are complete; past it the
   client gets 408 and the connection is closed, however slowly bytes keep coming;
 * a cap on open connections per server process (``max_connections``) and, when set, per client
-  address (``max_connections_per_client``); a connection beyond either gets 503 and is closed at once.
+  address (``max_connections_per_client``); a connection beyond either gets 503 and is closed at once;
+* a lingering close: a connection closed after its answer (a 413, a 408, ``Connection: close``) while
+  the client is still sending its body is half-closed, and what the client still sends is read and
+  dropped until it pauses for ``LINGER_S`` (at most ``LINGER_MAX_S`` in all), then closed. Closed at once, the
+  kernel would answer the unread bytes with a reset, and the client would see a broken pipe, not the
+  answer written before it.
 
 The limits come from the app's ``GuardSettings``, through the lifespan state (``create_app`` puts
 them there), so that each process of ``serve --workers N`` applies its own.
@@ -30,9 +35,12 @@ from hallumeasure.guard.settings import GuardSettings
 
 #: Where ``create_app``'s lifespan leaves the limits for the protocol (uvicorn's lifespan state).
 STATE_KEY = "hallumeasure_connection_limits"
-#: Seconds a refused connection stays half-open, its input read and dropped, before it is closed: closed at
-#: once, a client still sending would meet a reset instead of reading the answer.
+#: Seconds a closing connection stays half-open after the client's last byte, its input read and dropped:
+#: closed at once, a client still sending would meet a reset instead of reading the answer.
 LINGER_S = 1.0
+#: Seconds a closing connection lingers at most, however long the client goes on sending (a client that
+#: trickles bytes is not worth a descriptor for longer).
+LINGER_MAX_S = 1.5
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,8 @@ class GuardHttpProtocol(HttpToolsProtocol):
     _head_deadline: asyncio.TimerHandle | None = None
     _counted_as: str | None = None
     _refused = False
+    _linger_close: asyncio.TimerHandle | None = None
+    _linger_until = 0.0
 
     @property
     def limits(self) -> ConnectionLimits:
@@ -78,8 +88,10 @@ class GuardHttpProtocol(HttpToolsProtocol):
         self._arm_head_deadline()
 
     def data_received(self, data: bytes) -> None:
-        if not self._refused:  # a refused connection's input is read and dropped until it closes
-            super().data_received(data)
+        if self._refused:  # a closing connection's input is read and dropped until it closes
+            self._linger_on()
+            return
+        super().data_received(data)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -88,9 +100,20 @@ class GuardHttpProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._disarm_head_deadline()
         super().on_headers_complete()
+        if self.cycle is not None:  # the request's answer closes the connection through ``close_after_answer``
+            self.cycle.transport = _ClosingAfterAnswer(self)  # type: ignore[assignment]
+
+    def close_after_answer(self) -> None:
+        """Close after an answer: at once when the request has been read whole, else with a lingering close."""
+        if self.cycle is not None and self.cycle.more_body and not self.transport.is_closing():
+            self._linger()
+        else:
+            self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_deadline()
+        if self._linger_close is not None:
+            self._linger_close.cancel()
         if self._counted_as is not None:
             per_client = _per_client(self.server_state)
             per_client[self._counted_as] -= 1
@@ -124,11 +147,38 @@ class GuardHttpProtocol(HttpToolsProtocol):
         reason = {408: b"Request Timeout", 503: b"Service Unavailable"}[status]
         head = b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: %d\r\n\r\n"
         self.transport.write(head % (status, reason, len(body)) + body)
-        if self.transport.can_write_eof():
-            self.transport.write_eof()
-            self.loop.call_later(LINGER_S, self.transport.close)
-        else:
+        self._linger()
+
+    def _linger(self) -> None:
+        """Half-close: the answer written is sent, the client's input is dropped; closed once it pauses."""
+        self._refused = True
+        if not self.transport.can_write_eof():
             self.transport.close()
+            return
+        self.transport.write_eof()
+        self._linger_until = self.loop.time() + LINGER_MAX_S
+        self._linger_on()
+
+    def _linger_on(self) -> None:
+        if self._linger_close is not None:
+            self._linger_close.cancel()
+        if not self.transport.is_closing():
+            delay = min(LINGER_S, max(0.0, self._linger_until - self.loop.time()))
+            self._linger_close = self.loop.call_later(delay, self.transport.close)
+
+
+class _ClosingAfterAnswer:
+    """A request's view of its connection's transport, whose ``close`` is the protocol's ``close_after_answer``."""
+
+    def __init__(self, protocol: GuardHttpProtocol) -> None:
+        self._protocol = protocol
+        self._transport = protocol.transport
+
+    def close(self) -> None:
+        self._protocol.close_after_answer()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def _per_client(server_state: Any) -> Counter[str]:

@@ -33,7 +33,7 @@ from hallumeasure.judges.protocols import Judgement, model_to_close
 from hallumeasure.models.factory import ModelFactory, ModelOptions
 from hallumeasure.models.model import failed_attempts
 from hallumeasure.pipeline.judging import Judged, judge_sample
-from hallumeasure.pipeline.limits import WorkLimits
+from hallumeasure.pipeline.limits import WorkLimits, response_units, source_units
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import on_kept_loop
 from hallumeasure.runs.messages import MessagesError, read_conversation
@@ -131,6 +131,9 @@ class CheckResult(Result):
     fallback: str | None = None
 
 
+#: The most characters (response and source together) of a check judged in the server process.
+INLINE_CHARS = 10_000
+
 #: How a check gets its fast path: ``Guard.judged`` in process, or a judge worker process in the server.
 JudgeCall = Callable[[Sample, int], Awaitable[Judged]]
 
@@ -157,7 +160,7 @@ class Guard:
         #: How sources and citation markers are read: as ``measure`` and ``check`` read them.
         self.sources = measurement.sources
         #: The claim limit is checked by the judging path (a 413 here); the rest before the work is queued.
-        self.limits = WorkLimits(max_claims=self.settings.max_claims)
+        self.limits = WorkLimits(max_claims=self.settings.max_claims, max_work_units=self.settings.max_work_units)
         # The LLM steps answer live traffic under a deadline: their models read and write no request cache.
         live = ModelFactory(ModelOptions(no_cache=True))
         self.rewriter = build_rewriter(self.settings.rewriter, model_for=live)
@@ -207,6 +210,20 @@ class Guard:
         size = len(sample.context) + sum(len(p.text) for p in sample.passages)
         if size > self.settings.max_context_chars:
             raise WorkLimitError("source characters", size, self.settings.max_context_chars, "max_context_chars")
+        # Before the extraction the response stands for its claims (the judging path checks the claims).
+        hit = self.limits.work_hit(response_units(sample.response), sample, of="the response")
+        if hit is not None:
+            raise WorkLimitError(hit.what, hit.size, hit.limit, hit.setting)
+
+    def is_small(self, sample: Sample) -> bool:
+        """Whether ``sample`` is a check the server may judge on its own event loop (``inline_work_units``): its
+        cost is bounded by its work units and its characters, so it takes a few milliseconds at most."""
+        if not self.settings.inline_work_units:
+            return False
+        size = len(sample.response) + len(sample.context) + sum(len(p.text) for p in sample.passages)
+        if size > INLINE_CHARS:
+            return False
+        return response_units(sample.response) * source_units(sample) <= self.settings.inline_work_units
 
     def check_response_chars(self, size: int) -> None:
         """Refuse a response of ``size`` characters over ``max_response_chars`` (a stream checks it as it grows)."""
@@ -226,7 +243,7 @@ class Guard:
         )
         if judged.over_limit is not None:
             hit = judged.over_limit
-            raise WorkLimitError("claims in the response", hit.size, hit.limit, hit.setting)
+            raise WorkLimitError(hit.what, hit.size, hit.limit, hit.setting)
         return judged
 
     async def run(
@@ -313,6 +330,12 @@ class Guard:
             return list(judgement.verdicts), why, True
         except Exception as exc:  # noqa: BLE001 - any provider failure falls back to the fast verdict
             return list(judgement.verdicts), f"the LLM step failed: {_short(exc)}", True
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():
+                raise  # this check itself was cancelled (its deadline, its client gone)
+            # a cancellation that is not this check's (a call shared with another one): the fast verdict stands
+            return list(judgement.verdicts), "the LLM call was cancelled", True
         finally:
             failed_attempts.reset(token)
         if reasoner.counts["explain_errors"]:

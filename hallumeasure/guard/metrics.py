@@ -107,6 +107,16 @@ class _PoolCollector:
             "Judge workers started in place of one that ended (crashed, killed, or stopped at a deadline)",
             value=pool.restarts,
         )
+        yield GaugeMetricFamily(
+            "hallumeasure_guard_judge_workers_spare",
+            "Judge workers started and held out of rotation, to take an ended worker's place at once",
+            value=pool.spare,
+        )
+        yield CounterMetricFamily(
+            "hallumeasure_guard_judge_worker_recycled",
+            "Judge workers retired after worker_max_checks checks (each also counts as a restart)",
+            value=pool.recycled,
+        )
         yield CounterMetricFamily(
             "hallumeasure_guard_judge_worker_start_failures",
             "Judge workers that ended before they were ready",

@@ -128,12 +128,45 @@ class GuardSettings(BaseModel):
     )
     max_sentences: int = Field(default=200, ge=1, description="Most sentences a checked response may have; 413 beyond.")
     max_claims: int = Field(default=400, ge=1, description="Most claims a checked response may hold; 413 beyond.")
+    max_work_units: int = Field(
+        default=5_000_000,
+        ge=1,
+        description="Most work a check may cost, in units: the claims' (each claim's words, and 8 a claim) x the "
+        "source's (its words, and each pair of numbers within one source sentence); before any work the "
+        "response's sentences stand for its claims. About 0.1-0.5 us a unit on the offline judge; 413 beyond.",
+    )
+    inline_work_units: int = Field(
+        default=20_000,
+        ge=0,
+        description="A check of at most this many work units and 10,000 characters is judged in the server process, "
+        "without the hop to a judge worker (a few milliseconds at most; it never waits behind heavy checks); "
+        "0: every check goes to a worker.",
+    )
     judge_workers: int | None = Field(
         default=None,
         ge=0,
         description="Processes that run the keyless judges off the event loop; a check past its deadline has its "
         "worker replaced (default: one per core, at most --max-concurrency, for keyless judges; none for "
         "others; 0: none).",
+    )
+    max_worker_checks_per_client: int | None = Field(
+        default=None,
+        ge=1,
+        description="Checks of one client (its API key, else its address) in the judge workers at once; more wait "
+        "for its earlier ones, so one client's heavy checks never hold every worker (default: no cap; behind a "
+        "proxy without keys every client has the proxy's address).",
+    )
+    spare_workers: int = Field(
+        default=1,
+        ge=0,
+        description="Judge workers kept started out of rotation: one takes the place of a worker that ends (a "
+        "deadline, a crash, a retirement) at once, instead of after the seconds a start takes.",
+    )
+    worker_max_checks: int = Field(
+        default=10_000,
+        ge=0,
+        description="Checks a judge worker answers before it is retired and replaced by a spare, which bounds its "
+        "memory; 0: never.",
     )
     max_streams: int = Field(
         default=64,

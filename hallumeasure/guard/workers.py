@@ -8,6 +8,12 @@ worker killed and a fresh one started: a runaway request costs one process, neve
 
 The deadline is the caller's (``asyncio.timeout`` around the whole check): it covers the wait for a
 free worker as well as the judging.
+
+A worker takes seconds to start (it imports and builds its judge), so the pool keeps ``spares`` started
+workers out of rotation: one takes a lost worker's place at once, and a new spare starts behind it. A
+worker is also retired after ``max_checks`` checks (its caches and heap end with it), through the same
+spare. Workers run at a lower CPU priority (``WORKER_NICE``) than the server, whose event loop answers
+probes and judges the small checks itself: when cores are short, heavy checks wait, not everyone.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ log = logging.getLogger("hallumeasure.guard")
 
 #: Seconds a new worker may take to build its judge (the NLI model loads in a few).
 START_TIMEOUT_S = 120.0
+#: What a new worker judges before it says it is ready.
+WARM_UP = Sample(id="warm-up", context="The hall opened in 1901 with 120 seats.", response="The hall has 120 seats.")
+#: How much lower a worker's CPU priority is than the server's (``os.nice``).
+WORKER_NICE = 10
 
 
 #: Backoff before starting a replacement once more workers than the pool's size ended (or failed to start)
@@ -60,9 +70,15 @@ class _WorkerEndedError(WorkerError):
 def _worker_main(conn: Connection, settings_json: str) -> None:
     """A worker process: build the fast path once, then judge each sample sent to it until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the server decides
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICE)
     settings = GuardSettings.model_validate_json(settings_json)
     guard = Guard(settings)
     loop = asyncio.new_event_loop()
+    # One check before "ready": the judge loads its data on first use (a second or more), which would
+    # otherwise fall on the first request the worker is given, or on the check a spare takes over.
+    with contextlib.suppress(Exception):
+        loop.run_until_complete(guard.judged(WARM_UP))
     conn.send(("ready", None))
     while True:
         try:
@@ -86,6 +102,7 @@ class _Worker:
         self.process = process
         self.conn = conn
         self.busy = False  # given a request, not yet answered
+        self.checks = 0  # requests answered
 
     def give(self, sample: Sample, claims_from: int) -> None:
         """Send a request; ``OSError`` (a broken pipe) when the worker had ended before it."""
@@ -157,6 +174,10 @@ class PoolStatus:
     restarts: int
     #: Replacements that ended before they were ready.
     start_failures: int
+    #: Workers retired after ``max_checks`` checks (each is also a restart).
+    recycled: int
+    #: Started workers held out of rotation, to take a lost worker's place at once.
+    spare: int
     #: How the last worker to end ended (``SIGKILL``, ``code 1``), and when (Unix time); None before any.
     last_exit: str | None
     last_exit_at: float | None
@@ -174,12 +195,17 @@ class JudgeWorkers:
     request is never given to a worker found dead.
     """
 
-    def __init__(self, settings: GuardSettings, size: int) -> None:
+    def __init__(self, settings: GuardSettings, size: int, *, spares: int = 1, max_checks: int = 0) -> None:
         if size < 1:
             raise ValueError("a pool of judge workers needs at least one")
         # A worker needs only the extractor and the judge: the LLM steps stay in the server (they wait on I/O).
         self._settings_json = settings.model_copy(update={"explainer": None, "rewriter": "offline"}).model_dump_json()
         self.size = size
+        self.spares = spares
+        #: Checks a worker answers before it is retired (0: never).
+        self.max_checks = max_checks
+        self._spare: list[_Worker] = []
+        self._unstarted_spares = spares  # the first spares' starts are no restarts
         self._context = multiprocessing.get_context("spawn")  # never fork a process that runs an event loop
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()  # may hold workers since lost: skipped when taken
         self._live: set[_Worker] = set()
@@ -192,6 +218,7 @@ class JudgeWorkers:
         self.starting = 0
         self.restarts = 0
         self.start_failures = 0
+        self.recycled = 0
         self.last_exit: str | None = None
         self.last_exit_at: float | None = None
         self._closed = False
@@ -220,6 +247,8 @@ class JudgeWorkers:
             starting=self.starting,
             restarts=self.restarts,
             start_failures=self.start_failures,
+            recycled=self.recycled,
+            spare=len(self._spare),
             last_exit=self.last_exit,
             last_exit_at=self.last_exit_at,
         )
@@ -255,7 +284,11 @@ class JudgeWorkers:
             raise
         finally:
             worker.busy = False
-            if keep and not self._closed:
+            worker.checks += 1
+            if keep and self.max_checks and worker.checks >= self.max_checks:
+                self.recycled += 1
+                self._lost(worker, f"was retired after {worker.checks} checks", planned=True, exit_as="retired")
+            elif keep and not self._closed:
                 self._idle.put_nowait(worker)
             else:
                 # Its caller gave up (deadline, client gone), or it reported a failure: the pool stops it.
@@ -279,22 +312,48 @@ class JudgeWorkers:
             self._lost(worker, "died while idle")
 
     def _adopt(self, worker: _Worker) -> None:
+        """A started worker joins the rotation, or waits as a spare when the rotation is full."""
         if self._closed:
             worker.kill()
             return
-        self._live.add(worker)
         asyncio.get_running_loop().add_reader(worker.process.sentinel, self._on_exit, worker)
-        self._idle.put_nowait(worker)
+        if len(self._live) < self.size:
+            self._live.add(worker)
+            self._idle.put_nowait(worker)
+        else:
+            self._spare.append(worker)
+
+    def _promote_spare(self) -> None:
+        """A spare takes the place of a worker that left the rotation (the supervisor starts a new spare)."""
+        while self._spare and len(self._live) < self.size and not self._closed:
+            worker = self._spare.pop(0)
+            if worker.process.is_alive():
+                self._live.add(worker)
+                self._idle.put_nowait(worker)
+            else:
+                self._spare_lost(worker)
+
+    def _spare_lost(self, worker: _Worker) -> None:
+        with contextlib.suppress(Exception):
+            asyncio.get_running_loop().remove_reader(worker.process.sentinel)
+        worker.kill()
+        self.last_exit, self.last_exit_at = exit_status(worker.process.exitcode), time.time()
+        self._recent_ends.append(time.monotonic())
+        log.warning("a spare judge worker died (%s); starting another", self.last_exit)
+        self._wake.set()
 
     def _on_exit(self, worker: _Worker) -> None:
         """A worker's process ended: dropped at once when idle; a busy one is left to its caller, who reads the
         end on the worker's pipe (closing that pipe under it would leave it waiting)."""
         with contextlib.suppress(Exception):
             asyncio.get_running_loop().remove_reader(worker.process.sentinel)
-        if not worker.busy:
+        if worker in self._spare:
+            self._spare.remove(worker)
+            self._spare_lost(worker)
+        elif not worker.busy:
             self._lost(worker, "died while idle")
 
-    def _lost(self, worker: _Worker, how: str, *, planned: bool = False) -> None:
+    def _lost(self, worker: _Worker, how: str, *, planned: bool = False, exit_as: str | None = None) -> None:
         """The one way out of the pool: stop and reap ``worker``, record how it ended, wake the supervisor.
         ``planned``: the pool stopped it (its caller gave up), which is no sign of a crash loop."""
         if worker not in self._live:
@@ -303,22 +362,27 @@ class JudgeWorkers:
         with contextlib.suppress(Exception):
             asyncio.get_running_loop().remove_reader(worker.process.sentinel)
         worker.kill()
-        status = exit_status(worker.process.exitcode)
+        status = exit_as or exit_status(worker.process.exitcode)
         self.last_exit, self.last_exit_at = status, time.time()
         if self._closed:
             return
         if not planned:
             self._recent_ends.append(time.monotonic())
-        log.warning("a judge worker %s (%s); starting another", how, status)
+        (log.info if planned else log.warning)("a judge worker %s (%s); starting another", how, status)
+        self._promote_spare()
         self._wake.set()
 
     async def _supervise(self) -> None:
-        """Keep ``size`` workers alive or starting; woken whenever one ends or a start finishes."""
+        """Keep ``size`` workers (and ``spares``) alive or starting; woken whenever one ends or a start finishes."""
         while not self._closed:
             self._wake.clear()
-            while len(self._live) + self.starting < self.size:
+            self._promote_spare()
+            while len(self._live) + len(self._spare) + self.starting < self.size + self.spares:
                 self.starting += 1
-                self.restarts += 1
+                if self._unstarted_spares:
+                    self._unstarted_spares -= 1
+                else:
+                    self.restarts += 1
                 task = asyncio.get_running_loop().create_task(self._replace(self._backoff()))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
@@ -330,7 +394,7 @@ class JudgeWorkers:
         now = time.monotonic()
         while self._recent_ends and self._recent_ends[0] < now - BACKOFF_WINDOW_S:
             self._recent_ends.popleft()
-        over = len(self._recent_ends) - self.size
+        over = len(self._recent_ends) - self.size - self.spares
         return 0.0 if over <= 0 else min(BACKOFF_MAX_S, BACKOFF_S * 2 ** (over - 1))
 
     async def _replace(self, delay: float) -> None:
@@ -395,8 +459,9 @@ class JudgeWorkers:
             if task is not None:
                 task.cancel()
         loop = asyncio.get_running_loop()
-        workers = list(self._live)
+        workers = [*self._live, *self._spare]
         self._live.clear()
+        self._spare.clear()
         for worker in workers:
             with contextlib.suppress(Exception):
                 loop.remove_reader(worker.process.sentinel)

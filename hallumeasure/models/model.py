@@ -220,26 +220,39 @@ class Model:
     async def _single_flight(
         self, key: str, request: GenerateRequest, *, use_cache: bool, max_retries: int | None
     ) -> GenerateResponse:
-        """Send ``request`` unless an identical one is in flight; then wait for that one's answer."""
+        """Send ``request`` unless an identical one is in flight; then wait for that one's answer.
+
+        A call whose last waiter gave up is cancelled and leaves the table at once, so no later request joins it.
+        A request that joined it just before (its wait ended by a cancellation that is not its own) sends it
+        again: a shared call's cancellation never reaches a caller that did not ask for it."""
         loop = asyncio.get_running_loop()
         if self._flights_loop is not loop:  # tasks of another event loop (a sync wrapper's earlier run)
             self._flights, self._flights_loop = {}, loop
-        flight = self._flights.get(key)
-        leader = flight is None
-        if flight is None:
-            flight = _Flight(
-                asyncio.ensure_future(self._send(key, request, use_cache=use_cache, max_retries=max_retries))
-            )
-            self._flights[key] = flight
-            flight.task.add_done_callback(functools.partial(self._land, key, flight))
-        flight.waiters += 1
-        try:
-            response = await asyncio.shield(flight.task)
-        except asyncio.CancelledError:
-            flight.waiters -= 1
-            if flight.waiters == 0 and not flight.task.done():
-                flight.task.cancel()  # nobody wants the answer any more
-            raise
+        resent = 0
+        while True:
+            flight = self._flights.get(key)
+            leader = flight is None
+            if flight is None:
+                flight = _Flight(
+                    asyncio.ensure_future(self._send(key, request, use_cache=use_cache, max_retries=max_retries))
+                )
+                self._flights[key] = flight
+                flight.task.add_done_callback(functools.partial(self._land, key, flight))
+            flight.waiters += 1
+            try:
+                response = await asyncio.shield(flight.task)
+            except asyncio.CancelledError:
+                flight.waiters -= 1
+                if flight.waiters == 0 and not flight.task.done():
+                    flight.task.cancel()  # nobody wants the answer any more
+                    self._land(key, flight)
+                me = asyncio.current_task()
+                if (me is not None and me.cancelling()) or not flight.task.cancelled() or resent >= 3:
+                    raise  # this caller was cancelled (its deadline, its client gone)
+                resent += 1
+                log.debug("%s: a shared call was cancelled by its other callers; sending it again", self.spec)
+                continue
+            break
         flight.waiters -= 1
         if leader:
             return response
@@ -251,7 +264,7 @@ class Model:
     def _land(self, key: str, flight: _Flight, _task: object = None) -> None:
         if self._flights.get(key) is flight:
             del self._flights[key]
-        if not flight.task.cancelled():
+        if flight.task.done() and not flight.task.cancelled():
             flight.task.exception()  # retrieved, so that an error nobody awaited is not logged as lost
 
     async def _send(

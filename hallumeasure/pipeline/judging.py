@@ -41,7 +41,7 @@ from hallumeasure.judges.protocols import (
     WindowedJudge,
 )
 from hallumeasure.models.model import ProviderUnreachableError
-from hallumeasure.pipeline.limits import LimitHit, WorkLimits
+from hallumeasure.pipeline.limits import LimitHit, WorkLimits, claim_units
 from hallumeasure.sources.rag import Prepared, SourceOptions, finish, prepare, shown_whole, unsourced, view
 from hallumeasure.sources.retrieval import SourceView
 
@@ -150,8 +150,8 @@ async def judge_sample(
         claims = bounded(prepared.restore(extraction.claims), sample.response)
         if claims_from:
             claims = [c for c in claims if c.spans and c.spans[0].start >= claims_from]
-        hit = limits.claims_hit(len(claims))
-        if hit is not None:  # before any judge call: its cost grows with the claims
+        hit = limits.claims_hit(len(claims)) or limits.work_hit(claim_units([c.text for c in claims]), sample)
+        if hit is not None:  # before any judge call: its cost grows with the claims (times the source)
             over = ErrorKind.OVER_LIMIT
             return Judged(sample, error=hit.message, error_kind=over, over_limit=hit, usage=usage, latency_ms=latency)
         at_stage("judging claims", claims=len(claims))

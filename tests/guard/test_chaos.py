@@ -22,6 +22,7 @@ import httpx
 import psutil
 import pytest
 from local_servers import free_port, wait_ready
+from pydantic import SecretStr
 
 from hallumeasure.guard import Guard, GuardSettings
 from hallumeasure.guard.connections import uvicorn_options
@@ -83,7 +84,8 @@ def _check(base: str, client: httpx.Client | None = None) -> httpx.Response:
 
 
 def test_a_worker_that_died_idle_is_found_before_a_request_is_given_to_it() -> None:
-    with served(GuardSettings(judge_workers=2)) as base:
+    # no spare, and every check to a worker: the checks below meet the dead worker if the pool missed its end
+    with served(GuardSettings(judge_workers=2, spare_workers=0, inline_work_units=0)) as base:
         pids = _workers()
         assert len(pids) == 2
         _kill(pids[0])
@@ -94,7 +96,7 @@ def test_a_worker_that_died_idle_is_found_before_a_request_is_given_to_it() -> N
 
 
 def test_a_worker_killed_while_starting_is_replaced_again_and_readyz_says_when_none_can_judge() -> None:
-    with served(GuardSettings(judge_workers=1, timeout_s=20)) as base:
+    with served(GuardSettings(judge_workers=1, spare_workers=0, inline_work_units=0, timeout_s=20)) as base:
         [first] = _workers()
         _kill(first)
         # The pool is empty: not ready, so that a load balancer sends checks elsewhere.
@@ -121,7 +123,7 @@ def test_a_worker_killed_while_starting_is_replaced_again_and_readyz_says_when_n
 def test_a_crash_loop_ends_with_a_full_pool_that_answers() -> None:
     """SIGKILL a worker (starting, idle or busy) every 0.3 s for 8 s while a client checks; then stop. The
     pool ends full and checks answer 200 at once. Meanwhile every answer is JSON and tells no exit status."""
-    with served(GuardSettings(judge_workers=2, timeout_s=5)) as base:
+    with served(GuardSettings(judge_workers=2, inline_work_units=0, timeout_s=5)) as base:
         stop = threading.Event()
         during: list[httpx.Response] = []
 
@@ -145,7 +147,8 @@ def test_a_crash_loop_ends_with_a_full_pool_that_answers() -> None:
             thread.join(timeout=30)
         assert kills >= 5  # fewer than 8 / 0.3: while the pool backs off there is no worker to kill
         _until(lambda: _metric(base, "hallumeasure_guard_judge_workers_alive") == 2, 20, "the pool is full", every=0.1)
-        assert _readyz(base) == 200 and len(_workers()) == 2
+        _until(lambda: _metric(base, "hallumeasure_guard_judge_workers_spare") == 1, 20, "the spare is back", every=0.1)
+        assert _readyz(base) == 200 and len(_workers()) == 3
         for _ in range(5):
             started = time.perf_counter()
             assert _check(base).status_code == 200
@@ -155,6 +158,159 @@ def test_a_crash_loop_ends_with_a_full_pool_that_answers() -> None:
         assert not any("exit" in a.text or "SIG" in a.text for a in during)
         # each kill ended a worker, which was replaced (a kill may meet a worker that was ending already)
         assert _metric(base, "hallumeasure_guard_judge_worker_restarts_total") >= kills - 2
+
+
+def test_a_killed_worker_is_replaced_by_the_spare_at_once() -> None:
+    """The spare takes a killed worker's place in milliseconds; a start takes seconds (1-4 s on a busy machine)."""
+    with served(GuardSettings(judge_workers=1, inline_work_units=0)) as base:
+        spare = "hallumeasure_guard_judge_workers_spare"
+        _until(lambda: _metric(base, spare) == 1, 30, "the spare is ready", every=0.1)
+        worker = _workers()[0]  # the first started is the one in rotation
+        os.kill(worker, signal.SIGKILL)
+        started = time.perf_counter()
+        answer = _check(base)
+        assert answer.status_code == 200
+        assert time.perf_counter() - started < 0.5
+        _until(lambda: _metric(base, "hallumeasure_guard_judge_workers_spare") == 1, 30, "a new spare", every=0.1)
+
+
+# 6. Memory: a worker is retired after worker_max_checks checks, through the spare, without a failed check.
+
+
+def test_a_worker_is_retired_after_its_checks_and_the_spare_takes_over_without_a_failed_check() -> None:
+    settings = GuardSettings(judge_workers=1, worker_max_checks=3, inline_work_units=0)
+    with served(settings) as base:
+        spare = "hallumeasure_guard_judge_workers_spare"
+        _until(lambda: _metric(base, spare) == 1, 30, "the spare is ready", every=0.1)
+        first = set(_workers())
+        with httpx.Client() as client:
+            statuses = [_check(base, client).status_code for _ in range(3)]
+            assert _metric(base, "hallumeasure_guard_judge_worker_recycled_total") == 1
+            started = time.perf_counter()
+            statuses.append(_check(base, client).status_code)  # answered by the spare, at once
+            assert time.perf_counter() - started < 0.5
+        _until(lambda: _metric(base, spare) == 1, 30, "a new spare", every=0.1)
+        assert statuses == [200] * 4
+        assert len(first - set(_workers())) == 1  # the retired worker's process has ended
+        assert _metric(base, "hallumeasure_guard_judge_worker_start_failures_total") == 0
+        metrics = httpx.get(f"{base}/metrics", timeout=5).text
+        assert re.search(r'^hallumeasure_guard_judge_worker_last_exit\{status="retired"\} \d', metrics, re.M)
+
+
+# 2. No request can hold the pool: work is bounded before it starts, and small checks never wait behind heavy ones.
+
+
+def _heaviest_within_the_limits() -> dict[str, str]:
+    """A check near ``max_work_units`` (the default): many claims full of numbers against a source whose sentences
+    hold many numbers each. About 1-3 s of a busy core; on main, checks of this shape held a worker for seconds
+    to minutes."""
+    response = " ".join(f"The hall {i} holds {i * 7} books and opens at {i % 12} a.m." for i in range(90))
+    context = " ".join(f"Hall {i} has {i * 3} books and {i * 5} seats." for i in range(160))
+    return {"response": response, "context": context}
+
+
+def _timed_checks(base: str, seconds: float) -> list[tuple[int, float]]:
+    out = []
+    with httpx.Client() as client:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            started = time.perf_counter()
+            status = _check(base, client).status_code
+            out.append((status, time.perf_counter() - started))
+    return out
+
+
+def _p95(times: list[float]) -> float:
+    return sorted(times)[int(0.95 * (len(times) - 1))]
+
+
+#: A client that sends one check (JSON, from stdin) back to back for ``seconds``, then prints the statuses it got.
+_HEAVY_CLIENT = """
+import json, sys, time, httpx
+base, seconds = sys.argv[1], float(sys.argv[2])
+body, statuses = json.loads(sys.stdin.read()), []
+with httpx.Client() as client:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        statuses.append(client.post(base + "/v1/check", json=body, timeout=60).status_code)
+print(json.dumps(statuses))
+"""
+
+
+def test_two_clients_of_the_heaviest_checks_within_the_limits_do_not_stop_a_third_clients_checks() -> None:
+    """Two clients (processes of their own) send the heaviest checks the limits allow, back to back; a third
+    client's ordinary checks are still answered, at their usual speed (within twice the p95 measured before)."""
+    heavy = _heaviest_within_the_limits()
+    with served(GuardSettings(judge_workers=2)) as base:
+        first = httpx.post(f"{base}/v1/check", json=heavy, timeout=30)
+        assert first.status_code == 200, first.text  # within every limit: it is judged
+        baseline = _timed_checks(base, 1.5)
+        clients = [
+            subprocess.Popen(
+                [sys.executable, "-c", _HEAVY_CLIENT, base, "6"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        for client in clients:
+            assert client.stdin is not None
+            client.stdin.write(json.dumps(heavy))
+            client.stdin.close()
+        # both workers are busy with heavy checks
+        _until(lambda: _metric(base, "hallumeasure_guard_queue_depth") >= 2, 20, "the heavy checks run", every=0.05)
+        during = _timed_checks(base, 3.0)
+        outputs = [client.stdout.read() for client in clients if client.stdout is not None]
+        for client in clients:
+            client.wait(timeout=60)
+    heavy_statuses = [status for out in outputs for status in json.loads(out)]
+    assert heavy_statuses and set(heavy_statuses) == {200}
+    answered = sum(status == 200 for status, _ in during) / len(during)
+    assert answered >= 0.99, f"{answered:.1%} of {len(during)} ordinary checks answered"
+    before, meanwhile = _p95([t for _, t in baseline]), _p95([t for _, t in during])
+    assert meanwhile <= 2 * before, f"p95 {meanwhile * 1000:.1f} ms meanwhile, {before * 1000:.1f} ms before"
+
+
+def test_one_clients_heavy_checks_hold_at_most_its_share_of_the_workers() -> None:
+    """With ``max_worker_checks_per_client=1`` a client (an API key) sending two heavy checks at once holds one
+    worker, and another client's checks, sent to the workers too, take the other at once rather than wait
+    seconds behind the heavy ones."""
+    heavy, other = "heavy-client-key-0123456789", "other-client-key-0123456789"
+    settings = GuardSettings(
+        judge_workers=2,
+        inline_work_units=0,
+        max_worker_checks_per_client=1,
+        max_work_units=10**9,
+        timeout_s=60,
+        api_keys=(SecretStr(heavy), SecretStr(other)),
+    )
+    slow = _heaviest_within_the_limits()
+    slow["context"] = " ".join([slow["context"]] * 4)  # a few seconds of a core
+    with served(settings) as base:
+        heavy_times: list[float] = []
+
+        def heavy_client() -> None:
+            started = time.perf_counter()
+            r = httpx.post(f"{base}/v1/check", json=slow, headers={"authorization": f"Bearer {heavy}"}, timeout=120)
+            assert r.status_code == 200, r.text
+            heavy_times.append(time.perf_counter() - started)
+
+        threads = [threading.Thread(target=heavy_client) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        _until(lambda: _metric(base, "hallumeasure_guard_queue_depth") >= 2, 20, "the heavy checks run", every=0.05)
+        others = []
+        with httpx.Client(headers={"authorization": f"Bearer {other}"}) as client:
+            for _ in range(10):
+                started = time.perf_counter()
+                assert _check(base, client).status_code == 200
+                others.append(time.perf_counter() - started)
+        for thread in threads:
+            thread.join(timeout=120)
+    assert len(heavy_times) == 2
+    # the other client never waited for a heavy check: each of its checks took a small part of one
+    assert max(others) < min(heavy_times) / 3, (others, heavy_times)
 
 
 # 4. Every failure is a JSON answer, counted under its real status.
@@ -174,6 +330,36 @@ def test_a_cancellation_that_is_not_the_requests_is_a_json_500_counted_as_500() 
     assert 'status="499"' not in metrics
 
 
+def test_identical_checks_on_a_hung_llm_all_fall_back_and_none_gets_a_500(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A provider that stops answering, an LLM deadline, and waves of identical checks arriving while earlier
+    ones give up on the shared call: every check is answered 200 with the fast verdict and says why."""
+    from hallumeasure.testing import AnthropicServer, Fault, FaultPlan
+    from tests.guard.test_llm_step import KEY, WRONG, explainer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    hung = FaultPlan.random(1.0, [Fault.READ_TIMEOUT], hang=30.0)
+    with AnthropicServer(answer=explainer("number"), faults=hung) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        settings = GuardSettings(judge_workers=0, explainer="anthropic:claude-test", llm_deadline_s=0.3)
+        with served(settings) as base:
+
+            async def waves() -> list[httpx.Response]:
+                async with httpx.AsyncClient(timeout=30) as client:
+
+                    async def one(delay: float) -> httpx.Response:
+                        await asyncio.sleep(delay)
+                        return await client.post(f"{base}/v1/check", json={"response": WRONG, "context": CONTEXT})
+
+                    # arrivals spread over a few deadlines, so that some join a call just as it is cancelled
+                    return await asyncio.gather(*(one(i * 0.0375) for i in range(48)))
+
+            answers = asyncio.run(waves())
+            metrics = httpx.get(f"{base}/metrics", timeout=5).text
+    assert [a.status_code for a in answers] == [200] * 48
+    assert all(a.json()["fallback"] for a in answers)
+    assert 'status="500"' not in metrics
+
+
 def test_a_lone_surrogate_in_a_stream_line_is_422_as_in_a_check() -> None:
     lone = '{"text": "It holds \\ud800 books."}'  # a JSON escape of a lone surrogate: valid JSON, not text
     with served(GuardSettings(judge_workers=0), Guard()) as base:
@@ -190,6 +376,38 @@ def test_a_lone_surrogate_in_a_stream_line_is_422_as_in_a_check() -> None:
         metrics = httpx.get(f"{base}/metrics", timeout=5).text
     assert check.status_code == 422
     assert 'status="500"' not in metrics
+
+
+async def _send_body(port: int, head: bytes, total: int, *, step: int = 65536, pause: float = 0.002) -> bytes:
+    """Send ``head``, then ``total`` bytes of body in ``step``-byte writes ``pause`` seconds apart, then read
+    the answer: what a client that writes its whole body before it reads sees (b"reset" for a reset)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(head)
+        for _ in range(0, total, step):
+            writer.write(b"a" * step)
+            await writer.drain()
+            await asyncio.sleep(pause)
+        return await asyncio.wait_for(reader.read(65536), 10)
+    except ConnectionError:
+        return b"reset"
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("length", ["content-length: 3000000", "transfer-encoding: chunked"])
+def test_a_client_still_sending_an_over_limit_body_reads_the_413(length: str) -> None:
+    """A body over ``max_request_bytes`` gets its 413 at once; the connection then closes, but lingers, reading
+    and dropping what the client still sends, so that a client that reads only after writing gets the 413, not a
+    reset. (A chunked body is sent as one huge chunk: its size line says 3 MB.)"""
+    with running(GuardSettings(judge_workers=0), Guard(), **uvicorn_options()) as (base, _):
+        port = int(base.rsplit(":", 1)[1])
+        head = b"POST /v1/check HTTP/1.1\r\nhost: g\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        head += length.encode() + b"\r\n\r\n" + (b"2dc6c0\r\n" if "chunked" in length else b"")
+        answer = asyncio.run(_send_body(port, head, 3_000_000))
+        assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:80]
+    assert b"max_request_bytes" in answer
 
 
 def test_a_stream_cut_at_shutdown_gets_an_error_event() -> None:

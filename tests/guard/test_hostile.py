@@ -175,9 +175,22 @@ def _worst_case(sentences: int = 60, context_sentences: int = 2500) -> dict[str,
     return {"response": response, "context": para}
 
 
+def _numbers(sentences: int, per_sentence: int) -> str:
+    """``sentences`` sentences of ``per_sentence`` numbers each."""
+    return " ".join(
+        "The " + " and ".join(f"hall {i * 131 + j * 17} holds {j * 7 + 3}" for j in range(per_sentence // 2)) + "."
+        for i in range(sentences)
+    )
+
+
 def test_worst_case_checks_get_504_while_probes_answer_at_once() -> None:
     settings = GuardSettings(
-        max_concurrency=2, timeout_s=1.0, judge_workers=2, max_context_chars=1_000_000, max_sentences=1000
+        max_concurrency=2,
+        timeout_s=1.0,
+        judge_workers=2,
+        max_context_chars=1_000_000,
+        max_sentences=1000,
+        max_work_units=10**9,
     )
     with served(settings) as base:
         slow = _worst_case(sentences=200, context_sentences=8000)  # about 2 s of one core, in process
@@ -217,7 +230,9 @@ def test_a_reply_larger_than_the_pipe_buffer_comes_back_whole() -> None:
     # 150 claims against a long source, two at once: each worker's reply is about 120 kB, more than a pipe
     # holds. The server's loop (uvloop) left the pipe non-blocking, and reading such a reply stopped half way
     # with EAGAIN, answered as a dead worker (500).
-    settings = GuardSettings(timeout_s=60, judge_workers=2, max_context_chars=1_000_000, max_sentences=1000)
+    settings = GuardSettings(
+        timeout_s=60, judge_workers=2, max_context_chars=1_000_000, max_sentences=1000, max_work_units=10**9
+    )
     with served(settings) as base:
         statuses: list[int] = []
 
@@ -239,6 +254,9 @@ def test_a_reply_larger_than_the_pipe_buffer_comes_back_whole() -> None:
     [
         ({"response": "It holds 120,000 books.", "context": "x " * 6_000}, "max_context_chars"),
         ({"response": "It is open. " * 60, "context": CONTEXT}, "max_sentences"),
+        # Under every other limit, yet minutes of CPU on main: claims full of numbers against one sentence of 500
+        # numbers (any two of which a claim's number might be the sum or ratio of).
+        ({"response": _numbers(10, 40), "context": _numbers(1, 500)}, "max_work_units"),
     ],
 )
 def test_work_limits_answer_413_naming_the_setting(payload: dict[str, Any], setting: str) -> None:

@@ -124,3 +124,31 @@ def test_usage_is_accumulated():
         model.usage.cache_read_tokens,
         model.usage.cache_write_tokens,
     ) == (10, 3, 7, 2)
+
+
+def test_a_shared_call_cancelled_by_its_other_caller_is_sent_again_not_raised_as_a_cancellation():
+    """Issue #46: a caller gives up on a call (its deadline), which cancels it; a second caller of the same
+    request that joined it just then was given the CancelledError (a bare 500 in the guard). It sends the
+    request again and gets the answer."""
+    from provider_fixtures import ANTHROPIC, judge_request
+
+    from hallumeasure.testing import AnthropicServer
+    from hallumeasure.testing.anthropic_server import text_reply
+
+    async def scenario(model: Model) -> GenerateResponse:
+        request = judge_request()
+        first = asyncio.create_task(model.generate(request, use_cache=False))
+        await asyncio.sleep(0.3)  # the first call hangs at the provider
+        first.cancel()  # its caller gives up: the shared call is cancelled
+        # joins at once, in the same turn of the loop: on main it joined the call being cancelled
+        second = asyncio.create_task(model.generate(request, use_cache=False))
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        return await asyncio.wait_for(second, 10)
+
+    hung = text_reply("late")
+    hung.delay = 5.0  # a provider that stops answering
+    with AnthropicServer(script=[hung, text_reply("answer")]) as srv:
+        model = Model(ANTHROPIC.api(srv), max_retries=0)
+        response = asyncio.run(scenario(model))
+    assert response.text == "answer"

@@ -18,7 +18,7 @@ from hallumeasure.judges.llm.classify import LLMJudge
 from hallumeasure.judges.llm.extract import LLMExtractor
 from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.limits import WorkLimits
+from hallumeasure.pipeline.limits import WorkLimits, claim_units, response_units, source_units
 from hallumeasure.pipeline.measurement import measure_settings
 from hallumeasure.pipeline.run import measure_samples
 
@@ -140,3 +140,22 @@ def test_resume_finds_the_over_limit_rows_of_a_run_stored_before_error_kinds(tmp
     assert raised.manifest.counts["measured_now"] == 1  # the over-limit row, not the other error row
     kinds = {r.sample_id: (r.error_kind, r.error) for r in raised.results}
     assert kinds["huge"] == (None, None) and kinds[rows[1]["id"]] == (ErrorKind.UNKNOWN, "RuntimeError: boom")
+
+
+def test_work_units_count_words_and_the_pairs_of_numbers_within_a_sentence():
+    # 6 words, then 5 words of which 3 numbers (3 pairs) in the second sentence; no pair across sentences
+    source = Sample(id="s", response="-", context="The hall opened in the spring. Halls 12, 40 and 7.")
+    assert source_units(source) == 6 + 5 + 3
+    assert source_units(source.model_copy(update={"context": "Halls 12, 40. And 7."})) == 3 + 2 + 1
+    # a claim: its words, its pairs of numbers, and 8
+    assert claim_units(["It holds 120 books.", "It is 5 or 6."]) == (4 + 0 + 8) + (5 + 1 + 8)
+    # before the extraction each sentence of the response stands for one claim
+    assert response_units("It holds 120 books. It is 5 or 6.") == claim_units(["It holds 120 books.", "It is 5 or 6."])
+
+
+def test_claims_over_the_work_limit_are_an_error_row_before_any_judge_call():
+    limits = WorkLimits(max_work_units=20 * source_units(SHORT))
+    results, api = _fake_run([SHORT], limits)  # two claims of more than 10 units each
+    row = results["short"]
+    assert row.error is not None and "max_work_units" in row.error and row.error_kind is ErrorKind.OVER_LIMIT
+    assert row.claims == [] and api.calls == 1  # the extraction only: no claim was judged
