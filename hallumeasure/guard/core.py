@@ -173,7 +173,7 @@ class Guard:
             if model is not None:
                 await model.aclose()
 
-    def check(self, response: str, **source: Any) -> CheckResult:
+    def check(self, response: str | None = None, **source: Any) -> CheckResult:
         """``acheck`` from synchronous code (the same arguments); it works inside a running event loop too.
 
         It runs on the package's kept loop, as ``check`` does: the explainer's and rewriter's LLM clients belong
@@ -182,14 +182,17 @@ class Guard:
 
     async def acheck(
         self,
-        response: str,
+        response: str | None = None,
         *,
         context: str | None = None,
         passages: Sequence[PassageIn | dict[str, Any]] | None = None,
+        messages: Sequence[dict[str, Any]] | None = None,
         question: str | None = None,
         policy: PolicyOverride | dict[str, Any] | None = None,
     ) -> CheckResult:
-        """Check ``response`` against ``context`` (a string) or ``passages`` (dicts or ``PassageIn``)."""
+        """Check ``response`` against ``context`` (a string), ``passages`` (dicts or ``PassageIn``) or a
+        conversation (``messages``, as ``POST /v1/check`` and ``check(messages=...)`` read them; its last
+        assistant message is the response when ``response`` is not given)."""
         request = CheckRequest.model_validate(
             {
                 "response": response,
@@ -197,6 +200,7 @@ class Guard:
                 "passages": [p.model_dump() if isinstance(p, PassageIn) else p for p in passages]
                 if passages is not None
                 else None,
+                "messages": list(messages) if messages is not None else None,
                 "question": question,
                 "policy": policy.model_dump() if isinstance(policy, PolicyOverride) else policy,
             }

@@ -194,9 +194,11 @@ def test_a_conversation_with_tool_results_is_judged_alike_by_check_measure_and_t
     name, extractor = guard.judge.name, guard.extractor.name
     from_measure = result_of(sample.response, stored, guard.policy, judge=name, extractor=extractor)
     from_guard = run_sync(guard.run(CheckRequest.model_validate({"messages": MESSAGES})))
+    from_guard_check = guard.check(messages=MESSAGES)  # Guard.check takes the conversation as check() does
     with _served(GuardSettings(judge_workers=1)) as base:
         served = httpx.post(f"{base}/v1/check", json={"messages": MESSAGES}, timeout=60)
     assert served.status_code == 200, served.text
     assert _comparable(checked) == _comparable(from_measure) == _comparable(from_guard)
+    assert _comparable(from_guard_check) == _comparable(checked)
     assert _comparable(Result.model_validate(served.json())) == _comparable(checked)
     assert checked.n_unsupported >= 1  # 81,000 against the tool's 52,000
