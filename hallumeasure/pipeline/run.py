@@ -34,6 +34,7 @@ from hallumeasure.judges.protocols import (
 from hallumeasure.pipeline.judge_checks import ContextProbe, JudgeTally, probe_context
 from hallumeasure.pipeline.judging import measure_sample
 from hallumeasure.pipeline.limits import WorkLimits
+from hallumeasure.registry import is_keyless
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
@@ -430,6 +431,8 @@ async def _measure_and_close(
         )
         if not todo:
             return None  # nothing new to probe: the caller keeps the probe of the run that measured them
+        if all(is_keyless(name) for name in store.judges()):
+            return None  # the probe asks again about LLM verdicts only: none to pick, so no read of the store
         try:
             return await probe_context(judge, samples, store.iter_results())
         except Exception:

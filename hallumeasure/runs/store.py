@@ -445,6 +445,13 @@ class RunStore:
     def done_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT sample_id FROM results")}
 
+    def judges(self) -> set[str]:
+        """The judges named by the run's answered verdicts (not error rows), in one SQL pass."""
+        rows = self.db.execute(
+            "SELECT DISTINCT judge FROM verdicts WHERE error IS NULL AND label IS NOT NULL AND judge IS NOT NULL"
+        )
+        return {row[0] for row in rows}
+
     def error_ids(self, kind: ErrorKind) -> set[str]:
         """Samples stored as error rows of ``kind`` (a run opened for writing has every row's kind, see
         ``_migrate_error_kinds``; read only, an old run's rows have none and match no kind)."""
