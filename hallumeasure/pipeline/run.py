@@ -337,7 +337,8 @@ def finish_manifest(
     probe: ContextProbe | None = None,
     stages: tuple[ClaimExtractor, ClaimJudge] | None = None,
 ) -> RunManifest:
-    """The finished manifest, written: counts, usage and the judge's sanity checks over every stored result.
+    """The finished manifest, written: counts, usage and the judge's sanity checks over every stored result, read
+    from the store a chunk at a time (``FinishTally``), so the memory it needs does not grow with the run.
 
     With the ``stages`` that measured in this process, their settings and prompts are recorded again (what the
     judge learnt while judging, such as its model's window), and with a context ``probe`` what it asked and found.
