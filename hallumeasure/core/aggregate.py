@@ -16,6 +16,8 @@ greetings) is *unevaluatable*: no hallucinated flag and never decided, so it is 
 
 from __future__ import annotations
 
+import math
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -24,6 +26,9 @@ from pydantic import BaseModel, Field
 
 from hallumeasure.core.labels import Decidable, Label, Policy, Subtype
 from hallumeasure.core.types import Claim, ClaimVerdict, ErrorKind, ResponseResult, Sample, Usage
+
+#: Whether the built-in ``sum`` of floats compensates its rounding (Python 3.12 and later).
+_COMPENSATED = sys.version_info >= (3, 12)
 
 
 class UnsureBounds(NamedTuple):
@@ -200,8 +205,118 @@ class RunSummary(BaseModel):
     )
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+class _Mean:
+    """A running mean equal to ``sum(values) / len(values)`` of the values added in order, without keeping them:
+    its sum adds as the interpreter's own ``sum`` does (plain addition before Python 3.12, Neumaier's compensated
+    addition since)."""
+
+    __slots__ = ("carry", "count", "total")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0.0
+        self.carry = 0.0
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        if not _COMPENSATED:
+            self.total += value
+            return
+        added = self.total + value
+        if abs(self.total) >= abs(value):
+            self.carry += (self.total - added) + value
+        else:
+            self.carry += (value - added) + self.total
+        self.total = added
+
+    def value(self) -> float | None:
+        if not self.count:
+            return None
+        total = self.total + self.carry if self.carry and math.isfinite(self.carry) else self.total
+        return total / self.count
+
+
+class _Share:
+    """A running share of True values (``sum(flags) / len(flags)``: an exact count)."""
+
+    __slots__ = ("count", "true")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.true = 0
+
+    def add(self, flag: bool) -> None:
+        self.count += 1
+        self.true += flag
+
+    def value(self) -> float | None:
+        return self.true / self.count if self.count else None
+
+
+class RunTally:
+    """``summarise_run`` one response at a time: running counts and means, so a run of any size is summarised in
+    memory that does not grow with it (``add`` each result in input order, then ``summary``)."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.n_responses = self.n_error_responses = self.n_claims = self.n_claim_errors = 0
+        self.n_responses_with_errors = self.n_unsure_claims = 0
+        self.rates, self.lows, self.highs = _Mean(), _Mean(), _Mean()
+        self.flags, self.flags_low, self.flags_high, self.decided_judged = _Share(), _Share(), _Share(), _Share()
+        self.labels: Counter[Label] = Counter()
+        self.subtypes: Counter[Subtype] = Counter()
+        self.usage = Usage()
+
+    def add(self, r: ResponseResult) -> None:
+        self.n_responses += 1
+        self.n_error_responses += r.error is not None
+        self.n_claims += r.n_claims
+        self.n_claim_errors += r.n_errors
+        self.n_responses_with_errors += r.error is not None or r.n_errors > 0
+        if r.unsupported_rate is not None:
+            self.rates.add(r.unsupported_rate)
+        if r.hallucinated is not None:
+            flag = bool(r.hallucinated)
+            # A result that predates ``decided`` (None) was judged with confidence throughout.
+            decided = r.decided is not False
+            self.flags.add(flag)
+            # undecided means: not hallucinated with the unsure claims supported, hallucinated with them unsupported
+            self.flags_low.add(flag and decided)
+            self.flags_high.add(flag or not decided)
+        if r.error is None:
+            # Of every response judged (not an error row): one without a flag (no checkable claim) is not decided.
+            self.decided_judged.add(r.decided is True or (r.decided is None and r.hallucinated is not None))
+            self.n_unsure_claims += sum(1 for v in r.verdicts if v.ok and not v.confident)
+        if (low := _or(r.unsupported_rate_low, r.unsupported_rate)) is not None:
+            self.lows.add(low)
+        if (high := _or(r.unsupported_rate_high, r.unsupported_rate)) is not None:
+            self.highs.add(high)
+        self.labels.update(r.label_counts)
+        self.subtypes.update(r.subtype_counts)
+        self.usage = self.usage + r.usage
+
+    def summary(self) -> RunSummary:
+        return RunSummary(
+            n_responses=self.n_responses,
+            n_error_responses=self.n_error_responses,
+            n_claims=self.n_claims,
+            n_claim_errors=self.n_claim_errors,
+            n_responses_with_errors=self.n_responses_with_errors,
+            n_rated=self.rates.count,
+            mean_unsupported_rate=self.rates.value(),
+            hallucinated_share=self.flags.value(),
+            label_counts=dict(sorted(self.labels.items())),
+            subtype_counts=dict(sorted(self.subtypes.items())),
+            policy=self.policy.describe(),
+            usage=self.usage,
+            n_unsure_claims=self.n_unsure_claims,
+            n_decided=self.decided_judged.true,
+            decided_share=self.decided_judged.value(),
+            mean_unsupported_rate_low=self.lows.value(),
+            mean_unsupported_rate_high=self.highs.value(),
+            hallucinated_share_low=self.flags_low.value(),
+            hallucinated_share_high=self.flags_high.value(),
+        )
 
 
 def _or(value: float | None, fallback: float | None) -> float | None:
@@ -209,44 +324,9 @@ def _or(value: float | None, fallback: float | None) -> float | None:
 
 
 def summarise_run(results: Iterable[ResponseResult], policy: Policy) -> RunSummary:
-    """Point estimates of a run, with the bounds that its unsure claims leave open."""
-    results = list(results)
-    rates = [r.unsupported_rate for r in results if r.unsupported_rate is not None]
-    flagged = [r for r in results if r.hallucinated is not None]
-    flags = [bool(r.hallucinated) for r in flagged]
-    # A result that predates ``decided`` (None) was judged with confidence throughout.
-    decided = [r.decided is not False for r in flagged]
-    # Of every response judged (not an error row): one without a flag (no checkable claim) is not decided.
-    judged = [r for r in results if r.error is None]
-    decided_judged = [r.decided is True or (r.decided is None and r.hallucinated is not None) for r in judged]
-    lows = [x for r in results if (x := _or(r.unsupported_rate_low, r.unsupported_rate)) is not None]
-    highs = [x for r in results if (x := _or(r.unsupported_rate_high, r.unsupported_rate)) is not None]
-    labels: Counter[Label] = Counter()
-    subtypes: Counter[Subtype] = Counter()
-    usage = Usage()
-    for r in results:
-        labels.update(r.label_counts)
-        subtypes.update(r.subtype_counts)
-        usage = usage + r.usage
-    return RunSummary(
-        n_responses=len(results),
-        n_error_responses=sum(1 for r in results if r.error is not None),
-        n_claims=sum(r.n_claims for r in results),
-        n_claim_errors=sum(r.n_errors for r in results),
-        n_responses_with_errors=sum(1 for r in results if r.error is not None or r.n_errors > 0),
-        n_rated=len(rates),
-        mean_unsupported_rate=_mean(rates),
-        hallucinated_share=_mean(flags),
-        label_counts=dict(sorted(labels.items())),
-        subtype_counts=dict(sorted(subtypes.items())),
-        policy=policy.describe(),
-        usage=usage,
-        n_unsure_claims=sum(1 for r in results if r.error is None for v in r.verdicts if v.ok and not v.confident),
-        n_decided=sum(decided_judged),
-        decided_share=_mean(decided_judged),
-        mean_unsupported_rate_low=_mean(lows),
-        mean_unsupported_rate_high=_mean(highs),
-        # undecided means: not hallucinated with the unsure claims supported, hallucinated with them unsupported
-        hallucinated_share_low=_mean([f and d for f, d in zip(flags, decided, strict=True)]),
-        hallucinated_share_high=_mean([f or not d for f, d in zip(flags, decided, strict=True)]),
-    )
+    """Point estimates of a run, with the bounds that its unsure claims leave open (``results`` are read once, in
+    order, and not kept: an iterator over a run store summarises a run of any size)."""
+    tally = RunTally(policy)
+    for result in results:
+        tally.add(result)
+    return tally.summary()

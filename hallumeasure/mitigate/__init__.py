@@ -208,6 +208,7 @@ def mitigate_run(
             "rewrite_usage": rewrite_usage.model_dump(),
             "usage_note": "per-response usage is the cost of measuring the rewrite; copied responses cost 0",
         },
+        keep_results=False,
     )
     report = build_report(
         outcome,

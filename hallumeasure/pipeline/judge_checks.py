@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
-from functools import cache
+from functools import cache, lru_cache
 
 from pydantic import BaseModel, Field
 
@@ -40,7 +40,6 @@ from hallumeasure.core.types import Claim, ClaimVerdict, ResponseResult, Sample,
 from hallumeasure.judges.llm.prompts import all_prompts
 from hallumeasure.judges.protocols import ClaimJudge, CountingJudge
 from hallumeasure.registry import is_keyless
-from hallumeasure.sources.evidence import count_unverified
 
 #: Fewest claims judged by an LLM before the label and reason-text checks speak.
 MIN_CLAIMS = 20
@@ -112,17 +111,108 @@ class ContextProbe(BaseModel):
         return len(self.claims) - self.errors
 
 
-def check_judge(results: Sequence[ResponseResult], probe: ContextProbe | None = None) -> list[JudgeCheck]:
+def check_judge(results: Iterable[ResponseResult], probe: ContextProbe | None = None) -> list[JudgeCheck]:
     """The sanity checks that the judge's verdicts in ``results`` (and the context ``probe``, when it ran) fail
-    (an empty list when all pass)."""
-    verdicts = [v for r in results for v in r.verdicts if v.ok]
-    by_llm = [v for v in verdicts if not _keyless(v.judge)]
-    found = [_one_label(by_llm), _copied_reasons(verdicts), _same_reason(by_llm), _unverified(verdicts)]
-    found.append(_context_ignored(probe) if probe is not None else None)
-    return [check for check in found if check is not None]
+    (an empty list when all pass). ``results`` are read once, or twice when one reason may be the same for most
+    claims (``JudgeTally``): pass a list, or use ``JudgeTally`` over a store's chunks."""
+    results = results if isinstance(results, Sequence) else list(results)
+    tally = JudgeTally()
+    for result in results:
+        tally.add(result)
+    if tally.needs_recount():
+        for result in results:
+            tally.recount(result)
+    return tally.checks(probe)
 
 
-def probe_claims(results: Sequence[ResponseResult]) -> list[tuple[str, list[Claim], list[ClaimVerdict]]]:
+class JudgeTally:
+    """``check_judge`` one response at a time, in memory that does not grow with the run: counts of labels, copied
+    reasons and evidence, and (by Boyer and Moore's majority vote) the one reason that may hold most claims.
+
+    ``add`` each result in input order; when ``needs_recount`` says so, ``recount`` each again in the same order
+    (a second pass that counts that one reason exactly); then ``checks``.
+    """
+
+    def __init__(self) -> None:
+        self.labels: Counter[Label | None] = Counter()
+        self.n_llm = self.n_reasoned = self.n_copied = self.n_unverified = self.n_checked = 0
+        self.n_reasons = 0
+        self.candidate: str | None = None
+        self.lead = 0
+        self.candidate_count = 0
+        self.candidate_written = ""
+
+    def add(self, result: ResponseResult) -> None:
+        for v in result.verdicts:
+            if not v.ok:
+                continue
+            reasons = set(_reasons(v))
+            if reasons:
+                self.n_reasoned += 1
+                self.n_copied += any(_copied_cached(r) for r in reasons)
+            if v.evidence_verified is not None:
+                self.n_checked += 1
+                self.n_unverified += not v.evidence_verified
+            if _keyless(v.judge):
+                continue
+            self.n_llm += 1
+            self.labels[v.label] += 1
+            if v.label_reason and v.label_reason.strip():
+                self.n_reasons += 1
+                reason = _normal(v.label_reason)
+                if self.lead == 0:
+                    self.candidate, self.lead = reason, 1
+                else:
+                    self.lead += 1 if reason == self.candidate else -1
+
+    def needs_recount(self) -> bool:
+        """Whether ``same_reason`` can speak: enough reasons, so the majority candidate must be counted."""
+        return self.n_reasons >= MIN_CLAIMS
+
+    def recount(self, result: ResponseResult) -> None:
+        for v in result.verdicts:
+            if not (v.ok and v.label_reason and v.label_reason.strip()) or _keyless(v.judge):
+                continue
+            if _normal(v.label_reason) == self.candidate:
+                self.candidate_count += 1
+                self.candidate_written = v.label_reason
+
+    def checks(self, probe: ContextProbe | None = None) -> list[JudgeCheck]:
+        found = [self._one_label(), self._copied_reasons(), self._same_reason(), self._unverified()]
+        found.append(_context_ignored(probe) if probe is not None else None)
+        return [check for check in found if check is not None]
+
+    def _one_label(self) -> JudgeCheck | None:
+        if self.n_llm < MIN_CLAIMS:
+            return None
+        label, count = self.labels.most_common(1)[0]
+        if label is None or label == Label.SUPPORTED or count < ONE_LABEL_SHARE * self.n_llm:
+            return None
+        return _failed(JudgeCheckName.ONE_LABEL, count, self.n_llm, f"judged by the LLM are {label.value}")
+
+    def _copied_reasons(self) -> JudgeCheck | None:
+        if self.n_copied < MIN_COPIED or self.n_copied < COPIED_SHARE * self.n_reasoned:
+            return None
+        seen = "with a reason repeat a reason of the prompt's own example"
+        return _failed(JudgeCheckName.COPIED_REASONS, self.n_copied, self.n_reasoned, seen)
+
+    def _same_reason(self) -> JudgeCheck | None:
+        # A reason of at least SAME_REASON_SHARE (over half) of the claims is the majority vote's candidate.
+        if self.n_reasons < MIN_CLAIMS or self.candidate_count < SAME_REASON_SHARE * self.n_reasons:
+            return None
+        shown = " ".join(self.candidate_written.split())
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        seen = f"judged by the LLM have one reason: {shown!r}"
+        return _failed(JudgeCheckName.SAME_REASON, self.candidate_count, self.n_reasons, seen)
+
+    def _unverified(self) -> JudgeCheck | None:
+        if self.n_checked < MIN_QUOTED or self.n_unverified < UNVERIFIED_SHARE * self.n_checked:
+            return None
+        seen = "with quoted evidence have a quote that is in no passage"
+        return _failed(JudgeCheckName.UNVERIFIED_EVIDENCE, self.n_unverified, self.n_checked, seen)
+
+
+def probe_claims(results: Iterable[ResponseResult]) -> list[tuple[str, list[Claim], list[ClaimVerdict]]]:
     """The claims the probe asks again, by sample id: judged by an LLM with a label only the source can give, at
     most ``PROBE_PER_RESPONSE`` of a response and ``PROBE_CLAIMS`` in all, in the run's order."""
     chosen: list[tuple[str, list[Claim], list[ClaimVerdict]]] = []
@@ -141,7 +231,7 @@ def probe_claims(results: Sequence[ResponseResult]) -> list[tuple[str, list[Clai
 
 
 async def probe_context(
-    judge: ClaimJudge, samples: Sequence[Sample], results: Sequence[ResponseResult]
+    judge: ClaimJudge, samples: Sequence[Sample], results: Iterable[ResponseResult]
 ) -> ContextProbe | None:
     """Ask ``judge`` again about a few of its claims (``probe_claims``) with their source removed; None when there is
     nothing to probe (a keyless judge, or too few claims with a label that needs the source)."""
@@ -193,15 +283,6 @@ def _failed(name: JudgeCheckName, count: int, total: int, seen: str) -> JudgeChe
     )
 
 
-def _one_label(verdicts: Sequence[ClaimVerdict]) -> JudgeCheck | None:
-    if len(verdicts) < MIN_CLAIMS:
-        return None
-    label, count = Counter(v.label for v in verdicts).most_common(1)[0]
-    if label is None or label == Label.SUPPORTED or count < ONE_LABEL_SHARE * len(verdicts):
-        return None
-    return _failed(JudgeCheckName.ONE_LABEL, count, len(verdicts), f"judged by the LLM are {label.value}")
-
-
 def _normal(text: str) -> str:
     return _NOT_WORD.sub(" ", text.lower()).strip()
 
@@ -229,6 +310,12 @@ def _names_something(text: str) -> bool:
     return any(c.isdigit() for c in text) or any(w.strip("'\"(")[:1].isupper() for w in words[1:])
 
 
+@lru_cache(maxsize=1 << 16)
+def _copied_cached(reason: str) -> bool:
+    """``_copied``, remembered for the reasons seen most recently (a run repeats its reasons; memory stays bounded)."""
+    return _copied(reason)
+
+
 def _copied(reason: str) -> bool:
     """Whether a normalised reason is equal or nearly equal to one of the prompts' example reasons."""
     for example in example_reasons():
@@ -244,35 +331,3 @@ def _copied(reason: str) -> bool:
 
 def _reasons(verdict: ClaimVerdict) -> Iterable[str]:
     return (_normal(r) for r in (verdict.label_reason, verdict.subtype_reason) if r and r.strip())
-
-
-def _copied_reasons(verdicts: Sequence[ClaimVerdict]) -> JudgeCheck | None:
-    reasoned = [v for v in verdicts if any(_reasons(v))]
-    copied = {reason for reason in {r for v in reasoned for r in _reasons(v)} if _copied(reason)}
-    count = sum(1 for v in reasoned if any(r in copied for r in _reasons(v)))
-    if count < MIN_COPIED or count < COPIED_SHARE * len(reasoned):
-        return None
-    seen = "with a reason repeat a reason of the prompt's own example"
-    return _failed(JudgeCheckName.COPIED_REASONS, count, len(reasoned), seen)
-
-
-def _same_reason(verdicts: Sequence[ClaimVerdict]) -> JudgeCheck | None:
-    given = [v.label_reason for v in verdicts if v.label_reason and v.label_reason.strip()]
-    reasons = [_normal(reason) for reason in given]
-    written = dict(zip(reasons, given, strict=True))
-    if len(reasons) < MIN_CLAIMS:
-        return None
-    reason, count = Counter(reasons).most_common(1)[0]
-    if count < SAME_REASON_SHARE * len(reasons):
-        return None
-    shown = " ".join(written[reason].split())
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."
-    return _failed(JudgeCheckName.SAME_REASON, count, len(reasons), f"judged by the LLM have one reason: {shown!r}")
-
-
-def _unverified(verdicts: Sequence[ClaimVerdict]) -> JudgeCheck | None:
-    unverified, checked = count_unverified(verdicts)
-    if checked < MIN_QUOTED or unverified < UNVERIFIED_SHARE * checked:
-        return None
-    seen = "with quoted evidence have a quote that is in no passage"
-    return _failed(JudgeCheckName.UNVERIFIED_EVIDENCE, unverified, checked, seen)

@@ -386,6 +386,7 @@ class Measurement:
             activity=activity,
             input_problems=loaded.problems,
             overwrite=overwrite,
+            keep_results=False,
         )
         stats = save_detector_stats(run_dir, stages.judge)
         if stats is not None:

@@ -477,7 +477,7 @@ def measure_on_ray(
             "engine": recorded["engine"],
         }
         manifest = manifest.model_copy(update={"settings": {**manifest.settings, **recorded}})
-        manifest, _ = finish_manifest(
+        manifest = finish_manifest(
             store, manifest, n_samples=writer.samples, measured_now=writer.measured, skipped=len(writer.problems)
         )
     return manifest

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hallumeasure.core.activity import Activity
-from hallumeasure.core.aggregate import summarise_response, summarise_run
+from hallumeasure.core.aggregate import RunTally, summarise_response
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import ErrorKind, Mode, ResponseResult, RunManifest, Sample
@@ -31,9 +31,10 @@ from hallumeasure.judges.protocols import (
     PromptedStage,
     model_to_close,
 )
-from hallumeasure.pipeline.judge_checks import ContextProbe, check_judge, probe_context
+from hallumeasure.pipeline.judge_checks import ContextProbe, JudgeTally, probe_context
 from hallumeasure.pipeline.judging import measure_sample
 from hallumeasure.pipeline.limits import WorkLimits
+from hallumeasure.registry import is_keyless
 from hallumeasure.runs.inputs import key_samples
 from hallumeasure.runs.store import RunStore, existing_run_error
 from hallumeasure.sources.evidence import count_unverified
@@ -188,8 +189,11 @@ def run_measurement(
     activity: Activity | None = None,
     input_problems: Iterable[Any] = (),
     overwrite: bool = False,
+    keep_results: bool = True,
 ) -> tuple[RunManifest, list[ResponseResult]]:
-    """Measure ``samples`` into the run directory ``out`` and write its manifest.
+    """Measure ``samples`` into the run directory ``out`` and write its manifest; return it with every stored
+    result, or with none when not ``keep_results`` (finishing reads the store in chunks, so a caller that only needs
+    the manifest keeps memory flat in the size of the run).
 
     With ``resume``, samples already stored are kept and only the rest are measured, along with those a work
     limit left out (measured again under today's limits); the manifest must describe the same input, stages,
@@ -251,7 +255,7 @@ def run_measurement(
             mark_interrupted(store, manifest, len(samples))
             raise KeyboardInterrupt from None
         skipped = len(input_problems) or int((settings or {}).get("skipped_input_rows", 0))
-        return finish_manifest(
+        manifest = finish_manifest(
             store,
             manifest,
             n_samples=len(samples),
@@ -260,6 +264,7 @@ def run_measurement(
             probe=probe,
             stages=(extractor, judge),
         )
+        return manifest, store.results() if keep_results else []
 
 
 def new_manifest(
@@ -331,8 +336,9 @@ def finish_manifest(
     skipped: int,
     probe: ContextProbe | None = None,
     stages: tuple[ClaimExtractor, ClaimJudge] | None = None,
-) -> tuple[RunManifest, list[ResponseResult]]:
-    """The finished manifest, written: counts, usage and the judge's sanity checks over every stored result.
+) -> RunManifest:
+    """The finished manifest, written: counts, usage and the judge's sanity checks over every stored result, read
+    from the store a chunk at a time (``FinishTally``), so the memory it needs does not grow with the run.
 
     With the ``stages`` that measured in this process, their settings and prompts are recorded again (what the
     judge learnt while judging, such as its model's window), and with a context ``probe`` what it asked and found.
@@ -344,37 +350,56 @@ def finish_manifest(
         prompts = prompt_hashes(*stages)
     if probe is not None:
         settings["context_probe"] = probe.model_dump(mode="json")
-    results = store.results()
-    summary = summarise_run(results, manifest.policy)
+    tally = FinishTally(manifest.policy)
+    for result in store.iter_results():
+        tally.add(result)
+    if tally.judge.needs_recount():
+        for result in store.iter_results():
+            tally.judge.recount(result)
+    summary = tally.run.summary()
     manifest = manifest.model_copy(
         update={
             "n_samples": n_samples,
             "finished_at": datetime.now(UTC),
-            "status": "complete" if len(results) == n_samples else "incomplete",
+            "status": "complete" if summary.n_responses == n_samples else "incomplete",
             "counts": {
                 "samples": n_samples,
-                "results": len(results),
+                "results": summary.n_responses,
                 "measured_now": measured_now,
                 "error_responses": summary.n_error_responses,
                 "claim_errors": summary.n_claim_errors,
                 "responses_with_errors": summary.n_responses_with_errors,
                 "claims": summary.n_claims,
                 "skipped_input_rows": skipped,
-                **_evidence_counts(results),
+                "claims_with_evidence": tally.evidence_checked,
+                "evidence_unverified": tally.evidence_unverified,
             },
             "usage": summary.usage,
-            "judge_checks": check_judge(results, probe),
+            "judge_checks": tally.judge.checks(probe),
             "settings": settings,
             "prompts": prompts,
         }
     )
     store.write_manifest(manifest)
-    return manifest, results
+    return manifest
 
 
-def _evidence_counts(results: Sequence[ResponseResult]) -> dict[str, int]:
-    unverified, checked = count_unverified(v for r in results for v in r.verdicts)
-    return {"claims_with_evidence": checked, "evidence_unverified": unverified}
+class FinishTally:
+    """What a finished manifest counts, gathered one stored result at a time (``finish_manifest`` streams the store
+    through it in chunks, so finishing a run of any size needs memory for one chunk): the run's summary, the
+    evidence counts of every verdict and the judge's sanity checks."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.run = RunTally(policy)
+        self.judge = JudgeTally()
+        self.evidence_checked = self.evidence_unverified = 0
+
+    def add(self, result: ResponseResult) -> None:
+        self.run.add(result)
+        self.judge.add(result)
+        unverified, checked = count_unverified(result.verdicts)
+        self.evidence_unverified += unverified
+        self.evidence_checked += checked
 
 
 async def _measure_and_close(
@@ -407,8 +432,10 @@ async def _measure_and_close(
         )
         if not todo:
             return None  # nothing new to probe: the caller keeps the probe of the run that measured them
+        if all(is_keyless(name) for name in store.judges()):
+            return None  # the probe asks again about LLM verdicts only: none to pick, so no read of the store
         try:
-            return await probe_context(judge, samples, store.results())
+            return await probe_context(judge, samples, store.iter_results())
         except Exception:
             log.warning("the context probe of the judge could not run", exc_info=True)
             return None

@@ -30,7 +30,7 @@ from typing import Any, Literal, Self
 import pandas as pd
 from pydantic import BaseModel
 
-from hallumeasure.core.aggregate import summarise_run
+from hallumeasure.core.aggregate import RunTally
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Label, Policy
@@ -291,14 +291,19 @@ def typed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _summary(results: list[ResponseResult], policy: Policy) -> pd.DataFrame:
-    """The whole run, then each model: counts, mean rate, hallucinated share, unsure claims, labels."""
+def _summary(results: Iterable[ResponseResult], policy: Policy) -> pd.DataFrame:
+    """The whole run, then each model: counts, mean rate, hallucinated share, unsure claims, labels (one pass over
+    ``results``, with a running tally per model: an iterator over a store's chunks does not fill memory)."""
     rows = []
-    groups: dict[str, list[ResponseResult]] = {"(all)": results}
+    tallies: dict[str, RunTally] = {"(all)": RunTally(policy)}
     for r in results:
-        groups.setdefault(r.model or "(no model)", []).append(r)
-    for name, group in groups.items():
-        s = summarise_run(group, policy)
+        model = r.model or "(no model)"
+        if model not in tallies:
+            tallies[model] = RunTally(policy)
+        tallies["(all)"].add(r)
+        tallies[model].add(r)
+    for name, tally in tallies.items():
+        s = tally.summary()
         rows.append(
             {
                 "model": name,

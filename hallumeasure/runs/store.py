@@ -16,7 +16,8 @@ import os
 import shutil
 import socket
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,8 @@ RESULT_COLUMNS = (
     "unsupported_rate_high",
     "error_kind",
 )
+#: Responses that ``RunStore.iter_results`` reads at a time (their claims and verdicts are one query each).
+RESULTS_CHUNK = 500
 #: Who holds the lock (process id and host), for the message a second writer gets.
 LOCK_OWNER = ".lock.owner"
 
@@ -118,6 +121,15 @@ def first_line(exc: BaseException) -> str:
 
 def _s(value: Any) -> Any:
     return encodable(value) if isinstance(value, str) else value
+
+
+@dataclass
+class _ResultParts:
+    """The claims, verdicts (by claim id) and votes of a chunk of results, by sample id."""
+
+    claims: dict[str, list[Claim]] = field(default_factory=dict)
+    verdicts: dict[str, dict[str, ClaimVerdict]] = field(default_factory=dict)
+    votes: dict[str, list[Vote]] = field(default_factory=dict)
 
 
 class RunStore:
@@ -433,6 +445,13 @@ class RunStore:
     def done_ids(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT sample_id FROM results")}
 
+    def judges(self) -> set[str]:
+        """The judges named by the run's answered verdicts (not error rows), in one SQL pass."""
+        rows = self.db.execute(
+            "SELECT DISTINCT judge FROM verdicts WHERE error IS NULL AND label IS NOT NULL AND judge IS NOT NULL"
+        )
+        return {row[0] for row in rows}
+
     def error_ids(self, kind: ErrorKind) -> set[str]:
         """Samples stored as error rows of ``kind`` (a run opened for writing has every row's kind, see
         ``_migrate_error_kinds``; read only, an old run's rows have none and match no kind)."""
@@ -496,30 +515,56 @@ class RunStore:
         except sqlite3.OperationalError:  # a run written before samples were keyed by (id, model)
             return {}
 
-    def _json_rows(self, query: str) -> dict[str, Any]:
+    def _json_rows(self, query: str, params: Sequence[Any] = ()) -> dict[str, Any]:
         """key -> parsed JSON of a two-column query; empty for runs written before the table existed."""
         try:
-            return {key: json.loads(data) for key, data in self.db.execute(query)}
+            return {key: json.loads(data) for key, data in self.db.execute(query, params)}
         except sqlite3.OperationalError:
             return {}
 
     def results(self) -> list[ResponseResult]:
-        """All stored results in input order, with their claims and verdicts."""
-        claims: dict[str, list[Claim]] = {}
-        for cid, sid, idx, text, spans in self.db.execute("SELECT * FROM claims ORDER BY sample_id, idx"):
-            claims.setdefault(sid, []).append(
+        """All stored results in input order, with their claims and verdicts (``iter_results`` reads them a chunk
+        at a time)."""
+        return list(self.iter_results())
+
+    def iter_results(self, chunk: int | None = None) -> Iterator[ResponseResult]:
+        """The stored results in input order, with their claims, verdicts, votes and evidence, read ``chunk``
+        responses (``RESULTS_CHUNK`` by default) at a time: memory holds one chunk, whatever the size of the run."""
+        chunk = chunk or RESULTS_CHUNK
+        added = [self._column("results", column) for table, column, _ in ADDED_COLUMNS if table == "results"]
+        query = (
+            "SELECT r.sample_id, r.model, r.n_claims, r.n_evaluated, r.n_unsupported, r.n_errors, r.unsupported_rate,"
+            f" r.hallucinated, r.score, r.error, r.label_counts, r.subtype_counts, r.usage, {', '.join(added)}"
+            " FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
+        )
+        has_votes = self.has_votes()
+        policy: list[Policy] = []
+        rows = self.db.execute(query)
+        while batch := rows.fetchmany(chunk):
+            parts = self._result_parts([row[0] for row in batch], has_votes=has_votes)
+            for row in batch:
+                yield self._result(row, parts, policy)
+
+    def _result_parts(self, sample_ids: list[str], *, has_votes: bool) -> _ResultParts:
+        """The claims, verdicts and votes of ``sample_ids``, by sample id."""
+        where = f"WHERE sample_id IN ({', '.join('?' * len(sample_ids))})"
+        parts = _ResultParts()
+        for cid, sid, idx, text, spans in self.db.execute(
+            f"SELECT * FROM claims {where} ORDER BY sample_id, idx", sample_ids
+        ):
+            parts.claims.setdefault(sid, []).append(
                 Claim(id=cid, sample_id=sid, index=idx, text=text, spans=tuple(Span(**s) for s in json.loads(spans)))
             )
-        verdicts: dict[str, dict[str, ClaimVerdict]] = {}
-        extras = self._json_rows("SELECT claim_id, data FROM verdict_evidence")
+        extras = self._json_rows(f"SELECT claim_id, data FROM verdict_evidence {where}", sample_ids)
         confident_column = self._column("verdicts", "confident", "1")
         kind_column = self._column("verdicts", "error_kind")
         for row in self.db.execute(
             "SELECT claim_id, sample_id, label_reason, label, subtype_reason, subtype, probability, judge, error,"
-            f" raw_output, {confident_column}, {kind_column} FROM verdicts"
+            f" raw_output, {confident_column}, {kind_column} FROM verdicts {where}",
+            sample_ids,
         ):
             cid, sid, lr, label, sr, subtype, prob, judge, error, raw, confident, kind = row
-            verdicts.setdefault(sid, {})[cid] = ClaimVerdict(
+            parts.verdicts.setdefault(sid, {})[cid] = ClaimVerdict(
                 claim_id=cid,
                 label_reason=lr,
                 label=label,
@@ -533,11 +578,10 @@ class RunStore:
                 error_kind=kind if error is not None else None,
                 **extras.get(cid, {}),
             )
-        votes: dict[str, list[Vote]] = {}
-        if self.has_votes():
-            for row in self.db.execute("SELECT * FROM votes ORDER BY claim_id, judge, repeat"):
+        if has_votes:
+            for row in self.db.execute(f"SELECT * FROM votes {where} ORDER BY claim_id, judge, repeat", sample_ids):
                 cid, sid, judge, repeat, lr, label, sr, subtype, prob, error, raw = row
-                votes.setdefault(sid, []).append(
+                parts.votes.setdefault(sid, []).append(
                     Vote(
                         claim_id=cid,
                         judge=judge,
@@ -551,49 +595,43 @@ class RunStore:
                         raw_output=raw,
                     )
                 )
-        out = []
-        added = [self._column("results", column) for table, column, _ in ADDED_COLUMNS if table == "results"]
-        query = (
-            "SELECT r.sample_id, r.model, r.n_claims, r.n_evaluated, r.n_unsupported, r.n_errors, r.unsupported_rate,"
-            f" r.hallucinated, r.score, r.error, r.label_counts, r.subtype_counts, r.usage, {', '.join(added)}"
-            " FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
+        return parts
+
+    def _result(self, row: tuple[Any, ...], parts: _ResultParts, policy: list[Policy]) -> ResponseResult:
+        """One result from its row of the results table and its ``parts``; ``policy`` caches the run's policy
+        for rows written before decisions were stored."""
+        (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row[:13]
+        decided, rate_low, rate_high, error_kind = row[13:]
+        sample_claims = parts.claims.get(sid, [])
+        by_claim = parts.verdicts.get(sid, {})
+        flag = None if hall is None else bool(hall)
+        decision: dict[str, Any] = {"decided": decided, "unsupported_rate_low": rate_low}
+        decision["unsupported_rate_high"] = rate_high
+        if decided is None and rate_low is None and rate_high is None:
+            # written before decisions were stored (or nothing to decide): work them out again
+            if not policy:
+                policy.append(self._policy())
+            decision = decision_fields(by_claim.values(), policy[0], rate=rate, hallucinated=flag, error=error)
+        return ResponseResult(
+            sample_id=sid,
+            model=model,
+            claims=sample_claims,
+            verdicts=[by_claim[c.id] for c in sample_claims if c.id in by_claim],
+            votes=parts.votes.get(sid, []),
+            label_counts={Label(k): v for k, v in json.loads(lc).items()},
+            subtype_counts={Subtype(k): v for k, v in json.loads(sc).items()},
+            n_claims=n_claims,
+            n_evaluated=n_eval,
+            n_unsupported=n_unsup,
+            n_errors=n_err,
+            unsupported_rate=rate,
+            hallucinated=flag,
+            score=score,
+            error=error,
+            error_kind=None if error_kind is None else ErrorKind(error_kind),
+            usage=Usage.model_validate_json(usage),
+            **decision,
         )
-        policy: Policy | None = None
-        for row in self.db.execute(query):
-            (sid, model, n_claims, n_eval, n_unsup, n_err, rate, hall, score, error, lc, sc, usage) = row[:13]
-            decided, rate_low, rate_high, error_kind = row[13:]
-            sample_claims = claims.get(sid, [])
-            by_claim = verdicts.get(sid, {})
-            flag = None if hall is None else bool(hall)
-            decision: dict[str, Any] = {"decided": decided, "unsupported_rate_low": rate_low}
-            decision["unsupported_rate_high"] = rate_high
-            if decided is None and rate_low is None and rate_high is None:
-                # written before decisions were stored (or nothing to decide): work them out again
-                policy = policy or self._policy()
-                decision = decision_fields(by_claim.values(), policy, rate=rate, hallucinated=flag, error=error)
-            out.append(
-                ResponseResult(
-                    sample_id=sid,
-                    model=model,
-                    claims=sample_claims,
-                    verdicts=[by_claim[c.id] for c in sample_claims if c.id in by_claim],
-                    votes=votes.get(sid, []),
-                    label_counts={Label(k): v for k, v in json.loads(lc).items()},
-                    subtype_counts={Subtype(k): v for k, v in json.loads(sc).items()},
-                    n_claims=n_claims,
-                    n_evaluated=n_eval,
-                    n_unsupported=n_unsup,
-                    n_errors=n_err,
-                    unsupported_rate=rate,
-                    hallucinated=flag,
-                    score=score,
-                    error=error,
-                    error_kind=None if error_kind is None else ErrorKind(error_kind),
-                    usage=Usage.model_validate_json(usage),
-                    **decision,
-                )
-            )
-        return out
 
     def _policy(self) -> Policy:
         """The run's policy (the default without a readable manifest)."""
