@@ -54,6 +54,7 @@ from hallumeasure.bench.metrics import (
     weighted_f1,
 )
 from hallumeasure.bench.spans import SpanScores, score_spans
+from hallumeasure.core.docs import QUALITY_PAGE, docs_reference
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.subtype_maps import map_error_types
 from hallumeasure.core.types import Claim, Mode, ResponseResult, Sample, Usage
@@ -367,8 +368,7 @@ def score_bench(
     if seen:
         notes.append(
             f"in-sample: the keyless judge {judge} was trained on {', '.join(seen)}; these figures overstate its "
-            "quality (use the leave-one-dataset-out figures of benchmarks/results/offline_quality.md and "
-            "nli_quality.md)"
+            f"quality (its leave-one-dataset-out figures are on {docs_reference(*QUALITY_PAGE)})"
         )
     return BenchResult(
         dataset=dataset or "+".join(names) or "empty",

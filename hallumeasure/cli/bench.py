@@ -18,6 +18,7 @@ from hallumeasure.cli.common import (
     one_line,
     out,
 )
+from hallumeasure.cli.markdown_print import print_markdown
 from hallumeasure.cli.output import print_estimate
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.registry import is_keyless
@@ -106,7 +107,7 @@ def bench(
                     seed=seed,
                 )
                 json_path, md_path = save_bench(result, out_dir)
-                out.print(bench_markdown(result), markup=False, highlight=False)
+                print_markdown(bench_markdown(result))
                 console.print(f"wrote {json_path} and {md_path}")
     except ValueError as exc:
         raise fail(str(exc)) from exc
@@ -140,6 +141,6 @@ def bench_compare(
         table = compare_bench(loaded)
     except (ValueError, KeyError, HalluMeasureError) as exc:
         raise fail(one_line(exc)) from exc
-    out.print(table, markup=False, highlight=False)
+    print_markdown(table)
     if out_file:
         out_file.write_text(table + "\n", encoding="utf-8")

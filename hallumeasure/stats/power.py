@@ -232,11 +232,11 @@ def plan_samples(
             chance_pass = pass_chance(unchanged, to_pass)
 
     elif differences is not None:
-        from hallumeasure.stats.rate_power import REPLICATES, rate_chances, rate_count
+        from hallumeasure.stats.rate_power import REPLICATES, SEARCH_REPLICATES, rate_chances, rate_count
 
         method = (
-            f"simulation: the audit's own betting bound run on {REPLICATES} simulated audits per count "
-            "(each chance within about 0.02)"
+            f"simulation: the audit's own betting bound, the count searched on {SEARCH_REPLICATES} simulated "
+            f"audits per step and each chance from {REPLICATES} fresh ones (within about 0.02)"
         )
         replicates = REPLICATES
         at_rise_d, unchanged_d, at_margin_d = differences(rise), differences(0.0), differences(margin)
@@ -250,6 +250,7 @@ def plan_samples(
         at_rise, at_margin = (baseline_rate, rise), (baseline_rate, margin)
         by_rise = {rise: at_rise_d, margin: at_margin_d}
 
+        @functools.cache  # a rise equal to the margin asks for the same chance twice
         def pass_chance(shares: tuple[float, float], n: int) -> float:
             return rate_chances(by_rise[shares[1]], n, margin=margin, above=above, alpha=alpha)[0]
 

@@ -98,12 +98,22 @@ def test_the_docs_tests_notes_are_hidden_from_readers():
 
 @pytest.fixture(scope="module")
 def printed(tmp_path_factory) -> dict[str, str]:
-    """What a new user reads: the demo's three commands, `show` on a RAG run, an audit, and the viewer page."""
+    """What a new user reads: the demo's three commands, `show` on a RAG run, an audit, `bench` on a few labelled
+    responses of a set the offline judge was trained on (its in-sample note), and the viewer page."""
     from hallumeasure.cli import app
 
     root = tmp_path_factory.mktemp("prose")
     runner = CliRunner()
     texts: dict[str, str] = {}
+    labelled = root / "labelled.jsonl"
+    context = "The Zephyr bridge is 2.4 km long. It opened in 2003."
+    rows = [("The Zephyr bridge is 2.4 km long.", 0), ("The Zephyr bridge opened in 1998.", 1)]
+    labelled.write_text(
+        "".join(
+            json.dumps({"id": f"r{i}", "dataset": "wice", "context": context, "response": text, "label": label}) + "\n"
+            for i, (text, label) in enumerate(rows * 2)
+        )
+    )
     commands = {
         "measure": ["measure", str(EXAMPLES), "--out", str(root / "a")],
         "measure again": ["measure", str(EXAMPLES), "--out", str(root / "b")],
@@ -111,6 +121,7 @@ def printed(tmp_path_factory) -> dict[str, str]:
         "show": ["show", str(root / "rag"), "--claims"],
         "audit": ["audit", "--baseline", str(root / "a"), "--current", str(root / "b"), "--out", str(root / "au")],
         "view": ["view", str(root / "a"), "--out", str(root / "view.html")],
+        "bench": ["bench", str(labelled), "--resamples", "20", "--out", str(root / "bench")],
     }
     for name, args in commands.items():
         result = runner.invoke(app, args, env={"COLUMNS": "200"})
