@@ -277,37 +277,56 @@ def _counts(cell: object, names: list[str]) -> list[int]:
     return [int(counts.get(name, 0)) for name in names]
 
 
+#: The response-table columns worked out from a response's text and JSON counts (``text_unit_columns``).
+TEXT_UNIT_COLUMNS = ("content_key", *(f"label_{x}" for x in LABELS), *(f"subtype_{x}" for x in SUBTYPES))
+
+
+def text_unit_columns(responses: pd.DataFrame) -> pd.DataFrame:
+    """The task key (``content_key``) and the label and subtype counts of each row of a responses frame."""
+    r = responses
+    out = pd.DataFrame(
+        {"content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"], strict=True)]}, index=r.index
+    )
+    labels = np.array([_counts(c, LABELS) for c in r["label_counts"]], dtype=int).reshape(len(r), len(LABELS))
+    subtypes = np.array([_counts(c, SUBTYPES) for c in r["subtype_counts"]], dtype=int).reshape(len(r), len(SUBTYPES))
+    for i, name in enumerate(LABELS):
+        out[f"label_{name}"] = labels[:, i]
+    for i, name in enumerate(SUBTYPES):
+        out[f"subtype_{name}"] = subtypes[:, i]
+    return out
+
+
 def response_units(run: Run) -> pd.DataFrame:
-    """The response table of a run: one row per sample, in input order."""
+    """The response table of a run: one row per sample, in input order.
+
+    A run read as columns (``Run.load_columns``) has the text columns worked out already; others here."""
     r = run.responses
     measured = r["n_claims"].notna()
     failed = (~measured) | r["error"].notna()
     claim_errors = r["n_errors"].fillna(0).astype(int)
+    known = all(c in r.columns for c in TEXT_UNIT_COLUMNS)
+    texts = (r[list(TEXT_UNIT_COLUMNS)] if known else text_unit_columns(r)).reset_index(drop=True)
     units = pd.DataFrame(
         {
             "run": run.name,
-            "model": r["model"].fillna(NO_MODEL).astype(str),
-            "sample_id": r["sample_id"].astype(str),
-            "input_id": input_ids(r),
-            "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"], strict=True)],
+            "model": r["model"].fillna(NO_MODEL).astype(str).to_numpy(),
+            "sample_id": r["sample_id"].astype(str).to_numpy(),
+            "input_id": input_ids(r).to_numpy(),
+            "content_key": texts["content_key"].to_numpy(),
             # the statistics work on numpy floats: a response without a rate is NaN from here on
-            "rate": r["unsupported_rate"].astype(float),
-            "hallucinated": r["hallucinated"].astype("Float64").astype(float),
-            "n_claims": r["n_claims"].fillna(0).astype(int),
-            "n_evaluated": r["n_evaluated"].fillna(0).astype(int),
-            "n_unsupported": r["n_unsupported"].fillna(0).astype(int),
-            "failed": failed.astype(int),
-            "error_rows": claim_errors + failed.astype(int),
+            "rate": r["unsupported_rate"].astype(float).to_numpy(),
+            "hallucinated": r["hallucinated"].astype("Float64").astype(float).to_numpy(),
+            "n_claims": r["n_claims"].fillna(0).astype(int).to_numpy(),
+            "n_evaluated": r["n_evaluated"].fillna(0).astype(int).to_numpy(),
+            "n_unsupported": r["n_unsupported"].fillna(0).astype(int).to_numpy(),
+            "failed": failed.astype(int).to_numpy(),
+            "error_rows": (claim_errors + failed.astype(int)).to_numpy(),
         }
     )
     # Judged units: every claim, plus one per failed sample (which produced no claims to count).
     units["judged_units"] = units["n_claims"] + units["failed"]
-    labels = np.array([_counts(c, LABELS) for c in r["label_counts"]], dtype=int).reshape(len(r), len(LABELS))
-    subtypes = np.array([_counts(c, SUBTYPES) for c in r["subtype_counts"]], dtype=int).reshape(len(r), len(SUBTYPES))
-    for i, name in enumerate(LABELS):
-        units[f"label_{name}"] = labels[:, i]
-    for i, name in enumerate(SUBTYPES):
-        units[f"subtype_{name}"] = subtypes[:, i]
+    for column in TEXT_UNIT_COLUMNS[1:]:
+        units[column] = texts[column].to_numpy(dtype=int)
     return units
 
 
