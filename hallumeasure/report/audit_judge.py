@@ -56,7 +56,7 @@ def style_text_features(responses: pd.DataFrame) -> pd.DataFrame:
     """words, overlap (share of the response's words in its source) and a hash of the response text, one row per
     row of ``responses`` (which holds ``response`` and ``context``)."""
     words, overlap, hashes = [], [], []
-    for response, context in zip(responses["response"], responses["context"], strict=True):
+    for response, context in zip(responses["response"].tolist(), responses["context"].tolist(), strict=True):
         said = _words(response)
         source = set(_words(context))
         words.append(float(len(said)))
