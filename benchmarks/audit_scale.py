@@ -137,7 +137,11 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--out", type=Path, default=OUT / "audit_scale")
     parser.add_argument("--one", nargs=2, metavar=("OPERATION", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--rewrite", action="store_true", help="write the Markdown again from the JSON")
     args = parser.parse_args()
+    if args.rewrite:
+        rewrite(args.out)
+        return
     if args.one:
         operation, n = args.one[0], int(args.one[1])
         if operation == "compare":
@@ -159,18 +163,20 @@ def main() -> None:
 
 
 def write(args: argparse.Namespace, rows: list[dict[str, Any]], builds: dict[int, dict[str, float]]) -> None:
-    command = "PYTHONPATH=. python benchmarks/audit_scale.py " + " ".join(
-        [f"--sizes {' '.join(map(str, args.sizes))}", f"--resamples {args.resamples}"]
-        + [f"--whole-max {args.whole_max}", f"--compare-max {args.compare_max}"]
-    )
+    options = [f"--sizes {' '.join(map(str, args.sizes))}", f"--resamples {args.resamples}"]
+    options += [f"--whole-max {args.whole_max}", f"--compare-max {args.compare_max}"]
+    command = "PYTHONPATH=. python benchmarks/audit_scale.py " + " ".join(options)
     data = {"command": command, "rows": rows, "build_s": {str(k): v for k, v in builds.items()}}
     args.out.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     lines = [
         "# Audit and compare at scale",
         "",
-        f"Command: `{command}` (shared 2-core machine under load from other jobs: read the ratios more than the",
-        "seconds). Runs are synthetic (`hallumeasure.testing.large_runs`), a baseline and a current run over the",
-        "same ids; each row is a fresh interpreter, so its peak RSS is its own.",
+        f"Command: `{command}`",
+        "",
+        "Shared 2-core machine under load from other jobs: read the ratios more than the seconds. Bootstrap",
+        f"resamples: {args.resamples} (the audit's default is 2000; the bootstrap's time grows with them).",
+        "Runs are synthetic (`hallumeasure.testing.large_runs`), a baseline and a current run over the same ids;",
+        "each row is a fresh interpreter, so its peak RSS is its own.",
         "",
         "| operation | responses per run | read both runs s | audit s | total s | peak RSS MB | status |",
         "|---|---:|---:|---:|---:|---:|---|",
@@ -185,10 +191,25 @@ def write(args: argparse.Namespace, rows: list[dict[str, Any]], builds: dict[int
     for row in rows:
         for part, seconds in row.get("parts_s", {}).items():
             lines.append(f"| {row['n']:,} | {part} | {seconds} |")
-    built = [f"{int(n):,}: {v}" for n, v in builds.items() if v]
+    built = [f"{int(n):,}: " + ", ".join(f"{k} {v}" for k, v in spent.items()) for n, spent in builds.items() if spent]
     if built:
         lines += ["", "Building the synthetic runs (s per run): " + "; ".join(built) + "."]
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def rewrite(out: Path) -> None:
+    """Write the Markdown again from the JSON of an earlier run (``--rewrite``)."""
+    data = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    words = data["command"].split()
+    sizes = [int(w) for w in words[words.index("--sizes") + 1 : words.index("--resamples")]]
+    namespace = argparse.Namespace(
+        sizes=sizes,
+        resamples=int(words[words.index("--resamples") + 1]),
+        whole_max=int(words[words.index("--whole-max") + 1]),
+        compare_max=int(words[words.index("--compare-max") + 1]),
+        out=out,
+    )
+    write(namespace, data["rows"], {int(k): v for k, v in data["build_s"].items()})
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -119,18 +120,8 @@ class Run:
     def load(cls, path: str | Path, *, name: str | None = None) -> Self:
         """Read the run in ``path`` (a directory written by ``measure``); its store is opened once."""
         path = Path(path)
-        store = RunStore(path)
-        try:
+        with _reading(path) as store:
             return cls(path, name=name, **_read(store))
-        except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
-            # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
-            # longer parse: say which run, not a traceback from deep inside pandas.
-            raise RunStoreError(
-                f"{path / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
-                "measure it again into a new --out (or with --overwrite)"
-            ) from None
-        finally:
-            store.close()
 
     @classmethod
     def load_columns(
@@ -151,20 +142,13 @@ class Run:
         since only the records can work its decisions out again.
         """
         path = Path(path)
-        store = RunStore(path)
-        try:
-            if store.has_undecided_legacy_rows():
-                store.close()
-                return cls.load(path, name=name)
-            manifest = store.read_manifest()
-            pieces = [_column_piece(piece, derive) for piece in store.response_columns(chunk_rows)]
-        except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
-            raise RunStoreError(
-                f"{path / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
-                "measure it again into a new --out (or with --overwrite)"
-            ) from None
-        finally:
-            store.close()
+        with _reading(path) as store:
+            legacy = store.has_undecided_legacy_rows()
+            if not legacy:
+                manifest = store.read_manifest()
+                pieces = [_column_piece(piece, derive) for piece in store.response_columns(chunk_rows)]
+        if legacy:
+            return cls.load(path, name=name)
         responses = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame()
         empty = pd.DataFrame()
         run = cls(
@@ -274,6 +258,23 @@ class Run:
             counts[key] += 1
             examples.setdefault(key, text)
         return [ErrorReason(reason=examples[key], count=n, rows=key[0], kind=key[1]) for key, n in counts.most_common()]
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[RunStore]:
+    """The run's store, open for reading; closed after, and a damaged one named as such."""
+    store = RunStore(path)
+    try:
+        yield store
+    except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
+        # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
+        # longer parse: say which run, not a traceback from deep inside pandas.
+        raise RunStoreError(
+            f"{path / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
+            "measure it again into a new --out (or with --overwrite)"
+        ) from None
+    finally:
+        store.close()
 
 
 def load_run(path: str | Path) -> Run:
