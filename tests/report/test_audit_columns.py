@@ -1,6 +1,7 @@
 """An audit of runs read as columns (``Run.load_columns``) gives the very audit of the runs read whole."""
 
 import importlib.util
+import sqlite3
 
 import pytest
 from report.helpers import measure_offline, sample, write_run
@@ -51,4 +52,13 @@ def test_a_keyless_run_with_unsure_claims_reads_the_same_from_columns(tmp_path):
     cur = measure_offline(planted, tmp_path / "planted")
     read = load_for_audit(cur)
     assert read.columns_only and read.results == [] and read.responses["n_unsure_claims"].sum() > 0
+    _same_audit(base, cur)
+
+
+def test_a_run_stored_before_decisions_is_read_whole_and_audits_the_same(tmp_path):
+    base = write_run(tmp_path / "base", _rows(0, 30))
+    cur = write_run(tmp_path / "cur", _rows(1, 30))
+    with sqlite3.connect(cur / "run.sqlite") as db:  # as a run written before decisions were stored
+        db.execute("UPDATE results SET decided = NULL, unsupported_rate_low = NULL, unsupported_rate_high = NULL")
+    assert not load_for_audit(cur).columns_only and load_for_audit(base).columns_only
     _same_audit(base, cur)
