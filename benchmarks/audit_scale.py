@@ -84,17 +84,12 @@ def measure_audit(cache: Path, n: int, resamples: int, whole: bool) -> dict[str,
         started = _clock()
         compare_groups(a, b, "a", "b", **options)
         parts["compare_groups (bootstrap, sign-flip test)"] = _clock() - started
-        for metric, column in (("unsupported_rate", "rate"), ("hallucinated_share", "hallucinated")):
+        gates = AuditGates()
+        gated = (("unsupported_rate", "rate", 0.02), ("hallucinated_share", "hallucinated", 0.05))
+        for metric, column, margin in gated:
+            x, y = pa[column].to_numpy(dtype=float), pb[column].to_numpy(dtype=float)
             started = _clock()
-            decide_rise(
-                metric,
-                pa[column].to_numpy(dtype=float),
-                pb[column].to_numpy(dtype=float),
-                paired=True,
-                binary=column == "hallucinated",
-                margin=0.02 if column == "rate" else 0.05,
-                gates=AuditGates(),
-            )
+            decide_rise(metric, x, y, paired=True, binary=column == "hallucinated", margin=margin, gates=gates)
             parts[f"decide_rise {metric} (bounds, planning)"] = _clock() - started
     return {
         "operation": "audit, whole runs" if whole else "audit",
