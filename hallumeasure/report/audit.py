@@ -523,7 +523,8 @@ def audit_runs(
     seed: int = SEED,
 ) -> AuditResult:
     """Audit ``current`` against ``baseline`` (loaded runs or their directories); write the audit files when
-    ``out_dir`` is given.
+    ``out_dir`` is given. A directory is read as the columns an audit needs (``load_for_audit``), so runs of
+    millions of responses fit in memory; the audit is the same as of the runs read whole.
 
     The runs must be measured alike (``allow_changes`` names the fields of
     ``hallumeasure.report.audit_inputs.CHANGE_FLAGS`` that may differ) and hold the same samples
