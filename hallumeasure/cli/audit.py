@@ -40,11 +40,10 @@ def audit(
 
     Exit 0 pass, 1 regression, 2 usage error, 3 too many error rows, 4 inconclusive.
     """
-    from hallumeasure.report.audit import run_audit
-    from hallumeasure.runs.run import Run
+    from hallumeasure.report.audit import load_for_audit, run_audit
 
     try:
-        base_run, cur_run = Run.load(baseline), Run.load(current)
+        base_run, cur_run = load_for_audit(baseline), load_for_audit(current)
         refuse_unfinished([base_run, cur_run])
         result = run_audit(base_run, cur_run, settings, out_dir=_out(baseline, current, out_dir))
     except Exception as exc:  # noqa: BLE001 - exit 1 means "regression" here, so no failure may escape as 1

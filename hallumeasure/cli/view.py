@@ -39,6 +39,14 @@ def view(
     skip: Annotated[
         int, typer.Option(min=0, help="Leave out the first N responses of each run (the page after a cut one).")
     ] = 0,
+    sample: Annotated[
+        bool,
+        typer.Option(
+            "--sample",
+            help="For a run larger than the page: show a sample picked by a hash of the ids (the same every time) "
+            "instead of the first responses; the page says so.",
+        ),
+    ] = False,
 ) -> None:
     """Write one self-contained HTML page to look at runs: claims highlighted in the response, reasons, evidence."""
     from hallumeasure.report.runs import load_runs
@@ -46,7 +54,7 @@ def view(
 
     target = out_file or runs[0] / "view.html"
     try:
-        data = build_viewer_data(load_runs(runs), max_responses=max_responses, max_mb=max_mb, skip=skip)
+        data = build_viewer_data(load_runs(runs), max_responses=max_responses, max_mb=max_mb, skip=skip, sampled=sample)
         path = write_page(data, target)
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc

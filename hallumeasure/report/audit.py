@@ -55,7 +55,7 @@ import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.audit_inputs import SampleOverlap, check_audit_inputs, undecided_column
-from hallumeasure.report.audit_judge import judge_error_for, style_columns
+from hallumeasure.report.audit_judge import judge_error_for, style_columns, style_text_features
 from hallumeasure.report.audit_models import AuditResult, GateResult, RiseDecision, Status
 from hallumeasure.report.audit_outputs import junit_xml, write_audit, write_usage_error
 from hallumeasure.report.audit_settings import MIN_RESAMPLES, AuditGates, AuditSettings
@@ -66,6 +66,7 @@ from hallumeasure.report.runs import (
     policy_lines,
     response_units,
     run_info,
+    text_unit_columns,
 )
 from hallumeasure.report.unsure import group_unsure_stats
 from hallumeasure.runs.run import Run
@@ -94,6 +95,7 @@ __all__ = [
     "audit_runs",
     "decide_rise",
     "junit_xml",
+    "load_for_audit",
     "run_audit",
     "write_audit",
     "write_usage_error",
@@ -101,6 +103,18 @@ __all__ = [
 
 #: What an inconclusive audit exits with: its own code 4, or that of a pass or a regression.
 INCONCLUSIVE_EXITS = {"exit4": EXIT_INCONCLUSIVE, "pass": EXIT_PASS, "fail": EXIT_REGRESSION}
+
+
+def audit_columns(piece: pd.DataFrame) -> pd.DataFrame:
+    """What an audit keeps of a piece of a run's responses in place of their texts: the task key, the label and
+    subtype counts, and the style features (``Run.load_columns``)."""
+    return pd.concat([text_unit_columns(piece), style_text_features(piece)], axis=1)
+
+
+def load_for_audit(run: Run | str | Path, *, name: str | None = None) -> Run:
+    """``run`` itself when loaded already, else the run in that directory read as the columns an audit needs
+    (``Run.load_columns``): no claim, verdict or text is kept, so a run of millions of responses fits in memory."""
+    return run if isinstance(run, Run) else Run.load_columns(run, audit_columns, name=name)
 
 
 def _select(run: Run, model: str | None) -> tuple[pd.DataFrame, str]:
@@ -509,7 +523,8 @@ def audit_runs(
     seed: int = SEED,
 ) -> AuditResult:
     """Audit ``current`` against ``baseline`` (loaded runs or their directories); write the audit files when
-    ``out_dir`` is given.
+    ``out_dir`` is given. A directory is read as the columns an audit needs (``load_for_audit``), so runs of
+    millions of responses fit in memory; the audit is the same as of the runs read whole.
 
     The runs must be measured alike (``allow_changes`` names the fields of
     ``hallumeasure.report.audit_inputs.CHANGE_FLAGS`` that may differ) and hold the same samples
@@ -518,7 +533,7 @@ def audit_runs(
     ``allow_broken_judge``. Raises ``HalluMeasureError`` (exit code 2) when the runs cannot be
     audited as given.
     """
-    base_run, cur_run = Run.of(baseline), Run.of(current)
+    base_run, cur_run = load_for_audit(baseline), load_for_audit(current)
     gates = gates or AuditGates()
     if resamples < MIN_RESAMPLES:
         raise ConfigError(f"resamples must be at least {MIN_RESAMPLES} for a usable interval, got {resamples}")

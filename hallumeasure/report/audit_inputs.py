@@ -18,7 +18,7 @@ import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.audit_settings import CHANGE_SWITCHES
-from hallumeasure.report.runs import pair_up, votes_of
+from hallumeasure.report.runs import distinct_samples, pair_up, votes_of
 from hallumeasure.runs.run import Run
 
 #: Each way of measuring a run, and the flag that lets an audit compare runs that differ in it.
@@ -55,18 +55,13 @@ def measurement_changes(base: Run, cur: Run) -> list[tuple[str, str]]:
     ]
 
 
-def _distinct(units: pd.DataFrame) -> int:
-    """How many samples a response table holds, counted as ``pair_up`` counts them."""
-    return len(pair_up(units, units)[0])
-
-
 class SampleOverlap:
     """How the two response tables' samples overlap: shared, and in each run."""
 
     def __init__(self, base_units: pd.DataFrame, cur_units: pd.DataFrame) -> None:
         self.shared = len(pair_up(base_units, cur_units)[0])
-        self.base = _distinct(base_units)
-        self.current = _distinct(cur_units)
+        self.base = distinct_samples(base_units)
+        self.current = distinct_samples(cur_units)
 
     @property
     def complete(self) -> bool:
@@ -153,4 +148,5 @@ def undecided_column(run: Run) -> np.ndarray:
     responses = run.responses
     if "decided" not in responses.columns:
         return np.zeros(len(responses))
-    return np.array([0.0 if pd.isna(value) or bool(value) else 1.0 for value in responses["decided"].astype(object)])
+    flags: np.ndarray = (~responses["decided"].astype("boolean").fillna(True)).to_numpy(dtype=float)
+    return flags

@@ -48,23 +48,40 @@ def _words(text: object) -> list[str]:
     return _WORD.findall(text.lower()) if isinstance(text, str) else []
 
 
-def style_columns(run: Run) -> pd.DataFrame:
-    """words, overlap (share of the response's words in its source), claims, and a hash of the response text."""
-    r = run.responses
+#: The style features measured from a response's text (``style_text_features``).
+STYLE_TEXT_COLUMNS = ("style_words", "style_overlap", "response_hash")
+
+
+def style_text_features(responses: pd.DataFrame) -> pd.DataFrame:
+    """words, overlap (share of the response's words in its source) and a hash of the response text, one row per
+    row of ``responses`` (which holds ``response`` and ``context``)."""
     words, overlap, hashes = [], [], []
-    for response, context in zip(r["response"], r["context"], strict=True):
+    for response, context in zip(responses["response"].tolist(), responses["context"].tolist(), strict=True):
         said = _words(response)
         source = set(_words(context))
         words.append(float(len(said)))
         overlap.append(sum(w in source for w in said) / len(said) if said else np.nan)
         text = " ".join(response.split()) if isinstance(response, str) else ""
         hashes.append(float(zlib.crc32(text.encode("utf-8"))))
+    features = {"style_words": words, "style_overlap": overlap, "response_hash": hashes}
+    return pd.DataFrame(features, index=responses.index)
+
+
+def style_columns(run: Run) -> pd.DataFrame:
+    """words, overlap (share of the response's words in its source), claims, and a hash of the response text.
+
+    A run read as columns (``Run.load_columns``) has the text features already; others are measured here."""
+    r = run.responses
+    if all(c in r.columns for c in STYLE_TEXT_COLUMNS):
+        features = r[list(STYLE_TEXT_COLUMNS)].reset_index(drop=True)
+    else:
+        features = style_text_features(r).reset_index(drop=True)
     return pd.DataFrame(
         {
-            "style_words": words,
-            "style_overlap": overlap,
+            "style_words": features["style_words"].to_numpy(dtype=float),
+            "style_overlap": features["style_overlap"].to_numpy(dtype=float),
             "style_claims": r["n_claims"].astype(float).to_numpy(),
-            "response_hash": hashes,
+            "response_hash": features["response_hash"].to_numpy(dtype=float),
         }
     )
 

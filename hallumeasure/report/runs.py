@@ -272,42 +272,71 @@ def content_key(context: str, question: object) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def _count_matrix(cells: pd.Series, names: list[str]) -> np.ndarray:
+    """One row of counts per cell (JSON text or a dict), one column per name; each distinct text is parsed once."""
+    if cells.map(lambda cell: isinstance(cell, dict)).any():
+        rows = [_counts(c, names) for c in cells.tolist()]
+        return np.array(rows, dtype=int).reshape(len(cells), len(names))
+    codes, distinct = pd.factorize(cells, use_na_sentinel=True)
+    # a missing cell has code -1: the last row, all zeros
+    table = np.array([_counts(c, names) for c in distinct] + [[0] * len(names)], dtype=int)
+    rows_out: np.ndarray = table.reshape(len(distinct) + 1, len(names))[codes]
+    return rows_out
+
+
 def _counts(cell: object, names: list[str]) -> list[int]:
     counts = json.loads(cell) if isinstance(cell, str) else cell if isinstance(cell, dict) else {}
     return [int(counts.get(name, 0)) for name in names]
 
 
+#: The response-table columns worked out from a response's text and JSON counts (``text_unit_columns``).
+TEXT_UNIT_COLUMNS = ("content_key", *(f"label_{x}" for x in LABELS), *(f"subtype_{x}" for x in SUBTYPES))
+
+
+def text_unit_columns(responses: pd.DataFrame) -> pd.DataFrame:
+    """The task key (``content_key``) and the label and subtype counts of each row of a responses frame."""
+    r = responses
+    keys = [content_key(c, q) for c, q in zip(r["context"].tolist(), r["question"].tolist(), strict=True)]
+    out = pd.DataFrame({"content_key": keys}, index=r.index)
+    labels, subtypes = _count_matrix(r["label_counts"], LABELS), _count_matrix(r["subtype_counts"], SUBTYPES)
+    for i, name in enumerate(LABELS):
+        out[f"label_{name}"] = labels[:, i]
+    for i, name in enumerate(SUBTYPES):
+        out[f"subtype_{name}"] = subtypes[:, i]
+    return out
+
+
 def response_units(run: Run) -> pd.DataFrame:
-    """The response table of a run: one row per sample, in input order."""
+    """The response table of a run: one row per sample, in input order.
+
+    A run read as columns (``Run.load_columns``) has the text columns worked out already; others here."""
     r = run.responses
     measured = r["n_claims"].notna()
     failed = (~measured) | r["error"].notna()
     claim_errors = r["n_errors"].fillna(0).astype(int)
+    known = all(c in r.columns for c in TEXT_UNIT_COLUMNS)
+    texts = (r[list(TEXT_UNIT_COLUMNS)] if known else text_unit_columns(r)).reset_index(drop=True)
     units = pd.DataFrame(
         {
             "run": run.name,
-            "model": r["model"].fillna(NO_MODEL).astype(str),
-            "sample_id": r["sample_id"].astype(str),
-            "input_id": input_ids(r),
-            "content_key": [content_key(c, q) for c, q in zip(r["context"], r["question"], strict=True)],
+            "model": r["model"].fillna(NO_MODEL).astype(str).to_numpy(),
+            "sample_id": r["sample_id"].astype(str).to_numpy(),
+            "input_id": input_ids(r).to_numpy(),
+            "content_key": texts["content_key"].to_numpy(),
             # the statistics work on numpy floats: a response without a rate is NaN from here on
-            "rate": r["unsupported_rate"].astype(float),
-            "hallucinated": r["hallucinated"].astype("Float64").astype(float),
-            "n_claims": r["n_claims"].fillna(0).astype(int),
-            "n_evaluated": r["n_evaluated"].fillna(0).astype(int),
-            "n_unsupported": r["n_unsupported"].fillna(0).astype(int),
-            "failed": failed.astype(int),
-            "error_rows": claim_errors + failed.astype(int),
+            "rate": r["unsupported_rate"].astype(float).to_numpy(),
+            "hallucinated": r["hallucinated"].astype("Float64").astype(float).to_numpy(),
+            "n_claims": r["n_claims"].fillna(0).astype(int).to_numpy(),
+            "n_evaluated": r["n_evaluated"].fillna(0).astype(int).to_numpy(),
+            "n_unsupported": r["n_unsupported"].fillna(0).astype(int).to_numpy(),
+            "failed": failed.astype(int).to_numpy(),
+            "error_rows": (claim_errors + failed.astype(int)).to_numpy(),
         }
     )
     # Judged units: every claim, plus one per failed sample (which produced no claims to count).
     units["judged_units"] = units["n_claims"] + units["failed"]
-    labels = np.array([_counts(c, LABELS) for c in r["label_counts"]], dtype=int).reshape(len(r), len(LABELS))
-    subtypes = np.array([_counts(c, SUBTYPES) for c in r["subtype_counts"]], dtype=int).reshape(len(r), len(SUBTYPES))
-    for i, name in enumerate(LABELS):
-        units[f"label_{name}"] = labels[:, i]
-    for i, name in enumerate(SUBTYPES):
-        units[f"subtype_{name}"] = subtypes[:, i]
+    for column in TEXT_UNIT_COLUMNS[1:]:
+        units[column] = texts[column].to_numpy(dtype=int)
     return units
 
 
@@ -347,9 +376,20 @@ def _id_keys(t: pd.DataFrame) -> list[str]:
     ids = input_ids(t)
     repeated = set(ids[ids.duplicated()])
     if not repeated:
-        return list(ids)
-    models = t["model"].astype(str) if "model" in t.columns else pd.Series([""] * len(t), index=t.index)
-    return [f"{i}\x00{m}" if i in repeated else i for i, m in zip(ids, models, strict=True)]
+        return [str(i) for i in ids.tolist()]
+    models = t["model"].astype(str).tolist() if "model" in t.columns else [""] * len(t)
+    return [f"{i}\x00{m}" if i in repeated else i for i, m in zip(ids.tolist(), models, strict=True)]
+
+
+def _pair_keys(ids: list[str], content_keys: list[str], shared_ids: set[str]) -> list[str]:
+    """Each row's pairing key: its id where the other table has it, else its task (context and question)."""
+    return ["id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(ids, content_keys, strict=True)]
+
+
+def distinct_samples(units: pd.DataFrame) -> int:
+    """How many samples a response table holds, counted as ``pair_up`` counts them (``pair_up(units, units)``)."""
+    ids = _id_keys(units)
+    return len(set(_pair_keys(ids, units["content_key"].tolist(), set(ids))))
 
 
 def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
@@ -366,16 +406,15 @@ def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     shared_ids = set(ids_a) & set(ids_b)
 
     def keyed(t: pd.DataFrame, ids: list[str]) -> pd.DataFrame:
-        t = t.copy()
-        t["pair_key"] = [
-            "id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(ids, t["content_key"], strict=True)
-        ]
+        keys = pd.Index(_pair_keys(ids, t["content_key"].tolist(), shared_ids), name="pair_key", dtype=object)
         text = ("run", "model", "sample_id", "input_id", "content_key", "pair_key")
         numeric = [c for c in t.columns if c not in text]
-        return t.groupby("pair_key", sort=False)[numeric].mean()
+        if keys.is_unique:  # one row per key: its mean is the row itself (as floats, as a mean gives it)
+            return pd.DataFrame(t[numeric].to_numpy(dtype=float), index=keys, columns=numeric)
+        return t[numeric].set_axis(keys).groupby("pair_key", sort=False).mean()
 
     ka, kb = keyed(a, ids_a), keyed(b, ids_b)
-    shared = [k for k in ka.index if k in kb.index]
+    shared = ka.index[ka.index.isin(kb.index)].tolist()
     by_id = sum(1 for k in shared if k.startswith("id:"))
     how = {
         (True, False): "same sample id",

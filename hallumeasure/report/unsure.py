@@ -113,13 +113,16 @@ def group_unsure_stats(
     """
     if model is not None:
         responses = responses[responses["model"].fillna(NO_MODEL).astype(str) == model]
-        claims = claims[claims["model"].fillna(NO_MODEL).astype(str) == model]
-    unsure = _unsure_mask(claims)
-    if not unsure.any():
+        if "model" in claims.columns:
+            claims = claims[claims["model"].fillna(NO_MODEL).astype(str) == model]
+    if "confident" not in claims.columns and "n_unsure_claims" in responses.columns:
+        # a run read as columns (``Run.load_columns``): its claims are counted per response, not listed
+        n_claims, n_unsure = int(responses["n_claims"].fillna(0).sum()), int(responses["n_unsure_claims"].sum())
+    else:
+        n_claims, n_unsure = len(claims), int(_unsure_mask(claims).sum())
+    if not n_unsure:
         return None
-    return unsure_stats(
-        responses, name, len(claims), int(unsure.sum()), resamples=resamples, seed=seed, confidence=confidence
-    )
+    return unsure_stats(responses, name, n_claims, n_unsure, resamples=resamples, seed=seed, confidence=confidence)
 
 
 def run_unsure_stats(

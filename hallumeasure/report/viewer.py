@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from hallumeasure.core.docs import QUALITY_PAGE, docs_link
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.judge_checks import JudgeCheck
+from hallumeasure.core.sampling import hash_share
 from hallumeasure.core.spans import unsupported_spans
 from hallumeasure.core.types import (
     PASSAGE_SEPARATOR,
@@ -489,6 +490,7 @@ def build_viewer_data(
     max_mb: float = DEFAULT_MAX_MB,
     skip: int = 0,
     title: str | None = None,
+    sampled: bool = False,
 ) -> ViewerData:
     """The data the page shows: a header per run, every response (up to ``max_responses``, and as many as fit in
     ``max_mb`` megabytes, after the first ``skip`` of each run) with its claims.
@@ -496,6 +498,10 @@ def build_viewer_data(
     The runs share the two budgets in equal parts (what a run leaves goes to the next), so that two runs side
     by side show the same samples; the page notes what it left out and how to see it. One response past what a
     response may embed is shortened (``_response``).
+
+    With ``sampled``, a large run is shown by a sample rather than by its first responses: its responses are
+    taken in the order of a hash of their id (``core.sampling.hash_share``; the same responses on every page and
+    in every run that shares their ids, ``skip`` pages on in that order) and shown in input order; the page says so.
 
     With exactly two runs that share sample ids, the runs are shown side by side: each response
     of the first run is paired with the same sample of the second, claims whose verdict changed
@@ -523,7 +529,7 @@ def build_viewer_data(
             count_share = min(count_share, summaries[0].n_shown)  # side by side: the samples the first run shows
         results = {r.sample_id: r for r in run.results}
         n_shown = run_bytes = 0
-        for sample in run.samples[skip : skip + count_share]:
+        for sample in _chosen(run.samples, skip, count_share, sampled=sampled):
             new_context = sample.context not in contexts
             context_index = contexts.get(sample.context, len(contexts))
             if aligned[0] != sample.context:  # responses to one task often follow each other: index it once
@@ -552,9 +558,20 @@ def build_viewer_data(
         contexts=[context[:SOURCE_CHARS] for context in contexts],
         responses=responses,
         pairing=pairs.summary(),
-        notes=_cut_notes(runs, summaries, skip=skip, full=full, max_responses=max_responses, max_mb=max_mb)
+        notes=_cut_notes(
+            runs, summaries, skip=skip, full=full, max_responses=max_responses, max_mb=max_mb, sampled=sampled
+        )
         + ([unsure_legend()] if any(m.unsure is not None for r in summaries for m in r.models) else []),
     )
+
+
+def _chosen(samples: list[Sample], skip: int, count: int, *, sampled: bool) -> list[Sample]:
+    """The samples a page shows of one run: ``count`` after the first ``skip``, in input order, or with ``sampled``
+    in the order of a hash of their id (ties in input order), then put back in input order."""
+    if not sampled:
+        return samples[skip : skip + count]
+    order = sorted(range(len(samples)), key=lambda i: (hash_share(samples[i].given_id), i))
+    return [samples[i] for i in sorted(order[skip : skip + count])]
 
 
 def _share_samples(a: Run, b: Run) -> bool:
@@ -625,7 +642,14 @@ class _Pairs:
 
 
 def _cut_notes(
-    runs: Sequence[Run], summaries: Sequence[ViewerRun], *, skip: int, full: bool, max_responses: int, max_mb: float
+    runs: Sequence[Run],
+    summaries: Sequence[ViewerRun],
+    *,
+    skip: int,
+    full: bool,
+    max_responses: int,
+    max_mb: float,
+    sampled: bool = False,
 ) -> list[str]:
     """The page's note on the responses it leaves out, with how to see them; none when it shows them all."""
     total = sum(s.n_total for s in summaries)
@@ -633,8 +657,15 @@ def _cut_notes(
     cut = [s for s in summaries if skip + s.n_shown < s.n_total]
     if shown == total:
         return []
-    where = f"from response {skip + 1:,} of each run (--skip {skip})" if skip else "the first ones in input order"
-    note = f"Showing {shown:,} of {total:,} responses ({where})"
+    if sampled:
+        where = (
+            "a sample picked by a hash of each response's id, the same responses every time, shown in input order"
+            + (f", from place {skip + 1:,} of the hash order (--skip {skip})" if skip else "")
+        )
+        note = f"Showing a sample of {shown:,} of {total:,} responses ({where})"
+    else:
+        where = f"from response {skip + 1:,} of each run (--skip {skip})" if skip else "the first ones in input order"
+        note = f"Showing {shown:,} of {total:,} responses ({where})"
     if not cut:
         return [note + "."]
     limit = (
@@ -645,8 +676,9 @@ def _cut_notes(
     following = skip + min(s.n_shown for s in cut)
     more = "--max-mb" if full else "--max-responses"
     runs_word = " ".join(str(r.path) for r in runs)
+    again = " --sample" if sampled else ""
     return [
-        f"{note}: {limit}. See the next ones with hallumeasure view {runs_word} --skip {following}, or raise "
+        f"{note}: {limit}. See the next ones with hallumeasure view {runs_word}{again} --skip {following}, or raise "
         f"{more}; hallumeasure show {runs[0].path} --claims lists every claim in the terminal."
     ]
 
@@ -659,11 +691,13 @@ def write_viewer(
     max_mb: float = DEFAULT_MAX_MB,
     skip: int = 0,
     title: str | None = None,
+    sampled: bool = False,
 ) -> Path:
     """Write the viewer page of ``run_dirs`` (loaded runs, or directories to load) to ``out`` (a file); returns
-    its path."""
+    its path. ``sampled``: show a sample by a hash of the ids rather than the first responses."""
     runs = load_runs(list(run_dirs))
-    return write_page(build_viewer_data(runs, max_responses=max_responses, max_mb=max_mb, skip=skip, title=title), out)
+    data = build_viewer_data(runs, max_responses=max_responses, max_mb=max_mb, skip=skip, title=title, sampled=sampled)
+    return write_page(data, out)
 
 
 def render_viewer(data: ViewerData) -> str:

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -112,23 +113,58 @@ class Run:
         self.skipped: pd.DataFrame = skipped
         #: Every vote on every claim (repeats or a panel); one per claim when one judge answered once.
         self.votes: pd.DataFrame = votes
+        #: Read by ``load_columns``: per-response numbers only, no records, claims or texts.
+        self.columns_only: bool = False
 
     @classmethod
     def load(cls, path: str | Path, *, name: str | None = None) -> Self:
         """Read the run in ``path`` (a directory written by ``measure``); its store is opened once."""
         path = Path(path)
-        store = RunStore(path)
-        try:
+        with _reading(path) as store:
             return cls(path, name=name, **_read(store))
-        except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
-            # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
-            # longer parse: say which run, not a traceback from deep inside pandas.
-            raise RunStoreError(
-                f"{path / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
-                "measure it again into a new --out (or with --overwrite)"
-            ) from None
-        finally:
-            store.close()
+
+    @classmethod
+    def load_columns(
+        cls,
+        path: str | Path,
+        derive: Callable[[pd.DataFrame], pd.DataFrame],
+        *,
+        name: str | None = None,
+        chunk_rows: int = 100_000,
+    ) -> Self:
+        """The run's manifest and its per-response numbers, read as columns in pieces of ``chunk_rows`` rows, for
+        readers of large runs (an audit of millions of responses) that need no claim, verdict or text.
+
+        ``responses`` holds the columns of ``RunStore.response_columns`` without the texts: ``derive`` turns each
+        piece (texts and JSON counts included) into the columns to keep in their place. ``samples``, ``results``,
+        ``claims``, ``votes`` and ``skipped`` are left empty (``columns_only`` is True), so such a run is for the
+        readers that say they take one. A run written before decisions were stored is read whole (``load``),
+        since only the records can work its decisions out again.
+        """
+        path = Path(path)
+        with _reading(path) as store:
+            legacy = store.has_undecided_legacy_rows()
+            if not legacy:
+                manifest = store.read_manifest()
+                pieces = [_column_piece(piece, derive) for piece in store.response_columns(chunk_rows)]
+        if legacy:
+            return cls.load(path, name=name)
+        responses = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame()
+        empty = pd.DataFrame()
+        run = cls(
+            path,
+            name=name,
+            manifest=manifest,
+            samples=[],
+            results=[],
+            responses=responses,
+            claims=empty,
+            summary=empty,
+            skipped=empty,
+            votes=empty,
+        )
+        run.columns_only = True
+        return run
 
     @classmethod
     def of(cls, run: Run | str | Path) -> Run:
@@ -137,7 +173,7 @@ class Run:
 
     def renamed(self, name: str) -> Self:
         """The same run (the same data, not a copy of it) under another name, for a report of several runs."""
-        return type(self)(
+        renamed = type(self)(
             self.path,
             name=name,
             manifest=self.manifest,
@@ -149,6 +185,8 @@ class Run:
             skipped=self.skipped,
             votes=self.votes,
         )
+        renamed.columns_only = self.columns_only
+        return renamed
 
     # --- plain facts ----------------------------------------------------------------------------
 
@@ -178,6 +216,8 @@ class Run:
     @property
     def n_stored(self) -> int:
         """How many samples have a stored result."""
+        if self.columns_only:
+            return int(self.responses["n_claims"].notna().sum())
         return len(self.results)
 
     @property
@@ -218,6 +258,23 @@ class Run:
             counts[key] += 1
             examples.setdefault(key, text)
         return [ErrorReason(reason=examples[key], count=n, rows=key[0], kind=key[1]) for key, n in counts.most_common()]
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[RunStore]:
+    """The run's store, open for reading; closed after, and a damaged one named as such."""
+    store = RunStore(path)
+    try:
+        yield store
+    except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
+        # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
+        # longer parse: say which run, not a traceback from deep inside pandas.
+        raise RunStoreError(
+            f"{path / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
+            "measure it again into a new --out (or with --overwrite)"
+        ) from None
+    finally:
+        store.close()
 
 
 def load_run(path: str | Path) -> Run:
@@ -267,6 +324,25 @@ def _read(store: RunStore) -> dict[str, Any]:
         "skipped": typed(store.input_problems()),
         "votes": typed(store.votes()),
     }
+
+
+#: The text and JSON columns of ``RunStore.response_columns`` that ``load_columns`` replaces by what it derives.
+_TEXT_COLUMNS = ["question", "context", "response", "label_counts", "subtype_counts"]
+
+
+def _column_piece(piece: pd.DataFrame, derive: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+    """One piece of ``Run.load_columns``: typed numbers, the id as written, and ``derive``'s columns for the texts."""
+    derived = derive(piece)
+    piece["input_id"] = piece["input_id"].where(piece["input_id"].notna(), piece["sample_id"])
+    for column in ("hallucinated", "decided"):
+        piece[column] = piece[column].map({1: True, 0: False}).astype("boolean")
+    for column in ("n_claims", "n_evaluated", "n_unsupported", "n_errors", "n_unsure_claims"):
+        piece[column] = piece[column].astype("Int64")
+    for column in ("unsupported_rate", "unsupported_rate_low", "unsupported_rate_high"):
+        piece[column] = piece[column].astype("Float64")
+    piece["model"] = piece["model"].astype(object).where(piece["model"].notna(), None)
+    piece["error"] = piece["error"].astype(object).where(piece["error"].notna(), None)
+    return pd.concat([piece.drop(columns=_TEXT_COLUMNS), derived], axis=1)
 
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:

@@ -640,6 +640,46 @@ class RunStore:
         except RunStoreError:
             return Policy()
 
+    # --- column reads, for runs too large to read as objects ------------------------------------
+
+    def response_columns(self, chunk_rows: int = 100_000) -> Iterator[pd.DataFrame]:
+        """The per-response columns, in input order, ``chunk_rows`` rows at a time: the sample's id (and its id
+        as written), model, question, context and response, and its stored result's counts, rate, flag, error,
+        label and subtype counts (JSON text), decision and rate bounds, with ``n_unsure_claims`` (its claims
+        whose verdict is not confident). A sample without a result has missing numbers. No claim, verdict or
+        result object is built, so a run of millions of responses is read in bounded pieces."""
+        decision = ", ".join(
+            self._column("results", c) for c in ("decided", "unsupported_rate_low", "unsupported_rate_high")
+        )
+        tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        given = "i.input_id" if "input_ids" in tables else "NULL AS input_id"
+        joins = " LEFT JOIN input_ids i USING (sample_id)" if "input_ids" in tables else ""
+        unsure = "0 AS n_unsure_claims"
+        if self._has_column("verdicts", "confident"):
+            unsure = "COALESCE(u.n, 0) AS n_unsure_claims"
+            joins += (
+                " LEFT JOIN (SELECT sample_id, COUNT(*) AS n FROM verdicts WHERE confident = 0 GROUP BY sample_id) u"
+                " USING (sample_id)"
+            )
+        query = (
+            f"SELECT s.sample_id, {given}, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
+            " r.n_unsupported, r.n_errors, r.unsupported_rate, r.hallucinated, r.error, r.label_counts,"
+            f" r.subtype_counts, {decision}, {unsure}"
+            f" FROM samples s LEFT JOIN results r USING (sample_id){joins} ORDER BY s.position"
+        )
+        yield from pd.read_sql_query(query, self.db, chunksize=chunk_rows)
+
+    def has_undecided_legacy_rows(self) -> bool:
+        """Whether a result without an error has no stored decision (a run written before decisions were
+        stored): only ``results()`` works those out again."""
+        if not all(self._has_column("results", c) for c in ("decided", "unsupported_rate_low")):
+            return self.db.execute("SELECT 1 FROM results LIMIT 1").fetchone() is not None
+        row = self.db.execute(
+            "SELECT 1 FROM results WHERE error IS NULL AND decided IS NULL AND unsupported_rate_low IS NULL"
+            " AND unsupported_rate_high IS NULL LIMIT 1"
+        ).fetchone()
+        return row is not None
+
 
 def passages_json(sample: Sample) -> str:
     return json.dumps([p.model_dump(mode="json", exclude_defaults=True) for p in sample.passages], ensure_ascii=False)

@@ -1,0 +1,212 @@
+"""Audit and compare on large runs: time and peak memory at 10^4, 10^5 and 10^6 responses (issue #44 item 6).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/audit_scale.py                                  # 10^4, 10^5, 10^6
+    PYTHONPATH=. .venv/bin/python benchmarks/audit_scale.py --sizes 10000 --resamples 2000
+
+The runs are synthetic (``hallumeasure.testing.large_runs``): a baseline and a current run over the same
+ids, the current one with 2 points more contradicted claims and 30% of its responses rewritten. They are
+built once and kept under ``--cache`` (in /tmp, never in the repository). Each measurement runs in a fresh
+interpreter, so its peak resident memory (``ru_maxrss``) is its own:
+
+* ``audit``: ``audit_runs(BASE, CUR)`` on the run directories, which reads each run as columns
+  (``Run.load_columns``); the time is split into reading both runs and the audit's statistics, and the
+  statistics into their parts (each timed again on its own after the audit);
+* ``audit, whole runs``: the same audit of runs read whole (``Run.load``: every claim and verdict as
+  objects), as every audit read them before, up to ``--whole-max`` responses;
+* ``compare``: ``compare_runs(BASE, CUR)`` (it reads runs whole: its worst examples, viewer and evidence
+  need the claims), up to ``--compare-max`` responses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = Path(__file__).resolve().parent / "results"
+CACHE = Path(tempfile.gettempdir()) / "hallumeasure_audit_scale"
+
+
+def build(cache: Path, n: int) -> dict[str, float]:
+    """The two runs of ``n`` responses under ``cache`` (built when missing); seconds spent building each."""
+    from hallumeasure.testing.large_runs import write_large_run
+
+    spent = {}
+    for name, options in (("base", {}), ("cur", {"rise": 0.02, "changed": 0.3, "salt": 1})):
+        path = cache / str(n) / name
+        if not (path / "manifest.json").exists():
+            started = time.perf_counter()
+            write_large_run(path, n, **options)  # type: ignore[arg-type]
+            spent[name] = round(time.perf_counter() - started, 2)
+    return spent
+
+
+def _clock() -> float:
+    return time.perf_counter()
+
+
+def measure_audit(cache: Path, n: int, resamples: int, whole: bool) -> dict[str, Any]:
+    from hallumeasure.report.audit import _select, audit_runs, decide_rise, load_for_audit
+    from hallumeasure.report.audit_settings import AuditGates
+    from hallumeasure.report.comparison import compare_groups
+    from hallumeasure.report.runs import pair_up
+    from hallumeasure.runs.run import Run
+    from hallumeasure.stats.groups import group_stats
+
+    base, cur = cache / str(n) / "base", cache / str(n) / "cur"
+    started = _clock()
+    runs = (Run.load(base), Run.load(cur)) if whole else (load_for_audit(base), load_for_audit(cur))
+    read = _clock() - started
+    started = _clock()
+    result = audit_runs(*runs, resamples=resamples)
+    audit = _clock() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    parts: dict[str, float] = {}
+    if not whole:
+        options = {"resamples": resamples}
+        started = _clock()
+        (a, _), (b, _) = _select(runs[0], None), _select(runs[1], None)
+        parts["response tables"] = _clock() - started
+        started = _clock()
+        pa, pb, _ = pair_up(a, b)
+        parts["pairing"] = _clock() - started
+        started = _clock()
+        group_stats(a, "a", **options)
+        group_stats(b, "b", **options)
+        parts["group_stats x2 (bootstrap)"] = _clock() - started
+        started = _clock()
+        compare_groups(a, b, "a", "b", **options)
+        parts["compare_groups (bootstrap, sign-flip test)"] = _clock() - started
+        gates = AuditGates()
+        gated = (("unsupported_rate", "rate", 0.02), ("hallucinated_share", "hallucinated", 0.05))
+        for metric, column, margin in gated:
+            x, y = pa[column].to_numpy(dtype=float), pb[column].to_numpy(dtype=float)
+            started = _clock()
+            decide_rise(metric, x, y, paired=True, binary=column == "hallucinated", margin=margin, gates=gates)
+            parts[f"decide_rise {metric} (bounds, planning)"] = _clock() - started
+    return {
+        "operation": "audit, whole runs" if whole else "audit",
+        "n": n,
+        "read_s": round(read, 2),
+        "audit_s": round(audit, 2),
+        "total_s": round(read + audit, 2),
+        "peak_rss_mb": round(peak),
+        "status": result.status,
+        "parts_s": {k: round(v, 2) for k, v in parts.items()},
+    }
+
+
+def measure_compare(cache: Path, n: int, resamples: int) -> dict[str, Any]:
+    from hallumeasure.report.compare import compare_runs
+
+    base, cur = cache / str(n) / "base", cache / str(n) / "cur"
+    with tempfile.TemporaryDirectory() as out:
+        started = _clock()
+        compare_runs([base, cur], out, resamples=resamples)
+        spent = _clock() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"operation": "compare", "n": n, "total_s": round(spent, 2), "peak_rss_mb": round(peak)}
+
+
+def _fresh(args: list[str]) -> dict[str, Any]:
+    """One measurement in a fresh interpreter; its JSON line."""
+    done = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=True, cwd=REPO, timeout=3600
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--resamples", type=int, default=200, help="bootstrap resamples (the audit's default: 2000)")
+    parser.add_argument("--whole-max", type=int, default=100_000)
+    parser.add_argument("--compare-max", type=int, default=100_000)
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--out", type=Path, default=OUT / "audit_scale")
+    parser.add_argument("--one", nargs=2, metavar=("OPERATION", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--rewrite", action="store_true", help="write the Markdown again from the JSON")
+    args = parser.parse_args()
+    if args.rewrite:
+        rewrite(args.out)
+        return
+    if args.one:
+        operation, n = args.one[0], int(args.one[1])
+        if operation == "compare":
+            row = measure_compare(args.cache, n, args.resamples)
+        else:
+            row = measure_audit(args.cache, n, args.resamples, whole=operation == "whole")
+        print(json.dumps(row))
+        return
+    rows, builds = [], {}
+    for n in args.sizes:
+        builds[n] = build(args.cache, n)
+        common = ["--cache", str(args.cache), "--resamples", str(args.resamples)]
+        for operation in ("audit", "whole", "compare"):
+            if (operation == "whole" and n > args.whole_max) or (operation == "compare" and n > args.compare_max):
+                continue
+            rows.append(_fresh(["--one", operation, str(n), *common]))
+            print(json.dumps(rows[-1]), flush=True)
+    write(args, rows, builds)
+
+
+def write(args: argparse.Namespace, rows: list[dict[str, Any]], builds: dict[int, dict[str, float]]) -> None:
+    options = [f"--sizes {' '.join(map(str, args.sizes))}", f"--resamples {args.resamples}"]
+    options += [f"--whole-max {args.whole_max}", f"--compare-max {args.compare_max}"]
+    command = "PYTHONPATH=. python benchmarks/audit_scale.py " + " ".join(options)
+    data = {"command": command, "rows": rows, "build_s": {str(k): v for k, v in builds.items()}}
+    args.out.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    lines = [
+        "# Audit and compare at scale",
+        "",
+        f"Command: `{command}`",
+        "",
+        "Shared 2-core machine under load from other jobs: read the ratios more than the seconds. Bootstrap",
+        f"resamples: {args.resamples} (the audit's default is 2000; the bootstrap's time grows with them).",
+        "Runs are synthetic (`hallumeasure.testing.large_runs`), a baseline and a current run over the same ids;",
+        "each row is a fresh interpreter, so its peak RSS is its own.",
+        "",
+        "| operation | responses per run | read both runs s | audit s | total s | peak RSS MB | status |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['operation']} | {row['n']:,} | {row.get('read_s', '-')} | {row.get('audit_s', '-')} "
+            f"| {row['total_s']} | {row['peak_rss_mb']:,} | {row.get('status', '-')} |"
+        )
+    lines += ["", "Where the audit's time goes (each part timed again on its own, after the audit):", ""]
+    lines += ["| responses per run | part | s |", "|---:|---|---:|"]
+    for row in rows:
+        for part, seconds in row.get("parts_s", {}).items():
+            lines.append(f"| {row['n']:,} | {part} | {seconds} |")
+    built = [f"{int(n):,}: " + ", ".join(f"{k} {v}" for k, v in spent.items()) for n, spent in builds.items() if spent]
+    if built:
+        lines += ["", "Building the synthetic runs (s per run): " + "; ".join(built) + "."]
+    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def rewrite(out: Path) -> None:
+    """Write the Markdown again from the JSON of an earlier run (``--rewrite``)."""
+    data = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    words = data["command"].split()
+    sizes = [int(w) for w in words[words.index("--sizes") + 1 : words.index("--resamples")]]
+    namespace = argparse.Namespace(
+        sizes=sizes,
+        resamples=int(words[words.index("--resamples") + 1]),
+        whole_max=int(words[words.index("--whole-max") + 1]),
+        compare_max=int(words[words.index("--compare-max") + 1]),
+        out=out,
+    )
+    write(namespace, data["rows"], {int(k): v for k, v in data["build_s"].items()})
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+    main()
