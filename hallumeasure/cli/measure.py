@@ -67,22 +67,18 @@ def measure(
         Engine,
         typer.Option(
             "--engine",
-            help="local: this process; ray: workers of a Ray cluster (needs the ray extra; JSONL or Parquet with ids).",
+            help="Where to measure: this process, or a Ray cluster (the ray extra).",
         ),
     ] = Engine.LOCAL,
     ray_address: Annotated[
         str | None,
-        typer.Option(
-            "--ray-address", envvar="RAY_ADDRESS", help="The Ray cluster for --engine ray (default: a local cluster)."
-        ),
+        typer.Option("--ray-address", envvar="RAY_ADDRESS", help="Ray cluster to join (default: start one)."),
     ] = None,
     ray_workers: Annotated[
         int | None,
-        typer.Option("--ray-workers", min=1, help="Measuring actors for --engine ray (default: the CPUs less one)."),
+        typer.Option("--ray-workers", min=1, help="Ray actors (default: CPUs - 1)."),
     ] = None,
-    ray_batch_size: Annotated[
-        int, typer.Option("--ray-batch-size", min=1, help="Responses per batch for --engine ray.")
-    ] = 256,
+    ray_batch_size: Annotated[int, typer.Option("--ray-batch-size", min=1, help="Responses per Ray batch.")] = 256,
     *,
     settings: MeasureSettings,
     config_file: Path | None = None,

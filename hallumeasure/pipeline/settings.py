@@ -90,10 +90,8 @@ class MeasureSettings(BaseModel):
         1,
         ge=1,
         le=50,
-        description="Ask each judge this many times per claim; the verdict is "
-        "combined from the votes (--panel-rule) and 'show' reports flip "
-        "rates and kappa. LLM judges only: the offline judge is "
-        "deterministic.",
+        description="Ask each LLM judge this many times per claim and combine the votes (--panel-rule); "
+        "'show' reports flip rates and kappa.",
     )
     panel_rule: PanelRule = Field(
         PanelRule.MAJORITY,
@@ -103,9 +101,8 @@ class MeasureSettings(BaseModel):
     )
     extractor_option: list[str] | None = Field(
         None,
-        description="Constructor option of the extractor's model, key=value (repeatable): --extractor-option "
-        "model=qwen2.5-7b-instruct --extractor-option base_url=http://localhost:8000/v1. Same as "
-        "?key=value in the spec; recorded in the manifest; keys are refused (use the environment).",
+        description="Constructor option of the extractor's model, key=value (repeatable), as ?key=value in "
+        "the spec (base_url=http://localhost:8000/v1); recorded; keys are refused.",
     )
     judge_option: list[str] | None = Field(
         None,
@@ -132,8 +129,8 @@ class MeasureSettings(BaseModel):
         None,
         gt=0.0,
         le=1.0,
-        description="Measure only this share of the responses, picked by a hash of each id: the same responses on "
-        "every run and for every judge, so that audits stay paired (default: all).",
+        description="Share of responses to measure, picked by a hash of the id: the same ones on every run "
+        "(default: all).",
     )
     concurrency: int = Field(4, ge=1, description="Samples measured at once.")
     max_concurrency: int = Field(8, ge=1, description="Provider calls in flight at once, per model.")
