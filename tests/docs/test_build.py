@@ -36,5 +36,5 @@ def _assert_the_api_reference_lists_the_fields(page: str) -> None:
         assert not missing, f"docs/python-api.md shows no entry for these fields of {path}: {sorted(missing)}"
     # a field's words come from its description or its "#:" comment
     text = re.sub(r"<[^>]+>", " ", page)
-    assert "Ask each judge this many times per claim" in " ".join(text.split())  # MeasureSettings.repeats
+    assert "Ask each LLM judge this many times per claim" in " ".join(text.split())  # MeasureSettings.repeats
     assert "Unsupported claims among those evaluated" in " ".join(text.split())  # Result.unsupported_rate
