@@ -10,6 +10,8 @@ to a file of the repository. ``measure`` and ``show`` print it; the viewer shows
 
 from __future__ import annotations
 
+import textwrap
+
 from pydantic import BaseModel
 
 from hallumeasure.core.docs import docs_link
@@ -33,14 +35,31 @@ class NextSteps(BaseModel):
     claims: int
     steps: list[NextStep]
 
-    def lines(self) -> list[str]:
-        """The block as printed: a heading line, then each step with its command, and its link on a line of its
-        own (so that a terminal of 80 columns wraps the words, never the address)."""
+    def lines(self, width: int | None = 80) -> list[str]:
+        """The block as printed: a heading line, then each step, its command under it (wrapped at ``width``
+        columns; None: one line, as the viewer shows it), and its link on a line of its own (so that nothing
+        wraps the address)."""
         head = (
             f"next steps: the {self.judge} judge left {self.unsure_claims} of {self.claims} claims unsure, so the "
             "rate is a range; to settle them:"
         )
-        return [head, *(line for s in self.steps for line in (f"  - {s.what}: {s.how}", f"    {s.link}"))]
+        lines = [head] if width is None else textwrap.wrap(head, width)
+        for step in self.steps:
+            if width is None:
+                lines.append(f"  - {step.what}: {step.how}")
+            else:
+                lines.append(f"  - {step.what}:")
+                # options and placeholders stay whole
+                lines += textwrap.wrap(
+                    step.how,
+                    width,
+                    initial_indent="    ",
+                    subsequent_indent="    ",
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+            lines.append(f"    {step.link}")
+        return lines
 
 
 def next_steps(run: Run) -> NextSteps | None:

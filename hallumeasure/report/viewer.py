@@ -715,4 +715,4 @@ def _next_steps(run: Run) -> list[str]:
     from hallumeasure.report.next_steps import next_steps
 
     steps = next_steps(run)
-    return steps.lines() if steps is not None else []
+    return steps.lines(width=None) if steps is not None else []

@@ -72,3 +72,17 @@ def test_a_run_judged_by_an_llm_prints_none(tmp_path):
     result = runner.invoke(app, ["measure", str(EXAMPLES), "--out", str(out), "--judge", "fake", "--extractor", "fake"])
     assert result.exit_code == 0 and "next steps:" not in result.output
     assert next_steps(load_run(out)) is None
+
+
+def test_each_steps_command_wraps_under_it_and_the_viewer_keeps_it_on_one_line(keyless_run):
+    out, _ = keyless_run
+    steps = next_steps(load_run(out))
+    assert steps is not None
+    printed = steps.lines()
+    assert all(len(line) <= 80 for line in printed if not line.lstrip().startswith("https://"))
+    body = printed[next(i for i, line in enumerate(printed) if line.startswith("  - ")) :]
+    assert all(line.startswith("    ") for line in body if not line.startswith("  - "))  # hung under its step
+    assert sum(line.startswith("  - ") for line in printed) == len(steps.steps)
+    one_line = steps.lines(width=None)
+    assert len(one_line) == 1 + 2 * len(steps.steps)
+    assert f"  - {steps.steps[0].what}: {steps.steps[0].how}" in one_line
