@@ -189,7 +189,7 @@ def overhead(batches: int, work: Path) -> dict[str, Any]:
     import numpy as np
     import pandas as pd
 
-    from hallumeasure.pipeline.ray_engine import BatchMeasurer, RayOptions, RowKind, _Writer
+    from hallumeasure.pipeline.ray_engine import BatchMeasurer, InputForm, RayOptions, RowKind, RowReader, _Writer
     from hallumeasure.pipeline.run import measure_samples
     from hallumeasure.runs.store import RunStore
 
@@ -197,7 +197,7 @@ def overhead(batches: int, work: Path) -> dict[str, Any]:
     path = synthetic(work / "overhead.jsonl", size * (batches + 1))
     lines = path.read_text().splitlines()
     measurement = _offline()
-    actor = BatchMeasurer(measurement, fields=ColumnMap.of(None), model=None, lines=True)
+    actor = BatchMeasurer(measurement, reader=RowReader(ColumnMap.of(None), None, InputForm.LINES))
     actor(pd.DataFrame({"text": lines[:size]}))  # the first batch loads the judge's models: not counted
     stages = actor.stages
     steps: dict[str, list[float]] = {"read": [], "judge": [], "pickle": [], "write": []}
@@ -206,7 +206,7 @@ def overhead(batches: int, work: Path) -> dict[str, Any]:
         for b in range(1, batches + 1):
             batch = pd.DataFrame({"text": lines[size * b : size * (b + 1)]})
             started = time.process_time()
-            rows = [actor._row(record) for record in actor._records(batch)]
+            rows = [actor._row(record) for record in actor.reader.records(batch)]
             samples = [value for _, value in rows]
             steps["read"].append(time.process_time() - started)
             started = time.process_time()
@@ -291,6 +291,9 @@ def writer_child(n: int, out: Path) -> dict[str, Any]:
             writer.write(kinds, np.array(payloads, dtype=object))
             writing += time.perf_counter() - started
             writing_cpu += time.process_time() - cpu
+            if (start + 256) % 100_000 < 256:  # a checkpoint in the log, for the long sizes
+                done = f"{start + 256:,} written in {writing:.0f} s"
+                print(f"writer {n}: {done}, peak {peak_mb():.0f} MB", file=sys.stderr)
         streamed_mb = peak_mb()
         started = time.perf_counter()
         finish_manifest(store, manifest, n_samples=writer.samples, measured_now=writer.measured, skipped=0)
@@ -314,7 +317,7 @@ def writer_sizes(sizes: list[int], work: Path) -> list[dict[str, Any]]:
         child = subprocess.run(
             [sys.executable, __file__, "--writer-child", str(n), "--work", str(work / f"writer-{n}")],
             check=True,
-            capture_output=True,
+            stdout=subprocess.PIPE,  # the child's checkpoints go to this process's stderr as they come
             text=True,
         )
         rows.append(json.loads(child.stdout.strip().splitlines()[-1]))
@@ -412,6 +415,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, to try the script")
     parser.add_argument("--million", action="store_true", help="also write 10^6 responses (minutes more)")
     parser.add_argument("--render", action="store_true", help="write the .md again from the committed .json")
+    parser.add_argument(
+        "--writer-only",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="measure only the writer at these sizes and replace its table in the committed results",
+    )
     parser.add_argument("--writer-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -423,6 +433,17 @@ def main() -> None:
         return
     started = time.perf_counter()
     load = os.getloadavg()[0]
+    if args.writer_only:
+        data = json.loads((RESULTS / "ray_engine.json").read_text())
+        with tempfile.TemporaryDirectory() as tmp:
+            data["writer"] = writer_sizes(args.writer_only, Path(tmp))
+        sizes = " ".join(str(n) for n in args.writer_only)
+        data["writer_command"] = f"PYTHONPATH=. nice python benchmarks/ray_engine.py --writer-only {sizes}"
+        data["writer_load_average"] = round(load, 1)
+        data["writer_seconds"] = time.perf_counter() - started
+        (RESULTS / "ray_engine.json").write_text(json.dumps(data, indent=2) + "\n")
+        (RESULTS / "ray_engine.md").write_text(markdown(data))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         sizes = [10_000, 100_000] + ([1_000_000] if args.million else [])
