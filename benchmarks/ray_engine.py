@@ -386,6 +386,15 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         "## The one writer and the driver's memory",
         "",
+        *(
+            [
+                f"Measured apart, later: `{data['writer_command']}` ({data['writer_seconds']:.0f} s, load average "
+                f"{data['writer_load_average']} at the start).",
+                "",
+            ]
+            if "writer_command" in data
+            else []
+        ),
         "| responses | write s | write s per 10^5 | write CPU s per 10^5 | finish s | peak RSS MB: set up | "
         "after streaming | after finishing | run.sqlite MB |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -402,9 +411,9 @@ def markdown(data: dict[str, Any]) -> str:
         "Peak RSS is the process's high-water mark. After streaming: the peak once every batch has arrived and "
         "been stored; it never rose above the set-up (the judge's models, the 64 measured samples), so the "
         "streaming part is flat in the number of responses. After finishing: the peak once the manifest's counts, "
-        "usage and judge checks are computed, which reads every stored result once, as a local run does at its "
-        "end: that part grows with the run (about 26 MB per 1,000 responses here). Write CPU s: the writer's own "
-        "CPU time; write s is wall time on the shared machine.",
+        "usage and judge checks are computed, which streams the stored results a chunk of 500 at a time, as a "
+        "local run does at its end (`finish_memory.md`). Write CPU s: the writer's own CPU time; write s and "
+        "finish s are wall time on the shared machine.",
         "",
     ]
     return "\n".join(lines)
@@ -422,6 +431,11 @@ def main() -> None:
         metavar="N",
         help="measure only the writer at these sizes and replace its table in the committed results",
     )
+    parser.add_argument(
+        "--keep-writer",
+        action="store_true",
+        help="measure throughput and overhead only, keeping the committed writer table (measured apart)",
+    )
     parser.add_argument("--writer-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -433,12 +447,13 @@ def main() -> None:
         return
     started = time.perf_counter()
     load = os.getloadavg()[0]
+    data: dict[str, Any]
     if args.writer_only:
         data = json.loads((RESULTS / "ray_engine.json").read_text())
         with tempfile.TemporaryDirectory() as tmp:
             data["writer"] = writer_sizes(args.writer_only, Path(tmp))
-        sizes = " ".join(str(n) for n in args.writer_only)
-        data["writer_command"] = f"PYTHONPATH=. nice python benchmarks/ray_engine.py --writer-only {sizes}"
+        listed = " ".join(str(n) for n in args.writer_only)
+        data["writer_command"] = f"PYTHONPATH=. nice python benchmarks/ray_engine.py --writer-only {listed}"
         data["writer_load_average"] = round(load, 1)
         data["writer_seconds"] = time.perf_counter() - started
         (RESULTS / "ray_engine.json").write_text(json.dumps(data, indent=2) + "\n")
@@ -453,8 +468,13 @@ def main() -> None:
             "load_average": round(load, 1),
             "throughput": throughput(400 if args.quick else 2000, work),
             "overhead": overhead(2 if args.quick else 5, work),
-            "writer": writer_sizes([2_000, 10_000] if args.quick else sizes, work),
         }
+        if args.keep_writer:  # read once the rest is measured: a writer-only run may have replaced it meanwhile
+            committed = json.loads((RESULTS / "ray_engine.json").read_text())
+            data |= {k: v for k, v in committed.items() if k == "writer" or k.startswith("writer_")}
+            data["command"] += " --keep-writer"
+        else:
+            data["writer"] = writer_sizes([2_000, 10_000] if args.quick else sizes, work)
     data["seconds"] = time.perf_counter() - started
     if not args.quick:  # a quick run only tries the script: its figures are not the results
         (RESULTS / "ray_engine.json").write_text(json.dumps(data, indent=2) + "\n")
