@@ -389,7 +389,7 @@ def markdown(data: dict[str, Any]) -> str:
         *(
             [
                 f"Measured apart, later: `{data['writer_command']}` ({data['writer_seconds']:.0f} s, load average "
-                f"{data['writer_load_average']} at the start).",
+                f"{data['writer_load_average']} at the start). {data.get('writer_note', '')}".rstrip(),
                 "",
             ]
             if "writer_command" in data
