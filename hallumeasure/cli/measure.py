@@ -211,19 +211,22 @@ def _measure_on_ray(
 
     if dry_run:
         raise fail("--dry-run reads the input in this process: run it without --engine ray")
-    if s.input_format or s.delimiter:
-        raise fail("--engine ray reads JSON Lines and Parquet rows: drop --input-format and --delimiter")
+    if s.input_format:
+        raise fail("--engine ray reads JSON Lines, CSV and Parquet rows: drop --input-format")
     try:
         check_run_dir(out_dir, resume=resume, overwrite=overwrite, spell=lambda name: f"--{name}")
-        manifest = measure_on_ray(
-            input,
-            out_dir,
-            Measurement(s, config_file=config_file),
-            options=RayOptions(address=address, workers=workers, batch_size=batch_size),
-            columns=column_mapping(column or []),
-            resume=resume,
-            overwrite=overwrite,
-        )
+        # the input streams in: its size is not known ahead, so the progress counts what is stored
+        with SampleProgress(None, already=_stored_count(out_dir) if resume else 0) as progress:
+            manifest = measure_on_ray(
+                input,
+                out_dir,
+                Measurement(s, config_file=config_file),
+                options=RayOptions(address=address, workers=workers, batch_size=batch_size),
+                columns=column_mapping(column or []),
+                resume=resume,
+                overwrite=overwrite,
+                progress=progress.advance,
+            )
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/yellow]: {_stored_count(out_dir)} samples are stored; resume with:")
         console.print(escape(redact(_resume_command(out_dir))), highlight=False, soft_wrap=True)

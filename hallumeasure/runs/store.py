@@ -487,11 +487,15 @@ class RunStore:
             self.db,
         )
 
-    def samples(self) -> list[Sample]:
+    def samples(self, ids: Sequence[str] | None = None) -> list[Sample]:
+        """The stored samples in input order (only those of ``ids`` when given: a few, read without the rest)."""
+        where, params = ("", []) if ids is None else (f" WHERE sample_id IN ({', '.join('?' * len(ids))})", list(ids))
         rows = self.db.execute(
-            "SELECT sample_id, model, context, response, question, tags, metadata FROM samples ORDER BY position"
+            "SELECT sample_id, model, context, response, question, tags, metadata FROM samples"
+            f"{where} ORDER BY position",
+            params,
         )
-        passages = self._json_rows("SELECT sample_id, data FROM passages")
+        passages = self._json_rows(f"SELECT sample_id, data FROM passages{where}", params)
         given = self.input_ids()
         return [
             Sample(
