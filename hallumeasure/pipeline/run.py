@@ -31,6 +31,7 @@ from hallumeasure.judges.protocols import (
     PromptedStage,
     model_to_close,
 )
+from hallumeasure.models.budget import BudgetSpentError
 from hallumeasure.pipeline.judge_checks import ContextProbe, JudgeTally, probe_context
 from hallumeasure.pipeline.judging import measure_sample
 from hallumeasure.pipeline.limits import WorkLimits
@@ -79,7 +80,16 @@ async def measure_samples(
             progress(result)
         return result
 
-    return list(await asyncio.gather(*(one(s) for s in samples)))
+    tasks = [asyncio.ensure_future(one(s)) for s in samples]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        # A run that stops (its budget spent, its provider gone, Ctrl-C) drops the samples still in flight
+        # before its models close: none of them may end as an error row that a resume would keep.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 #: What the store raises for a result it cannot take (a value SQLite refuses, text it cannot encode).
@@ -254,6 +264,9 @@ def run_measurement(
         except (KeyboardInterrupt, asyncio.CancelledError):
             mark_interrupted(store, manifest, len(samples))
             raise KeyboardInterrupt from None
+        except BudgetSpentError:
+            mark_interrupted(store, manifest, len(samples), status=BUDGET_SPENT)
+            raise
         skipped = len(input_problems) or int((settings or {}).get("skipped_input_rows", 0))
         manifest = finish_manifest(
             store,
@@ -319,12 +332,16 @@ def stored_ids(store: RunStore) -> set[str]:
     return store.done_ids() - store.error_ids(ErrorKind.OVER_LIMIT)
 
 
-def mark_interrupted(store: RunStore, manifest: RunManifest, n_samples: int) -> None:
-    """Ctrl-C (or a stopped driver): work in flight is dropped (each stored result is whole); say so."""
+#: The status of a run stopped by its budget (``--max-cost``): unfinished, and resumable.
+BUDGET_SPENT = "budget_spent"
+
+
+def mark_interrupted(store: RunStore, manifest: RunManifest, n_samples: int, *, status: str = "interrupted") -> None:
+    """Ctrl-C, a stopped driver or a spent budget: work in flight is dropped (each stored result is whole); say so."""
     stored = len(store.done_ids())
-    update = {"status": "interrupted", "finished_at": datetime.now(UTC)}
+    update = {"status": status, "finished_at": datetime.now(UTC)}
     store.write_manifest(manifest.model_copy(update={**update, "counts": {"samples": n_samples, "results": stored}}))
-    log.info("interrupted with %d of %d samples stored", stored, n_samples)
+    log.info("%s with %d of %d samples stored", status.replace("_", " "), stored, n_samples)
 
 
 def finish_manifest(
