@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -174,8 +175,9 @@ def measure(
         stored = _stored_count(out_dir)
         raise fail(f"{exc}. {stored} sample(s) stored in {out_dir}; once the endpoint is right, add --resume") from exc
     except BudgetStoppedError as exc:  # not a failure: the run did what the budget allowed, and can go on
-        console.print(f"[yellow]budget reached[/yellow]: {escape(str(exc))}. Resume with:", soft_wrap=True)
-        console.print(escape(redact(_resume_command(out_dir))), highlight=False, soft_wrap=True)
+        console.print(f"[yellow]budget reached[/yellow]: {escape(str(exc))}:", soft_wrap=True)
+        command = _resume_command(out_dir, max_cost=f"{math.ceil(exc.enough * 100) / 100:.2f}")
+        console.print(escape(redact(command)), highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_INCOMPLETE) from None
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
@@ -268,8 +270,9 @@ def _stored_count(run_dir: Path) -> int:
         return 0
 
 
-def _resume_command(run_dir: Path) -> str:
-    """The command line that was typed, with --resume in place of --overwrite, so that it goes on where it stopped."""
+def _resume_command(run_dir: Path, *, max_cost: str | None = None) -> str:
+    """The command line that was typed, with --resume in place of --overwrite, so that it goes on where it stopped
+    (and with ``max_cost`` as its --max-cost, when given)."""
     import shlex
 
     args = [a for a in sys.argv[1:] if a != "--overwrite"]
@@ -277,4 +280,9 @@ def _resume_command(run_dir: Path) -> str:
         args = ["measure", "INPUT", "--out", str(run_dir), "(the options it was started with)"]
     if "--resume" not in args:
         args.append("--resume")
+    if max_cost is not None:
+        at = next((i for i, a in enumerate(args) if a == "--max-cost" or a.startswith("--max-cost=")), None)
+        if at is not None:
+            del args[at : at + (1 if "=" in args[at] else 2)]
+        args += ["--max-cost", max_cost]
     return shlex.join(["hallumeasure", *args])

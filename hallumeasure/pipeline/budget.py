@@ -137,11 +137,12 @@ class BudgetStoppedError(RunStoppedError):
         self.record, self.stored, self.n_samples = record, stored, n_samples
         left = n_samples - stored
         share = left / record.picked if record.picked else 0.0
-        more = record.estimated_cost * share  # the estimate of what the responses left to measure cost
+        #: The estimate of what the responses left to measure cost, and a budget that would likely finish them.
+        self.more = record.estimated_cost * share
+        self.enough = record.spent + self.more
         super().__init__(
-            f"stopped before passing --max-cost ${record.max_cost:,.2f}: ${record.spent:,.4f} spent; "
-            f"{stored:,} of {n_samples:,} responses stored, {left:,} left (about ${more:,.2f} more by the "
-            "estimate). Answers already paid for are in the request cache and are not paid again: finish with "
-            f"--resume and a larger --max-cost (at least ${record.spent + more:,.2f}); the responses stay "
-            "those picked at the start"
+            f"stopped before passing --max-cost ${record.max_cost:,.2f}: ${record.spent:,.4f} spent; {stored:,} of "
+            f"{n_samples:,} responses stored, {left:,} left (about ${self.more:,.2f} more by the estimate). The "
+            "answers paid for are kept in the request cache. Resume with a larger --max-cost (about "
+            f"${self.enough:,.2f}); the responses stay those picked at the start"
         )

@@ -404,9 +404,13 @@ class Measurement:
             record = before.model_copy(update={"max_cost": s.max_cost or before.max_cost})
             if self.budget is not None:
                 self.budget.spent_before = Decimal(str(before.spent))
+        if not picked.samples and record is not None:
+            raise InputError(
+                f"max_cost {s.max_cost} is less than the estimated cost of the first response in hash order, so "
+                f"it picks none of the {len(loaded.samples)} responses: raise it (measure --dry-run shows the pick)"
+            )
         if not picked.samples:
-            what = f"max_cost {s.max_cost}" if record is not None else f"sample_rate {s.sample_rate}"
-            raise InputError(f"{what} picks none of the {len(loaded.samples)} responses")
+            raise InputError(f"sample_rate {s.sample_rate} picks none of the {len(loaded.samples)} responses")
         stages = stages or self.stages(run_dir)
         recorded = self.recorded(loaded, sampled_out=len(loaded.samples) - len(picked.samples))
         if record is not None:

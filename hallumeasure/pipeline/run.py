@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from hallumeasure.core.activity import Activity
 from hallumeasure.core.aggregate import RunTally, summarise_response
-from hallumeasure.core.errors import RunStoreError
+from hallumeasure.core.errors import RunStoppedError, RunStoreError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import ErrorKind, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.judges.protocols import (
@@ -69,9 +69,12 @@ async def measure_samples(
     policy = policy or Policy()
     gate = asyncio.Semaphore(concurrency)
     in_flight = activity or Activity()
+    stopping: list[RunStoppedError] = []
 
     async def one(sample: Sample) -> ResponseResult:
         async with gate:
+            if stopping:
+                raise asyncio.CancelledError  # the run stops: samples that have not started do not
             with in_flight.tracking(sample.id):
                 result = await measure_sample(sample, extractor, judge, policy, sources=sources, limits=limits)
         if store is not None:
@@ -80,16 +83,32 @@ async def measure_samples(
             progress(result)
         return result
 
+    if not samples:
+        return []
     tasks = [asyncio.ensure_future(one(s)) for s in samples]
     try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        # A run that stops (its budget spent, its provider gone, Ctrl-C) drops the samples still in flight
-        # before its models close: none of them may end as an error row that a resume would keep.
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        stop = _first_error(tasks)
+        if isinstance(stop, RunStoppedError):
+            # Nothing more may be asked (a spent budget, no endpoint): the samples in flight end at their next
+            # request, and the requests already sent are answered, paid for once and kept in the request cache.
+            stopping.append(stop)
+            await asyncio.wait(tasks)
+    finally:
+        # Anything else (Ctrl-C, a store that cannot write) drops the samples in flight before the models close:
+        # none of them may end as an error row that a resume would keep.
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    failed = _first_error(tasks)
+    if failed is not None:
+        raise failed
+    return [task.result() for task in tasks]
+
+
+def _first_error(tasks: Sequence[asyncio.Future[ResponseResult]]) -> BaseException | None:
+    """The exception of the first task that raised one (cancelled tasks raised none)."""
+    return next((t.exception() for t in tasks if t.done() and not t.cancelled() and t.exception() is not None), None)
 
 
 #: What the store raises for a result it cannot take (a value SQLite refuses, text it cannot encode).
@@ -453,6 +472,9 @@ async def _measure_and_close(
             return None  # the probe asks again about LLM verdicts only: none to pick, so no read of the store
         try:
             return await probe_context(judge, samples, store.iter_results())
+        except RunStoppedError as exc:  # a budget spent by the run itself: the run is whole, the probe not asked
+            log.warning("the context probe of the judge was not run: %s", exc)
+            return None
         except Exception:
             log.warning("the context probe of the judge could not run", exc_info=True)
             return None
