@@ -14,7 +14,7 @@ While the run goes, ``models.budget.Budget`` stops it before what its requests c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from hallumeasure.core.errors import RunStoppedError
 from hallumeasure.core.sampling import budget_cut, in_sample
 from hallumeasure.core.types import Mode, Sample
-from hallumeasure.models.budget import known_price
+from hallumeasure.models.budget import Budget, known_price
 from hallumeasure.models.pricing import Price
 from hallumeasure.pipeline.estimate import sample_costs
 from hallumeasure.pipeline.limits import WorkLimits
@@ -74,6 +74,19 @@ def stage_prices(
     return StagePrices(paid_extractor, tuple(paid))
 
 
+@dataclass(frozen=True)
+class RunBudget:
+    """A run's budget: its dollars, the prices its picks are estimated at, and the cap its models share."""
+
+    max_cost: float
+    prices: StagePrices
+    cap: Budget
+
+
+def _own_id(sample: Sample) -> str:
+    return sample.id
+
+
 def pick_within(
     samples: Sequence[Sample],
     max_cost: float,
@@ -84,15 +97,20 @@ def pick_within(
     sources: SourceOptions,
     limits: WorkLimits,
     rate: float | None = None,
+    key: Callable[[Sample], str] = _own_id,
 ) -> tuple[list[Sample], BudgetRecord]:
-    """The samples that ``max_cost`` picks (of those ``rate`` picks), and the record of the pick."""
-    rated = [s for s in samples if in_sample(s.id, rate)]
+    """The samples that ``max_cost`` picks (of those ``rate`` picks), and the record of the pick. Samples are
+    picked by the hash of ``key`` (their id; ``monitor`` keeps a response and its rewrite together), and
+    ``picked`` and ``left_out`` count keys."""
+    rated = [s for s in samples if in_sample(key(s), rate)]
+    keys = len({key(s) for s in samples})
     if prices.keyless:
+        picked_keys = len({key(s) for s in rated})
         record = BudgetRecord(
             max_cost=max_cost,
             threshold=1.0 if rate is None else rate,
-            picked=len(rated),
-            left_out=len(samples) - len(rated),
+            picked=picked_keys,
+            left_out=keys - picked_keys,
             estimated_cost=0.0,
             left_out_estimated_cost=0.0,
             keyless=True,
@@ -102,14 +120,15 @@ def pick_within(
     costs = sample_costs(
         capped_for_estimate(judged, judge, sources), mode, extractor=prices.extractor, judges=prices.judges
     )
-    cut = budget_cut(((s.id, c) for s, c in zip(judged, costs, strict=True)), Decimal(str(max_cost)))
+    cut = budget_cut(((key(s), c) for s, c in zip(judged, costs, strict=True)), Decimal(str(max_cost)))
     threshold = min(cut.threshold, 1.0 if rate is None else rate)
-    picked = [s for s in rated if in_sample(s.id, threshold)]
+    picked = [s for s in rated if in_sample(key(s), threshold)]
+    picked_keys = len({key(s) for s in picked})
     record = BudgetRecord(
         max_cost=max_cost,
         threshold=threshold,
-        picked=len(picked),
-        left_out=len(samples) - len(picked),
+        picked=picked_keys,
+        left_out=keys - picked_keys,
         estimated_cost=float(cut.estimated),
         left_out_estimated_cost=float(cut.left_out_estimated),
     )
@@ -130,10 +149,14 @@ def describe_pick(record: BudgetRecord, total: int) -> str:
     )
 
 
+#: How to go on after a stop (``{enough}``: a budget that likely finishes the run).
+RESUME = "Resume with a larger --max-cost (about {enough}); the responses stay those picked at the start"
+
+
 class BudgetStoppedError(RunStoppedError):
     """A run stopped by its budget: what was spent, what is left, and how to finish it."""
 
-    def __init__(self, record: BudgetRecord, *, stored: int, n_samples: int) -> None:
+    def __init__(self, record: BudgetRecord, *, stored: int, n_samples: int, again: str = RESUME) -> None:
         self.record, self.stored, self.n_samples = record, stored, n_samples
         left = n_samples - stored
         share = left / record.picked if record.picked else 0.0
@@ -143,6 +166,9 @@ class BudgetStoppedError(RunStoppedError):
         super().__init__(
             f"stopped before passing --max-cost ${record.max_cost:,.2f}: ${record.spent:,.4f} spent; {stored:,} of "
             f"{n_samples:,} responses stored, {left:,} left (about ${self.more:,.2f} more by the estimate). The "
-            "answers paid for are kept in the request cache. Resume with a larger --max-cost (about "
-            f"${self.enough:,.2f}); the responses stay those picked at the start"
+            "answers paid for are kept in the request cache. "
+            + (
+                again
+                or "Resume with a larger --max-cost (about {enough}); the responses stay those picked at the start"
+            ).format(enough=f"${self.enough:,.2f}")
         )

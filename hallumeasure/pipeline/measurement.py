@@ -36,7 +36,7 @@ from hallumeasure.models.batch import BatchProgress
 from hallumeasure.models.budget import Budget, BudgetSpentError
 from hallumeasure.models.factory import BatchOptions, ModelFactory, ModelOptions
 from hallumeasure.models.model import Model
-from hallumeasure.pipeline.budget import BudgetRecord, BudgetStoppedError, pick_within, stage_prices
+from hallumeasure.pipeline.budget import BudgetRecord, BudgetStoppedError, RunBudget, pick_within, stage_prices
 from hallumeasure.pipeline.limits import LIMIT_SETTINGS, WorkLimits
 from hallumeasure.pipeline.settings import MeasureSettings, error_message, read_config
 from hallumeasure.registry import PartKind, registry
@@ -343,20 +343,15 @@ class Measurement:
         if s.sample_rate is None and s.max_cost is None:
             return loaded, None
         record = None
-        if threshold is not None or s.max_cost is None:
+        budget = self.run_budget()
+        if threshold is not None or budget is None:
             rate = threshold if threshold is not None else s.sample_rate
             kept = [sample for sample in loaded.samples if in_sample(sample.id, rate)]
         else:
-            prices = stage_prices(
-                self.extractor,
-                self.judges,
-                repeats=s.repeats,
-                first_pass=(s.first_pass or "offline") if s.detector == "cascade" else None,
-            )
             kept, record = pick_within(
                 loaded.samples,
-                s.max_cost,
-                prices,
+                budget.max_cost,
+                budget.prices,
                 mode=s.mode,
                 judge=self.judges[0],
                 sources=self.sources,
@@ -364,6 +359,20 @@ class Measurement:
                 rate=s.sample_rate,
             )
         return LoadedInput(samples=kept, problems=loaded.problems, sha256=loaded.sha256, path=loaded.path), record
+
+    def run_budget(self) -> RunBudget | None:
+        """The budget of ``max_cost`` with the prices of this measurement's stages (None without one); a
+        ``ConfigError`` when a stage's price is unknown."""
+        s = self.settings
+        if s.max_cost is None or self.budget is None:
+            return None
+        prices = stage_prices(
+            self.extractor,
+            self.judges,
+            repeats=s.repeats,
+            first_pass=(s.first_pass or "offline") if s.detector == "cascade" else None,
+        )
+        return RunBudget(s.max_cost, prices, self.budget)
 
     def recorded(self, loaded: LoadedInput, *, sampled_out: int = 0) -> dict[str, Any]:
         """What the manifest records of this measurement besides its stages (``sampled_out``: the responses

@@ -54,7 +54,9 @@ def _billed(srv, price=CHEAP):
 def _wordy(call):
     """Answers that bill more output than the estimate counts (400 tokens each), so the cap is what stops."""
     answer = default_answer(call)
-    return dataclasses.replace(answer, usage=dataclasses.replace(answer.usage, output_tokens=400))
+    return dataclasses.replace(
+        answer, usage=dataclasses.replace(answer.usage, output_tokens=min(400, call.max_tokens or 400))
+    )
 
 
 def test_picks_are_nested_in_hash_order_and_a_threshold_pairs_two_judges(tmp_path, priced):
