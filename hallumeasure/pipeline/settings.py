@@ -129,14 +129,12 @@ class MeasureSettings(BaseModel):
         None,
         gt=0.0,
         le=1.0,
-        description="Share of responses to measure, picked by a hash of the id: the same ones on every run "
-        "(default: all).",
+        description="Share of responses measured, picked by a hash of the id (default: all).",
     )
     max_cost: float | None = Field(
         None,
         gt=0.0,
-        description="Budget in dollars: measure responses in hash order up to its estimated cost, and stop "
-        "(resumable) before the spend priced from usage passes it.",
+        description="Dollars: a hash-order pick and a hard cap.",
     )
     concurrency: int = Field(4, ge=1, description="Samples measured at once.")
     max_concurrency: int = Field(8, ge=1, description="Provider calls in flight at once, per model.")
