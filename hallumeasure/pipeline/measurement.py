@@ -404,10 +404,18 @@ class Measurement:
         ``progress`` is told of each finished sample; ``activity`` records the samples in flight (for a
         heartbeat while none finishes).
         """
+        from hallumeasure.runs.store import holds_run
+
         run_dir = Path(out)
         check_run_dir(run_dir, resume=resume, overwrite=overwrite)
         s = self.settings
         before = _recorded_budget(run_dir) if resume else None
+        if resume and (before is None) != (s.max_cost is None) and holds_run(run_dir):
+            said = "with" if before is not None else "without"
+            raise ConfigError(
+                f"{run_dir} was started {said} max_cost, and a resumed run keeps what it started with: resume it "
+                f"{said} one (a new run takes a budget)"
+            )
         picked, record = self.pick(loaded, threshold=before.threshold if before is not None else None)
         if before is not None:  # a resumed run keeps the responses it picked and what it spent; today's cap
             record = before.model_copy(update={"max_cost": s.max_cost or before.max_cost})

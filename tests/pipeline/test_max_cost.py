@@ -150,3 +150,11 @@ def test_a_budget_is_refused_with_batch_mode(tmp_path, priced):
     done = runner.invoke(app, ["measure", str(data), "--out", str(tmp_path / "r"), "--max-cost", "1", "--batch",
                                "--judge", "anthropic:claude-sim"])  # fmt: skip
     assert done.exit_code != 0 and "--max-cost" in done.output and "--batch" in done.output
+
+
+def test_a_resumed_run_keeps_whether_it_had_a_budget(tmp_path):
+    data = _input(tmp_path / "in.jsonl", n=4)
+    out = tmp_path / "r"
+    assert runner.invoke(app, ["measure", str(data), "--out", str(out)]).exit_code == 0
+    done = runner.invoke(app, ["measure", str(data), "--out", str(out), "--resume", "--max-cost", "1"])
+    assert done.exit_code != 0 and "started without max_cost" in done.output
