@@ -83,32 +83,21 @@ async def measure_samples(
             progress(result)
         return result
 
-    if not samples:
-        return []
     tasks = [asyncio.ensure_future(one(s)) for s in samples]
     try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        stop = _first_error(tasks)
-        if isinstance(stop, RunStoppedError):
-            # Nothing more may be asked (a spent budget, no endpoint): the samples in flight end at their next
-            # request, and the requests already sent are answered, paid for once and kept in the request cache.
-            stopping.append(stop)
-            await asyncio.wait(tasks)
+        return list(await asyncio.gather(*tasks))  # cancelled (Ctrl-C), it cancels every sample at once
+    except RunStoppedError as stop:
+        # Nothing more may be asked (a spent budget, no endpoint): the samples in flight end at their next
+        # request, and the requests already sent are answered, paid for once and kept in the request cache.
+        stopping.append(stop)
+        await asyncio.wait(tasks)
+        raise
     finally:
-        # Anything else (Ctrl-C, a store that cannot write) drops the samples in flight before the models close:
-        # none of them may end as an error row that a resume would keep.
+        # Anything else (a store that cannot write) drops the samples in flight before the models close: none
+        # of them may end as an error row that a resume would keep.
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    failed = _first_error(tasks)
-    if failed is not None:
-        raise failed
-    return [task.result() for task in tasks]
-
-
-def _first_error(tasks: Sequence[asyncio.Future[ResponseResult]]) -> BaseException | None:
-    """The exception of the first task that raised one (cancelled tasks raised none)."""
-    return next((t.exception() for t in tasks if t.done() and not t.cancelled() and t.exception() is not None), None)
 
 
 #: What the store raises for a result it cannot take (a value SQLite refuses, text it cannot encode).
