@@ -175,11 +175,13 @@ def recorded_settings(manifest: RunManifest) -> MeasureSettings:
     """The settings that measured a stored run: those its manifest records as ``effective``.
 
     A run stored before they were recorded (or made by ``mitigate`` or ``monitor`` then) has them rebuilt from
-    the manifest's stages, policy and source settings. A re-measure runs live, so batch mode is off.
+    the manifest's stages, policy and source settings. A re-measure runs live, so batch mode is off, and without
+    the run's budget.
     """
     effective = manifest.settings.get("effective")
     values: dict[str, Any] = dict(effective) if isinstance(effective, Mapping) else _settings_of_stages(manifest)
     values["batch"] = False
+    values["max_cost"] = None  # a budget belongs to the run it picked and capped, not to a re-measure of it
     try:
         return MeasureSettings.model_validate(values)
     except ValidationError as exc:
