@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -89,6 +90,7 @@ def measure(
     pyproject.toml; an option given here wins.
     """
     from hallumeasure.models.model import ProviderUnreachableError
+    from hallumeasure.pipeline.budget import BudgetStoppedError, describe_pick
     from hallumeasure.pipeline.measurement import Measurement, check_run_dir
     from hallumeasure.runs.inputs import load_samples
 
@@ -124,7 +126,10 @@ def measure(
     if dry_run:
         from hallumeasure.sources.rag import capped_for_estimate
 
-        picked = measurement.sampled(loaded).samples
+        picked_input, record = measurement.pick(loaded)
+        picked = picked_input.samples
+        if record is not None:
+            out.print(describe_pick(record, len(loaded.samples)), markup=False, highlight=False)
         judged = [x for x in picked if measurement.limits.response_error(x.response) is None]
         if len(judged) < len(picked):
             out.print(
@@ -143,7 +148,10 @@ def measure(
             )
         return
     try:
-        total = len(measurement.sampled(loaded).samples)
+        picked_input, record = measurement.pick(loaded)
+        if record is not None and (record.keyless or not resume):
+            console.print(escape(describe_pick(record, len(loaded.samples))), highlight=False, soft_wrap=True)
+        total = len(picked_input.samples)
         with SampleProgress(total, already=_stored_count(out_dir) if resume else 0) as progress:
             manifest = measurement.run(
                 loaded,
@@ -166,6 +174,11 @@ def measure(
     except ProviderUnreachableError as exc:  # a wrong endpoint: say where the run stands and how to go on
         stored = _stored_count(out_dir)
         raise fail(f"{exc}. {stored} sample(s) stored in {out_dir}; once the endpoint is right, add --resume") from exc
+    except BudgetStoppedError as exc:  # not a failure: the run did what the budget allowed, and can go on
+        console.print(f"[yellow]budget reached[/yellow]: {escape(str(exc))}:", soft_wrap=True)
+        command = _resume_command(out_dir, max_cost=f"{math.ceil(exc.enough * 100) / 100:.2f}")
+        console.print(escape(redact(command)), highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from None
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     except OSError as exc:  # the request cache or the run directory cannot be written
@@ -178,6 +191,15 @@ def _report(out_dir: Path, manifest: RunManifest) -> None:
     """The summary of a finished run; exit with ``EXIT_INCOMPLETE`` when rows ended as errors or were skipped."""
     data = print_summary(out_dir)
     print_usage(manifest)
+    budget = manifest.settings.get("budget")
+    if isinstance(budget, dict) and not budget.get("keyless"):
+        out.print(
+            f"budget: ${budget['spent']:,.4f} spent of ${budget['max_cost']:,.2f} (estimated "
+            f"${budget['estimated_cost']:,.2f}); {budget['left_out']:,} response(s) left out (hash threshold "
+            f"{budget['threshold']!r}: --sample-rate with it picks the same responses)",
+            markup=False,
+            highlight=False,
+        )
     out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
     skipped = manifest.counts.get("skipped_input_rows", 0)
@@ -251,8 +273,9 @@ def _stored_count(run_dir: Path) -> int:
         return 0
 
 
-def _resume_command(run_dir: Path) -> str:
-    """The command line that was typed, with --resume in place of --overwrite, so that it goes on where it stopped."""
+def _resume_command(run_dir: Path, *, max_cost: str | None = None) -> str:
+    """The command line that was typed, with --resume in place of --overwrite, so that it goes on where it stopped
+    (and with ``max_cost`` as its --max-cost, when given)."""
     import shlex
 
     args = [a for a in sys.argv[1:] if a != "--overwrite"]
@@ -260,4 +283,9 @@ def _resume_command(run_dir: Path) -> str:
         args = ["measure", "INPUT", "--out", str(run_dir), "(the options it was started with)"]
     if "--resume" not in args:
         args.append("--resume")
+    if max_cost is not None:
+        at = next((i for i, a in enumerate(args) if a == "--max-cost" or a.startswith("--max-cost=")), None)
+        if at is not None:
+            del args[at : at + (1 if "=" in args[at] else 2)]
+        args += ["--max-cost", max_cost]
     return shlex.join(["hallumeasure", *args])

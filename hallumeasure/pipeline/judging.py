@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from hallumeasure.core.activity import at_stage
 from hallumeasure.core.aggregate import summarise_response
+from hallumeasure.core.errors import RunStoppedError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.spans import bounded
 from hallumeasure.core.types import Claim, ClaimVerdict, ErrorKind, ResponseResult, Sample, Usage
@@ -40,7 +41,6 @@ from hallumeasure.judges.protocols import (
     WarmUp,
     WindowedJudge,
 )
-from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.limits import LimitHit, WorkLimits, claim_units
 from hallumeasure.sources.rag import Prepared, SourceOptions, finish, prepare, shown_whole, unsourced, view
 from hallumeasure.sources.retrieval import SourceView
@@ -169,8 +169,8 @@ async def judge_sample(
         latency["judge"] = _ms_since(started)
         at_stage("checking evidence")
         verdicts = finish(sample, prepared, shown, claims, _complete(claims, judgement.verdicts, judge.name))
-    except ProviderUnreachableError:
-        raise  # a wrong endpoint: stop the run rather than store an error row per sample
+    except RunStoppedError:
+        raise  # a wrong endpoint or a spent budget: stop the run rather than store an error row per sample
     except Exception as exc:
         log.exception("sample %s failed", sample.id)
         error = f"{type(exc).__name__}: {exc}"

@@ -470,6 +470,8 @@ def measure_on_ray(
     check_run_dir(run_dir, resume=resume, overwrite=overwrite)
     if measurement.settings.batch:
         raise ConfigError("the Ray engine measures live: provider batches (batch) run in one process, without it")
+    if measurement.settings.max_cost is not None:
+        raise ConfigError("max_cost picks and caps in one process: drop --engine ray, or pick with sample_rate")
     path = str(data) if isinstance(data, (str, Path)) else None
     local_hash = input_sha256(path)
     stages = measurement.stages()  # checked here, in one process, before any worker starts; workers build their own

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from hallumeasure.core.activity import Activity
 from hallumeasure.core.aggregate import RunTally, summarise_response
-from hallumeasure.core.errors import RunStoreError
+from hallumeasure.core.errors import RunStoppedError, RunStoreError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import ErrorKind, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.judges.protocols import (
@@ -31,6 +31,7 @@ from hallumeasure.judges.protocols import (
     PromptedStage,
     model_to_close,
 )
+from hallumeasure.models.budget import BudgetSpentError
 from hallumeasure.pipeline.judge_checks import ContextProbe, JudgeTally, probe_context
 from hallumeasure.pipeline.judging import measure_sample
 from hallumeasure.pipeline.limits import WorkLimits
@@ -68,9 +69,12 @@ async def measure_samples(
     policy = policy or Policy()
     gate = asyncio.Semaphore(concurrency)
     in_flight = activity or Activity()
+    stopping: list[RunStoppedError] = []
 
     async def one(sample: Sample) -> ResponseResult:
         async with gate:
+            if stopping:
+                raise asyncio.CancelledError  # the run stops: samples that have not started do not
             with in_flight.tracking(sample.id):
                 result = await measure_sample(sample, extractor, judge, policy, sources=sources, limits=limits)
         if store is not None:
@@ -79,7 +83,21 @@ async def measure_samples(
             progress(result)
         return result
 
-    return list(await asyncio.gather(*(one(s) for s in samples)))
+    tasks = [asyncio.ensure_future(one(s)) for s in samples]
+    try:
+        return list(await asyncio.gather(*tasks))  # cancelled (Ctrl-C), it cancels every sample at once
+    except RunStoppedError as stop:
+        # Nothing more may be asked (a spent budget, no endpoint): the samples in flight end at their next
+        # request, and the requests already sent are answered, paid for once and kept in the request cache.
+        stopping.append(stop)
+        await asyncio.wait(tasks)
+        raise
+    finally:
+        # Anything else (a store that cannot write) drops the samples in flight before the models close: none
+        # of them may end as an error row that a resume would keep.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 #: What the store raises for a result it cannot take (a value SQLite refuses, text it cannot encode).
@@ -254,6 +272,9 @@ def run_measurement(
         except (KeyboardInterrupt, asyncio.CancelledError):
             mark_interrupted(store, manifest, len(samples))
             raise KeyboardInterrupt from None
+        except BudgetSpentError:
+            mark_interrupted(store, manifest, len(samples), status=BUDGET_SPENT)
+            raise
         skipped = len(input_problems) or int((settings or {}).get("skipped_input_rows", 0))
         manifest = finish_manifest(
             store,
@@ -319,12 +340,16 @@ def stored_ids(store: RunStore) -> set[str]:
     return store.done_ids() - store.error_ids(ErrorKind.OVER_LIMIT)
 
 
-def mark_interrupted(store: RunStore, manifest: RunManifest, n_samples: int) -> None:
-    """Ctrl-C (or a stopped driver): work in flight is dropped (each stored result is whole); say so."""
+#: The status of a run stopped by its budget (``--max-cost``): unfinished, and resumable.
+BUDGET_SPENT = "budget_spent"
+
+
+def mark_interrupted(store: RunStore, manifest: RunManifest, n_samples: int, *, status: str = "interrupted") -> None:
+    """Ctrl-C, a stopped driver or a spent budget: work in flight is dropped (each stored result is whole); say so."""
     stored = len(store.done_ids())
-    update = {"status": "interrupted", "finished_at": datetime.now(UTC)}
+    update = {"status": status, "finished_at": datetime.now(UTC)}
     store.write_manifest(manifest.model_copy(update={**update, "counts": {"samples": n_samples, "results": stored}}))
-    log.info("interrupted with %d of %d samples stored", stored, n_samples)
+    log.info("%s with %d of %d samples stored", status.replace("_", " "), stored, n_samples)
 
 
 def finish_manifest(
@@ -436,6 +461,9 @@ async def _measure_and_close(
             return None  # the probe asks again about LLM verdicts only: none to pick, so no read of the store
         try:
             return await probe_context(judge, samples, store.iter_results())
+        except RunStoppedError as exc:  # a budget spent by the run itself: the run is whole, the probe not asked
+            log.warning("the context probe of the judge was not run: %s", exc)
+            return None
         except Exception:
             log.warning("the context probe of the judge could not run", exc_info=True)
             return None
