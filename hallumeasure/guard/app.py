@@ -35,7 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from hallumeasure.core.text import visible
 from hallumeasure.core.types import Sample
 from hallumeasure.guard.connections import STATE_KEY, ConnectionLimits
-from hallumeasure.guard.core import CheckRequest, CheckResult, Guard
+from hallumeasure.guard.core import CheckRequest, CheckResult, CheckSize, Guard, JudgeCall
 from hallumeasure.guard.fairness import ClientCaps, client_of
 from hallumeasure.guard.metrics import GuardMetrics, endpoint_label
 from hallumeasure.guard.settings import GuardSettings, PolicyError, WorkLimitError, judge_worker_count
@@ -157,19 +157,20 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
 
     caps = ClientCaps(settings.max_worker_checks_per_client)
 
-    def judge_call(request: Request) -> Any:
+    def judge_call(request: Request) -> JudgeCall | None:
         workers: JudgeWorkers | None = state["workers"]
         if workers is None:
             return None
         guard: Guard = state["guard"]
         client = client_of(request, keyed=bool(settings.api_keys))
 
-        async def judged(sample: Sample, claims_from: int) -> Judged:
+        async def judged(sample: Sample, claims_from: int = 0, size: CheckSize | None = None, /) -> Judged:
+            size = size or CheckSize.of(sample)
             # A small check is judged here, at once: no hop to a worker, and no wait behind heavy checks there.
-            if guard.is_small(sample):
-                return await guard.judged(sample, claims_from)
+            if guard.is_small(size):
+                return await guard.judged(sample, claims_from, size)
             async with caps.slot(client):  # one client never holds more than its share of the workers
-                return await workers.judged(sample, claims_from)
+                return await workers.judged(sample, claims_from, size)
 
         return judged
 
@@ -225,9 +226,9 @@ def create_app(settings: GuardSettings | None = None, *, guard: Guard | None = N
         started = time.perf_counter()
         the_guard: Guard = state["guard"]
         try:
-            the_guard.check_size(payload.sample())
+            size = the_guard.check_size(payload.sample())
             async with asyncio.timeout_at(deadline), checks.slot():
-                result = await the_guard.run(payload, request_id, judge_with=judge_call(request))
+                result = await the_guard.run(payload, request_id, judge_with=judge_call(request), size=size)
         except BusyError:
             metrics.rejected.inc()
             return _busy()
@@ -438,7 +439,7 @@ class _StreamCheck(Response):
         streams: Gate,
         metrics: GuardMetrics,
         traffic: TrafficLog | None,
-        judge: Any,
+        judge: JudgeCall | None,
     ) -> None:
         super().__init__(media_type="text/event-stream")
         self.settings, self.state, self.checks, self.streams = settings, state, checks, streams
