@@ -33,7 +33,7 @@ from hallumeasure.guard.telemetry import GuardTelemetry
 from hallumeasure.judges.protocols import Judgement, model_to_close
 from hallumeasure.models.factory import ModelFactory, ModelOptions
 from hallumeasure.models.model import failed_attempts
-from hallumeasure.pipeline.judging import Judged, judge_sample
+from hallumeasure.pipeline.judging import Judged, judge_sample, ms_since
 from hallumeasure.pipeline.limits import WorkLimits, response_units, source_units
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import on_kept_loop
@@ -319,13 +319,13 @@ class Guard:
             if asked and fallback is None:
                 verdicts = fast.finished(explained_verdicts)
             explained = asked and fallback is None
-            latency["explain"] = _ms_since(at)
+            latency["explain"] = ms_since(at)
         result = fast.result(self.policy, verdicts)
         decision, rewritten, rewrite_fallback = await self._decide(sample, claims, verdicts, result, resolved, latency)
         fallback = fallback or rewrite_fallback
         if fallback is not None and self.settings.on_llm_failure is FailMode.CLOSED and result.hallucinated:
             decision, rewritten = Decision.BLOCK, None
-        latency["total"] = _ms_since(started)
+        latency["total"] = ms_since(started)
         found = result_of(request.response, result, self.policy, judge=self.judge.name, extractor=self.extractor.name)
         checked = CheckResult(
             **dict(found),
@@ -435,9 +435,9 @@ class Guard:
         try:
             outcome = await asyncio.wait_for(self.rewriter.rewrite(sample, issues), self.settings.llm_deadline_s)
         except TimeoutError:
-            latency["rewrite"] = _ms_since(at)
+            latency["rewrite"] = ms_since(at)
             return Decision.FLAG, None, f"the rewriter did not answer within {self.settings.llm_deadline_s:g} s"
-        latency["rewrite"] = _ms_since(at)
+        latency["rewrite"] = ms_since(at)
         if outcome.text is None:
             return Decision.FLAG, None, f"the rewriter failed: {outcome.error or 'no text'}"
         if outcome.text.strip() == sample.response.strip():
@@ -463,7 +463,3 @@ def _short(exc: BaseException) -> str:
     """An exception as one short line (a provider's message can be long)."""
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
-
-
-def _ms_since(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 3)

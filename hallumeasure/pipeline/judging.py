@@ -143,7 +143,7 @@ async def judge_sample(
             judge,
             warm_cache=sourced and shown_whole(prepared.sample, judge.name, sources, fits=fits),
         )
-        latency["extract"] = _ms_since(started)
+        latency["extract"] = ms_since(started)
         usage = extraction.usage + warm.usage
         if extraction.error is not None:
             failed = ErrorKind.EXTRACTION_FAILED
@@ -170,7 +170,7 @@ async def judge_sample(
             judgement = await judge.judge(shown.sample, claims, warmed=warm.ok and shown.sample is prepared.sample)
         else:
             judgement = await judge.judge(shown.sample, claims)
-        latency["judge"] = _ms_since(started)
+        latency["judge"] = ms_since(started)
         at_stage("checking evidence")
         verdicts = finish(sample, prepared, shown, claims, _complete(claims, judgement.verdicts, judge.name))
     except ProviderUnreachableError:
@@ -244,5 +244,6 @@ def _complete(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], judge_n
     ]
 
 
-def _ms_since(start: float) -> float:
+def ms_since(start: float) -> float:
+    """Milliseconds since ``start`` (a ``time.perf_counter()`` reading), to the microsecond: a stage's latency."""
     return round((time.perf_counter() - start) * 1000, 3)
