@@ -230,8 +230,9 @@ def run_measurement(
     sources = sources or SourceOptions()
     with RunStore(out, write=True, overwrite=overwrite) as store:
         previous = store.read_manifest()
-        manifest, resumed = start_manifest(
+        manifest, resumed = resumed_manifest(
             store,
+            previous,
             new_manifest(
                 out,
                 extractor,
@@ -322,7 +323,14 @@ def new_manifest(
 def start_manifest(store: RunStore, manifest: RunManifest, *, resume: bool) -> tuple[RunManifest, bool]:
     """``manifest`` and whether it resumes the run already in ``store`` (which needs ``resume`` and the same
     input, stages, prompts and policy; a resumed run keeps its start time)."""
-    previous = store.read_manifest()
+    return resumed_manifest(store, store.read_manifest(), manifest, resume=resume)
+
+
+def resumed_manifest(
+    store: RunStore, previous: RunManifest | None, manifest: RunManifest, *, resume: bool
+) -> tuple[RunManifest, bool]:
+    """``start_manifest`` for a caller that has read the stored manifest already (``previous``, None when the
+    store holds no run yet)."""
     if previous is None:
         return manifest, False
     if not resume:
