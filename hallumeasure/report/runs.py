@@ -371,25 +371,38 @@ def model_groups(runs: list[Run], units: dict[str, pd.DataFrame]) -> list[Group]
     return groups
 
 
-def _id_keys(t: pd.DataFrame) -> list[str]:
+def _id_keys(t: pd.DataFrame) -> pd.Series:
     """Each row's id as written, with its model added where the id repeats within the table."""
-    ids = input_ids(t)
-    repeated = set(ids[ids.duplicated()])
-    if not repeated:
-        return [str(i) for i in ids.tolist()]
-    models = t["model"].astype(str).tolist() if "model" in t.columns else [""] * len(t)
-    return [f"{i}\x00{m}" if i in repeated else i for i, m in zip(ids.tolist(), models, strict=True)]
-
-
-def _pair_keys(ids: list[str], content_keys: list[str], shared_ids: set[str]) -> list[str]:
-    """Each row's pairing key: its id where the other table has it, else its task (context and question)."""
-    return ["id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(ids, content_keys, strict=True)]
+    ids = input_ids(t).reset_index(drop=True)
+    repeated = ids.duplicated(keep=False)
+    if not repeated.any():
+        return ids
+    models = t["model"].astype(str).reset_index(drop=True) if "model" in t.columns else pd.Series("", index=ids.index)
+    return ids.where(~repeated, ids + "\x00" + models)
 
 
 def distinct_samples(units: pd.DataFrame) -> int:
     """How many samples a response table holds, counted as ``pair_up`` counts them (``pair_up(units, units)``)."""
-    ids = _id_keys(units)
-    return len(set(_pair_keys(ids, units["content_key"].tolist(), set(ids))))
+    return int(_id_keys(units).nunique())
+
+
+def _pair_codes(a: pd.DataFrame, b: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each row's pairing key as an integer, for both tables: its id where the other table has it, else its task
+    (context and question); and the first key that is a task's (keys below it are ids)."""
+    ids_a, ids_b = _id_keys(a), _id_keys(b)
+    codes, uniques = pd.factorize(pd.concat([ids_a, ids_b], ignore_index=True))
+    code_a, code_b = codes[: len(a)], codes[len(a) :]
+    seen_a, seen_b = np.zeros(len(uniques), dtype=bool), np.zeros(len(uniques), dtype=bool)
+    seen_a[code_a], seen_b[code_b] = True, True
+    shared = seen_a & seen_b
+    on_a, on_b = shared[code_a], shared[code_b]
+    if on_a.all() and on_b.all():
+        return code_a, code_b, len(uniques)
+    tasks = pd.concat([a["content_key"], b["content_key"]], ignore_index=True)
+    task_codes = pd.factorize(tasks)[0] + len(uniques)
+    keys_a = np.where(on_a, code_a, task_codes[: len(a)])
+    keys_b = np.where(on_b, code_b, task_codes[len(a) :])
+    return keys_a, keys_b, len(uniques)
 
 
 def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
@@ -401,21 +414,21 @@ def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     the pair (id, model), so each model's answer pairs with the same model's answer in the other
     table rather than with an average over models. Repeats of one key within a group are
     averaged. Returns the aligned tables (possibly empty) and a description of how they were paired.
+    The keys are integer codes of the ids and tasks (``pair_key``), so a million rows pair in a second.
     """
-    ids_a, ids_b = _id_keys(a), _id_keys(b)
-    shared_ids = set(ids_a) & set(ids_b)
+    keys_a, keys_b, first_task = _pair_codes(a, b)
 
-    def keyed(t: pd.DataFrame, ids: list[str]) -> pd.DataFrame:
-        keys = pd.Index(_pair_keys(ids, t["content_key"].tolist(), shared_ids), name="pair_key", dtype=object)
+    def keyed(t: pd.DataFrame, keys: np.ndarray) -> pd.DataFrame:
+        index = pd.Index(keys, name="pair_key")
         text = ("run", "model", "sample_id", "input_id", "content_key", "pair_key")
         numeric = [c for c in t.columns if c not in text]
-        if keys.is_unique:  # one row per key: its mean is the row itself (as floats, as a mean gives it)
-            return pd.DataFrame(t[numeric].to_numpy(dtype=float), index=keys, columns=numeric)
-        return t[numeric].set_axis(keys).groupby("pair_key", sort=False).mean()
+        if index.is_unique:  # one row per key: its mean is the row itself (as floats, as a mean gives it)
+            return pd.DataFrame(t[numeric].to_numpy(dtype=float), index=index, columns=numeric)
+        return t[numeric].set_axis(index).groupby("pair_key", sort=False).mean()
 
-    ka, kb = keyed(a, ids_a), keyed(b, ids_b)
-    shared = ka.index[ka.index.isin(kb.index)].tolist()
-    by_id = sum(1 for k in shared if k.startswith("id:"))
+    ka, kb = keyed(a, keys_a), keyed(b, keys_b)
+    shared = ka.index[ka.index.isin(kb.index)]
+    by_id = int(np.sum(shared.to_numpy() < first_task))
     how = {
         (True, False): "same sample id",
         (False, True): "same context and question",
