@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from pydantic import BaseModel
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Policy
+from hallumeasure.core.sample_features import task_key
 from hallumeasure.core.types import RunManifest
 from hallumeasure.runs.run import Run
 from hallumeasure.stats.groups import LABELS, SUBTYPES
@@ -262,14 +262,23 @@ def policy_lines(runs: list[Run]) -> list[str]:
 
 # --- response tables -----------------------------------------------------------------------------
 
-_SPACE = re.compile(r"\s+")
-
 
 def content_key(context: str, question: object) -> str:
     """A key shared by samples that pose the same task (same context and question, spacing aside)."""
-    question = question if isinstance(question, str) else ""  # None or NaN from the DataFrame
-    text = _SPACE.sub(" ", context.strip()) + "\x00" + _SPACE.sub(" ", question.strip())
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return task_key(context, question)
+
+
+def _task_keys(responses: pd.DataFrame) -> np.ndarray:
+    """Each row's task key: as stored with the sample where ``responses`` has it (``RunStore.response_columns``),
+    else worked out from its context and question."""
+    keys = responses["task_key"].to_numpy(dtype=object) if "task_key" in responses.columns else None
+    missing = np.ones(len(responses), dtype=bool) if keys is None else pd.isna(keys)
+    if keys is None or missing.any():
+        rest = responses[missing]
+        worked = [task_key(c, q) for c, q in zip(rest["context"].tolist(), rest["question"].tolist(), strict=True)]
+        keys = np.empty(len(responses), dtype=object) if keys is None else keys.copy()
+        keys[missing] = worked
+    return keys
 
 
 def _count_matrix(cells: pd.Series, names: list[str]) -> np.ndarray:
@@ -296,8 +305,7 @@ TEXT_UNIT_COLUMNS = ("content_key", *(f"label_{x}" for x in LABELS), *(f"subtype
 def text_unit_columns(responses: pd.DataFrame) -> pd.DataFrame:
     """The task key (``content_key``) and the label and subtype counts of each row of a responses frame."""
     r = responses
-    keys = [content_key(c, q) for c, q in zip(r["context"].tolist(), r["question"].tolist(), strict=True)]
-    out = pd.DataFrame({"content_key": keys}, index=r.index)
+    out = pd.DataFrame({"content_key": _task_keys(r)}, index=r.index)
     labels, subtypes = _count_matrix(r["label_counts"], LABELS), _count_matrix(r["subtype_counts"], SUBTYPES)
     for i, name in enumerate(LABELS):
         out[f"label_{name}"] = labels[:, i]
