@@ -62,7 +62,7 @@ from hallumeasure.report.audit_settings import MIN_RESAMPLES, AuditGates, AuditS
 from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
 from hallumeasure.report.runs import (
     judge_notes,
-    pair_up,
+    pairing,
     policy_lines,
     response_units,
     run_info,
@@ -540,7 +540,8 @@ def audit_runs(
     runs = [base_run, cur_run]
     base_units, base_name = _select(base_run, baseline_model)
     cur_units, cur_name = _select(cur_run, current_model)
-    overlap = SampleOverlap(base_units, cur_units)
+    paired_up = pairing(base_units, cur_units)  # once: the overlap, the comparison and the gates share it
+    overlap = SampleOverlap(base_units, cur_units, paired_up)
     found = check_audit_inputs(
         base_run,
         cur_run,
@@ -556,9 +557,9 @@ def audit_runs(
         group_unsure_stats(run.responses, run.claims, name, model, **options)
         for run, name, model in ((base_run, base_name, baseline_model), (cur_run, cur_name, current_model))
     ]
-    comparison = compare_groups(base_units, cur_units, base_name, cur_name, **options)
+    comparison = compare_groups(base_units, cur_units, base_name, cur_name, paired_up=paired_up, **options)
 
-    pa, pb, _ = pair_up(base_units, cur_units)
+    pa, pb = paired_up.a, paired_up.b
     paired = len(pa) >= MIN_PAIRS
     if paired:
         ta, tb = pa, pb

@@ -394,26 +394,54 @@ def distinct_samples(units: pd.DataFrame) -> int:
     return int(_id_keys(units).nunique())
 
 
-def _pair_codes(a: pd.DataFrame, b: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
-    """Each row's pairing key as an integer, for both tables: its id where the other table has it, else its task
-    (context and question); and the first key that is a task's (keys below it are ids)."""
-    ids_a, ids_b = _id_keys(a), _id_keys(b)
-    codes, uniques = pd.factorize(pd.concat([ids_a, ids_b], ignore_index=True))
+def _id_codes(a: pd.DataFrame, b: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer codes of each row's id key (``_id_keys``) in both tables, and how many distinct keys there are.
+
+    The ids are hashed once; only tables where an id repeats get their keys with models and a second pass."""
+    codes, uniques = pd.factorize(pd.concat([input_ids(a), input_ids(b)], ignore_index=True))
     code_a, code_b = codes[: len(a)], codes[len(a) :]
-    seen_a, seen_b = np.zeros(len(uniques), dtype=bool), np.zeros(len(uniques), dtype=bool)
-    seen_a[code_a], seen_b[code_b] = True, True
-    shared = seen_a & seen_b
-    on_a, on_b = shared[code_a], shared[code_b]
-    if on_a.all() and on_b.all():
-        return code_a, code_b, len(uniques)
-    tasks = pd.concat([a["content_key"], b["content_key"]], ignore_index=True)
-    task_codes = pd.factorize(tasks)[0] + len(uniques)
-    keys_a = np.where(on_a, code_a, task_codes[: len(a)])
-    keys_b = np.where(on_b, code_b, task_codes[len(a) :])
-    return keys_a, keys_b, len(uniques)
+    if np.bincount(code_a, minlength=len(uniques)).max(initial=0) > 1 or (
+        np.bincount(code_b, minlength=len(uniques)).max(initial=0) > 1
+    ):
+        codes, uniques = pd.factorize(pd.concat([_id_keys(a), _id_keys(b)], ignore_index=True))
+        code_a, code_b = codes[: len(a)], codes[len(a) :]
+    return code_a, code_b, len(uniques)
 
 
-def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+@dataclass
+class Pairing:
+    """Two response tables aligned on their shared samples (``pairing``), row by row."""
+
+    a: pd.DataFrame
+    b: pd.DataFrame
+    #: How the samples were paired, in words.
+    how: str
+    #: The samples of each table, counted as ``distinct_samples`` counts them.
+    samples_a: int
+    samples_b: int
+
+
+_TEXT = ("run", "model", "sample_id", "input_id", "content_key", "pair_key")
+
+
+def _taken(t: pd.DataFrame, rows: np.ndarray, keys: np.ndarray) -> pd.DataFrame:
+    """The numeric columns of ``rows`` of ``t`` as floats, after their ``pair_key`` (one copy of the numbers)."""
+    numeric = [c for c in t.columns if c not in _TEXT]
+    values = t[numeric].to_numpy(dtype=float, na_value=np.nan)
+    if not (len(rows) == len(t) and bool(np.all(rows == np.arange(len(t))))):
+        values = values[rows]
+    frame = pd.DataFrame(values, columns=numeric, copy=False)
+    frame.insert(0, "pair_key", keys)
+    return frame
+
+
+def _averaged(t: pd.DataFrame, keys: np.ndarray) -> pd.DataFrame:
+    """The numeric columns of ``t`` averaged over the rows of each key (in the order keys first appear)."""
+    numeric = [c for c in t.columns if c not in _TEXT]
+    return t[numeric].set_axis(pd.Index(keys, name="pair_key")).groupby("pair_key", sort=False).mean()
+
+
+def pairing(a: pd.DataFrame, b: pd.DataFrame) -> Pairing:
     """Align two response tables on shared samples, row by row.
 
     Samples pair when they have the same id as the input wrote it (so one row per question and
@@ -421,25 +449,39 @@ def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     same context and question. In a table that holds several models (an id repeats), the key is
     the pair (id, model), so each model's answer pairs with the same model's answer in the other
     table rather than with an average over models. Repeats of one key within a group are
-    averaged. Returns the aligned tables (possibly empty) and a description of how they were paired.
-    The keys are integer codes of the ids and tasks (``pair_key``), so a million rows pair in a second.
+    averaged. The keys are integer codes of the ids and tasks (``pair_key``), so a million rows pair in
+    about a second.
     """
-    keys_a, keys_b, first_task = _pair_codes(a, b)
-
-    def keyed(t: pd.DataFrame, keys: np.ndarray) -> pd.DataFrame:
-        index = pd.Index(keys, name="pair_key")
-        text = ("run", "model", "sample_id", "input_id", "content_key", "pair_key")
-        numeric = [c for c in t.columns if c not in text]
-        if index.is_unique:  # one row per key: its mean is the row itself (as floats, as a mean gives it)
-            return pd.DataFrame(t[numeric].to_numpy(dtype=float), index=index, columns=numeric)
-        return t[numeric].set_axis(index).groupby("pair_key", sort=False).mean()
-
-    ka, kb = keyed(a, keys_a), keyed(b, keys_b)
-    shared = ka.index[ka.index.isin(kb.index)]
-    by_id = int(np.sum(shared.to_numpy() < first_task))
+    code_a, code_b, n_ids = _id_codes(a, b)
+    seen_a = np.bincount(code_a, minlength=n_ids) > 0
+    seen_b = np.bincount(code_b, minlength=n_ids) > 0
+    shared_id = seen_a & seen_b
+    on_a, on_b = shared_id[code_a], shared_id[code_b]
+    keys_a, keys_b = code_a, code_b
+    if not (on_a.all() and on_b.all()):  # a row whose id the other table lacks pairs by its task
+        tasks = pd.factorize(pd.concat([a["content_key"], b["content_key"]], ignore_index=True))[0] + n_ids
+        keys_a, keys_b = np.where(on_a, code_a, tasks[: len(a)]), np.where(on_b, code_b, tasks[len(a) :])
+    index_a, index_b = pd.Index(keys_a), pd.Index(keys_b)
+    if index_a.is_unique and index_b.is_unique:  # one row per key: its mean is the row itself
+        where = index_b.get_indexer(keys_a)
+        rows_a = np.flatnonzero(where >= 0)
+        shared = keys_a[rows_a]
+        pa, pb = _taken(a, rows_a, shared), _taken(b, where[rows_a], shared)
+    else:
+        ka, kb = _averaged(a, keys_a), _averaged(b, keys_b)
+        kept = ka.index[ka.index.isin(kb.index)]
+        shared = kept.to_numpy()
+        pa, pb = ka.loc[kept].reset_index(), kb.loc[kept].reset_index()
+    by_id = int(np.sum(shared < n_ids))
     how = {
         (True, False): "same sample id",
         (False, True): "same context and question",
         (True, True): "same sample id, else same context and question",
     }.get((by_id > 0, by_id < len(shared)), "no shared samples")
-    return ka.loc[shared].reset_index(), kb.loc[shared].reset_index(), how
+    return Pairing(pa, pb, how, int(seen_a.sum()), int(seen_b.sum()))
+
+
+def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """``pairing(a, b)`` as (aligned a, aligned b, how they were paired)."""
+    paired = pairing(a, b)
+    return paired.a, paired.b, paired.how

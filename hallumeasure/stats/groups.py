@@ -133,7 +133,10 @@ def group_stats(
     labels = units[[f"label_{x}" for x in LABELS]].to_numpy(dtype=float)
     subtypes = units[[f"subtype_{x}" for x in SUBTYPES]].to_numpy(dtype=float)
     label_total = labels.sum(axis=1)
-    table = np.column_stack([rate0, rated, flag0, flagged, errors, judged, label_total, labels, subtypes])
+    parts = [rate0, rated, flag0, flagged, errors, judged, label_total, labels, subtypes]
+    columns = [p if p.ndim == 2 else p[:, None] for p in parts]
+    # one copy, in row order: the rows are hashed to find the distinct ones (``resampling_weights``)
+    table = np.concatenate(columns, axis=1, out=np.empty((n, sum(c.shape[1] for c in columns))))
     n_labels = len(LABELS)
 
     def evaluate(w: np.ndarray, rows: np.ndarray) -> dict[str, np.ndarray]:
