@@ -276,10 +276,12 @@ def _bet_detectable(d: np.ndarray, n: int, above: float, alpha: float, power: fl
     (to within 1e-9, where the bet's log wealth reaches log(1 / alpha))."""
     z = float(stats.norm.ppf(power))
     shift = -z * float(d.std()) / np.sqrt(n)
-    orders = bet_orders(n, 0)
+    shape = np.resize(d - d.mean(), n)
+    ordered = [shape[order] for order in bet_orders(n, 0)]  # put in order once: each rise only moves and clips
 
     def log_wealth(rise: float) -> float:
-        return BettingWealth.of(-_planned(d, n, rise, shift), alpha, orders).log_wealth(-above)
+        planned = [-np.clip(x + rise + shift, -1.0, 1.0) for x in ordered]  # as _planned(d, n, rise, shift)
+        return BettingWealth.of_ordered(planned, alpha).log_wealth(-above)
 
     goal = 1.0 / alpha
     if log_wealth(1.0) < np.log(goal):

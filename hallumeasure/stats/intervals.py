@@ -237,17 +237,28 @@ class BettingWealth:
     @classmethod
     def of(cls, values: np.ndarray, alpha: float, orders: np.ndarray) -> BettingWealth:
         """The bets on ``values`` (finite, in [-1, 1]) in each of ``orders`` at level ``alpha``."""
-        n = values.size
-        ordered, raw = [], []
-        seen = np.arange(1, n + 1, dtype=float)
-        for order in orders:
-            x = values[order]
+        return cls.of_ordered([values[order] for order in orders], alpha)
+
+    @classmethod
+    def of_ordered(cls, ordered: list[np.ndarray], alpha: float) -> BettingWealth:
+        """The bets on values already put in each order (``ordered``, one array per order) at level ``alpha``."""
+        raw = []
+        scale = 2.0 * math.log(1.0 / alpha)
+        for x in ordered:
+            n = x.size
+            seen = np.arange(1, n + 1, dtype=float)
             # Running mean and variance of what was seen before each value (a prior pseudo-observation first).
-            mean_after = np.cumsum(x) / seen
-            var_terms = np.concatenate(([_PRIOR_VARIANCE], (x[:-1] - mean_after[:-1]) ** 2))
-            var_before = np.cumsum(var_terms) / seen
-            ordered.append(x)
-            raw.append(np.sqrt(2.0 * math.log(1.0 / alpha) / (n * var_before)))
+            mean_after = np.cumsum(x)
+            mean_after /= seen
+            var = np.empty(n)
+            var[0] = _PRIOR_VARIANCE
+            np.subtract(x[:-1], mean_after[:-1], out=var[1:])
+            np.square(var[1:], out=var[1:])
+            np.cumsum(var, out=var)
+            var /= seen  # the variance before each value
+            var *= n
+            np.divide(scale, var, out=var)
+            raw.append(np.sqrt(var, out=var))
         return cls(ordered, raw, 1.0)
 
     def negated(self) -> BettingWealth:
