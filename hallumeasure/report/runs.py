@@ -282,13 +282,14 @@ def _task_keys(responses: pd.DataFrame) -> np.ndarray:
 
 
 def _count_matrix(cells: pd.Series, names: list[str]) -> np.ndarray:
-    """One row of counts per cell (JSON text or a dict), one column per name; each distinct text is parsed once."""
-    if cells.map(lambda cell: isinstance(cell, dict)).any():
+    """One row of counts per cell (JSON text or a dict), one column per name; each distinct text is parsed once.
+    The counts are 32-bit: a table of a million responses holds fifteen such columns."""
+    if cells.dtype == object and cells.map(lambda cell: isinstance(cell, dict)).any():
         rows = [_counts(c, names) for c in cells.tolist()]
-        return np.array(rows, dtype=int).reshape(len(cells), len(names))
+        return np.array(rows, dtype=np.int32).reshape(len(cells), len(names))
     codes, distinct = pd.factorize(cells, use_na_sentinel=True)
     # a missing cell has code -1: the last row, all zeros
-    table = np.array([_counts(c, names) for c in distinct] + [[0] * len(names)], dtype=int)
+    table = np.array([_counts(c, names) for c in distinct] + [[0] * len(names)], dtype=np.int32)
     rows_out: np.ndarray = table.reshape(len(distinct) + 1, len(names))[codes]
     return rows_out
 
@@ -344,7 +345,7 @@ def response_units(run: Run) -> pd.DataFrame:
     # Judged units: every claim, plus one per failed sample (which produced no claims to count).
     units["judged_units"] = units["n_claims"] + units["failed"]
     for column in TEXT_UNIT_COLUMNS[1:]:
-        units[column] = texts[column].to_numpy(dtype=int)
+        units[column] = texts[column].to_numpy()
     return units
 
 
