@@ -57,6 +57,21 @@ def _clock() -> float:
     return time.perf_counter()
 
 
+class _Parts:
+    """Wall and CPU seconds of each part of the audit, timed one after another."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self._started = (_clock(), time.process_time())
+
+    def done(self, name: str) -> None:
+        now = (_clock(), time.process_time())
+        self.wall[name] = round(now[0] - self._started[0], 2)
+        self.cpu[name] = round(now[1] - self._started[1], 2)
+        self._started = now
+
+
 def measure_audit(cache: Path, n: int, resamples: int, operation: str) -> dict[str, Any]:
     from hallumeasure.report.audit import _select, audit_runs, decide_rise, load_for_audit
     from hallumeasure.report.audit_settings import AuditGates
@@ -78,30 +93,25 @@ def measure_audit(cache: Path, n: int, resamples: int, operation: str) -> dict[s
     audit = _clock() - started
     audit_cpu = time.process_time() - cpu - read_cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    parts: dict[str, float] = {}
+    parts = _Parts()
     if operation == "audit":
         options = {"resamples": resamples}
-        started = _clock()
         (a, _), (b, _) = _select(runs[0], None), _select(runs[1], None)
-        parts["response tables"] = _clock() - started
-        started = _clock()
+        parts.done("response tables")
         paired = pairing(a, b)
         pa, pb = paired.a, paired.b
-        parts["pairing"] = _clock() - started
-        started = _clock()
+        parts.done("pairing")
         group_stats(a, "a", **options)
         group_stats(b, "b", **options)
-        parts["group_stats x2 (bootstrap)"] = _clock() - started
-        started = _clock()
+        parts.done("group_stats x2 (bootstrap)")
         compare_groups(a, b, "a", "b", paired_up=paired, **options)
-        parts["compare_groups (sign-flip tests, subtype test)"] = _clock() - started
+        parts.done("compare_groups (sign-flip tests, subtype test)")
         gates = AuditGates()
         gated = (("unsupported_rate", "rate", 0.02), ("hallucinated_share", "hallucinated", 0.05))
         for metric, column, margin in gated:
             x, y = pa[column].to_numpy(dtype=float), pb[column].to_numpy(dtype=float)
-            started = _clock()
             decide_rise(metric, x, y, paired=True, binary=column == "hallucinated", margin=margin, gates=gates)
-            parts[f"decide_rise {metric} (bounds, planning)"] = _clock() - started
+            parts.done(f"decide_rise {metric} (bounds, planning)")
     names = {"whole": "audit, whole runs", "old": "audit, runs without stored features", "audit": "audit"}
     return {
         "operation": names[operation],
@@ -113,7 +123,8 @@ def measure_audit(cache: Path, n: int, resamples: int, operation: str) -> dict[s
         "audit_cpu_s": round(audit_cpu, 2),
         "peak_rss_mb": round(peak),
         "status": result.status,
-        "parts_s": {k: round(v, 2) for k, v in parts.items()},
+        "parts_s": parts.wall,
+        "parts_cpu_s": parts.cpu,
     }
 
 
@@ -202,10 +213,11 @@ def write(args: argparse.Namespace, rows: list[dict[str, Any]], builds: dict[int
             f"| {row['total_s']} | {row['peak_rss_mb']:,} | {row.get('status', '-')} |"
         )
     lines += ["", "Where the audit's time goes (each part timed again on its own, after the audit):", ""]
-    lines += ["| responses per run | part | s |", "|---:|---|---:|"]
+    lines += ["| responses per run | part | s | CPU s |", "|---:|---|---:|---:|"]
     for row in rows:
+        cpu = row.get("parts_cpu_s", {})
         for part, seconds in row.get("parts_s", {}).items():
-            lines.append(f"| {row['n']:,} | {part} | {seconds} |")
+            lines.append(f"| {row['n']:,} | {part} | {seconds} | {cpu.get(part, '-')} |")
     built = [f"{int(n):,}: " + ", ".join(f"{k} {v}" for k, v in spent.items()) for n, spent in builds.items() if spent]
     if built:
         lines += ["", "Building the synthetic runs (s per run): " + "; ".join(built) + "."]
