@@ -79,6 +79,7 @@ from hallumeasure.stats.audit_bounds import (
     shows_rise,
 )
 from hallumeasure.stats.groups import SUBTYPES, GroupStats, group_stats
+from hallumeasure.stats.intervals import forget_prepared_bets
 from hallumeasure.stats.judge_error import JudgeError, changed_samples_for
 from hallumeasure.stats.power import difference_sd
 from hallumeasure.stats.resampling import RESAMPLES, SEED
@@ -214,6 +215,7 @@ def decide_rise(
             by_changed = changed_samples_for(n_changed / n, margin, judged.pass_alpha)
             if by_changed is not None and (needed is None or by_changed < needed):
                 needed = by_changed
+    forget_prepared_bets()  # the bounds and decisions of these values shared them; nothing else will
     return RiseDecision(
         metric=metric,
         outcome=outcome,
