@@ -73,7 +73,7 @@ class _Parts:
 
 
 def measure_audit(cache: Path, n: int, resamples: int, operation: str) -> dict[str, Any]:
-    from hallumeasure.report.audit import _select, audit_runs, decide_rise, load_for_audit
+    from hallumeasure.report.audit import _PAIRED_COLUMNS, _select, audit_runs, decide_rise, load_for_audit
     from hallumeasure.report.audit_settings import AuditGates
     from hallumeasure.report.comparison import compare_groups
     from hallumeasure.report.runs import pairing
@@ -98,7 +98,7 @@ def measure_audit(cache: Path, n: int, resamples: int, operation: str) -> dict[s
         options = {"resamples": resamples}
         (a, _), (b, _) = _select(runs[0], None), _select(runs[1], None)
         parts.done("response tables")
-        paired = pairing(a, b)
+        paired = pairing(a, b, columns=_PAIRED_COLUMNS)
         pa, pb = paired.a, paired.b
         parts.done("pairing")
         group_stats(a, "a", **options)

@@ -241,6 +241,16 @@ def decide_rise(
 
 
 _STYLE = ["style_words", "style_overlap", "style_claims"]
+#: What the audit and its comparison read of the paired tables.
+_PAIRED_COLUMNS = (
+    "rate",
+    "hallucinated",
+    "n_evaluated",
+    "undecided",
+    "response_hash",
+    *_STYLE,
+    *(f"subtype_{x}" for x in SUBTYPES),
+)
 
 
 def _with_style(decision: RiseDecision, base: pd.DataFrame, cur: pd.DataFrame, column: str) -> RiseDecision:
@@ -542,7 +552,8 @@ def audit_runs(
     runs = [base_run, cur_run]
     base_units, base_name = _select(base_run, baseline_model)
     cur_units, cur_name = _select(cur_run, current_model)
-    paired_up = pairing(base_units, cur_units)  # once: the overlap, the comparison and the gates share it
+    # once: the overlap, the comparison and the gates share it, with the columns they read
+    paired_up = pairing(base_units, cur_units, columns=_PAIRED_COLUMNS)
     overlap = SampleOverlap(base_units, cur_units, paired_up)
     found = check_audit_inputs(
         base_run,

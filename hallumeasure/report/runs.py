@@ -425,9 +425,13 @@ class Pairing:
 _TEXT = ("run", "model", "sample_id", "input_id", "content_key", "pair_key")
 
 
-def _taken(t: pd.DataFrame, rows: np.ndarray, keys: np.ndarray) -> pd.DataFrame:
+def _numeric(t: pd.DataFrame, columns: Sequence[str] | None) -> list[str]:
+    return [c for c in t.columns if c not in _TEXT and (columns is None or c in columns)]
+
+
+def _taken(t: pd.DataFrame, rows: np.ndarray, keys: np.ndarray, columns: Sequence[str] | None) -> pd.DataFrame:
     """The numeric columns of ``rows`` of ``t`` as floats, after their ``pair_key`` (one copy of the numbers)."""
-    numeric = [c for c in t.columns if c not in _TEXT]
+    numeric = _numeric(t, columns)
     values = t[numeric].to_numpy(dtype=float, na_value=np.nan)
     if not (len(rows) == len(t) and bool(np.all(rows == np.arange(len(t))))):
         values = values[rows]
@@ -436,13 +440,13 @@ def _taken(t: pd.DataFrame, rows: np.ndarray, keys: np.ndarray) -> pd.DataFrame:
     return frame
 
 
-def _averaged(t: pd.DataFrame, keys: np.ndarray) -> pd.DataFrame:
+def _averaged(t: pd.DataFrame, keys: np.ndarray, columns: Sequence[str] | None) -> pd.DataFrame:
     """The numeric columns of ``t`` averaged over the rows of each key (in the order keys first appear)."""
-    numeric = [c for c in t.columns if c not in _TEXT]
+    numeric = _numeric(t, columns)
     return t[numeric].set_axis(pd.Index(keys, name="pair_key")).groupby("pair_key", sort=False).mean()
 
 
-def pairing(a: pd.DataFrame, b: pd.DataFrame) -> Pairing:
+def pairing(a: pd.DataFrame, b: pd.DataFrame, columns: Sequence[str] | None = None) -> Pairing:
     """Align two response tables on shared samples, row by row.
 
     Samples pair when they have the same id as the input wrote it (so one row per question and
@@ -451,7 +455,7 @@ def pairing(a: pd.DataFrame, b: pd.DataFrame) -> Pairing:
     the pair (id, model), so each model's answer pairs with the same model's answer in the other
     table rather than with an average over models. Repeats of one key within a group are
     averaged. The keys are integer codes of the ids and tasks (``pair_key``), so a million rows pair in
-    about a second.
+    about a second. The aligned tables hold every numeric column, or those of ``columns``.
     """
     code_a, code_b, n_ids = _id_codes(a, b)
     seen_a = np.bincount(code_a, minlength=n_ids) > 0
@@ -467,9 +471,9 @@ def pairing(a: pd.DataFrame, b: pd.DataFrame) -> Pairing:
         where = index_b.get_indexer(keys_a)
         rows_a = np.flatnonzero(where >= 0)
         shared = keys_a[rows_a]
-        pa, pb = _taken(a, rows_a, shared), _taken(b, where[rows_a], shared)
+        pa, pb = _taken(a, rows_a, shared, columns), _taken(b, where[rows_a], shared, columns)
     else:
-        ka, kb = _averaged(a, keys_a), _averaged(b, keys_b)
+        ka, kb = _averaged(a, keys_a, columns), _averaged(b, keys_b, columns)
         kept = ka.index[ka.index.isin(kb.index)]
         shared = kept.to_numpy()
         pa, pb = ka.loc[kept].reset_index(), kb.loc[kept].reset_index()
