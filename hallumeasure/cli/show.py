@@ -19,7 +19,7 @@ from hallumeasure.cli.common import (
     out,
     resume_command,
 )
-from hallumeasure.cli.output import print_error_reasons, print_skipped, print_summary
+from hallumeasure.cli.output import load_summary_table, print_error_reasons, print_skipped, print_summary
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.labels import Policy
@@ -64,8 +64,10 @@ def show(
     from hallumeasure.report.stability import claim_votes, run_stability
     from hallumeasure.runs.run import Run
 
+    claims = claims or bool(models or labels)
     try:
-        data = Run.load(run_dir)
+        # the summary alone reads the run as columns (any size); claims and JSON need its records
+        data = Run.load(run_dir) if claims or as_json else load_summary_table(run_dir)
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     if data.unfinished and data.manifest is not None:  # exit 0: looking at a crashed run is how one finds out why
@@ -77,11 +79,11 @@ def show(
             highlight=False,
             soft_wrap=True,
         )
-    claims = claims or bool(models or labels)
-    try:
-        chosen = _chosen_claims(data.claims, models or [], labels or [])
-    except ValueError as exc:
-        raise fail(str(exc)) from exc
+    if as_json or claims:
+        try:
+            chosen = _chosen_claims(data.claims, models or [], labels or [])
+        except ValueError as exc:
+            raise fail(str(exc)) from exc
     if as_json:
         payload = {
             "manifest": json.loads(data.manifest.model_dump_json()) if data.manifest else None,
