@@ -26,6 +26,7 @@ from hallumeasure.report.plots import LABEL_ORDER, save_report_plots
 from hallumeasure.report.rag import ClaimEvidence, load_rag, passage_use_line
 from hallumeasure.report.render import data_uri, render_html, render_markdown
 from hallumeasure.report.runs import (
+    NO_MODEL,
     Group,
     RunInfo,
     check_comparable,
@@ -117,7 +118,9 @@ def worst_ids(run: Run, group: Group, limit: int) -> list[str]:
     if limit <= 0:
         return []
     responses = run.responses
-    mine = responses[(responses["sample_id"].isin(group.units["sample_id"])) & responses["unsupported_rate"].notna()]
+    # the group's rows: those of its model (as ``model_groups`` cuts them), with a rate above 0
+    ours = responses["model"].fillna(NO_MODEL).astype(str).to_numpy() == group.model
+    mine = responses[ours & responses["unsupported_rate"].notna().to_numpy()]
     mine = mine[mine["unsupported_rate"] > 0].assign(position=lambda t: range(len(t)))
     mine = mine.sort_values(["unsupported_rate", "n_unsupported", "position"], ascending=[False, False, True])
     return [str(x) for x in mine["sample_id"].head(limit)]
@@ -231,8 +234,15 @@ def compare_runs(
     units = {run.name: response_units(run) for run in runs}
     groups = model_groups(runs, units)
     options: Resampling = {"resamples": resamples, "seed": seed, "confidence": confidence}
-    run_stats = [group_stats(units[run.name], run.name, **options) for run in runs]
     model_stats = [group_stats(g.units, g.name, **options) for g in groups]
+    # a run of one model is one group with the same rows: its numbers are the group's, under the run's name
+    alone = {g.run: s for g, s in zip(groups, model_stats, strict=True) if [h.run for h in groups].count(g.run) == 1}
+    run_stats = [
+        alone[run.name].model_copy(update={"name": run.name})
+        if run.name in alone
+        else group_stats(units[run.name], run.name, **options)
+        for run in runs
+    ]
     by_name = {run.name: run for run in runs}
     unsure = [u for g in groups if (u := group_unsure_stats(*_frames(by_name[g.run]), g.name, g.model, **options))]
     run_unsure = [u for run in runs if (u := group_unsure_stats(*_frames(run), run.name, **options))]

@@ -52,7 +52,8 @@ def test_runs_measured_differently_over_other_samples_compare_the_same(tmp_path)
     base = write_run(tmp_path / "base", _rows(0, 10))
     cur = write_run(tmp_path / "cur", _rows(1, 10, models=(None,))[3:], judge="other-judge")
     _same_report(tmp_path, [base, cur], allow_mismatch=True)
-    assert "inputs differ" in compare_runs([base, cur], tmp_path / "out", resamples=200, allow_mismatch=True).mismatches[0]
+    report = compare_runs([base, cur], tmp_path / "out", resamples=200, allow_mismatch=True)
+    assert "inputs differ" in report.mismatches[0]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("hallumeasure.judges.offline") is None, reason="needs the offline judge")
