@@ -112,7 +112,7 @@ def main() -> None:
                 row = {"version": version, **_fresh(code, ["--one", operation, str(n), split, *common])}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    write(args, rows, builds)
+                write(args, rows, builds)  # after every row: a long benchmark leaves what it measured
 
 
 def write(args: argparse.Namespace, rows: list[dict[str, Any]], builds: dict[int, dict[str, float]]) -> None:

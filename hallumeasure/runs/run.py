@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -228,6 +228,13 @@ class Run:
         with _reading(self.path) as store:
             for piece in store.input_texts():
                 yield piece.assign(input_id=piece["input_id"].where(piece["input_id"].notna(), piece["sample_id"]))
+
+    def first_claims(self, limit: int, *, models: Sequence[str] = (), labels: Sequence[str] = ()) -> tuple[Run, int]:
+        """A run of the samples that hold the first ``limit`` claims of these ``models`` with these ``labels`` (either
+        empty: any), read by id (``records_of``), and how many claims this run has in all."""
+        with _reading(self.path) as store:
+            ids, total = store.first_claims(limit, models=models, labels=labels)
+        return self.records_of(ids), total
 
     def verdict_tally(self) -> tuple[int, int]:
         """(verdicts with a label and no error, those among them the judge was not confident of)."""

@@ -702,6 +702,25 @@ class RunStore:
         ).fetchone()
         return int(row[0]), int(row[1])
 
+    def first_claims(
+        self, limit: int, *, models: Sequence[str] = (), labels: Sequence[str] = ()
+    ) -> tuple[list[str], int]:
+        """The sample ids of the first ``limit`` claims in input order whose model is one of ``models`` and whose label
+        is one of ``labels`` (either empty: any), and how many claims the run has in all."""
+        where, params = [], []
+        for column, values in (("s.model", models), ("v.label", labels)):
+            if values:
+                where.append(f"{column} IN (SELECT value FROM json_each(?))")
+                params.append(json.dumps(list(values)))
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        rows = self.db.execute(
+            "SELECT c.sample_id FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id)"
+            f"{clause} ORDER BY s.position, c.idx LIMIT ?",
+            (*params, limit),
+        )
+        ids = list(dict.fromkeys(row[0] for row in rows))
+        return ids, int(self.db.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
+
     def has_rag_rows(self) -> bool:
         """Whether any sample has passages or any verdict evidence, citations or a cut source (what the RAG numbers
         count); a run with none has no RAG numbers to report."""

@@ -2,6 +2,7 @@
 and the same summary as a read of the whole run, without building every result."""
 
 import importlib.util
+import re
 
 import pytest
 from report.helpers import measure_offline, sample, write_run
@@ -150,3 +151,22 @@ def test_compare_and_show_build_only_the_results_they_print(tmp_path, monkeypatc
     shown = runner.invoke(app, ["show", str(cur)])
     assert shown.exit_code == 0, shown.output
     assert built[0] == 0 and f"(all) {n} " in " ".join(shown.output.split())
+
+
+def test_show_claims_with_a_limit_lists_the_first_claims_reading_only_their_responses(tmp_path, monkeypatch):
+    path = write_run(tmp_path / "run", _rows(1, 12, errors=1, models=("a", "b")))
+    every = Run.load(path).claims
+    wanted = every[(every["model"] == "b") & (every["label"] == "contradicted")].head(3)
+    built = _counting_results(monkeypatch)
+    paged = runner.invoke(
+        app, ["show", str(path), "--no-summary", "--limit", "3", "--model", "b", "--label", "contradicted"]
+    )
+    assert paged.exit_code == 0, paged.output
+    assert built[0] == 3  # the three responses that hold the three claims
+    assert f"3 of {len(every)} claims" in " ".join(paged.output.split())
+    listed = [line.split()[:2] for line in paged.output.splitlines() if re.match(r"s\d+ ", line)]
+    assert listed == [[i, "b"] for i in wanted["input_id"]]
+    as_json = runner.invoke(app, ["show", str(path), "--json", "--limit", "3", "--model", "b", "--label", "partial"])
+    assert as_json.exit_code == 0 and '"claims": []' in " ".join(as_json.output.split())
+    unknown = runner.invoke(app, ["show", str(path), "--limit", "3", "--model", "c"])
+    assert unknown.exit_code != 0 and "its models: a, b" in " ".join(unknown.output.split())
