@@ -56,7 +56,7 @@ def measure(operation: str, cache: Path, n: int, resamples: int, split: bool) ->
     if operation == "compare":
         runs: list[Any] = [base, cur]
         if split:
-            runs = [compare.load_for_compare(base), compare.load_for_compare(cur)]  # type: ignore[attr-defined]
+            runs = [compare.load_for_compare(base), compare.load_for_compare(cur)]
             row["read_s"] = round(time.perf_counter() - started, 2)
         with tempfile.TemporaryDirectory() as out:
             compare.compare_runs(runs, out, resamples=resamples)
@@ -83,7 +83,8 @@ def _fresh(code: Path, args: list[str]) -> dict[str, Any]:
         env=env,
         timeout=3600,
     )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    row: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return row
 
 
 def main() -> None:
