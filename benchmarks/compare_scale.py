@@ -11,7 +11,9 @@ or ``--before``'s), so its peak resident memory (``ru_maxrss``) is its own:
 * ``compare``: ``compare_runs([BASE, CUR], OUT)``, every file of the report written (the page ``view.html`` too);
   for this tree the time is split into reading both runs and the rest;
 * ``show``: the command ``hallumeasure show CUR``, its output thrown away;
-* ``summary``: ``print_summary(CUR)``, the table ``measure`` prints when it ends.
+* ``summary``: ``print_summary(CUR)``, the table ``measure`` prints when it ends;
+* ``reads`` (only when named in ``--operations``): compare's reads without its statistics, both runs as columns,
+  their response tables and the records of the page's first responses.
 
 ``--before`` measures sizes up to ``--before-max`` only: read whole, a run of 10^6 needs more memory than the
 machine has.
@@ -38,6 +40,9 @@ from audit_scale import CACHE, build  # the same synthetic runs as the audit ben
 REPO = Path(__file__).resolve().parents[1]
 OUT = Path(__file__).resolve().parent / "results"
 OPERATIONS = ("compare", "show", "summary")
+#: What ``--operations reads`` times: compare's reads alone (both runs as columns, their response tables and the
+#: records of the page's first responses), without its statistics.
+READS = "reads"
 
 
 def _peak_mb() -> int:
@@ -60,6 +65,14 @@ def measure(operation: str, cache: Path, n: int, resamples: int, split: bool) ->
             row["read_s"] = round(time.perf_counter() - started, 2)
         with tempfile.TemporaryDirectory() as out:
             compare.compare_runs(runs, out, resamples=resamples)
+    elif operation == "reads":
+        from hallumeasure.report.runs import response_units
+        from hallumeasure.report.viewer import DEFAULT_MAX_RESPONSES
+
+        for path in (base, cur):
+            run = compare.load_for_compare(path)
+            response_units(run)
+            run.with_records(run.responses["sample_id"].head(DEFAULT_MAX_RESPONSES))
     elif operation == "show":
         with contextlib.redirect_stdout(io.StringIO()):
             app(["show", str(cur)], standalone_mode=False)
@@ -93,6 +106,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=200, help="bootstrap resamples (compare's default: 2000)")
     parser.add_argument("--before", type=Path, help="a source tree of the code before (a checkout of main)")
     parser.add_argument("--before-max", type=int, default=100_000)
+    parser.add_argument("--operations", nargs="+", default=list(OPERATIONS), choices=[*OPERATIONS, READS])
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--out", type=Path, default=OUT / "compare_scale")
     parser.add_argument("--code", type=Path, default=REPO, help=argparse.SUPPRESS)
@@ -107,8 +121,10 @@ def main() -> None:
     for n in args.sizes:
         builds[n] = build(args.cache, n)
         trees = [("after", REPO)] + ([("before", args.before)] if args.before and n <= args.before_max else [])
-        for operation in OPERATIONS:
+        for operation in args.operations:
             for version, code in trees:
+                if operation == READS and version == "before":  # the code before has no column read to time
+                    continue
                 split = "split" if version == "after" else "whole"
                 row = {"version": version, **_fresh(code, ["--one", operation, str(n), split, *common])}
                 rows.append(row)
@@ -118,6 +134,8 @@ def main() -> None:
 
 def write(args: argparse.Namespace, rows: list[dict[str, Any]], builds: dict[int, dict[str, float]]) -> None:
     options = [f"--sizes {' '.join(map(str, args.sizes))}", f"--resamples {args.resamples}"]
+    if list(args.operations) != list(OPERATIONS):
+        options.append(f"--operations {' '.join(args.operations)}")
     if args.before:
         options += ["--before MAIN", f"--before-max {args.before_max}"]
     command = "PYTHONPATH=. python benchmarks/compare_scale.py " + " ".join(options)
