@@ -144,7 +144,7 @@ def write(args: argparse.Namespace, rows: list[dict[str, Any]], builds: dict[int
     lines = [
         "# compare, show and measure's summary at scale",
         "",
-        f"Command: `{command}` (MAIN: a checkout of main before this change)",
+        f"Command: `{command}`" + (" (MAIN: a checkout of main before this change)" if args.before else ""),
         "",
         "Shared 2-core machine under heavy load from other jobs: read the ratios more than the seconds. Bootstrap",
         f"resamples: {args.resamples} (compare's default is 2000; the bootstrap's time grows with them). Runs are the",
