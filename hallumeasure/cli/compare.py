@@ -58,12 +58,12 @@ def compare(
     ] = None,
 ) -> None:
     """Compare models: rates with bootstrap intervals, paired differences, subtype mix, worst examples."""
-    from hallumeasure.report.compare import compare_runs
+    from hallumeasure.report.compare import compare_runs, load_for_compare
     from hallumeasure.report.render import format_p, format_signed
     from hallumeasure.report.runs import load_runs
 
     try:
-        loaded = load_runs(runs)
+        loaded = load_runs(runs, read=load_for_compare)
         refuse_unfinished(loaded)
         report = compare_runs(
             loaded,

@@ -195,12 +195,20 @@ def print_rates(rows: Sequence[GroupRates], *, title: str, first: str = "model",
     out.print(words.unsure_legend(judge), markup=False, highlight=False, soft_wrap=False)
 
 
-def print_summary(run_dir: Path, data: Run | None = None) -> Run:
-    """Print a run's summary table and settings; returns the loaded ``Run``."""
-    from hallumeasure.report.rates import run_rates
+def load_summary_table(run_dir: Path) -> Run:
+    """The run in ``run_dir`` read as the columns its summary needs (``Run.load_table``): no claim or text, so a
+    run of millions of responses is summarised in bounded memory."""
+    from hallumeasure.report.runs import text_unit_columns
     from hallumeasure.runs.run import Run
 
-    data = data if data is not None else Run.load(run_dir)
+    return Run.load_table(run_dir, text_unit_columns)
+
+
+def print_summary(run_dir: Path, data: Run | None = None) -> Run:
+    """Print a run's summary table and settings; returns the ``Run`` (read as columns when not given)."""
+    from hallumeasure.report.rates import run_rates
+
+    data = data if data is not None else load_summary_table(run_dir)
     manifest = data.manifest
     print_rates(run_rates(data), title=f"run {run_dir}", judge=manifest.judge if manifest else None)
     if manifest is not None:

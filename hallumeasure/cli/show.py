@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,7 +19,7 @@ from hallumeasure.cli.common import (
     out,
     resume_command,
 )
-from hallumeasure.cli.output import print_error_reasons, print_skipped, print_summary
+from hallumeasure.cli.output import load_summary_table, print_error_reasons, print_skipped, print_summary
 from hallumeasure.core.config import redact
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.labels import Policy
@@ -56,6 +56,15 @@ def show(
             "contradicted or unevaluatable (repeat for several; implies --claims).",
         ),
     ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=1,
+            help="List only the first N claims (implies --claims); only their responses are read, so it is quick "
+            "on a run of any size.",
+        ),
+    ] = None,
 ) -> None:
     """Summarise a run (and optionally list its claims); with repeats or a panel, also the judge's stability;
     with passages, the evidence and citation checks."""
@@ -64,8 +73,12 @@ def show(
     from hallumeasure.report.stability import claim_votes, run_stability
     from hallumeasure.runs.run import Run
 
+    claims = claims or bool(models or labels) or limit is not None
+    paged = limit is not None and not as_json
     try:
-        data = Run.load(run_dir)
+        # the summary alone, or with the first claims, reads the run as columns (any size); JSON and every claim
+        # need its records
+        data = Run.load(run_dir) if as_json or (claims and not paged) else load_summary_table(run_dir)
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     if data.unfinished and data.manifest is not None:  # exit 0: looking at a crashed run is how one finds out why
@@ -77,11 +90,11 @@ def show(
             highlight=False,
             soft_wrap=True,
         )
-    claims = claims or bool(models or labels)
-    try:
-        chosen = _chosen_claims(data.claims, models or [], labels or [])
-    except ValueError as exc:
-        raise fail(str(exc)) from exc
+    if as_json or (claims and not paged):
+        try:
+            chosen = _chosen_claims(data.claims, models or [], labels or [])
+        except ValueError as exc:
+            raise fail(str(exc)) from exc
     if as_json:
         payload = {
             "manifest": json.loads(data.manifest.model_dump_json()) if data.manifest else None,
@@ -94,7 +107,7 @@ def show(
             "unsupported_spans": [r.model_dump(mode="json", exclude={"response"}) for r in response_spans(data)],
         }
         if claims:
-            payload["claims"] = _claim_records(_with_votes(data, claim_votes).loc[chosen])
+            payload["claims"] = _claim_records(_with_votes(data, claim_votes).loc[chosen].head(limit))
         out.print_json(data=payload)
         return
     summaries, evidence = load_rag(data)
@@ -103,7 +116,15 @@ def show(
         print_skipped(data, out)
         print_error_reasons(data, out, run_dir=run_dir)
         _print_rag(summaries)
-    if claims:
+    if claims and paged and limit is not None:
+        try:
+            part, total = _first_claims(data, models or [], labels or [], limit)
+        except ValueError as exc:
+            raise fail(str(exc)) from exc
+        kept = _claim_mask(part.claims, models or [], _wanted_labels(labels or []))
+        rows = _with_votes(part, claim_votes).loc[kept].head(limit)
+        _print_claims(part, run_dir, rows, load_rag(part)[1], total=total)
+    elif claims:
         _print_claims(data, run_dir, _with_votes(data, claim_votes).loc[chosen], evidence)
 
 
@@ -114,26 +135,48 @@ LABEL_ALIASES = {"partial": "partially_supported"}
 def _chosen_claims(claims: pd.DataFrame, models: list[str], labels: list[str]) -> pd.Series[bool]:
     """Which claims ``--model`` and ``--label`` keep (all of them without either); a ValueError names a
     model that is not in the run, or a label that does not exist, with the ones that do."""
-    from hallumeasure.core.labels import Label
+    _check_models(claims.get("model", []), models)
+    return _claim_mask(claims, models, _wanted_labels(labels))
 
+
+def _claim_mask(claims: pd.DataFrame, models: list[str], wanted: list[str]) -> pd.Series[bool]:
+    """The claims of ``models`` with a label in ``wanted`` (either empty: any)."""
     chosen = claims["sample_id"].notna()
     if models:
-        present = sorted({str(m) for m in claims.get("model", []) if isinstance(m, str) and m})
-        unknown = [m for m in models if m not in present]
-        if unknown:
-            raise ValueError(
-                f"--model {unknown[0]!r}: no claim of this run is by that model; its models: "
-                + (", ".join(present) or "none (the input named no model)")
-            )
         chosen &= claims["model"].isin(models)
-    if labels:
-        valid = [label.value for label in Label]
-        wanted = [LABEL_ALIASES.get(label.lower(), label.lower()) for label in labels]
-        unknown = [label for label, value in zip(labels, wanted, strict=True) if value not in valid]
-        if unknown:
-            raise ValueError(f"--label {unknown[0]!r} is no label; use one of: partial, {', '.join(valid)}")
+    if wanted:
         chosen &= claims["label"].isin(wanted)
     return chosen
+
+
+def _check_models(present: Iterable[object], models: list[str]) -> None:
+    """A ValueError naming the first of ``models`` that is not among the run's models (``present``)."""
+    known = sorted({str(m) for m in present if isinstance(m, str) and m})
+    unknown = [m for m in models if m not in known]
+    if unknown:
+        raise ValueError(
+            f"--model {unknown[0]!r}: no claim of this run is by that model; its models: "
+            + (", ".join(known) or "none (the input named no model)")
+        )
+
+
+def _wanted_labels(labels: list[str]) -> list[str]:
+    """The labels ``--label`` names (``partial`` for partially_supported); a ValueError names one that is no label."""
+    from hallumeasure.core.labels import Label
+
+    valid = [label.value for label in Label]
+    wanted = [LABEL_ALIASES.get(label.lower(), label.lower()) for label in labels]
+    unknown = [label for label, value in zip(labels, wanted, strict=True) if value not in valid]
+    if unknown:
+        raise ValueError(f"--label {unknown[0]!r} is no label; use one of: partial, {', '.join(valid)}")
+    return wanted
+
+
+def _first_claims(data: Run, models: list[str], labels: list[str], limit: int) -> tuple[Run, int]:
+    """The samples of the first ``limit`` claims that ``--model`` and ``--label`` keep (read by id), and how many
+    claims the run has; a ValueError names a model or label that is not in the run, as ``_chosen_claims`` does."""
+    _check_models(data.responses["model"], models)
+    return data.first_claims(limit, models=models, labels=_wanted_labels(labels))
 
 
 def _print_rag(summaries: list[RagSummary]) -> None:
@@ -156,6 +199,8 @@ def _print_claims(
     run_dir: Path,
     rows: pd.DataFrame | None = None,
     evidence: dict[str, ClaimEvidence] | None = None,
+    *,
+    total: int | None = None,
 ) -> None:
     """The claims as a table that fits the terminal (80 columns when not a terminal); the claim's text wraps.
 
@@ -230,7 +275,8 @@ def _print_claims(
             cells.append(_cell(quote_cell(evidence.get(row["claim_id"]))))
         table.add_row(*cells)
     out.print(table)
-    counted = f"{len(rows)} of {len(data.claims)} claims" if len(rows) != len(data.claims) else f"{len(rows)} claims"
+    total = len(data.claims) if total is None else total  # a run read in part (--limit) says how many it has
+    counted = f"{len(rows)} of {total} claims" if len(rows) != total else f"{len(rows)} claims"
     marked = f"; '?' = unsure: the judge could not tell, its label is a best guess ({unsure} claims)" if unsure else ""
     out.print(
         f"{counted} ('partial' = partially_supported{marked}); every reason and the evidence in full: "

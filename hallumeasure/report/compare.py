@@ -26,6 +26,7 @@ from hallumeasure.report.plots import LABEL_ORDER, save_report_plots
 from hallumeasure.report.rag import ClaimEvidence, load_rag, passage_use_line
 from hallumeasure.report.render import data_uri, render_html, render_markdown
 from hallumeasure.report.runs import (
+    NO_MODEL,
     Group,
     RunInfo,
     check_comparable,
@@ -36,10 +37,11 @@ from hallumeasure.report.runs import (
     policy_lines,
     response_units,
     run_info,
+    text_unit_columns,
 )
 from hallumeasure.report.stability import RunStability, runs_stability
 from hallumeasure.report.unsure import UnsureStats, group_unsure_stats
-from hallumeasure.report.viewer import build_viewer_data, render_viewer
+from hallumeasure.report.viewer import DEFAULT_MAX_RESPONSES, build_viewer_data, render_viewer
 from hallumeasure.runs.run import Run
 from hallumeasure.sources.align import align_claim, highlight
 from hallumeasure.sources.rag import RagSummary
@@ -110,19 +112,33 @@ def _text(value: object) -> str:
     return str(value)
 
 
+def worst_ids(run: Run, group: Group, limit: int) -> list[str]:
+    """The sample ids of the ``limit`` responses of a group with the highest unsupported rate (then the most
+    unsupported claims, then input order)."""
+    if limit <= 0:
+        return []
+    responses = run.responses
+    # the group's rows: those of its model (as ``model_groups`` cuts them), with a rate above 0
+    ours = responses["model"].fillna(NO_MODEL).astype(str).to_numpy() == group.model
+    mine = responses[ours & responses["unsupported_rate"].notna().to_numpy()]
+    mine = mine[mine["unsupported_rate"] > 0].assign(position=lambda t: range(len(t)))
+    mine = mine.sort_values(["unsupported_rate", "n_unsupported", "position"], ascending=[False, False, True])
+    return [str(x) for x in mine["sample_id"].head(limit)]
+
+
 def worst_examples(
     run: Run, group: Group, limit: int, evidence: dict[str, ClaimEvidence] | None = None
 ) -> list[Example]:
     """The ``limit`` responses of a group with the highest unsupported rate, with their claims aligned."""
-    if limit <= 0:
+    chosen = worst_ids(run, group, limit)
+    if not chosen:
         return []
-    responses = run.responses
-    mine = responses[(responses["sample_id"].isin(group.units["sample_id"])) & responses["unsupported_rate"].notna()]
-    mine = mine[mine["unsupported_rate"] > 0].assign(position=lambda t: range(len(t)))
-    mine = mine.sort_values(["unsupported_rate", "n_unsupported", "position"], ascending=[False, False, True])
-    claims = run.claims
+    # only the rows shown are read with their texts and claims (by id, for a run read as columns)
+    shown = run.records_of(chosen)
+    rows = shown.responses.set_index("sample_id", drop=False).loc[chosen]
+    claims = shown.claims
     examples = []
-    for row in mine.head(limit).to_dict(orient="records"):
+    for row in rows.to_dict(orient="records"):
         context = row["context"]
         sentences = split_sentences(context)
         example = Example(
@@ -161,6 +177,13 @@ def worst_examples(
 
 def _frames(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
     return run.responses, run.claims
+
+
+def load_for_compare(run: Run | str | Path, *, name: str | None = None) -> Run:
+    """``run`` itself when loaded already, else the run in that directory read as the columns a comparison needs
+    (``Run.load_table``): its numbers, votes and skipped rows, no claim or text, so that runs of millions of
+    responses fit in memory; the worst examples and the page read their few samples by id."""
+    return run if isinstance(run, Run) else Run.load_table(run, text_unit_columns, name=name)
 
 
 def pick_baseline(groups: list[Group], wanted: str | None) -> Group:
@@ -206,13 +229,20 @@ def compare_runs(
     """
     if resamples < 100:
         raise ConfigError(f"resamples must be at least 100 for a usable interval, got {resamples}")
-    runs = load_runs(list(run_dirs))
+    runs = load_runs(list(run_dirs), read=load_for_compare)
     found = check_comparable(runs, allow_mismatch)
     units = {run.name: response_units(run) for run in runs}
     groups = model_groups(runs, units)
     options: Resampling = {"resamples": resamples, "seed": seed, "confidence": confidence}
-    run_stats = [group_stats(units[run.name], run.name, **options) for run in runs]
     model_stats = [group_stats(g.units, g.name, **options) for g in groups]
+    # a run of one model is one group with the same rows: its numbers are the group's, under the run's name
+    alone = {g.run: s for g, s in zip(groups, model_stats, strict=True) if [h.run for h in groups].count(g.run) == 1}
+    run_stats = [
+        alone[run.name].model_copy(update={"name": run.name})
+        if run.name in alone
+        else group_stats(units[run.name], run.name, **options)
+        for run in runs
+    ]
     by_name = {run.name: run for run in runs}
     unsure = [u for g in groups if (u := group_unsure_stats(*_frames(by_name[g.run]), g.name, g.model, **options))]
     run_unsure = [u for run in runs if (u := group_unsure_stats(*_frames(run), run.name, **options))]
@@ -233,8 +263,19 @@ def compare_runs(
         for g in others
         if g.name not in compared
     ]
+    # The rows shown (the worst examples, the page's first responses) are read with their records, one query by id
+    # per run read as columns.
+    shown = {
+        run.name: run.with_records(
+            [
+                *run.responses["sample_id"].head(DEFAULT_MAX_RESPONSES),
+                *(i for g in groups if g.run == run.name for i in worst_ids(run, g, worst)),
+            ]
+        )
+        for run in runs
+    }
     rag = {run.name: load_rag(run) for run in runs}
-    examples = [e for g in groups for e in worst_examples(by_name[g.run], g, worst, rag[g.run][1])]
+    examples = [e for g in groups for e in worst_examples(shown[g.run], g, worst, rag[g.run][1])]
     rag_rows = [
         s.model_copy(update={"model": f"{name}: {s.model}" if len(runs) > 1 else s.model})
         for name, (summaries, _) in rag.items()
@@ -260,7 +301,7 @@ def compare_runs(
         confidence=confidence,
         rag=rag_rows,
         files=["report.md", "report.html", "report.json", "view.html", *[name for name, _ in plots]],
-        calibrations=[calibrate_best_run(runs, path, confidence=confidence) for path in labels or []],
+        calibrations=[calibrate_best_run(_whole(runs), path, confidence=confidence) for path in labels or []],
         judge_stability=runs_stability(runs, groups, **options),
         unsure=unsure,
         run_unsure=run_unsure,
@@ -286,6 +327,13 @@ def compare_runs(
         encoding="utf-8",
     )
     (out / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    # every claim, for the reader who wants more than the worst examples (the reports link to it)
-    (out / "view.html").write_text(render_viewer(build_viewer_data(runs)), encoding="utf-8")
+    # every claim, for the reader who wants more than the worst examples (the reports link to it); the page holds
+    # at most the first DEFAULT_MAX_RESPONSES responses of the runs
+    page = [shown[run.name] for run in runs]
+    (out / "view.html").write_text(render_viewer(build_viewer_data(page)), encoding="utf-8")
     return report
+
+
+def _whole(runs: list[Run]) -> list[Run]:
+    """The runs with their every claim (calibrating against human labels matches claims by their text)."""
+    return [Run.load(run.path, name=run.name) if run.columns_only else run for run in runs]

@@ -67,11 +67,10 @@ def next_steps(run: Run) -> NextSteps | None:
     judge = run.judge
     if judge is None or not is_keyless(judge):
         return None
-    verdicts = [v for r in run.results for v in r.verdicts if v.ok]
-    unsure = sum(1 for v in verdicts if not v.confident)
+    claims, unsure = run.verdict_tally()
     if not unsure:
         return None
-    return NextSteps(judge=judge, unsure_claims=unsure, claims=len(verdicts), steps=_steps(judge))
+    return NextSteps(judge=judge, unsure_claims=unsure, claims=claims, steps=_steps(judge))
 
 
 def _steps(judge: str) -> list[NextStep]:

@@ -32,7 +32,14 @@ class ClaimEvidence:
 
 
 def load_rag(run: Run) -> tuple[list[RagSummary], dict[str, ClaimEvidence]]:
-    """The run's RAG summaries (whole run, then per model) and the evidence of each claim, by claim id."""
+    """The run's RAG summaries (whole run, then per model) and the evidence of each claim, by claim id.
+
+    A run read as columns that stored no passages, evidence or citations has none to report (no summaries, no
+    evidence); one that did is read whole for them."""
+    if run.columns_only:
+        if not run.has_rag_rows():
+            return [], {}
+        run = Run.load(run.path, name=run.name)
     samples = {s.id: s for s in run.samples}
     evidence = {
         v.claim_id: view

@@ -146,9 +146,17 @@ def run_rates(
     """The whole run (``(all)``), then each model in it."""
     units = response_units(run)
     options = _options(resamples, seed, confidence)
-    rows = [group_rates(run, None, units, **options)]
-    rows += [group_rates(run, g, g.units, **options) for g in model_groups([run], {run.name: units})]
-    return rows
+    whole = group_rates(run, None, units, **options)
+    groups = model_groups([run], {run.name: units})
+    if len(groups) == 1:  # one model: its rows are the run's, and so are its numbers (the bootstrap is seeded)
+        return [whole, renamed_rates(whole, groups[0].name)]
+    return [whole, *(group_rates(run, g, g.units, **options) for g in groups)]
+
+
+def renamed_rates(rates: GroupRates, name: str) -> GroupRates:
+    """The same numbers under another group's name (a group with the very same rows)."""
+    unsure = rates.unsure.model_copy(update={"name": name}) if rates.unsure is not None else None
+    return GroupRates(stats=rates.stats.model_copy(update={"name": name}), unsure=unsure)
 
 
 def rates_frame(rows: Sequence[GroupRates]) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,9 +30,10 @@ from hallumeasure.stats.groups import LABELS, SUBTYPES
 NO_MODEL = "(no model)"
 
 
-def load_runs(runs: Sequence[Run | str | Path]) -> list[Run]:
-    """Runs for a report of several: each path loaded once (a ``Run`` given is used as it is); two runs with the
-    same directory name get their parent's name added."""
+def load_runs(runs: Sequence[Run | str | Path], read: Callable[..., Run] = Run.load) -> list[Run]:
+    """Runs for a report of several: each path loaded once by ``read`` (``Run.load``; called with the path and
+    ``name=``), a ``Run`` given used as it is; two runs with the same directory name get their parent's name
+    added."""
     paths = [r.path if isinstance(r, Run) else Path(r) for r in runs]
     if not paths:
         raise ConfigError("give at least one run directory")
@@ -41,7 +42,7 @@ def load_runs(runs: Sequence[Run | str | Path]) -> list[Run]:
     names = [p.name for p in paths]
     names = [f"{p.parent.name}/{p.name}" if names.count(p.name) > 1 else p.name for p in paths]
     return [
-        (run if run.name == name else run.renamed(name)) if isinstance(run, Run) else Run.load(path, name=name)
+        (run if run.name == name else run.renamed(name)) if isinstance(run, Run) else read(path, name=name)
         for run, name, path in zip(runs, names, paths, strict=True)
     ]
 
@@ -154,13 +155,13 @@ def input_ids(responses: pd.DataFrame) -> pd.Series:
 
 def _inputs(run: Run) -> dict[tuple[str, str], str]:
     """(input id, model) -> digest of what was measured for it (model, question, context, response)."""
-    r = run.responses
     out = {}
-    for sid, model, question, context, response in zip(
-        input_ids(r), r["model"], r["question"], r["context"], r["response"], strict=True
-    ):
-        parts = [x if isinstance(x, str) else "" for x in (model, question, context, response)]
-        out[(sid, parts[0])] = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+    for r in run.input_texts():  # in pieces: a run read as columns holds no texts
+        for sid, model, question, context, response in zip(
+            input_ids(r), r["model"], r["question"], r["context"], r["response"], strict=True
+        ):
+            parts = [x if isinstance(x, str) else "" for x in (model, question, context, response)]
+            out[(sid, parts[0])] = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
     return out
 
 

@@ -178,7 +178,7 @@ def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
         banner=banner,
         judge_checks=(m.judge_checks or []) if m else [],
         models=models,
-        n_total=len(run.samples),
+        n_total=len(run.responses),  # one row per sample, also in a run read as columns
         n_shown=n_shown,
     )
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -115,6 +115,10 @@ class Run:
         self.votes: pd.DataFrame = votes
         #: Read by ``load_columns``: per-response numbers only, no records, claims or texts.
         self.columns_only: bool = False
+        #: Of a run read as columns: the records of the few samples it holds (``with_records``), as a run.
+        self._records: Run | None = None
+        #: Of a run read by ``load_table``: whether it stored passages or evidence (None: not asked yet).
+        self._rag_rows: bool | None = None
 
     @classmethod
     def load(cls, path: str | Path, *, name: str | None = None) -> Self:
@@ -167,6 +171,87 @@ class Run:
         return run
 
     @classmethod
+    def load_table(
+        cls, path: str | Path, derive: Callable[[pd.DataFrame], pd.DataFrame], *, name: str | None = None
+    ) -> Self:
+        """``load_columns`` with the run's small tables besides: the skipped input rows, and the votes of a run
+        measured with repeats or a panel (none otherwise: one vote per claim says nothing of the judge's
+        stability). What the summaries of ``show``, ``measure`` and ``compare`` read, whatever the run's size;
+        the records of the few samples they print come from ``records_of``."""
+        run = cls.load_columns(path, derive, name=name)
+        if run.columns_only:
+            with _reading(run.path) as store:
+                run.skipped = typed(store.input_problems())
+                run.votes = typed(store.votes()) if store.has_votes() else pd.DataFrame()
+                run._rag_rows = store.has_rag_rows()
+        return run
+
+    def records_of(self, sample_ids: Iterable[str]) -> Run:
+        """A run of just the samples ``sample_ids`` (run keys), with their records and frames as ``load`` gives
+        them: queried by id from the store for a run read as columns, taken from the records otherwise."""
+        wanted = list(dict.fromkeys(sample_ids))
+        if self._records is not None and set(wanted) <= {s.id for s in self._records.samples}:
+            return self._records.records_of(wanted)
+        if self.columns_only:
+            with _reading(self.path) as store:
+                return Run(self.path, name=self.name, **_read(store, wanted))
+        keep = set(wanted)
+        return Run(
+            self.path,
+            name=self.name,
+            manifest=self.manifest,
+            samples=[s for s in self.samples if s.id in keep],
+            results=[r for r in self.results if r.sample_id in keep],
+            responses=_rows_of(self.responses, keep),
+            claims=_rows_of(self.claims, keep),
+            summary=typed(_summary((r for r in self.results if r.sample_id in keep), self.policy)),
+            skipped=self.skipped,
+            votes=_rows_of(self.votes, keep),
+        )
+
+    def with_records(self, sample_ids: Iterable[str]) -> Self:
+        """This run read as columns, holding the records (``samples``, ``results``) of ``sample_ids`` too: for a
+        page that shows a few responses beside numbers of the whole run. A run read whole is returned as it is."""
+        if not self.columns_only:
+            return self
+        part = self.records_of(sample_ids)
+        run = self.renamed(self.name)
+        run.samples, run.results, run._records = part.samples, part.results, part
+        return run
+
+    def input_texts(self) -> Iterator[pd.DataFrame]:
+        """Frames with the id as written (``input_id``), model, question, context and response of every sample, in
+        pieces of input order (the texts a run read as columns left out)."""
+        if not self.columns_only:
+            yield self.responses
+            return
+        with _reading(self.path) as store:
+            for piece in store.input_texts():
+                yield piece.assign(input_id=piece["input_id"].where(piece["input_id"].notna(), piece["sample_id"]))
+
+    def first_claims(self, limit: int, *, models: Sequence[str] = (), labels: Sequence[str] = ()) -> tuple[Run, int]:
+        """A run of the samples that hold the first ``limit`` claims of these ``models`` with these ``labels`` (either
+        empty: any), read by id (``records_of``), and how many claims this run has in all."""
+        with _reading(self.path) as store:
+            ids, total = store.first_claims(limit, models=models, labels=labels)
+        return self.records_of(ids), total
+
+    def verdict_tally(self) -> tuple[int, int]:
+        """(verdicts with a label and no error, those among them the judge was not confident of)."""
+        if self.columns_only:
+            with _reading(self.path) as store:
+                return store.verdict_tally()
+        verdicts = [v for r in self.results for v in r.verdicts if v.ok]
+        return len(verdicts), sum(1 for v in verdicts if not v.confident)
+
+    def has_rag_rows(self) -> bool:
+        """Whether the run stored passages or any verdict evidence, citation or cut source (the RAG numbers)."""
+        if self._rag_rows is None:
+            with _reading(self.path) as store:
+                self._rag_rows = store.has_rag_rows()
+        return self._rag_rows
+
+    @classmethod
     def of(cls, run: Run | str | Path) -> Run:
         """``run`` itself when it is loaded already, else the run loaded from that path."""
         return run if isinstance(run, Run) else cls.load(run)
@@ -185,7 +270,7 @@ class Run:
             skipped=self.skipped,
             votes=self.votes,
         )
-        renamed.columns_only = self.columns_only
+        renamed.columns_only, renamed._records, renamed._rag_rows = self.columns_only, self._records, self._rag_rows
         return renamed
 
     # --- plain facts ----------------------------------------------------------------------------
@@ -245,7 +330,13 @@ class Run:
         counts: Counter[tuple[Literal["response", "claim"], ErrorKind, str]] = Counter()
         examples: dict[tuple[Literal["response", "claim"], ErrorKind, str], str] = {}
         rows: list[tuple[Literal["response", "claim"], ErrorKind | None, str | None]] = []
-        for result in self.results:
+        r = self.responses
+        clean = "error" not in r or (r["error"].isna().all() and not r["n_errors"].fillna(0).any())
+        if self.columns_only and not clean:  # only the error rows are read (it holds a few samples' records at most)
+            with _reading(self.path) as store:
+                stored = store.error_rows()
+            rows = [("response" if w == "response" else "claim", ErrorKind(k) if k else None, e) for w, k, e in stored]
+        for result in [] if self.columns_only else self.results:
             rows.append(("response", result.error_kind, result.error))
             rows += [("claim", v.error_kind, v.error) for v in result.verdicts]
         for where, kind, error in rows:
@@ -285,24 +376,28 @@ def load_run(path: str | Path) -> Run:
 # --- reading the store, once ------------------------------------------------------------------------
 
 
-def _read(store: RunStore) -> dict[str, Any]:
-    """Everything ``Run`` holds, from one open store."""
+def _read(store: RunStore, only: list[str] | None = None) -> dict[str, Any]:
+    """Everything ``Run`` holds, from one open store; with ``only``, of just those sample ids (queried by id)."""
     manifest = store.read_manifest()
-    samples = store.samples()
-    results = store.results()
+    samples = store.samples(only)
+    results = list(store.iter_results(only=only))
+    params = () if only is None else (json.dumps(only),)
+    where = "" if only is None else " WHERE s.sample_id IN (SELECT value FROM json_each(?))"
     responses = pd.read_sql_query(
         "SELECT s.sample_id, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
         " r.n_unsupported, r.n_errors, r.unsupported_rate, r.hallucinated, r.score, r.error,"
         " r.label_counts, r.subtype_counts"
-        " FROM samples s LEFT JOIN results r USING (sample_id) ORDER BY s.position",
+        f" FROM samples s LEFT JOIN results r USING (sample_id){where} ORDER BY s.position",
         store.db,
+        params=params,
     )
     claims = pd.read_sql_query(
         "SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, c.text AS claim, c.spans, v.label,"
         " v.subtype, v.label_reason, v.subtype_reason, v.probability, v.judge, v.error, v.raw_output"
-        " FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id)"
+        f" FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id){where}"
         " ORDER BY s.position, c.idx",
         store.db,
+        params=params,
     )
     # ``sample_id`` is the run key (unique); ``input_id`` the id as written, which several models' rows may share.
     given = {s.id: s.given_id for s in samples}
@@ -322,8 +417,15 @@ def _read(store: RunStore) -> dict[str, Any]:
         "claims": typed(claims),
         "summary": typed(_summary(results, policy)),
         "skipped": typed(store.input_problems()),
-        "votes": typed(store.votes()),
+        "votes": typed(store.votes(only)),
     }
+
+
+def _rows_of(frame: pd.DataFrame, keep: set[str]) -> pd.DataFrame:
+    """The rows of a frame whose ``sample_id`` is in ``keep``, numbered from 0 as a read of them would be."""
+    if "sample_id" not in frame.columns:
+        return frame
+    return frame[frame["sample_id"].isin(keep)].reset_index(drop=True)
 
 
 #: The text and JSON columns of ``RunStore.response_columns`` that ``load_columns`` replaces by what it derives.

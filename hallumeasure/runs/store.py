@@ -487,29 +487,32 @@ class RunStore:
         except sqlite3.OperationalError:
             return False
 
-    def votes(self) -> pd.DataFrame:
+    def votes(self, only: Sequence[str] | None = None) -> pd.DataFrame:
         """Every vote with its claim and model, in input order. A run without repeats or a panel
-        (one judge, asked once) has one vote per claim: its verdict, as repeat 0."""
+        (one judge, asked once) has one vote per claim: its verdict, as repeat 0. With ``only``, just the votes
+        on the claims of those sample ids."""
         table = "votes" if self.has_votes() else "verdicts"
         repeat = "v.repeat" if table == "votes" else "0"
+        where, params = _only(only, "c.sample_id")
         return pd.read_sql_query(
             f"SELECT c.sample_id, s.model, c.claim_id, c.idx AS claim_index, v.judge, {repeat} AS repeat, v.label,"
             " v.subtype, v.label_reason, v.probability, v.error"
-            f" FROM claims c JOIN samples s USING (sample_id) JOIN {table} v USING (claim_id)"
+            f" FROM claims c JOIN samples s USING (sample_id) JOIN {table} v USING (claim_id) WHERE 1 {where}"
             " ORDER BY s.position, c.idx, v.judge, repeat",
             self.db,
+            params=params,
         )
 
-    def samples(self, ids: Sequence[str] | None = None) -> list[Sample]:
-        """The stored samples in input order (only those of ``ids`` when given: a few, read without the rest)."""
-        where, params = ("", []) if ids is None else (f" WHERE sample_id IN ({', '.join('?' * len(ids))})", list(ids))
+    def samples(self, only: Sequence[str] | None = None) -> list[Sample]:
+        """The samples in input order, with their passages; with ``only``, just the samples of those ids."""
+        where, params = _only(only)
         rows = self.db.execute(
             "SELECT sample_id, model, context, response, question, tags, metadata FROM samples"
-            f"{where} ORDER BY position",
+            f" WHERE 1 {where} ORDER BY position",
             params,
         )
-        passages = self._json_rows(f"SELECT sample_id, data FROM passages{where}", params)
-        given = self.input_ids()
+        passages = self._json_rows(f"SELECT sample_id, data FROM passages WHERE 1 {where}", params)
+        given = self.input_ids(only)
         return [
             Sample(
                 id=r[0],
@@ -525,10 +528,11 @@ class RunStore:
             for r in rows
         ]
 
-    def input_ids(self) -> dict[str, str]:
+    def input_ids(self, only: Sequence[str] | None = None) -> dict[str, str]:
         """Run key -> the id as written, for samples keyed by (id, model); empty for runs with unique ids."""
+        where, params = _only(only)
         try:
-            return dict(self.db.execute("SELECT sample_id, input_id FROM input_ids"))
+            return dict(self.db.execute(f"SELECT sample_id, input_id FROM input_ids WHERE 1 {where}", params))
         except sqlite3.OperationalError:  # a run written before samples were keyed by (id, model)
             return {}
 
@@ -544,19 +548,21 @@ class RunStore:
         at a time)."""
         return list(self.iter_results())
 
-    def iter_results(self, chunk: int | None = None) -> Iterator[ResponseResult]:
+    def iter_results(self, chunk: int | None = None, *, only: Sequence[str] | None = None) -> Iterator[ResponseResult]:
         """The stored results in input order, with their claims, verdicts, votes and evidence, read ``chunk``
-        responses (``RESULTS_CHUNK`` by default) at a time: memory holds one chunk, whatever the size of the run."""
+        responses (``RESULTS_CHUNK`` by default) at a time: memory holds one chunk, whatever the size of the run.
+        With ``only``, just the results of those sample ids (a query by id, not a read of the run)."""
         chunk = chunk or RESULTS_CHUNK
         added = [self._column("results", column) for table, column, _ in ADDED_COLUMNS if table == "results"]
+        where, params = _only(only, "r.sample_id")
         query = (
             "SELECT r.sample_id, r.model, r.n_claims, r.n_evaluated, r.n_unsupported, r.n_errors, r.unsupported_rate,"
             f" r.hallucinated, r.score, r.error, r.label_counts, r.subtype_counts, r.usage, {', '.join(added)}"
-            " FROM results r JOIN samples s USING (sample_id) ORDER BY s.position"
+            f" FROM results r JOIN samples s USING (sample_id) WHERE 1 {where} ORDER BY s.position"
         )
         has_votes = self.has_votes()
         policy: list[Policy] = []
-        rows = self.db.execute(query)
+        rows = self.db.execute(query, params)
         while batch := rows.fetchmany(chunk):
             parts = self._result_parts([row[0] for row in batch], has_votes=has_votes)
             for row in batch:
@@ -694,6 +700,70 @@ class RunStore:
         )
         yield from pd.read_sql_query(query, self.db, chunksize=chunk_rows)
 
+    def error_rows(self) -> list[tuple[str, str | None, str]]:
+        """Every error row in input order, a response's before its claims': ``("response" or "claim", its kind,
+        its message)``. Only the rows with an error are read."""
+        kind = "error_kind" if self._has_column("results", "error_kind") else "NULL"
+        claim_kind = "v.error_kind" if self._has_column("verdicts", "error_kind") else "NULL"
+        query = (
+            f"SELECT 'response', {kind}, r.error, s.position, -1 FROM results r JOIN samples s USING (sample_id)"
+            " WHERE r.error IS NOT NULL"
+            f" UNION ALL SELECT 'claim', {claim_kind}, v.error, s.position, c.idx FROM verdicts v"
+            " JOIN claims c USING (claim_id) JOIN samples s ON s.sample_id = c.sample_id"
+            " JOIN results r ON r.sample_id = c.sample_id WHERE v.error IS NOT NULL ORDER BY 4, 5"
+        )
+        return [(where, kind_, error) for where, kind_, error, _, _ in self.db.execute(query)]
+
+    def verdict_tally(self) -> tuple[int, int]:
+        """(verdicts with a label and no error, those among them that are not confident), counted in SQL."""
+        confident = self._column("verdicts", "confident", "1")
+        row = self.db.execute(
+            f"SELECT COUNT(*), COALESCE(SUM(confident = 0), 0) FROM (SELECT {confident} FROM verdicts"
+            " WHERE error IS NULL AND label IS NOT NULL)"
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def first_claims(
+        self, limit: int, *, models: Sequence[str] = (), labels: Sequence[str] = ()
+    ) -> tuple[list[str], int]:
+        """The sample ids of the first ``limit`` claims in input order whose model is one of ``models`` and whose label
+        is one of ``labels`` (either empty: any), and how many claims the run has in all."""
+        where, params = [], []
+        for column, values in (("s.model", models), ("v.label", labels)):
+            if values:
+                where.append(f"{column} IN (SELECT value FROM json_each(?))")
+                params.append(json.dumps(list(values)))
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        rows = self.db.execute(
+            "SELECT c.sample_id FROM claims c JOIN samples s USING (sample_id) LEFT JOIN verdicts v USING (claim_id)"
+            f"{clause} ORDER BY s.position, c.idx LIMIT ?",
+            (*params, limit),
+        )
+        ids = list(dict.fromkeys(row[0] for row in rows))
+        return ids, int(self.db.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
+
+    def has_rag_rows(self) -> bool:
+        """Whether any sample has passages or any verdict evidence, citations or a cut source (what the RAG numbers
+        count); a run with none has no RAG numbers to report."""
+        found = self.db.execute("SELECT 1 FROM passages LIMIT 1").fetchone() is not None
+        counted = [name for name in EVIDENCE_FIELDS if name != "focus"]  # the words a judge found wrong are no RAG
+        fields = " OR ".join(f"json_extract(data, '$.{name}') IS NOT NULL" for name in counted)
+        query = f"SELECT 1 FROM verdict_evidence WHERE {fields} LIMIT 1"
+        return found or self.db.execute(query).fetchone() is not None
+
+    def input_texts(self, chunk_rows: int = 100_000) -> Iterator[pd.DataFrame]:
+        """The id as written (NULL for runs with unique ids), model, question, context and response of every sample,
+        in input order, ``chunk_rows`` at a time (what tells two runs' inputs apart)."""
+        tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        given, join = ("NULL", "")
+        if "input_ids" in tables:
+            given, join = "i.input_id", " LEFT JOIN input_ids i USING (sample_id)"
+        query = (
+            f"SELECT s.sample_id, {given} AS input_id, s.model, s.question, s.context, s.response FROM samples s{join}"
+            " ORDER BY s.position"
+        )
+        yield from pd.read_sql_query(query, self.db, chunksize=chunk_rows)
+
     def has_undecided_legacy_rows(self) -> bool:
         """Whether a result without an error has no stored decision (a run written before decisions were
         stored): only ``results()`` works those out again."""
@@ -710,6 +780,14 @@ def _features_row(sample: Sample) -> tuple[str, str, int, float | None, int]:
     words, overlap, response_hash = style(sample.response, sample.context)
     key = task_key(sample.context, sample.question)
     return _s(sample.id), key, words, None if math.isnan(overlap) else overlap, response_hash
+
+
+def _only(only: Sequence[str] | None, column: str = "sample_id") -> tuple[str, tuple[str, ...]]:
+    """A WHERE clause's tail (after ``WHERE 1``) that keeps the rows of the sample ids in ``only``, and its
+    parameter; nothing when ``only`` is None. The ids go in as one JSON list, so any number of them fits."""
+    if only is None:
+        return "", ()
+    return f" AND {column} IN (SELECT value FROM json_each(?))", (json.dumps(list(only)),)
 
 
 def passages_json(sample: Sample) -> str:
