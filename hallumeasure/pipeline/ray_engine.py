@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +36,7 @@ from hallumeasure.models.limits import parse_limit
 from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.measurement import Measurement
 from hallumeasure.pipeline.ray_limits import cluster_limits
+from hallumeasure.pipeline.ray_parts import PartsWriter
 from hallumeasure.pipeline.run import (
     STORE_ERRORS,
     Progress,
@@ -84,6 +85,11 @@ class RayOptions(BaseModel):
         default=None, ge=1, description="Measuring actors (default: the cluster's CPUs less one, at least one)."
     )
     batch_size: int = Field(default=256, ge=1, description="Responses per batch an actor measures at a time.")
+    out_format: Literal["sqlite", "parquet"] = Field(
+        default="sqlite",
+        description="The run's form: one SQLite file written by this process, or Parquet parts written by the "
+        "workers (a folder or an object-storage URI; see pipeline/ray_parts.py).",
+    )
 
 
 def require_ray() -> Any:
@@ -175,7 +181,9 @@ class BatchMeasurer:
         lines: bool,
         stored: frozenset[str] = frozenset(),
         limits_run: str | None = None,
+        parts: str | None = None,
     ) -> None:
+        self.parts = parts  # the run in Parquet form this worker writes its batches into, if any
         if limits_run is not None:  # --rpm / --tpm: this worker's calls draw on the run's buckets
             from hallumeasure.pipeline.ray_limits import draw_on_cluster_limits
 
@@ -233,6 +241,10 @@ class BatchMeasurer:
                 "kind": np.array([int(RowKind.UNREACHABLE)]),
                 "payload": np.array([str(exc).encode()], dtype=object),
             }
+        if self.parts is not None:
+            from hallumeasure.pipeline.ray_parts import write_reply
+
+            return write_reply(self.parts, rows, results)
         payloads = [pickle.dumps((value, next(results)) if kind is RowKind.MEASURED else value) for kind, value in rows]
         return {"kind": np.array([int(kind) for kind, _ in rows]), "payload": np.array(payloads, dtype=object)}
 
@@ -370,6 +382,31 @@ def _in_input_order(ctx: DataContext) -> Iterator[None]:
         ctx.execution_options.preserve_order, ctx.enable_progress_bars = before
 
 
+def _parts_location(out: str | Path) -> str:
+    """Where workers write a run in Parquet form: a URI as given, a local folder as an absolute path."""
+    from hallumeasure.runs.parquet_run import is_uri
+
+    return str(out) if is_uri(out) else str(Path(out).absolute())
+
+
+def _run_store(run_dir: Path, parts: str | None, overwrite: bool) -> RunStore:
+    """The driver's store: the SQLite run it writes, or the Parquet run the workers write (``ray_parts``)."""
+    if parts is None:
+        return RunStore(run_dir, write=True, overwrite=overwrite)
+    from hallumeasure.runs.parquet_run import ParquetRunWriter
+
+    return ParquetRunWriter(parts, overwrite=overwrite)
+
+
+def _writer(store: RunStore, measurement: Measurement, progress: Progress | None) -> _Writer | PartsWriter:
+    """The driver's writer: rows stored here, or only counted (the workers stored them as Parquet parts)."""
+    from hallumeasure.runs.parquet_run import ParquetRunWriter
+
+    if isinstance(store, ParquetRunWriter):
+        return PartsWriter(store, measurement)
+    return _Writer(store, measurement, progress)
+
+
 def measure_on_ray(
     data: ray.data.Dataset | str | Path,
     out: str | Path,
@@ -399,7 +436,8 @@ def measure_on_ray(
     local_hash = input_sha256(path)
     stages = measurement.stages()  # checked here, in one process, before any worker starts; workers build their own
     s = measurement.settings
-    with connected(options.address) as ray, RunStore(run_dir, write=True, overwrite=overwrite) as store:
+    parts = _parts_location(out) if options.out_format == "parquet" else None
+    with connected(options.address) as ray, _run_store(run_dir, parts, overwrite) as store:
         dataset = data if path is None and not isinstance(data, (str, Path)) else read_input(str(data))
         workers, cpus = pool_size(ray.cluster_resources().get("CPU", 0), options.workers)
         recorded = {
@@ -428,7 +466,7 @@ def measure_on_ray(
         manifest, resumed = start_manifest(store, manifest, resume=resume)
         store.write_manifest(manifest)
         done = frozenset(stored_ids(store)) if resumed else frozenset()
-        writer = _Writer(store, measurement, progress)
+        writer = _writer(store, measurement, progress)
         limits = (parse_limit(s.rpm), parse_limit(s.tpm), parse_limit(s.otpm))
         specs = list(stages.models.models) if isinstance(stages.models, ModelFactory) else []
         limits_run = uuid.uuid4().hex if any(limits) and specs else None
@@ -441,6 +479,7 @@ def measure_on_ray(
                 "lines": path is not None and reads_lines(path),
                 "stored": done,
                 "limits_run": limits_run,
+                "parts": parts,
             },
             batch_size=options.batch_size,
             batch_format="pandas",
@@ -456,6 +495,8 @@ def measure_on_ray(
         except KeyboardInterrupt:
             mark_interrupted(store, manifest, writer.samples)
             raise
+        if isinstance(writer, PartsWriter):  # workers see their own batches: ids repeated across them go now
+            writer.drop_repeated()
         if not writer.samples:
             if writer.sampled_out:
                 raise InputError(f"sample_rate {s.sample_rate} picks none of the {writer.sampled_out} responses")

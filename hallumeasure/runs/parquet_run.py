@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ValidationError
 
-from hallumeasure.core.errors import ConfigError, InputError, RunStoreError
+from hallumeasure.core.errors import ConfigError, RunStoreError
 from hallumeasure.core.types import ErrorKind, ResponseResult, RunManifest, Sample
-from hallumeasure.runs.schema import SCHEMA
+from hallumeasure.runs.schema import ADDED_COLUMNS, SCHEMA
 from hallumeasure.runs.store import DATABASE, MANIFEST, RunStore, first_line, write_json_atomic
 
 if TYPE_CHECKING:
@@ -114,11 +114,19 @@ def open_filesystem(location: str | Path) -> tuple[pafs.FileSystem, str]:
         return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), str(path)
 
 
+def run_schema(db: sqlite3.Connection) -> None:
+    """Create the run store's tables in ``db``, with every column added since the first runs."""
+    db.executescript(SCHEMA)
+    for table, column, kind in ADDED_COLUMNS:
+        if not any(row[1] == column for row in db.execute(f"PRAGMA table_info({table})")):
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+
 def table_columns() -> dict[str, list[tuple[str, str]]]:
     """Each table of the run schema: its columns and their SQL types, in the order SQLite keeps them."""
     db = sqlite3.connect(":memory:")
     try:
-        db.executescript(SCHEMA)
+        run_schema(db)
         tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         return {t: [(row[1], row[2]) for row in db.execute(f"PRAGMA table_info({t})")] for t in tables}
     finally:
@@ -143,7 +151,7 @@ def scratch_store(path: str | Path) -> RunStore:
     store.write = False
     store._lock = None  # as RunStore.__init__ sets it for a reader: no lock to release
     store.db = sqlite3.connect(":memory:", check_same_thread=False)
-    store.db.executescript(SCHEMA)
+    run_schema(store.db)
     return store
 
 
@@ -293,6 +301,30 @@ class ParquetDataset:
 
         pq.write_table(rows, self._path(PROBLEMS), filesystem=self.fs)
 
+    def repeated_ids(self, keys: Iterable[str]) -> set[str]:
+        """The ids stored in more than one row of the parts ``keys`` (their id columns read, nothing else)."""
+        pa = require_pyarrow()
+        import pyarrow.compute as pc
+
+        chunks = [c for key in keys for c in self.read_part("samples", key, ["sample_id"]).column(0).chunks]
+        if not chunks:
+            return set()
+        counts = pc.value_counts(pa.chunked_array(chunks, pa.large_string()))
+        numbers = counts.field("counts")
+        return set(pc.filter(counts.field("values"), pc.greater(numbers, 1)).to_pylist())
+
+    def drop_samples(self, key: str, sample_ids: set[str]) -> None:
+        """Rewrite the part ``key`` without the rows of ``sample_ids`` (in every table)."""
+        pa = require_pyarrow()
+        import pyarrow.compute as pc
+
+        drop = pa.array(sorted(sample_ids), pa.large_string())
+        tables = {}
+        for table in PART_TABLES:
+            rows = self.read_part(table, key)
+            tables[table] = rows.filter(pc.invert(pc.is_in(rows.column("sample_id"), value_set=drop)))
+        self.write_part(key, tables)
+
     def drop_partial(self) -> None:
         """Delete the files of parts that never got their results file (a batch cut off half way)."""
         whole = self.keys("results")
@@ -326,7 +358,8 @@ class ParquetRunReader(RunStore):
                 parts = {table: self.dataset.read_part(table, key) for table in PART_TABLES}
                 for table, rows in parts.items():
                     fill(self.db, table, rows, offset=offset)
-                offset += parts["samples"].num_rows
+                positions = parts["samples"].column("position").to_pylist()
+                offset += max(positions) + 1 if positions else 0  # a part that lost a repeated id has a gap
             problems = self.dataset.read_problems()
             if problems is not None:
                 fill(self.db, "input_problems", problems)
@@ -354,7 +387,7 @@ class ParquetRunWriter(RunStore):
             self.order.append(key)
 
     def close(self) -> None:
-        self.dataset.write_index(PartIndex(order=list(dict.fromkeys(self.order))))
+        self.write_index(self.order)
         super().close()
 
     def read_manifest(self) -> RunManifest | None:
@@ -378,7 +411,7 @@ class ParquetRunWriter(RunStore):
 
     def iter_results(self, chunk: int | None = None) -> Iterator[ResponseResult]:
         """The stored results, a part at a time (each part read into a store in memory and out again)."""
-        self.dataset.write_index(PartIndex(order=list(dict.fromkeys(self.order))))
+        self.write_index(self.order)
         for key in self.dataset.ordered_keys():
             with scratch_store(self.dataset.location) as part:
                 with part.db:
@@ -386,32 +419,15 @@ class ParquetRunWriter(RunStore):
                         fill(part.db, table, self.dataset.read_part(table, key))
                 yield from part.iter_results(chunk)
 
+    def write_index(self, order: list[str]) -> None:
+        """Write ``parts.json`` with the parts in the order they came back."""
+        self.order = list(dict.fromkeys(order))
+        self.dataset.write_index(PartIndex(order=self.order))
+
     def write_input_problems(self, problems: Iterable[Any]) -> None:
-        """Write the input problems; first, refuse a run in which two batches stored the same id (each worker
-        sees its own batch only, so ids repeated across batches are found here, once the parts are all written)."""
-        self.check_unique_ids()
         with scratch_store(self.dataset.location) as store:
             store.write_input_problems(problems)
             self.dataset.write_problems(tables_of(store.db, ["input_problems"])["input_problems"])
-
-    def check_unique_ids(self) -> None:
-        pa = require_pyarrow()
-        import pyarrow.compute as pc
-
-        keys = self.dataset.ordered_keys()
-        ids = [self.dataset.read_part("samples", key, ["sample_id"]).column("sample_id") for key in keys]
-        if not ids:
-            return
-        column = pa.chunked_array([chunk for c in ids for chunk in c.chunks], pa.large_string())
-        counts = pc.value_counts(column)
-        values, numbers = counts.field("values").to_pylist(), counts.field("counts").to_pylist()
-        repeated = [value for value, n in zip(values, numbers, strict=True) if n > 1]
-        if repeated:
-            shown = ", ".join(repr(r) for r in repeated[:5])
-            raise InputError(
-                f"{len(repeated)} id(s) appear in more than one batch ({shown}); the Parquet form needs an id per "
-                "row: give every row its own id, or measure into a SQLite run (without --out-format parquet)"
-            )
 
 
 # --- reading as columns ---------------------------------------------------------------------------------------
