@@ -35,8 +35,8 @@ from tests.pipeline.test_ray_engine import (  # the same cluster, inputs and com
     _same_rows,
     _synthetic,
     _within,
-    cluster,  # noqa: F401 - the module's fixture
 )
+from tests.pipeline.test_ray_engine import cluster as cluster  # the module's one local cluster, as a fixture here
 
 PARQUET = RayOptions(workers=2, batch_size=8, out_format="parquet")
 
