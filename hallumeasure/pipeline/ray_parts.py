@@ -112,7 +112,10 @@ class PartsWriter:
     sampled_out: int = 0
     problems: list[RowProblem] = field(default_factory=list)
     digest: Any = field(default_factory=hashlib.sha256)
+    #: The input row of each sample measured in this pass, by part and position in it.
     rows: dict[str, array[int]] = field(default_factory=dict)
+    #: The ids a resumed run had stored, as their rows come again: no more than the ids the workers are sent.
+    stored: dict[str, tuple[int, str | None]] = field(default_factory=dict)
 
     def write(self, kinds: np.ndarray, payloads: np.ndarray) -> None:
         from hallumeasure.pipeline.ray_engine import WITH_VALUE, RowKind
@@ -130,7 +133,13 @@ class PartsWriter:
             elif isinstance(value, RepeatedRow):
                 message = repeated_message(value.sample, start + value.first + 1, value.first_model)
                 self._problem(RowProblem(self.row, value.sample.id, message, ProblemKind.DUPLICATE))
+            elif isinstance(value, PartRow) and value.sample_id in self.stored:  # a stored id given again
+                sample = Sample(id=value.sample_id, model=value.model, context="-", response="-")
+                message = repeated_message(sample, *self.stored[value.sample_id])
+                self._problem(RowProblem(self.row, value.sample_id, message, ProblemKind.DUPLICATE))
             elif isinstance(value, PartRow):
+                if kind is RowKind.STORED:
+                    self.stored[value.sample_id] = (self.row, value.model)
                 self.samples += 1
                 self.digest.update(value.digest.encode())
                 if kind is RowKind.MEASURED:
@@ -141,33 +150,34 @@ class PartsWriter:
     def drop_repeated(self) -> None:
         """Leave out the rows whose id an earlier batch stored (each worker sees its own batch only): the first
         row keeps the id, the others are rewritten out of their parts and become input problems, as in one
-        process. Reads the parts' id columns; rewrites only the parts that held such a row."""
+        process; then count the run's samples from the parts. Reads the parts' id columns; rewrites only the
+        parts that held such a row."""
         dataset = self.store.dataset
         self.store.write_index(self.store.order)
         keys = dataset.ordered_keys()
         repeated = dataset.repeated_ids(keys)
-        if not repeated:
-            return
         first: dict[str, tuple[int, str | None]] = {}
-        for key in keys:
+        for key in keys if repeated else []:
             part = dataset.read_part("samples", key, ["sample_id", "position", "model"]).to_pydict()
+            numbers = self.rows.get(key)  # None for a part an earlier driver wrote: its rows came again as stored
             drop = set()
             for sid, position, model in zip(part["sample_id"], part["position"], part["model"], strict=True):
                 if sid not in repeated:
                     continue
-                numbers = self.rows.get(key)
-                row = numbers[position] if numbers is not None and position < len(numbers) else 0
+                row = numbers[position] if numbers is not None else 0
                 if sid not in first:
                     first[sid] = (row, model)
                     continue
                 drop.add(sid)
-                sample = Sample(id=sid, model=model, context="-", response="-")
-                self._problem(RowProblem(row, sid, repeated_message(sample, *first[sid]), ProblemKind.DUPLICATE))
+                if numbers is not None:
+                    sample = Sample(id=sid, model=model, context="-", response="-")
+                    message = repeated_message(sample, *first[sid])
+                    self._problem(RowProblem(row, sid, message, ProblemKind.DUPLICATE))
+                    self.measured -= 1
             if drop:
                 dataset.drop_samples(key, drop)
-                self.samples -= len(drop)
-                self.measured -= len(drop)
         self.problems.sort(key=lambda p: p.row)
+        self.samples = dataset.count_rows("samples", keys)
 
     def _problem(self, problem: RowProblem) -> None:
         if self.measurement.settings.strict_input:

@@ -313,6 +313,16 @@ class ParquetDataset:
         numbers = counts.field("counts")
         return set(pc.filter(counts.field("values"), pc.greater(numbers, 1)).to_pylist())
 
+    def count_rows(self, table: str, keys: Iterable[str]) -> int:
+        """Rows in the parts ``keys`` of ``table``, from the files' footers."""
+        import pyarrow.parquet as pq
+
+        total = 0
+        for key in keys:
+            with self.fs.open_input_file(self._path(table, f"{key}.parquet")) as handle:
+                total += pq.ParquetFile(handle).metadata.num_rows
+        return total
+
     def drop_samples(self, key: str, sample_ids: set[str]) -> None:
         """Rewrite the part ``key`` without the rows of ``sample_ids`` (in every table)."""
         pa = require_pyarrow()
