@@ -112,3 +112,26 @@ def test_without_pyarrow_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ConfigError, match=r"pip install 'hallumeasure\[parquet\]'"):
         require_pyarrow()
+
+
+def test_export_to_parquet_from_the_command_line_then_show_and_audit_read_it(measured, tmp_path):
+    from typer.testing import CliRunner
+
+    from hallumeasure.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "pq" / measured.name  # the run's name, which reports print
+    done = runner.invoke(app, ["export", str(measured), "--to", "parquet", "--out", str(out), "--part-rows", "4"])
+    assert done.exit_code == 0, done.output
+    assert f"wrote 3 parts to {out}" in done.output and is_parquet_run(out)
+    refused = runner.invoke(app, ["export", str(measured), "--to", "parquet", "--out", str(out)])
+    assert refused.exit_code != 0 and "--overwrite" in refused.output
+    shown = [runner.invoke(app, ["show", str(path), "--json"]) for path in (measured, out)]
+    assert shown[0].exit_code == shown[1].exit_code == 0 and shown[0].output == shown[1].output
+    audits = []
+    for path, where in ((measured, tmp_path / "a1"), (out, tmp_path / "a2")):
+        done = runner.invoke(app, ["audit", "--baseline", str(path), "--current", str(path), "--out", str(where)])
+        assert "Traceback" not in done.output and (where / "audit.json").exists(), done.output
+        result = json.loads((where / "audit.json").read_text())
+        audits.append((done.exit_code, result))
+    assert audits[0] == audits[1]
