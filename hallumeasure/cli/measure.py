@@ -88,9 +88,10 @@ def measure(
         int | None,
         typer.Option("--ray-workers", min=1, help="Ray actors (default: CPUs - 1)."),
     ] = None,
-    ray_batch_size: Annotated[int, typer.Option("--ray-batch-size", min=1, help="Responses per Ray batch.")] = 256,
+    ray_batch_size: Annotated[int, typer.Option("--ray-batch-size", min=1, help="Rows per Ray batch.")] = 256,
     out_format: Annotated[
-        OutFormat, typer.Option("--out-format", help="With --engine ray: parquet has workers write the run.")
+        OutFormat,
+        typer.Option("--out-format", help="Ray: sqlite, or parquet written by workers.", show_default=False),
     ] = OutFormat.SQLITE,
     *,
     settings: MeasureSettings,

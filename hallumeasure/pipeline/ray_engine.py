@@ -22,7 +22,6 @@ import pickle
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,6 +36,7 @@ from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.measurement import Measurement
 from hallumeasure.pipeline.ray_limits import cluster_limits
 from hallumeasure.pipeline.ray_parts import PartsWriter
+from hallumeasure.pipeline.ray_rows import WITH_VALUE, RowKind
 from hallumeasure.pipeline.run import (
     STORE_ERRORS,
     Progress,
@@ -114,17 +114,6 @@ def pool_size(cluster_cpus: float, workers: int | None) -> tuple[int, float]:
     room = cluster_cpus - 1 if cluster_cpus >= 2 else cluster_cpus / 2
     count = workers or max(1, math.floor(room))
     return count, min(1.0, room / count)
-
-
-class RowKind(IntEnum):
-    """What became of one input row in a worker."""
-
-    BLANK = 0  # an empty line: counted, as a local run counts it, and nothing else
-    PROBLEM = 1  # a row that is not a sample (its RowProblem)
-    MEASURED = 2  # a sample with its result
-    STORED = 3  # a sample a resumed run already holds: not measured again
-    UNREACHABLE = 4  # the provider cannot be reached at all: the run stops, as a local one does
-    SAMPLED_OUT = 5  # a sample that sample_rate leaves out: counted, not stored
 
 
 #: Why a row without an id is left out: rows are not numbered across workers, so an id cannot default to one.
@@ -326,10 +315,6 @@ class _Writer:
             who = f" (id {problem.sample_id})" if problem.sample_id else ""
             raise InputError(f"row {problem.row}{who}: {problem.message}")
         self.problems.append(problem)
-
-
-#: The kinds of rows a worker sends a value with (a problem, a sample, a sample with its result).
-WITH_VALUE = (RowKind.PROBLEM, RowKind.MEASURED, RowKind.STORED)
 
 
 def _sample_of(value: Sample | tuple[Sample, ResponseResult]) -> Sample:

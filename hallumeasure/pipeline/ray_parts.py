@@ -21,13 +21,12 @@ from hallumeasure.core.errors import InputError
 from hallumeasure.core.types import ResponseResult, Sample
 from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.measurement import Measurement
+from hallumeasure.pipeline.ray_rows import WITH_VALUE, RowKind
 from hallumeasure.runs.inputs import ProblemKind, RowProblem, duplicate_message
 from hallumeasure.runs.parquet_run import ParquetDataset, ParquetRunWriter, write_batch
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from hallumeasure.pipeline.ray_engine import RowKind
 
 
 @dataclass(frozen=True)
@@ -56,8 +55,6 @@ def write_reply(
     ``BatchMeasurer`` returns them (``kind`` and ``payload`` columns): a sample's payload is a ``PartRow``, a row
     whose id the batch has already a ``RepeatedRow``."""
     import numpy as np
-
-    from hallumeasure.pipeline.ray_engine import RowKind
 
     kinds: list[int] = []
     values: list[Any] = []
@@ -118,8 +115,6 @@ class PartsWriter:
     stored: dict[str, tuple[int, str | None]] = field(default_factory=dict)
 
     def write(self, kinds: np.ndarray, payloads: np.ndarray) -> None:
-        from hallumeasure.pipeline.ray_engine import WITH_VALUE, RowKind
-
         start = self.row
         for kind, payload in zip(kinds, payloads, strict=True):
             kind = RowKind(int(kind))
