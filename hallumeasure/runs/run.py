@@ -280,7 +280,7 @@ def _reading(path: str | Path) -> Iterator[RunStore]:
         # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
         # longer parse: say which run, not a traceback from deep inside pandas.
         raise RunStoreError(
-            f"{Path(path) / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
+            f"{path if is_parquet_run(path) else Path(path) / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
             "measure it again into a new --out (or with --overwrite)"
         ) from None
     finally:
