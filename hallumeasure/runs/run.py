@@ -279,8 +279,9 @@ def _reading(path: str | Path) -> Iterator[RunStore]:
     except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
         # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
         # longer parse: say which run, not a traceback from deep inside pandas.
+        where = path if is_parquet_run(path) else Path(path) / DATABASE
         raise RunStoreError(
-            f"{path if is_parquet_run(path) else Path(path) / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
+            f"{where} cannot be read ({first_line(exc)}); the run is damaged: "
             "measure it again into a new --out (or with --overwrite)"
         ) from None
     finally:
