@@ -443,28 +443,13 @@ class ParquetRunWriter(RunStore):
 # --- reading as columns ---------------------------------------------------------------------------------------
 
 #: The columns of ``RunStore.response_columns``, in its order.
-RESPONSE_COLUMNS = [
-    "sample_id",
-    "input_id",
-    "model",
-    "question",
-    "context",
-    "response",
-    "n_claims",
-    "n_evaluated",
-    "n_unsupported",
-    "n_errors",
-    "unsupported_rate",
-    "hallucinated",
-    "error",
-    "label_counts",
-    "subtype_counts",
-    "decided",
-    "unsupported_rate_low",
-    "unsupported_rate_high",
-    "n_unsure_claims",
-]
-_RESULT_READ = [c for c in RESPONSE_COLUMNS[6:-1] if c not in ("input_id",)]
+RESPONSE_COLUMNS = (
+    "sample_id input_id model question context response n_claims n_evaluated n_unsupported n_errors unsupported_rate"
+    " hallucinated error label_counts subtype_counts decided unsupported_rate_low unsupported_rate_high"
+    " n_unsure_claims"
+).split()
+#: What ``response_columns`` reads of the results parts.
+_RESULT_READ = RESPONSE_COLUMNS[6:-1]
 
 
 def response_columns(dataset: ParquetDataset) -> Iterator[pd.DataFrame]:
