@@ -252,6 +252,11 @@ class ParquetDataset:
                     "choose a new --out"
                 )
             self.fs.delete_dir_contents(self.root)
+        elif self.fs.get_file_info(self._path(DATABASE)).type == pafs.FileType.File:
+            raise RunStoreError(
+                f"{self.location} holds a run in SQLite form; measure it again without --out-format parquet, "
+                "or choose another --out"
+            )
         self.fs.create_dir(self.root, recursive=True)
         if overwrite or not self.exists():
             self.write_index(PartIndex())
