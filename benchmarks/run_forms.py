@@ -21,6 +21,7 @@ says less):
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -62,15 +63,15 @@ def _peak_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def measure_write(cache: Path, form: str, batch: int) -> dict[str, Any]:
-    """Store ``WRITE_ROWS`` results in batches of ``batch`` in ``form``, then read them back for the finish."""
+def measure_write(cache: Path, form: str, batch: int, rows: int) -> dict[str, Any]:
+    """Store the first ``rows`` results in batches of ``batch`` in ``form``, then read them back for the finish."""
     from hallumeasure.pipeline.run import FinishTally
     from hallumeasure.runs.parquet_run import ParquetDataset, ParquetRunWriter, write_batch
     from hallumeasure.runs.store import RunStore
 
     source = cache / str(WRITE_ROWS) / "sqlite" / "base"
     with RunStore(source) as store:
-        samples, results = store.samples(), store.results()
+        samples, results = store.samples()[:rows], list(itertools.islice(store.iter_results(), rows))
         policy = store.read_manifest().policy  # type: ignore[union-attr]
     out = cache / "write" / f"{form}-{batch}"
     if out.exists():
@@ -107,8 +108,8 @@ def measure_write(cache: Path, form: str, batch: int) -> dict[str, Any]:
     }
 
 
-def measure_driver(cache: Path, form: str, batch: int) -> dict[str, Any]:
-    """The Ray driver's own work per row for ``WRITE_ROWS`` results: the SQLite form's writer unpickles each result
+def measure_driver(cache: Path, form: str, batch: int, rows: int) -> dict[str, Any]:
+    """The Ray driver's own work per row for the first ``rows`` results: the SQLite form's writer unpickles each result
     and stores it; the Parquet form's counts the small row each worker sends back (its part is written)."""
     import pickle
 
@@ -121,7 +122,7 @@ def measure_driver(cache: Path, form: str, batch: int) -> dict[str, Any]:
     from hallumeasure.runs.store import RunStore
 
     with RunStore(cache / str(WRITE_ROWS) / "sqlite" / "base") as store:
-        samples, results = store.samples(), store.results()
+        samples, results = store.samples()[:rows], list(itertools.islice(store.iter_results(), rows))
     batches = []
     for at in range(0, len(results), batch):
         pairs = list(zip(samples[at : at + batch], results[at : at + batch], strict=True))
@@ -177,20 +178,30 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument(
+        "--write-rows", type=int, default=WRITE_ROWS, help="results written (the figures are per 10^5 all the same)"
+    )
+    parser.add_argument(
+        "--add", action="store_true", help="add --sizes to the committed results, keeping their other rows"
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
         if kind == "write":
-            print(json.dumps(measure_write(args.cache, rest[0], int(rest[1]))))
+            print(json.dumps(measure_write(args.cache, rest[0], int(rest[1]), args.write_rows)))
         elif kind == "driver":
-            print(json.dumps(measure_driver(args.cache, rest[0], int(rest[1]))))
+            print(json.dumps(measure_driver(args.cache, rest[0], int(rest[1]), args.write_rows)))
         else:
             print(json.dumps(measure_read(args.cache, int(rest[0]), rest[1], rest[2])))
         return
     started = time.perf_counter()
-    result: dict[str, Any] = {"command": " ".join(["benchmarks/run_forms.py", *sys.argv[1:]]), "sizes": {}}
-    for n in sorted({*args.sizes, WRITE_ROWS}):
+    command = " ".join(["benchmarks/run_forms.py", *sys.argv[1:]])
+    result: dict[str, Any] = {"command": command, "sizes": {}}
+    if args.add:
+        result = json.loads((OUT / "run_forms.json").read_text())
+        result["command"] += f"; then {command}"
+    for n in sorted({*args.sizes, *([] if args.add else [WRITE_ROWS])}):
         built = build(args.cache, n)
         if n not in args.sizes:
             continue
@@ -203,13 +214,27 @@ def main() -> None:
             }
         result["sizes"][str(n)] = row
         print(n, json.dumps(row), flush=True)
+    result["sizes"] = dict(sorted(result["sizes"].items(), key=lambda item: int(item[0])))
+    if args.add:
+        result["wall_s"] = round(result["wall_s"] + time.perf_counter() - started, 1)
+        (OUT / "run_forms.json").write_text(json.dumps(result, indent=2) + "\n")
+        (OUT / "run_forms.md").write_text(render(result))
+        return
+    rows = ["--cache", str(args.cache), "--write-rows", str(args.write_rows), "--child"]
     result["write_per_1e5"] = {
-        f"{form}, batches of {batch}": _child("--cache", str(args.cache), "--child", "write", form, str(batch))
+        f"{form}, batches of {batch}": _child(*rows, "write", form, str(batch))
         for form, batch in (("sqlite", args.batch), ("parquet", args.batch), ("parquet", 4096))
     }
     for form in ("sqlite", "parquet"):
-        driver = _child("--cache", str(args.cache), "--child", "driver", form, str(args.batch))
-        result["write_per_1e5"][f"{form}, batches of {args.batch}"].update(driver)
+        result["write_per_1e5"][f"{form}, batches of {args.batch}"].update(
+            _child(*rows, "driver", form, str(args.batch))
+        )
+    scale = WRITE_ROWS / args.write_rows  # CPU seconds per 10^5 results; sizes and files as written
+    result["write_rows"] = args.write_rows
+    for row in result["write_per_1e5"].values():
+        for key in ("write_cpu_s", "finish_cpu_s", "driver_cpu_s"):
+            if key in row:
+                row[key] = round(row[key] * scale, 2)
     print(json.dumps(result["write_per_1e5"]), flush=True)
     result["wall_s"] = round(time.perf_counter() - started, 1)
     (OUT / "run_forms.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -225,6 +250,8 @@ def render(result: dict[str, Any]) -> str:
         "(`hallumeasure.testing.large_runs`); each measurement in a fresh interpreter, peak RSS its own.",
         "",
         "## Writing 10^5 responses",
+        "",
+        f"Measured on {result['write_rows']:,} results, CPU seconds given per 10^5; sizes and files as written.",
         "",
         "| form | driver's rows CPU s | write CPU s | finish CPU s | size MB | files |",
         "|---|---:|---:|---:|---:|---:|",
