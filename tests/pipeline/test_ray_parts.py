@@ -82,14 +82,14 @@ def test_a_driver_killed_mid_run_resumes_and_measures_only_what_is_missing(clust
     driver = subprocess.Popen([sys.executable, "-m", "hallumeasure.cli", *args], env=env, cwd=tmp_path)
     try:
         deadline = time.monotonic() + HANG_AFTER
-        while _stored(out) < 8 and driver.poll() is None and time.monotonic() < deadline:
+        while _stored(out) < 4 and driver.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert driver.poll() is None, "the driver finished before it could be killed: give it more rows"
         driver.send_signal(signal.SIGKILL)
     finally:
         driver.wait(30)
     stored = _stored(out)
-    assert 8 <= stored < 400
+    assert 4 <= stored < 400  # a batch or more written by the workers, not the run
     options = RayOptions(batch_size=16, out_format="parquet")
     manifest = measure_on_ray(path, out, _offline(), options=options, resume=True)
     assert manifest.counts["measured_now"] == 400 - stored and manifest.status == "complete"
