@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 INDEX = "parts.json"
 #: The run's input rows that did not become samples (one file for the run, written by the driver).
 PROBLEMS = "input_problems.parquet"
-#: The tables stored per batch; ``results`` is last, since its file marks the part as whole.
-PART_TABLES = ("samples", "passages", "input_ids", "claims", "verdicts", "votes", "verdict_evidence", "results")
 #: What a user without pyarrow is told.
 INSTALL_HINT = "pip install 'hallumeasure[parquet]'"
 #: Samples per part when a SQLite run is converted.
@@ -134,6 +132,9 @@ def table_columns() -> dict[str, list[tuple[str, str]]]:
 
 
 _COLUMNS = table_columns()
+#: The tables stored per batch: every table of the schema keyed by sample (all but the input problems, which are
+#: the run's), so a table added to the store is kept too; ``results`` is last, since its file marks a part whole.
+PART_TABLES = (*sorted(set(_COLUMNS) - {"input_problems", "results"}), "results")
 
 
 def arrow_schema(table: str) -> pa.Schema:
