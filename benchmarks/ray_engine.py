@@ -189,7 +189,7 @@ def overhead(batches: int, work: Path) -> dict[str, Any]:
     import numpy as np
     import pandas as pd
 
-    from hallumeasure.pipeline.ray_engine import BatchMeasurer, RayOptions, RowKind, _Writer
+    from hallumeasure.pipeline.ray_engine import BatchMeasurer, InputForm, RayOptions, RowKind, RowReader, _Writer
     from hallumeasure.pipeline.run import measure_samples
     from hallumeasure.runs.store import RunStore
 
@@ -197,7 +197,7 @@ def overhead(batches: int, work: Path) -> dict[str, Any]:
     path = synthetic(work / "overhead.jsonl", size * (batches + 1))
     lines = path.read_text().splitlines()
     measurement = _offline()
-    actor = BatchMeasurer(measurement, fields=ColumnMap.of(None), model=None, lines=True)
+    actor = BatchMeasurer(measurement, reader=RowReader(ColumnMap.of(None), None, InputForm.LINES))
     actor(pd.DataFrame({"text": lines[:size]}))  # the first batch loads the judge's models: not counted
     stages = actor.stages
     steps: dict[str, list[float]] = {"read": [], "judge": [], "pickle": [], "write": []}
@@ -206,7 +206,7 @@ def overhead(batches: int, work: Path) -> dict[str, Any]:
         for b in range(1, batches + 1):
             batch = pd.DataFrame({"text": lines[size * b : size * (b + 1)]})
             started = time.process_time()
-            rows = [actor._row(record) for record in actor._records(batch)]
+            rows = [actor._row(record) for record in actor.reader.records(batch)]
             samples = [value for _, value in rows]
             steps["read"].append(time.process_time() - started)
             started = time.process_time()
@@ -291,6 +291,9 @@ def writer_child(n: int, out: Path) -> dict[str, Any]:
             writer.write(kinds, np.array(payloads, dtype=object))
             writing += time.perf_counter() - started
             writing_cpu += time.process_time() - cpu
+            if (start + 256) % 100_000 < 256:  # a checkpoint in the log, for the long sizes
+                done = f"{start + 256:,} written in {writing:.0f} s"
+                print(f"writer {n}: {done}, peak {peak_mb():.0f} MB", file=sys.stderr)
         streamed_mb = peak_mb()
         started = time.perf_counter()
         finish_manifest(store, manifest, n_samples=writer.samples, measured_now=writer.measured, skipped=0)
@@ -314,7 +317,7 @@ def writer_sizes(sizes: list[int], work: Path) -> list[dict[str, Any]]:
         child = subprocess.run(
             [sys.executable, __file__, "--writer-child", str(n), "--work", str(work / f"writer-{n}")],
             check=True,
-            capture_output=True,
+            stdout=subprocess.PIPE,  # the child's checkpoints go to this process's stderr as they come
             text=True,
         )
         rows.append(json.loads(child.stdout.strip().splitlines()[-1]))
@@ -383,6 +386,15 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         "## The one writer and the driver's memory",
         "",
+        *(
+            [
+                f"Measured apart, later: `{data['writer_command']}` ({data['writer_seconds']:.0f} s, load average "
+                f"{data['writer_load_average']} at the start). {data.get('writer_note', '')}".rstrip(),
+                "",
+            ]
+            if "writer_command" in data
+            else []
+        ),
         "| responses | write s | write s per 10^5 | write CPU s per 10^5 | finish s | peak RSS MB: set up | "
         "after streaming | after finishing | run.sqlite MB |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -399,9 +411,9 @@ def markdown(data: dict[str, Any]) -> str:
         "Peak RSS is the process's high-water mark. After streaming: the peak once every batch has arrived and "
         "been stored; it never rose above the set-up (the judge's models, the 64 measured samples), so the "
         "streaming part is flat in the number of responses. After finishing: the peak once the manifest's counts, "
-        "usage and judge checks are computed, which reads every stored result once, as a local run does at its "
-        "end: that part grows with the run (about 26 MB per 1,000 responses here). Write CPU s: the writer's own "
-        "CPU time; write s is wall time on the shared machine.",
+        "usage and judge checks are computed, which streams the stored results a chunk of 500 at a time, as a "
+        "local run does at its end (`finish_memory.md`). Write CPU s: the writer's own CPU time; write s and "
+        "finish s are wall time on the shared machine.",
         "",
     ]
     return "\n".join(lines)
@@ -412,6 +424,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, to try the script")
     parser.add_argument("--million", action="store_true", help="also write 10^6 responses (minutes more)")
     parser.add_argument("--render", action="store_true", help="write the .md again from the committed .json")
+    parser.add_argument(
+        "--writer-only",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="measure only the writer at these sizes and replace its table in the committed results",
+    )
+    parser.add_argument(
+        "--keep-writer",
+        action="store_true",
+        help="measure throughput and overhead only, keeping the committed writer table (measured apart)",
+    )
     parser.add_argument("--writer-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -423,6 +447,18 @@ def main() -> None:
         return
     started = time.perf_counter()
     load = os.getloadavg()[0]
+    data: dict[str, Any]
+    if args.writer_only:
+        data = json.loads((RESULTS / "ray_engine.json").read_text())
+        with tempfile.TemporaryDirectory() as tmp:
+            data["writer"] = writer_sizes(args.writer_only, Path(tmp))
+        listed = " ".join(str(n) for n in args.writer_only)
+        data["writer_command"] = f"PYTHONPATH=. nice python benchmarks/ray_engine.py --writer-only {listed}"
+        data["writer_load_average"] = round(load, 1)
+        data["writer_seconds"] = time.perf_counter() - started
+        (RESULTS / "ray_engine.json").write_text(json.dumps(data, indent=2) + "\n")
+        (RESULTS / "ray_engine.md").write_text(markdown(data))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         sizes = [10_000, 100_000] + ([1_000_000] if args.million else [])
@@ -432,8 +468,13 @@ def main() -> None:
             "load_average": round(load, 1),
             "throughput": throughput(400 if args.quick else 2000, work),
             "overhead": overhead(2 if args.quick else 5, work),
-            "writer": writer_sizes([2_000, 10_000] if args.quick else sizes, work),
         }
+        if args.keep_writer:  # read once the rest is measured: a writer-only run may have replaced it meanwhile
+            committed = json.loads((RESULTS / "ray_engine.json").read_text())
+            data |= {k: v for k, v in committed.items() if k == "writer" or k.startswith("writer_")}
+            data["command"] += " --keep-writer"
+        else:
+            data["writer"] = writer_sizes([2_000, 10_000] if args.quick else sizes, work)
     data["seconds"] = time.perf_counter() - started
     if not args.quick:  # a quick run only tries the script: its figures are not the results
         (RESULTS / "ray_engine.json").write_text(json.dumps(data, indent=2) + "\n")

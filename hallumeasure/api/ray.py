@@ -1,4 +1,5 @@
-"""``measure_on_ray``: ``measure`` on a Ray cluster, for a Ray Dataset or a JSON Lines or Parquet path Ray Data reads.
+"""``measure_on_ray``: ``measure`` on a Ray cluster, for a Ray Dataset, a JSON Lines or Parquet path Ray Data reads,
+or a local CSV file.
 
 The run is the one ``measure`` makes of the same rows (``pipeline/ray_engine.py`` says how); this is its Python
 face, with ``measure``'s settings and a loaded ``Run`` back. It needs the ``ray`` extra.
@@ -43,8 +44,8 @@ def measure_on_ray(
 ) -> Run:
     """Measure every row of ``data`` on a Ray cluster into the run directory ``out`` and return the loaded ``Run``.
 
-    ``data`` is a Ray Dataset or a path Ray Data reads (JSON Lines, Parquet; local or ``s3://``); every row needs
-    an id. The settings are ``measure``'s (``judge``, ``settings``, ``config`` and the keywords of
+    ``data`` is a Ray Dataset, a path Ray Data reads (JSON Lines, Parquet; local or ``s3://``) or a local CSV
+    file; every row needs an id. The settings are ``measure``'s (``judge``, ``settings``, ``config`` and the keywords of
     ``MeasureSettings``). ``address`` joins a cluster (else ``RAY_ADDRESS``, else one is started here and shut
     down after; a cluster already joined with ``ray.init`` is used as it is); ``workers`` and ``batch_size``
     size the actor pool and its batches, and ``out_format="parquet"`` has the workers write the run as Parquet

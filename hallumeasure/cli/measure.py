@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -103,6 +104,7 @@ def measure(
     pyproject.toml; an option given here wins.
     """
     from hallumeasure.models.model import ProviderUnreachableError
+    from hallumeasure.pipeline.budget import BudgetStoppedError, describe_pick
     from hallumeasure.pipeline.measurement import Measurement, check_run_dir
     from hallumeasure.runs.inputs import load_samples
 
@@ -150,7 +152,10 @@ def measure(
     if dry_run:
         from hallumeasure.sources.rag import capped_for_estimate
 
-        picked = measurement.sampled(loaded).samples
+        picked_input, record = measurement.pick(loaded)
+        picked = picked_input.samples
+        if record is not None:
+            out.print(describe_pick(record, len(loaded.samples)), markup=False, highlight=False)
         judged = [x for x in picked if measurement.limits.response_error(x.response) is None]
         if len(judged) < len(picked):
             out.print(
@@ -169,7 +174,10 @@ def measure(
             )
         return
     try:
-        total = len(measurement.sampled(loaded).samples)
+        picked_input, record = measurement.pick(loaded)
+        if record is not None and (record.keyless or not resume):
+            console.print(escape(describe_pick(record, len(loaded.samples))), highlight=False, soft_wrap=True)
+        total = len(picked_input.samples)
         with SampleProgress(total, already=_stored_count(out_dir) if resume else 0) as progress:
             manifest = measurement.run(
                 loaded,
@@ -192,6 +200,11 @@ def measure(
     except ProviderUnreachableError as exc:  # a wrong endpoint: say where the run stands and how to go on
         stored = _stored_count(out_dir)
         raise fail(f"{exc}. {stored} sample(s) stored in {out_dir}; once the endpoint is right, add --resume") from exc
+    except BudgetStoppedError as exc:  # not a failure: the run did what the budget allowed, and can go on
+        console.print(f"[yellow]budget reached[/yellow]: {escape(str(exc))}:", soft_wrap=True)
+        command = _resume_command(out_dir, max_cost=f"{math.ceil(exc.enough * 100) / 100:.2f}")
+        console.print(escape(redact(command)), highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from None
     except HalluMeasureError as exc:
         raise fail(str(exc)) from exc
     except OSError as exc:  # the request cache or the run directory cannot be written
@@ -204,6 +217,15 @@ def _report(out_dir: Path, manifest: RunManifest) -> None:
     """The summary of a finished run; exit with ``EXIT_INCOMPLETE`` when rows ended as errors or were skipped."""
     data = print_summary(out_dir)
     print_usage(manifest)
+    budget = manifest.settings.get("budget")
+    if isinstance(budget, dict) and not budget.get("keyless"):
+        out.print(
+            f"budget: ${budget['spent']:,.4f} spent of ${budget['max_cost']:,.2f} (estimated "
+            f"${budget['estimated_cost']:,.2f}); {budget['left_out']:,} response(s) left out (hash threshold "
+            f"{budget['threshold']!r}: --sample-rate with it picks the same responses)",
+            markup=False,
+            highlight=False,
+        )
     out.print(f"see every claim: hallumeasure view {out_dir}", markup=False, highlight=False, soft_wrap=False)
     errors = manifest.counts.get("error_responses", 0) + manifest.counts.get("claim_errors", 0)
     skipped = manifest.counts.get("skipped_input_rows", 0)
@@ -235,19 +257,22 @@ def _measure_on_ray(
 
     if dry_run:
         raise fail("--dry-run reads the input in this process: run it without --engine ray")
-    if s.input_format or s.delimiter:
-        raise fail("--engine ray reads JSON Lines and Parquet rows: drop --input-format and --delimiter")
+    if s.input_format:
+        raise fail("--engine ray reads JSON Lines, CSV and Parquet rows: drop --input-format")
     try:
         check_run_dir(out_dir, resume=resume, overwrite=overwrite, spell=lambda name: f"--{name}")
-        manifest = measure_on_ray(
-            input,
-            out_dir,
-            Measurement(s, config_file=config_file),
-            options=options,
-            columns=column_mapping(column or []),
-            resume=resume,
-            overwrite=overwrite,
-        )
+        # the input streams in: its size is not known ahead, so the progress counts what is stored
+        with SampleProgress(None, already=_stored_count(out_dir) if resume else 0) as progress:
+            manifest = measure_on_ray(
+                input,
+                out_dir,
+                Measurement(s, config_file=config_file),
+                options=options,
+                columns=column_mapping(column or []),
+                resume=resume,
+                overwrite=overwrite,
+                progress=progress.advance,
+            )
     except KeyboardInterrupt:
         console.print(f"[yellow]interrupted[/yellow]: {_stored_count(out_dir)} samples are stored; resume with:")
         console.print(escape(redact(_resume_command(out_dir))), highlight=False, soft_wrap=True)
@@ -272,8 +297,9 @@ def _stored_count(run_dir: Path) -> int:
         return 0
 
 
-def _resume_command(run_dir: Path) -> str:
-    """The command line that was typed, with --resume in place of --overwrite, so that it goes on where it stopped."""
+def _resume_command(run_dir: Path, *, max_cost: str | None = None) -> str:
+    """The command line that was typed, with --resume in place of --overwrite, so that it goes on where it stopped
+    (and with ``max_cost`` as its --max-cost, when given)."""
     import shlex
 
     args = [a for a in sys.argv[1:] if a != "--overwrite"]
@@ -281,4 +307,9 @@ def _resume_command(run_dir: Path) -> str:
         args = ["measure", "INPUT", "--out", str(run_dir), "(the options it was started with)"]
     if "--resume" not in args:
         args.append("--resume")
+    if max_cost is not None:
+        at = next((i for i, a in enumerate(args) if a == "--max-cost" or a.startswith("--max-cost=")), None)
+        if at is not None:
+            del args[at : at + (1 if "=" in args[at] else 2)]
+        args += ["--max-cost", max_cost]
     return shlex.join(["hallumeasure", *args])

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hallumeasure.cli.common import EXIT_FAILURE, app, fail, one_line, out
+from hallumeasure.cli.common import EXIT_FAILURE, EXIT_INCOMPLETE, app, fail, one_line, out
 from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.types import Mode
 from hallumeasure.pipeline.settings import MeasureSettings
+
+if TYPE_CHECKING:
+    from hallumeasure.pipeline.budget import BudgetRecord
 
 
 @app.command()
@@ -40,11 +43,15 @@ def monitor(
     sample_rate: Annotated[
         float | None, typer.Option(min=0.0, max=1.0, help=MeasureSettings.model_fields["sample_rate"].description)
     ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0.0, help=MeasureSettings.model_fields["max_cost"].description)
+    ] = None,
     cache: Annotated[Path | None, typer.Option(help="Request cache file (default: the shared cache).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Re-judge the guard's sampled traffic with a reference judge: precision, recall, block and rewrite rates."""
     from hallumeasure.guard.monitor import monitor_traffic
+    from hallumeasure.pipeline.budget import BudgetStoppedError
     from hallumeasure.pipeline.measurement import Measurement
     from hallumeasure.pipeline.run import run_sync
     from hallumeasure.registry import is_keyless
@@ -52,8 +59,10 @@ def monitor(
     try:
         human = _read_labels(labels) if labels is not None else None
         extractor_spec = extractor or ("offline" if is_keyless(judge) else judge)
-        settings = {"judge": [judge], "extractor": extractor_spec, "mode": mode, "cache": cache}
-        stages = Measurement.from_values(settings).stages()
+        settings = {"judge": [judge], "extractor": extractor_spec, "mode": mode, "cache": cache, "max_cost": max_cost}
+        measurement = Measurement.from_values(settings)
+        budget = measurement.run_budget()  # before any model is built: a model without a price is refused here
+        stages = measurement.stages()
         built_judge, built_extractor = stages.judge, stages.extractor
         report = monitor_traffic(
             log_dir,
@@ -65,7 +74,11 @@ def monitor(
             export_disagreements=export_disagreements,
             human_labels=human,
             sample_rate=sample_rate,
+            budget=budget,
         )
+    except BudgetStoppedError as exc:  # what the budget allowed; the answers paid for are kept in the cache
+        out.print(f"budget reached: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from None
     except (HalluMeasureError, OSError, ValueError) as exc:
         raise fail(one_line(exc)) from None
     finally:
@@ -90,6 +103,8 @@ def monitor(
         + (f" (written to {export_disagreements})" if export_disagreements else ""),
         f"run: {report.run_dir} (hallumeasure view {report.run_dir})",
     ]
+    if report.budget is not None:
+        lines.insert(1, _budget_line(report.budget))
     if report.n_human_labels:
         est, low, high = report.hallucination_rate_corrected or (None, None, None)
         corrected = "-" if est is None else f"{est:.3f} [{low:.3f}, {high:.3f}]"
@@ -102,6 +117,16 @@ def monitor(
     out.print("\n".join(lines), markup=False, highlight=False)
     if report.n_judged == 0:
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _budget_line(record: BudgetRecord) -> str:
+    if record.keyless:
+        return f"  --max-cost ${record.max_cost:,.2f} changed nothing: the judge calls no provider, so it costs 0"
+    return (
+        f"  budget: ${record.spent:,.4f} spent of ${record.max_cost:,.2f}; {record.picked} logged request(s) "
+        f"judged, {record.left_out} left out (hash threshold {record.threshold!r}: --sample-rate with it picks "
+        "the same ones)"
+    )
 
 
 def _read_labels(path: Path) -> dict[str, bool]:

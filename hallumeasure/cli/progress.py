@@ -33,7 +33,8 @@ class SampleProgress:
     """Progress of a measurement: ``advance`` per finished sample, ``activity`` for the samples in flight.
 
     Off a terminal (a CI log, a pipe) a line goes to stderr at every 10% and at least every ``LINE_EVERY``
-    seconds, so a long run shows it is alive without flooding the log.
+    seconds, so a long run shows it is alive without flooding the log. A ``total`` of None is a run that does not
+    know its size ahead (the Ray engine streams its input): it counts the samples done, without a share.
 
     >>> with SampleProgress(10) as progress:  # doctest: +SKIP
     ...     measurement.run(loaded, out, progress=progress.advance, activity=progress.activity)
@@ -45,12 +46,12 @@ class SampleProgress:
     #: Samples in flight named in a heartbeat line; the rest are counted.
     NAMED = 3
 
-    def __init__(self, total: int, already: int = 0, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, total: int | None, already: int = 0, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.activity = Activity(clock)
         self.total, self.done = total, already
         self.started = self.last_line = self.clock()
-        self.last_tenth = (10 * already) // total if total else 10
+        self.last_tenth = self._tenth(already)
         self.terminal = console.is_terminal
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -74,7 +75,7 @@ class SampleProgress:
             if self.terminal:
                 self.bar.advance(self.task)
                 return
-            now, tenth = self.clock(), (10 * self.done) // self.total if self.total else 10
+            now, tenth = self.clock(), self._tenth(self.done)
             if tenth > self.last_tenth or now - self.last_line >= self.LINE_EVERY:
                 self.last_tenth = tenth
                 self._print(self._status(now), now)
@@ -95,9 +96,15 @@ class SampleProgress:
             more = f"; and {len(in_flight) - self.NAMED} more" if len(in_flight) > self.NAMED else ""
             self._print(self._status(now) + (f"; in flight: {named}{more}" if in_flight else ""), now)
 
+    def _tenth(self, done: int) -> int:
+        return (10 * done) // self.total if self.total else 10  # unknown or empty: no tenths to pass
+
     def _status(self, now: float) -> str:
+        elapsed = duration(now - self.started)
+        if self.total is None:
+            return f"measuring: {self.done} samples, {elapsed} elapsed"
         share = self.done / self.total if self.total else 1.0
-        return f"measuring: {self.done}/{self.total} samples ({share:.0%}), {duration(now - self.started)} elapsed"
+        return f"measuring: {self.done}/{self.total} samples ({share:.0%}), {elapsed} elapsed"
 
     def _print(self, line: str, now: float) -> None:
         self.last_line = now

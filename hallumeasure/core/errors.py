@@ -23,6 +23,12 @@ class RunStoreError(HalluMeasureError):
     """The run directory cannot be used (locked, from another run, or corrupt)."""
 
 
+class RunStoppedError(HalluMeasureError):
+    """Nothing more may be asked of a provider in this run (its endpoint cannot be reached, its budget is
+    spent): the run stops, resumable, instead of storing an error row for every sample left. Every stage and
+    judge lets it through."""
+
+
 #: The ``cause`` of a ``ProviderError`` whose request did not fit the model's context window (each provider
 #: maps its own code to it: OpenAI's ``context_length_exceeded``, llama.cpp's ``exceed_context_size_error``).
 CONTEXT_TOO_LONG = "context_length_exceeded"

@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from hallumeasure.api.check import Result, result_of, sample_of
 from hallumeasure.core.errors import InputError
@@ -32,11 +33,11 @@ from hallumeasure.guard.telemetry import GuardTelemetry
 from hallumeasure.judges.protocols import Judgement, model_to_close
 from hallumeasure.models.factory import ModelFactory, ModelOptions
 from hallumeasure.models.model import failed_attempts
-from hallumeasure.pipeline.judging import Judged, judge_sample
+from hallumeasure.pipeline.judging import Judged, judge_sample, ms_since
 from hallumeasure.pipeline.limits import WorkLimits, response_units, source_units
 from hallumeasure.pipeline.measurement import Measurement, measure_settings
 from hallumeasure.pipeline.run import on_kept_loop
-from hallumeasure.runs.messages import MessagesError, read_conversation
+from hallumeasure.runs.messages import MessagesError, last_answer
 
 
 class PassageIn(BaseModel):
@@ -60,10 +61,23 @@ class CheckRequest(BaseModel):
     messages: list[dict[str, Any]] | None = None
     question: str | None = None
     policy: PolicyOverride | None = None
+    #: The sample built when the request was validated, and the source fields it was built from: a request's
+    #: source (a conversation, above all) is read once, however many steps ask for its sample.
+    _built: tuple[tuple[object, ...], Sample] | None = PrivateAttr(default=None)
 
     def sample(self, *, id: str = "guard", model: str | None = None, response: str | None = None) -> Sample:  # noqa: A002
         """The request as a ``Sample`` (``response`` replaces the request's own, e.g. a rewrite)."""
         answer = self.response if response is None else response
+        if id != "guard" or model is not None:
+            return self._build(id, model, answer)
+        source = (self.context, self.passages, self.messages, self.question)
+        if self._built is None or any(a is not b for a, b in zip(self._built[0], source, strict=True)):
+            self._built = (source, self._build(id, model, answer))
+        built = self._built[1]
+        # Only the response differs (a stream's window, a copy with its text): the source read stays good.
+        return built if built.response == answer else built.model_copy(update={"response": answer})
+
+    def _build(self, id: str, model: str | None, answer: str) -> Sample:  # noqa: A002
         if self.messages is not None:
             passages = [p.model_dump() for p in self.passages or ()]
             found = sample_of(answer, self.context, passages, self.question, self.messages)
@@ -84,7 +98,7 @@ class CheckRequest(BaseModel):
         if not isinstance(data, dict) or data.get("response") or not isinstance(data.get("messages"), list):
             return data
         try:
-            answer = read_conversation(data["messages"]).response
+            answer = last_answer(data["messages"])
         except MessagesError as exc:
             raise ValueError(f"messages: {exc}") from None
         if answer is None:
@@ -134,8 +148,33 @@ class CheckResult(Result):
 #: The most characters (response and source together) of a check judged in the server process.
 INLINE_CHARS = 10_000
 
-#: How a check gets its fast path: ``Guard.judged`` in process, or a judge worker process in the server.
-JudgeCall = Callable[[Sample, int], Awaitable[Judged]]
+
+@dataclass(frozen=True)
+class CheckSize:
+    """What a check's sample costs, measured once per request and passed to every step that weighs it (the
+    limits, the choice of where to judge it, the judging path's work limit)."""
+
+    response_chars: int
+    source_chars: int
+    #: ``response_units`` and ``source_units`` (``pipeline/limits.py``).
+    response_units: int
+    source_units: int
+
+    @classmethod
+    def of(cls, sample: Sample) -> CheckSize:
+        return cls(
+            response_chars=len(sample.response),
+            source_chars=len(sample.context) + sum(len(p.text) for p in sample.passages),
+            response_units=response_units(sample.response),
+            source_units=source_units(sample),
+        )
+
+
+class JudgeCall(Protocol):
+    """How a check gets its fast path: ``Guard.judged`` in process, or a judge worker process in the server;
+    ``size`` is the sample's, when the caller has measured it."""
+
+    def __call__(self, sample: Sample, claims_from: int = 0, size: CheckSize | None = None, /) -> Awaitable[Judged]: ...
 
 
 class Guard:
@@ -207,43 +246,50 @@ class Guard:
         )
         return await self.run(request)
 
-    def check_size(self, sample: Sample) -> None:
+    def check_size(self, sample: Sample, size: CheckSize | None = None) -> CheckSize:
         """Refuse a response over ``max_response_chars`` or a source over ``max_context_chars`` (cheap: the server
-        calls it before queueing the work)."""
-        self.check_response_chars(len(sample.response))
-        size = len(sample.context) + sum(len(p.text) for p in sample.passages)
-        if size > self.settings.max_context_chars:
-            raise WorkLimitError("source characters", size, self.settings.max_context_chars, "max_context_chars")
+        calls it before queueing the work); return the sample's size (``size`` when the caller measured it)."""
+        size = size or CheckSize.of(sample)
+        self.check_response_chars(size.response_chars)
+        if size.source_chars > self.settings.max_context_chars:
+            limit = self.settings.max_context_chars
+            raise WorkLimitError("source characters", size.source_chars, limit, "max_context_chars")
         # Before the extraction the response stands for its claims (the judging path checks the claims).
-        hit = self.limits.work_hit(response_units(sample.response), sample, of="the response")
+        hit = self.limits.work_hit(size.response_units, sample, of="the response", source=size.source_units)
         if hit is not None:
             raise WorkLimitError(hit.what, hit.size, hit.limit, hit.setting)
+        return size
 
-    def is_small(self, sample: Sample) -> bool:
-        """Whether ``sample`` is a check the server may judge on its own event loop (``inline_work_units``): its
-        cost is bounded by its work units and its characters, so it takes a few milliseconds at most."""
+    def is_small(self, size: CheckSize) -> bool:
+        """Whether a check of ``size`` is one the server may judge on its own event loop (``inline_work_units``):
+        its cost is bounded by its work units and its characters, so it takes a few milliseconds at most."""
         if not self.settings.inline_work_units:
             return False
-        size = len(sample.response) + len(sample.context) + sum(len(p.text) for p in sample.passages)
-        if size > INLINE_CHARS:
+        if size.response_chars + size.source_chars > INLINE_CHARS:
             return False
-        return response_units(sample.response) * source_units(sample) <= self.settings.inline_work_units
+        return size.response_units * size.source_units <= self.settings.inline_work_units
 
     def check_response_chars(self, size: int) -> None:
         """Refuse a response of ``size`` characters over ``max_response_chars`` (a stream checks it as it grows)."""
         if size > self.settings.max_response_chars:
             raise WorkLimitError("response characters", size, self.settings.max_response_chars, "max_response_chars")
 
-    async def judged(self, sample: Sample, claims_from: int = 0) -> Judged:
+    async def judged(self, sample: Sample, claims_from: int = 0, size: CheckSize | None = None) -> Judged:
         """``sample`` through the one judging path (``pipeline.judging``), within the guard's work limits; only
-        the claims starting at or after character ``claims_from`` are judged. This is the CPU-bound part that
-        the server runs in a worker process."""
-        self.check_size(sample)
+        the claims starting at or after character ``claims_from`` are judged (``size``: the sample's, when the
+        caller measured it). This is the CPU-bound part that the server runs in a worker process."""
+        size = self.check_size(sample, size)
         sentences = len(split_sentences(sample.response))
         if sentences > self.settings.max_sentences:
             raise WorkLimitError("response sentences", sentences, self.settings.max_sentences, "max_sentences")
         judged = await judge_sample(
-            sample, self.extractor, self.judge, sources=self.sources, limits=self.limits, claims_from=claims_from
+            sample,
+            self.extractor,
+            self.judge,
+            sources=self.sources,
+            limits=self.limits,
+            claims_from=claims_from,
+            source_units=size.source_units,
         )
         if judged.over_limit is not None:
             hit = judged.over_limit
@@ -251,14 +297,19 @@ class Guard:
         return judged
 
     async def run(
-        self, request: CheckRequest, request_id: str | None = None, *, judge_with: JudgeCall | None = None
+        self,
+        request: CheckRequest,
+        request_id: str | None = None,
+        *,
+        judge_with: JudgeCall | None = None,
+        size: CheckSize | None = None,
     ) -> CheckResult:
         """The pipeline on a validated request; ``judge_with`` runs the fast path elsewhere (the server's
-        judge worker processes), else it runs here."""
+        judge worker processes), else it runs here; ``size``: the request's sample's, when the caller measured it."""
         resolved = self.settings.resolve(request.policy)
         started, started_ns = time.perf_counter(), time.time_ns()
         sample = request.sample()
-        fast = await (judge_with or self.judged)(sample, 0)
+        fast = await (judge_with or self.judged)(sample, 0, size)
         latency = dict(fast.latency_ms)
         claims, verdicts = list(fast.claims), list(fast.verdicts)
         explained, fallback = False, None
@@ -268,13 +319,13 @@ class Guard:
             if asked and fallback is None:
                 verdicts = fast.finished(explained_verdicts)
             explained = asked and fallback is None
-            latency["explain"] = _ms_since(at)
+            latency["explain"] = ms_since(at)
         result = fast.result(self.policy, verdicts)
         decision, rewritten, rewrite_fallback = await self._decide(sample, claims, verdicts, result, resolved, latency)
         fallback = fallback or rewrite_fallback
         if fallback is not None and self.settings.on_llm_failure is FailMode.CLOSED and result.hallucinated:
             decision, rewritten = Decision.BLOCK, None
-        latency["total"] = _ms_since(started)
+        latency["total"] = ms_since(started)
         found = result_of(request.response, result, self.policy, judge=self.judge.name, extractor=self.extractor.name)
         checked = CheckResult(
             **dict(found),
@@ -384,9 +435,9 @@ class Guard:
         try:
             outcome = await asyncio.wait_for(self.rewriter.rewrite(sample, issues), self.settings.llm_deadline_s)
         except TimeoutError:
-            latency["rewrite"] = _ms_since(at)
+            latency["rewrite"] = ms_since(at)
             return Decision.FLAG, None, f"the rewriter did not answer within {self.settings.llm_deadline_s:g} s"
-        latency["rewrite"] = _ms_since(at)
+        latency["rewrite"] = ms_since(at)
         if outcome.text is None:
             return Decision.FLAG, None, f"the rewriter failed: {outcome.error or 'no text'}"
         if outcome.text.strip() == sample.response.strip():
@@ -412,7 +463,3 @@ def _short(exc: BaseException) -> str:
     """An exception as one short line (a provider's message can be long)."""
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
-
-
-def _ms_since(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 3)

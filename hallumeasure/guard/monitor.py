@@ -31,11 +31,14 @@ from pydantic import BaseModel, Field
 from scipy.stats import binomtest
 
 from hallumeasure.core.sampling import in_sample
-from hallumeasure.core.types import Mode, ResponseResult
+from hallumeasure.core.types import Mode, ResponseResult, Sample
 from hallumeasure.guard.traffic import TrafficRecord, read_traffic, shared_record
 from hallumeasure.judges.protocols import ClaimExtractor, ClaimJudge
+from hallumeasure.models.budget import BudgetSpentError
+from hallumeasure.pipeline.budget import BudgetRecord, BudgetStoppedError, RunBudget, pick_within
 from hallumeasure.pipeline.limits import WorkLimits
 from hallumeasure.pipeline.run import run_measurement
+from hallumeasure.sources.rag import SourceOptions
 from hallumeasure.stats.correction import stratified_ppi
 
 ACTED = frozenset({"flag", "block", "rewrite"})
@@ -85,6 +88,8 @@ class MonitorReport(BaseModel):
     hallucination_rate: Share
     #: With human labels: how many logged responses they cover, the hallucination rate corrected by
     #: them (stratified PPI; estimate and 95% interval, always in [0, 1]), and the guard against them.
+    #: With ``max_cost``: what the budget picked and what the run spent.
+    budget: BudgetRecord | None = None
     n_human_labels: int = 0
     hallucination_rate_corrected: tuple[float | None, float | None, float | None] | None = None
     precision_vs_people: Share | None = None
@@ -102,12 +107,15 @@ def monitor_traffic(
     export_disagreements: Path | None = None,
     human_labels: Mapping[str, bool] | None = None,
     sample_rate: float | None = None,
+    budget: RunBudget | None = None,
 ) -> MonitorReport:
     """Re-judge the guard's traffic log in ``log_dir`` with ``judge``; write the run into ``out``.
 
     The run directory is remade from the log each time; the request cache keeps responses judged
     before from being paid for again. With ``sample_rate``, only the requests a hash of their id picks are
-    judged (with their rewrites), and the report is of them.
+    judged (with their rewrites), and the report is of them. With a ``budget`` (``Measurement.run_budget``, whose
+    cap the stages' models share), the requests are picked in the order of that hash while their estimated cost
+    fits it, as ``measure --max-cost`` picks, and the run stops (``BudgetStoppedError``) before it spends more.
     """
     records, unreadable = read_traffic(log_dir)
     if not records:
@@ -126,27 +134,64 @@ def monitor_traffic(
         for r in records
         if r.rewritten
     ]
+    limits = WorkLimits.defaults()  # as measure's: a logged answer the guard let through may still be huge
+    record = None
+    if budget is not None:
+        samples, record = pick_within(
+            samples, budget.max_cost, budget.prices, mode=mode, judge=judge.name, sources=SourceOptions(),
+            limits=limits, key=_request_id, rate=sample_rate,
+        )  # fmt: skip
+        if not samples:
+            raise ValueError(f"max_cost {budget.max_cost} is less than the estimated cost of the first response")
+        kept = {_request_id(s) for s in samples}
+        records = [r for r in records if r.request_id in kept]
+        human_labels = {rid: v for rid, v in (human_labels or {}).items() if rid in kept}
     run_dir = out or log_dir / "monitor"
     digest = hashlib.sha256("\n".join(s.model_dump_json() for s in samples).encode()).hexdigest()
-    _, results = run_measurement(
-        samples,
-        run_dir,
-        extractor,
-        judge,
-        mode=mode,
-        input_sha256=digest,
-        input_path=str(log_dir),
-        concurrency=concurrency,
-        overwrite=True,
-        limits=WorkLimits.defaults(),  # as measure's: a logged answer the guard let through may still be huge
-    )
+    try:
+        _, results = run_measurement(
+            samples,
+            run_dir,
+            extractor,
+            judge,
+            mode=mode,
+            input_sha256=digest,
+            input_path=str(log_dir),
+            concurrency=concurrency,
+            overwrite=True,
+            limits=limits,
+            settings={"budget": record.model_dump(mode="json")} if record is not None else None,
+        )
+    except BudgetSpentError as exc:
+        if budget is None or record is None:
+            raise
+        spent = record.model_copy(update={"spent": float(budget.cap.spent)})
+        raise BudgetStoppedError(spent, stored=_stored(run_dir), n_samples=len(samples), again=AGAIN) from exc
     by_id = {r.sample_id: r for r in results}
     report = _score(records, by_id, unreadable, log_dir, run_dir, judge.name)
+    if budget is not None and record is not None:
+        report = report.model_copy(update={"budget": record.model_copy(update={"spent": float(budget.cap.spent)})})
     if human_labels:
         report = _with_people(report, records, by_id, human_labels)
     if export_disagreements is not None:
         _export(records, by_id, export_disagreements, judge.name)
     return report
+
+
+#: How to go on after the budget stopped a monitor run.
+AGAIN = "Run monitor again with a larger --max-cost (about {enough}): what was answered is not paid again"
+
+
+def _request_id(sample: Sample) -> str:
+    """The logged request a sample judges: a rewrite is picked with the response it replaced."""
+    return sample.id.removesuffix(REWRITE_SUFFIX)
+
+
+def _stored(run_dir: Path) -> int:
+    from hallumeasure.runs.store import RunStore
+
+    with RunStore(run_dir) as store:
+        return len(store.done_ids())
 
 
 def _score(

@@ -33,7 +33,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from hallumeasure.core.types import Sample
-from hallumeasure.guard.core import Guard
+from hallumeasure.guard.core import CheckSize, Guard
 from hallumeasure.guard.settings import GuardSettings
 from hallumeasure.pipeline.judging import Judged
 
@@ -82,11 +82,11 @@ def _worker_main(conn: Connection, settings_json: str) -> None:
     conn.send(("ready", None))
     while True:
         try:
-            sample, claims_from = conn.recv()
+            sample, claims_from, size = conn.recv()
         except (EOFError, OSError):  # the server closed the pipe or died
             return
         try:
-            reply: tuple[str, Any] = ("ok", loop.run_until_complete(guard.judged(sample, claims_from)))
+            reply: tuple[str, Any] = ("ok", loop.run_until_complete(guard.judged(sample, claims_from, size)))
         except ValueError as exc:  # a work limit, or input the judge refuses: the request's fault
             reply = ("refused", exc)
         except Exception as exc:  # noqa: BLE001 - reported to the server, which answers 500
@@ -104,9 +104,9 @@ class _Worker:
         self.busy = False  # given a request, not yet answered
         self.checks = 0  # requests answered
 
-    def give(self, sample: Sample, claims_from: int) -> None:
+    def give(self, sample: Sample, claims_from: int, size: CheckSize | None) -> None:
         """Send a request; ``OSError`` (a broken pipe) when the worker had ended before it."""
-        self.conn.send((sample, claims_from))
+        self.conn.send((sample, claims_from, size))
 
     async def answer(self) -> Judged:
         """The answer to the request given; ``WorkerError`` when the worker ended before answering."""
@@ -258,19 +258,19 @@ class JudgeWorkers:
         """Whether a worker can take a check now or once it is free (False while every worker is starting)."""
         return bool(self._live) and not self._closed
 
-    async def judged(self, sample: Sample, claims_from: int = 0) -> Judged:
-        """``Guard.judged`` in a free worker; a caller cancelled meanwhile (deadline, disconnect) gets its
-        worker killed and replaced, so the work stops with it."""
+    async def judged(self, sample: Sample, claims_from: int = 0, size: CheckSize | None = None) -> Judged:
+        """``Guard.judged`` in a free worker (``size``: the sample's, when the caller measured it); a caller
+        cancelled meanwhile (deadline, disconnect) gets its worker killed and replaced, so the work stops with it."""
         try:
-            return await self._judged_once(sample, claims_from)
+            return await self._judged_once(sample, claims_from, size)
         except _WorkerEndedError:
             # Its worker ended on its own while judging: killed from outside, crashed, or already dying when it
             # was taken (a killed process can take a moment to end). Once more in another worker: a request
             # that ends its worker again gets the error.
-            return await self._judged_once(sample, claims_from)
+            return await self._judged_once(sample, claims_from, size)
 
-    async def _judged_once(self, sample: Sample, claims_from: int) -> Judged:
-        worker = await self._given(sample, claims_from)
+    async def _judged_once(self, sample: Sample, claims_from: int, size: CheckSize | None) -> Judged:
+        worker = await self._given(sample, claims_from, size)
         keep, ended = False, False
         try:
             result = await worker.answer()
@@ -294,13 +294,13 @@ class JudgeWorkers:
                 # Its caller gave up (deadline, client gone), or it reported a failure: the pool stops it.
                 self._lost(worker, "died while judging" if ended else "was stopped by the pool", planned=not ended)
 
-    async def _given(self, sample: Sample, claims_from: int) -> _Worker:
+    async def _given(self, sample: Sample, claims_from: int, size: CheckSize | None) -> _Worker:
         """A free worker that runs and has been given the request (one found dead is dropped, the next taken)."""
         while True:
             worker = await self._idle.get()
             if worker in self._live and worker.process.is_alive():
                 try:
-                    worker.give(sample, claims_from)
+                    worker.give(sample, claims_from, size)
                 except OSError:  # it ended between the check and the send: the request was never given
                     pass
                 except BaseException:  # the request would not pickle: nothing was written, the worker is free

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.errors import ConfigError, RunStoppedError
 from hallumeasure.core.labels import Label, Policy
 from hallumeasure.core.types import Claim, ClaimVerdict, Mode, Sample, Usage, Vote
 from hallumeasure.judges.protocols import (
@@ -234,6 +234,8 @@ async def _safe(judge: ClaimJudge, sample: Sample, claims: Sequence[Claim]) -> J
     """A judge's answer, or the exception it raised (one failed voter must not lose the others' votes)."""
     try:
         return await judge.judge(sample, claims)
+    except RunStoppedError:
+        raise  # the run stops: no vote of this sample may be stored as an error
     except Exception as exc:  # noqa: BLE001 - becomes error votes
         return exc
 

@@ -21,6 +21,7 @@ from hallumeasure.registry import PartKind, registry
 
 if TYPE_CHECKING:
     from hallumeasure.models.batch import BatchProgress
+    from hallumeasure.models.budget import Budget
     from hallumeasure.models.cache import RequestCache
 
 #: Provider options that send a run's requests as a batch (only passed to providers that take them).
@@ -61,7 +62,8 @@ class BatchOptions:
 
 @dataclass(frozen=True)
 class ModelOptions:
-    """How every ``Model`` of a run is wrapped: cache, rate limits, retries, deadline, concurrency, batches."""
+    """How every ``Model`` of a run is wrapped: cache, rate limits, retries, deadline, concurrency, batches,
+    budget."""
 
     cache: Path | None = None
     no_cache: bool = False
@@ -72,6 +74,8 @@ class ModelOptions:
     max_retries: int | None = None
     timeout: float | None = None
     batch: BatchOptions | None = None
+    #: The run's budget (``--max-cost``): every model asks it before a request leaves.
+    budget: Budget | None = None
 
 
 class ModelFactory:
@@ -115,7 +119,10 @@ class ModelFactory:
             for k, v in (("max_concurrency", o.max_concurrency), ("max_retries", o.max_retries), ("timeout", o.timeout))
             if v is not None
         }
-        model = build_model(spec, cache=self.cache, model_options=model_options, limiter=limiter, **wrapper)
+        spend = o.budget.for_model(spec) if o.budget is not None else None
+        model = build_model(
+            spec, cache=self.cache, model_options=model_options, limiter=limiter, spend=spend, **wrapper
+        )
         if o.batch is not None:
             from hallumeasure.models.batch import Batcher, BatchLedger
 

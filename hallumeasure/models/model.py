@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from hallumeasure.core.errors import ConfigError, HalluMeasureError, ProviderError
+from hallumeasure.core.errors import ConfigError, HalluMeasureError, ProviderError, RunStoppedError
 from hallumeasure.core.types import Usage
 from hallumeasure.models.base import ATTEMPT_DEADLINE, GenerateRequest, GenerateResponse, ModelAPI
 from hallumeasure.models.cache import RequestCache, request_key
@@ -22,6 +22,7 @@ from hallumeasure.models.limits import TokenEstimate
 
 if TYPE_CHECKING:
     from hallumeasure.models.batch import Batcher
+    from hallumeasure.models.budget import ModelSpend
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def _is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, ProviderError) and exc.retryable
 
 
-class ProviderUnreachableError(ConfigError):
+class ProviderUnreachableError(ConfigError, RunStoppedError):
     """No call of this model has ever reached its provider, and the first ones could not connect at all.
 
     A configuration problem (a wrong base URL or endpoint, no network), not a bad answer: the run
@@ -118,6 +119,7 @@ class Model:
         seed: int | None = None,
         batch: Batcher | None = None,
         sleep: Callable[[float], Awaitable[None]] | None = None,
+        spend: ModelSpend | None = None,
     ) -> None:
         self.api = api
         self.max_retries = max_retries
@@ -127,6 +129,8 @@ class Model:
         self.backoff_max = backoff_max
         self.limiter = limiter
         self.batch = batch
+        #: The run's budget (``--max-cost``), asked before every request that leaves for the provider.
+        self.spend = spend
         self._sleep = sleep or asyncio.sleep  # injectable, so that tests can see the waits without waiting
         self._semaphore = asyncio.Semaphore(max_concurrency)
         self._max_concurrency = max_concurrency
@@ -323,32 +327,46 @@ class Model:
         return await self._call_once(request)
 
     async def _call_once(self, request: GenerateRequest) -> GenerateResponse:
+        async with self._semaphore:
+            if self.spend is None:
+                return await self._timed_call(request)
+            # The run's budget first: a request it refuses stops the run before it waits for a rate-limit turn.
+            money = await self.spend.admit(request)
+            paid: Usage | None = None
+            try:
+                response = await self._timed_call(request)
+                paid = response.usage
+            finally:
+                self.spend.settle(money, paid)  # a failed attempt is not billed
+            return response
+
+    async def _timed_call(self, request: GenerateRequest) -> GenerateResponse:
+        """One call under the rate limits and the deadline, its usage counted (inside the concurrency bound)."""
         limiter = self.limiter
         reserved = TokenEstimate()
-        async with self._semaphore:
-            if limiter is not None:
-                reserved = await limiter.admit(request)
-            started = time.perf_counter()
-            try:
-                async with asyncio.timeout(self.timeout) as deadline:
-                    token = ATTEMPT_DEADLINE.set((deadline, self.timeout))
-                    try:
-                        response = await self.api.generate(request)
-                    finally:
-                        ATTEMPT_DEADLINE.reset(token)
-            except TimeoutError as exc:
-                # The provider may have counted it: keep the reservation.
-                raise ProviderError(
-                    f"{self.spec}: no answer within the {self.timeout:g} s deadline",
-                    retryable=True,
-                    cause="timeout",
-                ) from exc
-            except ProviderError as exc:
-                self.reached = self.reached or exc.status is not None
-                self._tell_limiter(exc, reserved)
-                raise
-            elapsed = time.perf_counter() - started
-            self.reached = True
+        if limiter is not None:
+            reserved = await limiter.admit(request)
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.timeout) as deadline:
+                token = ATTEMPT_DEADLINE.set((deadline, self.timeout))
+                try:
+                    response = await self.api.generate(request)
+                finally:
+                    ATTEMPT_DEADLINE.reset(token)
+        except TimeoutError as exc:
+            # The provider may have counted it: keep the reservation.
+            raise ProviderError(
+                f"{self.spec}: no answer within the {self.timeout:g} s deadline",
+                retryable=True,
+                cause="timeout",
+            ) from exc
+        except ProviderError as exc:
+            self.reached = self.reached or exc.status is not None
+            self._tell_limiter(exc, reserved)
+            raise
+        elapsed = time.perf_counter() - started
+        self.reached = True
         usage = response.usage.model_copy(update={"calls": max(1, response.usage.calls), "seconds": elapsed})
         log.debug(
             "%s: call answered in %.2f s (%d input, %d output, %d cache-read tokens; stop %s)",

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel
 
 from hallumeasure.core.types import Mode, Sample, Usage
-from hallumeasure.models.pricing import cost
+from hallumeasure.models.pricing import Price, cost
 from hallumeasure.runs.datasets import LabelledSample
 
 
@@ -52,6 +54,54 @@ def _prompt_chars(prompt_id: str, fallback: int) -> int:
     return len(p.system) + len(p.user_prefix) + len(p.user_suffix) + standard
 
 
+@dataclass(frozen=True)
+class _Work:
+    """One sample's expected work: claims, calls, prompt characters and output tokens per stage."""
+
+    claims: int
+    extraction_calls: int
+    judge_calls: int
+    extraction_chars: int
+    judge_chars: float
+    extraction_output: int
+    judge_output: int
+
+
+def _prompts(mode: Mode) -> tuple[int, int]:
+    """The characters of the judge's prompt of ``mode`` and of the extraction prompt."""
+    style = "cot" if mode.cot else "nocot"
+    return _prompt_chars(f"classify_{style}_{'one' if mode.one_claim else 'all'}", 3500), _prompt_chars("extract", 3000)
+
+
+def _work(
+    s: LabelledSample | Sample, mode: Mode, prompts: tuple[int, int], *, gold_claims: bool, claims_per_sentence: float
+) -> _Work:
+    judge_prompt, extract_prompt = prompts
+    style = "cot" if mode.cot else "nocot"
+    gold = getattr(s, "claims", None)  # plain Samples (measure --dry-run) have no gold claims
+    claim_chars: float
+    extraction_chars = extraction_output = extraction_calls = 0
+    if gold_claims and gold:
+        n, claim_chars = len(gold), sum(len(c.text) for c in gold)
+    else:
+        sentences = max(1, len(_SENTENCE_END.findall(s.response.strip() + " ")))
+        n = max(1, round(sentences * claims_per_sentence))
+        claim_chars = max(len(s.response), 1) * 1.2  # claims restate their nouns
+        extraction_calls = 1
+        extraction_chars = extract_prompt + len(s.response) + len(s.question or "")
+        extraction_output = OUTPUT_TOKENS_PER_CLAIM["extract"] * n
+    shared = judge_prompt + len(s.context) + len(s.question or "")
+    return _Work(
+        claims=n,
+        extraction_calls=extraction_calls,
+        judge_calls=n if mode.one_claim else 1,
+        extraction_chars=extraction_chars,
+        judge_chars=n * shared + claim_chars if mode.one_claim else shared + claim_chars,
+        extraction_output=extraction_output,
+        judge_output=OUTPUT_TOKENS_PER_CLAIM[style] * n,
+    )
+
+
 def estimate_run(
     samples: Sequence[LabelledSample | Sample],
     mode: Mode | str = Mode.COT_ONE,
@@ -69,32 +119,20 @@ def estimate_run(
     """
     mode = Mode(mode)
     style = "cot" if mode.cot else "nocot"
-    judge_prompt = _prompt_chars(f"classify_{style}_{'one' if mode.one_claim else 'all'}", 3500)
-    extract_prompt = _prompt_chars("extract", 3000)
+    prompts = _prompts(mode)
     claims = extract_calls = judge_calls = 0
     chars_in = 0.0
     chars_out_tokens = 0
-    claim_chars: float
     for s in samples:
-        gold = getattr(s, "claims", None)  # plain Samples (measure --dry-run) have no gold claims
-        if gold_claims and gold:
-            n, claim_chars = len(gold), sum(len(c.text) for c in gold)
-        else:
-            sentences = max(1, len(_SENTENCE_END.findall(s.response.strip() + " ")))
-            n = max(1, round(sentences * claims_per_sentence))
-            claim_chars = max(len(s.response), 1) * 1.2  # claims restate their nouns
-            extract_calls += 1
-            chars_in += extract_prompt + len(s.response) + len(s.question or "")
-            chars_out_tokens += OUTPUT_TOKENS_PER_CLAIM["extract"] * n
-        claims += n
-        shared = judge_prompt + len(s.context) + len(s.question or "")
-        if mode.one_claim:
-            judge_calls += n
-            chars_in += n * shared + claim_chars
-        else:
-            judge_calls += 1
-            chars_in += shared + claim_chars
-        chars_out_tokens += OUTPUT_TOKENS_PER_CLAIM[style] * n
+        w = _work(s, mode, prompts, gold_claims=gold_claims, claims_per_sentence=claims_per_sentence)
+        claims += w.claims
+        extract_calls += w.extraction_calls
+        judge_calls += w.judge_calls
+        if w.extraction_calls:
+            chars_in += w.extraction_chars
+            chars_out_tokens += w.extraction_output
+        chars_in += w.judge_chars
+        chars_out_tokens += w.judge_output
     assumptions = [
         f"tokens = characters / {chars_per_token:g}",
         "claims = gold claims" if gold_claims else f"claims = sentences x {claims_per_sentence:g}",
@@ -114,6 +152,34 @@ def estimate_run(
         output_tokens=chars_out_tokens,
         assumptions=assumptions,
     )
+
+
+def sample_costs(
+    samples: Sequence[Sample],
+    mode: Mode | str,
+    *,
+    extractor: Price | None,
+    judges: Sequence[Price],
+    chars_per_token: float = 4.0,
+) -> list[Decimal]:
+    """Each sample's estimated cost, as ``estimate_run`` counts its work: the extraction at the ``extractor``'s
+    price (None: keyless, free) and the judge calls once at each of ``judges``' prices (one per judge and repeat;
+    none: keyless)."""
+    mode = Mode(mode)
+    prompts = _prompts(mode)
+    out = []
+    for s in samples:
+        w = _work(s, mode, prompts, gold_claims=False, claims_per_sentence=2.0)
+        dollars = Decimal(0)
+        if extractor is not None:
+            extraction = Usage(
+                input_tokens=int(w.extraction_chars / chars_per_token), output_tokens=w.extraction_output
+            )
+            dollars += cost(extraction, extractor)
+        judging = Usage(input_tokens=int(w.judge_chars / chars_per_token), output_tokens=w.judge_output)
+        dollars += sum((cost(judging, price) for price in judges), Decimal(0))
+        out.append(dollars)
+    return out
 
 
 def estimate_cost(estimate: RunEstimate, price: Any) -> float:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from hallumeasure.core.activity import at_stage
 from hallumeasure.core.aggregate import summarise_response
+from hallumeasure.core.errors import RunStoppedError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.spans import bounded
 from hallumeasure.core.types import Claim, ClaimVerdict, ErrorKind, ResponseResult, Sample, Usage
@@ -40,7 +41,6 @@ from hallumeasure.judges.protocols import (
     WarmUp,
     WindowedJudge,
 )
-from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.limits import LimitHit, WorkLimits, claim_units
 from hallumeasure.sources.rag import Prepared, SourceOptions, finish, prepare, shown_whole, unsourced, view
 from hallumeasure.sources.retrieval import SourceView
@@ -113,11 +113,13 @@ async def judge_sample(
     sources: SourceOptions | None = None,
     limits: WorkLimits | None = None,
     claims_from: int = 0,
+    source_units: int | None = None,
 ) -> Judged:
     """Take ``sample`` through the judging path (the module docstring lists the steps).
 
     ``claims_from``: judge only the claims that start at or after this character of the response (a
     stream's window judges its newest sentence and uses the ones before it only to resolve pronouns).
+    ``source_units``: the source's work units, when the caller measured them (the guard does, once a check).
     """
     sources = sources or SourceOptions()
     limits = limits or WorkLimits()
@@ -141,7 +143,7 @@ async def judge_sample(
             judge,
             warm_cache=sourced and shown_whole(prepared.sample, judge.name, sources, fits=fits),
         )
-        latency["extract"] = _ms_since(started)
+        latency["extract"] = ms_since(started)
         usage = extraction.usage + warm.usage
         if extraction.error is not None:
             failed = ErrorKind.EXTRACTION_FAILED
@@ -150,7 +152,9 @@ async def judge_sample(
         claims = bounded(prepared.restore(extraction.claims), sample.response)
         if claims_from:
             claims = [c for c in claims if c.spans and c.spans[0].start >= claims_from]
-        hit = limits.claims_hit(len(claims)) or limits.work_hit(claim_units([c.text for c in claims]), sample)
+        hit = limits.claims_hit(len(claims)) or limits.work_hit(
+            claim_units([c.text for c in claims]), sample, source=source_units
+        )
         if hit is not None:  # before any judge call: its cost grows with the claims (times the source)
             over = ErrorKind.OVER_LIMIT
             return Judged(sample, error=hit.message, error_kind=over, over_limit=hit, usage=usage, latency_ms=latency)
@@ -166,11 +170,11 @@ async def judge_sample(
             judgement = await judge.judge(shown.sample, claims, warmed=warm.ok and shown.sample is prepared.sample)
         else:
             judgement = await judge.judge(shown.sample, claims)
-        latency["judge"] = _ms_since(started)
+        latency["judge"] = ms_since(started)
         at_stage("checking evidence")
         verdicts = finish(sample, prepared, shown, claims, _complete(claims, judgement.verdicts, judge.name))
-    except ProviderUnreachableError:
-        raise  # a wrong endpoint: stop the run rather than store an error row per sample
+    except RunStoppedError:
+        raise  # a wrong endpoint or a spent budget: stop the run rather than store an error row per sample
     except Exception as exc:
         log.exception("sample %s failed", sample.id)
         error = f"{type(exc).__name__}: {exc}"
@@ -240,5 +244,6 @@ def _complete(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], judge_n
     ]
 
 
-def _ms_since(start: float) -> float:
+def ms_since(start: float) -> float:
+    """Milliseconds since ``start`` (a ``time.perf_counter()`` reading), to the microsecond: a stage's latency."""
     return round((time.perf_counter() - start) * 1000, 3)

@@ -76,12 +76,15 @@ class WorkLimits:
             return None
         return LimitHit("claims extracted from the response", n_claims, self.max_claims, "max_claims")
 
-    def work_hit(self, units: int, sample: Sample, *, of: str = "the claims") -> LimitHit | None:
+    def work_hit(
+        self, units: int, sample: Sample, *, of: str = "the claims", source: int | None = None
+    ) -> LimitHit | None:
         """The limit that claims of ``units`` (``claim_units``; before the extraction ``of="the response"``:
-        ``response_units``) checked against ``sample``'s source are over, or None when within ``max_work_units``."""
+        ``response_units``) checked against ``sample``'s source are over, or None when within ``max_work_units``.
+        ``source``: the source's ``source_units`` when the caller has them."""
         if not self.max_work_units:
             return None
-        source = source_units(sample)
+        source = source_units(sample) if source is None else source
         if units * source <= self.max_work_units:
             return None
         what = f"work units ({units:,} of {of} x {source:,} of the source)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,10 @@ from hallumeasure.judges.protocols import (
     WarmableJudge,
 )
 from hallumeasure.models.batch import BatchProgress
+from hallumeasure.models.budget import Budget, BudgetSpentError
 from hallumeasure.models.factory import BatchOptions, ModelFactory, ModelOptions
 from hallumeasure.models.model import Model
+from hallumeasure.pipeline.budget import BudgetRecord, BudgetStoppedError, RunBudget, pick_within, stage_prices
 from hallumeasure.pipeline.limits import LIMIT_SETTINGS, WorkLimits
 from hallumeasure.pipeline.settings import MeasureSettings, error_message, read_config
 from hallumeasure.registry import PartKind, registry
@@ -121,9 +124,14 @@ def sources_of(settings: MeasureSettings) -> SourceOptions:
 
 
 def model_options(
-    settings: MeasureSettings, *, run_dir: Path | None = None, batch_progress: BatchCallback | None = None
+    settings: MeasureSettings,
+    *,
+    run_dir: Path | None = None,
+    batch_progress: BatchCallback | None = None,
+    budget: Budget | None = None,
 ) -> ModelOptions:
-    """How the run's models are wrapped: its cache, limits, retries, deadline and (with ``batch``) batches."""
+    """How the run's models are wrapped: its cache, limits, retries, deadline, (with ``batch``) batches and
+    (with ``max_cost``) the ``budget`` they share."""
     batch = None
     if settings.batch:
         if run_dir is None:
@@ -145,6 +153,7 @@ def model_options(
         max_retries=settings.max_retries,
         timeout=settings.timeout,
         batch=batch,
+        budget=budget,
     )
 
 
@@ -166,11 +175,13 @@ def recorded_settings(manifest: RunManifest) -> MeasureSettings:
     """The settings that measured a stored run: those its manifest records as ``effective``.
 
     A run stored before they were recorded (or made by ``mitigate`` or ``monitor`` then) has them rebuilt from
-    the manifest's stages, policy and source settings. A re-measure runs live, so batch mode is off.
+    the manifest's stages, policy and source settings. A re-measure runs live, so batch mode is off, and without
+    the run's budget.
     """
     effective = manifest.settings.get("effective")
     values: dict[str, Any] = dict(effective) if isinstance(effective, Mapping) else _settings_of_stages(manifest)
     values["batch"] = False
+    values["max_cost"] = None  # a budget belongs to the run it picked and capped, not to a re-measure of it
     try:
         return MeasureSettings.model_validate(values)
     except ValidationError as exc:
@@ -259,6 +270,8 @@ class Measurement:
         self.policy = policy_of(self.settings)
         self.sources = sources_of(self.settings)
         self.limits = WorkLimits(self.settings.max_response_chars, self.settings.max_claims)
+        #: What the run's requests may cost (``max_cost``), shared by every model this measurement builds.
+        self.budget = Budget(self.settings.max_cost) if self.settings.max_cost is not None else None
 
     @classmethod
     def of_run(cls, manifest: RunManifest) -> Measurement:
@@ -290,7 +303,8 @@ class Measurement:
 
     def models(self, run_dir: Path | None = None) -> ModelFactory:
         """One ``Model`` per spec, wrapped as the settings say (a batch ledger lives in ``run_dir``)."""
-        return ModelFactory(model_options(self.settings, run_dir=run_dir, batch_progress=self.batch_progress))
+        options = model_options(self.settings, run_dir=run_dir, batch_progress=self.batch_progress, budget=self.budget)
+        return ModelFactory(options)
 
     def stages(self, run_dir: Path | None = None, *, models: ModelFor | None = None) -> Stages:
         """The extractor, the judge (a voting judge for repeats or a panel) and the policy of the settings."""
@@ -320,19 +334,54 @@ class Measurement:
         return Stages(extractor, judge, self.policy, models)
 
     def sampled(self, loaded: LoadedInput) -> LoadedInput:
-        """``loaded`` with only the samples ``sample_rate`` picks (by a hash of each id; ``core/sampling.py``)."""
-        rate = self.settings.sample_rate
-        if rate is None:
-            return loaded
-        kept = [sample for sample in loaded.samples if in_sample(sample.id, rate)]
-        return LoadedInput(samples=kept, problems=loaded.problems, sha256=loaded.sha256, path=loaded.path)
+        """``loaded`` with only the samples ``sample_rate`` and ``max_cost`` pick (by a hash of each id;
+        ``core/sampling.py``, ``pipeline/budget.py``)."""
+        return self.pick(loaded)[0]
+
+    def pick(self, loaded: LoadedInput, *, threshold: float | None = None) -> tuple[LoadedInput, BudgetRecord | None]:
+        """The samples ``sample_rate`` and ``max_cost`` pick, and the record of the budget's pick (None without
+        one). ``threshold``: a pick made before (a resumed run keeps the responses it started with)."""
+        s = self.settings
+        if s.sample_rate is None and s.max_cost is None:
+            return loaded, None
+        record = None
+        budget = self.run_budget()
+        if threshold is not None or budget is None:
+            rate = threshold if threshold is not None else s.sample_rate
+            kept = [sample for sample in loaded.samples if in_sample(sample.id, rate)]
+        else:
+            kept, record = pick_within(
+                loaded.samples,
+                budget.max_cost,
+                budget.prices,
+                mode=s.mode,
+                judge=self.judges[0],
+                sources=self.sources,
+                limits=self.limits,
+                rate=s.sample_rate,
+            )
+        return LoadedInput(samples=kept, problems=loaded.problems, sha256=loaded.sha256, path=loaded.path), record
+
+    def run_budget(self) -> RunBudget | None:
+        """The budget of ``max_cost`` with the prices of this measurement's stages (None without one); a
+        ``ConfigError`` when a stage's price is unknown."""
+        s = self.settings
+        if s.max_cost is None or self.budget is None:
+            return None
+        prices = stage_prices(
+            self.extractor,
+            self.judges,
+            repeats=s.repeats,
+            first_pass=(s.first_pass or "offline") if s.detector == "cascade" else None,
+        )
+        return RunBudget(s.max_cost, prices, self.budget)
 
     def recorded(self, loaded: LoadedInput, *, sampled_out: int = 0) -> dict[str, Any]:
         """What the manifest records of this measurement besides its stages (``sampled_out``: the responses
-        ``sample_rate`` left out)."""
+        ``sample_rate`` or ``max_cost`` left out)."""
         s = self.settings
         return {
-            **({"sampled_out": sampled_out} if s.sample_rate is not None else {}),
+            **({"sampled_out": sampled_out} if s.sample_rate is not None or s.max_cost is not None else {}),
             "skipped_input_rows": len(loaded.problems),
             "cache": not s.no_cache,
             "batch": s.batch,
@@ -357,15 +406,63 @@ class Measurement:
         ``progress`` is told of each finished sample; ``activity`` records the samples in flight (for a
         heartbeat while none finishes).
         """
-        from hallumeasure.pipeline.run import run_measurement
+        from hallumeasure.runs.store import holds_run
 
         run_dir = Path(out)
         check_run_dir(run_dir, resume=resume, overwrite=overwrite)
-        stages = stages or self.stages(run_dir)
         s = self.settings
-        picked = self.sampled(loaded)
+        before = _recorded_budget(run_dir) if resume else None
+        if resume and (before is None) != (s.max_cost is None) and holds_run(run_dir):
+            said = "with" if before is not None else "without"
+            raise ConfigError(
+                f"{run_dir} was started {said} max_cost, and a resumed run keeps what it started with: resume it "
+                f"{said} one (a new run takes a budget)"
+            )
+        picked, record = self.pick(loaded, threshold=before.threshold if before is not None else None)
+        if before is not None:  # a resumed run keeps the responses it picked and what it spent; today's cap
+            record = before.model_copy(update={"max_cost": s.max_cost or before.max_cost})
+            if self.budget is not None:
+                self.budget.spent_before = Decimal(str(before.spent))
+        if not picked.samples and record is not None:
+            raise InputError(
+                f"max_cost {s.max_cost} is less than the estimated cost of the first response in hash order, so "
+                f"it picks none of the {len(loaded.samples)} responses: raise it (measure --dry-run shows the pick)"
+            )
         if not picked.samples:
             raise InputError(f"sample_rate {s.sample_rate} picks none of the {len(loaded.samples)} responses")
+        stages = stages or self.stages(run_dir)
+        recorded = self.recorded(loaded, sampled_out=len(loaded.samples) - len(picked.samples))
+        if record is not None:
+            recorded["budget"] = record.model_dump(mode="json")
+        try:
+            manifest = self._run(picked, loaded, run_dir, stages, recorded, resume, overwrite, progress, activity)
+        except BudgetSpentError as exc:
+            if record is None:
+                raise
+            spent = self.budget.spent if self.budget is not None else exc.spent  # settled once the run stopped
+            record = record.model_copy(update={"spent": float(spent)})
+            stopped = _record_budget(run_dir, record)
+            stored = stopped.counts.get("results", 0)
+            raise BudgetStoppedError(record, stored=stored, n_samples=stopped.n_samples) from None
+        if record is not None and self.budget is not None:
+            manifest = _record_budget(run_dir, record.model_copy(update={"spent": float(self.budget.spent)}))
+        return manifest
+
+    def _run(
+        self,
+        picked: LoadedInput,
+        loaded: LoadedInput,
+        run_dir: Path,
+        stages: Stages,
+        recorded: dict[str, Any],
+        resume: bool,
+        overwrite: bool,
+        progress: Callable[[ResponseResult], None] | None,
+        activity: Activity | None,
+    ) -> RunManifest:
+        from hallumeasure.pipeline.run import run_measurement
+
+        s = self.settings
         manifest, _ = run_measurement(
             picked.samples,
             run_dir,
@@ -378,7 +475,7 @@ class Measurement:
             resume=resume,
             # In batch mode every sample starts at once, so that each stage becomes one batch.
             concurrency=max(s.concurrency, len(picked.samples)) if s.batch else s.concurrency,
-            settings=self.recorded(loaded, sampled_out=len(loaded.samples) - len(picked.samples)),
+            settings=recorded,
             detector=s.detector,
             progress=progress,
             sources=self.sources,
@@ -392,6 +489,32 @@ class Measurement:
         if stats is not None:
             manifest = manifest.model_copy(update={"settings": {**manifest.settings, "detector_stats": stats}})
         return manifest
+
+
+def _recorded_budget(run_dir: Path) -> BudgetRecord | None:
+    """The budget recorded by the run in ``run_dir`` (None: none there, or a run without a budget)."""
+    from hallumeasure.runs.store import RunStore, holds_run
+
+    if not holds_run(run_dir):
+        return None
+    with RunStore(run_dir) as store:
+        manifest = store.read_manifest()
+    recorded = manifest.settings.get("budget") if manifest is not None else None
+    return BudgetRecord.model_validate(recorded) if isinstance(recorded, Mapping) else None
+
+
+def _record_budget(run_dir: Path, record: BudgetRecord) -> RunManifest:
+    """Write ``record`` into the manifest of ``run_dir`` (what the run spent is known once it ends or stops)."""
+    from hallumeasure.runs.store import RunStore
+
+    with RunStore(run_dir, write=True) as store:
+        manifest = store.read_manifest()
+        if manifest is None:
+            raise ConfigError(f"{run_dir} has no manifest to record the budget in")
+        settings = {**manifest.settings, "budget": record.model_dump(mode="json")}
+        manifest = manifest.model_copy(update={"settings": settings})
+        store.write_manifest(manifest)
+    return manifest
 
 
 def check_run_dir(

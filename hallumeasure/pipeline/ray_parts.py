@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +103,8 @@ class PartsWriter:
 
     store: ParquetRunWriter
     measurement: Measurement
+    #: Called once for each sample measured and stored by a worker (the progress line's count; no result here).
+    counted: Callable[[Any], None] | None = None
     row: int = 0
     samples: int = 0
     measured: int = 0
@@ -141,6 +143,8 @@ class PartsWriter:
                     self.measured += 1
                     self.store.add_order(value.key)
                     self.rows.setdefault(value.key, array("q")).append(self.row)
+                    if self.counted is not None:
+                        self.counted(None)
 
     def drop_repeated(self) -> None:
         """Leave out the rows whose id an earlier batch stored (each worker sees its own batch only): the first

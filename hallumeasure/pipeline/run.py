@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from hallumeasure.core.activity import Activity
 from hallumeasure.core.aggregate import RunTally, summarise_response
-from hallumeasure.core.errors import RunStoreError
+from hallumeasure.core.errors import RunStoppedError, RunStoreError
 from hallumeasure.core.labels import Policy
 from hallumeasure.core.types import ErrorKind, Mode, ResponseResult, RunManifest, Sample
 from hallumeasure.judges.protocols import (
@@ -31,6 +31,7 @@ from hallumeasure.judges.protocols import (
     PromptedStage,
     model_to_close,
 )
+from hallumeasure.models.budget import BudgetSpentError
 from hallumeasure.pipeline.judge_checks import ContextProbe, JudgeTally, probe_context
 from hallumeasure.pipeline.judging import measure_sample
 from hallumeasure.pipeline.limits import WorkLimits
@@ -68,9 +69,12 @@ async def measure_samples(
     policy = policy or Policy()
     gate = asyncio.Semaphore(concurrency)
     in_flight = activity or Activity()
+    stopping: list[RunStoppedError] = []
 
     async def one(sample: Sample) -> ResponseResult:
         async with gate:
+            if stopping:
+                raise asyncio.CancelledError  # the run stops: samples that have not started do not
             with in_flight.tracking(sample.id):
                 result = await measure_sample(sample, extractor, judge, policy, sources=sources, limits=limits)
         if store is not None:
@@ -79,7 +83,21 @@ async def measure_samples(
             progress(result)
         return result
 
-    return list(await asyncio.gather(*(one(s) for s in samples)))
+    tasks = [asyncio.ensure_future(one(s)) for s in samples]
+    try:
+        return list(await asyncio.gather(*tasks))  # cancelled (Ctrl-C), it cancels every sample at once
+    except RunStoppedError as stop:
+        # Nothing more may be asked (a spent budget, no endpoint): the samples in flight end at their next
+        # request, and the requests already sent are answered, paid for once and kept in the request cache.
+        stopping.append(stop)
+        await asyncio.wait(tasks)
+        raise
+    finally:
+        # Anything else (a store that cannot write) drops the samples in flight before the models close: none
+        # of them may end as an error row that a resume would keep.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 #: What the store raises for a result it cannot take (a value SQLite refuses, text it cannot encode).
@@ -212,8 +230,9 @@ def run_measurement(
     sources = sources or SourceOptions()
     with RunStore(out, write=True, overwrite=overwrite) as store:
         previous = store.read_manifest()
-        manifest, resumed = start_manifest(
+        manifest, resumed = resumed_manifest(
             store,
+            previous,
             new_manifest(
                 out,
                 extractor,
@@ -254,6 +273,9 @@ def run_measurement(
         except (KeyboardInterrupt, asyncio.CancelledError):
             mark_interrupted(store, manifest, len(samples))
             raise KeyboardInterrupt from None
+        except BudgetSpentError:
+            mark_interrupted(store, manifest, len(samples), status=BUDGET_SPENT)
+            raise
         skipped = len(input_problems) or int((settings or {}).get("skipped_input_rows", 0))
         manifest = finish_manifest(
             store,
@@ -301,7 +323,14 @@ def new_manifest(
 def start_manifest(store: RunStore, manifest: RunManifest, *, resume: bool) -> tuple[RunManifest, bool]:
     """``manifest`` and whether it resumes the run already in ``store`` (which needs ``resume`` and the same
     input, stages, prompts and policy; a resumed run keeps its start time)."""
-    previous = store.read_manifest()
+    return resumed_manifest(store, store.read_manifest(), manifest, resume=resume)
+
+
+def resumed_manifest(
+    store: RunStore, previous: RunManifest | None, manifest: RunManifest, *, resume: bool
+) -> tuple[RunManifest, bool]:
+    """``start_manifest`` for a caller that has read the stored manifest already (``previous``, None when the
+    store holds no run yet)."""
     if previous is None:
         return manifest, False
     if not resume:
@@ -319,12 +348,16 @@ def stored_ids(store: RunStore) -> set[str]:
     return store.done_ids() - store.error_ids(ErrorKind.OVER_LIMIT)
 
 
-def mark_interrupted(store: RunStore, manifest: RunManifest, n_samples: int) -> None:
-    """Ctrl-C (or a stopped driver): work in flight is dropped (each stored result is whole); say so."""
+#: The status of a run stopped by its budget (``--max-cost``): unfinished, and resumable.
+BUDGET_SPENT = "budget_spent"
+
+
+def mark_interrupted(store: RunStore, manifest: RunManifest, n_samples: int, *, status: str = "interrupted") -> None:
+    """Ctrl-C, a stopped driver or a spent budget: work in flight is dropped (each stored result is whole); say so."""
     stored = len(store.done_ids())
-    update = {"status": "interrupted", "finished_at": datetime.now(UTC)}
+    update = {"status": status, "finished_at": datetime.now(UTC)}
     store.write_manifest(manifest.model_copy(update={**update, "counts": {"samples": n_samples, "results": stored}}))
-    log.info("interrupted with %d of %d samples stored", stored, n_samples)
+    log.info("%s with %d of %d samples stored", status.replace("_", " "), stored, n_samples)
 
 
 def finish_manifest(
@@ -436,6 +469,9 @@ async def _measure_and_close(
             return None  # the probe asks again about LLM verdicts only: none to pick, so no read of the store
         try:
             return await probe_context(judge, samples, store.iter_results())
+        except RunStoppedError as exc:  # a budget spent by the run itself: the run is whole, the probe not asked
+            log.warning("the context probe of the judge was not run: %s", exc)
+            return None
         except Exception:
             log.warning("the context probe of the judge could not run", exc_info=True)
             return None

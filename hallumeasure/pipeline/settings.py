@@ -129,8 +129,12 @@ class MeasureSettings(BaseModel):
         None,
         gt=0.0,
         le=1.0,
-        description="Share of responses to measure, picked by a hash of the id: the same ones on every run "
-        "(default: all).",
+        description="Share of responses measured, picked by a hash of the id (default: all).",
+    )
+    max_cost: float | None = Field(
+        None,
+        gt=0.0,
+        description="Dollars: a hash-order pick and a hard cap.",
     )
     concurrency: int = Field(4, ge=1, description="Samples measured at once.")
     max_concurrency: int = Field(8, ge=1, description="Provider calls in flight at once, per model.")
@@ -293,6 +297,11 @@ class MeasureSettings(BaseModel):
                 "use {repeats} 1 with it, or an LLM judge such as {judge} anthropic:<model>",
                 n=self.repeats,
                 name=deterministic[0],
+            )
+        if self.max_cost is not None and self.batch:
+            raise _refuse(
+                "{max_cost} stops requests as they leave, and {batch} sends a stage's requests at once: "
+                "drop one ({sample_rate} picks the responses of a batch run)"
             )
         if self.detector != "cascade":
             given = [name for name in ("flag_threshold", "first_pass") if getattr(self, name) is not None]

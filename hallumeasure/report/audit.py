@@ -62,7 +62,7 @@ from hallumeasure.report.audit_settings import MIN_RESAMPLES, AuditGates, AuditS
 from hallumeasure.report.comparison import MIN_PAIRS, Comparison, compare_groups
 from hallumeasure.report.runs import (
     judge_notes,
-    pair_up,
+    pairing,
     policy_lines,
     response_units,
     run_info,
@@ -79,6 +79,7 @@ from hallumeasure.stats.audit_bounds import (
     shows_rise,
 )
 from hallumeasure.stats.groups import SUBTYPES, GroupStats, group_stats
+from hallumeasure.stats.intervals import forget_prepared_bets
 from hallumeasure.stats.judge_error import JudgeError, changed_samples_for
 from hallumeasure.stats.power import difference_sd
 from hallumeasure.stats.resampling import RESAMPLES, SEED
@@ -214,6 +215,7 @@ def decide_rise(
             by_changed = changed_samples_for(n_changed / n, margin, judged.pass_alpha)
             if by_changed is not None and (needed is None or by_changed < needed):
                 needed = by_changed
+    forget_prepared_bets()  # the bounds and decisions of these values shared them; nothing else will
     return RiseDecision(
         metric=metric,
         outcome=outcome,
@@ -239,6 +241,16 @@ def decide_rise(
 
 
 _STYLE = ["style_words", "style_overlap", "style_claims"]
+#: What the audit and its comparison read of the paired tables.
+_PAIRED_COLUMNS = (
+    "rate",
+    "hallucinated",
+    "n_evaluated",
+    "undecided",
+    "response_hash",
+    *_STYLE,
+    *(f"subtype_{x}" for x in SUBTYPES),
+)
 
 
 def _with_style(decision: RiseDecision, base: pd.DataFrame, cur: pd.DataFrame, column: str) -> RiseDecision:
@@ -540,7 +552,9 @@ def audit_runs(
     runs = [base_run, cur_run]
     base_units, base_name = _select(base_run, baseline_model)
     cur_units, cur_name = _select(cur_run, current_model)
-    overlap = SampleOverlap(base_units, cur_units)
+    # once: the overlap, the comparison and the gates share it, with the columns they read
+    paired_up = pairing(base_units, cur_units, columns=_PAIRED_COLUMNS)
+    overlap = SampleOverlap(base_units, cur_units, paired_up)
     found = check_audit_inputs(
         base_run,
         cur_run,
@@ -556,9 +570,9 @@ def audit_runs(
         group_unsure_stats(run.responses, run.claims, name, model, **options)
         for run, name, model in ((base_run, base_name, baseline_model), (cur_run, cur_name, current_model))
     ]
-    comparison = compare_groups(base_units, cur_units, base_name, cur_name, **options)
+    comparison = compare_groups(base_units, cur_units, base_name, cur_name, paired_up=paired_up, **options)
 
-    pa, pb, _ = pair_up(base_units, cur_units)
+    pa, pb = paired_up.a, paired_up.b
     paired = len(pa) >= MIN_PAIRS
     if paired:
         ta, tb = pa, pb

@@ -18,7 +18,7 @@ import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.report.audit_settings import CHANGE_SWITCHES
-from hallumeasure.report.runs import distinct_samples, pair_up, votes_of
+from hallumeasure.report.runs import Pairing, pairing, votes_of
 from hallumeasure.runs.run import Run
 
 #: Each way of measuring a run, and the flag that lets an audit compare runs that differ in it.
@@ -58,10 +58,11 @@ def measurement_changes(base: Run, cur: Run) -> list[tuple[str, str]]:
 class SampleOverlap:
     """How the two response tables' samples overlap: shared, and in each run."""
 
-    def __init__(self, base_units: pd.DataFrame, cur_units: pd.DataFrame) -> None:
-        self.shared = len(pair_up(base_units, cur_units)[0])
-        self.base = distinct_samples(base_units)
-        self.current = distinct_samples(cur_units)
+    def __init__(self, base_units: pd.DataFrame, cur_units: pd.DataFrame, paired: Pairing | None = None) -> None:
+        paired = paired or pairing(base_units, cur_units)
+        self.shared = len(paired.a)
+        self.base = paired.samples_a
+        self.current = paired.samples_b
 
     @property
     def complete(self) -> bool:

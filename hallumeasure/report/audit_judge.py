@@ -20,14 +20,13 @@ words found in its source, and its claims.
 from __future__ import annotations
 
 import json
-import re
-import zlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from hallumeasure.core.errors import ConfigError
+from hallumeasure.core.sample_features import style
 from hallumeasure.registry import is_keyless, is_scripted
 from hallumeasure.runs.run import Run
 from hallumeasure.stats.judge_error import JudgeError, youden_bounds
@@ -41,11 +40,6 @@ PUBLISHED: dict[str, tuple[float, float, str]] = {
         "balanced accuracy 0.537-0.804 over five held-out sets (the 'Judge quality' page of the docs)",
     ),
 }
-_WORD = re.compile(r"\w+")
-
-
-def _words(text: object) -> list[str]:
-    return _WORD.findall(text.lower()) if isinstance(text, str) else []
 
 
 #: The style features measured from a response's text (``style_text_features``).
@@ -54,17 +48,18 @@ STYLE_TEXT_COLUMNS = ("style_words", "style_overlap", "response_hash")
 
 def style_text_features(responses: pd.DataFrame) -> pd.DataFrame:
     """words, overlap (share of the response's words in its source) and a hash of the response text, one row per
-    row of ``responses`` (which holds ``response`` and ``context``)."""
-    words, overlap, hashes = [], [], []
-    for response, context in zip(responses["response"].tolist(), responses["context"].tolist(), strict=True):
-        said = _words(response)
-        source = set(_words(context))
-        words.append(float(len(said)))
-        overlap.append(sum(w in source for w in said) / len(said) if said else np.nan)
-        text = " ".join(response.split()) if isinstance(response, str) else ""
-        hashes.append(float(zlib.crc32(text.encode("utf-8"))))
-    features = {"style_words": words, "style_overlap": overlap, "response_hash": hashes}
-    return pd.DataFrame(features, index=responses.index)
+    row of ``responses``: as stored with the sample where ``responses`` has them (``RunStore.response_columns``),
+    else worked out from its ``response`` and ``context`` (``hallumeasure.core.sample_features.style``)."""
+    values = np.full((len(responses), len(STYLE_TEXT_COLUMNS)), np.nan)
+    stored = np.zeros(len(responses), dtype=bool)
+    if "response_hash" in responses.columns:  # never NULL for a sample whose features were stored
+        stored = responses["response_hash"].notna().to_numpy()
+        values[stored] = responses.loc[stored, list(STYLE_TEXT_COLUMNS)].to_numpy(dtype=float, na_value=np.nan)
+    if not stored.all():
+        rest = responses[~stored]
+        rows = [style(r, c) for r, c in zip(rest["response"].tolist(), rest["context"].tolist(), strict=True)]
+        values[~stored] = np.array(rows, dtype=float).reshape(len(rows), len(STYLE_TEXT_COLUMNS))
+    return pd.DataFrame(values, index=responses.index, columns=list(STYLE_TEXT_COLUMNS))
 
 
 def style_columns(run: Run) -> pd.DataFrame:

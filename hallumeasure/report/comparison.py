@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import BaseModel
 
-from hallumeasure.report.runs import pair_up
+from hallumeasure.report.runs import Pairing, pairing
 from hallumeasure.stats.groups import (
     SUBTYPES,
     Difference,
@@ -43,9 +43,12 @@ def compare_groups(
     resamples: int = RESAMPLES,
     seed: int = SEED,
     confidence: float = 0.95,
+    paired_up: Pairing | None = None,
 ) -> Comparison:
-    """Compare two response tables (see :func:`hallumeasure.report.runs.response_units`)."""
-    pa, pb, how = pair_up(a, b)
+    """Compare two response tables (see :func:`hallumeasure.report.runs.response_units`); ``paired_up`` is their
+    ``pairing`` when the caller has it already."""
+    paired_up = paired_up or pairing(a, b)
+    pa, pb, how = paired_up.a, paired_up.b, paired_up.how
     paired = len(pa) >= MIN_PAIRS
     options: Resampling = {"resamples": resamples, "seed": seed, "confidence": confidence}
     if paired:

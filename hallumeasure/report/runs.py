@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from pydantic import BaseModel
 
 from hallumeasure.core.errors import ConfigError
 from hallumeasure.core.labels import Policy
+from hallumeasure.core.sample_features import task_key
 from hallumeasure.core.types import RunManifest
 from hallumeasure.runs.run import Run
 from hallumeasure.stats.groups import LABELS, SUBTYPES
@@ -262,24 +262,34 @@ def policy_lines(runs: list[Run]) -> list[str]:
 
 # --- response tables -----------------------------------------------------------------------------
 
-_SPACE = re.compile(r"\s+")
-
 
 def content_key(context: str, question: object) -> str:
     """A key shared by samples that pose the same task (same context and question, spacing aside)."""
-    question = question if isinstance(question, str) else ""  # None or NaN from the DataFrame
-    text = _SPACE.sub(" ", context.strip()) + "\x00" + _SPACE.sub(" ", question.strip())
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return task_key(context, question)
+
+
+def _task_keys(responses: pd.DataFrame) -> np.ndarray:
+    """Each row's task key: as stored with the sample where ``responses`` has it (``RunStore.response_columns``),
+    else worked out from its context and question."""
+    keys = responses["task_key"].to_numpy(dtype=object) if "task_key" in responses.columns else None
+    missing = np.ones(len(responses), dtype=bool) if keys is None else pd.isna(keys)
+    if keys is None or missing.any():
+        rest = responses[missing]
+        worked = [task_key(c, q) for c, q in zip(rest["context"].tolist(), rest["question"].tolist(), strict=True)]
+        keys = np.empty(len(responses), dtype=object) if keys is None else keys.copy()
+        keys[missing] = worked
+    return keys
 
 
 def _count_matrix(cells: pd.Series, names: list[str]) -> np.ndarray:
-    """One row of counts per cell (JSON text or a dict), one column per name; each distinct text is parsed once."""
-    if cells.map(lambda cell: isinstance(cell, dict)).any():
+    """One row of counts per cell (JSON text or a dict), one column per name; each distinct text is parsed once.
+    The counts are 32-bit: a table of a million responses holds fifteen such columns."""
+    if cells.dtype == object and cells.map(lambda cell: isinstance(cell, dict)).any():
         rows = [_counts(c, names) for c in cells.tolist()]
-        return np.array(rows, dtype=int).reshape(len(cells), len(names))
+        return np.array(rows, dtype=np.int32).reshape(len(cells), len(names))
     codes, distinct = pd.factorize(cells, use_na_sentinel=True)
     # a missing cell has code -1: the last row, all zeros
-    table = np.array([_counts(c, names) for c in distinct] + [[0] * len(names)], dtype=int)
+    table = np.array([_counts(c, names) for c in distinct] + [[0] * len(names)], dtype=np.int32)
     rows_out: np.ndarray = table.reshape(len(distinct) + 1, len(names))[codes]
     return rows_out
 
@@ -296,8 +306,7 @@ TEXT_UNIT_COLUMNS = ("content_key", *(f"label_{x}" for x in LABELS), *(f"subtype
 def text_unit_columns(responses: pd.DataFrame) -> pd.DataFrame:
     """The task key (``content_key``) and the label and subtype counts of each row of a responses frame."""
     r = responses
-    keys = [content_key(c, q) for c, q in zip(r["context"].tolist(), r["question"].tolist(), strict=True)]
-    out = pd.DataFrame({"content_key": keys}, index=r.index)
+    out = pd.DataFrame({"content_key": _task_keys(r)}, index=r.index)
     labels, subtypes = _count_matrix(r["label_counts"], LABELS), _count_matrix(r["subtype_counts"], SUBTYPES)
     for i, name in enumerate(LABELS):
         out[f"label_{name}"] = labels[:, i]
@@ -336,7 +345,7 @@ def response_units(run: Run) -> pd.DataFrame:
     # Judged units: every claim, plus one per failed sample (which produced no claims to count).
     units["judged_units"] = units["n_claims"] + units["failed"]
     for column in TEXT_UNIT_COLUMNS[1:]:
-        units[column] = texts[column].to_numpy(dtype=int)
+        units[column] = texts[column].to_numpy()
     return units
 
 
@@ -371,28 +380,73 @@ def model_groups(runs: list[Run], units: dict[str, pd.DataFrame]) -> list[Group]
     return groups
 
 
-def _id_keys(t: pd.DataFrame) -> list[str]:
+def _id_keys(t: pd.DataFrame) -> pd.Series:
     """Each row's id as written, with its model added where the id repeats within the table."""
-    ids = input_ids(t)
-    repeated = set(ids[ids.duplicated()])
-    if not repeated:
-        return [str(i) for i in ids.tolist()]
-    models = t["model"].astype(str).tolist() if "model" in t.columns else [""] * len(t)
-    return [f"{i}\x00{m}" if i in repeated else i for i, m in zip(ids.tolist(), models, strict=True)]
-
-
-def _pair_keys(ids: list[str], content_keys: list[str], shared_ids: set[str]) -> list[str]:
-    """Each row's pairing key: its id where the other table has it, else its task (context and question)."""
-    return ["id:" + s if s in shared_ids else "ctx:" + k for s, k in zip(ids, content_keys, strict=True)]
+    ids = input_ids(t).reset_index(drop=True)
+    repeated = ids.duplicated(keep=False)
+    if not repeated.any():
+        return ids
+    models = t["model"].astype(str).reset_index(drop=True) if "model" in t.columns else pd.Series("", index=ids.index)
+    return ids.where(~repeated, ids + "\x00" + models)
 
 
 def distinct_samples(units: pd.DataFrame) -> int:
     """How many samples a response table holds, counted as ``pair_up`` counts them (``pair_up(units, units)``)."""
-    ids = _id_keys(units)
-    return len(set(_pair_keys(ids, units["content_key"].tolist(), set(ids))))
+    return int(_id_keys(units).nunique())
 
 
-def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+def _id_codes(a: pd.DataFrame, b: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer codes of each row's id key (``_id_keys``) in both tables, and how many distinct keys there are.
+
+    The ids are hashed once; only tables where an id repeats get their keys with models and a second pass."""
+    codes, uniques = pd.factorize(pd.concat([input_ids(a), input_ids(b)], ignore_index=True))
+    code_a, code_b = codes[: len(a)], codes[len(a) :]
+    if np.bincount(code_a, minlength=len(uniques)).max(initial=0) > 1 or (
+        np.bincount(code_b, minlength=len(uniques)).max(initial=0) > 1
+    ):
+        codes, uniques = pd.factorize(pd.concat([_id_keys(a), _id_keys(b)], ignore_index=True))
+        code_a, code_b = codes[: len(a)], codes[len(a) :]
+    return code_a, code_b, len(uniques)
+
+
+@dataclass
+class Pairing:
+    """Two response tables aligned on their shared samples (``pairing``), row by row."""
+
+    a: pd.DataFrame
+    b: pd.DataFrame
+    #: How the samples were paired, in words.
+    how: str
+    #: The samples of each table, counted as ``distinct_samples`` counts them.
+    samples_a: int
+    samples_b: int
+
+
+_TEXT = ("run", "model", "sample_id", "input_id", "content_key", "pair_key")
+
+
+def _numeric(t: pd.DataFrame, columns: Sequence[str] | None) -> list[str]:
+    return [c for c in t.columns if c not in _TEXT and (columns is None or c in columns)]
+
+
+def _taken(t: pd.DataFrame, rows: np.ndarray, keys: np.ndarray, columns: Sequence[str] | None) -> pd.DataFrame:
+    """The numeric columns of ``rows`` of ``t`` as floats, after their ``pair_key`` (one copy of the numbers)."""
+    numeric = _numeric(t, columns)
+    values = t[numeric].to_numpy(dtype=float, na_value=np.nan)
+    if not (len(rows) == len(t) and bool(np.all(rows == np.arange(len(t))))):
+        values = values[rows]
+    frame = pd.DataFrame(values, columns=numeric, copy=False)
+    frame.insert(0, "pair_key", keys)
+    return frame
+
+
+def _averaged(t: pd.DataFrame, keys: np.ndarray, columns: Sequence[str] | None) -> pd.DataFrame:
+    """The numeric columns of ``t`` averaged over the rows of each key (in the order keys first appear)."""
+    numeric = _numeric(t, columns)
+    return t[numeric].set_axis(pd.Index(keys, name="pair_key")).groupby("pair_key", sort=False).mean()
+
+
+def pairing(a: pd.DataFrame, b: pd.DataFrame, columns: Sequence[str] | None = None) -> Pairing:
     """Align two response tables on shared samples, row by row.
 
     Samples pair when they have the same id as the input wrote it (so one row per question and
@@ -400,25 +454,39 @@ def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
     same context and question. In a table that holds several models (an id repeats), the key is
     the pair (id, model), so each model's answer pairs with the same model's answer in the other
     table rather than with an average over models. Repeats of one key within a group are
-    averaged. Returns the aligned tables (possibly empty) and a description of how they were paired.
+    averaged. The keys are integer codes of the ids and tasks (``pair_key``), so a million rows pair in
+    about a second. The aligned tables hold every numeric column, or those of ``columns``.
     """
-    ids_a, ids_b = _id_keys(a), _id_keys(b)
-    shared_ids = set(ids_a) & set(ids_b)
-
-    def keyed(t: pd.DataFrame, ids: list[str]) -> pd.DataFrame:
-        keys = pd.Index(_pair_keys(ids, t["content_key"].tolist(), shared_ids), name="pair_key", dtype=object)
-        text = ("run", "model", "sample_id", "input_id", "content_key", "pair_key")
-        numeric = [c for c in t.columns if c not in text]
-        if keys.is_unique:  # one row per key: its mean is the row itself (as floats, as a mean gives it)
-            return pd.DataFrame(t[numeric].to_numpy(dtype=float), index=keys, columns=numeric)
-        return t[numeric].set_axis(keys).groupby("pair_key", sort=False).mean()
-
-    ka, kb = keyed(a, ids_a), keyed(b, ids_b)
-    shared = ka.index[ka.index.isin(kb.index)].tolist()
-    by_id = sum(1 for k in shared if k.startswith("id:"))
+    code_a, code_b, n_ids = _id_codes(a, b)
+    seen_a = np.bincount(code_a, minlength=n_ids) > 0
+    seen_b = np.bincount(code_b, minlength=n_ids) > 0
+    shared_id = seen_a & seen_b
+    on_a, on_b = shared_id[code_a], shared_id[code_b]
+    keys_a, keys_b = code_a, code_b
+    if not (on_a.all() and on_b.all()):  # a row whose id the other table lacks pairs by its task
+        tasks = pd.factorize(pd.concat([a["content_key"], b["content_key"]], ignore_index=True))[0] + n_ids
+        keys_a, keys_b = np.where(on_a, code_a, tasks[: len(a)]), np.where(on_b, code_b, tasks[len(a) :])
+    index_a, index_b = pd.Index(keys_a), pd.Index(keys_b)
+    if index_a.is_unique and index_b.is_unique:  # one row per key: its mean is the row itself
+        where = index_b.get_indexer(keys_a)
+        rows_a = np.flatnonzero(where >= 0)
+        shared = keys_a[rows_a]
+        pa, pb = _taken(a, rows_a, shared, columns), _taken(b, where[rows_a], shared, columns)
+    else:
+        ka, kb = _averaged(a, keys_a, columns), _averaged(b, keys_b, columns)
+        kept = ka.index[ka.index.isin(kb.index)]
+        shared = kept.to_numpy()
+        pa, pb = ka.loc[kept].reset_index(), kb.loc[kept].reset_index()
+    by_id = int(np.sum(shared < n_ids))
     how = {
         (True, False): "same sample id",
         (False, True): "same context and question",
         (True, True): "same sample id, else same context and question",
     }.get((by_id > 0, by_id < len(shared)), "no shared samples")
-    return ka.loc[shared].reset_index(), kb.loc[shared].reset_index(), how
+    return Pairing(pa, pb, how, int(seen_a.sum()), int(seen_b.sum()))
+
+
+def pair_up(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """``pairing(a, b)`` as (aligned a, aligned b, how they were paired)."""
+    paired = pairing(a, b)
+    return paired.a, paired.b, paired.how

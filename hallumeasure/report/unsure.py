@@ -20,7 +20,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from hallumeasure.report.runs import NO_MODEL
-from hallumeasure.stats.bootstrap import bootstrap_mean
+from hallumeasure.stats.bootstrap import mean_draws, percentile_interval
 from hallumeasure.stats.estimate import Estimate
 from hallumeasure.stats.groups import Resampling
 from hallumeasure.stats.resampling import CONFIDENCE, RESAMPLES, SEED
@@ -70,13 +70,23 @@ def unsure_stats(
     Responses that failed or have no evaluated claim are kept as rows (the bootstrap draws over
     all of them, as the group's other statistics do) and left out of each mean.
     """
-    options: Resampling = {"resamples": resamples, "seed": seed, "confidence": confidence}
-    rate = bootstrap_mean(_floats(responses, "unsupported_rate"), **options)
-    low = bootstrap_mean(_bound(responses, "unsupported_rate_low"), **options)
-    high = bootstrap_mean(_bound(responses, "unsupported_rate_high"), **options)
     flagged = responses["hallucinated"].notna().to_numpy()
     decided = responses["decided"].astype("boolean").fillna(True).to_numpy(dtype=float)
-    decided_share = bootstrap_mean(np.where(flagged, decided, np.nan), **options)
+    columns = [
+        _floats(responses, "unsupported_rate"),
+        _bound(responses, "unsupported_rate_low"),
+        _bound(responses, "unsupported_rate_high"),
+        np.where(flagged, decided, np.nan),
+    ]
+    # one draw of rows for the four means, so that each resample keeps low <= best guess <= high
+    draws = mean_draws(np.column_stack(columns), resamples, np.random.default_rng(seed))
+    rate, low, high, decided_share = (
+        Estimate.of(
+            float(x[np.isfinite(x)].mean()) if np.isfinite(x).any() else None,
+            *percentile_interval(draws[:, i], confidence),
+        )
+        for i, x in enumerate(columns)
+    )
     ends = [x for x in (low.low, rate.low) if x is not None], [x for x in (high.high, rate.high) if x is not None]
     covering = Estimate.of(None, min(ends[0]) if ends[0] else None, max(ends[1]) if ends[1] else None)
     return UnsureStats(

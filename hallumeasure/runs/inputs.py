@@ -338,10 +338,7 @@ def load_samples(
 
     # CSV and Parquet columns are checked once for the whole file; JSONL rows one by one, since each
     # line may have its own fields.
-    def check_header(present: list[str], how: str) -> None:
-        _check_columns(str(path), present, fields.resolve(present), how, column_hint)
-
-    rows = read_rows(path, fmt, delimiter if fmt == "csv" else None, on_header=check_header)
+    rows = read_rows(path, fmt, delimiter if fmt == "csv" else None, on_header=header_check(path, fields, column_hint))
     loaded = rows_to_samples(rows, name=str(path), fields=fields, model=model, strict=strict, column_hint=column_hint)
     loaded.sha256 = file_sha256(path)
     return loaded
@@ -507,6 +504,15 @@ def record_to_sample(
 def row_id(record: Mapping[str, Any], fields: ColumnMap) -> str | None:
     """The id a record gives itself (None when it has none)."""
     return _row_id(record, fields.mapping)
+
+
+def header_check(path: str | Path, fields: ColumnMap, column_hint: str = CLI_COLUMN_HINT) -> OnHeader:
+    """The check of a CSV or Parquet header: an ``InputError`` naming the required columns it lacks."""
+
+    def check(present: list[str], how: str) -> None:
+        _check_columns(str(path), present, fields.resolve(present), how, column_hint)
+
+    return check
 
 
 def _check_columns(name: str, present: list[str], mapping: Mapping[str, str], how: str, hint: str) -> None:

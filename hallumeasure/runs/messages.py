@@ -86,22 +86,24 @@ def is_failed(message: Mapping[str, Any]) -> bool:
     return str(message.get("status", "")).lower() in ("error", "failed", "failure")
 
 
+def last_answer(messages: Any) -> str | None:
+    """The response of ``messages``: their last assistant message, when it holds text (``MessagesError`` when
+    unreadable). It reads no source, so it is cheap where only the answer is needed."""
+    checked = _checked(messages)
+    at = _answer_at(checked)
+    return None if at is None else clean_text(content_text(checked[at].get("content")))
+
+
 def read_conversation(messages: Any, *, taken_ids: Sequence[str] = ()) -> Conversation:
     """The response, question and sources of ``messages`` (see the module); ``MessagesError`` when unreadable.
 
     ``taken_ids`` are ids already used by the sample's other sources (its passages): no source here takes one.
     """
-    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
-        raise MessagesError(f"messages must be a list of messages, not {type(messages).__name__}")
-    for position, message in enumerate(messages, start=1):
-        if not isinstance(message, Mapping):
-            raise MessagesError(f"message {position} must be an object with a role")
-        if message.get("role") not in ROLES:
-            raise MessagesError(f"message {position} has role {message.get('role')!r}; roles are {', '.join(ROLES)}")
-    last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None)
+    messages = _checked(messages)
+    last_assistant = _answer_at(messages)
     response = None
     history = list(messages)
-    if last_assistant is not None and content_text(messages[last_assistant].get("content")).strip():
+    if last_assistant is not None:
         response = clean_text(content_text(messages[last_assistant].get("content")))
         history = list(messages[:last_assistant])
     last_user = max((i for i, m in enumerate(history) if m["role"] == "user"), default=None)
@@ -165,6 +167,26 @@ def read_conversation(messages: Any, *, taken_ids: Sequence[str] = ()) -> Conver
                 )
             )
     return Conversation(response=response, question=question, sources=sources)
+
+
+def _checked(messages: Any) -> Sequence[Mapping[str, Any]]:
+    """``messages`` when they are a list of messages with known roles; else ``MessagesError`` naming the first not."""
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        raise MessagesError(f"messages must be a list of messages, not {type(messages).__name__}")
+    for position, message in enumerate(messages, start=1):
+        if not isinstance(message, Mapping):
+            raise MessagesError(f"message {position} must be an object with a role")
+        if message.get("role") not in ROLES:
+            raise MessagesError(f"message {position} has role {message.get('role')!r}; roles are {', '.join(ROLES)}")
+    return messages
+
+
+def _answer_at(messages: Sequence[Mapping[str, Any]]) -> int | None:
+    """Where the response is: the last assistant message, when it holds text; None when there is none."""
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None)
+    if last is None or not content_text(messages[last].get("content")).strip():
+        return None
+    return last
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,15 @@ from pydantic import BaseModel, ValidationError
 from hallumeasure.core.errors import ConfigError, RunStoreError
 from hallumeasure.core.types import ErrorKind, ResponseResult, RunManifest, Sample
 from hallumeasure.runs.schema import ADDED_COLUMNS, SCHEMA
-from hallumeasure.runs.store import DATABASE, MANIFEST, RunStore, first_line, write_json_atomic
+from hallumeasure.runs.store import (
+    DATABASE,
+    MANIFEST,
+    SAMPLE_FEATURES,
+    SAMPLE_TEXTS,
+    RunStore,
+    first_line,
+    write_json_atomic,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -453,14 +461,15 @@ RESPONSE_COLUMNS = (
     "sample_id input_id model question context response n_claims n_evaluated n_unsupported n_errors unsupported_rate"
     " hallucinated error label_counts subtype_counts decided unsupported_rate_low unsupported_rate_high"
     " n_unsure_claims"
-).split()
+).split() + list(SAMPLE_FEATURES)
 #: What ``response_columns`` reads of the results parts.
-_RESULT_READ = RESPONSE_COLUMNS[6:-1]
+_RESULT_READ = RESPONSE_COLUMNS[6 : -1 - len(SAMPLE_FEATURES)]
 
 
 def response_columns(dataset: ParquetDataset) -> Iterator[pd.DataFrame]:
     """What ``RunStore.response_columns`` gives, a part at a time: the per-response columns in input order, read
-    with pyarrow (only the columns named), with ``n_unsure_claims`` counted from the verdicts' ``confident``."""
+    with pyarrow (only the columns named), with ``n_unsure_claims`` counted from the verdicts' ``confident``, and
+    each sample's stored features (its texts None where it has them, as the store gives them)."""
     for key in dataset.ordered_keys():
         samples = dataset.read_part(
             "samples", key, ["sample_id", "position", "model", "question", "context", "response"]
@@ -472,6 +481,11 @@ def response_columns(dataset: ParquetDataset) -> Iterator[pd.DataFrame]:
         piece = samples.sort_values("position").merge(given, on="sample_id", how="left")
         piece = piece.merge(results, on="sample_id", how="left").merge(unsure, on="sample_id", how="left")
         piece["n_unsure_claims"] = piece["n_unsure_claims"].fillna(0).astype("int64")
+        features = dataset.read_part("sample_features", key, ["sample_id", *SAMPLE_FEATURES]).to_pandas()
+        piece = piece.merge(features, on="sample_id", how="left", indicator="_featured")
+        featured = (piece.pop("_featured") == "both").to_numpy()
+        for column in SAMPLE_TEXTS:  # a sample with stored features needs no text
+            piece[column] = piece[column].astype(object).where(~featured, None)
         for column in piece.columns:  # as pandas reads SQL: a text column with no value at all holds None
             series = piece[column]
             if series.dtype != object and pd.api.types.is_string_dtype(series) and series.isna().all():

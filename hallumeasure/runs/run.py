@@ -39,7 +39,7 @@ from hallumeasure.core.spans import unsupported_spans
 from hallumeasure.core.types import ClaimVerdict, ErrorKind, ResponseResult, RunManifest, Sample
 from hallumeasure.runs.parquet_run import ParquetDataset, ParquetRunReader, has_undecided_legacy_rows, is_parquet_run
 from hallumeasure.runs.parquet_run import response_columns as parquet_columns
-from hallumeasure.runs.store import DATABASE, RunStore, first_line
+from hallumeasure.runs.store import DATABASE, SAMPLE_FEATURES, RunStore, first_line
 
 #: Columns of the frames that hold counts (nullable integers) and numbers (nullable floats).
 INT_COLUMNS = frozenset({"n_claims", "n_evaluated", "n_unsupported", "n_errors", "claim_index", "repeat", "row"})
@@ -353,7 +353,8 @@ def _column_piece(piece: pd.DataFrame, derive: Callable[[pd.DataFrame], pd.DataF
         piece[column] = piece[column].astype("Float64")
     piece["model"] = piece["model"].astype(object).where(piece["model"].notna(), None)
     piece["error"] = piece["error"].astype(object).where(piece["error"].notna(), None)
-    return pd.concat([piece.drop(columns=_TEXT_COLUMNS), derived], axis=1)
+    stored = [c for c in SAMPLE_FEATURES if c in piece.columns]  # read by ``derive``, replaced by what it gives
+    return pd.concat([piece.drop(columns=[*_TEXT_COLUMNS, *stored]), derived], axis=1)
 
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:

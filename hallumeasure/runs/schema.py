@@ -29,6 +29,9 @@ CREATE TABLE IF NOT EXISTS verdict_evidence (
   claim_id TEXT PRIMARY KEY, sample_id TEXT NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS input_ids (
   sample_id TEXT PRIMARY KEY, input_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sample_features (
+  sample_id TEXT PRIMARY KEY, task_key TEXT NOT NULL, style_words INTEGER NOT NULL, style_overlap REAL,
+  response_hash INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS claims_by_sample ON claims(sample_id);
 CREATE INDEX IF NOT EXISTS verdicts_by_sample ON verdicts(sample_id);
 CREATE INDEX IF NOT EXISTS votes_by_sample ON votes(sample_id);

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import socket
@@ -30,6 +31,7 @@ from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Label, Policy, Subtype
 from hallumeasure.core.run_files import DATABASE as DATABASE  # re-exported: the store's own names
 from hallumeasure.core.run_files import MANIFEST as MANIFEST
+from hallumeasure.core.sample_features import style, task_key
 from hallumeasure.core.text import encodable
 from hallumeasure.core.types import (
     Claim,
@@ -65,6 +67,11 @@ RESULT_COLUMNS = (
     "unsupported_rate_high",
     "error_kind",
 )
+#: The texts of a sample that ``RunStore.response_columns`` returns only where no features are stored.
+SAMPLE_TEXTS = ("question", "context", "response")
+#: The columns of the sample_features table after its id (``core/sample_features.py``), as ``response_columns``
+#: returns them (NULL for a sample stored before they were).
+SAMPLE_FEATURES = ("task_key", "style_words", "style_overlap", "response_hash")
 #: Responses that ``RunStore.iter_results`` reads at a time (their claims and verdicts are one query each).
 RESULTS_CHUNK = 500
 #: Who holds the lock (process id and host), for the message a second writer gets.
@@ -296,6 +303,12 @@ class RunStore:
                 "INSERT OR IGNORE INTO passages VALUES (?, ?)",
                 [(s.id, _s(passages_json(s))) for s in samples if s.passages],
             )
+            # What an audit reads of the texts (core/sample_features.py), worked out once here rather than on
+            # every read of a run of millions of samples.
+            self.db.executemany(
+                "INSERT OR IGNORE INTO sample_features VALUES (?, ?, ?, ?, ?)",
+                [_features_row(s) for s in samples],
+            )
             # Samples keyed by (id, model) keep the id the user wrote; runs with unique ids have no rows here.
             self.db.executemany(
                 "INSERT OR IGNORE INTO input_ids VALUES (?, ?)",
@@ -487,11 +500,15 @@ class RunStore:
             self.db,
         )
 
-    def samples(self) -> list[Sample]:
+    def samples(self, ids: Sequence[str] | None = None) -> list[Sample]:
+        """The stored samples in input order (only those of ``ids`` when given: a few, read without the rest)."""
+        where, params = ("", []) if ids is None else (f" WHERE sample_id IN ({', '.join('?' * len(ids))})", list(ids))
         rows = self.db.execute(
-            "SELECT sample_id, model, context, response, question, tags, metadata FROM samples ORDER BY position"
+            "SELECT sample_id, model, context, response, question, tags, metadata FROM samples"
+            f"{where} ORDER BY position",
+            params,
         )
-        passages = self._json_rows("SELECT sample_id, data FROM passages")
+        passages = self._json_rows(f"SELECT sample_id, data FROM passages{where}", params)
         given = self.input_ids()
         return [
             Sample(
@@ -646,14 +663,22 @@ class RunStore:
         """The per-response columns, in input order, ``chunk_rows`` rows at a time: the sample's id (and its id
         as written), model, question, context and response, and its stored result's counts, rate, flag, error,
         label and subtype counts (JSON text), decision and rate bounds, with ``n_unsure_claims`` (its claims
-        whose verdict is not confident). A sample without a result has missing numbers. No claim, verdict or
-        result object is built, so a run of millions of responses is read in bounded pieces."""
+        whose verdict is not confident), and its stored features (``SAMPLE_FEATURES``). A sample with stored
+        features has its texts NULL (no reader of columns needs them then); one without has NULL features. No
+        claim, verdict or result object is built, so a run of millions of responses is read in bounded pieces."""
         decision = ", ".join(
             self._column("results", c) for c in ("decided", "unsupported_rate_low", "unsupported_rate_high")
         )
         tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         given = "i.input_id" if "input_ids" in tables else "NULL AS input_id"
         joins = " LEFT JOIN input_ids i USING (sample_id)" if "input_ids" in tables else ""
+        texts = "s.question, s.context, s.response"
+        features = ", ".join(f"NULL AS {c}" for c in SAMPLE_FEATURES)
+        if "sample_features" in tables:
+            # a sample with stored features needs no text: its texts come back as NULL
+            texts = ", ".join(f"CASE WHEN f.sample_id IS NULL THEN s.{c} END AS {c}" for c in SAMPLE_TEXTS)
+            features = ", ".join(f"f.{c}" for c in SAMPLE_FEATURES)
+            joins += " LEFT JOIN sample_features f USING (sample_id)"
         unsure = "0 AS n_unsure_claims"
         if self._has_column("verdicts", "confident"):
             unsure = "COALESCE(u.n, 0) AS n_unsure_claims"
@@ -662,9 +687,9 @@ class RunStore:
                 " USING (sample_id)"
             )
         query = (
-            f"SELECT s.sample_id, {given}, s.model, s.question, s.context, s.response, r.n_claims, r.n_evaluated,"
+            f"SELECT s.sample_id, {given}, s.model, {texts}, r.n_claims, r.n_evaluated,"
             " r.n_unsupported, r.n_errors, r.unsupported_rate, r.hallucinated, r.error, r.label_counts,"
-            f" r.subtype_counts, {decision}, {unsure}"
+            f" r.subtype_counts, {decision}, {unsure}, {features}"
             f" FROM samples s LEFT JOIN results r USING (sample_id){joins} ORDER BY s.position"
         )
         yield from pd.read_sql_query(query, self.db, chunksize=chunk_rows)
@@ -679,6 +704,12 @@ class RunStore:
             " AND unsupported_rate_high IS NULL LIMIT 1"
         ).fetchone()
         return row is not None
+
+
+def _features_row(sample: Sample) -> tuple[str, str, int, float | None, int]:
+    words, overlap, response_hash = style(sample.response, sample.context)
+    key = task_key(sample.context, sample.question)
+    return _s(sample.id), key, words, None if math.isnan(overlap) else overlap, response_hash
 
 
 def passages_json(sample: Sample) -> str:

@@ -18,10 +18,13 @@ from pydantic import BaseModel, Field
 from scipy import stats
 
 from hallumeasure.stats.intervals import (
+    BettingWealth,
+    bet_orders,
     betting_bounds,
     betting_rejects,
     discordant_bounds,
     independent_exact_bounds,
+    wealth_root,
 )
 from hallumeasure.stats.judge_error import JudgeError, changed_share_upper, true_rise_upper
 from hallumeasure.stats.power import (
@@ -269,20 +272,22 @@ def _bet_samples(d: np.ndarray, diff: float, margin: float, above: float, alpha:
 
 
 def _bet_detectable(d: np.ndarray, n: int, above: float, alpha: float, power: float) -> float | None:
-    """Smallest true rise that n differences shaped like ``d`` show above ``above`` with about ``power``."""
+    """Smallest true rise that n differences shaped like ``d`` show above ``above`` with about ``power``
+    (to within 1e-9, where the bet's log wealth reaches log(1 / alpha))."""
     z = float(stats.norm.ppf(power))
     shift = -z * float(d.std()) / np.sqrt(n)
+    shape = np.resize(d - d.mean(), n)
+    ordered = [shape[order] for order in bet_orders(n, 0)]  # put in order once: each rise only moves and clips
 
-    def shows(rise: float) -> bool:
-        return betting_rejects(-_planned(d, n, rise, shift), -above, alpha)
+    def log_wealth(rise: float) -> float:
+        planned = [-np.clip(x + rise + shift, -1.0, 1.0) for x in ordered]  # as _planned(d, n, rise, shift)
+        return BettingWealth.of_ordered(planned, alpha).log_wealth(-above)
 
-    if not shows(1.0):
+    goal = 1.0 / alpha
+    if log_wealth(1.0) < np.log(goal):
         return None
-    low, high = above, 1.0
-    for _ in range(30):
-        mid = (low + high) / 2
-        if shows(mid):
-            high = mid
-        else:
-            low = mid
-    return high
+    if log_wealth(above) >= np.log(goal):
+        return above + (1.0 - above) / 2**30  # where a bisection from [above, 1] ends
+    spread = max(float(d.std()), 1e-3) / np.sqrt(n)
+    guess = above + (float(stats.norm.ppf(1 - alpha)) + z) * spread
+    return wealth_root(log_wealth, goal, above, 1.0, guess=guess, step=spread, xtol=1e-10)

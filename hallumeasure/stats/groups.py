@@ -3,7 +3,7 @@
 The unit of resampling is the response, never the claim: claims of one response share a
 context and a writer, so they are not independent. Ratios such as "share of claims that are
 absent" are therefore computed as sum-over-responses / sum-over-responses inside each
-bootstrap draw (a cluster bootstrap, :func:`hallumeasure.stats.bootstrap.bootstrap_weights`).
+bootstrap draw (a cluster bootstrap, :func:`hallumeasure.stats.bootstrap.resampling_weights`).
 Every random draw comes from one seeded generator, so the same inputs, resamples and seed always
 give the same numbers.
 
@@ -25,9 +25,16 @@ import pandas as pd
 from pydantic import BaseModel
 
 from hallumeasure.core.labels import Label, Subtype
-from hallumeasure.stats.bootstrap import MAX_CELLS, bootstrap_weights, mean_draws, percentile_interval, ratio
+from hallumeasure.stats.bootstrap import (
+    MAX_CELLS,
+    few_distinct,
+    mean_draws,
+    percentile_interval,
+    ratio,
+    resampling_weights,
+)
 from hallumeasure.stats.estimate import Estimate, rounded
-from hallumeasure.stats.permutation import holm, permutation_pvalue, random_members, sign_flip_test
+from hallumeasure.stats.permutation import group_members, holm, permutation_pvalue, sign_flip_test
 from hallumeasure.stats.resampling import CONFIDENCE, RESAMPLES, SEED
 
 LABELS = [label.value for label in Label]
@@ -126,22 +133,30 @@ def group_stats(
     labels = units[[f"label_{x}" for x in LABELS]].to_numpy(dtype=float)
     subtypes = units[[f"subtype_{x}" for x in SUBTYPES]].to_numpy(dtype=float)
     label_total = labels.sum(axis=1)
+    parts = [rate0, rated, flag0, flagged, errors, judged, label_total, labels, subtypes]
+    columns = [p if p.ndim == 2 else p[:, None] for p in parts]
+    # one copy, in row order: the rows are hashed to find the distinct ones (``resampling_weights``)
+    table = np.concatenate(columns, axis=1, out=np.empty((n, sum(c.shape[1] for c in columns))))
+    n_labels = len(LABELS)
 
-    def evaluate(w: np.ndarray) -> dict[str, np.ndarray]:
-        """All statistics for weight rows ``w`` (shape (k, n)); the point estimate uses ones."""
+    def evaluate(w: np.ndarray, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """All statistics for weight rows ``w`` (shape (k, len(rows))) over ``rows`` of ``table``."""
+        sums = w @ rows
+        rate, rated_w, flag, flagged_w, errs, judged_w, total = (sums[:, i] for i in range(7))
         return {
-            "rate": ratio(w @ rate0, w @ rated),
-            "flag": ratio(w @ flag0, w @ flagged),
-            "errors": w @ errors,
-            "error_share": ratio(w @ errors, w @ judged),
-            "labels": ratio(w @ labels, (w @ label_total)[:, None]),
+            "rate": ratio(rate, rated_w),
+            "flag": ratio(flag, flagged_w),
+            "errors": errs,
+            "error_share": ratio(errs, judged_w),
+            "labels": ratio(sums[:, 7 : 7 + n_labels], total[:, None]),
             # per judged claim, not per subtyped claim: one subtyped claim among 50 is 2%, not a full bar
-            "subtypes": ratio(w @ subtypes, (w @ label_total)[:, None]),
+            "subtypes": ratio(sums[:, 7 + n_labels :], total[:, None]),
         }
 
-    point = {k: v[0] for k, v in evaluate(np.ones((1, n))).items()} if n else None
+    point = {k: v[0] for k, v in evaluate(np.ones((1, n)), table).items()} if n else None
     rng = np.random.default_rng(seed)
-    chunks = [evaluate(w) for w in bootstrap_weights(n, resamples, rng)]
+    rows, weights = resampling_weights(table, resamples, rng)
+    chunks = [evaluate(w, rows) for w in weights]
     draws = {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]} if chunks else {}
 
     def estimate(key: str, column: int | None = None) -> Estimate:
@@ -304,6 +319,18 @@ def subtype_shift(
             base_s, base_e = sa.sum(axis=0), ea.sum()
             ds, de = sb - sa, eb - ea
             tot_s, tot_e = base_s + sb.sum(axis=0), base_e + eb.sum()
+            found = few_distinct(np.column_stack([ds, de]))
+            if found is not None:
+                # the swapped pairs among the c_k pairs of one distinct difference: Binomial(c_k, 1/2)
+                rows, sizes = found
+                chunk = max(1, MAX_CELLS // len(sizes))
+                while done < resamples:
+                    size = min(chunk, resamples - done)
+                    swaps = rng.binomial(sizes, 0.5, size=(size, len(sizes))).astype(float)
+                    ta, ta_e = base_s + swaps @ rows[:, :-1], base_e + swaps @ rows[:, -1]
+                    yield ta, tot_s - ta, ta_e, tot_e - ta_e
+                    done += size
+                return
             chunk = max(1, MAX_CELLS // max(n, 1))
             while done < resamples:
                 size = min(chunk, resamples - done)
@@ -312,17 +339,14 @@ def subtype_shift(
                 yield ta, tot_s - ta, ta_e, tot_e - ta_e
                 done += size
         else:
-            s = np.vstack([sa, sb])
-            e = np.concatenate([ea, eb])
-            n, na = len(s), len(sa)
-            tot_s, tot_e = s.sum(axis=0), e.sum()
-            chunk = max(1, MAX_CELLS // n)
+            table = np.column_stack([np.vstack([sa, sb]), np.concatenate([ea, eb])])
+            tot_s, tot_e = table[:, :-1].sum(axis=0), table[:, -1].sum()
+            draw = group_members(table, len(sa), rng)
             while done < resamples:
-                size = min(chunk, resamples - done)
-                member = random_members(size, n, na, rng)
-                ta, ta_e = member @ s, member @ e
+                member, rows = draw(resamples - done)
+                ta, ta_e = member @ rows[:, :-1], member @ rows[:, -1]
                 yield ta, tot_s - ta, ta_e, tot_e - ta_e
-                done += size
+                done += len(member)
 
     observed_chi = _chi_square(sa.sum(axis=0)[None, :], sb.sum(axis=0)[None, :])[0]
     observed_diff = sb.sum(axis=0) / eb.sum() - sa.sum(axis=0) / ea.sum()

@@ -20,10 +20,13 @@ matching end of the two-sided interval at confidence 1 - 2 alpha (see ``one_side
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
+from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 Interval = tuple[float | None, float | None]
 
@@ -216,55 +219,175 @@ BETTING_ORDERS = 8
 _PRIOR_VARIANCE = 0.25
 
 
-def _wealth(values: np.ndarray, m: float, alpha: float, orders: np.ndarray) -> float:
-    """Average wealth of betting that the mean of ``values`` (in [-1, 1]) is below ``m``.
+class BettingWealth:
+    """The bets of ``BETTING_ORDERS`` orders of some values (in [-1, 1]) against a mean of m, worked out once.
 
-    Each order of the values bets a predictable fraction of its wealth on every next value being
-    below m (the predictable plug-in of Waudby-Smith and Ramdas 2023, tuned to the sample size),
-    at most c / (1 - m) so a value of 1 cannot bankrupt it. If the true mean is m or more, the
-    wealth is a nonnegative supermartingale, so it reaches 1 / alpha with probability at most
-    alpha (Ville's inequality); so does the average over orders.
+    Each order bets a predictable fraction of its wealth on every next value being below m (the
+    predictable plug-in of Waudby-Smith and Ramdas 2023, tuned to the sample size), at most c / (1 - m) so
+    a value of 1 cannot bankrupt it. The fraction before the cap depends on the values seen, not on m, so
+    it is computed once (``of``) and a bound's search over m only recomputes the wealth. The values
+    negated have the same running variance, so ``negated`` shares it.
     """
-    n = values.size
-    cap = 0.99 / (1.0 - m) if m < 1.0 else np.inf
-    total = 0.0
-    for order in orders:
-        x = values[order]
-        # Running mean and variance of what was seen before each value (a prior pseudo-observation first).
-        seen = np.arange(1, n + 1, dtype=float)
-        mean_after = np.cumsum(x) / seen
-        var_terms = np.concatenate(([_PRIOR_VARIANCE], (x[:-1] - mean_after[:-1]) ** 2))
-        var_before = np.cumsum(var_terms) / seen
-        bet = np.minimum(np.sqrt(2.0 * math.log(1.0 / alpha) / (n * var_before)), cap)
-        factors = 1.0 + bet * (m - x)
-        # capped in log space: past 1e300 the wealth has long cleared any 1 / alpha
-        total += float(np.exp(min(float(np.sum(np.log(np.maximum(factors, 1e-300)))), 690.0)))
-    return total / len(orders)
+
+    def __init__(self, ordered: list[np.ndarray], raw: list[np.ndarray], sign: float) -> None:
+        #: The values in each order, and each order's bets before the cap.
+        self.x, self.raw, self.sign = ordered, raw, sign
+        self.top = max(float(r.max()) for r in raw) if raw and raw[0].size else 0.0
+
+    @classmethod
+    def of(cls, values: np.ndarray, alpha: float, orders: np.ndarray) -> BettingWealth:
+        """The bets on ``values`` (finite, in [-1, 1]) in each of ``orders`` at level ``alpha``."""
+        return cls.of_ordered([values[order] for order in orders], alpha)
+
+    @classmethod
+    def of_ordered(cls, ordered: list[np.ndarray], alpha: float) -> BettingWealth:
+        """The bets on values already put in each order (``ordered``, one array per order) at level ``alpha``."""
+        raw = []
+        scale = 2.0 * math.log(1.0 / alpha)
+        for x in ordered:
+            n = x.size
+            seen = np.arange(1, n + 1, dtype=float)
+            # Running mean and variance of what was seen before each value (a prior pseudo-observation first).
+            mean_after = np.cumsum(x)
+            mean_after /= seen
+            var = np.empty(n)
+            var[0] = _PRIOR_VARIANCE
+            np.subtract(x[:-1], mean_after[:-1], out=var[1:])
+            np.square(var[1:], out=var[1:])
+            np.cumsum(var, out=var)
+            var /= seen  # the variance before each value
+            var *= n
+            np.divide(scale, var, out=var)
+            raw.append(np.sqrt(var, out=var))
+        return cls(ordered, raw, 1.0)
+
+    def negated(self) -> BettingWealth:
+        """The bets on the values negated (the same running variance, so the same bets before the cap)."""
+        return BettingWealth(self.x, self.raw, -self.sign)
+
+    def log_wealths(self, m: float) -> np.ndarray:
+        """The log wealth of each order after betting that the mean is below ``m``, capped at 690."""
+        cap = 0.99 / (1.0 - m) if m < 1.0 else np.inf
+        logs = np.empty(len(self.x))
+        for i, (x, raw) in enumerate(zip(self.x, self.raw, strict=True)):
+            bet = raw if cap >= self.top else np.minimum(raw, cap)
+            factors = 1.0 + bet * ((m - x) if self.sign > 0 else (m + x))
+            # capped in log space: past 1e300 the wealth has long cleared any 1 / alpha
+            logs[i] = min(float(np.sum(np.log(np.maximum(factors, 1e-300)))), 690.0)
+        return logs
+
+    def wealth(self, m: float) -> float:
+        """Average wealth over the orders of betting that the mean is below ``m``.
+
+        If the true mean is m or more, each order's wealth is a nonnegative supermartingale, so it
+        reaches 1 / alpha with probability at most alpha (Ville's inequality); so does the average.
+        """
+        total = 0.0
+        for log in self.log_wealths(m):
+            total += float(np.exp(log))
+        return total / len(self.x)
+
+    def log_wealth(self, m: float) -> float:
+        """The log of ``wealth(m)``, finite even where the wealth itself underflows (for a root search)."""
+        logs = self.log_wealths(m)
+        top = float(logs.max())
+        return top + math.log(float(np.mean(np.exp(logs - top))))
 
 
 def betting_rejects(values: np.ndarray, m: float, alpha: float, *, seed: int = 0) -> bool:
     """Whether the bet rules out a mean of ``m`` or more at level ``alpha`` (values in [-1, 1], NaN left out).
 
-    The same as ``betting_upper(values, alpha) <= m`` up to the bisection's tolerance, without the
-    bisection: the audit decides with this, and shows the bounds.
+    The same as ``betting_upper(values, alpha) <= m`` up to the search's tolerance, without the
+    search: the audit decides with this, and shows the bounds.
     """
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x)]
     if x.size == 0 or m >= 1.0:
         return bool(x.size and m >= 1.0)
-    return _wealth(x, m, alpha, bet_orders(x.size, seed)) >= 1.0 / alpha
+    return prepared_bets(x, alpha, seed).wealth(m) >= 1.0 / alpha
+
+
+#: The bets last prepared (one entry): the audit asks for the bound and the decisions of the same values.
+_PREPARED: dict[tuple[bytes, float, int], BettingWealth] = {}
+
+
+def forget_prepared_bets() -> None:
+    """Let go of the bets last prepared (at 10^6 values they hold 128 MB)."""
+    _PREPARED.clear()
+
+
+def _digest(values: np.ndarray) -> bytes:
+    return hashlib.blake2b(np.ascontiguousarray(values).data, digest_size=16).digest()
+
+
+def prepared_bets(values: np.ndarray, alpha: float, seed: int) -> BettingWealth:
+    """``BettingWealth.of`` the finite ``values``, reused when the same values (or the same negated) were
+    prepared last at this level: an audit bounds the mean difference both ways and decides on it again."""
+    key = (_digest(values), alpha, seed)
+    if key in _PREPARED:
+        return _PREPARED[key]
+    negated = (_digest(-values), alpha, seed)
+    if negated in _PREPARED:
+        return _PREPARED[negated].negated()
+    bets = BettingWealth.of(values, alpha, bet_orders(values.size, seed))
+    _PREPARED.clear()
+    _PREPARED[key] = bets
+    return bets
+
+
+@functools.lru_cache(maxsize=2)
+def _orders(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    orders = np.array([np.arange(n)] + [rng.permutation(n) for _ in range(BETTING_ORDERS - 1)])
+    orders.setflags(write=False)
+    return orders
 
 
 def bet_orders(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return np.array([np.arange(n)] + [rng.permutation(n) for _ in range(BETTING_ORDERS - 1)])
+    """The orders a betting bound averages over: the values as given, then fixed random permutations (read-only)."""
+    return _orders(n, seed)
+
+
+def wealth_root(
+    log_wealth: Callable[[float], float],
+    goal: float,
+    low: float,
+    high: float,
+    *,
+    guess: float | None = None,
+    step: float = 0.0,
+    xtol: float = 1e-12,
+) -> float:
+    """The point where a rising ``log_wealth`` reaches ``log(goal)`` between ``low`` (below) and ``high`` (at or
+    above), to within ``xtol``: Brent's method, then a step up until the wealth is at the goal, so the point
+    returned is one where the bet has won (as a bisection's upper end is). A ``guess`` with a ``step`` first
+    narrows the bracket (steps doubling from the guess until the goal is crossed): fewer wealths to work out."""
+    target = math.log(goal)
+
+    def gap(m: float) -> float:
+        return log_wealth(m) - target
+
+    if guess is not None and step > 0 and low < guess < high:
+        below = gap(guess) < 0
+        while True:
+            nxt = min(guess + step, high) if below else max(guess - step, low)
+            if nxt in (low, high) or (gap(nxt) < 0) != below:
+                low, high = (guess, nxt) if below else (nxt, guess)
+                break
+            guess, step = nxt, step * 2
+    root = float(optimize.brentq(gap, low, high, xtol=xtol))
+    step = xtol
+    while root < high and gap(root) < 0:
+        root = min(root + step, high)
+        step *= 2
+    return root
 
 
 def betting_upper(values: np.ndarray, alpha: float, *, seed: int = 0) -> float | None:
     """Upper bound at level ``1 - alpha`` of the mean of values in [-1, 1], valid for any n (betting).
 
     The bound is the smallest m whose bet against "mean >= m" has grown the wealth to 1 / alpha;
-    the wealth grows with m, so bisection finds it. With no spread at all it still needs about
+    the wealth grows with m, so a root search finds it (to 1e-12). With no spread at all it still needs about
     log(1 / alpha) / m values to reach m: zeros bound the mean below m only from n near 3 / m on.
     """
     x = np.asarray(values, dtype=float)
@@ -273,18 +396,16 @@ def betting_upper(values: np.ndarray, alpha: float, *, seed: int = 0) -> float |
         return None
     if np.any(np.abs(x) > 1.0 + 1e-12):
         raise ValueError("betting bounds need values in [-1, 1]")
-    orders = bet_orders(x.size, seed)
+    bets = prepared_bets(x, alpha, seed)
     goal = 1.0 / alpha
-    low, high = float(x.min()) - 1e-9, 1.0
-    if _wealth(x, high - 1e-9, alpha, orders) < goal:
+    low, high = float(x.min()) - 1e-9, 1.0 - 1e-9
+    if bets.wealth(high) < goal:
         return 1.0
-    for _ in range(40):
-        mid = (low + high) / 2.0
-        if _wealth(x, mid, alpha, orders) >= goal:
-            high = mid
-        else:
-            low = mid
-    return min(1.0, high)
+    if bets.wealth(low) >= goal:
+        return low
+    # the bound lies a few standard errors above the mean: start there
+    spread = max(float(x.std()), 1e-3) * math.sqrt(2.0 * math.log(goal) / x.size)
+    return min(1.0, wealth_root(bets.log_wealth, goal, low, high, guess=float(x.mean()) + spread, step=spread / 4))
 
 
 def betting_bounds(

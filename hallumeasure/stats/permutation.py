@@ -1,14 +1,19 @@
 """Permutation tests: sign flips for paired differences, label shuffles for two groups, Holm's adjustment.
 
 Exact (every sign pattern) for up to 12 pairs, Monte Carlo from one seeded generator otherwise; a
-Monte Carlo p-value counts the observed arrangement, so it is never zero.
+Monte Carlo p-value counts the observed arrangement, so it is never zero. Large samples with few distinct
+values (per-response rates) draw, per distinct value, how many of its signs are flipped (a binomial) or how
+many of its rows a shuffled group holds (a hypergeometric), rather than each row's: the same distribution,
+at a cost that grows with the distinct values instead of the rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from hallumeasure.stats.bootstrap import MAX_CELLS
+from hallumeasure.stats.bootstrap import MAX_CELLS, few_distinct
 from hallumeasure.stats.estimate import rounded
 from hallumeasure.stats.resampling import CONFIDENCE
 
@@ -25,6 +30,26 @@ def random_members(size: int, n: int, k: int, rng: np.random.Generator) -> np.nd
     return members
 
 
+def group_members(
+    table: np.ndarray, k: int, rng: np.random.Generator
+) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
+    """Random k-subsets of the rows of ``table``, as ``draw(left) -> (members, rows)``: up to ``left`` rows of
+    weights over ``rows``, each weight row the count of chosen rows of each of ``rows``.
+
+    A large table with few distinct rows draws how many of each distinct row the subset holds (a
+    multivariate hypergeometric draw): the same distribution as choosing rows one by one, at a cost of K
+    cells instead of n. Otherwise the rows are ``table`` itself and the weights zeros and ones
+    (``random_members``)."""
+    n = len(table)
+    found = few_distinct(table)
+    if found is None:
+        chunk = max(1, MAX_CELLS // max(n, 1))
+        return lambda left: (random_members(min(chunk, left), n, k, rng), table)
+    rows, sizes = found
+    chunk = max(1, MAX_CELLS // len(sizes))
+    return lambda left: (rng.multivariate_hypergeometric(sizes, k, size=min(chunk, left)).astype(float), rows)
+
+
 def _sign_flip_sums(d: np.ndarray, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """For each sign pattern s: ``s @ d`` and ``s @ 1``. All 2**n patterns for up to 12 pairs, else
     ``resamples`` random ones plus the observed (all +) pattern."""
@@ -33,6 +58,18 @@ def _sign_flip_sums(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
         patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2 - 1
         return patterns @ d, patterns.sum(axis=1).astype(float)
     sums, counts, done = [np.array([d.sum()])], [np.array([float(n)])], 0
+    found = few_distinct(d[:, None])
+    if found is not None:
+        # The signs of the c_k pairs of one distinct value v_k add up to 2 Binomial(c_k, 1/2) - c_k: draw that sum.
+        values, sizes = found[0][:, 0], found[1]
+        chunk = max(1, MAX_CELLS // len(sizes))
+        while done < resamples:
+            size = min(chunk, resamples - done)
+            net = 2.0 * rng.binomial(sizes, 0.5, size=(size, len(sizes))) - sizes
+            sums.append(net @ values)
+            counts.append(net.sum(axis=1))
+            done += size
+        return np.concatenate(sums), np.concatenate(counts)
     chunk = max(1, MAX_CELLS // n)
     while done < resamples:
         size = min(chunk, resamples - done)
@@ -101,10 +138,11 @@ def permutation_pvalue(
     tol = 1e-12 * max(1.0, observed)
     n, nb, total = pooled.size, b.size, pooled.sum()
     hits, done = 0, 0
-    chunk = max(1, MAX_CELLS // n)
+    draw = group_members(pooled[:, None], nb, rng)
     while done < resamples:
-        size = min(chunk, resamples - done)
-        sum_b = random_members(size, n, nb, rng) @ pooled
+        members, rows = draw(resamples - done)
+        size = len(members)
+        sum_b = members @ rows[:, 0]
         stat = np.abs(sum_b / nb - (total - sum_b) / (n - nb))
         hits += int(np.sum(stat >= observed - tol))
         done += size

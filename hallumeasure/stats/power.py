@@ -355,28 +355,76 @@ def _exact_bounds(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     return upper, lower
 
 
+#: From this many pairs on, ``share_outcomes`` sums over the likely counts only (``_likely``).
+WINDOW_FROM = 20_000
+#: The chance a count outside ``_likely``'s range may hold, on each side.
+_TAIL = 1e-20
+#: Counts whose exact bounds are computed (and cached) together.
+_BLOCK = 4096
+
+
+def _likely(n: int, p: float) -> tuple[int, int]:
+    """(low, high): counts of Binomial(n, p) outside which each side holds less than ``_TAIL`` of the chance."""
+    if n <= 0 or p <= 0.0:
+        return 0, 0
+    if p >= 1.0:
+        return n, n
+    # the upper end as the lower end of the failures: scipy's isf gives n for tails this small
+    low, high = stats.binom.ppf(_TAIL, n, p), n - stats.binom.ppf(_TAIL, n, 1.0 - p)
+    return max(int(low) - 1, 0), min(int(high) + 1, n)
+
+
+@functools.lru_cache(maxsize=1024)
+def _bounds_block(n: int, alpha: float, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_exact_bounds(n, alpha)`` for the counts of one block of ``_BLOCK``, computed the same way."""
+    k = np.arange(block * _BLOCK, min((block + 1) * _BLOCK, n + 1))
+    with np.errstate(all="ignore"):
+        upper = np.where(k >= n, 1.0, stats.beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1)))
+        lower = np.where(k <= 0, 0.0, stats.beta.ppf(alpha, np.maximum(k, 1), n - k + 1))
+    return upper, lower
+
+
+def _bounds_between(n: int, alpha: float, low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
+    """The exact upper and lower bounds of k of n for k from ``low`` to ``high``, from cached blocks."""
+    blocks = [_bounds_block(n, alpha, b) for b in range(low // _BLOCK, high // _BLOCK + 1)]
+    start = (low // _BLOCK) * _BLOCK
+    upper = np.concatenate([u for u, _ in blocks])[low - start : high - start + 1]
+    lower = np.concatenate([lo for _, lo in blocks])[low - start : high - start + 1]
+    return upper, lower
+
+
 def share_outcomes(
     n: int, first_only: float, second_only: float, *, margin: float, above: float, alpha: float
 ) -> ShareOutcomes:
     """Exact P(pass), P(regression), P(inconclusive) of the share gate at n pairs with these discordant shares.
 
     Pass: upper bound <= margin; regression: lower bound > ``above`` (the margin, or 0 when any
-    significant rise fails); the bounds are those of ``discordant_bounds`` at level 1 - alpha.
+    significant rise fails); the bounds are those of ``discordant_bounds`` at level 1 - alpha. From
+    ``WINDOW_FROM`` pairs on, the sums leave out counts that hold less than 1e-20 of the chance.
     """
-    counts = np.arange(n + 1)
-    upper, lower = _exact_bounds(n, alpha / 2.0)  # both rise with the count
-    upper_c, lower_c, upper_b, lower_b = upper, lower, upper, lower
     # c given b is binomial over the n - b pairs not flagged only in the baseline.
     q = second_only / (1.0 - first_only) if first_only < 1.0 else 0.0
     q = min(max(q, 0.0), 1.0)
+    if n < WINDOW_FROM:
+        counts = np.arange(n + 1)
+        upper, lower = _exact_bounds(n, alpha / 2.0)  # both rise with the count
+        upper_c, lower_c, upper_b, lower_b, c_first = upper, lower, upper, lower, 0
+    else:
+        # Only the counts that hold all but _TAIL of each count's chance: a count outside them changes a
+        # chance by less than _TAIL, and the bounds of n + 1 counts would take seconds at 10^6 pairs.
+        b_low, b_high = _likely(n, first_only)
+        c_first, c_last = _likely(n - b_high, q)[0], _likely(n - b_low, q)[1]
+        counts = np.arange(b_low, b_high + 1)
+        upper_b, lower_b = _bounds_between(n, alpha / 2.0, b_low, b_high)
+        upper_c, lower_c = _bounds_between(n, alpha / 2.0, c_first, c_last)
     p_b = stats.binom.pmf(counts, n, first_only)
     rest = n - counts
     # pass when upper_c[c] - lower_b[b] <= margin: c up to the last c whose bound fits (bounds rise with c)
-    last_pass = np.searchsorted(upper_c, margin + lower_b, side="right") - 1
+    last_pass = np.searchsorted(upper_c, margin + lower_b, side="right") - 1 + c_first
     last_pass = np.minimum(last_pass, rest)
     p_pass = float(np.sum(p_b * np.where(last_pass >= 0, stats.binom.cdf(last_pass, rest, q), 0.0)))
     # regression when lower_c[c] - upper_b[b] > above: c from the first c whose bound clears it
-    first_reg = np.searchsorted(lower_c, above + upper_b, side="right")
+    first_reg = np.searchsorted(lower_c, above + upper_b, side="right") + c_first
     p_reg = float(np.sum(p_b * np.where(first_reg <= rest, stats.binom.sf(first_reg - 1, rest, q), 0.0)))
     p_pass, p_reg = min(max(p_pass, 0.0), 1.0), min(max(p_reg, 0.0), 1.0)
     return ShareOutcomes(n=n, p_pass=p_pass, p_regression=p_reg, p_inconclusive=max(0.0, 1.0 - p_pass - p_reg))

@@ -159,28 +159,19 @@ class RateLimits:
             self._buckets[name] = TokenBucket(rate, max(1.0, rate * self.burst), self.clock)
         return self._buckets[name]
 
+    def _limits(self) -> list[tuple[str, float | None]]:
+        """The four limits by name, in the order a refusal names the one that binds first."""
+        return [("rpm", self.rpm), ("tpm", self.tpm), ("input_tpm", self.input_tpm), ("output_tpm", self.output_tpm)]
+
     def _demands(self, input_tokens: int, output_tokens: int) -> list[tuple[TokenBucket, float]]:
-        limits = [
-            ("rpm", self.rpm, 1),
-            ("tpm", self.tpm, input_tokens + output_tokens),
-            ("input_tpm", self.input_tpm, input_tokens),
-            ("output_tpm", self.output_tpm, output_tokens),
-        ]
-        return [(self._bucket(name, limit), amount) for name, limit, amount in limits if limit]
+        tokens = input_tokens + output_tokens
+        amounts = {"rpm": 1, "tpm": tokens, "input_tpm": input_tokens, "output_tpm": output_tokens}
+        return [(self._bucket(name, limit), amounts[name]) for name, limit in self._limits() if limit]
 
     def admit(self, input_tokens: int, output_tokens: int) -> tuple[float, str | None]:
         """(0, None) and the request is counted; or (seconds to wait, the limit that refused it)."""
         demands = self._demands(input_tokens, output_tokens)
-        names = [
-            n
-            for n, limit in (
-                ("rpm", self.rpm),
-                ("tpm", self.tpm),
-                ("input_tpm", self.input_tpm),
-                ("output_tpm", self.output_tpm),
-            )
-            if limit
-        ]
+        names = [name for name, limit in self._limits() if limit]
         waits = [bucket.wait_for(amount) for bucket, amount in demands]
         worst = max(range(len(waits)), key=waits.__getitem__, default=None)
         if worst is not None and waits[worst] > 0:
@@ -190,17 +181,7 @@ class RateLimits:
         return 0.0, None
 
     def describe(self) -> dict[str, Any]:
-        return {
-            k: v
-            for k, v in (
-                ("rpm", self.rpm),
-                ("tpm", self.tpm),
-                ("input_tpm", self.input_tpm),
-                ("output_tpm", self.output_tpm),
-                ("burst", self.burst),
-            )
-            if v
-        }
+        return {k: v for k, v in (*self._limits(), ("burst", self.burst)) if v}
 
 
 # --- latency ---------------------------------------------------------------------------------------

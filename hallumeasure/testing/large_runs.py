@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from hallumeasure.core.labels import Policy
+from hallumeasure.core.sample_features import style, task_key
 from hallumeasure.core.types import Mode, RunManifest, Usage
 from hallumeasure.runs.store import RunStore
 
@@ -48,16 +50,18 @@ def write_large_run(
     changed: float = 0.0,
     salt: int = 0,
     judge: str = "test-judge",
+    features: bool = True,
 ) -> Path:
     """Write a complete run of ``n`` synthetic responses into ``path`` (a new directory) and return it.
 
     Each claim is contradicted with probability ``unsupported_share + rise``; ``salt`` draws other labels
-    for the same samples (two runs with different salts differ by chance alone)."""
+    for the same samples (two runs with different salts differ by chance alone). ``features=False`` leaves out
+    the samples' stored features, as a run written before they were stored."""
     path = Path(path)
     with RunStore(path, write=True) as store:
         for start in range(0, n, CHUNK):
             ids = np.arange(start, min(start + CHUNK, n))
-            _write_chunk(store, ids, unsupported_share + rise, changed, salt)
+            _write_chunk(store, ids, unsupported_share + rise, changed, salt, features=features)
         store.write_manifest(
             RunManifest(
                 run_id=path.name,
@@ -78,7 +82,7 @@ def write_large_run(
     return path
 
 
-def _write_chunk(store: RunStore, ids: np.ndarray, share: float, changed: float, salt: int) -> None:
+def _write_chunk(store: RunStore, ids: np.ndarray, share: float, changed: float, salt: int, *, features: bool) -> None:
     n_claims = 1 + (_uniform(ids, 7) * 4).astype(int)
     bad = np.stack([_uniform(ids, 100 + salt * 16 + j) < share for j in range(4)], axis=1)
     bad &= np.arange(4)[None, :] < n_claims[:, None]
@@ -86,19 +90,21 @@ def _write_chunk(store: RunStore, ids: np.ndarray, share: float, changed: float,
     moved = _uniform(ids, 3) < changed
     rate = n_bad / n_claims
     db = store.db
+    texts = [
+        (
+            f"s{i}",
+            f"The bridge number {i} is 24 km long. It opened in 2019.",
+            f"The bridge number {i} is {42 if m else 24} km long.",
+        )
+        for i, m in zip(ids.tolist(), moved.tolist(), strict=True)
+    ]
     with db:
         db.executemany(
             "INSERT INTO samples VALUES (?, ?, NULL, ?, ?, NULL, '[]', '{}')",
-            (
-                (
-                    f"s{i}",
-                    int(i),
-                    f"The bridge number {i} is 24 km long. It opened in 2019.",
-                    f"The bridge number {i} is {42 if m else 24} km long.",
-                )
-                for i, m in zip(ids.tolist(), moved.tolist(), strict=True)
-            ),
+            ((sid, int(i), context, response) for (sid, context, response), i in zip(texts, ids.tolist(), strict=True)),
         )
+        if features:
+            db.executemany("INSERT INTO sample_features VALUES (?, ?, ?, ?, ?)", (_features(*t) for t in texts))
         db.executemany("INSERT INTO claims VALUES (?, ?, ?, ?, '[]')", _claims(ids, n_claims))
         db.executemany(
             "INSERT INTO verdicts (claim_id, sample_id, label_reason, label, subtype_reason, subtype, judge,"
@@ -114,6 +120,11 @@ def _write_chunk(store: RunStore, ids: np.ndarray, share: float, changed: float,
                 for i, k, b, r in zip(ids.tolist(), n_claims.tolist(), n_bad.tolist(), rate.tolist(), strict=True)
             ),
         )
+
+
+def _features(sample_id: str, context: str, response: str) -> tuple[str, str, int, float | None, int]:
+    words, overlap, response_hash = style(response, context)
+    return sample_id, task_key(context, None), words, None if math.isnan(overlap) else overlap, response_hash
 
 
 def _claims(ids: np.ndarray, n_claims: np.ndarray) -> Iterator[tuple[str, str, int, str]]:

@@ -67,6 +67,17 @@ def test_the_heartbeat_tells_the_stage_and_claims_judged_of_the_sample_in_flight
     assert capsys.readouterr().err.strip() == "measuring: 0/3 samples (0%), 2 min 17 s elapsed"
 
 
+def test_a_run_of_unknown_size_counts_what_is_done_without_a_share(capsys):
+    clock = Clock()
+    progress = SampleProgress(None, already=5, clock=clock)  # the Ray engine: its input streams in
+    for _ in range(3):
+        progress.advance()
+    assert capsys.readouterr().err == ""  # no tenths to pass: a line only when LINE_EVERY has passed
+    clock.now += 31
+    progress.advance()
+    assert capsys.readouterr().err.strip() == "measuring: 9 samples, 31 s elapsed"
+
+
 def test_a_long_sample_of_a_real_run_gets_heartbeat_lines_while_the_offline_judge_works(tmp_path, monkeypatch):
     # A short interval instead of 30 s; the offline judge holds the run's event loop for seconds on 3,000
     # claims, so only a heartbeat from outside that loop can speak meanwhile.

@@ -110,3 +110,43 @@ def test_a_response_with_no_checkable_claim_is_never_passed(guard: Guard, respon
     result = guard.check(response, context=CONTEXT)
     assert result.hallucinated is None and result.decided is False
     assert result.decision is Decision.FLAG
+
+
+def test_a_request_reads_its_source_once_and_every_copy_gets_its_own_response() -> None:
+    from hallumeasure.guard.core import CheckRequest
+
+    conversation = [
+        {"role": "system", "content": f"Answer from this text. {CONTEXT}"},
+        {"role": "user", "content": "How many books?"},
+        {"role": "assistant", "content": FAITHFUL},
+    ]
+    request = CheckRequest.model_validate({"messages": conversation})
+    sample = request.sample()
+    assert request.sample() is sample  # the conversation read when the request was validated, not again
+    assert sample.response == FAITHFUL and sample.question == "How many books?"
+    # A stream's window, or a copy with another text: the same source, the new response.
+    copy = request.model_copy(update={"response": WRONG_NUMBER})
+    assert copy.sample().response == WRONG_NUMBER
+    assert copy.sample().passages == sample.passages
+    assert request.sample(response="It holds books.").response == "It holds books."
+    assert request.sample().response == FAITHFUL
+    # A copy with another source is read again, never given the first one's.
+    other = request.model_copy(update={"messages": None, "context": "The hall has 300 seats."})
+    assert other.sample().context == "The hall has 300 seats." and other.sample().passages == ()
+    # Another id or model (the traffic monitor's) gives a sample of its own with the same source.
+    named = request.sample(id="r1", model="guard")
+    assert (named.id, named.model, named.passages) == ("r1", "guard", sample.passages)
+
+
+def test_a_check_is_measured_once_and_small_ones_are_judged_in_process(guard: Guard) -> None:
+    from hallumeasure.guard.core import CheckRequest, CheckSize
+    from hallumeasure.pipeline.limits import response_units, source_units
+
+    request = CheckRequest.model_validate({"response": FAITHFUL, "context": CONTEXT})
+    size = guard.check_size(request.sample())
+    assert size.response_units == response_units(FAITHFUL)
+    assert size.source_units == source_units(request.sample())
+    assert guard.is_small(size)
+    assert not guard.is_small(CheckSize.of(request.sample(response="The library is open. " * 600)))
+    result = asyncio.run(guard.run(request, size=size))
+    assert result.decision is Decision.PASS

@@ -38,7 +38,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from hallumeasure.core.activity import claims_judged
-from hallumeasure.core.errors import HalluMeasureError
+from hallumeasure.core.errors import HalluMeasureError, RunStoppedError
 from hallumeasure.core.text import fence
 from hallumeasure.core.types import Claim, ClaimVerdict, ErrorKind, Mode, Sample, Usage
 from hallumeasure.judges.llm.extract import question_block
@@ -328,6 +328,8 @@ class LLMJudge(PromptedStage, ModelStage, ModeJudge, RepeatableJudge, WarmableJu
             # price), but never longer than one deadline: the claims should not wait for it.
             async with asyncio.timeout(self.model.timeout):
                 response = await self.model.generate(request, max_retries=self.warm_up_retries)
+        except RunStoppedError:
+            raise  # the run stops (its budget is spent): the claims would not go out either
         except (HalluMeasureError, TimeoutError) as exc:  # a warm-up is an optimisation: the claims still go out
             log.info("cache warm-up failed (%s): the first claim warms the cache instead", exc)
             return WarmUp(ok=False)

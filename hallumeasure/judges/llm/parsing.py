@@ -10,7 +10,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from hallumeasure.core.config import redact
-from hallumeasure.core.errors import CONTEXT_TOO_LONG, OutputError, ProviderError
+from hallumeasure.core.errors import CONTEXT_TOO_LONG, OutputError, ProviderError, RunStoppedError
 from hallumeasure.core.text import encodable
 from hallumeasure.core.types import ErrorKind, Usage
 from hallumeasure.models.base import (
@@ -21,7 +21,7 @@ from hallumeasure.models.base import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from hallumeasure.models.model import Model, ProviderUnreachableError
+from hallumeasure.models.model import Model
 
 T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -200,8 +200,8 @@ async def ask_structured(
     for attempt in range(1, max_reasks + 2):
         try:
             response = await model.generate(current)
-        except ProviderUnreachableError:
-            raise  # nothing can be answered: the run stops, rather than one error row per claim
+        except RunStoppedError:
+            raise  # nothing can be answered (no endpoint, no budget): the run stops, not one error row per claim
         except ProviderError as exc:
             kind = ErrorKind.WINDOW if exc.cause == CONTEXT_TOO_LONG else ErrorKind.PROVIDER
             return Structured(
