@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from hallumeasure.api.measure import warn_broken_judge
 from hallumeasure.api.run import Run
@@ -39,6 +39,7 @@ def measure_on_ray(
     address: str | None = None,
     workers: int | None = None,
     batch_size: int | None = None,
+    out_format: Literal["sqlite", "parquet"] = "sqlite",
     **options: Any,
 ) -> Run:
     """Measure every row of ``data`` on a Ray cluster into the run directory ``out`` and return the loaded ``Run``.
@@ -47,7 +48,8 @@ def measure_on_ray(
     file; every row needs an id. The settings are ``measure``'s (``judge``, ``settings``, ``config`` and the keywords of
     ``MeasureSettings``). ``address`` joins a cluster (else ``RAY_ADDRESS``, else one is started here and shut
     down after; a cluster already joined with ``ray.init`` is used as it is); ``workers`` and ``batch_size``
-    size the actor pool and its batches (``RayOptions``).
+    size the actor pool and its batches, and ``out_format="parquet"`` has the workers write the run as Parquet
+    parts (``out`` a folder or an object-storage URI; ``RayOptions``).
 
     >>> run = measure_on_ray("s3://bucket/answers/", out="runs/nightly", judge="offline")  # doctest: +SKIP
     """
@@ -59,7 +61,7 @@ def measure_on_ray(
         data,
         out,
         measurement,
-        options=RayOptions(address=address, **sizing),
+        options=RayOptions(address=address, out_format=out_format, **sizing),
         columns=dict(columns) if columns else None,
         resume=resume,
         overwrite=overwrite,

@@ -39,8 +39,8 @@ def export(
         typer.Option(
             "--to",
             metavar="TARGET",
-            help="The target: otlp-json, otlp-http, phoenix, mlflow, lettucedetect, ragtruth, or a plugin's "
-            "(hallumeasure plugins lists them).",
+            help="The target: otlp-json, otlp-http, phoenix, mlflow, lettucedetect, ragtruth, parquet, or a "
+            "plugin's (hallumeasure plugins lists them).",
         ),
     ] = None,
     out_to: Annotated[
@@ -60,7 +60,8 @@ def export(
     """Write a run's results for another tool: verdicts back to the tracing tools (otlp-json, otlp-http,
     phoenix, mlflow: OTLP events, Phoenix annotations, MLflow assessments; --no-claims: one result per response
     only) or unsupported spans for span tools (lettucedetect: one JSON file, default spans-lettucedetect.json in
-    the run; ragtruth: a folder, default spans-ragtruth in the run); --overwrite replaces files already there."""
+    the run; ragtruth: a folder, default spans-ragtruth in the run), or the run itself in Parquet form (parquet:
+    a folder or an s3:// URI, which show, view and audit read); --overwrite replaces files already there."""
     old = [
         (flag, target, value)
         for (flag, target), value in zip(OLD_FLAGS, (otlp_json, otlp_endpoint, phoenix, mlflow), strict=True)

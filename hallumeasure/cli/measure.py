@@ -6,7 +6,7 @@ import math
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -36,12 +36,22 @@ from hallumeasure.core.errors import HalluMeasureError
 from hallumeasure.core.types import RunManifest
 from hallumeasure.pipeline.settings import MeasureSettings
 
+if TYPE_CHECKING:
+    from hallumeasure.pipeline.ray_engine import RayOptions
+
 
 class Engine(StrEnum):
     """Where the samples are measured."""
 
     LOCAL = "local"
     RAY = "ray"
+
+
+class OutFormat(StrEnum):
+    """The form of a run the Ray engine writes (see the Scale out page)."""
+
+    SQLITE = "sqlite"
+    PARQUET = "parquet"
 
 
 @app.command()
@@ -79,7 +89,11 @@ def measure(
         int | None,
         typer.Option("--ray-workers", min=1, help="Ray actors (default: CPUs - 1)."),
     ] = None,
-    ray_batch_size: Annotated[int, typer.Option("--ray-batch-size", min=1, help="Responses per Ray batch.")] = 256,
+    ray_batch_size: Annotated[int, typer.Option("--ray-batch-size", min=1, help="Rows per Ray batch.")] = 256,
+    out_format: Annotated[
+        OutFormat,
+        typer.Option("--out-format", help="Ray: sqlite, or parquet written by workers.", show_default=False),
+    ] = OutFormat.SQLITE,
     *,
     settings: MeasureSettings,
     config_file: Path | None = None,
@@ -96,8 +110,20 @@ def measure(
 
     s = settings  # validated by MeasureSettings: its closed sets of values and the combinations that cannot run
     if engine is Engine.RAY:
+        from hallumeasure.pipeline.ray_engine import RayOptions
+
         _measure_on_ray(
-            input, out_dir, s, config_file, column, resume, overwrite, dry_run, ray_address, ray_workers, ray_batch_size
+            input,
+            out_dir,
+            s,
+            config_file,
+            column,
+            resume,
+            overwrite,
+            dry_run,
+            RayOptions(
+                address=ray_address, workers=ray_workers, batch_size=ray_batch_size, out_format=out_format.value
+            ),
         )
         return
     try:  # the refusals of the one door: resume with overwrite, a run already in --out (with_settings refused
@@ -222,14 +248,12 @@ def _measure_on_ray(
     resume: bool,
     overwrite: bool,
     dry_run: bool,
-    address: str | None,
-    workers: int | None,
-    batch_size: int,
+    options: RayOptions,
 ) -> None:
     """``measure --engine ray``: the same run, measured by Ray workers and written by this process."""
     from hallumeasure.models.model import ProviderUnreachableError
     from hallumeasure.pipeline.measurement import Measurement, check_run_dir
-    from hallumeasure.pipeline.ray_engine import RayOptions, measure_on_ray
+    from hallumeasure.pipeline.ray_engine import measure_on_ray
 
     if dry_run:
         raise fail("--dry-run reads the input in this process: run it without --engine ray")
@@ -243,7 +267,7 @@ def _measure_on_ray(
                 input,
                 out_dir,
                 Measurement(s, config_file=config_file),
-                options=RayOptions(address=address, workers=workers, batch_size=batch_size),
+                options=options,
                 columns=column_mapping(column or []),
                 resume=resume,
                 overwrite=overwrite,

@@ -26,9 +26,9 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,6 +41,8 @@ from hallumeasure.models.model import ProviderUnreachableError
 from hallumeasure.pipeline.judge_checks import ContextProbe, probe_claims, probe_context
 from hallumeasure.pipeline.measurement import Measurement, Stages
 from hallumeasure.pipeline.ray_limits import cluster_limits
+from hallumeasure.pipeline.ray_parts import PartsWriter
+from hallumeasure.pipeline.ray_rows import WITH_VALUE, RowKind
 from hallumeasure.pipeline.run import (
     STORE_ERRORS,
     Progress,
@@ -96,6 +98,11 @@ class RayOptions(BaseModel):
         default=None, ge=1, description="Measuring actors (default: the cluster's CPUs less one, at least one)."
     )
     batch_size: int = Field(default=256, ge=1, description="Responses per batch an actor measures at a time.")
+    out_format: Literal["sqlite", "parquet"] = Field(
+        default="sqlite",
+        description="The run's form: one SQLite file written by this process, or Parquet parts written by the "
+        "workers (a folder or an object-storage URI; see pipeline/ray_parts.py).",
+    )
 
 
 def require_ray() -> Any:
@@ -120,17 +127,6 @@ def pool_size(cluster_cpus: float, workers: int | None) -> tuple[int, float]:
     room = cluster_cpus - 1 if cluster_cpus >= 2 else cluster_cpus / 2
     count = workers or max(1, math.floor(room))
     return count, min(1.0, room / count)
-
-
-class RowKind(IntEnum):
-    """What became of one input row in a worker."""
-
-    BLANK = 0  # an empty line: counted, as a local run counts it, and nothing else
-    PROBLEM = 1  # a row that is not a sample (its RowProblem)
-    MEASURED = 2  # a sample with its result
-    STORED = 3  # a sample a resumed run already holds: not measured again
-    UNREACHABLE = 4  # the provider cannot be reached at all: the run stops, as a local one does
-    SAMPLED_OUT = 5  # a sample that sample_rate leaves out: counted, not stored
 
 
 #: Why a row without an id is left out: rows are not numbered across workers, so an id cannot default to one.
@@ -261,7 +257,9 @@ class BatchMeasurer:
         reader: RowReader,
         stored: frozenset[str] = frozenset(),
         limits_run: str | None = None,
+        parts: str | None = None,
     ) -> None:
+        self.parts = parts  # the run in Parquet form this worker writes its batches into, if any
         if limits_run is not None:  # --rpm / --tpm: this worker's calls draw on the run's buckets
             from hallumeasure.pipeline.ray_limits import draw_on_cluster_limits
 
@@ -306,6 +304,10 @@ class BatchMeasurer:
                 "kind": np.array([int(RowKind.UNREACHABLE)]),
                 "payload": np.array([str(exc).encode()], dtype=object),
             }
+        if self.parts is not None:
+            from hallumeasure.pipeline.ray_parts import write_reply
+
+            return write_reply(self.parts, rows, results)
         payloads = [pickle.dumps((value, next(results)) if kind is RowKind.MEASURED else value) for kind, value in rows]
         return {"kind": np.array([int(kind) for kind, _ in rows]), "payload": np.array(payloads, dtype=object)}
 
@@ -381,10 +383,6 @@ class _Writer:
         self.problems.append(problem)
 
 
-#: The kinds of rows a worker sends a value with (a problem, a sample, a sample with its result).
-WITH_VALUE = (RowKind.PROBLEM, RowKind.MEASURED, RowKind.STORED)
-
-
 def _sample_of(value: Sample | tuple[Sample, ResponseResult]) -> Sample:
     return value[0] if isinstance(value, tuple) else value
 
@@ -444,6 +442,32 @@ def _in_input_order(ctx: DataContext) -> Iterator[None]:
         ctx.execution_options.preserve_order, ctx.enable_progress_bars, ctx.wait_for_min_actors_s = before
 
 
+def _parts_location(out: str | Path) -> str:
+    """Where workers write a run in Parquet form: a URI as given, a local folder as an absolute path."""
+    from hallumeasure.runs.parquet_run import is_uri
+
+    return str(out) if is_uri(out) else str(Path(out).absolute())
+
+
+def _run_store(run_dir: Path, parts: str | None, overwrite: bool) -> RunStore:
+    """The driver's store: the SQLite run it writes, or the Parquet run the workers write (``ray_parts``)."""
+    if parts is None:
+        return RunStore(run_dir, write=True, overwrite=overwrite)
+    from hallumeasure.runs.parquet_run import ParquetRunWriter
+
+    return ParquetRunWriter(parts, overwrite=overwrite)
+
+
+def _writer(store: RunStore, measurement: Measurement, progress: Progress | None, row: int) -> _Writer | PartsWriter:
+    """The driver's writer, numbering rows after ``row``: rows stored here, or only counted (the workers stored
+    them as Parquet parts)."""
+    from hallumeasure.runs.parquet_run import ParquetRunWriter
+
+    if isinstance(store, ParquetRunWriter):
+        return PartsWriter(store, measurement, counted=progress, row=row)
+    return _Writer(store, measurement, progress, row=row)
+
+
 def measure_on_ray(
     data: ray.data.Dataset | str | Path,
     out: str | Path,
@@ -476,7 +500,8 @@ def measure_on_ray(
     local_hash = input_sha256(path)
     stages = measurement.stages()  # checked here, in one process, before any worker starts; workers build their own
     s = measurement.settings
-    with connected(options.address) as ray, RunStore(run_dir, write=True, overwrite=overwrite) as store:
+    parts = _parts_location(out) if options.out_format == "parquet" else None
+    with connected(options.address) as ray, _run_store(run_dir, parts, overwrite) as store:
         if path is None and not isinstance(data, (str, Path)):
             dataset, form = data, InputForm.TABLE
         else:
@@ -510,7 +535,7 @@ def measure_on_ray(
         manifest, resumed = start_manifest(store, manifest, resume=resume)
         store.write_manifest(manifest)
         done = frozenset(stored_ids(store)) if resumed else frozenset()
-        writer = _Writer(store, measurement, progress, row=1 if form is InputForm.CSV else 0)  # CSV: the header
+        writer = _writer(store, measurement, progress, row=1 if form is InputForm.CSV else 0)  # CSV: the header
         limits = (parse_limit(s.rpm), parse_limit(s.tpm), parse_limit(s.otpm))
         specs = list(stages.models.models) if isinstance(stages.models, ModelFactory) else []
         limits_run = uuid.uuid4().hex if any(limits) and specs else None
@@ -523,6 +548,7 @@ def measure_on_ray(
                 "reader": reader,
                 "stored": done,
                 "limits_run": limits_run,
+                "parts": parts,
             },
             batch_size=options.batch_size,
             batch_format="pandas",
@@ -538,6 +564,8 @@ def measure_on_ray(
         except KeyboardInterrupt:
             mark_interrupted(store, manifest, writer.samples)
             raise
+        if isinstance(writer, PartsWriter):  # workers see their own batches: ids repeated across them go now
+            writer.drop_repeated()
         if not writer.samples:
             if writer.sampled_out:
                 raise InputError(f"sample_rate {s.sample_rate} picks none of the {writer.sampled_out} responses")

@@ -253,4 +253,10 @@ BUILTIN_PARTS: tuple[Part[Any], ...] = (
         "hallumeasure.export.ragtruth:RagTruthExporter",
         "unsupported spans in RAGTruth's layout (response.jsonl and source_info.jsonl)",
     ),
+    ExporterPart(
+        "parquet",
+        "hallumeasure.export.parquet:ParquetExporter",
+        "the run in Parquet form (a folder or object storage), which Run.load and audit read",
+        extra="parquet",
+    ),
 )

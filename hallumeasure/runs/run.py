@@ -37,6 +37,8 @@ from hallumeasure.core.errors import RunStoreError
 from hallumeasure.core.labels import Label, Policy
 from hallumeasure.core.spans import unsupported_spans
 from hallumeasure.core.types import ClaimVerdict, ErrorKind, ResponseResult, RunManifest, Sample
+from hallumeasure.runs.parquet_run import ParquetDataset, ParquetRunReader, has_undecided_legacy_rows, is_parquet_run
+from hallumeasure.runs.parquet_run import response_columns as parquet_columns
 from hallumeasure.runs.store import DATABASE, SAMPLE_FEATURES, RunStore, first_line
 
 #: Columns of the frames that hold counts (nullable integers) and numbers (nullable floats).
@@ -122,10 +124,10 @@ class Run:
 
     @classmethod
     def load(cls, path: str | Path, *, name: str | None = None) -> Self:
-        """Read the run in ``path`` (a directory written by ``measure``); its store is opened once."""
-        path = Path(path)
+        """Read the run in ``path`` (a directory written by ``measure``, or a run in Parquet form: a folder or a
+        URI, see ``runs/parquet_run.py``); its store is opened once."""
         with _reading(path) as store:
-            return cls(path, name=name, **_read(store))
+            return cls(Path(path), name=name, **_read(store))
 
     @classmethod
     def load_columns(
@@ -143,20 +145,27 @@ class Run:
         piece (texts and JSON counts included) into the columns to keep in their place. ``samples``, ``results``,
         ``claims``, ``votes`` and ``skipped`` are left empty (``columns_only`` is True), so such a run is for the
         readers that say they take one. A run written before decisions were stored is read whole (``load``),
-        since only the records can work its decisions out again.
+        since only the records can work its decisions out again. A run in Parquet form is read a part at a time
+        (``parquet_run.response_columns``), whatever ``chunk_rows`` says.
         """
-        path = Path(path)
-        with _reading(path) as store:
-            legacy = store.has_undecided_legacy_rows()
+        if is_parquet_run(path):
+            dataset = ParquetDataset(path)
+            legacy = has_undecided_legacy_rows(dataset)
             if not legacy:
-                manifest = store.read_manifest()
-                pieces = [_column_piece(piece, derive) for piece in store.response_columns(chunk_rows)]
+                manifest = dataset.read_manifest()
+                pieces = [_column_piece(piece, derive) for piece in parquet_columns(dataset)]
+        else:
+            with _reading(path) as store:
+                legacy = store.has_undecided_legacy_rows()
+                if not legacy:
+                    manifest = store.read_manifest()
+                    pieces = [_column_piece(piece, derive) for piece in store.response_columns(chunk_rows)]
         if legacy:
             return cls.load(path, name=name)
         responses = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame()
         empty = pd.DataFrame()
         run = cls(
-            path,
+            Path(path),
             name=name,
             manifest=manifest,
             samples=[],
@@ -352,16 +361,18 @@ class Run:
 
 
 @contextmanager
-def _reading(path: Path) -> Iterator[RunStore]:
-    """The run's store, open for reading; closed after, and a damaged one named as such."""
-    store = RunStore(path)
+def _reading(path: str | Path) -> Iterator[RunStore]:
+    """The run's store, open for reading (a run in Parquet form read into one in memory); closed after, and a
+    damaged one named as such."""
+    store = ParquetRunReader(path) if is_parquet_run(path) else RunStore(path)
     try:
         yield store
     except (sqlite3.Error, pd.errors.DatabaseError, ValueError, KeyError) as exc:
         # A damaged run.sqlite ("file is not a database", a missing table or column) or rows that no
         # longer parse: say which run, not a traceback from deep inside pandas.
+        where = path if is_parquet_run(path) else Path(path) / DATABASE
         raise RunStoreError(
-            f"{path / DATABASE} cannot be read ({first_line(exc)}); the run is damaged: "
+            f"{where} cannot be read ({first_line(exc)}); the run is damaged: "
             "measure it again into a new --out (or with --overwrite)"
         ) from None
     finally:
