@@ -433,15 +433,29 @@ class ParquetRunWriter(RunStore):
     def _results_column(self, key: str, column: str) -> list[Any]:
         return list(self.dataset.read_part("results", key, [column]).column(column).to_pylist())
 
-    def iter_results(self, chunk: int | None = None) -> Iterator[ResponseResult]:
-        """The stored results, a part at a time (each part read into a store in memory and out again)."""
+    def iter_results(self, chunk: int | None = None, *, only: Sequence[str] | None = None) -> Iterator[ResponseResult]:
+        """The stored results, a part at a time (each part read into a store in memory and out again); with
+        ``only``, just those of these sample ids."""
+        for part in self._parts():
+            yield from part.iter_results(chunk, only=only)
+
+    def samples(self, only: Sequence[str] | None = None) -> list[Sample]:
+        """The stored samples in input order (with ``only``, just those of these ids), read a part at a time."""
+        return [sample for part in self._parts() for sample in part.samples(only)]
+
+    def judges(self) -> set[str]:
+        """The judges named by the answered verdicts of every part."""
+        return {judge for part in self._parts() for judge in part.judges()}
+
+    def _parts(self) -> Iterator[RunStore]:
+        """Each part in input order, as a store in memory that holds that part's rows only."""
         self.write_index(self.order)
         for key in self.dataset.ordered_keys():
             with scratch_store(self.dataset.location) as part:
                 with part.db:
                     for table in PART_TABLES:
                         fill(part.db, table, self.dataset.read_part(table, key))
-                yield from part.iter_results(chunk)
+                yield part
 
     def write_index(self, order: list[str]) -> None:
         """Write ``parts.json`` with the parts in the order they came back."""

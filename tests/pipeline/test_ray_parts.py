@@ -54,11 +54,13 @@ def test_workers_write_parts_that_read_as_the_run_of_one_process(cluster, tmp_pa
     out = tmp_path / "ray"
     manifest = _within(HANG_AFTER, lambda: measure_on_ray(path, out, _offline(), options=PARQUET))
     assert manifest.status == "complete" and is_parquet_run(out) and not (out / "run.sqlite").exists()
-    assert manifest.counts["skipped_input_rows"] == 3 and manifest.counts["results"] == 36
-    assert len(ParquetDataset(out).keys("results")) >= 36 // 8  # one part per batch, written by the workers
+    # 36 responses and another model's row for an id they share (keyed id@model); a blank line, a line that is
+    # not JSON, a row without a response and an id given again are skipped
+    assert manifest.counts["skipped_input_rows"] == 3 and manifest.counts["results"] == 37
+    assert len(ParquetDataset(out).keys("results")) >= 37 // 8  # one part per batch, written by the workers
     _same_rows(out, _local(path, tmp_path / "local"))
     skipped = Run.load(out).skipped  # the id repeated in a later batch is left out there, as in one process
-    assert skipped["row"].tolist() == [12, 18, 25]
+    assert skipped["row"].tolist() == Run.load(tmp_path / "local").skipped["row"].tolist()
 
 
 def test_a_batch_written_twice_leaves_its_rows_once(cluster, tmp_path):
@@ -89,11 +91,42 @@ def test_a_driver_killed_mid_run_resumes_and_measures_only_what_is_missing(clust
     finally:
         driver.wait(30)
     stored = _stored(out)
-    assert 4 <= stored < 400  # a batch or more written by the workers, not the run
+    total = 401  # 400 responses and another model's row for an id they share
+    assert 4 <= stored < total  # a batch or more written by the workers, not the run
     options = RayOptions(batch_size=16, out_format="parquet")
     manifest = measure_on_ray(path, out, _offline(), options=options, resume=True)
-    assert manifest.counts["measured_now"] == 400 - stored and manifest.status == "complete"
+    assert manifest.counts["measured_now"] == total - stored and manifest.status == "complete"
     run = Run.load(out)
-    assert len({s.id for s in run.samples}) == len(run.samples) == len(run.results) == 400
+    assert len({s.id for s in run.samples}) == len(run.samples) == len(run.results) == total
     local = Run.load(_local(path, tmp_path / "local"))
     assert sorted(r.model_dump_json() for r in run.results) == sorted(r.model_dump_json() for r in local.results)
+
+
+def test_an_llm_judge_writing_parts_asks_the_context_probe_as_one_process_does(cluster, tmp_path, monkeypatch):
+    """The driver reads the probe's few samples and the judges back from the workers' parts: a run in Parquet
+    form records the same context probe and judge checks as the same run measured in one process."""
+    from hallumeasure.pipeline.measurement import Measurement, measure_settings
+    from hallumeasure.runs.inputs import load_samples
+    from hallumeasure.testing import AnthropicServer
+    from tests.pipeline.test_ray_engine import EXAMPLES, FAKE_KEY
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join((EXAMPLES / "samples.jsonl").read_text().splitlines(keepends=True)[:8]))
+    with AnthropicServer() as srv:
+        judge = f"anthropic:claude-3-5-haiku-latest?base_url={srv.base_url}"
+        values = {"judge": [judge], "extractor": "offline", "cache": str(tmp_path / "requests.sqlite")}
+        options = RayOptions(workers=2, batch_size=3, out_format="parquet")
+        manifest = _within(
+            HANG_AFTER,
+            lambda: measure_on_ray(path, tmp_path / "parts", Measurement(measure_settings(values)), options=options),
+        )
+        Measurement(measure_settings(values)).run(load_samples(path), tmp_path / "local")
+    assert manifest.status == "complete" and is_parquet_run(tmp_path / "parts")
+    ours, theirs = Run.load(tmp_path / "parts"), Run.load(tmp_path / "local")
+    assert ours.manifest is not None and theirs.manifest is not None
+    probes = [run.manifest.settings.get("context_probe") for run in (ours, theirs)]
+    assert probes[0] is not None and probes[1] is not None
+    probed = [{k: v for k, v in probe.items() if k != "usage"} for probe in probes]
+    assert probed[0] == probed[1] and probed[0]["claims"]
+    assert ours.manifest.judge_checks == theirs.manifest.judge_checks
