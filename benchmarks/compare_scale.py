@@ -57,7 +57,7 @@ def measure(operation: str, cache: Path, n: int, resamples: int, split: bool) ->
 
     base, cur = cache / str(n) / "base", cache / str(n) / "cur"
     row: dict[str, Any] = {"operation": operation, "n": n}
-    started = time.perf_counter()  # the imports are done: this times the work alone
+    started, cpu = time.perf_counter(), time.process_time()  # the imports are done: this times the work alone
     if operation == "compare":
         runs: list[Any] = [base, cur]
         if split:
@@ -80,6 +80,7 @@ def measure(operation: str, cache: Path, n: int, resamples: int, split: bool) ->
         with contextlib.redirect_stdout(io.StringIO()):
             print_summary(cur)
     row["total_s"] = round(time.perf_counter() - started, 2)
+    row["cpu_s"] = round(time.process_time() - cpu, 2)
     row["peak_rss_mb"] = _peak_mb()
     return row
 
@@ -119,7 +120,7 @@ def main() -> None:
     rows, builds = [], {}
     common = ["--cache", str(args.cache), "--resamples", str(args.resamples)]
     for n in args.sizes:
-        builds[n] = build(args.cache, n)
+        builds[n] = build(args.cache, n, 0)
         trees = [("after", REPO)] + ([("before", args.before)] if args.before and n <= args.before_max else [])
         for operation in args.operations:
             for version, code in trees:
@@ -150,13 +151,13 @@ def write(args: argparse.Namespace, rows: list[dict[str, Any]], builds: dict[int
         f"resamples: {args.resamples} (compare's default is 2000; the bootstrap's time grows with them). Runs are the",
         "synthetic pair of `benchmarks/audit_scale.py`; each row is a fresh interpreter, so its peak RSS is its own.",
         "",
-        "| operation | responses per run | version | read both runs s | total s | peak RSS MB |",
-        "|---|---:|---|---:|---:|---:|",
+        "| operation | responses per run | version | read both runs s | total s | CPU s | peak RSS MB |",
+        "|---|---:|---|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
             f"| {row['operation']} | {row['n']:,} | {row['version']} | {row.get('read_s', '-')} "
-            f"| {row['total_s']} | {row['peak_rss_mb']:,} |"
+            f"| {row['total_s']} | {row.get('cpu_s', '-')} | {row['peak_rss_mb']:,} |"
         )
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 

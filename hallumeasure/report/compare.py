@@ -24,6 +24,7 @@ from hallumeasure.report.calibrate import CalibrationReport, calibrate_best_run
 from hallumeasure.report.comparison import Comparison, compare_groups
 from hallumeasure.report.plots import LABEL_ORDER, save_report_plots
 from hallumeasure.report.rag import ClaimEvidence, load_rag, passage_use_line
+from hallumeasure.report.rates import GroupRates
 from hallumeasure.report.render import data_uri, render_html, render_markdown
 from hallumeasure.report.runs import (
     NO_MODEL,
@@ -330,8 +331,29 @@ def compare_runs(
     # every claim, for the reader who wants more than the worst examples (the reports link to it); the page holds
     # at most the first DEFAULT_MAX_RESPONSES responses of the runs
     page = [shown[run.name] for run in runs]
-    (out / "view.html").write_text(render_viewer(build_viewer_data(page)), encoding="utf-8")
+    (out / "view.html").write_text(
+        render_viewer(build_viewer_data(page, rates=_page_rates(runs, groups, model_stats, unsure, options))),
+        encoding="utf-8",
+    )
     return report
+
+
+def _page_rates(
+    runs: list[Run], groups: list[Group], stats: list[GroupStats], unsure: list[UnsureStats], options: Resampling
+) -> dict[str, list[tuple[str, GroupRates]]] | None:
+    """Each run's models with the numbers this report computed, for the page (``build_viewer_data``), so that they
+    are not bootstrapped again; None when the report's resamples, seed or confidence are not the page's."""
+    if options != {"resamples": RESAMPLES, "seed": SEED, "confidence": CONFIDENCE}:
+        return None
+    found = {u.name: u for u in unsure}
+    return {
+        run.name: [
+            (g.model, GroupRates(stats=s, unsure=found.get(g.name)))
+            for g, s in zip(groups, stats, strict=True)
+            if g.run == run.name
+        ]
+        for run in runs
+    }
 
 
 def _whole(runs: list[Run]) -> list[Run]:

@@ -367,7 +367,8 @@ def model_groups(runs: list[Run], units: dict[str, pd.DataFrame]) -> list[Group]
     runs were measured differently, the run's part of the name also says how (``run_labels``).
     """
     labels = run_labels(runs)
-    pairs = [(run.name, model) for run in runs for model in dict.fromkeys(units[run.name]["model"])]
+    # ``unique`` keeps the order of first appearance, without a Python loop over a million rows
+    pairs = [(run.name, str(model)) for run in runs for model in units[run.name]["model"].unique()]
     groups = []
     for run_name, model in pairs:
         table = units[run_name]

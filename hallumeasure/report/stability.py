@@ -571,7 +571,7 @@ def runs_stability(
     for the report's model groups (``report.runs.Group``) of that run."""
     out = []
     for run in runs:
-        mine = {g.name: list(g.units["sample_id"]) for g in groups if g.run == run.name}
+        mine = {g.name: g.units["sample_id"].tolist() for g in groups if g.run == run.name}
         report = run_stability(run, groups=mine, resamples=resamples, seed=seed, confidence=confidence)
         if report is not None:
             out.append(RunStability(run=run.name, stability=report))

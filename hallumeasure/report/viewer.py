@@ -22,7 +22,7 @@ sample not measured yet, a claim without a verdict) stays None on the page.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hallumeasure.core.errors import ConfigError
@@ -38,7 +38,7 @@ from hallumeasure.core.types import (
     joined_text,
 )
 from hallumeasure.registry import is_keyless, is_scripted
-from hallumeasure.report.rates import group_rates, rate_text, share_text, unsure_cells, unsure_legend
+from hallumeasure.report.rates import GroupRates, group_rates, rate_text, share_text, unsure_cells, unsure_legend
 from hallumeasure.report.runs import (
     NO_MODEL,
     judge_notes,
@@ -141,17 +141,25 @@ def _in_passage(start: int, end: int, passages: list[Passage], context: str) -> 
     return ViewerEvidence(start=start, end=end)
 
 
-def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
+#: A run's models with their numbers, in the order of ``model_groups``: (model, numbers).
+ModelRates = Sequence[tuple[str, GroupRates]]
+
+
+def page_rates(run: Run) -> list[tuple[str, GroupRates]]:
+    """The numbers the page shows for each model of ``run``, at the default resamples, seed and confidence."""
+    groups = model_groups([run], {run.name: response_units(run)})
+    return [(g.model, group_rates(run, g, g.units, resamples=RESAMPLES, seed=SEED)) for g in groups]
+
+
+def _run_summary(run: Run, index: int, n_shown: int, rates: ModelRates | None = None) -> ViewerRun:
     m = run.manifest
-    units = {run.name: response_units(run)}
-    groups = model_groups([run], units)
     models = []
-    for group in groups:
-        rates = group_rates(run, group, group.units, resamples=RESAMPLES, seed=SEED)
-        stats = rates.stats
+    for model, numbers in page_rates(run) if rates is None else rates:
+        stats = numbers.stats
         models.append(
             ViewerModel(
-                name=group.model if group.model != NO_MODEL else group.name,
+                # a run without model names is one group named after the run (``model_groups`` of one run)
+                name=model if model != NO_MODEL else run.name,
                 n_responses=stats.n_responses,
                 n_claims=stats.n_claims,
                 n_error_rows=stats.n_error_rows,
@@ -159,7 +167,7 @@ def _run_summary(run: Run, index: int, n_shown: int) -> ViewerRun:
                 share=stats.hallucinated_share,
                 rate_text=rate_text(stats),
                 share_text=share_text(stats),
-                unsure=unsure_cells(rates.unsure) if rates.unsure is not None else None,
+                unsure=unsure_cells(numbers.unsure) if numbers.unsure is not None else None,
                 labels=stats.label_counts,
                 subtypes=stats.subtype_counts,
             )
@@ -350,6 +358,7 @@ def build_viewer_data(
     skip: int = 0,
     title: str | None = None,
     sampled: bool = False,
+    rates: Mapping[str, ModelRates] | None = None,
 ) -> ViewerData:
     """The data the page shows: a header per run, every response (up to ``max_responses``, and as many as fit in
     ``max_mb`` megabytes, after the first ``skip`` of each run) with its claims.
@@ -365,6 +374,9 @@ def build_viewer_data(
     With exactly two runs that share sample ids, the runs are shown side by side: each response
     of the first run is paired with the same sample of the second, claims whose verdict changed
     are marked, and a response that was rewritten (mitigation) carries a word diff.
+
+    ``rates`` (by run name, as :func:`page_rates` gives them) are the models' numbers when the caller has them
+    already (``compare``); a run without them has its numbers computed here.
     """
     if max_responses < 1:
         raise ConfigError(f"--max-responses must be at least 1, got {max_responses}")
@@ -408,7 +420,7 @@ def build_viewer_data(
             n_shown += 1
         used_bytes += run_bytes
         used_count += n_shown
-        summaries.append(_run_summary(run, index, n_shown))
+        summaries.append(_run_summary(run, index, n_shown, (rates or {}).get(run.name)))
     names = ", ".join(r.name for r in runs)
     return ViewerData(
         generator=f"hallumeasure {__version__}",

@@ -16,7 +16,9 @@ from hallumeasure.models.fake import FakeAPI
 from hallumeasure.models.model import Model
 from hallumeasure.pipeline.run import run_measurement
 from hallumeasure.report.compare import compare_runs
-from hallumeasure.runs.inputs import load_samples
+from hallumeasure.report.runs import load_runs
+from hallumeasure.report.viewer import build_viewer_data
+from hallumeasure.runs.inputs import key_samples, load_samples
 
 SCRIPT, IMG = XSS_PAYLOADS
 
@@ -199,3 +201,23 @@ def test_same_samples_under_another_policy_are_refused(tmp_path):
     strict = Policy(unsupported_labels=frozenset({Label.CONTRADICTED}))
     with pytest.raises(ConfigError, match="differ in policy"):
         compare_runs([_two_model_run(tmp_path / "a"), _two_model_run(tmp_path / "b", policy=strict)], tmp_path / "out")
+
+
+def test_the_page_shows_the_report_numbers_as_the_viewer_computes_them(tmp_path):
+    """compare hands the models' numbers it computed to its page instead of bootstrapping again: at the page's
+    resamples, seed and confidence they are the numbers the viewer gives the same runs by itself."""
+    base = _plain_run(tmp_path / "base", model=None, unsupported_every=2)
+    samples = key_samples([sample(i, model) for i in range(6) for model in ("m1", "m2")])
+    bad = ("contradicted", "number", "42 is not 24")
+    rows = [(s, [("The bridge is 42 km long.", bad if n % 3 else "supported")]) for n, s in enumerate(samples)]
+    cur = write_run(tmp_path / "cur", rows)
+    report = compare_runs([base, cur], tmp_path / "out")
+    page = (tmp_path / "out" / "view.html").read_text(encoding="utf-8")
+    block = re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', page, re.S)
+    assert block is not None
+    shown = [run["models"] for run in json.loads(block.group(1))["runs"]]
+    own = [[m.model_dump(mode="json") for m in run.models] for run in build_viewer_data(load_runs([base, cur])).runs]
+    assert shown == own
+    assert [[m["name"] for m in models] for models in shown] == [["base"], ["m1", "m2"]]
+    rates = {s.name: s.mean_unsupported_rate.value for s in report.model_stats}
+    assert [m["rate"]["value"] for m in shown[1]] == [rates["m1"], rates["m2"]]
