@@ -19,7 +19,7 @@ OWN_OPTIONS = {
     "serve": {"host", "port", "api_key_file", "workers"},
     "plan": {"baseline", "current", "samples", "as_json"},
     "measure": {
-        *("input", "out_dir", "resume", "overwrite", "column", "dry_run"),
+        *("input", "out_dir", "resume", "overwrite", "column", "dry_run", "out_format"),
         *("engine", "ray_address", "ray_workers", "ray_batch_size"),
     },
 }
