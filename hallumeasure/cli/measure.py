@@ -286,11 +286,15 @@ def _measure_on_ray(
 
 
 def _stored_count(run_dir: Path) -> int:
+    """The responses a run folder holds results for (SQLite or Parquet parts); 0 when it holds none yet."""
+    from hallumeasure.runs.parquet_run import ParquetDataset, is_parquet_run
     from hallumeasure.runs.store import DATABASE, RunStore
 
-    if not (run_dir / DATABASE).exists():
-        return 0
     try:
+        if is_parquet_run(run_dir):
+            return ParquetDataset(run_dir).stored_count()
+        if not (run_dir / DATABASE).exists():
+            return 0
         with RunStore(run_dir) as store:
             return len(store.done_ids())
     except (HalluMeasureError, OSError):

@@ -292,6 +292,15 @@ class ParquetDataset:
             self.fs.create_dir(self._path(table), recursive=True)
             pq.write_table(tables[table], self._path(table, f"{key}.parquet"), filesystem=self.fs)
 
+    def stored_count(self) -> int:
+        """How many results the whole parts hold, from each results file's footer (no rows are read)."""
+        import pyarrow.parquet as pq
+
+        return sum(
+            pq.ParquetFile(self._path("results", f"{key}.parquet"), filesystem=self.fs).metadata.num_rows
+            for key in self.keys("results")
+        )
+
     def read_part(self, table: str, key: str, columns: list[str] | None = None) -> pa.Table:
         """One part of ``table`` (an empty table with the part schema when the batch had no such rows)."""
         import pyarrow.parquet as pq

@@ -62,7 +62,9 @@ def test_a_converted_run_reads_as_the_sqlite_run(measured, tmp_path):
     dest = tmp_path / "pq"
     export_parquet(measured, dest, part_rows=3)  # several parts, one with the last row alone
     assert is_parquet_run(dest) and not is_parquet_run(measured)
-    assert len(ParquetDataset(dest).keys("results")) == 4  # 10 samples in parts of 3
+    assert len(ParquetDataset(dest).keys("results")) == 4  # 12 samples in parts of 3
+    # what an interrupted or resumed measure counts as stored, from the files' footers
+    assert ParquetDataset(dest).stored_count() == len(Run.load(measured).results) == 12
     _same(Run.load(measured), Run.load(dest))
     with pytest.raises(RunStoreError, match="already holds a run"):
         export_parquet(measured, dest)
