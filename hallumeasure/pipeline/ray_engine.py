@@ -51,8 +51,8 @@ from hallumeasure.pipeline.run import (
     mark_interrupted,
     measure_samples,
     new_manifest,
+    resumed_manifest,
     run_sync,
-    start_manifest,
     store_result,
     stored_ids,
 )
@@ -532,7 +532,7 @@ def measure_on_ray(
         previous = store.read_manifest()
         if local_hash is None and previous is not None:  # rows are hashed as they pass: compared once they have
             manifest = manifest.model_copy(update={"input_sha256": previous.input_sha256})
-        manifest, resumed = start_manifest(store, manifest, resume=resume)
+        manifest, resumed = resumed_manifest(store, previous, manifest, resume=resume)
         store.write_manifest(manifest)
         done = frozenset(stored_ids(store)) if resumed else frozenset()
         writer = _writer(store, measurement, progress, row=1 if form is InputForm.CSV else 0)  # CSV: the header

@@ -320,17 +320,12 @@ def new_manifest(
     )
 
 
-def start_manifest(store: RunStore, manifest: RunManifest, *, resume: bool) -> tuple[RunManifest, bool]:
-    """``manifest`` and whether it resumes the run already in ``store`` (which needs ``resume`` and the same
-    input, stages, prompts and policy; a resumed run keeps its start time)."""
-    return resumed_manifest(store, store.read_manifest(), manifest, resume=resume)
-
-
 def resumed_manifest(
     store: RunStore, previous: RunManifest | None, manifest: RunManifest, *, resume: bool
 ) -> tuple[RunManifest, bool]:
-    """``start_manifest`` for a caller that has read the stored manifest already (``previous``, None when the
-    store holds no run yet)."""
+    """``manifest`` and whether it resumes the run already in ``store``, whose manifest the caller has read
+    (``previous``, None when the store holds no run yet). Resuming needs ``resume`` and the same input, stages,
+    prompts and policy; a resumed run keeps its start time."""
     if previous is None:
         return manifest, False
     if not resume:
